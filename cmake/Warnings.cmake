@@ -1,0 +1,7 @@
+# Warnings live on an interface target so third-party code is never compiled with them.
+add_library(attention_lab_warnings INTERFACE)
+add_library(attention_lab::warnings ALIAS attention_lab_warnings)
+target_compile_options(attention_lab_warnings INTERFACE
+  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion
+    -Wsign-conversion -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wunused
+    -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough>)
