@@ -1,0 +1,139 @@
+#include "cli.h"
+
+#include "attention_lab/engine.h"
+#include "attention_lab/presets.h"
+#include "attention_lab/scenario_io.h"
+#include "attention_lab/trace_io.h"
+#include "attention_lab/version.h"
+
+#include <sstream>
+
+namespace attention_lab::cli {
+
+namespace {
+
+constexpr const char* kUsage = R"(attention-lab-cli — compute and inspect every stage of self-attention
+
+usage:
+  attention-lab-cli trace SCENARIO.json [-o TRACE.json]   every stage as JSON (stdout by default)
+  attention-lab-cli validate SCENARIO.json                check a scenario file, print its sizes
+  attention-lab-cli preset NAME [-o FILE]                 write a built-in scenario as JSON
+  attention-lab-cli presets                               list the built-in scenarios
+  attention-lab-cli --help | --version
+
+exit status: 0 success, 2 bad arguments or bad scenario, 1 output could not be written
+)";
+
+struct Args {
+  std::vector<std::string> positional;
+  std::string output;  // -o
+};
+
+// Parses [positional…] [-o FILE]; returns an error message or "".
+std::string parse_args(const std::vector<std::string>& args, std::size_t first, Args& parsed) {
+  for (std::size_t i = first; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-o" || a == "--output") {
+      if (i + 1 >= args.size()) return a + ": expected a file name after it";
+      parsed.output = args[++i];
+    } else if (a.size() > 1 && a[0] == '-') {
+      return "unknown option '" + a + "'";
+    } else {
+      parsed.positional.push_back(a);
+    }
+  }
+  return {};
+}
+
+int usage_error(std::ostream& err, const std::string& msg) {
+  err << "attention-lab-cli: " << msg << " (see --help)\n";
+  return kExitBadInput;
+}
+
+// Writes `text` to `path` atomically, or to `out` when no path was given.
+int emit(const std::string& text, const std::string& path, std::ostream& out, std::ostream& err) {
+  if (path.empty() || path == "-") {
+    out << text;
+    return kExitOk;
+  }
+  if (auto e = write_file_atomically(path, text); !e.empty()) {
+    err << "attention-lab-cli: " << e << '\n';
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+LoadResult load(const std::string& path) {
+  LoadResult r = load_scenario(path);
+  if (!r.error.empty() && r.error.rfind(path, 0) != 0) r.error = path + ": " + r.error;
+  return r;
+}
+
+int cmd_trace(const Args& a, std::ostream& out, std::ostream& err) {
+  if (a.positional.size() != 1) return usage_error(err, "trace: expected one scenario file");
+  LoadResult r = load(a.positional[0]);
+  if (!r.scenario) {
+    err << "attention-lab-cli: " << r.error << '\n';
+    return kExitBadInput;
+  }
+  Engine engine;
+  engine.recompute_all(*r.scenario);
+  for (const auto& w : engine.warnings()) err << "warning: " << w.message << '\n';
+  std::ostringstream text;
+  write_trace(text, engine);
+  return emit(text.str(), a.output, out, err);
+}
+
+int cmd_validate(const Args& a, std::ostream& out, std::ostream& err) {
+  if (a.positional.size() != 1) return usage_error(err, "validate: expected one scenario file");
+  LoadResult r = load(a.positional[0]);
+  if (!r.scenario) {
+    err << "attention-lab-cli: " << r.error << '\n';
+    return kExitBadInput;
+  }
+  const Dims d = r.scenario->dims();
+  out << a.positional[0] << ": ok (T=" << d.T << ", d_model=" << d.d_model << ", heads=" << d.heads
+      << ", d_k=" << d.d_k << ", d_v=" << d.d_v << ", d_out=" << d.d_out << ", mask " << to_string(r.scenario->mask_kind)
+      << ")\n";
+  return kExitOk;
+}
+
+int cmd_preset(const Args& a, std::ostream& out, std::ostream& err) {
+  if (a.positional.size() != 1) return usage_error(err, "preset: expected a preset name (list them with 'presets')");
+  const auto s = make_preset(a.positional[0]);
+  if (!s) {
+    std::string names;
+    for (const auto& p : presets()) names += (names.empty() ? "" : ", ") + p.name;
+    return usage_error(err, "preset: expected one of " + names + ", found '" + a.positional[0] + "'");
+  }
+  return emit(scenario_to_json(*s), a.output, out, err);
+}
+
+int cmd_presets(std::ostream& out) {
+  for (const auto& p : presets()) out << p.name << "\t" << p.title << " — " << p.summary << '\n';
+  return kExitOk;
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty()) return usage_error(err, "expected a command");
+  const std::string& cmd = args[0];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    out << kUsage;
+    return kExitOk;
+  }
+  if (cmd == "--version") {
+    out << "attention-lab-cli " << version() << '\n';
+    return kExitOk;
+  }
+  Args a;
+  if (auto e = parse_args(args, 1, a); !e.empty()) return usage_error(err, cmd + ": " + e);
+  if (cmd == "trace") return cmd_trace(a, out, err);
+  if (cmd == "validate") return cmd_validate(a, out, err);
+  if (cmd == "preset") return cmd_preset(a, out, err);
+  if (cmd == "presets") return a.positional.empty() ? cmd_presets(out) : usage_error(err, "presets: takes no arguments");
+  return usage_error(err, "unknown command '" + cmd + "'");
+}
+
+}  // namespace attention_lab::cli

@@ -1,0 +1,69 @@
+#pragma once
+// A Document is one open scenario: its inputs, the engine's computed stages and
+// the undo history. Front ends and tests change it only through apply(), so
+// every change is validated, recomputed incrementally and undoable.
+
+#include "attention_lab/edit.h"
+#include "attention_lab/engine.h"
+#include "attention_lab/scenario.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attention_lab {
+
+class Document {
+ public:
+  // `scenario` must be valid (see validate()); an invalid one is a programming error.
+  explicit Document(Scenario scenario);
+
+  const Scenario& scenario() const { return *scenario_; }
+  const Engine& engine() const { return engine_; }
+  MatrixView stage(StageId id) const { return engine_.stage(id); }
+
+  // Applies `edit` and records it for undo; returns an error message (and
+  // changes nothing) when the edit is invalid. Edits that carry the same
+  // non-zero `gesture` id, one right after the other, share one undo entry:
+  // a whole drag undoes in one step.
+  std::string apply(const Edit& edit, std::uint64_t gesture = 0);
+
+  // A fresh id for apply(…, gesture).
+  std::uint64_t begin_gesture() { return ++last_gesture_; }
+
+  bool can_undo() const { return !undo_.empty(); }
+  bool can_redo() const { return !redo_.empty(); }
+  std::string undo_label() const { return can_undo() ? undo_.back().label : ""; }
+  std::string redo_label() const { return can_redo() ? redo_.back().label : ""; }
+  bool undo();
+  bool redo();
+
+  // Unsaved changes since construction or the last mark_saved().
+  bool modified() const { return state_serial() != saved_serial_; }
+  void mark_saved() { saved_serial_ = state_serial(); }
+
+  // Kept for the undo menu and memory: the oldest entries go first.
+  static constexpr std::size_t kMaxUndo = 1000;
+
+ private:
+  struct Entry {
+    Edit forward;
+    Edit inverse;
+    std::string label;
+    std::uint64_t gesture = 0;
+    std::uint64_t serial = 0;  // identifies the state this entry leads to
+  };
+
+  std::uint64_t state_serial() const { return undo_.empty() ? 0 : undo_.back().serial; }
+
+  std::unique_ptr<Scenario> scenario_;  // heap: the engine keeps a pointer to it
+  Engine engine_;
+  std::vector<Entry> undo_;
+  std::vector<Entry> redo_;
+  std::uint64_t last_gesture_ = 0;
+  std::uint64_t next_serial_ = 1;
+  std::uint64_t saved_serial_ = 0;
+};
+
+}  // namespace attention_lab

@@ -1,0 +1,102 @@
+#pragma once
+// Every change a user can make is an Edit: a plain value the front end builds
+// and the Document applies. Applying an edit yields its exact inverse, which is
+// what undo replays.
+
+#include "attention_lab/engine.h"
+#include "attention_lab/matrix.h"
+#include "attention_lab/scenario.h"
+#include "attention_lab/stage_id.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace attention_lab {
+
+enum class Dimension { T, d_model, heads, d_k, d_v, d_out };
+enum class Toggle { Scale, Bias, OutputProjection, OutputBias };
+
+const char* to_string(Dimension d);
+const char* to_string(Toggle t);
+
+// One cell of an input: X, a weight matrix, a bias (row 0) or the mask (0/1;
+// editing a mask cell switches the mask to custom, starting from the one shown).
+struct SetCell {
+  StageId target;
+  int row = 0;
+  int col = 0;
+  float value = 0.0f;
+};
+
+// A whole input matrix at once (randomize, paste). Must keep its shape.
+struct SetMatrix {
+  StageId target;
+  Matrix value;
+  std::string label = "set";
+};
+
+// Pins a cell of a computed stage to a value, or unpins it (nullopt).
+// Cells of per-head views are stored on the matrix they view: Q[1] (r,c) pins
+// Q (r, d_k + c); concat (r,c) pins context[c / d_v] (r, c mod d_v).
+struct SetPin {
+  PinKey key;
+  std::optional<float> value;
+};
+
+// Replaces every pin at once; {} clears them all.
+struct SetPins {
+  std::map<PinKey, float> pins;
+};
+
+// Changes a size. Existing values that still fit are kept (per head block for
+// d_k, d_v and heads); new cells come from the scenario's seeded generator.
+struct SetDimension {
+  Dimension which = Dimension::T;
+  int value = 1;
+};
+
+// Chooses the mask kind; `custom` also replaces the custom 0/1 matrix.
+struct SetMask {
+  MaskKind kind = MaskKind::None;
+  std::optional<Matrix> custom;
+};
+
+struct SetToggle {
+  Toggle which = Toggle::Scale;
+  bool on = true;
+};
+
+struct SetTemperature {
+  float value = 1.0f;
+};
+
+struct SetTokenLabel {
+  int index = 0;
+  std::string label;
+};
+
+// Swaps in a whole scenario (load a preset, undo of a resize).
+struct ReplaceScenario {
+  std::shared_ptr<const Scenario> scenario;
+  std::string label = "replace scenario";
+};
+
+using Edit = std::variant<SetCell, SetMatrix, SetPin, SetPins, SetDimension, SetMask, SetToggle,
+                          SetTemperature, SetTokenLabel, ReplaceScenario>;
+
+// Short text for menus and logs: "X[2][1] = 0.5", "heads = 4", "pin scores[0][2][3] = 5".
+std::string describe(const Edit& edit);
+
+struct Applied {
+  std::string error;    // empty on success; then `inverse` and `stale` are set
+  Edit inverse;         // applying it restores the scenario exactly
+  Invalidation stale;   // what the engine must recompute
+};
+
+// Validates `edit` against `scenario` and applies it. On error the scenario is
+// untouched and the message names the thing, the expected and the found.
+Applied apply_edit(Scenario& scenario, const Edit& edit);
+
+}  // namespace attention_lab

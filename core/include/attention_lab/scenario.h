@@ -1,0 +1,89 @@
+#pragma once
+// A scenario is everything the user can set: inputs, weights, mask, settings,
+// pins and file metadata. The engine computes every stage from it; nothing in
+// here is derived.
+
+#include "attention_lab/matrix.h"
+#include "attention_lab/stage_id.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attention_lab {
+
+enum class MaskKind { None, Causal, Custom };
+
+const char* to_string(MaskKind kind);
+
+// The dimensions a scenario implies. d_out is the width of the output:
+// columns of W_o when W_o is on, h·d_v otherwise.
+struct Dims {
+  int T = 0;
+  int d_model = 0;
+  int heads = 0;
+  int d_k = 0;
+  int d_v = 0;
+  int d_out = 0;
+
+  friend bool operator==(const Dims&, const Dims&) = default;
+};
+
+// One overridden cell of an intermediate stage ("what if this score were 5?").
+struct PinKey {
+  StageId stage;
+  int row = 0;
+  int col = 0;
+  friend auto operator<=>(const PinKey&, const PinKey&) = default;
+};
+
+struct Scenario {
+  std::string title;
+  std::string description;
+  std::vector<std::string> tokens;  // T labels; empty entries are shown as the index
+
+  Matrix X;     // T × d_model
+  Matrix W_q;   // d_model × h·d_k
+  Matrix W_k;   // d_model × h·d_k
+  Matrix W_v;   // d_model × h·d_v
+  Matrix W_o;   // h·d_v × d_out, used only when use_w_o
+  // Biases are 1 × width rows so they edit like any other matrix.
+  Matrix b_q, b_k, b_v;  // used only when use_bias
+  Matrix b_o;            // 1 × d_out, used only when use_output_bias
+
+  int heads = 1;
+  MaskKind mask_kind = MaskKind::None;
+  Matrix custom_mask;  // T × T of 0/1 (1 = may attend); kept even when another kind is active
+  bool scale = true;
+  float temperature = 1.0f;
+  bool use_bias = false;
+  bool use_w_o = false;
+  bool use_output_bias = false;
+
+  // Seed of the generator that fills cells a dimension change creates.
+  std::uint64_t seed = 0x5eedULL;
+
+  std::map<PinKey, float> pins;
+
+  // Top-level keys of the file we did not recognise, kept verbatim (serialised
+  // JSON) so saving never drops what another tool or a newer version wrote.
+  std::vector<std::pair<std::string, std::string>> unknown_fields;
+
+  Dims dims() const;
+  int T() const { return static_cast<int>(X.rows()); }
+  int d_model() const { return static_cast<int>(X.cols()); }
+
+  // The label of token t, falling back to "t<index>".
+  std::string token_label(int t) const;
+
+  // The mask actually applied: 1 where query row may attend to key column.
+  Matrix effective_mask() const;
+};
+
+// Checks every shape and value of a scenario built in memory; returns the
+// first problem as a user-readable message, or an empty string.
+std::string validate(const Scenario& scenario);
+
+}  // namespace attention_lab

@@ -1,0 +1,46 @@
+#pragma once
+// Addresses of every matrix the engine knows: the inputs the user edits and the
+// stages it computes. Per-head stages carry their head index.
+
+#include <compare>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace attention_lab {
+
+enum class StageKind {
+  // Inputs (edited for real)
+  X, W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o, Mask,
+  // Computed for all heads at once
+  Q, K, V,
+  // Computed per head
+  HeadQ, HeadK, HeadV, Scores, Scaled, Masked, Weights, Context,
+  // Computed after the heads
+  Concat, Output,
+};
+
+inline constexpr int kStageKindCount = static_cast<int>(StageKind::Output) + 1;
+
+bool is_input(StageKind kind);
+bool is_per_head(StageKind kind);
+
+struct StageId {
+  StageKind kind = StageKind::X;
+  int head = 0;  // meaningful only when is_per_head(kind); 0 otherwise
+
+  static StageId input(StageKind k) { return {k, 0}; }
+  static StageId of_head(StageKind k, int h) { return {k, h}; }
+
+  friend auto operator<=>(const StageId&, const StageId&) = default;
+};
+
+// "X", "W_q", "mask", "Q", "scores[2]", "weights[0]", "output" …
+std::string to_string(StageId id);
+// Inverse of to_string; nullopt when the text names no stage.
+std::optional<StageId> parse_stage_id(std::string_view text);
+
+// The name used in ids and in trace files ("scores", "W_q").
+const char* kind_name(StageKind kind);
+
+}  // namespace attention_lab

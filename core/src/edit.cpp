@@ -1,0 +1,443 @@
+#include "attention_lab/edit.h"
+
+#include "attention_lab/limits.h"
+#include "attention_lab/seeded_fill.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace attention_lab {
+
+const char* to_string(Dimension d) {
+  switch (d) {
+    case Dimension::T: return "T";
+    case Dimension::d_model: return "d_model";
+    case Dimension::heads: return "heads";
+    case Dimension::d_k: return "d_k";
+    case Dimension::d_v: return "d_v";
+    case Dimension::d_out: return "d_out";
+  }
+  return "?";
+}
+
+const char* to_string(Toggle t) {
+  switch (t) {
+    case Toggle::Scale: return "scale by 1/sqrt(d_k)";
+    case Toggle::Bias: return "biases";
+    case Toggle::OutputProjection: return "W_o";
+    case Toggle::OutputBias: return "b_o";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string num(float v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc{} ? std::string(buf, end) : std::string("?");
+}
+
+std::string cell(StageId id, int r, int c) {
+  return to_string(id) + "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
+}
+
+Matrix* input_matrix(Scenario& s, StageKind kind) {
+  switch (kind) {
+    case StageKind::X: return &s.X;
+    case StageKind::W_q: return &s.W_q;
+    case StageKind::W_k: return &s.W_k;
+    case StageKind::W_v: return &s.W_v;
+    case StageKind::b_q: return &s.b_q;
+    case StageKind::b_k: return &s.b_k;
+    case StageKind::b_v: return &s.b_v;
+    case StageKind::W_o: return &s.W_o;
+    case StageKind::b_o: return &s.b_o;
+    default: return nullptr;
+  }
+}
+
+// Whether an input is in use, so editing it means something.
+std::string inactive_reason(const Scenario& s, StageKind kind) {
+  switch (kind) {
+    case StageKind::b_q: case StageKind::b_k: case StageKind::b_v:
+      return s.use_bias ? "" : std::string(kind_name(kind)) + ": biases are off; turn them on first";
+    case StageKind::W_o: return s.use_w_o ? "" : "W_o: the output projection is off; turn it on first";
+    case StageKind::b_o: return s.use_output_bias ? "" : "b_o: the output bias is off; turn it on first";
+    default: return "";
+  }
+}
+
+// The head that column `col` of an input belongs to (-1: every head).
+int head_of_column(const Scenario& s, StageKind kind, int col) {
+  const Dims d = s.dims();
+  switch (kind) {
+    case StageKind::W_q: case StageKind::W_k: case StageKind::b_q: case StageKind::b_k:
+      return d.d_k > 0 ? col / d.d_k : -1;
+    case StageKind::W_v: case StageKind::b_v: return d.d_v > 0 ? col / d.d_v : -1;
+    default: return -1;
+  }
+}
+
+std::string check_value(const std::string& what, float v) {
+  if (std::isfinite(v)) return {};
+  return what + ": expected a finite number, found " + num(v);
+}
+
+std::string check_cell(const std::string& what, MatrixView m, int r, int c) {
+  if (r >= 0 && c >= 0 && r < m.rows() && c < m.cols()) return {};
+  return what + ": expected a cell within " + std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
+         ", found row " + std::to_string(r) + ", column " + std::to_string(c);
+}
+
+// [SECTION] Resizing that keeps what still fits
+
+// Copies the overlap of `old` into a new rows × cols matrix whose other cells
+// come from the seeded generator. Column blocks (heads) are preserved block by
+// block: block b of the old matrix lands in block b of the new one.
+Matrix regrow(const Matrix& old, int rows, int cols, int old_block, int new_block, const Scenario& s,
+              StageKind kind, int fan_in) {
+  Matrix m = seeded_matrix(s.seed, kind, rows, cols, fan_in);
+  if (old_block <= 0 || new_block <= 0) {
+    old_block = static_cast<int>(old.cols());
+    new_block = cols;
+  }
+  const int blocks = std::min(old_block > 0 ? static_cast<int>(old.cols()) / old_block : 0,
+                              new_block > 0 ? cols / new_block : 0);
+  const auto r = std::min<Eigen::Index>(old.rows(), rows);
+  const auto w = to_index(std::min(old_block, new_block));
+  for (int b = 0; b < blocks; ++b)
+    m.block(0, to_index(b * new_block), r, w) = old.block(0, to_index(b * old_block), r, w);
+  return m;
+}
+
+std::string resize(Scenario& s, Dimension which, int value) {
+  using namespace limits;
+  const Dims d = s.dims();
+  Dims n = d;
+  auto bad = [&](int max) -> std::string {
+    if (value >= 1 && value <= max) return {};
+    return std::string(to_string(which)) + ": expected 1 to " + std::to_string(max) + ", found " +
+           std::to_string(value);
+  };
+  std::string err;
+  switch (which) {
+    case Dimension::T: err = bad(kMaxTokens); n.T = value; break;
+    case Dimension::d_model: err = bad(kMaxModelDim); n.d_model = value; break;
+    case Dimension::heads: err = bad(kMaxHeads); n.heads = value; break;
+    case Dimension::d_k: err = bad(kMaxHeadDim); n.d_k = value; break;
+    case Dimension::d_v: err = bad(kMaxHeadDim); n.d_v = value; break;
+    case Dimension::d_out:
+      if (!s.use_w_o) return "d_out: it is h*d_v while W_o is off; turn W_o on to choose it";
+      err = bad(kMaxModelDim);
+      n.d_out = value;
+      break;
+  }
+  if (!err.empty()) return err;
+  if (n.heads * n.d_k > kMaxProjectionWidth || n.heads * n.d_v > kMaxProjectionWidth)
+    return "heads*d_k and heads*d_v: expected at most " + std::to_string(kMaxProjectionWidth) +
+           ", found " + std::to_string(std::max(n.heads * n.d_k, n.heads * n.d_v));
+  if (!s.use_w_o) n.d_out = n.heads * n.d_v;
+  // W_o usually maps back to d_model; keep that link when d_model changes.
+  if (which == Dimension::d_model && s.use_w_o && d.d_out == d.d_model) n.d_out = n.d_model;
+
+  s.X = regrow(s.X, n.T, n.d_model, 0, 0, s, StageKind::X, 1);
+  s.W_q = regrow(s.W_q, n.d_model, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_q, n.d_model);
+  s.W_k = regrow(s.W_k, n.d_model, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_k, n.d_model);
+  s.W_v = regrow(s.W_v, n.d_model, n.heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_v, n.d_model);
+  if (s.use_bias) {
+    s.b_q = regrow(s.b_q, 1, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_q, 1);
+    s.b_k = regrow(s.b_k, 1, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_k, 1);
+    s.b_v = regrow(s.b_v, 1, n.heads * n.d_v, d.d_v, n.d_v, s, StageKind::b_v, 1);
+  }
+  if (s.use_w_o) {
+    // W_o's rows are head blocks: regrow its transpose by column blocks.
+    const Matrix t = s.W_o.transpose();
+    s.W_o = regrow(t, n.d_out, n.heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_o, n.heads * n.d_v).transpose();
+  }
+  if (s.use_output_bias) s.b_o = regrow(s.b_o, 1, n.d_out, 0, 0, s, StageKind::b_o, 1);
+  if (s.mask_kind == MaskKind::Custom || s.custom_mask.size() > 0)
+    s.custom_mask = regrow(s.custom_mask, n.T, n.T, 0, 0, s, StageKind::Mask, 1);
+  if (!s.tokens.empty()) s.tokens.resize(static_cast<std::size_t>(n.T));
+  s.heads = n.heads;
+
+  // Pins outside the new shapes no longer address anything.
+  const Dims now = s.dims();
+  for (auto it = s.pins.begin(); it != s.pins.end();) {
+    const PinKey& k = it->first;
+    int rows = now.T, cols = now.T;
+    switch (k.stage.kind) {
+      case StageKind::Q: case StageKind::K: cols = now.heads * now.d_k; break;
+      case StageKind::V: cols = now.heads * now.d_v; break;
+      case StageKind::Context: cols = now.d_v; break;
+      case StageKind::Output: cols = now.d_out; break;
+      default: break;
+    }
+    const bool head_gone = is_per_head(k.stage.kind) && k.stage.head >= now.heads;
+    if (head_gone || k.row >= rows || k.col >= cols)
+      it = s.pins.erase(it);
+    else
+      ++it;
+  }
+  return {};
+}
+
+// [SECTION] Pins
+
+// Moves a pin on a view (Q[h], concat) to the storage it views.
+std::optional<PinKey> normalize_pin(const Scenario& s, PinKey k) {
+  const Dims d = s.dims();
+  switch (k.stage.kind) {
+    case StageKind::HeadQ: return PinKey{StageId::input(StageKind::Q), k.row, k.stage.head * d.d_k + k.col};
+    case StageKind::HeadK: return PinKey{StageId::input(StageKind::K), k.row, k.stage.head * d.d_k + k.col};
+    case StageKind::HeadV: return PinKey{StageId::input(StageKind::V), k.row, k.stage.head * d.d_v + k.col};
+    case StageKind::Concat:
+      if (d.d_v <= 0) return std::nullopt;
+      return PinKey{StageId::of_head(StageKind::Context, k.col / d.d_v), k.row, k.col % d.d_v};
+    default: break;
+  }
+  if (is_input(k.stage.kind)) return std::nullopt;
+  return k;
+}
+
+std::string check_pin(const Scenario& s, const PinKey& k) {
+  const Dims d = s.dims();
+  int rows = d.T, cols = d.T;
+  switch (k.stage.kind) {
+    case StageKind::Q: case StageKind::K: cols = d.heads * d.d_k; break;
+    case StageKind::V: cols = d.heads * d.d_v; break;
+    case StageKind::Context: cols = d.d_v; break;
+    case StageKind::Output: cols = d.d_out; break;
+    default: break;
+  }
+  if (is_per_head(k.stage.kind) && (k.stage.head < 0 || k.stage.head >= d.heads))
+    return "pin: expected a head from 0 to " + std::to_string(d.heads - 1) + ", found " +
+           std::to_string(k.stage.head);
+  if (k.row < 0 || k.col < 0 || k.row >= rows || k.col >= cols)
+    return "pin on " + to_string(k.stage) + ": expected a cell within " + std::to_string(rows) + " x " +
+           std::to_string(cols) + ", found row " + std::to_string(k.row) + ", column " + std::to_string(k.col);
+  return {};
+}
+
+void mark_pin(Invalidation& inv, const PinKey& k, const Dims& d) {
+  int head = k.stage.head;
+  if (k.stage.kind == StageKind::Q || k.stage.kind == StageKind::K) head = d.d_k ? k.col / d.d_k : -1;
+  if (k.stage.kind == StageKind::V) head = d.d_v ? k.col / d.d_v : -1;
+  inv.mark(k.stage.kind, head);
+}
+
+// [SECTION] Applying each kind of edit
+
+struct Applier {
+  Scenario& s;
+  Applied out;
+
+  void fail(std::string msg) { out.error = std::move(msg); }
+
+  void operator()(const SetCell& e) {
+    const std::string what = cell(e.target, e.row, e.col);
+    if (e.target.kind == StageKind::Mask) {
+      if (e.value != 0.0f && e.value != 1.0f) return fail(what + ": expected 0 or 1, found " + num(e.value));
+      const Matrix current = s.effective_mask();
+      if (auto err = check_cell(what, current, e.row, e.col); !err.empty()) return fail(err);
+      out.inverse = SetMask{s.mask_kind, s.custom_mask};
+      s.custom_mask = current;  // start from what the user sees
+      s.mask_kind = MaskKind::Custom;
+      s.custom_mask(e.row, e.col) = e.value;
+      out.stale.mark_all_heads(StageKind::Mask);
+      return;
+    }
+    Matrix* m = input_matrix(s, e.target.kind);
+    if (!m) return fail(what + ": expected an input (X, W_q, W_k, W_v, W_o, a bias or the mask); " +
+                        to_string(e.target) + " is computed, pin it instead");
+    if (auto err = inactive_reason(s, e.target.kind); !err.empty()) return fail(err);
+    if (auto err = check_cell(what, *m, e.row, e.col); !err.empty()) return fail(err);
+    if (auto err = check_value(what, e.value); !err.empty()) return fail(err);
+    out.inverse = SetCell{e.target, e.row, e.col, (*m)(e.row, e.col)};
+    (*m)(e.row, e.col) = e.value;
+    out.stale.mark(e.target.kind, head_of_column(s, e.target.kind, e.col));
+  }
+
+  void operator()(const SetMatrix& e) {
+    const std::string what = to_string(e.target);
+    if (e.target.kind == StageKind::Mask) {
+      return (*this)(SetMask{MaskKind::Custom, e.value});
+    }
+    Matrix* m = input_matrix(s, e.target.kind);
+    if (!m) return fail(what + ": expected an input matrix; computed stages cannot be set");
+    if (auto err = inactive_reason(s, e.target.kind); !err.empty()) return fail(err);
+    if (e.value.rows() != m->rows() || e.value.cols() != m->cols())
+      return fail(what + ": expected " + std::to_string(m->rows()) + " x " + std::to_string(m->cols()) +
+                  ", found " + std::to_string(e.value.rows()) + " x " + std::to_string(e.value.cols()));
+    if (!e.value.allFinite()) return fail(what + ": expected finite numbers only");
+    out.inverse = SetMatrix{e.target, *m, e.label};
+    *m = e.value;
+    out.stale.mark_all_heads(e.target.kind);
+  }
+
+  void operator()(const SetPin& e) {
+    const auto key = normalize_pin(s, e.key);
+    if (!key) return fail(to_string(e.key.stage) + ": inputs are edited, not pinned");
+    if (auto err = check_pin(s, *key); !err.empty()) return fail(err);
+    if (e.value && !std::isfinite(*e.value))
+      return fail("pin on " + cell(key->stage, key->row, key->col) + ": expected a finite number, found " +
+                  num(*e.value));
+    const auto it = s.pins.find(*key);
+    out.inverse = SetPin{*key, it == s.pins.end() ? std::nullopt : std::optional<float>(it->second)};
+    if (e.value)
+      s.pins[*key] = *e.value;
+    else if (it != s.pins.end())
+      s.pins.erase(it);
+    mark_pin(out.stale, *key, s.dims());
+  }
+
+  void operator()(const SetPins& e) {
+    for (const auto& [k, v] : e.pins) {
+      if (normalize_pin(s, k) != k) return fail(to_string(k.stage) + ": cannot hold pins");
+      if (auto err = check_pin(s, k); !err.empty()) return fail(err);
+      if (!std::isfinite(v)) return fail("pin on " + to_string(k.stage) + ": expected a finite number");
+    }
+    const Dims d = s.dims();
+    for (const auto& [k, v] : s.pins) mark_pin(out.stale, k, d);
+    for (const auto& [k, v] : e.pins) mark_pin(out.stale, k, d);
+    out.inverse = SetPins{s.pins};
+    s.pins = e.pins;
+  }
+
+  void operator()(const SetDimension& e) {
+    auto before = std::make_shared<const Scenario>(s);
+    Scenario next = s;
+    if (auto err = resize(next, e.which, e.value); !err.empty()) return fail(err);
+    s = std::move(next);
+    out.inverse = ReplaceScenario{std::move(before), describe(e)};
+    out.stale.mark_everything();
+  }
+
+  void operator()(const SetMask& e) {
+    if (e.custom) {
+      const auto T = s.X.rows();
+      if (e.custom->rows() != T || e.custom->cols() != T)
+        return fail("mask: expected " + std::to_string(T) + " x " + std::to_string(T) + " (T x T), found " +
+                    std::to_string(e.custom->rows()) + " x " + std::to_string(e.custom->cols()));
+      if (!((e.custom->array() == 0.0f) || (e.custom->array() == 1.0f)).all())
+        return fail("mask: expected only 0 and 1");
+    }
+    out.inverse = SetMask{s.mask_kind, s.custom_mask};
+    s.mask_kind = e.kind;
+    if (e.custom) s.custom_mask = *e.custom;
+    if (s.mask_kind == MaskKind::Custom && s.custom_mask.rows() != s.X.rows())
+      s.custom_mask = seeded_matrix(s.seed, StageKind::Mask, s.T(), s.T(), 1);
+    out.stale.mark_all_heads(StageKind::Mask);
+  }
+
+  void operator()(const SetToggle& e) {
+    const Dims d = s.dims();
+    out.inverse = SetToggle{e.which, current(e.which)};
+    switch (e.which) {
+      case Toggle::Scale:
+        s.scale = e.on;
+        out.stale.mark_all_heads(StageKind::Scaled);
+        return;
+      case Toggle::Bias:
+        if (e.on && s.b_q.cols() != d.heads * d.d_k) s.b_q = seeded_matrix(s.seed, StageKind::b_q, 1, d.heads * d.d_k, 1);
+        if (e.on && s.b_k.cols() != d.heads * d.d_k) s.b_k = seeded_matrix(s.seed, StageKind::b_k, 1, d.heads * d.d_k, 1);
+        if (e.on && s.b_v.cols() != d.heads * d.d_v) s.b_v = seeded_matrix(s.seed, StageKind::b_v, 1, d.heads * d.d_v, 1);
+        s.use_bias = e.on;
+        for (auto k : {StageKind::b_q, StageKind::b_k, StageKind::b_v}) out.stale.mark_all_heads(k);
+        return;
+      case Toggle::OutputProjection: {
+        if (e.on && s.W_o.rows() != d.heads * d.d_v)
+          s.W_o = seeded_matrix(s.seed, StageKind::W_o, d.heads * d.d_v, d.d_model, d.heads * d.d_v);
+        s.use_w_o = e.on;
+        const int d_out = s.dims().d_out;
+        if (s.use_output_bias && s.b_o.cols() != d_out) s.b_o = seeded_matrix(s.seed, StageKind::b_o, 1, d_out, 1);
+        out.stale.mark_everything();  // the output changes shape
+        return;
+      }
+      case Toggle::OutputBias:
+        if (e.on && s.b_o.cols() != d.d_out) s.b_o = seeded_matrix(s.seed, StageKind::b_o, 1, d.d_out, 1);
+        s.use_output_bias = e.on;
+        out.stale.mark_all_heads(StageKind::b_o);
+        return;
+    }
+  }
+
+  bool current(Toggle t) const {
+    switch (t) {
+      case Toggle::Scale: return s.scale;
+      case Toggle::Bias: return s.use_bias;
+      case Toggle::OutputProjection: return s.use_w_o;
+      case Toggle::OutputBias: return s.use_output_bias;
+    }
+    return false;
+  }
+
+  void operator()(const SetTemperature& e) {
+    if (!(std::isfinite(e.value) && e.value > 0.0f))
+      return fail("temperature: expected a finite number greater than 0, found " + num(e.value));
+    out.inverse = SetTemperature{s.temperature};
+    s.temperature = e.value;
+    out.stale.mark_all_heads(StageKind::Scaled);
+  }
+
+  void operator()(const SetTokenLabel& e) {
+    if (e.index < 0 || e.index >= s.T())
+      return fail("token label: expected an index from 0 to " + std::to_string(s.T() - 1) + ", found " +
+                  std::to_string(e.index));
+    if (e.label.size() > static_cast<std::size_t>(limits::kMaxTokenLabelLength))
+      return fail("token label: expected at most " + std::to_string(limits::kMaxTokenLabelLength) +
+                  " characters, found " + std::to_string(e.label.size()));
+    if (s.tokens.empty()) s.tokens.resize(static_cast<std::size_t>(s.T()));
+    auto& slot = s.tokens[static_cast<std::size_t>(e.index)];
+    out.inverse = SetTokenLabel{e.index, slot};
+    slot = e.label;
+    // Labels change no number; warnings mention them, so refresh those.
+    out.stale.mark_all_heads(StageKind::Weights);
+  }
+
+  void operator()(const ReplaceScenario& e) {
+    if (!e.scenario) return fail("replace scenario: no scenario given");
+    if (auto err = validate(*e.scenario); !err.empty()) return fail(err);
+    out.inverse = ReplaceScenario{std::make_shared<const Scenario>(s), e.label};
+    s = *e.scenario;
+    out.stale.mark_everything();
+  }
+};
+
+}  // namespace
+
+std::string describe(const Edit& edit) {
+  struct Describer {
+    std::string operator()(const SetCell& e) const { return cell(e.target, e.row, e.col) + " = " + num(e.value); }
+    std::string operator()(const SetMatrix& e) const { return e.label + " " + to_string(e.target); }
+    std::string operator()(const SetPin& e) const {
+      const std::string where = cell(e.key.stage, e.key.row, e.key.col);
+      return e.value ? "pin " + where + " = " + num(*e.value) : "unpin " + where;
+    }
+    std::string operator()(const SetPins& e) const {
+      return e.pins.empty() ? "clear pins" : "set " + std::to_string(e.pins.size()) + " pins";
+    }
+    std::string operator()(const SetDimension& e) const {
+      return std::string(to_string(e.which)) + " = " + std::to_string(e.value);
+    }
+    std::string operator()(const SetMask& e) const { return std::string("mask = ") + to_string(e.kind); }
+    std::string operator()(const SetToggle& e) const {
+      return std::string(to_string(e.which)) + (e.on ? " on" : " off");
+    }
+    std::string operator()(const SetTemperature& e) const { return "temperature = " + num(e.value); }
+    std::string operator()(const SetTokenLabel& e) const {
+      return "token " + std::to_string(e.index) + " = \"" + e.label + "\"";
+    }
+    std::string operator()(const ReplaceScenario& e) const { return e.label; }
+  };
+  return std::visit(Describer{}, edit);
+}
+
+Applied apply_edit(Scenario& scenario, const Edit& edit) {
+  Applier applier{scenario, {}};
+  std::visit(applier, edit);
+  return std::move(applier.out);
+}
+
+}  // namespace attention_lab

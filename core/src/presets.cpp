@@ -1,0 +1,207 @@
+#include "attention_lab/presets.h"
+
+#include "attention_lab/seeded_fill.h"
+
+#include <cmath>
+#include <initializer_list>
+#include <numbers>
+
+namespace attention_lab {
+
+namespace {
+
+Matrix rows(std::initializer_list<std::initializer_list<float>> values) {
+  const auto r = static_cast<Eigen::Index>(values.size());
+  const auto c = static_cast<Eigen::Index>(values.begin()->size());
+  Matrix m(r, c);
+  Eigen::Index i = 0;
+  for (const auto& row : values) {
+    Eigen::Index j = 0;
+    for (float v : row) m(i, j++) = v;
+    ++i;
+  }
+  return m;
+}
+
+// "the fat cat sat on the mat": each embedding holds four hand-made features,
+// [determiner, adjective, noun, relation word]. The weights make every query
+// look for a feature another word class has:
+//   determiners look for determiners, the adjective looks back at its
+//   determiner, nouns look for adjectives, "sat"/"on" look for nouns.
+// So "cat" attends to "fat" and "sat" to "cat", as the seed article describes.
+Scenario fat_cat() {
+  Scenario s;
+  s.title = "the fat cat sat on the mat";
+  s.description =
+      "One head, causal mask, four hand-made features per word: determiner, adjective, noun, relation. "
+      "Nouns look for adjectives, so 'cat' attends to 'fat'; 'sat' looks for a noun and finds 'cat'.";
+  s.tokens = {"the", "fat", "cat", "sat", "on", "the", "mat"};
+  s.X = rows({{0.9f, 0.1f, 0.0f, 0.1f},
+              {0.0f, 1.0f, 0.2f, 0.0f},
+              {0.1f, 0.1f, 1.0f, 0.0f},
+              {0.0f, 0.0f, 0.2f, 1.0f},
+              {0.1f, 0.0f, 0.0f, 0.8f},
+              {1.0f, 0.0f, 0.1f, 0.1f},
+              {0.0f, 0.2f, 0.9f, 0.1f}});
+  // rows: features; columns: what the query seeks [det, adj, noun, relation]
+  s.W_q = rows({{1.6f, 0.0f, 0.2f, 0.0f},
+                {1.4f, 0.1f, 0.0f, 0.0f},
+                {0.0f, 1.8f, 0.0f, 0.3f},
+                {0.1f, 0.0f, 1.8f, 0.0f}});
+  // columns: what the key offers [det, adj, noun, relation]
+  s.W_k = rows({{1.5f, 0.0f, 0.0f, 0.1f},
+                {0.0f, 1.6f, 0.1f, 0.0f},
+                {0.1f, 0.0f, 1.5f, 0.0f},
+                {0.0f, 0.1f, 0.0f, 1.2f}});
+  s.W_v = rows({{0.8f, 0.1f, -0.2f, 0.0f},
+                {-0.1f, 0.9f, 0.3f, 0.2f},
+                {0.2f, -0.3f, 1.0f, 0.1f},
+                {0.0f, 0.2f, -0.1f, 0.7f}});
+  s.heads = 1;
+  s.mask_kind = MaskKind::Causal;
+  return s;
+}
+
+// Section 3.4 of "Build a Large Language Model (from Scratch)": six tokens with
+// 3-d embeddings, W_query/W_key/W_value drawn by torch.manual_seed(123) and
+// torch.rand(3, 2) in that order. No mask, no biases, no output projection.
+Scenario book() {
+  Scenario s;
+  s.title = "Your journey starts with one step";
+  s.description =
+      "The worked example of the book 'Build a Large Language Model (from Scratch)': d_in = 3, d_out = 2, "
+      "weights from torch.manual_seed(123). Query 2 ('journey') is the one the book follows.";
+  s.tokens = {"Your", "journey", "starts", "with", "one", "step"};
+  s.X = rows({{0.43f, 0.15f, 0.89f},
+              {0.55f, 0.87f, 0.66f},
+              {0.57f, 0.85f, 0.64f},
+              {0.22f, 0.58f, 0.33f},
+              {0.77f, 0.25f, 0.10f},
+              {0.05f, 0.80f, 0.55f}});
+  s.W_q = rows({{0.29611194f, 0.51656228f}, {0.25167072f, 0.68855679f}, {0.07397246f, 0.86652195f}});
+  s.W_k = rows({{0.13657987f, 0.10247904f}, {0.18405646f, 0.72644675f}, {0.31525391f, 0.68710667f}});
+  s.W_v = rows({{0.07563531f, 0.19663817f}, {0.31641197f, 0.40174013f}, {0.11856830f, 0.82739538f}});
+  s.heads = 1;
+  s.mask_kind = MaskKind::None;
+  return s;
+}
+
+// The classic NaiveAttention module: one nn.Linear(n_embd, 3·n_embd) whose
+// output is split into q, k, v, a causal mask and no output projection.
+// Weights and input from torch.manual_seed(1), rounded to 4 decimals.
+Scenario naive() {
+  const Matrix W = rows({
+      {0.2576f, -0.4707f, 0.0695f, 0.1826f, 0.0725f, -0.1862f, -0.1602f, -0.4888f, 0.33f, 0.4391f, 0.4906f, -0.2634f},
+      {-0.2207f, 0.2999f, -0.0612f, -0.1949f, -0.002f, -0.302f, 0.0239f, 0.31f, -0.4556f, -0.0833f, -0.2115f, 0.257f},
+      {-0.0969f, -0.1029f, 0.1387f, -0.0365f, 0.4371f, -0.0838f, 0.2981f, 0.1397f, -0.4754f, 0.214f, 0.375f, -0.2654f},
+      {0.2347f, 0.2544f, 0.0247f, -0.045f, 0.1556f, -0.2157f, 0.2718f, 0.4743f, -0.2412f, -0.2324f, 0.0059f, 0.1471f},
+  });
+  const Matrix b = rows({{-0.1444f, -0.0548f, -0.4807f, -0.2384f, 0.2713f, -0.1215f, 0.498f, 0.4008f, -0.0234f,
+                          -0.3337f, 0.3045f, 0.1552f}});
+  Scenario s;
+  s.title = "NaiveAttention (n_embd = 4, 5 tokens)";
+  s.description =
+      "The shape of the classic from-scratch PyTorch module: qkv = Linear(x) split into q, k, v, scores scaled "
+      "by 1/sqrt(4), a causal mask, softmax, weights @ v. No output projection.";
+  s.tokens = {"x0", "x1", "x2", "x3", "x4"};
+  s.X = rows({{0.4533f, 1.1422f, 0.2486f, -1.7754f},
+              {-0.5065f, 0.0998f, -0.654f, 0.7317f},
+              {-1.4344f, -0.5008f, 0.1716f, -0.16f},
+              {0.2546f, -0.502f, -1.0412f, 0.7323f},
+              {-1.0483f, -0.4709f, 0.2911f, 1.9907f}});
+  s.W_q = W.middleCols(0, 4);
+  s.W_k = W.middleCols(4, 4);
+  s.W_v = W.middleCols(8, 4);
+  s.b_q = b.middleCols(0, 4);
+  s.b_k = b.middleCols(4, 4);
+  s.b_v = b.middleCols(8, 4);
+  s.use_bias = true;
+  s.heads = 1;
+  s.mask_kind = MaskKind::Causal;
+  return s;
+}
+
+// Four heads that each do one recognisable job, on "the animal didn't cross the
+// street because it". X = [cos θt, sin θt, 1, first-token flag, 12 word features].
+//   head 0 looks at the previous token (its query is the position rotated back one step);
+//   head 1 looks at the first token (a common "sink" pattern in trained models);
+//   head 2 lets the pronoun "it" find the nouns;
+//   head 3 looks at the token itself and its close neighbours.
+// W_o mixes the heads: mostly identity plus a little seeded noise.
+Scenario multi_head() {
+  constexpr int T = 8, D = 16, H = 4, dk = 4;
+  constexpr float theta = std::numbers::pi_v<float> / 5.0f;
+  Scenario s;
+  s.title = "Four heads, four jobs";
+  s.description =
+      "T = 8, d_model = 16, 4 heads of d_k = 4, causal, with W_o. Head 0 attends to the previous token, head 1 to "
+      "the first token, head 2 lets 'it' find the nouns, head 3 stays near the token itself.";
+  s.tokens = {"the", "animal", "didn't", "cross", "the", "street", "because", "it"};
+  // word features (12): det, noun, verb, negation, conj, pronoun, animate, place, then 4 of seeded noise
+  const float words[T][8] = {{1, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0, 1, 0}, {0, 0, 1, 1, 0, 0, 0, 0},
+                             {0, 0, 1, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0, 0, 1},
+                             {0, 0, 0, 0, 1, 0, 0, 0}, {0, 0, 0, 0, 0, 1, 1, 0}};
+  s.X = Matrix::Zero(T, D);
+  for (int t = 0; t < T; ++t) {
+    s.X(t, 0) = std::cos(theta * static_cast<float>(t));
+    s.X(t, 1) = std::sin(theta * static_cast<float>(t));
+    s.X(t, 2) = 1.0f;
+    s.X(t, 3) = t == 0 ? 1.0f : 0.0f;
+    for (int f = 0; f < 8; ++f) s.X(t, 4 + f) = words[t][f];
+    for (int f = 12; f < D; ++f) s.X(t, f) = 0.3f * seeded_uniform(7, StageKind::X, t, f);
+  }
+  s.W_q = Matrix::Zero(D, H * dk);
+  s.W_k = Matrix::Zero(D, H * dk);
+  const float c = std::cos(theta), sn = std::sin(theta), a = 3.0f;
+  // head 0: q = a·R(−θ)·[cos θt, sin θt] = a·[cos θ(t−1), sin θ(t−1)]; k = [cos θt, sin θt]
+  s.W_q(0, 0) = a * c, s.W_q(1, 0) = a * sn;
+  s.W_q(0, 1) = -a * sn, s.W_q(1, 1) = a * c;
+  s.W_k(0, 0) = 1.0f, s.W_k(1, 1) = 1.0f;
+  // head 1: every query carries a constant, only the first token's key answers it
+  s.W_q(2, dk + 0) = 3.0f;
+  s.W_k(3, dk + 0) = 2.0f;
+  // head 2: the pronoun asks for animate nouns; nouns answer
+  s.W_q(4 + 5, 2 * dk + 0) = 3.0f, s.W_q(4 + 6, 2 * dk + 1) = 1.5f;
+  s.W_k(4 + 1, 2 * dk + 0) = 1.5f, s.W_k(4 + 6, 2 * dk + 1) = 1.5f;
+  s.W_q(2, 2 * dk + 2) = 0.5f, s.W_k(2, 2 * dk + 2) = 0.5f;  // a little everywhere else
+  // head 3: q = a·[cos θt, sin θt] matches its own position best
+  s.W_q(0, 3 * dk + 0) = 2.0f, s.W_q(1, 3 * dk + 1) = 2.0f;
+  s.W_k(0, 3 * dk + 0) = 1.0f, s.W_k(1, 3 * dk + 1) = 1.0f;
+  // small seeded weights elsewhere so the matrices look like learned ones
+  for (int r = 0; r < D; ++r)
+    for (int col = 0; col < H * dk; ++col) {
+      if (s.W_q(r, col) == 0.0f) s.W_q(r, col) = 0.05f * seeded_uniform(11, StageKind::W_q, r, col);
+      if (s.W_k(r, col) == 0.0f) s.W_k(r, col) = 0.05f * seeded_uniform(11, StageKind::W_k, r, col);
+    }
+  // values carry the word features: each head passes on a different slice of them
+  s.W_v = seeded_matrix(13, StageKind::W_v, D, H * dk, D) * 0.5f;
+  for (int h = 0; h < H; ++h)
+    for (int j = 0; j < dk; ++j) s.W_v(4 + (h * 2 + j) % 8, h * dk + j) += 1.0f;
+  s.W_o = Matrix::Identity(H * dk, D) + 0.1f * seeded_matrix(17, StageKind::W_o, H * dk, D, 3);
+  s.use_w_o = true;
+  s.heads = H;
+  s.mask_kind = MaskKind::Causal;
+  return s;
+}
+
+}  // namespace
+
+const std::vector<PresetInfo>& presets() {
+  static const std::vector<PresetInfo> list = {
+      {"fat-cat", "the fat cat sat on the mat", "T=7, d_model=4, one head, causal: nouns attend to adjectives"},
+      {"book", "Your journey starts with one step", "the book's example: d_in=3, d_out=2, no mask"},
+      {"naive", "NaiveAttention (n_embd=4)", "fused q/k/v projection with biases, causal, 5 tokens"},
+      {"multi-head", "Four heads, four jobs", "T=8, d_model=16, 4 heads, causal, with W_o"},
+  };
+  return list;
+}
+
+std::optional<Scenario> make_preset(std::string_view name) {
+  if (name == "fat-cat") return fat_cat();
+  if (name == "book") return book();
+  if (name == "naive") return naive();
+  if (name == "multi-head") return multi_head();
+  return std::nullopt;
+}
+
+}  // namespace attention_lab

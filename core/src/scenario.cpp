@@ -1,0 +1,144 @@
+#include "attention_lab/scenario.h"
+
+#include "attention_lab/limits.h"
+
+#include <cmath>
+#include <string>
+
+namespace attention_lab {
+
+const char* to_string(MaskKind kind) {
+  switch (kind) {
+    case MaskKind::None: return "none";
+    case MaskKind::Causal: return "causal";
+    case MaskKind::Custom: return "custom";
+  }
+  return "none";
+}
+
+Dims Scenario::dims() const {
+  Dims d;
+  d.T = T();
+  d.d_model = d_model();
+  d.heads = heads;
+  d.d_k = heads > 0 ? static_cast<int>(W_q.cols()) / heads : 0;
+  d.d_v = heads > 0 ? static_cast<int>(W_v.cols()) / heads : 0;
+  d.d_out = use_w_o ? static_cast<int>(W_o.cols()) : heads * d.d_v;
+  return d;
+}
+
+std::string Scenario::token_label(int t) const {
+  if (t >= 0 && static_cast<std::size_t>(t) < tokens.size() && !tokens[static_cast<std::size_t>(t)].empty())
+    return tokens[static_cast<std::size_t>(t)];
+  return "t" + std::to_string(t);
+}
+
+Matrix Scenario::effective_mask() const {
+  const auto n = to_index(T());
+  switch (mask_kind) {
+    case MaskKind::None: return Matrix::Ones(n, n);
+    case MaskKind::Causal: {
+      Matrix m = Matrix::Zero(n, n);
+      m.triangularView<Eigen::Lower>().setOnes();  // query r may see keys 0…r
+      return m;
+    }
+    case MaskKind::Custom: return custom_mask;
+  }
+  return Matrix::Ones(n, n);
+}
+
+namespace {
+
+std::string shape(Eigen::Index r, Eigen::Index c) { return std::to_string(r) + " x " + std::to_string(c); }
+
+// "W_k: expected 8 rows (d_model) x 8 columns (heads*d_k), found 8 x 6"
+std::string check_shape(const char* name, const Matrix& m, Eigen::Index rows, const char* rows_what,
+                        Eigen::Index cols, const char* cols_what) {
+  if (m.rows() == rows && m.cols() == cols) return {};
+  return std::string(name) + ": expected " + std::to_string(rows) + " rows (" + rows_what + ") x " +
+         std::to_string(cols) + " columns (" + cols_what + "), found " + shape(m.rows(), m.cols());
+}
+
+std::string check_finite(const char* name, const Matrix& m) {
+  for (Eigen::Index r = 0; r < m.rows(); ++r)
+    for (Eigen::Index c = 0; c < m.cols(); ++c)
+      if (!std::isfinite(m(r, c)))
+        return std::string(name) + "[" + std::to_string(r) + "][" + std::to_string(c) +
+               "]: expected a finite number, found " + std::to_string(m(r, c));
+  return {};
+}
+
+std::string check_range(const char* what, long long value, long long max) {
+  if (value < 1) return std::string(what) + ": expected at least 1, found " + std::to_string(value);
+  if (value > max)
+    return std::string(what) + ": expected at most " + std::to_string(max) + " (size limit), found " +
+           std::to_string(value);
+  return {};
+}
+
+}  // namespace
+
+std::string validate(const Scenario& s) {
+  using namespace limits;
+  if (auto e = check_range("T (rows of X)", s.X.rows(), kMaxTokens); !e.empty()) return e;
+  if (auto e = check_range("d_model (columns of X)", s.X.cols(), kMaxModelDim); !e.empty()) return e;
+  if (auto e = check_range("heads", s.heads, kMaxHeads); !e.empty()) return e;
+  const auto T = s.X.rows();
+  const auto D = s.X.cols();
+  const auto H = to_index(s.heads);
+  for (auto [name, W] : {std::pair{"W_q", &s.W_q}, std::pair{"W_k", &s.W_k}, std::pair{"W_v", &s.W_v}}) {
+    if (W->rows() != D)
+      return std::string(name) + ": expected " + std::to_string(D) + " rows (d_model), found " +
+             std::to_string(W->rows());
+    if (auto e = check_range((std::string(name) + " columns").c_str(), W->cols(), kMaxProjectionWidth); !e.empty())
+      return e;
+    if (W->cols() % H != 0)
+      return std::string(name) + ": expected a column count divisible by heads (" + std::to_string(H) +
+             "), found " + std::to_string(W->cols()) + " columns";
+  }
+  const auto width_k = s.W_q.cols();
+  const auto width_v = s.W_v.cols();
+  if (auto e = check_shape("W_k", s.W_k, D, "d_model", width_k, "heads*d_k"); !e.empty()) return e;
+  if (auto e = check_range("d_k", width_k / H, kMaxHeadDim); !e.empty()) return e;
+  if (auto e = check_range("d_v", width_v / H, kMaxHeadDim); !e.empty()) return e;
+  if (s.use_bias) {
+    if (auto e = check_shape("b_q", s.b_q, 1, "a single row", width_k, "heads*d_k"); !e.empty()) return e;
+    if (auto e = check_shape("b_k", s.b_k, 1, "a single row", width_k, "heads*d_k"); !e.empty()) return e;
+    if (auto e = check_shape("b_v", s.b_v, 1, "a single row", width_v, "heads*d_v"); !e.empty()) return e;
+  }
+  if (s.use_w_o) {
+    if (s.W_o.rows() != width_v)
+      return "W_o: expected " + std::to_string(width_v) + " rows (heads*d_v), found " + std::to_string(s.W_o.rows());
+    if (auto e = check_range("W_o columns (d_out)", s.W_o.cols(), kMaxModelDim); !e.empty()) return e;
+  }
+  const auto d_out = s.use_w_o ? s.W_o.cols() : width_v;
+  if (s.use_output_bias)
+    if (auto e = check_shape("b_o", s.b_o, 1, "a single row", d_out, s.use_w_o ? "d_out" : "heads*d_v"); !e.empty())
+      return e;
+  if (s.mask_kind == MaskKind::Custom) {
+    if (auto e = check_shape("mask", s.custom_mask, T, "T", T, "T"); !e.empty()) return e;
+    for (Eigen::Index r = 0; r < T; ++r)
+      for (Eigen::Index c = 0; c < T; ++c)
+        if (s.custom_mask(r, c) != 0.0f && s.custom_mask(r, c) != 1.0f)
+          return "mask[" + std::to_string(r) + "][" + std::to_string(c) + "]: expected 0 or 1, found " +
+                 std::to_string(s.custom_mask(r, c));
+  }
+  if (!(std::isfinite(s.temperature) && s.temperature > 0.0f))
+    return "temperature: expected a finite number greater than 0, found " + std::to_string(s.temperature);
+  if (!s.tokens.empty() && s.tokens.size() != static_cast<std::size_t>(T))
+    return "tokens: expected " + std::to_string(T) + " labels (T), found " + std::to_string(s.tokens.size());
+  for (auto [name, m] : {std::pair{"X", &s.X}, std::pair{"W_q", &s.W_q}, std::pair{"W_k", &s.W_k},
+                         std::pair{"W_v", &s.W_v}})
+    if (auto e = check_finite(name, *m); !e.empty()) return e;
+  if (s.use_w_o) if (auto e = check_finite("W_o", s.W_o); !e.empty()) return e;
+  if (s.use_bias)
+    for (auto [name, m] : {std::pair{"b_q", &s.b_q}, std::pair{"b_k", &s.b_k}, std::pair{"b_v", &s.b_v}})
+      if (auto e = check_finite(name, *m); !e.empty()) return e;
+  if (s.use_output_bias) if (auto e = check_finite("b_o", s.b_o); !e.empty()) return e;
+  for (const auto& [key, value] : s.pins)
+    if (!std::isfinite(value))
+      return "pin on " + to_string(key.stage) + ": expected a finite number, found " + std::to_string(value);
+  return {};
+}
+
+}  // namespace attention_lab

@@ -1,0 +1,401 @@
+#include "attention_lab/scenario_io.h"
+
+#include "attention_lab/json_text.h"
+#include "attention_lab/limits.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <unistd.h>
+
+namespace attention_lab {
+
+using nlohmann::json;
+
+namespace {
+
+// Thrown inside the parser only; parse_scenario turns it into LoadResult.error.
+struct FieldError {
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string msg) { throw FieldError{std::move(msg)}; }
+
+std::string type_of(const json& j) {
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    if (s.size() > 20) s = s.substr(0, 20) + "…";
+    return "string \"" + s + "\"";
+  }
+  if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
+  if (j.is_null()) return "null";
+  if (j.is_array()) return "a list of " + std::to_string(j.size());
+  if (j.is_object()) return "an object";
+  return j.dump();
+}
+
+float read_float(const json& j, const std::string& where) {
+  if (!j.is_number()) fail(where + ": expected a number, found " + type_of(j));
+  const double v = j.get<double>();
+  if (!std::isfinite(v) || std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
+    fail(where + ": expected a finite float32 number, found " + j.dump());
+  return static_cast<float>(v);
+}
+
+int read_int(const json& j, const std::string& where, int lo, int hi) {
+  const std::string range = std::to_string(lo) + " to " + std::to_string(hi);
+  if (!j.is_number()) fail(where + ": expected a whole number from " + range + ", found " + type_of(j));
+  const double v = j.get<double>();
+  if (v != std::floor(v) || v < lo || v > hi)
+    fail(where + ": expected a whole number from " + range + ", found " + j.dump());
+  return static_cast<int>(v);
+}
+
+// A list of rows of numbers, all rows the same length, within the size limits.
+Matrix read_matrix(const json& j, const std::string& name, int max_rows, const char* rows_what, int max_cols,
+                   const char* cols_what) {
+  if (!j.is_array()) fail(name + ": expected a list of rows, found " + type_of(j));
+  if (j.empty()) fail(name + ": expected at least 1 row, found 0");
+  if (j.size() > static_cast<std::size_t>(max_rows))
+    fail(name + ": expected at most " + std::to_string(max_rows) + " rows (" + rows_what + " size limit), found " +
+         std::to_string(j.size()));
+  const json& first = j[0];
+  if (!first.is_array()) fail(name + "[0]: expected a row (a list of numbers), found " + type_of(first));
+  const std::size_t cols = first.size();
+  if (cols == 0) fail(name + "[0]: expected at least 1 number, found an empty row");
+  if (cols > static_cast<std::size_t>(max_cols))
+    fail(name + ": expected at most " + std::to_string(max_cols) + " columns (" + cols_what +
+         " size limit), found " + std::to_string(cols));
+  Matrix m(static_cast<Eigen::Index>(j.size()), static_cast<Eigen::Index>(cols));
+  for (std::size_t r = 0; r < j.size(); ++r) {
+    const json& row = j[r];
+    const std::string rw = name + "[" + std::to_string(r) + "]";
+    if (!row.is_array()) fail(rw + ": expected a row (a list of numbers), found " + type_of(row));
+    if (row.size() != cols)
+      fail(rw + ": expected " + std::to_string(cols) + " numbers (like row 0), found " + std::to_string(row.size()) +
+           " (ragged rows)");
+    for (std::size_t c = 0; c < cols; ++c)
+      m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) =
+          read_float(row[c], rw + "[" + std::to_string(c) + "]");
+  }
+  return m;
+}
+
+// A bias: a flat list of numbers, kept as a 1 × n matrix.
+Matrix read_vector(const json& j, const std::string& name, std::size_t expected, const char* what) {
+  if (!j.is_array()) fail(name + ": expected a list of " + std::to_string(expected) + " numbers, found " + type_of(j));
+  if (j.size() != expected)
+    fail(name + ": expected " + std::to_string(expected) + " numbers (" + what + "), found " + std::to_string(j.size()));
+  Matrix m(1, static_cast<Eigen::Index>(expected));
+  for (std::size_t c = 0; c < expected; ++c)
+    m(0, static_cast<Eigen::Index>(c)) = read_float(j[c], name + "[" + std::to_string(c) + "]");
+  return m;
+}
+
+const std::vector<std::string>& known_keys() {
+  static const std::vector<std::string> keys = {"X", "W_q", "W_k", "W_v", "heads", "b_q", "b_k", "b_v", "W_o", "b_o",
+                                                "mask", "scale", "temperature", "tokens", "title", "description",
+                                                "attention_lab"};
+  return keys;
+}
+
+constexpr const char* kOwnKey = "attention_lab";  // our own settings: pins, seed
+
+Scenario parse_object(const json& root) {
+  using namespace limits;
+  if (!root.is_object()) fail("scenario: expected a JSON object { … }, found " + type_of(root));
+  for (const char* key : {"X", "W_q", "W_k", "W_v", "heads"})
+    if (!root.contains(key)) fail(std::string(key) + ": missing (required keys: X, W_q, W_k, W_v, heads)");
+
+  Scenario s;
+  s.X = read_matrix(root["X"], "X", kMaxTokens, "T", kMaxModelDim, "d_model");
+  const int T = s.T();
+  const int D = s.d_model();
+  s.heads = read_int(root["heads"], "heads", 1, kMaxHeads);
+  const int H = s.heads;
+  auto read_weight = [&](const char* name, const char* width_what, const char* head_dim) {
+    Matrix W = read_matrix(root[name], name, kMaxModelDim, "d_model", kMaxProjectionWidth, width_what);
+    if (W.rows() != D)
+      fail(std::string(name) + ": expected " + std::to_string(D) + " rows (d_model, the columns of X) x heads*" +
+           head_dim + " columns, found " + std::to_string(W.rows()) + " x " +
+           std::to_string(W.cols()));
+    if (W.cols() % H != 0)
+      fail(std::string(name) + ": expected a column count divisible by heads (" + std::to_string(H) + "), found " +
+           std::to_string(W.cols()) + " columns");
+    return W;
+  };
+  s.W_q = read_weight("W_q", "heads*d_k", "d_k");
+  s.W_k = read_weight("W_k", "heads*d_k", "d_k");
+  if (s.W_k.cols() != s.W_q.cols())
+    fail("W_k: expected " + std::to_string(D) + " rows (d_model) x " + std::to_string(s.W_q.cols()) +
+         " columns (heads*d_k, like W_q), found " + std::to_string(s.W_k.rows()) + " x " + std::to_string(s.W_k.cols()));
+  s.W_v = read_weight("W_v", "heads*d_v", "d_v");
+  const auto wk = static_cast<std::size_t>(s.W_q.cols());
+  const auto wv = static_cast<std::size_t>(s.W_v.cols());
+  if (static_cast<int>(wk) / H > kMaxHeadDim || static_cast<int>(wv) / H > kMaxHeadDim)
+    fail("d_k, d_v: expected at most " + std::to_string(kMaxHeadDim) + " (size limit), found " +
+         std::to_string(static_cast<int>(wk) / H) + ", " + std::to_string(static_cast<int>(wv) / H));
+
+  const bool any_bias = root.contains("b_q") || root.contains("b_k") || root.contains("b_v");
+  if (any_bias) {
+    // A missing bias next to given ones is zero, as in a layer with bias=False for one projection.
+    s.b_q = root.contains("b_q") ? read_vector(root["b_q"], "b_q", wk, "heads*d_k") : Matrix::Zero(1, to_index(static_cast<int>(wk)));
+    s.b_k = root.contains("b_k") ? read_vector(root["b_k"], "b_k", wk, "heads*d_k") : Matrix::Zero(1, to_index(static_cast<int>(wk)));
+    s.b_v = root.contains("b_v") ? read_vector(root["b_v"], "b_v", wv, "heads*d_v") : Matrix::Zero(1, to_index(static_cast<int>(wv)));
+    s.use_bias = true;
+  }
+  if (root.contains("W_o")) {
+    s.W_o = read_matrix(root["W_o"], "W_o", kMaxProjectionWidth, "heads*d_v", kMaxModelDim, "d_out");
+    if (static_cast<std::size_t>(s.W_o.rows()) != wv)
+      fail("W_o: expected " + std::to_string(wv) + " rows (heads*d_v, the columns of W_v), found " +
+           std::to_string(s.W_o.rows()) + " x " + std::to_string(s.W_o.cols()));
+    s.use_w_o = true;
+  }
+  if (root.contains("b_o")) {
+    const std::size_t d_out = s.use_w_o ? static_cast<std::size_t>(s.W_o.cols()) : wv;
+    s.b_o = read_vector(root["b_o"], "b_o", d_out, s.use_w_o ? "d_out, the columns of W_o" : "heads*d_v, no W_o");
+    s.use_output_bias = true;
+  }
+  if (root.contains("mask")) {
+    const json& m = root["mask"];
+    if (m.is_string()) {
+      const auto kind = m.get<std::string>();
+      if (kind == "none") s.mask_kind = MaskKind::None;
+      else if (kind == "causal") s.mask_kind = MaskKind::Causal;
+      else fail("mask: expected \"none\", \"causal\" or a T x T list of rows of 0/1, found " + type_of(m));
+    } else {
+      s.custom_mask = read_matrix(m, "mask", kMaxTokens, "T", kMaxTokens, "T");
+      if (s.custom_mask.rows() != T || s.custom_mask.cols() != T)
+        fail("mask: expected " + std::to_string(T) + " rows x " + std::to_string(T) + " columns (T x T), found " +
+             std::to_string(s.custom_mask.rows()) + " x " + std::to_string(s.custom_mask.cols()));
+      for (Eigen::Index r = 0; r < T; ++r)
+        for (Eigen::Index c = 0; c < T; ++c)
+          if (s.custom_mask(r, c) != 0.0f && s.custom_mask(r, c) != 1.0f)
+            fail("mask[" + std::to_string(r) + "][" + std::to_string(c) + "]: expected 0 or 1, found " +
+                 m[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)].dump());
+      s.mask_kind = MaskKind::Custom;
+    }
+  }
+  if (root.contains("scale")) {
+    if (!root["scale"].is_boolean()) fail("scale: expected true or false, found " + type_of(root["scale"]));
+    s.scale = root["scale"].get<bool>();
+  }
+  if (root.contains("temperature")) {
+    s.temperature = read_float(root["temperature"], "temperature");
+    if (!(s.temperature > 0.0f)) fail("temperature: expected a number greater than 0, found " + root["temperature"].dump());
+  }
+  if (root.contains("tokens")) {
+    const json& t = root["tokens"];
+    if (!t.is_array()) fail("tokens: expected a list of " + std::to_string(T) + " strings, found " + type_of(t));
+    if (t.size() != static_cast<std::size_t>(T))
+      fail("tokens: expected " + std::to_string(T) + " labels (T, the rows of X), found " + std::to_string(t.size()));
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!t[i].is_string()) fail("tokens[" + std::to_string(i) + "]: expected a string, found " + type_of(t[i]));
+      auto label = t[i].get<std::string>();
+      if (label.size() > static_cast<std::size_t>(kMaxTokenLabelLength))
+        fail("tokens[" + std::to_string(i) + "]: expected at most " + std::to_string(kMaxTokenLabelLength) +
+             " characters, found " + std::to_string(label.size()));
+      s.tokens.push_back(std::move(label));
+    }
+  }
+  for (const char* key : {"title", "description"}) {
+    if (!root.contains(key)) continue;
+    if (!root[key].is_string()) fail(std::string(key) + ": expected a string, found " + type_of(root[key]));
+    (key[0] == 't' ? s.title : s.description) = root[key].get<std::string>();
+  }
+  if (root.contains(kOwnKey)) {
+    const json& own = root[kOwnKey];
+    if (!own.is_object()) fail(std::string(kOwnKey) + ": expected an object, found " + type_of(own));
+    if (own.contains("seed")) {
+      if (!own["seed"].is_number_unsigned()) fail("attention_lab.seed: expected a whole number ≥ 0, found " + type_of(own["seed"]));
+      s.seed = own["seed"].get<std::uint64_t>();
+    }
+    if (own.contains("pins")) {
+      const json& pins = own["pins"];
+      if (!pins.is_array()) fail("attention_lab.pins: expected a list, found " + type_of(pins));
+      const Dims d = s.dims();
+      for (std::size_t i = 0; i < pins.size(); ++i) {
+        const std::string w = "attention_lab.pins[" + std::to_string(i) + "]";
+        const json& p = pins[i];
+        if (!p.is_object() || !p.contains("stage") || !p["stage"].is_string())
+          fail(w + ": expected {\"stage\": \"scores[0]\", \"row\": r, \"col\": c, \"value\": v}, found " + type_of(p));
+        const auto id = parse_stage_id(p["stage"].get<std::string>());
+        if (!id || is_input(id->kind) || id->kind == StageKind::HeadQ || id->kind == StageKind::HeadK ||
+            id->kind == StageKind::HeadV || id->kind == StageKind::Concat)
+          fail(w + ".stage: expected one of Q, K, V, scores[h], scaled[h], masked[h], weights[h], context[h], "
+                   "output, found " + type_of(p["stage"]));
+        if (is_per_head(id->kind) && id->head >= H)
+          fail(w + ".stage: expected a head below " + std::to_string(H) + ", found " + p["stage"].dump());
+        int cols = T;
+        if (id->kind == StageKind::Q || id->kind == StageKind::K) cols = static_cast<int>(wk);
+        if (id->kind == StageKind::V) cols = static_cast<int>(wv);
+        if (id->kind == StageKind::Context) cols = d.d_v;
+        if (id->kind == StageKind::Output) cols = d.d_out;
+        if (!p.contains("row") || !p.contains("col") || !p.contains("value"))
+          fail(w + ": expected the keys row, col and value");
+        const int r = read_int(p["row"], w + ".row", 0, T - 1);
+        const int c = read_int(p["col"], w + ".col", 0, cols - 1);
+        s.pins[PinKey{*id, r, c}] = read_float(p["value"], w + ".value");
+      }
+    }
+  }
+  for (const auto& [key, value] : root.items()) {
+    const auto& known = known_keys();
+    if (std::find(known.begin(), known.end(), key) == known.end()) s.unknown_fields.emplace_back(key, value.dump());
+  }
+  if (auto err = validate(s); !err.empty()) fail(err);
+  return s;
+}
+
+}  // namespace
+
+LoadResult parse_scenario(const std::string& text) {
+  LoadResult result;
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    if (const auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    result.error = "invalid JSON: " + what;
+    return result;
+  }
+  try {
+    result.scenario = parse_object(root);
+  } catch (const FieldError& e) {
+    result.error = e.message;
+  } catch (const std::exception& e) {  // e.g. out of memory: report, never crash
+    result.error = std::string("could not load: ") + e.what();
+  }
+  return result;
+}
+
+LoadResult load_scenario(const std::filesystem::path& path) {
+  LoadResult result;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    result.error = path.string() + ": cannot read: " + ec.message();
+    return result;
+  }
+  if (size > kMaxScenarioFileBytes) {
+    result.error = path.string() + ": expected at most " + std::to_string(kMaxScenarioFileBytes >> 20) +
+                   " MiB, found " + std::to_string(size >> 20) + " MiB";
+    return result;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    result.error = path.string() + ": cannot open: " + std::strerror(errno);
+    return result;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  result = parse_scenario(buffer.str());
+  return result;
+}
+
+std::string scenario_to_json(const Scenario& s) {
+  using json_text::quote;
+  std::ostringstream out;
+  out << "{\n";
+  bool first = true;
+  auto key = [&](const char* k) {
+    out << (first ? "" : ",\n") << "  " << quote(k) << ": ";
+    first = false;
+  };
+  if (!s.title.empty()) key("title"), out << quote(s.title);
+  if (!s.description.empty()) key("description"), out << quote(s.description);
+  bool any_label = false;
+  for (const auto& t : s.tokens) any_label = any_label || !t.empty();
+  if (any_label) {
+    key("tokens");
+    out << '[';
+    for (int t = 0; t < s.T(); ++t) out << (t ? ", " : "") << quote(s.token_label(t));
+    out << ']';
+  }
+  key("heads"), out << s.heads;
+  key("mask");
+  if (s.mask_kind == MaskKind::Custom)
+    json_text::write_matrix(out, s.custom_mask, 2);
+  else
+    out << quote(to_string(s.mask_kind));
+  key("scale"), out << (s.scale ? "true" : "false");
+  key("temperature"), json_text::write_number(out, s.temperature);
+  key("X"), json_text::write_matrix(out, s.X, 2);
+  key("W_q"), json_text::write_matrix(out, s.W_q, 2);
+  key("W_k"), json_text::write_matrix(out, s.W_k, 2);
+  key("W_v"), json_text::write_matrix(out, s.W_v, 2);
+  if (s.use_bias) {
+    key("b_q"), json_text::write_row(out, s.b_q, 0);
+    key("b_k"), json_text::write_row(out, s.b_k, 0);
+    key("b_v"), json_text::write_row(out, s.b_v, 0);
+  }
+  if (s.use_w_o) key("W_o"), json_text::write_matrix(out, s.W_o, 2);
+  if (s.use_output_bias) key("b_o"), json_text::write_row(out, s.b_o, 0);
+  key("attention_lab");
+  out << "{\"seed\": " << s.seed << ", \"pins\": [";
+  bool first_pin = true;
+  for (const auto& [k, v] : s.pins) {
+    out << (first_pin ? "\n    " : ",\n    ") << "{\"stage\": " << quote(to_string(k.stage)) << ", \"row\": " << k.row
+        << ", \"col\": " << k.col << ", \"value\": ";
+    json_text::write_number(out, v);
+    out << '}';
+    first_pin = false;
+  }
+  out << (first_pin ? "]}" : "\n  ]}");
+  for (const auto& [k, v] : s.unknown_fields) key(k.c_str()), out << v;
+  out << "\n}\n";
+  return out.str();
+}
+
+std::string write_file_atomically(const std::filesystem::path& path, const std::string& contents) {
+  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return path.string() + ": cannot create a temporary file in " + dir.string() + ": " + std::strerror(errno);
+  auto give_up = [&](const char* what) {
+    const std::string msg = path.string() + ": " + what + ": " + std::strerror(errno);
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    return msg;
+  };
+  std::size_t written = 0;
+  while (written < contents.size()) {
+    const auto n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return give_up("cannot write");
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) return give_up("cannot flush to disk");
+  // mkstemp creates 0600; a saved document should have the usual permissions.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  if (::close(fd) != 0) {
+    const std::string msg = path.string() + ": cannot close: " + std::strerror(errno);
+    ::unlink(tmpl.c_str());
+    return msg;
+  }
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const std::string msg = path.string() + ": cannot replace: " + std::strerror(errno);
+    ::unlink(tmpl.c_str());
+    return msg;
+  }
+  return {};
+}
+
+std::string save_scenario(const Scenario& scenario, const std::filesystem::path& path) {
+  return write_file_atomically(path, scenario_to_json(scenario));
+}
+
+}  // namespace attention_lab
