@@ -1,0 +1,34 @@
+# Shared by scripts/run and scripts/test: install what is missing, then build.
+# Sourced, not executed.
+
+ATTENTION_LAB_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libimgui-dev libglfw3-dev python3-glad libeigen3-dev libgtest-dev libbenchmark-dev
+  nlohmann-json3-dev libstb-dev libgl1-mesa-dri libgl1-mesa-dev fonts-dejavu-core
+  xvfb xauth xdotool x11-apps
+)
+
+repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
+
+# Installs only the packages that are not installed yet; sudo only when not root.
+ensure_packages() {
+  local missing=()
+  for pkg in "${ATTENTION_LAB_PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "Installing missing packages: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  "${sudo[@]}" apt-get update -q -o DPkg::Lock::Timeout=600
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    -o DPkg::Lock::Timeout=600 "${missing[@]}"
+}
+
+# build PRESET: configure (once) and build with two jobs.
+build_preset() {
+  local preset=$1 root
+  root=$(repo_root)
+  cmake -S "$root" --preset "$preset" >/dev/null
+  cmake --build "$root/build/$preset" -j2
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs the real attention-lab-cli binary and checks exit codes and messages.
+set -u
+cli="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+expect() {  # expect CODE DESCRIPTION -- command…
+  local want=$1 what=$2; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want"; cat "$tmp/err"; fails=$((fails + 1))
+  fi
+}
+expect 0 "--version" -- "$cli" --version
+expect 0 "--help" -- "$cli" --help
+expect 2 "no arguments" -- "$cli"
+expect 2 "unknown command" -- "$cli" frobnicate
+expect 0 "presets" -- "$cli" presets
+expect 0 "preset to file" -- "$cli" preset fat-cat -o "$tmp/fc.json"
+expect 0 "validate preset" -- "$cli" validate "$tmp/fc.json"
+expect 0 "trace preset" -- "$cli" trace "$tmp/fc.json" -o "$tmp/trace.json"
+grep -q '"attention-lab/trace@1"' "$tmp/trace.json" || { echo "FAIL: trace has no format tag"; fails=$((fails + 1)); }
+expect 2 "unknown preset" -- "$cli" preset nope
+expect 2 "missing file" -- "$cli" trace "$tmp/does-not-exist.json"
+printf '{"X": [[1, 2], [3]]' >"$tmp/bad.json"
+expect 2 "syntax error" -- "$cli" trace "$tmp/bad.json"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "FAIL: error is not one line"; cat "$tmp/err"; fails=$((fails + 1)); }
+printf '{"X": [[1, 2], [3]], "W_q": [[1],[1]], "W_k": [[1],[1]], "W_v": [[1],[1]], "heads": 1}' >"$tmp/ragged.json"
+expect 2 "ragged rows" -- "$cli" validate "$tmp/ragged.json"
+grep -q "X\[1\]" "$tmp/err" || { echo "FAIL: ragged error does not name X[1]"; cat "$tmp/err"; fails=$((fails + 1)); }
+[ "$fails" -eq 0 ] && echo "all CLI checks passed"
+exit $((fails > 0))
