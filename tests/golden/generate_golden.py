@@ -1,0 +1,395 @@
+#!/usr/bin/python3
+"""Golden fixtures for the attention engine, from a float64 reference.
+
+How to rerun (from the repository root, after building the CLI):
+
+    /usr/bin/python3 tests/golden/generate_golden.py [--cli build/<dir>/bin/attention-lab-cli]
+
+Use /usr/bin/python3: it has PyTorch (1.13) and NumPy; the `python3` on PATH may
+not. Without --cli the newest build/*/bin/attention-lab-cli is used; it is only
+needed to export the built-in presets. The output is deterministic (fixed seeds,
+fixed case list): rerunning rewrites tests/golden/fixtures/ byte for byte unless
+the presets or this script changed. Review the diff and commit it.
+
+For every case it writes two files into tests/golden/fixtures/:
+
+  <name>.scenario.json  the scenario, in the scenario file format the engine loads
+  <name>.expected.json  every stage, in the trace format of `attention-lab-cli
+                        trace` ("attention-lab/trace@1"), computed in float64 by
+                        the reference below; -inf as the string "-inf"
+
+All inputs are float32-representable: the engine stores float32, so the
+reference computes from exactly the numbers the engine reads (it reads each
+scenario file back and rounds every value through float32, as the loader does).
+
+The reference follows the engine's math (tokens are rows):
+  Q = X·W_q + b_q, K = X·W_k + b_k, V = X·W_v + b_v
+  head i: Q_i, K_i, V_i = i-th column blocks (widths d_k, d_k, d_v)
+  scores_i = Q_i·K_iᵀ; scaled_i = scores_i / √d_k (if scale) / temperature
+  masked_i = scaled_i with -inf where the mask forbids
+  weights_i = row softmax of masked_i (a row that is all -inf gives all 0)
+  context_i = weights_i·V_i; concat = [context_0 … context_{h-1}]
+  output = concat·W_o + b_o (W_o and b_o each optional)
+Where torch.nn.MultiheadAttention computes the same thing (d_k = d_v =
+d_model/heads, a d_model × d_model W_o or none (identity out_proj), scale on,
+temperature 1, every row allowed some key)
+the reference is checked against it to 1e-10, and the script aborts otherwise.
+
+The test that reads the fixtures is tests/core/golden_test.cpp; it needs no PyTorch.
+"""
+
+import argparse
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+FIXTURES = os.path.join(HERE, "fixtures")
+TRACE_FORMAT = "attention-lab/trace@1"
+MAX_FIXTURE_BYTES = 60 * 1024
+MHA_TOLERANCE = 1e-10
+
+# The engine's warning for a query row the mask lets attend to nothing
+# (core/src/softmax.cpp describe(RowIssue::NoAllowedKey), core/src/engine.cpp collect_warnings).
+NO_ALLOWED_KEY = "the mask allows no key, so its weights and context are 0 (PyTorch would give NaN)"
+
+PRESETS = ["fat-cat", "book", "naive", "multi-head"]
+
+
+# ---------------------------------------------------------------------------
+# Reading scenarios exactly as the engine does
+
+
+def f32(x):
+    """x rounded to float32, as float64 (what the C++ loader's static_cast<float> gives)."""
+    return np.asarray(x, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
+def load_scenario(path):
+    """The scenario file as float64 arrays of float32 values, with the loader's defaults."""
+    with open(path) as f:
+        raw = json.load(f)
+    heads = int(raw["heads"])
+    s = {
+        "X": f32(raw["X"]),
+        "W_q": f32(raw["W_q"]),
+        "W_k": f32(raw["W_k"]),
+        "W_v": f32(raw["W_v"]),
+        "heads": heads,
+        "scale": raw.get("scale", True),
+        "temperature": float(f32(raw.get("temperature", 1.0))),
+        "tokens": raw.get("tokens"),
+    }
+    if any(k in raw for k in ("b_q", "b_k", "b_v")):  # a missing one next to given ones is zero
+        s["b_q"] = f32(raw["b_q"]) if "b_q" in raw else np.zeros(s["W_q"].shape[1])
+        s["b_k"] = f32(raw["b_k"]) if "b_k" in raw else np.zeros(s["W_k"].shape[1])
+        s["b_v"] = f32(raw["b_v"]) if "b_v" in raw else np.zeros(s["W_v"].shape[1])
+    s["W_o"] = f32(raw["W_o"]) if "W_o" in raw else None
+    s["b_o"] = f32(raw["b_o"]) if "b_o" in raw else None
+    pins = raw.get("attention_lab", {}).get("pins", [])
+    if pins:
+        sys.exit(f"{path}: has pins; the reference does not model them")
+    T = s["X"].shape[0]
+    mask = raw.get("mask", "none")
+    if mask == "none":
+        s["mask"] = np.ones((T, T))
+    elif mask == "causal":
+        s["mask"] = np.tril(np.ones((T, T)))
+    else:
+        s["mask"] = np.asarray(mask, dtype=np.float64)
+    s["mask_kind"] = mask if isinstance(mask, str) else "custom"
+    return s
+
+
+# ---------------------------------------------------------------------------
+# The float64 reference
+
+
+def softmax_rows(m):
+    """Row softmax; a row with no finite entry (all -inf) gives all zeros."""
+    out = np.zeros_like(m)
+    for r in range(m.shape[0]):
+        row = m[r]
+        top = row.max()
+        if top == -math.inf:
+            continue
+        e = np.exp(row - top)  # exp(-inf) = 0 exactly
+        out[r] = e / e.sum()
+    return out
+
+
+def reference(s):
+    X, H = s["X"], s["heads"]
+    T, d_model = X.shape
+    d_k = s["W_q"].shape[1] // H
+    d_v = s["W_v"].shape[1] // H
+    Q, K, V = X @ s["W_q"], X @ s["W_k"], X @ s["W_v"]
+    if "b_q" in s:
+        Q, K, V = Q + s["b_q"], K + s["b_k"], V + s["b_v"]
+    heads, contexts, warnings = [], [], []
+    for i in range(H):
+        Qi, Ki = Q[:, i * d_k:(i + 1) * d_k], K[:, i * d_k:(i + 1) * d_k]
+        Vi = V[:, i * d_v:(i + 1) * d_v]
+        scores = Qi @ Ki.T
+        scaled = scores / math.sqrt(d_k) if s["scale"] else scores.copy()
+        scaled = scaled / s["temperature"]
+        masked = np.where(s["mask"] != 0, scaled, -math.inf)
+        weights = softmax_rows(masked)
+        context = weights @ Vi
+        for r in range(T):
+            if not np.isfinite(masked[r]).any():
+                label = s["tokens"][r] if s["tokens"] and s["tokens"][r] else f"t{r}"
+                warnings.append(f"head {i}, row {r} ('{label}'): {NO_ALLOWED_KEY}")
+        heads.append({"Q": Qi, "K": Ki, "V": Vi, "scores": scores, "scaled": scaled, "masked": masked,
+                      "weights": weights, "context": context})
+        contexts.append(context)
+    concat = np.concatenate(contexts, axis=1)
+    output = concat @ s["W_o"] if s["W_o"] is not None else concat.copy()
+    if s["b_o"] is not None:
+        output = output + s["b_o"]
+    dims = {"T": T, "d_model": d_model, "heads": H, "d_k": d_k, "d_v": d_v, "d_out": output.shape[1]}
+    return {"format": TRACE_FORMAT, "dims": dims, "X": X, "Q": Q, "K": K, "V": V, "heads": heads,
+            "concat": concat, "output": output, "warnings": warnings}
+
+
+# ---------------------------------------------------------------------------
+# Cross-check against torch.nn.MultiheadAttention
+
+
+def mha_applies(s, ref):
+    """nn.MultiheadAttention needs d_k = d_v = d_model/heads and a d_model × d_model out_proj: W_o, or
+    none at all (then out_proj is the identity, which is the same math), scale on, temperature 1, and
+    no fully masked row (PyTorch gives NaN there, the engine 0)."""
+    d = ref["dims"]
+    return (d["d_k"] == d["d_v"] and d["d_k"] * d["heads"] == d["d_model"] and d["d_out"] == d["d_model"]
+            and s["scale"] and s["temperature"] == 1.0 and (s["mask"] != 0).any(axis=1).all())
+
+
+def mha_check(s, ref):
+    """Max abs difference between the reference and nn.MultiheadAttention (weights, output)."""
+    d = ref["dims"]
+    E, H = d["d_model"], d["heads"]
+    mha = torch.nn.MultiheadAttention(E, H, dropout=0.0, bias=True, batch_first=True, dtype=torch.float64)
+    mha.eval()
+    zeros = np.zeros(E)
+    with torch.no_grad():
+        # nn.Linear computes x·Wᵀ + b, the engine x·W + b: the weights go in transposed.
+        w_in = np.concatenate([s["W_q"].T, s["W_k"].T, s["W_v"].T], axis=0)
+        b_in = np.concatenate([s.get("b_q", zeros), s.get("b_k", zeros), s.get("b_v", zeros)])
+        mha.in_proj_weight.copy_(torch.from_numpy(w_in))
+        mha.in_proj_bias.copy_(torch.from_numpy(b_in))
+        w_o = s["W_o"] if s["W_o"] is not None else np.eye(E)
+        mha.out_proj.weight.copy_(torch.from_numpy(w_o.T.copy()))
+        mha.out_proj.bias.copy_(torch.from_numpy(s["b_o"] if s["b_o"] is not None else zeros))
+        x = torch.from_numpy(s["X"]).unsqueeze(0)
+        attn_mask = torch.from_numpy(s["mask"] == 0)  # True = may not attend
+        out, weights = mha(x, x, x, attn_mask=attn_mask, need_weights=True, average_attn_weights=False)
+    diff_out = np.abs(out[0].numpy() - ref["output"]).max()
+    diff_w = max(np.abs(weights[0, i].numpy() - ref["heads"][i]["weights"]).max() for i in range(H))
+    return max(diff_out, diff_w)
+
+
+# ---------------------------------------------------------------------------
+# Writing files
+
+
+def num(x):
+    """A float64 in repr precision (round-trips exactly); non-finite as the trace's strings."""
+    x = float(x)
+    if math.isnan(x):
+        return '"nan"'
+    if math.isinf(x):
+        return '"inf"' if x > 0 else '"-inf"'
+    return repr(x)
+
+
+def num32(x):
+    """A float32 value in its shortest round-trip form (what the CLI writes)."""
+    v = np.float32(x)
+    text = str(v)
+    if "e" not in text and "." in text and text.endswith(".0"):
+        text = text[:-2]
+    assert np.float32(float(text)) == v, (x, text)  # the loader reads double, then casts
+    return text
+
+
+def matrix_text(m, fmt, indent):
+    pad = " " * (indent + 2)
+    rows = [pad + "[" + ", ".join(fmt(v) for v in row) + "]" for row in np.atleast_2d(m)]
+    return "[\n" + ",\n".join(rows) + "\n" + " " * indent + "]"
+
+
+def row_text(v, fmt):
+    return "[" + ", ".join(fmt(x) for x in v) + "]"
+
+
+def trace_text(ref):
+    d = ref["dims"]
+    out = ["{", f'  "format": {json.dumps(ref["format"])},',
+           '  "dims": {' + ", ".join(f'"{k}": {v}' for k, v in d.items()) + "},"]
+    for k in ("X", "Q", "K", "V"):
+        out.append(f'  "{k}": {matrix_text(ref[k], num, 2)},')
+    heads = []
+    for h in ref["heads"]:
+        parts = [f'    "{k}": {matrix_text(h[k], num, 4)}'
+                 for k in ("Q", "K", "V", "scores", "scaled", "masked", "weights", "context")]
+        heads.append("{\n" + ",\n".join(parts) + "\n  }")
+    out.append('  "heads": [' + ", ".join(heads) + "],")
+    out.append(f'  "concat": {matrix_text(ref["concat"], num, 2)},')
+    out.append(f'  "output": {matrix_text(ref["output"], num, 2)},')
+    out.append('  "warnings": [' + ", ".join(json.dumps(w, ensure_ascii=False) for w in ref["warnings"]) + "]")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def scenario_text(c):
+    """A random case (see random_cases) as a scenario file."""
+    lines = ["{"]
+    fields = [("title", json.dumps(c["title"])), ("description", json.dumps(c["description"])),
+              ("tokens", json.dumps(c["tokens"])), ("heads", str(c["heads"]))]
+    mask = c["mask"]
+    fields.append(("mask", json.dumps(mask) if isinstance(mask, str)
+                   else matrix_text(mask, lambda v: str(int(v)), 2)))
+    fields += [("scale", "true" if c["scale"] else "false"), ("temperature", num32(c["temperature"]))]
+    for k in ("X", "W_q", "W_k", "W_v"):
+        fields.append((k, matrix_text(c[k], num32, 2)))
+    for k in ("b_q", "b_k", "b_v"):
+        if k in c:
+            fields.append((k, row_text(c[k], num32)))
+    if "W_o" in c:
+        fields.append(("W_o", matrix_text(c["W_o"], num32, 2)))
+    if "b_o" in c:
+        fields.append(("b_o", row_text(c["b_o"], num32)))
+    lines.append(",\n".join(f'  "{k}": {v}' for k, v in fields))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# The cases
+
+
+def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="none", bias=False,
+                w_o=None, b_o=False, scale=True, temperature=1.0):
+    """A small scenario of float32-representable values drawn with a fixed seed.
+    w_o: None (no W_o) or d_out."""
+    rng = np.random.default_rng(seed)
+
+    def draw(shape, spread):
+        return f32(rng.uniform(-1.0, 1.0, size=shape) * spread)  # float64 draw, rounded to float32
+
+    c = {"title": name, "description": description, "tokens": [f"tok{i}" for i in range(T)],
+         "heads": heads, "mask": mask, "scale": scale, "temperature": temperature,
+         "X": draw((T, d_model), 1.0)}
+    spread = 1.7 / math.sqrt(d_model)  # projections O(1)
+    c["W_q"] = draw((d_model, heads * d_k), spread)
+    c["W_k"] = draw((d_model, heads * d_k), spread)
+    c["W_v"] = draw((d_model, heads * d_v), spread)
+    if bias:
+        c["b_q"], c["b_k"], c["b_v"] = (draw(heads * d_k, 0.3), draw(heads * d_k, 0.3), draw(heads * d_v, 0.3))
+    if w_o is not None:
+        c["W_o"] = draw((heads * d_v, w_o), 1.7 / math.sqrt(heads * d_v))
+    if b_o:
+        c["b_o"] = draw(w_o if w_o is not None else heads * d_v, 0.3)
+    return c
+
+
+def random_cases():
+    gap_mask = np.ones((5, 5))
+    gap_mask[2, :] = 0  # token 2 may attend to nothing: weights 0, context 0, a warning
+    gap_mask[0, 3] = 0
+    gap_mask[4, 1] = 0
+    return [
+        random_case(101, "mha_three_heads_biases_causal",
+                    "Three heads of d_k = d_v = 2 over d_model = 6, all biases, square W_o and b_o, causal: "
+                    "exactly nn.MultiheadAttention.",
+                    T=5, d_model=6, heads=3, d_k=2, d_v=2, mask="causal", bias=True, w_o=6, b_o=True),
+        random_case(102, "mha_two_heads_no_mask",
+                    "Two heads, no mask, square W_o, no biases: nn.MultiheadAttention with zero biases.",
+                    T=4, d_model=4, heads=2, d_k=2, d_v=2, w_o=4),
+        random_case(103, "two_heads_dk3_dv2_wo_dout5",
+                    "d_k = 3 differs from d_v = 2, biases, and W_o maps h*d_v = 4 to d_out = 5 (not d_model = 4).",
+                    T=4, d_model=4, heads=2, d_k=3, d_v=2, mask="causal", bias=True, w_o=5, b_o=True),
+        random_case(104, "output_bias_without_wo",
+                    "Three heads of d_k = 2, d_v = 3 and no W_o: the output is concat + b_o.",
+                    T=3, d_model=5, heads=3, d_k=2, d_v=3, b_o=True),
+        random_case(105, "custom_mask_fully_masked_row",
+                    "A custom mask where token 2 may attend to nothing: its weights and context are 0 and its "
+                    "output is b_o alone.",
+                    T=5, d_model=4, heads=2, d_k=2, d_v=3, mask=gap_mask, bias=True, w_o=4, b_o=True),
+        random_case(106, "scale_off",
+                    "Scaling by 1/sqrt(d_k) switched off: scaled = scores.",
+                    T=4, d_model=3, heads=1, d_k=4, d_v=3, mask="causal", w_o=3),
+        random_case(107, "temperature_half_sharpens",
+                    "Temperature 0.5 doubles the scaled scores: sharper weights.",
+                    T=4, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", bias=True, w_o=4, temperature=0.5),
+        random_case(108, "temperature_two_scale_off",
+                    "Temperature 2 with scaling off: scaled = scores / 2, flatter weights.",
+                    T=4, d_model=3, heads=1, d_k=3, d_v=2, scale=False, temperature=2.0),
+        random_case(109, "single_token",
+                    "T = 1: every weight is 1 and each context is the token's own value.",
+                    T=1, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", bias=True, w_o=4, b_o=True),
+    ]
+
+
+def find_cli():
+    found = sorted(glob.glob(os.path.join(REPO, "build", "*", "bin", "attention-lab-cli")), key=os.path.getmtime)
+    if not found:
+        sys.exit("no build/*/bin/attention-lab-cli: build the CLI first or pass --cli")
+    return found[-1]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cli", help="attention-lab-cli binary (for the presets)")
+    args = ap.parse_args()
+    cli = args.cli or find_cli()
+    torch.set_default_dtype(torch.float64)
+    os.makedirs(FIXTURES, exist_ok=True)
+
+    cases = []  # (name, scenario file text)
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in PRESETS:
+            out = os.path.join(tmp, p + ".json")
+            subprocess.run([cli, "preset", p, "-o", out], check=True)
+            with open(out) as f:
+                cases.append(("preset_" + p.replace("-", "_"), f.read()))
+    for c in random_cases():
+        cases.append((c["title"], scenario_text(c)))
+
+    for name, text in cases:
+        scenario_path = os.path.join(FIXTURES, name + ".scenario.json")
+        expected_path = os.path.join(FIXTURES, name + ".expected.json")
+        with open(scenario_path, "w") as f:
+            f.write(text)
+        s = load_scenario(scenario_path)  # read back: the reference sees what the engine will
+        ref = reference(s)
+        note = ""
+        if mha_applies(s, ref):
+            diff = mha_check(s, ref)
+            if not diff <= MHA_TOLERANCE:
+                sys.exit(f"{name}: reference and nn.MultiheadAttention differ by {diff:.3g} (> {MHA_TOLERANCE})")
+            note = f"  nn.MultiheadAttention max |diff| = {diff:.3g}"
+        trace = trace_text(ref)
+        json.loads(trace)  # well-formed
+        with open(expected_path, "w") as f:
+            f.write(trace)
+        for path in (scenario_path, expected_path):
+            size = os.path.getsize(path)
+            if size > MAX_FIXTURE_BYTES:
+                sys.exit(f"{path}: {size} bytes, more than {MAX_FIXTURE_BYTES}; make the case smaller")
+        d = ref["dims"]
+        print(f"{name}: T={d['T']} d_model={d['d_model']} heads={d['heads']} d_k={d['d_k']} d_v={d['d_v']} "
+              f"d_out={d['d_out']} mask={s['mask_kind']}{note}")
+
+
+if __name__ == "__main__":
+    main()
