@@ -35,7 +35,7 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
   StageInfo info;
   info.id = id;
   info.id_text = to_string(id);
-  info.editability = is_input(id.kind) ? Editability::Edit : Editability::Pin;
+  info.editability = is_input(id.kind) ? Editability::EditCells : Editability::PinCells;
   const auto tokens = token_labels(s);
   const StageId X = StageId::input(StageKind::X);
 

@@ -20,8 +20,8 @@ enum class ValueDomain {
 
 // How a user may change a stage's cells.
 enum class Editability {
-  Edit,  // an input: cells are edited for real
-  Pin,   // computed: cells can be overridden by pins
+  EditCells,  // an input: cells are edited for real
+  PinCells,   // computed: cells can be overridden by pins
 };
 
 struct StageInfo {
@@ -37,7 +37,7 @@ struct StageInfo {
   std::vector<std::string> col_labels;
   std::vector<StageId> inputs;  // the stages it is computed from (empty for inputs)
   ValueDomain domain = ValueDomain::Signed;
-  Editability editability = Editability::Pin;
+  Editability editability = Editability::PinCells;
   bool active = true;  // false when the scenario does not use it (biases off, no W_o)
 };
 

@@ -1,0 +1,307 @@
+#include "app.h"
+
+#include "attention_lab/presets.h"
+#include "attention_lab/stage_info.h"
+#include "gfx/screenshot.h"
+#include "logic/steps.h"
+#include "logic/derivation.h"
+#include "attention_lab/json_text.h"
+#include "attention_lab/scenario_io.h"
+#include "panels/panels.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace attention_lab::gui {
+
+// [SECTION] AppState
+
+void AppState::set_status(std::string text) {
+  status = std::move(text);
+  status_time = ImGui::GetTime();
+}
+
+bool AppState::apply(const Edit& edit, std::uint64_t gesture) {
+  if (auto err = doc->apply(edit, gesture); !err.empty()) {
+    set_status("Not applied: " + err);
+    return false;
+  }
+  return true;
+}
+
+void AppState::open_document(Scenario scenario, std::string path) {
+  doc = std::make_unique<Document>(std::move(scenario));
+  file_path = std::move(path);
+  textures.clear();
+  views.clear();
+  hovered.reset();
+  selected.reset();
+  drag.reset();
+  lit.clear();
+  focused_head = std::clamp(focused_head, 0, doc->scenario().heads - 1);
+}
+
+std::string AppState::window_title() const {
+  std::string name = file_path.empty() ? doc->scenario().title : std::filesystem::path(file_path).filename().string();
+  return (doc->modified() ? "• " : "") + name + " — Attention Lab";
+}
+
+// [SECTION] App
+
+App::App(Options options) { state_.options = std::move(options); }
+
+std::string App::init(GLFWwindow* window) {
+  state_.window = window;
+  if (auto err = state_.renderer.init(); !err.empty()) return "shader error:\n" + err;
+  state_.settings.load();
+  const Options& o = state_.options;
+  if (!o.scenario_path.empty()) {
+    LoadResult r = load_scenario(o.scenario_path);
+    if (!r.scenario) return o.scenario_path + ": " + r.error;
+    state_.open_document(std::move(*r.scenario), o.scenario_path);
+  } else {
+    const std::string name = o.preset.empty() ? std::string(kDefaultPreset) : o.preset;
+    auto s = make_preset(name);
+    if (!s) return "--preset: unknown preset '" + name + "' (fat-cat, book, naive, multi-head)";
+    state_.open_document(std::move(*s), "");
+  }
+  if (o.head >= state_.doc->scenario().heads)
+    return "--head: expected 0 to " + std::to_string(state_.doc->scenario().heads - 1) + ", found " + std::to_string(o.head);
+  state_.focused_head = o.head;
+  if (o.step >= static_cast<int>(steps().size()))
+    return "--step: expected 1 to " + std::to_string(steps().size()) + ", found " + std::to_string(o.step + 1);
+  state_.step = o.step;
+  state_.scroll_to_step = o.step >= 0;
+  if (!o.select.empty()) {
+    // STAGE:ROW:COL
+    const auto a = o.select.rfind(':'), b = a == std::string::npos ? a : o.select.rfind(':', a - 1);
+    const auto id = b == std::string::npos ? std::nullopt : parse_stage_id(o.select.substr(0, b));
+    if (!id) return "--select: expected STAGE:ROW:COL such as scores[0]:2:1, found '" + o.select + "'";
+    const MatrixView m = state_.doc->stage(*id);
+    const int r = std::atoi(o.select.substr(b + 1, a - b - 1).c_str()), c = std::atoi(o.select.substr(a + 1).c_str());
+    if (r < 0 || c < 0 || r >= m.rows() || c >= m.cols()) return "--select: cell outside " + to_string(*id);
+    state_.selected = CellRef{*id, r, c};
+  }
+  return {};
+}
+
+bool App::animating() const {
+  if (state_.playing) return true;
+  if (state_.step < 0) return false;
+  const auto& step = steps()[static_cast<std::size_t>(state_.step)];
+  return step.animation != StepAnimation::None && ImGui::GetTime() - state_.step_started < 6.0;
+}
+
+void App::request_close() {
+  if (state_.doc->modified())
+    state_.confirm_quit = true;
+  else
+    state_.quit = true;
+}
+
+void App::drop_files(int count, const char** paths) {
+  for (int i = 0; i < count; ++i) {
+    const std::string p = paths[i];
+    if (p.size() > 5 && p.substr(p.size() - 5) == ".json") {
+      load_file_into(state_, p);
+      return;
+    }
+  }
+  if (count > 0) state_.error_popup = std::string("Drop a .json scenario file; got ") + paths[0];
+}
+
+void App::handle_shortcuts() {
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool typing = io.WantTextInput;
+  auto pressed = [](ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key)); };
+  auto pressed_glfw = [](int key) { return ImGui::IsKeyPressed(key); };
+  if (pressed_glfw(GLFW_KEY_F1)) state_.show_help = !state_.show_help;
+  if (typing) return;
+  if (io.KeyCtrl) {
+    if (pressed_glfw(GLFW_KEY_Z)) {
+      if (io.KeyShift) state_.doc->redo();
+      else state_.doc->undo();
+    }
+    if (pressed_glfw(GLFW_KEY_Y)) state_.doc->redo();
+    if (pressed_glfw(GLFW_KEY_S)) {
+      if (io.KeyShift) action_save_as_dialog(state_);
+      else action_save(state_);
+    }
+    if (pressed_glfw(GLFW_KEY_O)) action_open_dialog(state_);
+    if (pressed_glfw(GLFW_KEY_Q)) request_close();
+    if (pressed_glfw(GLFW_KEY_EQUAL) || pressed_glfw(GLFW_KEY_KP_ADD)) state_.cell_px = std::min(state_.cell_px * 1.2f, 80.0f);
+    if (pressed_glfw(GLFW_KEY_MINUS) || pressed_glfw(GLFW_KEY_KP_SUBTRACT)) state_.cell_px = std::max(state_.cell_px / 1.2f, 6.0f);
+    return;
+  }
+  if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) return;
+  const int last = static_cast<int>(steps().size()) - 1;
+  if (pressed(ImGuiKey_RightArrow)) step_to(state_, state_.step >= last ? -1 : state_.step + 1);
+  if (pressed(ImGuiKey_LeftArrow)) step_to(state_, state_.step < 0 ? last : state_.step - 1);
+  if (pressed(ImGuiKey_Space)) {
+    state_.playing = !state_.playing;
+    if (state_.playing && (state_.step < 0 || state_.step == last)) step_to(state_, 0);
+  }
+  if (pressed(ImGuiKey_Escape)) state_.selected.reset();
+  if ((pressed(ImGuiKey_Enter) || pressed(ImGuiKey_KeyPadEnter)) && state_.selected &&
+      state_.selected->stage.kind != StageKind::Mask) {
+    state_.typing.cell = *state_.selected;
+    state_.typing.open_requested = true;
+  }
+}
+
+void App::update_provenance() {
+  std::optional<CellRef> source = state_.hovered ? state_.hovered : state_.selected;
+  // During a product animation the sweeping cell shows its sources.
+  if (!source && state_.step >= 0 && animating()) {
+    const auto& step = steps()[static_cast<std::size_t>(state_.step)];
+    const StageKind k = step.focus;
+    const StageId id = is_per_head(k) ? StageId::of_head(k, state_.focused_head) : StageId::input(k);
+    const MatrixView m = state_.doc->stage(id);
+    const double elapsed = ImGui::GetTime() - state_.step_started;
+    const int total = static_cast<int>(m.rows() * m.cols());
+    const int done = static_cast<int>(elapsed * std::max(4.0, total / 4.0));
+    if (step.animation == StepAnimation::Product && done < total && m.cols() > 0)
+      source = CellRef{id, done / static_cast<int>(m.cols()), done % static_cast<int>(m.cols())};
+    if (step.animation == StepAnimation::Softmax) {
+      const int row = static_cast<int>(elapsed * std::max(1.5, static_cast<double>(m.rows()) / 4.0));
+      if (row < m.rows()) source = CellRef{id, row, 0};
+    }
+  }
+  state_.lit = source ? provenance(state_.doc->scenario(), source->stage, source->row, source->col) : std::vector<Lit>{};
+}
+
+void App::frame() {
+  handle_shortcuts();
+  if (state_.playing) {
+    // Each step plays for 5 seconds.
+    if (ImGui::GetTime() - state_.step_started > 5.0) {
+      const int last = static_cast<int>(steps().size()) - 1;
+      if (state_.step >= last) state_.playing = false;
+      else step_to(state_, state_.step + 1);
+    }
+  }
+  update_provenance();
+  state_.hovered.reset();
+  state_.drawn.clear();
+  state_.renderer.begin_frame();
+
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
+  ImGui::Begin("Attention Lab", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_MenuBar |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings);
+  ImGui::PopStyleVar();
+  draw_menu_bar(state_);
+
+  const float step_bar_h = ImGui::GetTextLineHeightWithSpacing() * 5.2f;
+  const float side_w = std::clamp(vp->WorkSize.x * 0.18f, 230.0f, 320.0f);
+  const float inspector_w = std::clamp(vp->WorkSize.x * 0.24f, 280.0f, 440.0f);
+  const float body_h = ImGui::GetContentRegionAvail().y - step_bar_h;
+
+  ImGui::BeginChild("controls", ImVec2(side_w, body_h), true);
+  draw_controls_panel(state_);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("pipeline", ImVec2(ImGui::GetContentRegionAvail().x - inspector_w - 8, body_h), true,
+                    ImGuiWindowFlags_HorizontalScrollbar);
+  draw_pipeline_panel(state_);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("inspector", ImVec2(0, body_h), true);
+  draw_inspector_panel(state_);
+  ImGui::EndChild();
+  ImGui::BeginChild("steps", ImVec2(0, 0), true);
+  draw_step_bar(state_);
+  if (!state_.status.empty() && ImGui::GetTime() - state_.status_time < 8.0) {
+    ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(state_.status.c_str()).x - 16);
+    ImGui::TextColored(ImVec4(0.6f, 0.85f, 1.0f, 1.0f), "%s", state_.status.c_str());
+  }
+  ImGui::EndChild();
+
+  draw_file_dialog(state_);
+  draw_help_windows(state_);
+  draw_typing_popup(state_);
+
+  if (!state_.error_popup.empty()) ImGui::OpenPopup("Problem");
+  if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::PushTextWrapPos(520.0f);
+    ImGui::TextUnformatted(state_.error_popup.c_str());
+    ImGui::PopTextWrapPos();
+    if (ImGui::Button("OK") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter))) {
+      state_.error_popup.clear();
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+  }
+  if (state_.confirm_quit) ImGui::OpenPopup("Unsaved changes");
+  if (ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::TextUnformatted("The scenario has changes that are not saved.");
+    if (ImGui::Button("Save and quit")) {
+      action_save(state_);
+      state_.quit = !state_.doc->modified();
+      state_.confirm_quit = false;
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Quit without saving")) state_.quit = true, state_.confirm_quit = false, ImGui::CloseCurrentPopup();
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) state_.confirm_quit = false, ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+  }
+  ImGui::End();
+  write_probe();
+}
+
+void App::after_render(int fb_w, int fb_h) {
+  if (state_.pending_png.empty()) return;
+  int x = 0, y = 0, w = 0, h = 0;
+  if (state_.pending_png_stage) {
+    for (const auto& d : state_.drawn)
+      if (d.stage == *state_.pending_png_stage) {
+        const float sx = static_cast<float>(fb_w) / ImGui::GetIO().DisplaySize.x;
+        x = static_cast<int>(d.rect.x0 * sx), y = static_cast<int>(d.rect.y0 * sx);
+        w = static_cast<int>(d.rect.width() * sx), h = static_cast<int>(d.rect.height() * sx);
+      }
+  }
+  if (auto err = gfx::save_framebuffer_png(state_.pending_png, fb_w, fb_h, x, y, w, h); !err.empty())
+    state_.error_popup = err;
+  else
+    state_.set_status("Wrote " + state_.pending_png);
+  state_.pending_png.clear();
+  state_.pending_png_stage.reset();
+}
+
+// A small JSON snapshot of the UI for the GUI tests (--probe FILE): where
+// each heatmap is on screen, what is hovered and selected, the inspector text.
+void App::write_probe() const {
+  if (state_.options.probe.empty()) return;
+  std::ostringstream out;
+  auto cell = [&](const std::optional<CellRef>& c) {
+    if (!c) return std::string("null");
+    return "{\"stage\": \"" + to_string(c->stage) + "\", \"row\": " + std::to_string(c->row) +
+           ", \"col\": " + std::to_string(c->col) + "}";
+  };
+  const std::optional<CellRef> inspected = state_.hovered ? state_.hovered : state_.selected;
+  const std::string inspector =
+      inspected ? derive(*state_.doc, inspected->stage, inspected->row, inspected->col).title : std::string();
+  out << "{\"hovered\": " << cell(state_.hovered) << ", \"selected\": " << cell(state_.selected)
+      << ", \"lit\": " << state_.lit.size() << ", \"step\": " << state_.step << ", \"modified\": "
+      << (state_.doc->modified() ? "true" : "false") << ", \"undo\": " << (state_.doc->can_undo() ? "true" : "false")
+      << ", \"inspector\": " << json_text::quote(inspector) << ", \"texture_uploads\": " << state_.texture_uploads << ", \"heatmaps\": [";
+  bool first = true;
+  for (const auto& d : state_.drawn) {
+    out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0
+        << ", \"y0\": " << d.rect.y0 << ", \"x1\": " << d.rect.x1 << ", \"y1\": " << d.rect.y1
+        << ", \"rows\": " << d.rows << ", \"cols\": " << d.cols << ", \"transposed\": " << (d.transposed ? "true" : "false") << "}";
+    first = false;
+  }
+  out << "]}\n";
+  std::ofstream(state_.options.probe) << out.str();
+}
+
+}  // namespace attention_lab::gui

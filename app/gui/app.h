@@ -1,0 +1,34 @@
+#pragma once
+// The app: owns the state, builds each frame from the panels, handles
+// shortcuts, and serves screenshots and the test probe.
+
+#include "app_state.h"
+
+namespace attention_lab::gui {
+
+class App {
+ public:
+  explicit App(Options options);
+
+  // After the GL context exists: shaders, settings, the first scenario.
+  // Returns "" or a message for stderr (the app then exits with status 2).
+  std::string init(GLFWwindow* window);
+
+  void frame();                 // one ImGui frame
+  void after_render(int fb_w, int fb_h);  // exports that need the finished frame
+  bool animating() const;       // keep rendering without input
+  bool should_close() const { return state_.quit; }
+  void request_close();         // the window's close button
+  void drop_files(int count, const char** paths);
+
+  AppState& state() { return state_; }
+
+ private:
+  void handle_shortcuts();
+  void update_provenance();
+  void write_probe() const;
+
+  AppState state_;
+};
+
+}  // namespace attention_lab::gui

@@ -1,0 +1,120 @@
+#pragma once
+// The one explicit state of the app: the open document, what the user is
+// looking at, and the GPU resources that mirror the document. Every panel
+// receives it; nothing lives in function statics.
+
+#include "attention_lab/document.h"
+#include "gfx/gl_texture.h"
+#include "gfx/heatmap_renderer.h"
+#include "logic/heatmap_view.h"
+#include "logic/provenance.h"
+#include "options.h"
+#include "settings.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct GLFWwindow;
+
+namespace attention_lab::gui {
+
+struct CellRef {
+  StageId stage;
+  int row = 0;
+  int col = 0;
+  friend bool operator==(const CellRef&, const CellRef&) = default;
+};
+
+// A drag on a cell, turned into edits that share one undo entry.
+struct DragState {
+  CellRef cell;
+  std::uint64_t gesture = 0;
+  float start_value = 0.0f;
+  float start_y = 0.0f;
+  bool moved = false;
+};
+
+// The "type a number" popup.
+struct TypingState {
+  CellRef cell;
+  char buffer[64] = {};
+  bool open_requested = false;
+  std::string error;
+};
+
+enum class FileDialogMode { Closed, Open, SaveAs, ExportCsv, ExportPng };
+
+struct FileDialogState {
+  FileDialogMode mode = FileDialogMode::Closed;
+  std::string directory;
+  char name[256] = {};
+  std::string error;
+  bool just_opened = false;
+};
+
+// Screen rectangles of this frame's heatmaps, for hit-testing overlays and
+// for the test probe.
+struct DrawnHeatmap {
+  StageId stage;
+  Rect rect;
+  int rows = 0, cols = 0;
+  bool transposed = false;
+};
+
+struct AppState {
+  Options options;
+  Settings settings;
+  std::unique_ptr<Document> doc;
+  std::string file_path;  // empty: not saved yet
+  GLFWwindow* window = nullptr;
+
+  // What the user is looking at
+  int focused_head = 0;
+  int step = -1;          // index into steps(); -1 shows everything
+  bool playing = false;
+  bool scroll_to_step = false;  // scroll the pipeline to the current step once
+  double step_started = 0.0;  // time the current step began (animations)
+  float cell_px = 34.0f;      // base cell size of the pipeline view
+  std::optional<CellRef> hovered;
+  std::optional<CellRef> selected;
+  std::vector<Lit> lit;       // provenance of the hovered (or selected) cell
+  std::map<StageId, HeatmapView> views;
+  std::vector<DrawnHeatmap> drawn;
+
+  // Interaction in progress
+  std::optional<DragState> drag;
+  std::optional<StageId> panning;
+  TypingState typing;
+  std::uint64_t temperature_gesture = 0;  // one undo entry per slider drag
+  FileDialogState file_dialog;
+
+  // Windows and messages
+  bool show_help = false;
+  bool show_about = false;
+  bool confirm_quit = false;
+  bool quit = false;
+  std::string error_popup;   // a modal message (bad file…)
+  std::string status;        // the status bar
+  double status_time = 0.0;
+
+  // GPU mirrors of the document's matrices
+  gfx::HeatmapRenderer renderer;
+  std::map<StageId, gfx::FloatTexture> textures;
+  std::uint64_t texture_uploads = 0;
+
+  // Export requests, served after rendering (need the finished frame)
+  std::string pending_png;
+  std::optional<StageId> pending_png_stage;
+
+  void set_status(std::string text);
+  // Applies an edit from a widget; reports a refused edit in the status bar.
+  bool apply(const Edit& edit, std::uint64_t gesture = 0);
+  // Replaces the document (file loaded, preset chosen); keeps view state that still fits.
+  void open_document(Scenario scenario, std::string path);
+  std::string window_title() const;
+};
+
+}  // namespace attention_lab::gui

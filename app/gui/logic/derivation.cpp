@@ -1,0 +1,186 @@
+#include "logic/derivation.h"
+
+#include "attention_lab/stage_info.h"
+#include "logic/number_format.h"
+
+#include <cmath>
+
+namespace attention_lab::gui {
+
+namespace {
+
+std::string sub(int n) { return subscript(n); }
+
+// "a₀×b₀ + a₁×b₁ + … = total", showing at most kMaxTermsShown terms.
+std::string dot_terms(const RowVector& a, const RowVector& b, float total) {
+  std::string s;
+  const auto n = a.size();
+  for (Eigen::Index i = 0; i < n && i < kMaxTermsShown; ++i)
+    s += (i ? " + " : "") + format_factor(a[i]) + "×" + format_factor(b[i]);
+  if (n > kMaxTermsShown) s += " + … (" + std::to_string(n) + " terms)";
+  return s + " = " + format_number(total, 3);
+}
+
+std::string pin_note(const Scenario& s, StageId id, int r, int c, float computed) {
+  PinKey key{id, r, c};
+  if (id.kind == StageKind::HeadQ) key = {StageId::input(StageKind::Q), r, id.head * s.dims().d_k + c};
+  if (id.kind == StageKind::HeadK) key = {StageId::input(StageKind::K), r, id.head * s.dims().d_k + c};
+  if (id.kind == StageKind::HeadV) key = {StageId::input(StageKind::V), r, id.head * s.dims().d_v + c};
+  const auto it = s.pins.find(key);
+  if (it == s.pins.end()) return {};
+  return "Pinned to " + format_number(it->second, 3) + " (computed: " + format_number(computed, 3) +
+         "). Everything downstream uses the pinned value.";
+}
+
+}  // namespace
+
+Derivation derive(const Document& doc, StageId id, int r, int c) {
+  const Scenario& s = doc.scenario();
+  const Dims d = s.dims();
+  const StageInfo info = describe_stage(s, id);
+  Derivation out;
+  const MatrixView m = doc.stage(id);
+  if (r < 0 || c < 0 || r >= m.rows() || c >= m.cols()) return out;
+  const float value = m(r, c);
+  const std::string at = "[" + std::to_string(r) + "," + std::to_string(c) + "]";
+  out.title = info.symbol + at;
+  if (info.rows == d.T && info.cols == d.T && d.T > 0)
+    out.title += "   ('" + s.token_label(r) + "' → '" + s.token_label(c) + "')";
+  else if (info.rows == d.T)
+    out.title += "   (token '" + s.token_label(r) + "')";
+  const int h = id.head;
+  const std::string hs = sub(h);
+  auto stage = [&](StageKind k) { return doc.stage(StageId::of_head(k, h)); };
+  auto layer = [&](StageKind k) { return doc.stage(StageId::input(k)); };
+
+  switch (id.kind) {
+    case StageKind::Q: case StageKind::K: case StageKind::V:
+    case StageKind::HeadQ: case StageKind::HeadK: case StageKind::HeadV: {
+      const int which = id.kind >= StageKind::HeadQ ? static_cast<int>(id.kind) - static_cast<int>(StageKind::HeadQ)
+                                                    : static_cast<int>(id.kind) - static_cast<int>(StageKind::Q);
+      const int width = which == 2 ? d.d_v : d.d_k;
+      const int col = id.kind >= StageKind::HeadQ ? h * width + c : c;
+      const auto W = layer(static_cast<StageKind>(static_cast<int>(StageKind::W_q) + which));
+      const char w = "qkv"[which];
+      const RowVector x = layer(StageKind::X).row(r);
+      const RowVector wc = W.col(col).transpose();
+      float computed = x.dot(wc);
+      out.formula = std::string("x") + sub(r) + "·W_" + w + "[:," + std::to_string(col) + "]";
+      out.numbers = dot_terms(x, wc, computed);
+      if (s.use_bias) {
+        const float b = layer(static_cast<StageKind>(static_cast<int>(StageKind::b_q) + which))(0, col);
+        out.formula += std::string(" + b_") + w + "[" + std::to_string(col) + "]";
+        computed += b;
+        out.numbers += " ; + " + format_factor(b) + " = " + format_number(computed, 3);
+      }
+      out.note = pin_note(s, id, r, c, computed);
+      break;
+    }
+    case StageKind::Scores: {
+      const RowVector q = stage(StageKind::HeadQ).row(r);
+      const RowVector k = stage(StageKind::HeadK).row(c);
+      const float computed = q.dot(k);
+      out.formula = "q" + sub(r) + "·k" + sub(c) + "  (row " + std::to_string(r) + " of Q" + hs + " · row " +
+                    std::to_string(c) + " of K" + hs + ")";
+      out.numbers = dot_terms(q, k, computed);
+      out.note = pin_note(s, id, r, c, computed);
+      break;
+    }
+    case StageKind::Scaled: {
+      const float raw = stage(StageKind::Scores)(r, c);
+      std::string f = "S" + hs + at, n = format_number(raw, 3);
+      double divisor = 1.0;
+      if (s.scale) {
+        f += " / √" + std::to_string(d.d_k);
+        n += " / " + format_number(static_cast<float>(std::sqrt(d.d_k)), 3);
+        divisor *= std::sqrt(static_cast<double>(d.d_k));
+      }
+      if (s.temperature != 1.0f) {
+        f += " / τ";
+        n += " / " + format_number(s.temperature, 2);
+        divisor *= static_cast<double>(s.temperature);
+      }
+      const auto computed = static_cast<float>(static_cast<double>(raw) / divisor);
+      out.formula = f;
+      out.numbers = n + " = " + format_number(computed, 3);
+      out.note = pin_note(s, id, r, c, computed);
+      break;
+    }
+    case StageKind::Masked: {
+      const bool allowed = layer(StageKind::Mask)(r, c) != 0.0f;
+      const float scaled = stage(StageKind::Scaled)(r, c);
+      out.formula = allowed ? "S̃" + hs + at + "  (the mask allows it)" : "−∞  (the mask forbids it)";
+      out.numbers = allowed ? format_number(scaled, 3)
+                            : "'" + s.token_label(r) + "' may not look at '" + s.token_label(c) + "' → −∞";
+      out.note = pin_note(s, id, r, c, allowed ? scaled : -INFINITY);
+      break;
+    }
+    case StageKind::Weights: {
+      const RowVector row = stage(StageKind::Masked).row(r);
+      const float mx = row.maxCoeff();
+      const float x = row[c];
+      if (!std::isfinite(mx)) {
+        out.formula = "softmax of a row with no allowed key";
+        out.numbers = "0 (by our convention; PyTorch gives NaN)";
+        break;
+      }
+      double sum = 0;
+      for (Eigen::Index j = 0; j < row.size(); ++j) sum += std::exp(static_cast<double>(row[j] - mx));
+      const double e = std::exp(static_cast<double>(x - mx));
+      out.formula = "e^(Ŝ" + sub(r) + sub(c) + " − max) / Σⱼ e^(Ŝ" + sub(r) + "ⱼ − max)";
+      out.numbers = "e^(" + format_number(x, 3) + " − " + format_number(mx, 3) + ") / Σⱼ e^(Ŝ" + sub(r) + "ⱼ − " +
+                    format_number(mx, 3) + ") = " + format_number(static_cast<float>(e), 3) + " / " +
+                    format_number(static_cast<float>(sum), 3) + " = " + format_number(static_cast<float>(e / sum), 3);
+      out.note = pin_note(s, id, r, c, static_cast<float>(e / sum));
+      if (out.note.empty() && !std::isfinite(x)) out.note = "A masked key gets exactly 0.";
+      break;
+    }
+    case StageKind::Context: {
+      const RowVector a = stage(StageKind::Weights).row(r);
+      const RowVector v = stage(StageKind::HeadV).col(c).transpose();
+      const float computed = a.dot(v);
+      out.formula = "Σⱼ A" + hs + "[" + std::to_string(r) + ",j] × V" + hs + "[j," + std::to_string(c) + "]";
+      out.numbers = dot_terms(a, v, computed);
+      out.note = pin_note(s, id, r, c, computed);
+      break;
+    }
+    case StageKind::Concat: {
+      const int head = d.d_v ? c / d.d_v : 0;
+      out.formula = "C" + sub(head) + "[" + std::to_string(r) + "," + std::to_string(c % std::max(d.d_v, 1)) + "]";
+      out.numbers = "head " + std::to_string(head) + "'s context, column " + std::to_string(c % std::max(d.d_v, 1)) +
+                    " = " + format_number(value, 3);
+      break;
+    }
+    case StageKind::Output: {
+      const RowVector x = layer(StageKind::Concat).row(r);
+      float computed = 0;
+      if (s.use_w_o) {
+        const RowVector w = layer(StageKind::W_o).col(c).transpose();
+        computed = x.dot(w);
+        out.formula = "c" + sub(r) + "·W_o[:," + std::to_string(c) + "]";
+        out.numbers = dot_terms(x, w, computed);
+      } else {
+        computed = x[c];
+        out.formula = "C[" + std::to_string(r) + "," + std::to_string(c) + "]  (no W_o)";
+        out.numbers = format_number(computed, 3);
+      }
+      if (s.use_output_bias) {
+        const float b = layer(StageKind::b_o)(0, c);
+        computed += b;
+        out.formula += " + b_o[" + std::to_string(c) + "]";
+        out.numbers += " ; + " + format_factor(b) + " = " + format_number(computed, 3);
+      }
+      out.note = pin_note(s, id, r, c, computed);
+      break;
+    }
+    default:
+      out.formula = "an input";
+      out.numbers = format_number(value, 4);
+      out.note = id.kind == StageKind::Mask ? "Click to toggle: 1 = may attend, 0 = may not."
+                                            : "Drag up/down to change it (Shift: finer); double-click to type.";
+      break;
+  }
+  return out;
+}
+
+}  // namespace attention_lab::gui

@@ -1,0 +1,23 @@
+#pragma once
+// The inspector's text: how one cell was computed, with the real numbers.
+//   scores₀[2,3] = q₂·k₃ = 0.12×0.40 + (−0.31)×0.05 + … = 0.52
+
+#include "attention_lab/document.h"
+
+#include <string>
+
+namespace attention_lab::gui {
+
+struct Derivation {
+  std::string title;    // "S₀[2,3]  ('cat' → 'fat')"
+  std::string formula;  // the general rule: "q₂·k₃"
+  std::string numbers;  // the rule with this cell's numbers
+  std::string note;     // pinned, masked, what it means
+};
+
+// Sums longer than this show their first terms and "…".
+inline constexpr int kMaxTermsShown = 6;
+
+Derivation derive(const Document& doc, StageId stage, int row, int col);
+
+}  // namespace attention_lab::gui

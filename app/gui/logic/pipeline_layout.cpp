@@ -1,0 +1,83 @@
+#include "logic/pipeline_layout.h"
+
+#include "attention_lab/stage_info.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace attention_lab::gui {
+
+namespace {
+
+Term matrix(StageId id, bool transposed = false) { return {Term::Kind::Matrix, id, transposed, {}}; }
+Term op(std::string text) { return {Term::Kind::Operator, {}, false, std::move(text)}; }
+
+// The operator between a stage's inputs, given its kind.
+std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool continues) {
+  std::vector<Term> t;
+  const auto& in = info.inputs;
+  switch (info.id.kind) {
+    case StageKind::Q: case StageKind::K: case StageKind::V:
+      t = {matrix(in[0]), op("·"), matrix(in[1])};
+      if (in.size() > 2) t.push_back(op("+")), t.push_back(matrix(in[2]));
+      break;
+    case StageKind::Scores: t = {matrix(in[0]), op("·"), matrix(in[1], true)}; break;
+    case StageKind::Scaled: {
+      std::string text;
+      if (s.scale) text = "÷ √" + std::to_string(s.dims().d_k);
+      if (s.temperature != 1.0f) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%s÷ τ=%.2g", text.empty() ? "" : " ", static_cast<double>(s.temperature));
+        text += buf;
+      }
+      t = {matrix(in[0]), op(text.empty() ? "× 1" : text)};
+      break;
+    }
+    case StageKind::Masked: t = {matrix(in[0]), op("+ mask"), matrix(in[1])}; break;
+    case StageKind::Weights: t = {matrix(in[0]), op("softmax →")}; break;
+    case StageKind::Context: t = {matrix(in[0]), op("·"), matrix(in[1])}; break;
+    case StageKind::Concat:
+      for (std::size_t i = 0; i < in.size(); ++i) t.push_back(matrix(in[i])), t.push_back(op(i + 1 < in.size() ? "|" : ""));
+      t.pop_back();
+      break;
+    case StageKind::Output:
+      t = {matrix(in[0])};
+      for (std::size_t i = 1; i < in.size(); ++i) t.push_back(op(in[i].kind == StageKind::W_o ? "·" : "+")), t.push_back(matrix(in[i]));
+      if (in.size() == 1) t.push_back(op("(no W_o)"));
+      break;
+    default: break;
+  }
+  if (continues && !t.empty()) t.erase(t.begin());  // the chain already shows the first input
+  return t;
+}
+
+}  // namespace
+
+std::vector<EquationLine> pipeline_equations(const Scenario& s, int head) {
+  std::vector<EquationLine> lines;
+  StageId previous{StageKind::X, -1};
+  for (const StageId id : pipeline(s)) {
+    if (is_input(id.kind) || id.kind == StageKind::HeadQ || id.kind == StageKind::HeadK || id.kind == StageKind::HeadV)
+      continue;
+    if (is_per_head(id.kind) && id.head != head) continue;
+    // Concat of one head is the head's context itself: skip the no-op line.
+    if (id.kind == StageKind::Concat && s.heads == 1) continue;
+    const StageInfo info = describe_stage(s, id);
+    if (info.inputs.empty()) continue;
+    StageId first = info.inputs[0];
+    if (id.kind == StageKind::Output && s.heads == 1) first = StageId::of_head(StageKind::Context, 0);
+    const bool continues = !lines.empty() && first == previous;
+    if (!continues) lines.emplace_back();
+    auto rhs = right_hand_side(s, info, continues);
+    if (id.kind == StageKind::Output && s.heads == 1 && !continues) rhs[0] = matrix(first);
+    auto& terms = lines.back().terms;
+    terms.insert(terms.end(), rhs.begin(), rhs.end());
+    if (!terms.empty() && terms.back().kind == Term::Kind::Matrix) terms.push_back(op("="));
+    else if (!terms.empty() && terms.back().text.find("softmax") == std::string::npos) terms.back().text += "  =";
+    terms.push_back(matrix(id));
+    previous = id;
+  }
+  return lines;
+}
+
+}  // namespace attention_lab::gui

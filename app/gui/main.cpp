@@ -1,0 +1,143 @@
+// attention-lab: sets up GLFW, OpenGL and Dear ImGui, runs the frame loop,
+// tears down. Everything the user sees is built by App.
+
+#include "app.h"
+#include "gfx/screenshot.h"
+#include "attention_lab/version.h"
+#include "options.h"
+
+#include <glad/gl.h>
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+namespace {
+
+using attention_lab::gui::App;
+
+void load_fonts(float size) {
+  ImGuiIO& io = ImGui::GetIO();
+  // Latin, Greek, sub/superscripts, arrows, math operators (·, √, ∞, Σ, −, ÷, ᵀ…).
+  static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000, 0x206F, 0x2070, 0x209F,
+                                   0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0x0300, 0x036F, 0};
+  const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, size, nullptr, ranges)) return;
+  std::fprintf(stderr, "attention-lab: %s not found; using the built-in font (math symbols will be missing)\n", path);
+  io.Fonts->AddFontDefault();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto parsed = attention_lab::gui::parse_options(std::vector<std::string>(argv + 1, argv + argc));
+  if (!parsed.options) {
+    std::fprintf(stderr, "attention-lab: %s (see --help)\n", parsed.error.c_str());
+    return 2;
+  }
+  const auto& opts = *parsed.options;
+  if (opts.help) {
+    std::fputs(attention_lab::gui::kUsage, stdout);
+    return 0;
+  }
+  if (opts.version) {
+    std::printf("attention-lab %s\n", attention_lab::version());
+    return 0;
+  }
+
+  glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "GLFW error %d: %s\n", code, text); });
+  if (!glfwInit()) {
+    std::fprintf(stderr, "attention-lab: cannot initialise GLFW (is there a display? try xvfb-run)\n");
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  GLFWwindow* window = glfwCreateWindow(opts.width, opts.height, "Attention Lab", nullptr, nullptr);
+  if (!window) {
+    std::fprintf(stderr, "attention-lab: cannot create an OpenGL 3.3 window\n");
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(1);
+  if (!gladLoadGL(glfwGetProcAddress)) {
+    std::fprintf(stderr, "attention-lab: cannot load OpenGL functions\n");
+    return 1;
+  }
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // layout is fixed; nothing to persist in the working directory
+  ImGui::StyleColorsDark();
+  ImGui::GetStyle().FrameRounding = 3.0f;
+  load_fonts(16.0f);
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+
+  int status = 0;
+  {
+    App app(opts);
+    if (auto err = app.init(window); !err.empty()) {
+      std::fprintf(stderr, "attention-lab: %s\n", err.c_str());
+      status = 2;
+    } else {
+      glfwSetWindowUserPointer(window, &app);
+      glfwSetWindowCloseCallback(window, [](GLFWwindow* w) {
+        glfwSetWindowShouldClose(w, GLFW_FALSE);  // ask first when there are unsaved changes
+        static_cast<App*>(glfwGetWindowUserPointer(w))->request_close();
+      });
+      glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+        static_cast<App*>(glfwGetWindowUserPointer(w))->drop_files(count, paths);
+      });
+      const bool screenshot = !opts.screenshot.empty();
+      int frame = 0;
+      std::string last_title;
+      while (!app.should_close()) {
+        // Idle windows sleep until input; animations and screenshots keep going.
+        if (screenshot || app.animating() || frame < 3)
+          glfwPollEvents();
+        else
+          glfwWaitEventsTimeout(0.25);
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        ImGui::NewFrame();
+        app.frame();
+        ImGui::Render();
+        int fb_w = 0, fb_h = 0;
+        glfwGetFramebufferSize(window, &fb_w, &fb_h);
+        glViewport(0, 0, fb_w, fb_h);
+        glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        app.after_render(fb_w, fb_h);
+        ++frame;
+        if (screenshot && frame >= std::max(opts.frames, 2)) {
+          const auto shot_error = attention_lab::gfx::save_framebuffer_png(opts.screenshot, fb_w, fb_h);
+          if (!shot_error.empty()) {
+            std::fprintf(stderr, "attention-lab: %s\n", shot_error.c_str());
+            status = 1;
+          }
+          break;
+        }
+        glfwSwapBuffers(window);
+        if (const std::string t = app.state().window_title(); t != last_title) {
+          glfwSetWindowTitle(window, t.c_str());
+          last_title = t;
+        }
+      }
+    }
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return status;
+}

@@ -1,0 +1,71 @@
+#include "options.h"
+
+#include <charconv>
+
+namespace attention_lab::gui {
+
+const char* const kUsage = R"(attention-lab — see and change every number of self-attention
+
+usage: attention-lab [SCENARIO.json] [options]
+  --preset NAME        open a built-in scenario (fat-cat, book, naive, multi-head)
+  --step N             start at step N of the step-through (1-9)
+  --head I             focus head I
+  --size WxH           window size in pixels (default 1280x800)
+  --screenshot OUT.png render, write the window to OUT.png and exit
+  --frames N           frames to render before the screenshot (default 6)
+  --select STAGE:R:C   select a cell, e.g. --select scores[0]:2:1
+  --help, --version
+)";
+
+namespace {
+bool to_int(const std::string& s, int& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && end == s.data() + s.size();
+}
+}  // namespace
+
+ParsedOptions parse_options(const std::vector<std::string>& args) {
+  Options o;
+  ParsedOptions result;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= args.size()) return false;
+      out = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else if (a == "--version") {
+      o.version = true;
+    } else if (a == "--preset") {
+      if (!value(o.preset)) return {std::nullopt, "--preset: expected a preset name"};
+    } else if (a == "--step" || a == "--head" || a == "--frames") {
+      int n = 0;
+      if (!value(v) || !to_int(v, n) || n < 0) return {std::nullopt, a + ": expected a whole number ≥ 0, found '" + v + "'"};
+      (a == "--step" ? o.step : a == "--head" ? o.head : o.frames) = a == "--step" ? n - 1 : n;
+    } else if (a == "--size") {
+      const auto x = value(v) ? v.find('x') : std::string::npos;
+      if (x == std::string::npos || !to_int(v.substr(0, x), o.width) || !to_int(v.substr(x + 1), o.height) ||
+          o.width < 320 || o.height < 240 || o.width > 8192 || o.height > 8192)
+        return {std::nullopt, "--size: expected WxH between 320x240 and 8192x8192, found '" + v + "'"};
+    } else if (a == "--screenshot") {
+      if (!value(o.screenshot)) return {std::nullopt, "--screenshot: expected an output .png path"};
+    } else if (a == "--probe") {
+      if (!value(o.probe)) return {std::nullopt, "--probe: expected a file path"};
+    } else if (a == "--select") {
+      if (!value(o.select)) return {std::nullopt, "--select: expected STAGE:ROW:COL"};
+    } else if (!a.empty() && a[0] == '-') {
+      return {std::nullopt, "unknown option '" + a + "'"};
+    } else if (o.scenario_path.empty()) {
+      o.scenario_path = a;
+    } else {
+      return {std::nullopt, "expected one scenario file, found a second: '" + a + "'"};
+    }
+  }
+  result.options = o;
+  return result;
+}
+
+}  // namespace attention_lab::gui

@@ -1,0 +1,33 @@
+#pragma once
+// attention-lab's command line.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attention_lab::gui {
+
+struct Options {
+  std::string scenario_path;   // positional SCENARIO.json
+  std::string preset;          // --preset NAME
+  int step = -1;               // --step N (1-based on the command line; -1 = everything shown)
+  int head = 0;                // --head I
+  int width = 1280, height = 800;  // --size WxH
+  std::string screenshot;      // --screenshot OUT.png: render, save, exit
+  int frames = 6;              // --frames N before the screenshot
+  std::string probe;           // --probe FILE: write UI state as JSON each frame (for tests)
+  std::string select;          // --select STAGE:R:C, e.g. scores[0]:2:1
+  bool help = false;
+  bool version = false;
+};
+
+// Returns the options or an error message naming the bad argument.
+struct ParsedOptions {
+  std::optional<Options> options;
+  std::string error;
+};
+ParsedOptions parse_options(const std::vector<std::string>& args);
+
+extern const char* const kUsage;
+
+}  // namespace attention_lab::gui

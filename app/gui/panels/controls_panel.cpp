@@ -1,0 +1,104 @@
+#include "panels/panels.h"
+
+#include "attention_lab/limits.h"
+#include "attention_lab/presets.h"
+#include "attention_lab/stage_info.h"
+#include "widgets/heatmap_widget.h"
+
+#include <imgui.h>
+
+namespace attention_lab::gui {
+
+namespace {
+
+// An integer setting with −/+ buttons; applies a SetDimension when it changes.
+void dimension_input(AppState& state, const char* label, Dimension which, int value, int max, const char* tip) {
+  int v = value;
+  ImGui::SetNextItemWidth(110);
+  // Enter or the ± buttons apply; typing alone does not resize on every keystroke.
+  if (ImGui::InputInt(label, &v, 1, 4, ImGuiInputTextFlags_EnterReturnsTrue) && v != value)
+    state.apply(SetDimension{which, std::clamp(v, 1, max)});
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (1 to %d)", tip, max);
+}
+
+void toggle(AppState& state, const char* label, Toggle which, bool value, const char* tip) {
+  bool v = value;
+  if (ImGui::Checkbox(label, &v)) state.apply(SetToggle{which, v});
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+}
+
+}  // namespace
+
+void draw_controls_panel(AppState& state) {
+  const Scenario& s = state.doc->scenario();
+  const Dims d = s.dims();
+  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
+
+  ImGui::TextDisabled("Scenario");
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(s.title.empty() ? "(untitled)" : s.title.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::BeginCombo("##preset", "Open a preset…")) {
+    for (const auto& p : presets()) {
+      if (ImGui::Selectable(p.title.c_str())) {
+        if (auto sc = make_preset(p.name)) state.apply(ReplaceScenario{std::make_shared<const Scenario>(*sc), "preset " + p.name});
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.summary.c_str());
+    }
+    ImGui::EndCombo();
+  }
+
+  ImGui::Separator();
+  ImGui::TextDisabled("Sizes");
+  using namespace limits;
+  dimension_input(state, "T (tokens)", Dimension::T, d.T, kMaxTokens, "Number of tokens: rows of X");
+  dimension_input(state, "d_model", Dimension::d_model, d.d_model, kMaxModelDim, "Width of each token's embedding");
+  dimension_input(state, "heads", Dimension::heads, d.heads, kMaxHeads, "Number of attention heads");
+  dimension_input(state, "d_k", Dimension::d_k, d.d_k, kMaxHeadDim, "Width of each head's queries and keys");
+  dimension_input(state, "d_v", Dimension::d_v, d.d_v, kMaxHeadDim, "Width of each head's values");
+  if (s.use_w_o) dimension_input(state, "d_out", Dimension::d_out, d.d_out, kMaxModelDim, "Columns of W_o");
+
+  ImGui::Separator();
+  ImGui::TextDisabled("Attention");
+  const char* kinds[] = {"none", "causal", "custom"};
+  int kind = static_cast<int>(s.mask_kind);
+  if (ImGui::Combo("mask", &kind, kinds, 3)) state.apply(SetMask{static_cast<MaskKind>(kind), std::nullopt});
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("causal: each token sees only itself and earlier tokens.\ncustom: click mask cells to toggle them.");
+  toggle(state, "scale by 1/√d_k", Toggle::Scale, s.scale, "Divide the scores by √d_k before softmax");
+  float t = s.temperature;
+  const bool changed = ImGui::SliderFloat("temperature", &t, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+  if (ImGui::IsItemActivated()) state.temperature_gesture = state.doc->begin_gesture();
+  if (changed) state.apply(SetTemperature{t}, state.temperature_gesture);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Divides the scores: below 1 sharpens the weights, above 1 flattens them.\nCtrl+click to type a value.");
+  toggle(state, "biases b_q, b_k, b_v", Toggle::Bias, s.use_bias, "Add a learned bias to each projection");
+  toggle(state, "output projection W_o", Toggle::OutputProjection, s.use_w_o, "Mix the heads with W_o after concatenating");
+  if (s.use_w_o) toggle(state, "output bias b_o", Toggle::OutputBias, s.use_output_bias, "Add b_o to the output");
+
+  ImGui::Separator();
+  ImGui::TextDisabled("Heads (click one to focus it)");
+  // As many thumbnails per row as fit the panel.
+  const float thumb = 56.0f;
+  const int per_row = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / (thumb + 40.0f)));
+  for (int h = 0; h < s.heads; ++h) {
+    if (h % per_row) ImGui::SameLine();
+    HeatmapOptions opt;
+    opt.cell_px = std::max(1.0f, thumb / static_cast<float>(std::max(1, d.T)));
+    opt.show_labels = false;
+    opt.show_colour_bar = false;
+    opt.interactive = false;
+    const std::string label = "A" + subscript(h) + (h == state.focused_head ? " ◀" : "");
+    opt.title_override = label.c_str();
+    if (draw_heatmap(state, StageId::of_head(StageKind::Weights, h), opt).clicked) state.focused_head = h;
+  }
+
+  ImGui::PopItemWidth();
+  ImGui::Separator();
+  if (ImGui::Button("Undo") && state.doc->can_undo()) state.doc->undo();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ctrl+Z: %s", state.doc->can_undo() ? state.doc->undo_label().c_str() : "nothing to undo");
+  ImGui::SameLine();
+  if (ImGui::Button("Redo") && state.doc->can_redo()) state.doc->redo();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ctrl+Shift+Z / Ctrl+Y: %s", state.doc->can_redo() ? state.doc->redo_label().c_str() : "nothing to redo");
+}
+
+}  // namespace attention_lab::gui

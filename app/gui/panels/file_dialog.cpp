@@ -1,0 +1,137 @@
+#include "panels/panels.h"
+
+#include "attention_lab/scenario_io.h"
+#include "logic/matrix_csv.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+namespace attention_lab::gui {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* title_of(FileDialogMode mode) {
+  switch (mode) {
+    case FileDialogMode::Open: return "Open scenario";
+    case FileDialogMode::SaveAs: return "Save scenario as";
+    case FileDialogMode::ExportCsv: return "Export matrix as CSV";
+    case FileDialogMode::ExportPng: return "Export PNG";
+    case FileDialogMode::Closed: break;
+  }
+  return "";
+}
+
+const char* extension_of(FileDialogMode mode) {
+  switch (mode) {
+    case FileDialogMode::ExportCsv: return ".csv";
+    case FileDialogMode::ExportPng: return ".png";
+    default: return ".json";
+  }
+}
+
+// Runs the dialog's action on `path`; returns an error message or "".
+std::string finish(AppState& state, const std::string& path) {
+  switch (state.file_dialog.mode) {
+    case FileDialogMode::Open: return load_file_into(state, path) ? "" : state.error_popup;
+    case FileDialogMode::SaveAs: {
+      if (auto err = save_scenario(state.doc->scenario(), path); !err.empty()) return err;
+      state.file_path = path;
+      state.doc->mark_saved();
+      state.settings.add_recent(path);
+      state.settings.save();
+      state.set_status("Saved " + path);
+      return {};
+    }
+    case FileDialogMode::ExportCsv: {
+      const StageId id = state.selected ? state.selected->stage : StageId::input(StageKind::Output);
+      if (auto err = write_file_atomically(path, matrix_to_csv(state.doc->stage(id))); !err.empty()) return err;
+      state.set_status("Exported " + to_string(id) + " to " + path);
+      return {};
+    }
+    case FileDialogMode::ExportPng:
+      state.pending_png = path;
+      state.pending_png_stage = state.selected ? std::optional<StageId>(state.selected->stage) : std::nullopt;
+      return {};
+    case FileDialogMode::Closed: break;
+  }
+  return {};
+}
+
+}  // namespace
+
+void draw_file_dialog(AppState& state) {
+  FileDialogState& fd = state.file_dialog;
+  if (fd.mode == FileDialogMode::Closed) return;
+  const char* title = title_of(fd.mode);
+  if (fd.just_opened) {
+    if (fd.directory.empty() || !fs::is_directory(fd.directory)) {
+      std::error_code ec;
+      fd.directory = state.file_path.empty() ? fs::current_path(ec).string()
+                                             : fs::absolute(state.file_path, ec).parent_path().string();
+    }
+    if (fd.mode != FileDialogMode::Open && fd.name[0] == '\0') {
+      const std::string def = std::string("attention") + extension_of(fd.mode);
+      std::snprintf(fd.name, sizeof fd.name, "%s", def.c_str());
+    }
+    fd.error.clear();
+    ImGui::OpenPopup(title);
+    fd.just_opened = false;
+  }
+  ImGui::SetNextWindowSize(ImVec2(560, 420), ImGuiCond_Appearing);
+  bool open = true;
+  if (!ImGui::BeginPopupModal(title, &open)) {
+    if (!open) fd.mode = FileDialogMode::Closed;
+    return;
+  }
+  ImGui::TextWrapped("Folder: %s", fd.directory.c_str());
+  if (ImGui::Button("Up")) fd.directory = fs::path(fd.directory).parent_path().string();
+  ImGui::BeginChild("entries", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * 3), true);
+  std::error_code ec;
+  std::vector<fs::directory_entry> entries;
+  for (auto it = fs::directory_iterator(fd.directory, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec))
+    if (it->path().filename().string()[0] != '.') entries.push_back(*it);
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    if (a.is_directory() != b.is_directory()) return a.is_directory();
+    return a.path().filename() < b.path().filename();
+  });
+  for (const auto& e : entries) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory()) {
+      if (ImGui::Selectable((name + "/").c_str(), false, ImGuiSelectableFlags_AllowDoubleClick) &&
+          ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
+        fd.directory = e.path().string();
+    } else if (e.path().extension() == extension_of(fd.mode)) {
+      if (ImGui::Selectable(name.c_str(), name == fd.name, ImGuiSelectableFlags_AllowDoubleClick)) {
+        std::snprintf(fd.name, sizeof fd.name, "%s", name.c_str());
+        if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+          fd.error = finish(state, (fs::path(fd.directory) / name).string());
+          if (fd.error.empty()) fd.mode = FileDialogMode::Closed, ImGui::CloseCurrentPopup();
+        }
+      }
+    }
+  }
+  ImGui::EndChild();
+  ImGui::SetNextItemWidth(-1);
+  const bool enter = ImGui::InputText("##name", fd.name, sizeof fd.name, ImGuiInputTextFlags_EnterReturnsTrue);
+  if (!fd.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", fd.error.c_str());
+  if ((ImGui::Button(fd.mode == FileDialogMode::Open ? "Open" : "Save") || enter) && fd.name[0]) {
+    fs::path p = fs::path(fd.name).is_absolute() ? fs::path(fd.name) : fs::path(fd.directory) / fd.name;
+    if (fd.mode != FileDialogMode::Open && p.extension().empty()) p += extension_of(fd.mode);
+    fd.error = finish(state, p.string());
+    if (fd.error.empty()) fd.mode = FileDialogMode::Closed, ImGui::CloseCurrentPopup();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+    fd.mode = FileDialogMode::Closed;
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::EndPopup();
+}
+
+}  // namespace attention_lab::gui

@@ -1,0 +1,24 @@
+#pragma once
+// One function per panel; app.cpp's frame function calls them in order.
+
+#include "app_state.h"
+
+namespace attention_lab::gui {
+
+void draw_menu_bar(AppState& state);
+void draw_controls_panel(AppState& state);
+void draw_pipeline_panel(AppState& state);
+void draw_inspector_panel(AppState& state);
+void draw_step_bar(AppState& state);
+void draw_file_dialog(AppState& state);
+void draw_help_windows(AppState& state);
+void draw_typing_popup(AppState& state);
+
+// Actions shared by menus and shortcuts.
+void action_save(AppState& state);
+void action_open_dialog(AppState& state);
+void action_save_as_dialog(AppState& state);
+bool load_file_into(AppState& state, const std::string& path);
+void step_to(AppState& state, int step);
+
+}  // namespace attention_lab::gui

@@ -1,0 +1,122 @@
+#include "panels/panels.h"
+
+#include "attention_lab/stage_info.h"
+#include "logic/pipeline_layout.h"
+#include "logic/steps.h"
+#include "widgets/heatmap_widget.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attention_lab::gui {
+
+namespace {
+
+// Cells revealed so far by the current step's animation (−1: all).
+int reveal_for(const AppState& state, StageKind kind, int rows, int cols) {
+  if (state.step < 0) return -1;
+  const auto& step = steps()[static_cast<std::size_t>(state.step)];
+  if (std::find(step.kinds.begin(), step.kinds.end(), kind) == step.kinds.end()) return -1;
+  if (step.animation == StepAnimation::None) return -1;
+  const double elapsed = ImGui::GetTime() - state.step_started;
+  const int total = rows * cols;
+  // The whole matrix in about 4 seconds, at least 4 cells per second.
+  const double per_second = std::max(4.0, total / 4.0);
+  if (step.animation == StepAnimation::Softmax) {
+    const double rows_per_second = std::max(1.5, rows / 4.0);
+    const int done = static_cast<int>(elapsed * rows_per_second);
+    return done >= rows ? -1 : (done + 1) * cols;
+  }
+  const int done = static_cast<int>(elapsed * per_second);
+  return done >= total ? -1 : done + 1;
+}
+
+float estimated_width(const AppState& state, StageId id, bool transposed) {
+  const StageInfo info = describe_stage(state.doc->scenario(), id);
+  const int cols = transposed ? info.rows : info.cols;
+  const int rows = transposed ? info.cols : info.rows;
+  const float label_w = rows == state.doc->scenario().T() && !transposed ? 52.0f : 22.0f;
+  return label_w + static_cast<float>(cols) * state.cell_px + 8.0f;
+}
+
+}  // namespace
+
+void draw_pipeline_panel(AppState& state) {
+  const Scenario& s = state.doc->scenario();
+  const int head = std::clamp(state.focused_head, 0, s.heads - 1);
+  const auto lines = pipeline_equations(s, head);
+  const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const int current_step = state.step;
+
+  // The inputs that every equation uses, first: X, then the mask.
+  auto draw_matrix = [&](StageId id, bool transposed) {
+    const StageInfo info = describe_stage(s, id);
+    HeatmapOptions opt;
+    opt.cell_px = state.cell_px;
+    opt.transposed = transposed;
+    const int step = step_of(id.kind);
+    if (current_step >= 0 && step > current_step) opt.dim = 0.18f;
+    opt.reveal = reveal_for(state, id.kind, transposed ? info.cols : info.rows, transposed ? info.rows : info.cols);
+    const bool is_current = current_step >= 0 && step == current_step;
+    const ImVec2 before = ImGui::GetCursorScreenPos();
+    const HeatmapEvents ev = draw_heatmap(state, id, opt);
+    if (ev.hovered) state.hovered = ev.hovered;
+    if (is_current) {
+      if (state.scroll_to_step) {
+        ImGui::SetScrollHereY(0.3f);  // bring the step being explained into view
+        state.scroll_to_step = false;
+      }
+      const ImVec2 after = ImGui::GetItemRectMax();
+      ImGui::GetWindowDrawList()->AddRect(ImVec2(before.x - 3, before.y - 2), ImVec2(after.x + 3, after.y + 1),
+                                          IM_COL32(255, 200, 60, 255), 4.0f, 0, 2.0f);
+    }
+  };
+
+  auto draw_operator = [&](const std::string& text, float height) {
+    const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::Dummy(ImVec2(size.x + 10, height));
+    ImGui::GetWindowDrawList()->AddText(ImVec2(p.x + 5, p.y + std::max(0.0f, (height - size.y) * 0.5f)),
+                                        ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+  };
+
+  // Equations flow like text: a short one shares the row with the previous
+  // one when the whole equation fits; a long one wraps between its terms.
+  bool first_line = true;
+  for (const auto& line : lines) {
+    float line_width = 0;
+    for (const Term& t : line.terms)
+      line_width += (t.kind == Term::Kind::Matrix ? estimated_width(state, t.stage, t.transposed)
+                                                  : ImGui::CalcTextSize(t.text.c_str()).x + 12) + 4;
+    if (!first_line) {
+      ImGui::SameLine(0, 36);
+      if (ImGui::GetCursorScreenPos().x + line_width > right_edge) ImGui::NewLine();
+    }
+    first_line = false;
+    bool first = true;
+    float line_height = state.cell_px * 4;
+    for (const Term& t : line.terms) {
+      if (t.kind == Term::Kind::Matrix) {
+        const StageInfo info = describe_stage(s, t.stage);
+        line_height = std::max(line_height, static_cast<float>(t.transposed ? info.cols : info.rows) * state.cell_px);
+      }
+    }
+    for (const Term& t : line.terms) {
+      float w = t.kind == Term::Kind::Matrix ? estimated_width(state, t.stage, t.transposed)
+                                             : ImGui::CalcTextSize(t.text.c_str()).x + 12;
+      if (!first) {
+        ImGui::SameLine(0, 4);
+        if (ImGui::GetCursorScreenPos().x + w > right_edge) ImGui::NewLine();
+      }
+      first = false;
+      if (t.kind == Term::Kind::Matrix)
+        draw_matrix(t.stage, t.transposed);
+      else
+        draw_operator(t.text, line_height * 0.5f + ImGui::GetTextLineHeight() * 2);
+    }
+  }
+}
+
+}  // namespace attention_lab::gui

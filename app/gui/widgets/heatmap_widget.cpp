@@ -1,0 +1,286 @@
+#include "widgets/heatmap_widget.h"
+
+#include "attention_lab/stage_info.h"
+#include "logic/colormap.h"
+#include "logic/gesture.h"
+#include "logic/number_format.h"
+#include "logic/matrix_csv.h"
+#include "attention_lab/seeded_fill.h"
+
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attention_lab::gui {
+
+namespace {
+
+ImU32 to_u32(Rgb c, float alpha = 1.0f) { return ImGui::ColorConvertFloat4ToU32(ImVec4(c.r, c.g, c.b, alpha)); }
+
+// Dark text on light cells, light text on dark ones.
+ImU32 text_colour_on(Rgb bg) {
+  const float luminance = 0.2126f * bg.r + 0.7152f * bg.g + 0.0722f * bg.b;
+  return luminance > 0.5f ? IM_COL32(20, 20, 20, 255) : IM_COL32(240, 240, 240, 255);
+}
+
+Rgb cell_colour(int colormap, float v, float range) {
+  if (!std::isfinite(v)) return {0.25f, 0.27f, 0.31f};
+  if (colormap == 1) return viridis(v / range);
+  if (colormap == 2) return v != 0.0f ? Rgb{0.93f, 0.93f, 0.90f} : Rgb{0.22f, 0.24f, 0.28f};
+  return diverging(v / range);
+}
+
+void draw_colour_bar(ImDrawList* dl, ImVec2 p, float width, int colormap, float range) {
+  const float h = 8.0f;
+  const int segments = 24;
+  for (int i = 0; i < segments; ++i) {
+    const float t0 = static_cast<float>(i) / segments, t1 = static_cast<float>(i + 1) / segments;
+    const auto c0 = colormap == 1 ? viridis(t0) : diverging(t0 * 2 - 1);
+    const auto c1 = colormap == 1 ? viridis(t1) : diverging(t1 * 2 - 1);
+    dl->AddRectFilledMultiColor(ImVec2(p.x + width * t0, p.y), ImVec2(p.x + width * t1, p.y + h), to_u32(c0),
+                                to_u32(c1), to_u32(c1), to_u32(c0));
+  }
+  const std::string lo = colormap == 1 ? "0" : format_number(-range);
+  const std::string hi = format_number(range);
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  dl->AddText(ImVec2(p.x, p.y + h + 1), text, lo.c_str());
+  const float w = ImGui::CalcTextSize(hi.c_str()).x;
+  dl->AddText(ImVec2(p.x + width - w, p.y + h + 1), text, hi.c_str());
+}
+
+bool pinned(const Scenario& s, StageId id, int r, int c) {
+  const Dims d = s.dims();
+  PinKey k{id, r, c};
+  if (id.kind == StageKind::HeadQ) k = {StageId::input(StageKind::Q), r, id.head * d.d_k + c};
+  if (id.kind == StageKind::HeadK) k = {StageId::input(StageKind::K), r, id.head * d.d_k + c};
+  if (id.kind == StageKind::HeadV) k = {StageId::input(StageKind::V), r, id.head * d.d_v + c};
+  if (id.kind == StageKind::Concat && d.d_v > 0) k = {StageId::of_head(StageKind::Context, c / d.d_v), r, c % d.d_v};
+  return s.pins.count(k) > 0;
+}
+
+}  // namespace
+
+HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& opt) {
+  HeatmapEvents ev;
+  const Document& doc = *state.doc;
+  const StageInfo info = describe_stage(doc.scenario(), id);
+  const MatrixView m = doc.stage(id);
+  const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
+  const int shown_rows = opt.transposed ? cols : rows, shown_cols = opt.transposed ? rows : cols;
+  if (rows == 0 || cols == 0) return ev;
+
+  ImGui::PushID(to_string(id).c_str());
+  ImGui::BeginGroup();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float label_w = opt.show_labels ? (shown_rows == doc.scenario().T() && !opt.transposed ? 52.0f : 22.0f) : 0.0f;
+  const float col_label_h = opt.show_labels ? ImGui::GetTextLineHeight() : 0.0f;
+
+  // Title: symbol and shape, e.g. "Q  7×4"; the full name and formula in the tooltip.
+  const std::string title = std::string(opt.title_override ? opt.title_override : info.symbol.c_str()) +
+                            (opt.transposed ? "ᵀ" : "") + "  " + std::to_string(shown_rows) + "×" +
+                            std::to_string(shown_cols);
+  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
+  if (opt.dim < 1.0f) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextUnformatted(title.c_str());
+  if (opt.dim < 1.0f) ImGui::PopStyleColor();
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::Text("%s", info.name.c_str());
+    ImGui::Text("%s", info.formula.c_str());
+    ImGui::PushTextWrapPos(420.0f);
+    ImGui::TextDisabled("%s", info.explanation.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float cw = opt.cell_px, ch = opt.cell_px;
+  const ImVec2 p0(origin.x + label_w, origin.y + col_label_h);
+  const ImVec2 p1(p0.x + cw * static_cast<float>(shown_cols), p0.y + ch * static_cast<float>(shown_rows));
+  const Rect rect{p0.x, p0.y, p1.x, p1.y};
+  HeatmapView& view = state.views[id];
+  float vis[4];
+  view.visible(shown_rows, shown_cols, vis);
+  const float px_per_cell = rect.width() / (vis[2] - vis[0]);
+
+  // Labels: tokens or dimension indices, only when there is room to read them.
+  if (opt.show_labels) {
+    const auto& rl = opt.transposed ? info.col_labels : info.row_labels;
+    const auto& cl = opt.transposed ? info.row_labels : info.col_labels;
+    const ImU32 lc = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    const float line_h = ImGui::GetTextLineHeight();
+    if (px_per_cell >= line_h * 0.9f)
+      for (int r = static_cast<int>(vis[1]); r < std::min(shown_rows, static_cast<int>(std::ceil(vis[3]))); ++r) {
+        const float y = p0.y + (static_cast<float>(r) - vis[1]) * px_per_cell + (px_per_cell - line_h) * 0.5f;
+        if (y < p0.y - 1 || y + line_h > p1.y + 1 || static_cast<std::size_t>(r) >= rl.size()) continue;
+        std::string t = rl[static_cast<std::size_t>(r)];
+        while (t.size() > 1 && ImGui::CalcTextSize(t.c_str()).x > label_w - 4) t.pop_back();
+        const float w = ImGui::CalcTextSize(t.c_str()).x;
+        dl->AddText(ImVec2(p0.x - w - 4, y), lc, t.c_str());
+      }
+    for (int c = static_cast<int>(vis[0]); c < std::min(shown_cols, static_cast<int>(std::ceil(vis[2]))); ++c) {
+      if (static_cast<std::size_t>(c) >= cl.size()) break;
+      std::string t = cl[static_cast<std::size_t>(c)];
+      const float avail = px_per_cell - 2;
+      if (ImGui::CalcTextSize(t.c_str()).x > avail) {
+        if (avail < ImGui::CalcTextSize("ab").x) continue;
+        while (t.size() > 1 && ImGui::CalcTextSize(t.c_str()).x > avail) t.pop_back();
+      }
+      const float w = ImGui::CalcTextSize(t.c_str()).x;
+      const float x = p0.x + (static_cast<float>(c) - vis[0]) * px_per_cell + (px_per_cell - w) * 0.5f;
+      dl->AddText(ImVec2(x, origin.y), lc, t.c_str());
+    }
+  }
+
+  // The cells themselves: a float texture coloured by the heatmap shader.
+  auto& tex = state.textures[id];
+  if (tex.update(m, doc.engine().version(id))) ++state.texture_uploads;
+  const int colormap = colormap_for(info.domain);
+  const float range = colour_range(info.domain, m);
+  gfx::HeatmapDraw hd;
+  hd.texture = tex.id();
+  hd.rows = rows;
+  hd.cols = cols;
+  hd.min = p0;
+  hd.max = p1;
+  std::copy(vis, vis + 4, hd.view);
+  hd.range = range;
+  hd.colormap = colormap;
+  hd.cell_px = px_per_cell;
+  hd.reveal = opt.reveal;
+  hd.dim = opt.dim;
+  hd.transposed = opt.transposed;
+  for (const Lit& l : state.lit) {
+    if (l.stage != id) continue;
+    if (l.row >= 0) hd.lit_row = l.row;
+    if (l.col >= 0) hd.lit_col = l.col;
+    if (l.cell_row >= 0) hd.hover_row = l.cell_row, hd.hover_col = l.cell_col;
+  }
+  if (state.hovered && state.hovered->stage == id) hd.hover_row = state.hovered->row, hd.hover_col = state.hovered->col;
+  if (state.selected && state.selected->stage == id)
+    hd.selected_row = state.selected->row, hd.selected_col = state.selected->col;
+  state.renderer.draw(dl, hd);
+  state.drawn.push_back({id, rect, rows, cols, opt.transposed});
+
+  // Overlays: values in cells that are big enough, −∞ spelled out, pins outlined.
+  const Scenario& sc = doc.scenario();
+  const bool show_values = opt.dim >= 1.0f && px_per_cell >= ImGui::GetFontSize() * 0.78f + 6.0f;
+  for (int sr = static_cast<int>(vis[1]); sr < std::min(shown_rows, static_cast<int>(std::ceil(vis[3]))); ++sr)
+    for (int scn = static_cast<int>(vis[0]); scn < std::min(shown_cols, static_cast<int>(std::ceil(vis[2]))); ++scn) {
+      const int r = opt.transposed ? scn : sr, c = opt.transposed ? sr : scn;
+      const Rect cr = cell_rect(rect, view, rows, cols, Cell{r, c}, opt.transposed);
+      const bool revealed = opt.reveal < 0 || sr * shown_cols + scn < opt.reveal;
+      if (show_values && revealed) {
+        const float v = m(r, c);
+        const std::string t = std::isinf(v) && v < 0 ? "−∞" : colormap == 2 ? (v != 0.0f ? "1" : "0") : format_number(v, 2);
+        // Cell values in a smaller size than labels, so "−0.31" fits a 34 px cell.
+        const float size = ImGui::GetFontSize() * 0.78f;
+        const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, t.c_str());
+        if (ts.x < cr.width() - 2 && cr.x0 >= p0.x - 1 && cr.x1 <= p1.x + 1 && cr.y0 >= p0.y - 1 && cr.y1 <= p1.y + 1)
+          dl->AddText(ImGui::GetFont(), size, ImVec2(cr.x0 + (cr.width() - ts.x) * 0.5f, cr.y0 + (cr.height() - ts.y) * 0.5f),
+                      text_colour_on(cell_colour(colormap, v, range)), t.c_str());
+      }
+      if (!is_input(id.kind) && pinned(sc, id, r, c))
+        dl->AddRect(ImVec2(cr.x0 + 1, cr.y0 + 1), ImVec2(cr.x1 - 1, cr.y1 - 1), IM_COL32(255, 0, 200, 255), 0, 0, 2.5f);
+    }
+  if (!view.is_reset()) dl->AddText(ImVec2(p1.x - 40, p1.y + 1), IM_COL32(255, 210, 80, 255), "zoom");
+
+  // Interaction: an invisible button over the cells.
+  ImGui::SetCursorScreenPos(p0);
+  ImGui::InvisibleButton("cells", ImVec2(std::max(rect.width(), 1.0f), std::max(rect.height(), 1.0f)),
+                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool hovered = ImGui::IsItemHovered();
+  if (hovered && opt.interactive) {
+    if (const auto cell = hit_test(rect, view, rows, cols, io.MousePos.x, io.MousePos.y, opt.transposed))
+      ev.hovered = CellRef{id, cell->row, cell->col};
+    if (io.MouseWheel != 0.0f) {
+      ImGui::SetItemUsingMouseWheel();
+      view.zoom_at(io.MouseWheel > 0 ? 1.25f : 0.8f, (io.MousePos.x - rect.x0) / rect.width(),
+                   (io.MousePos.y - rect.y0) / rect.height(), shown_rows, shown_cols);
+    }
+  }
+  if (hovered && !opt.interactive && ImGui::IsItemClicked(ImGuiMouseButton_Left)) ev.clicked = true;
+
+  if (opt.interactive) {
+    // Ctrl+drag pans; a plain drag edits (inputs) or pins (computed stages).
+    if (ImGui::IsItemActivated() && ev.hovered) {
+      if (io.KeyCtrl) {
+        state.panning = id;
+      } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+        state.selected = ev.hovered;
+        const bool editable = id.kind != StageKind::Mask && id.kind != StageKind::Concat;
+        if (editable)
+          state.drag = DragState{*ev.hovered, state.doc->begin_gesture(), m(ev.hovered->row, ev.hovered->col),
+                                 io.MousePos.y, false};
+      }
+    }
+    if (ImGui::IsItemActive() && state.panning == id && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 0.0f)) {
+      view.pan_by(io.MouseDelta.x, io.MouseDelta.y, rect, shown_rows, shown_cols);
+    }
+    if (ImGui::IsItemActive() && state.drag && state.drag->cell.stage == id) {
+      DragState& d = *state.drag;
+      const float up = d.start_y - io.MousePos.y;
+      if (std::fabs(up) >= 3.0f || d.moved) {
+        d.moved = true;
+        float start = d.start_value;
+        if (!std::isfinite(start)) start = 0.0f;  // dragging a −∞ cell starts from 0
+        state.apply(cell_edit(id, d.cell.row, d.cell.col, dragged_value(start, up, io.KeyShift)), d.gesture);
+      }
+    }
+    if (ImGui::IsItemDeactivated()) {
+      if (id.kind == StageKind::Mask && ev.hovered && state.panning != id)
+        state.apply(mask_toggle(ev.hovered->row, ev.hovered->col, m(ev.hovered->row, ev.hovered->col)));
+      state.drag.reset();
+      if (state.panning == id) state.panning.reset();
+    }
+    if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && ev.hovered &&
+        id.kind != StageKind::Mask && id.kind != StageKind::Concat) {
+      state.drag.reset();
+      state.typing.cell = *ev.hovered;
+      state.typing.open_requested = true;
+    }
+    if (ImGui::BeginPopupContextItem("heatmap menu")) {
+      if (ImGui::MenuItem("Reset zoom", nullptr, false, !view.is_reset())) view.reset();
+      if (ImGui::MenuItem("Copy matrix as CSV")) {
+        ImGui::SetClipboardText(matrix_to_csv(m).c_str());
+        state.set_status("Copied " + info.id_text + " (" + std::to_string(rows) + "×" + std::to_string(cols) + ") to the clipboard");
+      }
+      if (ImGui::MenuItem("Export CSV…")) {
+        state.selected = CellRef{id, 0, 0};
+        state.file_dialog.mode = FileDialogMode::ExportCsv;
+        state.file_dialog.just_opened = true;
+      }
+      if (ImGui::MenuItem("Export PNG…")) {
+        state.selected = CellRef{id, 0, 0};
+        state.file_dialog.mode = FileDialogMode::ExportPng;
+        state.file_dialog.just_opened = true;
+      }
+      if (ev.hovered && !is_input(id.kind) && pinned(sc, id, ev.hovered->row, ev.hovered->col) &&
+          ImGui::MenuItem("Unpin this cell"))
+        state.apply(SetPin{PinKey{id, ev.hovered->row, ev.hovered->col}, std::nullopt});
+      if (is_input(id.kind) && id.kind != StageKind::Mask && ImGui::MenuItem("Randomize (seeded)")) {
+        const int fan_in = id.kind == StageKind::W_o ? rows : sc.d_model();
+        const auto seed = sc.seed + doc.engine().version(id) * 7919u;
+        state.apply(SetMatrix{id, seeded_matrix(seed, id.kind, rows, cols, fan_in), "randomize"});
+      }
+      ImGui::EndPopup();
+    }
+  }
+
+  // Colour bar with its range.
+  ImGui::SetCursorScreenPos(ImVec2(p0.x, p1.y + 3));
+  if (opt.show_colour_bar && colormap != 2) {
+    draw_colour_bar(dl, ImVec2(p0.x, p1.y + 3), std::min(rect.width(), 160.0f), colormap, range);
+    ImGui::Dummy(ImVec2(rect.width(), 8 + ImGui::GetTextLineHeight() + 2));
+  } else {
+    ImGui::Dummy(ImVec2(rect.width(), 4));
+  }
+  ImGui::EndGroup();
+  ImGui::PopID();
+  return ev;
+}
+
+}  // namespace attention_lab::gui

@@ -1,0 +1,29 @@
+#pragma once
+// One matrix as an interactive heatmap: symbol and shape, token/dimension
+// labels, the shader-coloured cells, values printed when they fit, pins
+// outlined, and a colour bar. It never edits the document: gestures come back
+// as Edits in HeatmapEvents, and the app applies them.
+
+#include "app_state.h"
+
+namespace attention_lab::gui {
+
+struct HeatmapOptions {
+  float cell_px = 30.0f;      // on-screen size of one cell at zoom 1
+  bool transposed = false;    // draw as the transpose (Kᵀ in Q·Kᵀ)
+  bool show_labels = true;
+  bool show_colour_bar = true;
+  bool interactive = true;    // false: a thumbnail (the all-heads grid)
+  float dim = 1.0f;           // < 1: a stage the step-through has not reached
+  int reveal = -1;            // cells shown so far by a step animation
+  const char* title_override = nullptr;
+};
+
+struct HeatmapEvents {
+  std::optional<CellRef> hovered;
+  bool clicked = false;       // a click without drag (thumbnails: "focus this head")
+};
+
+HeatmapEvents draw_heatmap(AppState& state, StageId stage, const HeatmapOptions& options);
+
+}  // namespace attention_lab::gui
