@@ -4,9 +4,52 @@
 
 namespace attention_lab {
 
+namespace {
+
+// Whether applying `next` right after `prev` leaves the same scenario as
+// applying `next` alone, so a drag on one value keeps one forward edit.
+bool supersedes(const Edit& next, const Edit& prev) {
+  if (const auto* a = std::get_if<SetCell>(&next))
+    if (const auto* b = std::get_if<SetCell>(&prev)) return a->target == b->target && a->row == b->row && a->col == b->col;
+  if (const auto* a = std::get_if<SetPin>(&next))
+    if (const auto* b = std::get_if<SetPin>(&prev)) return a->key == b->key;
+  return std::holds_alternative<SetTemperature>(next) && std::holds_alternative<SetTemperature>(prev);
+}
+
+// Whether `earlier`, an inverse recorded earlier in the same entry, restores
+// everything `later` would: undo applies it after `later`'s place anyway.
+bool covers(const Edit& earlier, const Edit& later) {
+  if (std::holds_alternative<ReplaceScenario>(earlier)) return true;  // the whole scenario
+  if (std::holds_alternative<SetPins>(earlier)) return std::holds_alternative<SetPins>(later) || std::holds_alternative<SetPin>(later);
+  if (const auto* a = std::get_if<SetMatrix>(&earlier)) {
+    if (const auto* b = std::get_if<SetMatrix>(&later)) return a->target == b->target;
+    if (const auto* b = std::get_if<SetCell>(&later)) return a->target == b->target;
+    return false;
+  }
+  if (earlier.index() != later.index()) return false;
+  if (const auto* a = std::get_if<SetCell>(&earlier)) {
+    const auto& b = std::get<SetCell>(later);
+    return a->target == b.target && a->row == b.row && a->col == b.col;
+  }
+  if (const auto* a = std::get_if<SetPin>(&earlier)) return a->key == std::get<SetPin>(later).key;
+  if (const auto* a = std::get_if<SetToggle>(&earlier)) return a->which == std::get<SetToggle>(later).which;
+  if (const auto* a = std::get_if<SetTokenLabel>(&earlier)) return a->index == std::get<SetTokenLabel>(later).index;
+  // SetMask and SetTemperature restore the whole mask or the whole setting.
+  return std::holds_alternative<SetMask>(earlier) || std::holds_alternative<SetTemperature>(earlier);
+}
+
+}  // namespace
+
 Document::Document(Scenario scenario) : scenario_(std::make_unique<Scenario>(std::move(scenario))) {
   assert(validate(*scenario_).empty());
   engine_.recompute_all(*scenario_);
+}
+
+// An inverse an earlier one covers is not kept, so a long drag stays one small entry.
+void Document::add_inverse(Entry& entry, Edit inverse) {
+  for (const Edit& kept : entry.inverse)
+    if (covers(kept, inverse)) return;
+  entry.inverse.push_back(std::move(inverse));
 }
 
 std::string Document::apply(const Edit& edit, std::uint64_t gesture) {
@@ -16,14 +59,22 @@ std::string Document::apply(const Edit& edit, std::uint64_t gesture) {
 
   redo_.clear();
   if (gesture != 0 && !undo_.empty() && undo_.back().gesture == gesture) {
-    // Same gesture: keep the first inverse (the state before the drag began).
-    undo_.back().forward = edit;
-    undo_.back().label = describe(edit);
-    undo_.back().serial = next_serial_++;
+    // Same gesture: one entry, however many cells the drag touched.
+    Entry& entry = undo_.back();
+    if (supersedes(edit, entry.forward.back()))
+      entry.forward.back() = edit;
+    else
+      entry.forward.push_back(edit);
+    add_inverse(entry, std::move(applied.inverse));
+    entry.label = describe(edit);
+    entry.serial = next_serial_++;
     return {};
   }
-  undo_.push_back({edit, std::move(applied.inverse), describe(edit), gesture, next_serial_++});
-  if (undo_.size() > kMaxUndo) undo_.erase(undo_.begin());
+  undo_.push_back({{edit}, {std::move(applied.inverse)}, describe(edit), gesture, next_serial_++});
+  if (undo_.size() > kMaxUndo) {
+    base_serial_ = undo_.front().serial;  // the oldest state undo can still reach
+    undo_.erase(undo_.begin());
+  }
   return {};
 }
 
@@ -31,10 +82,12 @@ bool Document::undo() {
   if (undo_.empty()) return false;
   Entry entry = std::move(undo_.back());
   undo_.pop_back();
-  Applied applied = apply_edit(*scenario_, entry.inverse);
-  // An inverse was produced from the state it restores, so it always applies.
-  assert(applied.error.empty());
-  engine_.recompute(*scenario_, applied.stale);
+  for (auto it = entry.inverse.rbegin(); it != entry.inverse.rend(); ++it) {
+    Applied applied = apply_edit(*scenario_, *it);
+    // An inverse was produced from the state it restores, so it always applies.
+    assert(applied.error.empty());
+    engine_.recompute(*scenario_, applied.stale);
+  }
   entry.gesture = 0;  // a redone entry never merges with a later drag
   redo_.push_back(std::move(entry));
   return true;
@@ -44,10 +97,13 @@ bool Document::redo() {
   if (redo_.empty()) return false;
   Entry entry = std::move(redo_.back());
   redo_.pop_back();
-  Applied applied = apply_edit(*scenario_, entry.forward);
-  assert(applied.error.empty());
-  engine_.recompute(*scenario_, applied.stale);
-  entry.inverse = std::move(applied.inverse);
+  entry.inverse.clear();
+  for (const Edit& forward : entry.forward) {
+    Applied applied = apply_edit(*scenario_, forward);
+    assert(applied.error.empty());
+    engine_.recompute(*scenario_, applied.stale);
+    add_inverse(entry, std::move(applied.inverse));
+  }
   undo_.push_back(std::move(entry));
   return true;
 }

@@ -162,10 +162,18 @@ std::string resize(Scenario& s, Dimension which, int value) {
   if (!s.tokens.empty()) s.tokens.resize(static_cast<std::size_t>(n.T));
   s.heads = n.heads;
 
-  // Pins outside the new shapes no longer address anything.
+  // Pins on Q, K and V move with their head block, as the weights' columns do;
+  // pins outside the new shapes no longer address anything.
   const Dims now = s.dims();
-  for (auto it = s.pins.begin(); it != s.pins.end();) {
-    const PinKey& k = it->first;
+  std::map<PinKey, float> kept;
+  for (const auto& [key, v] : s.pins) {
+    PinKey k = key;
+    if (k.stage.kind == StageKind::Q || k.stage.kind == StageKind::K || k.stage.kind == StageKind::V) {
+      const int old_w = k.stage.kind == StageKind::V ? d.d_v : d.d_k;
+      const int new_w = k.stage.kind == StageKind::V ? now.d_v : now.d_k;
+      if (k.col % old_w >= new_w) continue;  // its column of the head is gone
+      k.col = k.col / old_w * new_w + k.col % old_w;
+    }
     int rows = now.T, cols = now.T;
     switch (k.stage.kind) {
       case StageKind::Q: case StageKind::K: cols = now.heads * now.d_k; break;
@@ -175,11 +183,9 @@ std::string resize(Scenario& s, Dimension which, int value) {
       default: break;
     }
     const bool head_gone = is_per_head(k.stage.kind) && k.stage.head >= now.heads;
-    if (head_gone || k.row >= rows || k.col >= cols)
-      it = s.pins.erase(it);
-    else
-      ++it;
+    if (!head_gone && k.row < rows && k.col < cols) kept[k] = v;
   }
+  s.pins = std::move(kept);
   return {};
 }
 
@@ -198,6 +204,8 @@ std::optional<PinKey> normalize_pin(const Scenario& s, PinKey k) {
     default: break;
   }
   if (is_input(k.stage.kind)) return std::nullopt;
+  // Layer stages have no head; a stray head field would make a key nothing reads.
+  if (!is_per_head(k.stage.kind)) k.stage.head = 0;
   return k;
 }
 
@@ -315,7 +323,10 @@ struct Applier {
   }
 
   void operator()(const SetMask& e) {
-    if (e.custom) {
+    // An empty matrix with another kind means "no custom mask kept": the exact
+    // inverse of the first mask edit of a scenario that never had one.
+    const bool restores_none = e.custom && e.custom->size() == 0 && e.kind != MaskKind::Custom;
+    if (e.custom && !restores_none) {
       const auto T = s.X.rows();
       if (e.custom->rows() != T || e.custom->cols() != T)
         return fail("mask: expected " + std::to_string(T) + " x " + std::to_string(T) + " (T x T), found " +
@@ -333,7 +344,17 @@ struct Applier {
 
   void operator()(const SetToggle& e) {
     const Dims d = s.dims();
-    out.inverse = SetToggle{e.which, current(e.which)};
+    // Turning a feature on may create its matrices, and W_o changes the shape
+    // b_o needs: then only the whole previous scenario is an exact inverse.
+    const bool creates =
+        e.which == Toggle::OutputProjection ||
+        (e.on && e.which == Toggle::Bias &&
+         (s.b_q.cols() != d.heads * d.d_k || s.b_k.cols() != d.heads * d.d_k || s.b_v.cols() != d.heads * d.d_v)) ||
+        (e.on && e.which == Toggle::OutputBias && s.b_o.cols() != d.d_out);
+    if (creates)
+      out.inverse = ReplaceScenario{std::make_shared<const Scenario>(s), describe(e)};
+    else
+      out.inverse = SetToggle{e.which, current(e.which)};
     switch (e.which) {
       case Toggle::Scale:
         s.scale = e.on;
@@ -388,9 +409,14 @@ struct Applier {
     if (e.label.size() > static_cast<std::size_t>(limits::kMaxTokenLabelLength))
       return fail("token label: expected at most " + std::to_string(limits::kMaxTokenLabelLength) +
                   " characters, found " + std::to_string(e.label.size()));
-    if (s.tokens.empty()) s.tokens.resize(static_cast<std::size_t>(s.T()));
+    if (s.tokens.empty()) {
+      // The exact inverse is "no labels" again, not T empty ones.
+      out.inverse = ReplaceScenario{std::make_shared<const Scenario>(s), describe(e)};
+      s.tokens.resize(static_cast<std::size_t>(s.T()));
+    } else {
+      out.inverse = SetTokenLabel{e.index, s.tokens[static_cast<std::size_t>(e.index)]};
+    }
     auto& slot = s.tokens[static_cast<std::size_t>(e.index)];
-    out.inverse = SetTokenLabel{e.index, slot};
     slot = e.label;
     // Labels change no number; warnings mention them, so refresh those.
     out.stale.mark_all_heads(StageKind::Weights);

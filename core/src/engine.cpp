@@ -163,8 +163,11 @@ void Engine::compute_scaled(int head) {
   // Computed in double, then rounded once, so scaling adds no error of its own.
   const double divisor = (s.scale ? std::sqrt(static_cast<double>(dims_.d_k)) : 1.0) *
                          static_cast<double>(s.temperature);
-  const auto factor = static_cast<float>(1.0 / divisor);
-  hs.scaled = hs.scores * factor;
+  const double inverse = 1.0 / divisor;
+  if (inverse <= static_cast<double>(std::numeric_limits<float>::max()))
+    hs.scaled = hs.scores * static_cast<float>(inverse);
+  else  // a temperature near 0: the factor would be ∞, and 0·∞ is NaN where x/tiny is 0
+    hs.scaled = hs.scores / static_cast<float>(divisor);
   apply_pins(StageKind::Scaled, head);
   bump(StageKind::Scaled, head);
   ++counts_[idx(StageKind::Scaled)];

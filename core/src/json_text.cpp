@@ -9,6 +9,8 @@ namespace attention_lab::json_text {
 void write_number(std::ostream& out, float v) {
   if (std::isnan(v)) { out << "\"nan\""; return; }
   if (std::isinf(v)) { out << (v > 0 ? "\"inf\"" : "\"-inf\""); return; }
+  // "-0" reads back as the integer 0 and loses its sign; "-0.0" is a float.
+  if (v == 0.0f && std::signbit(v)) { out << "-0.0"; return; }
   char buf[32];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   out.write(buf, end - buf);

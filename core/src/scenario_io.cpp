@@ -32,8 +32,13 @@ struct FieldError {
 std::string type_of(const json& j) {
   if (j.is_string()) {
     std::string s = j.get<std::string>();
-    if (s.size() > 20) s = s.substr(0, 20) + "…";
-    return "string \"" + s + "\"";
+    const bool cut = s.size() > 20;
+    if (cut) s.resize(20);
+    // Quoted with escapes, so a newline in the value cannot split the one-line
+    // error; `replace` turns a character cut in half into U+FFFD.
+    std::string quoted = json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (cut) quoted.insert(quoted.size() - 1, "…");
+    return "string " + quoted;
   }
   if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
   if (j.is_null()) return "null";
@@ -255,6 +260,29 @@ Scenario parse_object(const json& root) {
   return s;
 }
 
+// Far more than the format needs (3 levels); far less than would exhaust the stack.
+constexpr std::size_t kMaxNesting = 256;
+
+// How deeply lists and objects nest in `text`, which has already parsed.
+std::size_t nesting_depth(const std::string& text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char ch : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
 
 LoadResult parse_scenario(const std::string& text) {
@@ -262,10 +290,17 @@ LoadResult parse_scenario(const std::string& text) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     std::string what = e.what();
     if (const auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
     result.error = "invalid JSON: " + what;
+    return result;
+  }
+  // The parser is iterative but dump() recurses once per level: an unknown key
+  // nested 100 000 deep (valid JSON) would overflow the stack when we keep it.
+  if (const std::size_t depth = nesting_depth(text); depth > kMaxNesting) {
+    result.error = "scenario: expected lists and objects nested at most " + std::to_string(kMaxNesting) +
+                   " deep, found " + std::to_string(depth);
     return result;
   }
   try {
@@ -313,12 +348,12 @@ std::string scenario_to_json(const Scenario& s) {
   };
   if (!s.title.empty()) key("title"), out << quote(s.title);
   if (!s.description.empty()) key("description"), out << quote(s.description);
-  bool any_label = false;
-  for (const auto& t : s.tokens) any_label = any_label || !t.empty();
-  if (any_label) {
+  if (!s.tokens.empty()) {
     key("tokens");
     out << '[';
-    for (int t = 0; t < s.T(); ++t) out << (t ? ", " : "") << quote(s.token_label(t));
+    // The labels as they are: an empty one stays empty (shown as the index), so
+    // a round trip gives back the same scenario.
+    for (std::size_t t = 0; t < s.tokens.size(); ++t) out << (t ? ", " : "") << quote(s.tokens[t]);
     out << ']';
   }
   key("heads"), out << s.heads;

@@ -47,15 +47,18 @@ class Document {
   static constexpr std::size_t kMaxUndo = 1000;
 
  private:
+  // One undo step. A gesture may touch several cells, so it keeps every edit:
+  // redo applies `forward` in order, undo applies `inverse` backwards.
   struct Entry {
-    Edit forward;
-    Edit inverse;
+    std::vector<Edit> forward;
+    std::vector<Edit> inverse;
     std::string label;
     std::uint64_t gesture = 0;
     std::uint64_t serial = 0;  // identifies the state this entry leads to
   };
 
-  std::uint64_t state_serial() const { return undo_.empty() ? 0 : undo_.back().serial; }
+  static void add_inverse(Entry& entry, Edit inverse);
+  std::uint64_t state_serial() const { return undo_.empty() ? base_serial_ : undo_.back().serial; }
 
   std::unique_ptr<Scenario> scenario_;  // heap: the engine keeps a pointer to it
   Engine engine_;
@@ -64,6 +67,7 @@ class Document {
   std::uint64_t last_gesture_ = 0;
   std::uint64_t next_serial_ = 1;
   std::uint64_t saved_serial_ = 0;
+  std::uint64_t base_serial_ = 0;  // the state below the oldest entry: not 0 once old entries were dropped
 };
 
 }  // namespace attention_lab
