@@ -1,0 +1,116 @@
+#pragma once
+// Seeded random edits of every kind, for the incremental and undo tests. Most
+// are valid for the scenario they are drawn for; a few are not (an inactive
+// bias, d_out without W_o), which exercises the error path too.
+
+#include "attention_lab/edit.h"
+#include "attention_lab/scenario.h"
+
+#include <random>
+
+namespace attention_lab::test {
+
+class RandomEdits {
+ public:
+  explicit RandomEdits(std::uint32_t seed) : rng_(seed) {}
+
+  // Dimension changes are drawn only when `resize` is set: they replace the
+  // whole scenario, so tests about finer invalidation can leave them out.
+  Edit next(const Scenario& s, bool resize = true) {
+    const Dims d = s.dims();
+    const int kind = pick(0, resize ? 11 : 10);
+    switch (kind) {
+      case 0: case 1: case 2: {  // an input cell (the most common edit)
+        static constexpr StageKind inputs[] = {StageKind::X,   StageKind::W_q, StageKind::W_k, StageKind::W_v,
+                                               StageKind::b_q, StageKind::b_k, StageKind::b_v, StageKind::W_o,
+                                               StageKind::b_o, StageKind::Mask};
+        const StageKind k = inputs[pick(0, 9)];
+        const Matrix m = input_of(s, k);
+        if (m.size() == 0) return SetTemperature{value(0.5f, 2.0f)};
+        const int r = pick(0, static_cast<int>(m.rows()) - 1), c = pick(0, static_cast<int>(m.cols()) - 1);
+        return SetCell{StageId::input(k), r, c, k == StageKind::Mask ? static_cast<float>(pick(0, 1)) : value(-2, 2)};
+      }
+      case 3: case 4: return random_pin(d);
+      case 5: return SetToggle{static_cast<Toggle>(pick(0, 3)), pick(0, 1) == 1};
+      case 6: return SetTemperature{value(0.25f, 4.0f)};
+      case 7: {
+        const auto kind_of = static_cast<MaskKind>(pick(0, 2));
+        if (kind_of == MaskKind::Custom && pick(0, 1)) {
+          Matrix m(d.T, d.T);
+          for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(pick(0, 1));
+          return SetMask{kind_of, m};
+        }
+        return SetMask{kind_of, std::nullopt};
+      }
+      case 8: {
+        if (pick(0, 3) == 0) return SetPins{};
+        std::map<PinKey, float> pins;
+        for (int i = pick(1, 3); i > 0; --i)
+          if (auto p = std::get<SetPin>(random_pin(d)); p.value && canonical(p.key.stage.kind)) pins[p.key] = *p.value;
+        return SetPins{pins};
+      }
+      case 9: return SetTokenLabel{pick(0, d.T - 1), pick(0, 1) ? "tok" + std::to_string(pick(0, 99)) : ""};
+      case 10: {  // a whole matrix
+        const StageKind k = pick(0, 1) ? StageKind::X : StageKind::W_v;
+        Matrix m = input_of(s, k);
+        for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = value(-1, 1);
+        return SetMatrix{StageId::input(k), m, "randomize"};
+      }
+      default: {
+        const auto which = static_cast<Dimension>(pick(0, 5));
+        return SetDimension{which, pick(1, which == Dimension::heads ? 3 : 5)};
+      }
+    }
+  }
+
+  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  float value(float lo, float hi) {
+    // quarter steps: exact in float, so nothing depends on rounding of the inputs
+    return static_cast<float>(pick(static_cast<int>(lo * 4), static_cast<int>(hi * 4))) / 4.0f;
+  }
+
+ private:
+  static bool canonical(StageKind k) {
+    return k != StageKind::HeadQ && k != StageKind::HeadK && k != StageKind::HeadV && k != StageKind::Concat;
+  }
+
+  static Matrix input_of(const Scenario& s, StageKind k) {
+    switch (k) {
+      case StageKind::X: return s.X;
+      case StageKind::W_q: return s.W_q;
+      case StageKind::W_k: return s.W_k;
+      case StageKind::W_v: return s.W_v;
+      case StageKind::b_q: return s.b_q;
+      case StageKind::b_k: return s.b_k;
+      case StageKind::b_v: return s.b_v;
+      case StageKind::W_o: return s.W_o;
+      case StageKind::b_o: return s.b_o;
+      default: return s.effective_mask();
+    }
+  }
+
+  Edit random_pin(const Dims& d) {
+    static constexpr StageKind kinds[] = {StageKind::Q,      StageKind::K,       StageKind::V,       StageKind::HeadQ,
+                                          StageKind::HeadV,  StageKind::Scores,  StageKind::Scaled,  StageKind::Masked,
+                                          StageKind::Weights, StageKind::Context, StageKind::Concat, StageKind::Output};
+    const StageKind k = kinds[pick(0, 11)];
+    const int h = pick(0, d.heads - 1);
+    int cols = d.T;
+    switch (k) {
+      case StageKind::Q: case StageKind::K: cols = d.heads * d.d_k; break;
+      case StageKind::V: case StageKind::Concat: cols = d.heads * d.d_v; break;
+      case StageKind::HeadQ: cols = d.d_k; break;
+      case StageKind::HeadV: case StageKind::Context: cols = d.d_v; break;
+      case StageKind::Output: cols = d.d_out; break;
+      default: break;
+    }
+    const StageId id = is_per_head(k) ? StageId::of_head(k, h) : StageId::input(k);
+    const int r = pick(0, d.T - 1), c = pick(0, cols - 1);
+    const bool unpin = pick(0, 4) == 0;
+    return SetPin{{id, r, c}, unpin ? std::nullopt : std::optional<float>(value(-3, 3))};
+  }
+
+  std::mt19937 rng_;
+};
+
+}  // namespace attention_lab::test

@@ -1,0 +1,213 @@
+// Dimension changes keep every value that still fits (per head block for
+// heads, d_k and d_v) and fill new cells deterministically.
+
+#include "attention_lab/document.h"
+#include "attention_lab/edit.h"
+#include "attention_lab/limits.h"
+
+#include "test_support.h"
+#include "unit_support.h"
+
+using namespace attention_lab;
+using attention_lab::test::RandomOptions;
+using attention_lab::test::scenarios_identical;
+
+namespace {
+
+// A scenario with every optional input on, so every matrix gets resized.
+Scenario full() {
+  RandomOptions o;
+  o.T = 4, o.d_model = 5, o.heads = 2, o.d_k = 3, o.d_v = 2, o.bias = true, o.w_o = true, o.b_o = true;
+  o.mask = MaskKind::Custom;
+  Scenario s = attention_lab::test::random_scenario(31, o);
+  s.tokens = {"a", "b", "c", "d"};
+  return s;
+}
+
+Scenario resized(Scenario s, Dimension which, int value) {
+  const Applied a = apply_edit(s, SetDimension{which, value});
+  EXPECT_EQ(a.error, "") << to_string(which) << " = " << value;
+  EXPECT_EQ(validate(s), "");
+  return s;
+}
+
+// Column block `b` of width `w` (a head's columns).
+Matrix block(const Matrix& m, int b, int w) { return m.middleCols(b * w, w); }
+
+}  // namespace
+
+TEST(Resize, GrowingTKeepsEveryTokenAndAddsNewOnes) {
+  const Scenario s = full();
+  const Scenario g = resized(s, Dimension::T, 6);
+  EXPECT_EQ(g.T(), 6);
+  EXPECT_EQ(g.X.topRows(4), s.X);
+  EXPECT_EQ(g.custom_mask.topLeftCorner(4, 4), s.custom_mask);
+  EXPECT_EQ(g.tokens.size(), 6u);
+  EXPECT_EQ(g.tokens[3], "d");
+  EXPECT_EQ(g.token_label(5), "t5");
+  // weights do not depend on T
+  EXPECT_EQ(g.W_q, s.W_q);
+  EXPECT_EQ(g.W_o, s.W_o);
+}
+
+TEST(Resize, ShrinkingTKeepsTheFirstTokens) {
+  const Scenario s = full();
+  const Scenario g = resized(s, Dimension::T, 2);
+  EXPECT_EQ(g.X, s.X.topRows(2));
+  EXPECT_EQ(g.custom_mask, s.custom_mask.topLeftCorner(2, 2));
+  EXPECT_EQ(g.tokens, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(Resize, DModelKeepsTheSharedColumnsOfXAndRowsOfTheWeights) {
+  const Scenario s = full();
+  const Scenario g = resized(s, Dimension::d_model, 7);
+  EXPECT_EQ(g.X.leftCols(5), s.X);
+  EXPECT_EQ(g.W_q.topRows(5), s.W_q);
+  EXPECT_EQ(g.W_k.topRows(5), s.W_k);
+  EXPECT_EQ(g.W_v.topRows(5), s.W_v);
+  EXPECT_EQ(g.b_q, s.b_q);
+  // W_o maps back to d_model, and follows it
+  EXPECT_EQ(g.dims().d_out, 7);
+  EXPECT_EQ(g.W_o.leftCols(5), s.W_o);
+  EXPECT_EQ(g.b_o.leftCols(5), s.b_o);
+}
+
+TEST(Resize, DkKeepsEachHeadsBlock) {
+  const Scenario s = full();  // heads 2, d_k 3
+  for (int d_k : {1, 2, 5}) {
+    const Scenario g = resized(s, Dimension::d_k, d_k);
+    EXPECT_EQ(g.dims().d_k, d_k);
+    const int w = std::min(3, d_k);
+    for (int h = 0; h < 2; ++h) {
+      EXPECT_EQ(block(g.W_q, h, d_k).leftCols(w), block(s.W_q, h, 3).leftCols(w)) << "d_k " << d_k << " head " << h;
+      EXPECT_EQ(block(g.W_k, h, d_k).leftCols(w), block(s.W_k, h, 3).leftCols(w));
+      EXPECT_EQ(block(g.b_q, h, d_k).leftCols(w), block(s.b_q, h, 3).leftCols(w));
+    }
+    EXPECT_EQ(g.W_v, s.W_v);  // d_v is untouched
+  }
+}
+
+TEST(Resize, DvKeepsEachHeadsBlockInWvAndTheRowsOfWo) {
+  const Scenario s = full();  // heads 2, d_v 2
+  const Scenario g = resized(s, Dimension::d_v, 3);
+  for (int h = 0; h < 2; ++h) {
+    EXPECT_EQ(block(g.W_v, h, 3).leftCols(2), block(s.W_v, h, 2));
+    EXPECT_EQ(block(g.b_v, h, 3).leftCols(2), block(s.b_v, h, 2));
+    // W_o's rows are head blocks
+    EXPECT_EQ(g.W_o.middleRows(h * 3, 2), s.W_o.middleRows(h * 2, 2)) << h;
+  }
+  EXPECT_EQ(g.W_q, s.W_q);
+}
+
+TEST(Resize, HeadsKeepsTheSurvivingHeadsBlocks) {
+  const Scenario s = full();
+  const Scenario more = resized(s, Dimension::heads, 3);
+  EXPECT_EQ(more.W_q.leftCols(6), s.W_q);
+  EXPECT_EQ(more.W_v.leftCols(4), s.W_v);
+  EXPECT_EQ(more.W_o.topRows(4), s.W_o);
+  EXPECT_EQ(more.dims().d_k, 3);
+  const Scenario fewer = resized(s, Dimension::heads, 1);
+  EXPECT_EQ(fewer.W_q, s.W_q.leftCols(3));
+  EXPECT_EQ(fewer.W_o, s.W_o.topRows(2));
+  EXPECT_EQ(fewer.b_v, s.b_v.leftCols(2));
+}
+
+TEST(Resize, DOutResizesTheOutputProjection) {
+  const Scenario s = full();
+  const Scenario g = resized(s, Dimension::d_out, 8);
+  EXPECT_EQ(g.W_o.leftCols(5), s.W_o);
+  EXPECT_EQ(g.b_o.leftCols(5), s.b_o);
+  EXPECT_EQ(g.X, s.X);  // d_model stays
+}
+
+TEST(Resize, DOutNeedsTheOutputProjection) {
+  Scenario s = attention_lab::test::preset("book");
+  const Applied a = apply_edit(s, SetDimension{Dimension::d_out, 4});
+  EXPECT_NE(a.error.find("d_out: it is h*d_v while W_o is off"), std::string::npos) << a.error;
+}
+
+TEST(Resize, GrowShrinkGrowGivesTheSameValues) {
+  const Scenario s = full();
+  const Dims d = s.dims();
+  const std::pair<Dimension, int> sizes[] = {{Dimension::T, d.T},         {Dimension::d_model, d.d_model},
+                                             {Dimension::heads, d.heads}, {Dimension::d_k, d.d_k},
+                                             {Dimension::d_v, d.d_v},     {Dimension::d_out, d.d_out}};
+  for (const auto& [which, size] : sizes) {
+    const Scenario once = resized(s, which, size + 2);
+    const Scenario back = resized(once, which, size);
+    EXPECT_TRUE(scenarios_identical(back, s)) << to_string(which) << ": shrinking back restores the original";
+    EXPECT_TRUE(scenarios_identical(resized(back, which, size + 2), once)) << to_string(which);
+  }
+}
+
+TEST(Resize, NewCellsDependOnlyOnTheSeed) {
+  Scenario a = full(), b = full();
+  b.X.setZero();  // different existing values, same seed
+  const Scenario ga = resized(a, Dimension::T, 6), gb = resized(b, Dimension::T, 6);
+  EXPECT_EQ(ga.X.bottomRows(2), gb.X.bottomRows(2));
+  Scenario c = full();
+  c.seed += 1;
+  const Scenario gc = resized(c, Dimension::T, 6);
+  EXPECT_NE(ga.X.bottomRows(2), gc.X.bottomRows(2));
+}
+
+TEST(Resize, NewCellsHaveSensibleMagnitudes) {
+  const Scenario g = resized(full(), Dimension::d_model, 64);
+  EXPECT_TRUE(g.X.allFinite());
+  EXPECT_LE(g.X.cwiseAbs().maxCoeff(), 1.0f);
+  EXPECT_GT(g.X.rightCols(59).cwiseAbs().maxCoeff(), 0.0f);
+  // weights scale like 1/√fan_in so projections stay O(1)
+  EXPECT_LE(g.W_q.bottomRows(59).cwiseAbs().maxCoeff(), std::sqrt(3.0f / 64.0f) + 1e-6f);
+  EXPECT_LE(g.b_q.cwiseAbs().maxCoeff(), 1.0f);
+}
+
+TEST(Resize, NewMaskRowsAreCausal) {
+  Scenario s = full();
+  const Scenario g = resized(s, Dimension::T, 6);
+  EXPECT_EQ(g.custom_mask(5, 0), 1.0f);
+  EXPECT_EQ(g.custom_mask(4, 5), 0.0f);
+  EXPECT_EQ(g.custom_mask(5, 5), 1.0f);
+}
+
+TEST(Resize, SizesOutsideTheLimitsAreRefusedWithTheRange) {
+  const Scenario s = full();
+  const std::vector<std::tuple<Dimension, int, std::string>> cases = {
+      {Dimension::T, 0, "T: expected 1 to 1024, found 0"},
+      {Dimension::T, limits::kMaxTokens + 1, "T: expected 1 to 1024, found 1025"},
+      {Dimension::d_model, -3, "d_model: expected 1 to 1024, found -3"},
+      {Dimension::heads, 17, "heads: expected 1 to 16, found 17"},
+      {Dimension::d_k, 0, "d_k: expected 1 to 1024, found 0"},
+      {Dimension::d_v, 1025, "d_v: expected 1 to 1024, found 1025"},
+      {Dimension::d_out, 0, "d_out: expected 1 to 1024, found 0"},
+  };
+  for (const auto& [which, value, message] : cases) {
+    Scenario t = s;
+    EXPECT_EQ(apply_edit(t, SetDimension{which, value}).error, message);
+    EXPECT_TRUE(scenarios_identical(t, s));
+  }
+  // heads·d_k is limited too
+  Scenario wide = s;
+  ASSERT_EQ(apply_edit(wide, SetDimension{Dimension::d_k, 1024}).error, "");
+  const Applied a = apply_edit(wide, SetDimension{Dimension::heads, 5});
+  EXPECT_EQ(a.error, "heads*d_k and heads*d_v: expected at most 4096, found 5120");
+}
+
+TEST(Resize, TheDocumentRecomputesAtTheNewSize) {
+  Document doc(attention_lab::test::preset("multi-head"));
+  ASSERT_EQ(doc.apply(SetDimension{Dimension::heads, 2}), "");
+  ASSERT_EQ(doc.apply(SetDimension{Dimension::T, 3}), "");
+  const Dims d = doc.engine().dims();
+  EXPECT_EQ(d.heads, 2);
+  EXPECT_EQ(d.T, 3);
+  EXPECT_EQ(doc.stage(StageId::of_head(StageKind::Weights, 1)).rows(), 3);
+  EXPECT_EQ(doc.stage(StageId::input(StageKind::Concat)).cols(), 8);
+  EXPECT_EQ(doc.scenario().tokens.size(), 3u);
+}
+
+TEST(Resize, WithoutOutputProjectionDOutFollowsTheHeads) {
+  Scenario s = attention_lab::test::preset("book");
+  s = resized(s, Dimension::heads, 3);
+  EXPECT_EQ(s.dims().d_out, 6);
+  s = resized(s, Dimension::d_v, 1);
+  EXPECT_EQ(s.dims().d_out, 3);
+}

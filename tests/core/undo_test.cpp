@@ -1,0 +1,268 @@
+// Undo and redo restore scenarios exactly; gestures merge; modified() tracks
+// whether the document differs from what was last saved.
+
+#include "attention_lab/document.h"
+#include "attention_lab/edit.h"
+
+#include "random_edits.h"
+#include "test_support.h"
+#include "unit_support.h"
+
+using namespace attention_lab;
+using attention_lab::test::RandomEdits;
+using attention_lab::test::RandomOptions;
+using attention_lab::test::scenarios_identical;
+
+namespace {
+
+StageId in(StageKind k) { return StageId::input(k); }
+
+::testing::AssertionResult engine_is_fresh(const Document& doc) {
+  const Scenario copy = doc.scenario();
+  Engine fresh;
+  fresh.recompute_all(copy);
+  return attention_lab::test::engines_identical(doc.engine(), fresh);
+}
+
+}  // namespace
+
+// [SECTION] Round trips
+
+TEST(Undo, UndoingEveryRandomEditRestoresTheOriginalAndRedoingRestoresTheFinal) {
+  for (std::uint32_t seed : {1u, 2u, 3u, 4u}) {
+    RandomOptions o;
+    o.heads = static_cast<int>(seed % 3) + 1;
+    o.bias = seed % 2 == 0;
+    o.mask = static_cast<MaskKind>(seed % 3);
+    const Scenario original = attention_lab::test::random_scenario(seed, o);
+    Document doc(original);
+    RandomEdits edits(seed);
+    int applied = 0;
+    for (int i = 0; i < 120; ++i)
+      if (doc.apply(edits.next(doc.scenario())).empty()) ++applied;
+    const Scenario final_state = doc.scenario();
+
+    int undone = 0;
+    while (doc.undo()) {
+      ++undone;
+      ASSERT_EQ(validate(doc.scenario()), "") << "seed " << seed << " after " << undone << " undos";
+    }
+    EXPECT_EQ(undone, applied);
+    EXPECT_TRUE(scenarios_identical(doc.scenario(), original)) << "seed " << seed;
+    EXPECT_TRUE(engine_is_fresh(doc));
+    EXPECT_FALSE(doc.modified());
+
+    int redone = 0;
+    while (doc.redo()) ++redone;
+    EXPECT_EQ(redone, applied);
+    EXPECT_TRUE(scenarios_identical(doc.scenario(), final_state)) << "seed " << seed;
+    EXPECT_TRUE(engine_is_fresh(doc));
+  }
+}
+
+TEST(Undo, EveryPresetRoundTripsThroughRandomEdits) {
+  for (const auto& p : presets()) {
+    const Scenario original = *make_preset(p.name);
+    Document doc(original);
+    RandomEdits edits(17);
+    for (int i = 0; i < 80; ++i) doc.apply(edits.next(doc.scenario()));
+    const Scenario final_state = doc.scenario();
+    while (doc.undo()) {}
+    EXPECT_TRUE(scenarios_identical(doc.scenario(), original)) << p.name;
+    while (doc.redo()) {}
+    EXPECT_TRUE(scenarios_identical(doc.scenario(), final_state)) << p.name;
+  }
+}
+
+// Each kind of edit on its own: apply, undo, and the scenario is what it was.
+TEST(Undo, EachKindOfEditHasAnExactInverse) {
+  const Scenario book = attention_lab::test::preset("book");  // no custom mask, no biases, no labels set by edits
+  Scenario with_bias = attention_lab::test::preset("naive");
+  with_bias.use_output_bias = true;
+  with_bias.b_o = Matrix::Constant(1, 4, 0.5f);
+  const std::vector<std::pair<Scenario, Edit>> cases = {
+      {book, SetCell{in(StageKind::Mask), 0, 1, 0.0f}},
+      {book, SetMask{MaskKind::Causal, std::nullopt}},
+      {book, SetMask{MaskKind::Custom, std::nullopt}},
+      {book, SetMatrix{in(StageKind::Mask), Matrix::Identity(6, 6)}},
+      {book, SetToggle{Toggle::Bias, true}},
+      {book, SetToggle{Toggle::OutputProjection, true}},
+      {book, SetToggle{Toggle::OutputBias, true}},
+      {with_bias, SetToggle{Toggle::OutputProjection, true}},
+      {book, SetToggle{Toggle::Scale, false}},
+      {book, SetTemperature{2.0f}},
+      {book, SetPin{{StageId::of_head(StageKind::Scores, 0), 1, 1}, 3.0f}},
+      {book, SetPins{{{{StageId::input(StageKind::Output), 0, 0}, 1.0f}}}},
+      {book, SetDimension{Dimension::T, 9}},
+      {book, SetDimension{Dimension::heads, 3}},
+      {[] {
+         Scenario s = attention_lab::test::preset("book");
+         s.tokens.clear();
+         return s;
+       }(),
+       SetTokenLabel{0, "first"}},
+      {book, SetTokenLabel{0, "first"}},
+      {book, ReplaceScenario{std::make_shared<const Scenario>(attention_lab::test::preset("naive"))}},
+  };
+  for (const auto& [start, edit] : cases) {
+    Document doc(start);
+    ASSERT_EQ(doc.apply(edit), "") << describe(edit);
+    EXPECT_TRUE(doc.modified());
+    ASSERT_TRUE(doc.undo()) << describe(edit);
+    EXPECT_TRUE(scenarios_identical(doc.scenario(), start)) << "undo of " << describe(edit);
+    EXPECT_TRUE(engine_is_fresh(doc)) << describe(edit);
+    EXPECT_FALSE(doc.modified()) << describe(edit);
+  }
+}
+
+TEST(Undo, AnEditAfterUndoClearsTheRedoStack) {
+  Document doc(attention_lab::test::preset("book"));
+  ASSERT_EQ(doc.apply(SetTemperature{2.0f}), "");
+  ASSERT_TRUE(doc.undo());
+  EXPECT_TRUE(doc.can_redo());
+  ASSERT_EQ(doc.apply(SetTemperature{3.0f}), "");
+  EXPECT_FALSE(doc.can_redo());
+  EXPECT_FALSE(doc.redo());
+}
+
+TEST(Undo, LabelsDescribeTheNextStep) {
+  Document doc(attention_lab::test::preset("book"));
+  EXPECT_EQ(doc.undo_label(), "");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 2, 1, 0.5f}), "");
+  EXPECT_EQ(doc.undo_label(), "X[2][1] = 0.5");
+  doc.undo();
+  EXPECT_EQ(doc.redo_label(), "X[2][1] = 0.5");
+  EXPECT_EQ(doc.undo_label(), "");
+}
+
+TEST(Undo, NothingToUndoOrRedoIsHarmless) {
+  Document doc(attention_lab::test::preset("book"));
+  EXPECT_FALSE(doc.undo());
+  EXPECT_FALSE(doc.redo());
+  EXPECT_FALSE(doc.modified());
+}
+
+// [SECTION] Gestures
+
+TEST(Undo, EditsOfOneGestureShareOneUndoEntry) {
+  const Scenario original = attention_lab::test::preset("book");
+  Document doc(original);
+  const auto g = doc.begin_gesture();
+  for (float v : {0.1f, 0.2f, 0.3f, 0.4f}) ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, v}, g), "");
+  EXPECT_EQ(doc.undo_label(), "X[0][0] = 0.4");
+  ASSERT_TRUE(doc.undo());
+  EXPECT_FALSE(doc.can_undo());
+  EXPECT_TRUE(scenarios_identical(doc.scenario(), original));
+  ASSERT_TRUE(doc.redo());
+  EXPECT_EQ(doc.scenario().X(0, 0), 0.4f);
+  EXPECT_FALSE(doc.can_redo());
+}
+
+// A drag may paint several cells (a row of the mask): it still undoes in one step.
+TEST(Undo, AGestureOverSeveralCellsUndoesAndRedoesAsAWhole) {
+  const Scenario original = attention_lab::test::preset("book");
+  Document doc(original);
+  const auto g = doc.begin_gesture();
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 0.5f}, g), "");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 1, 0.75f}, g), "");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 0.25f}, g), "");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_q), 1, 1, -1.0f}, g), "");
+  const Scenario final_state = doc.scenario();
+  ASSERT_TRUE(doc.undo());
+  EXPECT_FALSE(doc.can_undo());
+  EXPECT_TRUE(scenarios_identical(doc.scenario(), original));
+  EXPECT_TRUE(engine_is_fresh(doc));
+  ASSERT_TRUE(doc.redo());
+  EXPECT_TRUE(scenarios_identical(doc.scenario(), final_state));
+  EXPECT_TRUE(engine_is_fresh(doc));
+  ASSERT_TRUE(doc.undo());
+  EXPECT_TRUE(scenarios_identical(doc.scenario(), original));
+}
+
+TEST(Undo, DifferentGesturesAreSeparateEntries) {
+  Document doc(attention_lab::test::preset("book"));
+  const auto g1 = doc.begin_gesture();
+  const auto g2 = doc.begin_gesture();
+  EXPECT_NE(g1, g2);
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 0.1f}, g1), "");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 0.2f}, g2), "");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 0.3f}), "");  // 0: never merges
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 0.4f}), "");
+  int entries = 0;
+  while (doc.undo()) ++entries;
+  EXPECT_EQ(entries, 4);
+}
+
+TEST(Undo, AGestureResumedAfterUndoStartsANewEntry) {
+  Document doc(attention_lab::test::preset("book"));
+  const float original = doc.scenario().X(0, 0);
+  const auto g = doc.begin_gesture();
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 0.1f}, g), "");
+  ASSERT_TRUE(doc.undo());
+  ASSERT_TRUE(doc.redo());
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 0.2f}, g), "");
+  ASSERT_TRUE(doc.undo());
+  EXPECT_EQ(doc.scenario().X(0, 0), 0.1f);
+  ASSERT_TRUE(doc.undo());
+  EXPECT_EQ(doc.scenario().X(0, 0), original);
+}
+
+TEST(Undo, AResizeDragUndoesToTheSizeBeforeTheDrag) {
+  const Scenario original = attention_lab::test::preset("fat-cat");
+  Document doc(original);
+  const auto g = doc.begin_gesture();
+  for (int t = 8; t <= 12; ++t) ASSERT_EQ(doc.apply(SetDimension{Dimension::T, t}, g), "");
+  for (int t = 11; t >= 3; --t) ASSERT_EQ(doc.apply(SetDimension{Dimension::T, t}, g), "");
+  EXPECT_EQ(doc.scenario().T(), 3);
+  ASSERT_TRUE(doc.undo());
+  EXPECT_FALSE(doc.can_undo());
+  EXPECT_TRUE(scenarios_identical(doc.scenario(), original));
+}
+
+// [SECTION] modified() and mark_saved()
+
+TEST(Undo, ModifiedFollowsTheSavedState) {
+  Document doc(attention_lab::test::preset("book"));
+  EXPECT_FALSE(doc.modified());
+  ASSERT_EQ(doc.apply(SetTemperature{2.0f}), "");
+  EXPECT_TRUE(doc.modified());
+  doc.mark_saved();
+  EXPECT_FALSE(doc.modified());
+  ASSERT_EQ(doc.apply(SetTemperature{3.0f}), "");
+  EXPECT_TRUE(doc.modified());
+  doc.undo();
+  EXPECT_FALSE(doc.modified());  // back at the saved state
+  doc.undo();
+  EXPECT_TRUE(doc.modified());   // before the saved state
+  doc.redo();
+  EXPECT_FALSE(doc.modified());
+}
+
+TEST(Undo, AGestureAfterSavingMakesTheDocumentModified) {
+  Document doc(attention_lab::test::preset("book"));
+  const auto g = doc.begin_gesture();
+  ASSERT_EQ(doc.apply(SetTemperature{2.0f}, g), "");
+  doc.mark_saved();
+  ASSERT_EQ(doc.apply(SetTemperature{3.0f}, g), "");  // merges into the saved entry
+  EXPECT_TRUE(doc.modified());
+}
+
+TEST(Undo, ARefusedEditDoesNotChangeModified) {
+  Document doc(attention_lab::test::preset("book"));
+  EXPECT_NE(doc.apply(SetTemperature{-1.0f}), "");
+  EXPECT_FALSE(doc.modified());
+}
+
+TEST(Undo, HistoryIsCappedAndStillKnowsItIsModified) {
+  const Scenario original = attention_lab::test::preset("book");
+  Document doc(original);
+  const int n = static_cast<int>(Document::kMaxUndo) + 5;
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, static_cast<float>(i) / 1024.0f}), "");
+  int undone = 0;
+  while (doc.undo()) ++undone;
+  EXPECT_EQ(undone, static_cast<int>(Document::kMaxUndo));
+  // the oldest edits were forgotten, so this is not the original scenario
+  EXPECT_FALSE(scenarios_identical(doc.scenario(), original));
+  EXPECT_TRUE(doc.modified());
+}

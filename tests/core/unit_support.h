@@ -1,0 +1,149 @@
+#pragma once
+// Helpers for the unit and property tests: exact comparisons of scenarios and
+// engines, and seeded random scenarios of any size.
+
+#include "attention_lab/engine.h"
+#include "attention_lab/scenario.h"
+#include "attention_lab/seeded_fill.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace attention_lab::test {
+
+// Same shape and the same bits in every cell (so −∞ equals −∞, NaN equals NaN
+// and −0 differs from +0: "exactly the same float operations").
+inline ::testing::AssertionResult matrices_identical(MatrixView a, MatrixView b, const std::string& label) {
+  if (a.rows() != b.rows() || a.cols() != b.cols())
+    return ::testing::AssertionFailure() << label << ": shape " << a.rows() << "x" << a.cols() << " vs " << b.rows()
+                                         << "x" << b.cols();
+  for (Eigen::Index r = 0; r < a.rows(); ++r)
+    for (Eigen::Index c = 0; c < a.cols(); ++c) {
+      const float x = a(r, c), y = b(r, c);
+      if (std::memcmp(&x, &y, sizeof x) != 0)
+        return ::testing::AssertionFailure() << label << "[" << r << "][" << c << "]: " << x << " vs " << y;
+    }
+  return ::testing::AssertionSuccess();
+}
+
+// Every field of two scenarios, exactly: what undo and a file round trip must preserve.
+inline ::testing::AssertionResult scenarios_identical(const Scenario& a, const Scenario& b) {
+  auto fail = [] { return ::testing::AssertionFailure(); };
+  if (a.title != b.title) return fail() << "title: '" << a.title << "' vs '" << b.title << "'";
+  if (a.description != b.description) return fail() << "description differs";
+  if (a.tokens != b.tokens) return fail() << "tokens differ (" << a.tokens.size() << " vs " << b.tokens.size() << ")";
+  const std::pair<const char*, const Matrix Scenario::*> matrices[] = {
+      {"X", &Scenario::X},     {"W_q", &Scenario::W_q}, {"W_k", &Scenario::W_k},
+      {"W_v", &Scenario::W_v}, {"W_o", &Scenario::W_o}, {"b_q", &Scenario::b_q},
+      {"b_k", &Scenario::b_k}, {"b_v", &Scenario::b_v}, {"b_o", &Scenario::b_o},
+      {"custom_mask", &Scenario::custom_mask}};
+  for (const auto& [name, member] : matrices)
+    if (auto r = matrices_identical(a.*member, b.*member, name); !r) return r;
+  if (a.heads != b.heads) return fail() << "heads: " << a.heads << " vs " << b.heads;
+  if (a.mask_kind != b.mask_kind)
+    return fail() << "mask kind: " << to_string(a.mask_kind) << " vs " << to_string(b.mask_kind);
+  if (a.scale != b.scale) return fail() << "scale differs";
+  if (a.temperature != b.temperature) return fail() << "temperature: " << a.temperature << " vs " << b.temperature;
+  if (a.use_bias != b.use_bias) return fail() << "use_bias differs";
+  if (a.use_w_o != b.use_w_o) return fail() << "use_w_o differs";
+  if (a.use_output_bias != b.use_output_bias) return fail() << "use_output_bias differs";
+  if (a.seed != b.seed) return fail() << "seed differs";
+  if (a.pins != b.pins) return fail() << "pins differ (" << a.pins.size() << " vs " << b.pins.size() << ")";
+  if (a.unknown_fields != b.unknown_fields) return fail() << "unknown fields differ";
+  return ::testing::AssertionSuccess();
+}
+
+// Every stage the engine shows for a scenario of these dimensions.
+inline std::vector<StageId> all_stages(const Dims& d) {
+  std::vector<StageId> out;
+  for (auto k : {StageKind::X, StageKind::Mask, StageKind::Q, StageKind::K, StageKind::V, StageKind::Concat,
+                 StageKind::Output})
+    out.push_back(StageId::input(k));
+  for (int h = 0; h < d.heads; ++h)
+    for (auto k : {StageKind::HeadQ, StageKind::HeadK, StageKind::HeadV, StageKind::Scores, StageKind::Scaled,
+                   StageKind::Masked, StageKind::Weights, StageKind::Context})
+      out.push_back(StageId::of_head(k, h));
+  return out;
+}
+
+// Every stage and every warning of two engines, bit for bit.
+inline ::testing::AssertionResult engines_identical(const Engine& a, const Engine& b) {
+  if (!(a.dims() == b.dims())) return ::testing::AssertionFailure() << "dims differ";
+  for (const StageId id : all_stages(a.dims()))
+    if (auto r = matrices_identical(a.stage(id), b.stage(id), to_string(id)); !r) return r;
+  if (a.warnings().size() != b.warnings().size())
+    return ::testing::AssertionFailure() << "warnings: " << a.warnings().size() << " vs " << b.warnings().size();
+  for (std::size_t i = 0; i < a.warnings().size(); ++i)
+    if (a.warnings()[i].message != b.warnings()[i].message)
+      return ::testing::AssertionFailure() << "warning " << i << ": '" << a.warnings()[i].message << "' vs '"
+                                           << b.warnings()[i].message << "'";
+  return ::testing::AssertionSuccess();
+}
+
+struct RandomOptions {
+  int T = 4, d_model = 5, heads = 2, d_k = 3, d_v = 2;
+  bool bias = false, w_o = false, b_o = false;
+  MaskKind mask = MaskKind::None;
+  int d_out = 0;  // 0: d_model
+};
+
+// A valid scenario with uniform values in [-1, 1) drawn from `seed`.
+inline Scenario random_scenario(std::uint32_t seed, const RandomOptions& o) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  auto fill = [&](int r, int c) {
+    Matrix m(r, c);
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = u(rng);
+    return m;
+  };
+  Scenario s;
+  s.title = "random " + std::to_string(seed);
+  s.X = fill(o.T, o.d_model);
+  s.W_q = fill(o.d_model, o.heads * o.d_k);
+  s.W_k = fill(o.d_model, o.heads * o.d_k);
+  s.W_v = fill(o.d_model, o.heads * o.d_v);
+  s.heads = o.heads;
+  if (o.bias) {
+    s.use_bias = true;
+    s.b_q = fill(1, o.heads * o.d_k);
+    s.b_k = fill(1, o.heads * o.d_k);
+    s.b_v = fill(1, o.heads * o.d_v);
+  }
+  const int d_out = o.d_out > 0 ? o.d_out : o.d_model;
+  if (o.w_o) {
+    s.use_w_o = true;
+    s.W_o = fill(o.heads * o.d_v, d_out);
+  }
+  if (o.b_o) {
+    s.use_output_bias = true;
+    s.b_o = fill(1, o.w_o ? d_out : o.heads * o.d_v);
+  }
+  s.mask_kind = o.mask;
+  if (o.mask == MaskKind::Custom) {
+    s.custom_mask = Matrix::Ones(o.T, o.T);
+    std::bernoulli_distribution off(0.3);
+    for (Eigen::Index i = 0; i < s.custom_mask.size(); ++i) s.custom_mask.data()[i] = off(rng) ? 0.0f : 1.0f;
+  }
+  s.seed = seed;
+  return s;
+}
+
+// A small matrix from rows of values.
+inline Matrix rows_of(std::initializer_list<std::initializer_list<float>> values) {
+  Matrix m(static_cast<Eigen::Index>(values.size()), static_cast<Eigen::Index>(values.begin()->size()));
+  Eigen::Index i = 0;
+  for (const auto& row : values) {
+    Eigen::Index j = 0;
+    for (float v : row) m(i, j++) = v;
+    ++i;
+  }
+  return m;
+}
+
+}  // namespace attention_lab::test
