@@ -179,6 +179,47 @@ TEST(Undo, AGestureOverSeveralCellsUndoesAndRedoesAsAWhole) {
   EXPECT_TRUE(scenarios_identical(doc.scenario(), original));
 }
 
+// Random edits grouped into random gestures (drags over one cell, over several
+// cells, resizes, pins, mask painting): each undo lands exactly on the state
+// before its gesture, each redo on the state after it.
+TEST(Undo, RandomGesturesUndoAndRedoToTheStatesAroundEachGesture) {
+  for (std::uint32_t seed : {5u, 6u, 7u, 8u, 9u, 10u}) {
+    RandomOptions o;
+    o.heads = static_cast<int>(seed % 2) + 1;
+    o.w_o = seed % 3 == 0;
+    Document doc(attention_lab::test::random_scenario(seed, o));
+    RandomEdits edits(seed * 31u);
+    std::vector<Scenario> states{doc.scenario()};  // the state after each undo entry
+    for (int group = 0; group < 40; ++group) {
+      const auto g = doc.begin_gesture();
+      bool any = false;
+      const Edit first = edits.next(doc.scenario());
+      for (int i = 0, n = edits.pick(1, 6); i < n; ++i) {
+        // half of the steps repeat the first edit's kind on the same target with a new value
+        Edit e = edits.next(doc.scenario());
+        if (auto* c = std::get_if<SetCell>(&first); c && edits.pick(0, 1)) {
+          SetCell again = *c;
+          again.value = c->target.kind == StageKind::Mask ? static_cast<float>(edits.pick(0, 1)) : edits.value(-2, 2);
+          e = again;
+        }
+        any = doc.apply(e, g).empty() || any;
+      }
+      if (any) states.push_back(doc.scenario());
+    }
+    for (std::size_t i = states.size() - 1; i > 0; --i) {
+      ASSERT_TRUE(doc.undo());
+      ASSERT_TRUE(scenarios_identical(doc.scenario(), states[i - 1])) << "seed " << seed << ", undo to " << i - 1;
+      ASSERT_TRUE(engine_is_fresh(doc));
+    }
+    EXPECT_FALSE(doc.can_undo());
+    for (std::size_t i = 1; i < states.size(); ++i) {
+      ASSERT_TRUE(doc.redo());
+      ASSERT_TRUE(scenarios_identical(doc.scenario(), states[i])) << "seed " << seed << ", redo to " << i;
+      ASSERT_TRUE(engine_is_fresh(doc));
+    }
+  }
+}
+
 TEST(Undo, DifferentGesturesAreSeparateEntries) {
   Document doc(attention_lab::test::preset("book"));
   const auto g1 = doc.begin_gesture();
