@@ -113,42 +113,48 @@ void App::drop_files(int count, const char** paths) {
   if (count > 0) state_.error_popup = std::string("Drop a .json scenario file; got ") + paths[0];
 }
 
+void App::on_key(int key, int mods) { key_presses_.push_back({key, mods}); }
+
 void App::handle_shortcuts() {
   const ImGuiIO& io = ImGui::GetIO();
-  const bool typing = io.WantTextInput;
-  auto pressed = [](ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key)); };
-  auto pressed_glfw = [](int key) { return ImGui::IsKeyPressed(key); };
-  if (pressed_glfw(GLFW_KEY_F1)) state_.show_help = !state_.show_help;
-  if (typing) return;
-  if (io.KeyCtrl) {
-    if (pressed_glfw(GLFW_KEY_Z)) {
-      if (io.KeyShift) state_.doc->redo();
-      else state_.doc->undo();
-    }
-    if (pressed_glfw(GLFW_KEY_Y)) state_.doc->redo();
-    if (pressed_glfw(GLFW_KEY_S)) {
-      if (io.KeyShift) action_save_as_dialog(state_);
-      else action_save(state_);
-    }
-    if (pressed_glfw(GLFW_KEY_O)) action_open_dialog(state_);
-    if (pressed_glfw(GLFW_KEY_Q)) request_close();
-    if (pressed_glfw(GLFW_KEY_EQUAL) || pressed_glfw(GLFW_KEY_KP_ADD)) state_.cell_px = std::min(state_.cell_px * 1.2f, 80.0f);
-    if (pressed_glfw(GLFW_KEY_MINUS) || pressed_glfw(GLFW_KEY_KP_SUBTRACT)) state_.cell_px = std::max(state_.cell_px / 1.2f, 6.0f);
-    return;
-  }
-  if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) return;
+  const std::vector<KeyPress> presses = std::move(key_presses_);
+  key_presses_.clear();
   const int last = static_cast<int>(steps().size()) - 1;
-  if (pressed(ImGuiKey_RightArrow)) step_to(state_, state_.step >= last ? -1 : state_.step + 1);
-  if (pressed(ImGuiKey_LeftArrow)) step_to(state_, state_.step < 0 ? last : state_.step - 1);
-  if (pressed(ImGuiKey_Space)) {
-    state_.playing = !state_.playing;
-    if (state_.playing && (state_.step < 0 || state_.step == last)) step_to(state_, 0);
-  }
-  if (pressed(ImGuiKey_Escape)) state_.selected.reset();
-  if ((pressed(ImGuiKey_Enter) || pressed(ImGuiKey_KeyPadEnter)) && state_.selected &&
-      state_.selected->stage.kind != StageKind::Mask) {
-    state_.typing.cell = *state_.selected;
-    state_.typing.open_requested = true;
+  for (const KeyPress& k : presses) {
+    const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
+    const bool shift = (k.mods & GLFW_MOD_SHIFT) != 0;
+    if (k.key == GLFW_KEY_F1) state_.show_help = !state_.show_help;
+    if (io.WantTextInput) continue;  // keys belong to the text field being edited
+    if (ctrl) {
+      switch (k.key) {
+        case GLFW_KEY_Z: shift ? state_.doc->redo() : state_.doc->undo(); break;
+        case GLFW_KEY_Y: state_.doc->redo(); break;
+        case GLFW_KEY_S: shift ? action_save_as_dialog(state_) : action_save(state_); break;
+        case GLFW_KEY_O: action_open_dialog(state_); break;
+        case GLFW_KEY_Q: request_close(); break;
+        case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: state_.cell_px = std::min(state_.cell_px * 1.2f, 80.0f); break;
+        case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: state_.cell_px = std::max(state_.cell_px / 1.2f, 6.0f); break;
+        default: break;
+      }
+      continue;
+    }
+    if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) continue;  // popups own arrows, Enter, Esc
+    switch (k.key) {
+      case GLFW_KEY_RIGHT: step_to(state_, state_.step >= last ? -1 : state_.step + 1); break;
+      case GLFW_KEY_LEFT: step_to(state_, state_.step < 0 ? last : state_.step - 1); break;
+      case GLFW_KEY_SPACE:
+        state_.playing = !state_.playing;
+        if (state_.playing && (state_.step < 0 || state_.step == last)) step_to(state_, 0);
+        break;
+      case GLFW_KEY_ESCAPE: state_.selected.reset(); break;
+      case GLFW_KEY_ENTER: case GLFW_KEY_KP_ENTER:
+        if (state_.selected && state_.selected->stage.kind != StageKind::Mask) {
+          state_.typing.cell = *state_.selected;
+          state_.typing.open_requested = true;
+        }
+        break;
+      default: break;
+    }
   }
 }
 

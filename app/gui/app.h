@@ -20,6 +20,10 @@ class App {
   bool should_close() const { return state_.quit; }
   void request_close();         // the window's close button
   void drop_files(int count, const char** paths);
+  // Called from GLFW's key callback. Dear ImGui 1.86 only sees key state once
+  // per frame, so a press and release within one frame would be lost; the
+  // shortcuts read this queue instead.
+  void on_key(int key, int mods);
 
   AppState& state() { return state_; }
 
@@ -28,6 +32,11 @@ class App {
   void update_provenance();
   void write_probe() const;
 
+  struct KeyPress {
+    int key;
+    int mods;
+  };
+  std::vector<KeyPress> key_presses_;
   AppState state_;
 };
 

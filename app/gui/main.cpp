@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace {
 
@@ -71,6 +72,22 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // The app exists before Dear ImGui so our GLFW callbacks are installed
+  // first; ImGui's backend then chains to them.
+  std::optional<App> owner;  // reset before the GL context goes away
+  App& app = owner.emplace(opts);
+  glfwSetWindowUserPointer(window, &app);
+  glfwSetKeyCallback(window, [](GLFWwindow* w, int key, int, int action, int mods) {
+    if (action == GLFW_PRESS || action == GLFW_REPEAT) static_cast<App*>(glfwGetWindowUserPointer(w))->on_key(key, mods);
+  });
+  glfwSetWindowCloseCallback(window, [](GLFWwindow* w) {
+    glfwSetWindowShouldClose(w, GLFW_FALSE);  // ask first when there are unsaved changes
+    static_cast<App*>(glfwGetWindowUserPointer(w))->request_close();
+  });
+  glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+    static_cast<App*>(glfwGetWindowUserPointer(w))->drop_files(count, paths);
+  });
+
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
@@ -83,19 +100,10 @@ int main(int argc, char** argv) {
 
   int status = 0;
   {
-    App app(opts);
     if (auto err = app.init(window); !err.empty()) {
       std::fprintf(stderr, "attention-lab: %s\n", err.c_str());
       status = 2;
     } else {
-      glfwSetWindowUserPointer(window, &app);
-      glfwSetWindowCloseCallback(window, [](GLFWwindow* w) {
-        glfwSetWindowShouldClose(w, GLFW_FALSE);  // ask first when there are unsaved changes
-        static_cast<App*>(glfwGetWindowUserPointer(w))->request_close();
-      });
-      glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
-        static_cast<App*>(glfwGetWindowUserPointer(w))->drop_files(count, paths);
-      });
       const bool screenshot = !opts.screenshot.empty();
       int frame = 0;
       std::string last_title;
@@ -134,6 +142,8 @@ int main(int argc, char** argv) {
       }
     }
   }
+  owner.reset();  // textures and shaders need the context
+  glfwSetWindowUserPointer(window, nullptr);
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

@@ -155,11 +155,11 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
       break;
     case StageKind::Scaled: {
       info.name = "Scaled scores" + head_note;
-      info.symbol = "S̃" + i;
+      info.symbol = "S′" + i;
       std::string f = "S" + i;
       if (s.scale) f += " / √" + std::to_string(d.d_k);
       if (s.temperature != 1.0f) f += " / τ";
-      info.formula = "S̃" + i + " = " + f;
+      info.formula = "S′" + i + " = " + f;
       info.explanation =
           s.scale ? "A dot product of d_k random-ish terms grows like √d_k; dividing by √d_k keeps the scores near "
                     "unit size, so softmax does not collapse onto a single token and gradients stay alive."
@@ -175,7 +175,7 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
     case StageKind::Masked:
       info.name = "Masked scores" + head_note;
       info.symbol = "Ŝ" + i;
-      info.formula = "Ŝ" + i + " = S̃" + i + " + mask (−∞ where M = 0)";
+      info.formula = "Ŝ" + i + " = S′" + i + " + mask (−∞ where M = 0)";
       info.explanation =
           "Cells the mask forbids become −∞, so after softmax they get exactly zero weight: the query token "
           "cannot take anything from that key token.";

@@ -109,7 +109,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
     case StageKind::Masked: {
       const bool allowed = layer(StageKind::Mask)(r, c) != 0.0f;
       const float scaled = stage(StageKind::Scaled)(r, c);
-      out.formula = allowed ? "S̃" + hs + at + "  (the mask allows it)" : "−∞  (the mask forbids it)";
+      out.formula = allowed ? "S′" + hs + at + "  (the mask allows it)" : "−∞  (the mask forbids it)";
       out.numbers = allowed ? format_number(scaled, 3)
                             : "'" + s.token_label(r) + "' may not look at '" + s.token_label(c) + "' → −∞";
       out.note = pin_note(s, id, r, c, allowed ? scaled : -INFINITY);

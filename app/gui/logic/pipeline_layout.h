@@ -1,6 +1,6 @@
 #pragma once
 // The pipeline as equations, built from the engine's stage descriptions:
-//   X · W_q = Q      Q₀ · K₀ᵀ = S₀ ÷ √4 = S̃₀ + M = Ŝ₀ softmax = A₀ · V₀ = C₀ …
+//   X · W_q = Q      Q₀ · K₀ᵀ = S₀ ÷ √4 = S′₀ + M = Ŝ₀ softmax = A₀ · V₀ = C₀ …
 // A line is a chain of terms; each computed stage continues the chain when
 // its first input is the previous result, and starts a new line otherwise.
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Real X input on the real app: hover shows the inspector, dragging a weight
+# changes it and everything below it, Ctrl+S saves the new value, Ctrl+Z
+# brings the old one back.
+# usage: gui_interaction.sh APP_BINARY CLI_BINARY [OUT_DIR]
+set -u
+source "$(dirname "$0")/run_in_xvfb.sh"
+app=$1 cli=$2
+out=${3:-$(mktemp -d)}
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+probe="$out/probe.json"
+scenario="$out/scenario.json"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+value_of() {  # value_of FILE MATRIX ROW COL
+  python3 -c "import json,sys; print(json.load(open('$1'))['$2'][$3][$4])"
+}
+
+"$cli" preset fat-cat -o "$scenario" || exit 1
+original=$(value_of "$scenario" W_q 1 1)
+"$cli" trace "$scenario" -o "$out/before.trace.json" || exit 1
+rm -f "$probe"
+XDG_CONFIG_HOME="$out/config" "$app" "$scenario" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
+pid=$!
+trap 'kill $pid 2>/dev/null' EXIT
+for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
+[ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }
+wid=$(xdotool search --sync --onlyvisible --name "Attention Lab" | head -1)
+xdotool windowfocus --sync "$wid" 2>/dev/null || true
+
+# 1. Hovering a cell shows the inspector with that cell and lights its sources.
+read -r x y < <(python3 "$here/probe.py" "$probe" cell Q 2 1)
+xdotool mousemove --window "$wid" "$x" "$y"
+python3 "$here/probe.py" "$probe" wait hovered '{"stage": "Q", "row": 2, "col": 1}' || fail "hovering Q[2,1] did not register"
+python3 "$here/probe.py" "$probe" wait inspector '"Q[2,1]   (token '"'"'cat'"'"')"' || fail "the inspector does not show Q[2,1]"
+lit=$(python3 "$here/probe.py" "$probe" get lit)
+[ "$lit" -ge 2 ] || fail "hovering Q[2,1] lit $lit source regions, expected X's row and W_q's column"
+xdotool mousemove --window "$wid" 5 400
+python3 "$here/probe.py" "$probe" wait hovered 'null' || fail "moving away did not clear the hover"
+
+# 2. Dragging W_q[1,1] upwards raises it; Q and the scores below change.
+read -r x y < <(python3 "$here/probe.py" "$probe" cell W_q 1 1)
+xdotool mousemove --window "$wid" "$x" "$y" mousedown 1
+for dy in 5 15 30 45 60; do xdotool mousemove --window "$wid" "$x" $((y - dy)); sleep 0.05; done
+xdotool mouseup 1
+python3 "$here/probe.py" "$probe" wait modified true || fail "dragging W_q[1,1] did not modify the scenario"
+xdotool mousemove --window "$wid" 5 400
+
+# 3. Ctrl+S writes the scenario file with the new value.
+before_save=$(stat -c %Y.%s "$scenario")
+xdotool key --clearmodifiers ctrl+s
+python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+S did not save"
+dragged=$(value_of "$scenario" W_q 1 1)
+python3 -c "import sys; sys.exit(0 if float('$dragged') > float('$original') + 0.05 else 1)" ||
+  fail "W_q[1][1] in the saved file is $dragged, expected more than $original after dragging up"
+"$cli" trace "$scenario" -o "$out/after.trace.json" || fail "the saved file does not trace"
+python3 - "$out/before.trace.json" "$out/after.trace.json" <<'PY' || fail "the stages below W_q did not change"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["Q"] != b["Q"], "Q unchanged"
+assert a["heads"][0]["scores"] != b["heads"][0]["scores"], "scores unchanged"
+assert a["K"] == b["K"] and a["V"] == b["V"], "K or V changed although only W_q was edited"
+PY
+
+# 4. Ctrl+Z brings the old value back (saved again to check it).
+xdotool key --clearmodifiers ctrl+z
+python3 "$here/probe.py" "$probe" wait modified true || fail "Ctrl+Z did not change the scenario"
+xdotool key --clearmodifiers ctrl+s
+python3 "$here/probe.py" "$probe" wait modified false || fail "second Ctrl+S did not save"
+restored=$(value_of "$scenario" W_q 1 1)
+[ "$restored" = "$original" ] || fail "after Ctrl+Z, W_q[1][1] is $restored, expected $original"
+
+# 5. Ctrl+Q quits (nothing unsaved, so no question).
+xdotool key --clearmodifiers ctrl+q
+for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+if kill -0 $pid 2>/dev/null; then
+  fail "Ctrl+Q did not quit"
+  kill $pid
+fi
+wait $pid; status=$?
+[ $status -eq 0 ] || fail "the app exited with $status"
+[ "$fails" -eq 0 ] && echo "all interaction checks passed (W_q[1][1]: $original -> $dragged -> $restored)"
+exit $((fails > 0))

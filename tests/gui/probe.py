@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Reads the app's --probe file for the GUI tests.
+
+  probe.py FILE cell STAGE ROW COL   -> "X Y" window coordinates of a cell's centre
+  probe.py FILE get KEY              -> a top-level value (JSON)
+  probe.py FILE wait KEY VALUE [S]   -> waits until probe[KEY] == VALUE (JSON), up to S seconds
+"""
+import json
+import sys
+import time
+
+
+def load(path):
+    for _ in range(50):
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            time.sleep(0.1)  # the app rewrites the file every frame
+    raise SystemExit("probe: cannot read " + path)
+
+
+def main(argv):
+    path, cmd = argv[1], argv[2]
+    if cmd == "cell":
+        stage, row, col = argv[3], int(argv[4]), int(argv[5])
+        for h in load(path)["heatmaps"]:
+            if h["stage"] == stage:
+                r, c = (col, row) if h["transposed"] else (row, col)
+                rows, cols = (h["cols"], h["rows"]) if h["transposed"] else (h["rows"], h["cols"])
+                x = h["x0"] + (c + 0.5) * (h["x1"] - h["x0"]) / cols
+                y = h["y0"] + (r + 0.5) * (h["y1"] - h["y0"]) / rows
+                print(int(x), int(y))
+                return 0
+        raise SystemExit("probe: no heatmap " + stage + " on screen")
+    if cmd == "get":
+        print(json.dumps(load(path)[argv[3]]))
+        return 0
+    if cmd == "wait":
+        key, want = argv[3], json.loads(argv[4])
+        deadline = time.time() + (float(argv[5]) if len(argv) > 5 else 10.0)
+        while time.time() < deadline:
+            got = load(path).get(key)
+            if got == want:
+                return 0
+            time.sleep(0.1)
+        print("probe: %s is %s, expected %s" % (key, json.dumps(got), json.dumps(want)))
+        return 1
+    raise SystemExit("probe: unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
