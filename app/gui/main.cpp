@@ -25,7 +25,7 @@ void load_fonts(float size) {
   ImGuiIO& io = ImGui::GetIO();
   // Latin, Greek, sub/superscripts, arrows, math operators (·, √, ∞, Σ, −, ÷, ᵀ…).
   static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000, 0x206F, 0x2070, 0x209F,
-                                   0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0x0300, 0x036F, 0};
+                                   0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0x2C60, 0x2C7F, 0};
   const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
   if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, size, nullptr, ranges)) return;
   std::fprintf(stderr, "attention-lab: %s not found; using the built-in font (math symbols will be missing)\n", path);
