@@ -44,9 +44,13 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
   const float value = m(r, c);
   const std::string at = "[" + std::to_string(r) + "," + std::to_string(c) + "]";
   out.title = info.symbol + at;
-  if (info.rows == d.T && info.cols == d.T && d.T > 0)
+  // Decide by what the axes are, not by their sizes: X is T × d_model and W_q
+  // is d_model × h·d_k, and d_model may well equal T.
+  const bool token_cols = id.kind == StageKind::Mask || (id.kind >= StageKind::Scores && id.kind <= StageKind::Weights);
+  const bool token_rows = token_cols || id.kind == StageKind::X || !is_input(id.kind);
+  if (token_cols && d.T > 0)
     out.title += "   ('" + s.token_label(r) + "' → '" + s.token_label(c) + "')";
-  else if (info.rows == d.T)
+  else if (token_rows)
     out.title += "   (token '" + s.token_label(r) + "')";
   const int h = id.head;
   const std::string hs = sub(h);
@@ -119,6 +123,22 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       const RowVector row = stage(StageKind::Masked).row(r);
       const float mx = row.maxCoeff();
       const float x = row[c];
+      // Only a row of −∞ has no allowed key; +∞ and NaN rows are the
+      // engine's other softmax cases (softmax_row), told apart here too.
+      if (row.hasNaN()) {
+        out.formula = "softmax of a row that holds NaN";
+        out.numbers = "NaN";
+        break;
+      }
+      if (mx == INFINITY) {
+        const auto infinite = (row.array() == INFINITY).count();
+        out.formula = "the row has +∞ scores: they share the weight equally, the others get 0";
+        out.numbers = x == INFINITY ? "1 / " + std::to_string(infinite) + " = " +
+                                          format_number(1.0f / static_cast<float>(infinite), 3)
+                                    : format_number(0.0f, 3);
+        out.note = pin_note(s, id, r, c, x == INFINITY ? 1.0f / static_cast<float>(infinite) : 0.0f);
+        break;
+      }
       if (!std::isfinite(mx)) {
         out.formula = "softmax of a row with no allowed key";
         out.numbers = "0 (by our convention; PyTorch gives NaN)";
@@ -128,8 +148,9 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       for (Eigen::Index j = 0; j < row.size(); ++j) sum += std::exp(static_cast<double>(row[j] - mx));
       const double e = std::exp(static_cast<double>(x - mx));
       out.formula = "e^(Ŝ" + sub(r) + sub(c) + " − max) / Σⱼ e^(Ŝ" + sub(r) + "ⱼ − max)";
-      out.numbers = "e^(" + format_number(x, 3) + " − " + format_number(mx, 3) + ") / Σⱼ e^(Ŝ" + sub(r) + "ⱼ − " +
-                    format_number(mx, 3) + ") = " + format_number(static_cast<float>(e), 3) + " / " +
+      // A negative max is parenthesised: "− (−0.03)", never "− −0.03".
+      out.numbers = "e^(" + format_number(x, 3) + " − " + format_factor(mx, 3) + ") / Σⱼ e^(Ŝ" + sub(r) + "ⱼ − " +
+                    format_factor(mx, 3) + ") = " + format_number(static_cast<float>(e), 3) + " / " +
                     format_number(static_cast<float>(sum), 3) + " = " + format_number(static_cast<float>(e / sum), 3);
       out.note = pin_note(s, id, r, c, static_cast<float>(e / sum));
       if (out.note.empty() && !std::isfinite(x)) out.note = "A masked key gets exactly 0.";

@@ -21,7 +21,10 @@ float dragged_value(float start, float pixels_up, bool fine) {
   const float v = start + pixels_up * base * (fine ? 0.1f : 1.0f);
   // Round to the step's resolution so dragged numbers stay readable.
   const float unit = fine ? 0.0001f : 0.001f;
-  return std::round(v / unit) * unit;
+  // v / unit overflows to ∞ for |v| ≳ 3.4e35; such values have no digits at
+  // that resolution anyway, so they are kept as they are.
+  const float rounded = std::round(v / unit) * unit;
+  return std::isfinite(rounded) ? rounded : v;
 }
 
 std::optional<float> parse_typed_value(const std::string& text) {

@@ -1,0 +1,339 @@
+// The inspector's derivations tell how a cell was computed with the real
+// numbers: the terms shown are the engine's operands and the totals are the
+// engine's values, formatted as the app formats them.
+
+#include "logic/derivation.h"
+
+#include "attention_lab/presets.h"
+#include "attention_lab/stage_info.h"
+#include "logic/number_format.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+using namespace attention_lab;
+using namespace attention_lab::gui;
+
+namespace {
+
+Document open(const char* preset) { return Document(*make_preset(preset)); }
+
+StageId in(StageKind k) { return StageId::input(k); }
+StageId head(StageKind k, int h) { return StageId::of_head(k, h); }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool ends_with(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
+// "a₀×b₀ + a₁×b₁ + …" for every term, as a learner would write the dot product out.
+std::string all_terms(const RowVector& a, const RowVector& b) {
+  std::string s;
+  for (Eigen::Index i = 0; i < a.size(); ++i) s += (i ? " + " : "") + format_factor(a[i]) + "×" + format_factor(b[i]);
+  return s;
+}
+
+}  // namespace
+
+// [SECTION] Scores: q_r · k_c
+
+TEST(Derivation, AFatCatScoreIsTheDotProductOfAQueryRowAndAKeyRow) {
+  const Document doc = open("fat-cat");
+  const Derivation d = derive(doc, head(StageKind::Scores, 0), 2, 1);
+  EXPECT_TRUE(contains(d.title, "S₀[2,1]")) << d.title;
+  EXPECT_TRUE(contains(d.title, "('cat' → 'fat')")) << d.title;
+  EXPECT_TRUE(contains(d.formula, "q₂·k₁")) << d.formula;
+  const RowVector q = doc.stage(head(StageKind::HeadQ, 0)).row(2);
+  const RowVector k = doc.stage(head(StageKind::HeadK, 0)).row(1);
+  const float engine = doc.stage(head(StageKind::Scores, 0))(2, 1);
+  EXPECT_EQ(d.numbers, all_terms(q, k) + " = " + format_number(engine, 3));
+  EXPECT_TRUE(d.note.empty()) << d.note;
+}
+
+TEST(Derivation, EveryBookScoreShowsItsTermsAndTheEngineTotal) {
+  const Document doc = open("book");  // d_k = 2: two terms per score
+  const MatrixView scores = doc.stage(head(StageKind::Scores, 0));
+  for (int r = 0; r < scores.rows(); ++r)
+    for (int c = 0; c < scores.cols(); ++c) {
+      const Derivation d = derive(doc, head(StageKind::Scores, 0), r, c);
+      const RowVector q = doc.stage(head(StageKind::HeadQ, 0)).row(r);
+      const RowVector k = doc.stage(head(StageKind::HeadK, 0)).row(c);
+      EXPECT_TRUE(contains(d.formula, "q" + subscript(r) + "·k" + subscript(c))) << d.formula;
+      EXPECT_EQ(d.numbers, all_terms(q, k) + " = " + format_number(scores(r, c), 3)) << r << "," << c;
+    }
+}
+
+TEST(Derivation, TheBooksJourneyQueryLooksAtJourney) {
+  const Document doc = open("book");
+  const Derivation d = derive(doc, head(StageKind::Scores, 0), 1, 1);
+  EXPECT_TRUE(contains(d.title, "('journey' → 'journey')")) << d.title;
+  EXPECT_TRUE(contains(d.formula, "row 1 of Q₀ · row 1 of K₀")) << d.formula;
+}
+
+TEST(Derivation, AScaledScoreIsTheScoreOverTheSquareRootOfDk) {
+  const Document doc = open("fat-cat");  // d_k = 4
+  const Derivation d = derive(doc, head(StageKind::Scaled, 0), 2, 1);
+  EXPECT_EQ(d.formula, "S₀[2,1] / √4");
+  EXPECT_EQ(d.numbers, format_number(doc.stage(head(StageKind::Scores, 0))(2, 1), 3) + " / 2.000 = " +
+                           format_number(doc.stage(head(StageKind::Scaled, 0))(2, 1), 3));
+}
+
+// [SECTION] Mask and softmax
+
+TEST(Derivation, AMaskedCellSaysTheMaskForbidsIt) {
+  const Document doc = open("fat-cat");  // causal: 'fat' (1) may not look ahead at 'sat' (3)
+  ASSERT_EQ(doc.stage(head(StageKind::Masked, 0))(1, 3), -std::numeric_limits<float>::infinity());
+  const Derivation d = derive(doc, head(StageKind::Masked, 0), 1, 3);
+  EXPECT_TRUE(contains(d.formula, "−∞")) << d.formula;
+  EXPECT_TRUE(contains(d.formula, "the mask forbids it")) << d.formula;
+  EXPECT_TRUE(contains(d.numbers, "'fat' may not look at 'sat'")) << d.numbers;
+}
+
+TEST(Derivation, AnAllowedMaskedCellIsTheScaledScore) {
+  const Document doc = open("fat-cat");
+  const Derivation d = derive(doc, head(StageKind::Masked, 0), 3, 2);
+  EXPECT_TRUE(contains(d.formula, "the mask allows it")) << d.formula;
+  EXPECT_EQ(d.numbers, format_number(doc.stage(head(StageKind::Scaled, 0))(3, 2), 3));
+}
+
+TEST(Derivation, AWeightIsTheExponentialOverTheRowSumMinusTheMax) {
+  const Document doc = open("fat-cat");
+  const Derivation d = derive(doc, head(StageKind::Weights, 0), 2, 1);
+  EXPECT_TRUE(contains(d.formula, "e^(Ŝ₂₁ − max)")) << d.formula;
+  const RowVector masked = doc.stage(head(StageKind::Masked, 0)).row(2);
+  const std::string max = format_number(masked.maxCoeff(), 3);
+  EXPECT_TRUE(d.numbers.starts_with("e^(" + format_number(masked[1], 3) + " − " + max + ")")) << d.numbers;
+  EXPECT_TRUE(ends_with(d.numbers, " = " + format_number(doc.stage(head(StageKind::Weights, 0))(2, 1), 3)))
+      << d.numbers;
+}
+
+TEST(Derivation, EveryWeightOfTheFatCatAndTheBookEqualsTheEnginesToThreeDecimals) {
+  for (const char* preset : {"fat-cat", "book"}) {
+    const Document doc = open(preset);
+    const MatrixView weights = doc.stage(head(StageKind::Weights, 0));
+    for (int r = 0; r < weights.rows(); ++r)
+      for (int c = 0; c < weights.cols(); ++c) {
+        const Derivation d = derive(doc, head(StageKind::Weights, 0), r, c);
+        EXPECT_TRUE(ends_with(d.numbers, " = " + format_number(weights(r, c), 3)))
+            << preset << " " << r << "," << c << ": " << d.numbers;
+      }
+  }
+}
+
+TEST(Derivation, AWeightOfAMaskedKeyIsExactlyZero) {
+  const Document doc = open("fat-cat");
+  const Derivation d = derive(doc, head(StageKind::Weights, 0), 1, 3);
+  EXPECT_TRUE(ends_with(d.numbers, " = 0.000")) << d.numbers;
+  EXPECT_TRUE(contains(d.numbers, "e^(−∞ − ")) << d.numbers;
+  EXPECT_EQ(d.note, "A masked key gets exactly 0.");
+}
+
+TEST(Derivation, ANegativeRowMaxIsParenthesisedNotWrittenAsMinusMinus) {
+  // naive's scores are mostly negative, so the row max is often negative
+  const Document doc = open("naive");
+  const MatrixView masked = doc.stage(head(StageKind::Masked, 0));
+  bool saw_negative_max = false;
+  for (int r = 0; r < masked.rows(); ++r) {
+    const float max = masked.row(r).maxCoeff();
+    if (max >= 0.0f) continue;
+    saw_negative_max = true;
+    for (int c = 0; c < masked.cols(); ++c) {
+      const Derivation d = derive(doc, head(StageKind::Weights, 0), r, c);
+      EXPECT_FALSE(contains(d.numbers, "− −")) << d.numbers;
+      EXPECT_TRUE(contains(d.numbers, " − " + format_factor(max, 3) + ")")) << d.numbers;
+    }
+  }
+  EXPECT_TRUE(saw_negative_max);
+}
+
+TEST(Derivation, ARowWithAnInfiniteScoreIsNotCalledARowWithNoAllowedKey) {
+  // A huge embedding makes one score overflow to +∞ (book: no mask, all values positive).
+  Document doc = open("book");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 1, 0, 1e30f}), "");
+  const MatrixView masked = doc.stage(head(StageKind::Masked, 0));
+  const MatrixView weights = doc.stage(head(StageKind::Weights, 0));
+  ASSERT_EQ(masked(1, 1), std::numeric_limits<float>::infinity());
+  for (int c = 0; c < weights.cols(); ++c) {
+    const Derivation d = derive(doc, head(StageKind::Weights, 0), 1, c);
+    EXPECT_FALSE(contains(d.formula, "no allowed key")) << d.formula;
+    EXPECT_TRUE(contains(d.formula, "+∞")) << d.formula;
+    EXPECT_TRUE(ends_with(d.numbers, format_number(weights(1, c), 3))) << c << ": " << d.numbers;
+  }
+}
+
+TEST(Derivation, ARowHoldingNaNSaysItsWeightsAreNaN) {
+  // naive's weights have both signs: a huge embedding makes +∞ and −∞ products meet in one score.
+  Document doc = open("naive");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 1, 0, 1e30f}), "");
+  ASSERT_TRUE(doc.stage(head(StageKind::Masked, 0)).row(1).hasNaN());
+  const MatrixView weights = doc.stage(head(StageKind::Weights, 0));
+  for (int c = 0; c < weights.cols(); ++c) {
+    const Derivation d = derive(doc, head(StageKind::Weights, 0), 1, c);
+    EXPECT_TRUE(contains(d.formula, "NaN")) << d.formula;
+    EXPECT_FALSE(contains(d.formula, "no allowed key")) << d.formula;
+    EXPECT_EQ(d.numbers, format_number(weights(1, c), 3)) << c;
+  }
+}
+
+TEST(Derivation, ARowTheMaskEmptiesSaysSo) {
+  Document doc = open("fat-cat");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::Mask), 0, 0, 0.0f}), "");  // 'the' may look at nothing now
+  const Derivation d = derive(doc, head(StageKind::Weights, 0), 0, 0);
+  EXPECT_TRUE(contains(d.formula, "no allowed key")) << d.formula;
+  EXPECT_EQ(doc.stage(head(StageKind::Weights, 0))(0, 0), 0.0f);
+  EXPECT_TRUE(d.numbers.starts_with("0 ")) << d.numbers;
+}
+
+// [SECTION] Context, projections and output
+
+TEST(Derivation, ABookContextCellIsTheWeightedSumOfAValueColumn) {
+  const Document doc = open("book");  // T = 6: every term fits
+  const Derivation d = derive(doc, head(StageKind::Context, 0), 1, 0);
+  EXPECT_EQ(d.formula, "Σⱼ A₀[1,j] × V₀[j,0]");
+  const RowVector a = doc.stage(head(StageKind::Weights, 0)).row(1);
+  const RowVector v = doc.stage(head(StageKind::HeadV, 0)).col(0).transpose();
+  EXPECT_EQ(d.numbers, all_terms(a, v) + " = " + format_number(doc.stage(head(StageKind::Context, 0))(1, 0), 3));
+  EXPECT_TRUE(contains(d.title, "(token 'journey')")) << d.title;
+}
+
+TEST(Derivation, AFatCatContextCellEndsWithTheEngineValue) {
+  const Document doc = open("fat-cat");  // T = 7: one term more than shown
+  const Derivation d = derive(doc, head(StageKind::Context, 0), 2, 1);
+  EXPECT_TRUE(contains(d.numbers, " + … (7 terms) = ")) << d.numbers;
+  EXPECT_TRUE(ends_with(d.numbers, " = " + format_number(doc.stage(head(StageKind::Context, 0))(2, 1), 3)));
+}
+
+TEST(Derivation, AQueryIsAnEmbeddingRowTimesAWeightColumn) {
+  const Document doc = open("fat-cat");
+  const Derivation d = derive(doc, in(StageKind::Q), 2, 1);
+  EXPECT_EQ(d.formula, "x₂·W_q[:,1]");
+  const RowVector x = doc.stage(in(StageKind::X)).row(2);
+  const RowVector w = doc.stage(in(StageKind::W_q)).col(1).transpose();
+  EXPECT_EQ(d.numbers, all_terms(x, w) + " = " + format_number(doc.stage(in(StageKind::Q))(2, 1), 3));
+}
+
+TEST(Derivation, AHeadsValueViewNamesTheColumnOfTheWholeWeightMatrix) {
+  const Document doc = open("multi-head");  // d_v = 4: head 2's column 1 is W_v's column 9
+  const Derivation d = derive(doc, head(StageKind::HeadV, 2), 3, 1);
+  EXPECT_EQ(d.formula, "x₃·W_v[:,9]");
+  EXPECT_TRUE(ends_with(d.numbers, " = " + format_number(doc.stage(head(StageKind::HeadV, 2))(3, 1), 3)));
+}
+
+TEST(Derivation, AProjectionWithBiasAddsTheBias) {
+  const Document doc = open("naive");
+  const Derivation d = derive(doc, in(StageKind::K), 2, 3);
+  EXPECT_EQ(d.formula, "x₂·W_k[:,3] + b_k[3]");
+  const float b = doc.scenario().b_k(0, 3);
+  EXPECT_TRUE(contains(d.numbers, " ; + " + format_factor(b) + " = ")) << d.numbers;
+  EXPECT_TRUE(ends_with(d.numbers, " = " + format_number(doc.stage(in(StageKind::K))(2, 3), 3))) << d.numbers;
+}
+
+TEST(Derivation, LongSumsShowTheirFirstTermsAndAnEllipsis) {
+  const Document doc = open("multi-head");  // d_model = 16
+  const Derivation d = derive(doc, in(StageKind::Q), 2, 1);
+  EXPECT_EQ(count(d.numbers, "×"), static_cast<std::size_t>(kMaxTermsShown));
+  EXPECT_TRUE(contains(d.numbers, " + … (16 terms) = ")) << d.numbers;
+  EXPECT_TRUE(ends_with(d.numbers, " = " + format_number(doc.stage(in(StageKind::Q))(2, 1), 3))) << d.numbers;
+  // the terms shown are the first ones
+  const RowVector x = doc.stage(in(StageKind::X)).row(2);
+  const RowVector w = doc.stage(in(StageKind::W_q)).col(1).transpose();
+  EXPECT_TRUE(d.numbers.starts_with(all_terms(x.head(kMaxTermsShown), w.head(kMaxTermsShown)) + " + …"))
+      << d.numbers;
+}
+
+TEST(Derivation, TheOutputWithWoIsAConcatRowTimesAWoColumn) {
+  const Document doc = open("multi-head");  // h·d_v = 16 terms
+  const Derivation d = derive(doc, in(StageKind::Output), 2, 1);
+  EXPECT_EQ(d.formula, "c₂·W_o[:,1]");
+  EXPECT_TRUE(contains(d.numbers, "… (16 terms)")) << d.numbers;
+  EXPECT_TRUE(ends_with(d.numbers, " = " + format_number(doc.stage(in(StageKind::Output))(2, 1), 3))) << d.numbers;
+}
+
+TEST(Derivation, TheOutputWithoutWoIsTheConcatenatedContext) {
+  const Document doc = open("book");
+  const Derivation d = derive(doc, in(StageKind::Output), 2, 1);
+  EXPECT_TRUE(contains(d.formula, "(no W_o)")) << d.formula;
+  EXPECT_EQ(d.numbers, format_number(doc.stage(head(StageKind::Context, 0))(2, 1), 3));
+}
+
+TEST(Derivation, AConcatCellNamesTheHeadItComesFrom) {
+  const Document doc = open("multi-head");  // d_v = 4: column 13 is head 3's column 1
+  const Derivation d = derive(doc, in(StageKind::Concat), 5, 13);
+  EXPECT_EQ(d.formula, "C₃[5,1]");
+  EXPECT_EQ(d.numbers, "head 3's context, column 1 = " + format_number(doc.stage(head(StageKind::Context, 3))(5, 1), 3));
+}
+
+TEST(Derivation, AnInputSaysHowToEditIt) {
+  const Document doc = open("fat-cat");
+  const Derivation x = derive(doc, in(StageKind::X), 2, 2);
+  EXPECT_EQ(x.formula, "an input");
+  EXPECT_EQ(x.numbers, format_number(1.0f, 4));
+  EXPECT_TRUE(contains(x.note, "Drag")) << x.note;
+  EXPECT_TRUE(contains(derive(doc, in(StageKind::Mask), 1, 3).note, "toggle"));
+}
+
+// [SECTION] Pins
+
+TEST(Derivation, APinnedScoreMentionsThePinAndTheComputedValue) {
+  Document doc = open("book");
+  const float computed = doc.stage(head(StageKind::Scores, 0))(1, 4);
+  ASSERT_EQ(doc.apply(SetPin{{head(StageKind::Scores, 0), 1, 4}, 40.0f}), "");
+  const Derivation d = derive(doc, head(StageKind::Scores, 0), 1, 4);
+  EXPECT_TRUE(contains(d.note, "Pinned to 40.000")) << d.note;
+  EXPECT_TRUE(contains(d.note, "(computed: " + format_number(computed, 3) + ")")) << d.note;
+  // the numbers still show how the value would have been computed
+  EXPECT_TRUE(ends_with(d.numbers, " = " + format_number(computed, 3))) << d.numbers;
+  // and a cell next to it is not pinned
+  EXPECT_TRUE(derive(doc, head(StageKind::Scores, 0), 1, 3).note.empty());
+}
+
+TEST(Derivation, APinOnAHeadsQueryViewIsFoundThroughQ) {
+  Document doc = open("multi-head");
+  const float computed = doc.stage(head(StageKind::HeadQ, 2))(1, 3);
+  ASSERT_EQ(doc.apply(SetPin{{head(StageKind::HeadQ, 2), 1, 3}, -7.0f}), "");
+  const std::string expected = "Pinned to " + format_number(-7.0f, 3) + " (computed: " + format_number(computed, 3);
+  EXPECT_TRUE(contains(derive(doc, head(StageKind::HeadQ, 2), 1, 3).note, expected));
+  EXPECT_TRUE(contains(derive(doc, in(StageKind::Q), 1, 2 * 4 + 3).note, expected));
+  EXPECT_TRUE(derive(doc, head(StageKind::HeadQ, 1), 1, 3).note.empty());  // another head's cell
+}
+
+TEST(Derivation, APinnedWeightMentionsThePinAndTheSoftmaxValue) {
+  Document doc = open("fat-cat");
+  const float computed = doc.stage(head(StageKind::Weights, 0))(4, 0);
+  ASSERT_EQ(doc.apply(SetPin{{head(StageKind::Weights, 0), 4, 0}, 0.9f}), "");
+  const Derivation d = derive(doc, head(StageKind::Weights, 0), 4, 0);
+  EXPECT_TRUE(contains(d.note, "Pinned to 0.900 (computed: " + format_number(computed, 3) + ")")) << d.note;
+}
+
+// [SECTION] Titles
+
+TEST(Derivation, TitlesNameTokensOnlyOnTokenAxes) {
+  // d_model = T = 6: X is square, but its columns are features, not tokens,
+  // and W_q's rows are features too.
+  Document doc = open("book");
+  ASSERT_EQ(doc.apply(SetDimension{Dimension::d_model, 6}), "");
+  ASSERT_EQ(doc.scenario().T(), doc.scenario().d_model());
+  const Derivation x = derive(doc, in(StageKind::X), 0, 1);
+  EXPECT_FALSE(contains(x.title, "→")) << x.title;
+  EXPECT_TRUE(contains(x.title, "(token 'Your')")) << x.title;
+  const Derivation w = derive(doc, in(StageKind::W_q), 1, 0);
+  EXPECT_FALSE(contains(w.title, "'")) << w.title;
+  // T×T stages still name both tokens
+  EXPECT_TRUE(contains(derive(doc, head(StageKind::Weights, 0), 0, 1).title, "('Your' → 'journey')"));
+  EXPECT_TRUE(contains(derive(doc, in(StageKind::Mask), 0, 1).title, "('Your' → 'journey')"));
+}
+
+TEST(Derivation, ACellOutsideTheStageDerivesNothing) {
+  const Document doc = open("fat-cat");
+  for (const auto& [r, c] : {std::pair{-1, 0}, std::pair{0, -1}, std::pair{7, 0}, std::pair{0, 7}}) {
+    const Derivation d = derive(doc, head(StageKind::Scores, 0), r, c);
+    EXPECT_TRUE(d.title.empty() && d.formula.empty() && d.numbers.empty() && d.note.empty()) << r << "," << c;
+  }
+}

@@ -1,0 +1,72 @@
+// Numbers as the inspector prints them: a true minus sign, ∞ and NaN in
+// words a learner reads, exponents for the very small and very large.
+
+#include "logic/number_format.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+using namespace attention_lab::gui;
+
+namespace {
+constexpr float kInf = std::numeric_limits<float>::infinity();
+const std::string kMinus = "\xE2\x88\x92";  // U+2212
+}  // namespace
+
+TEST(NumberFormat, OrdinaryNumbersHaveTheRequestedDecimals) {
+  EXPECT_EQ(format_number(0.52f), "0.52");
+  EXPECT_EQ(format_number(0.5f, 3), "0.500");
+  EXPECT_EQ(format_number(1.0f, 4), "1.0000");
+  EXPECT_EQ(format_number(2.0f, 0), "2");
+  EXPECT_EQ(format_number(12345.678f, 1), "12345.7");
+}
+
+TEST(NumberFormat, NegativesUseTheTrueMinusSign) {
+  EXPECT_EQ(format_number(-0.31f), kMinus + "0.31");
+  EXPECT_EQ(format_number(-0.31f), "−0.31");
+  EXPECT_EQ(format_number(-2.0f, 3), "−2.000");
+  EXPECT_EQ(format_number(-2.0f, 3).find('-'), std::string::npos);
+}
+
+TEST(NumberFormat, InfinitiesAndNaNAreWords) {
+  EXPECT_EQ(format_number(-kInf), "−∞");
+  EXPECT_EQ(format_number(kInf), "∞");
+  EXPECT_EQ(format_number(std::numeric_limits<float>::quiet_NaN()), "NaN");
+  EXPECT_EQ(format_number(-std::numeric_limits<float>::quiet_NaN()), "NaN");
+}
+
+TEST(NumberFormat, TinyAndHugeNumbersUseExponents) {
+  EXPECT_EQ(format_number(0.0001f), "1.00e-04");
+  EXPECT_EQ(format_number(-2.5e-5f), "−2.50e-05");
+  EXPECT_EQ(format_number(123456.0f, 1), "1.2e+05");
+  EXPECT_EQ(format_number(-3e20f), "−3.00e+20");
+  EXPECT_EQ(format_number(std::numeric_limits<float>::denorm_min(), 1), "1.4e-45");
+}
+
+TEST(NumberFormat, ExponentsStartAtTheEdgesOfTheReadableRange) {
+  EXPECT_EQ(format_number(0.001f, 3), "0.001");
+  EXPECT_EQ(format_number(0.000999f, 2), "9.99e-04");
+  EXPECT_EQ(format_number(99999.0f, 0), "99999");
+  EXPECT_EQ(format_number(100000.0f, 0), "1e+05");
+}
+
+TEST(NumberFormat, ZeroIsNeverNegative) {
+  EXPECT_EQ(format_number(0.0f), "0.00");
+  EXPECT_EQ(format_number(-0.0f), "0.00");
+  EXPECT_EQ(format_number(-0.001f), "0.00");  // rounds to zero: no "−0.00"
+  EXPECT_EQ(format_number(-0.004f), "0.00");
+  EXPECT_EQ(format_number(-0.0049f, 2), "0.00");
+  EXPECT_EQ(format_number(-0.0004f, 3), "−4.000e-04");  // not zero: written as an exponent
+  EXPECT_EQ(format_number(-0.0f, 0), "0");
+  for (const float v : {-0.001f, -0.002f, -0.003f, -0.004f, -0.0049f, -0.0f})
+    for (int digits = 0; digits <= 2; ++digits) EXPECT_EQ(format_number(v, digits).find(kMinus), std::string::npos) << v;
+}
+
+TEST(NumberFormat, NegativeFactorsAreParenthesised) {
+  EXPECT_EQ(format_factor(-0.31f), "(−0.31)");
+  EXPECT_EQ(format_factor(0.31f), "0.31");
+  EXPECT_EQ(format_factor(0.0f), "0.00");
+  EXPECT_EQ(format_factor(-1.5f, 3), "(−1.500)");
+}
