@@ -118,8 +118,22 @@ std::string resize(Scenario& s, Dimension which, int value) {
   Dims n = d;
   auto bad = [&](int max) -> std::string {
     if (value >= 1 && value <= max) return {};
-    return std::string(to_string(which)) + ": expected 1 to " + std::to_string(max) + ", found " +
-           std::to_string(value);
+    std::string msg = std::string(to_string(which)) + ": expected 1 to " + std::to_string(max) + ", found " +
+                      std::to_string(value);
+    if (value > max) {
+      // Say what the refused size would cost, so the limit reads as a reason, not a whim.
+      Dims wanted = d;
+      switch (which) {
+        case Dimension::T: wanted.T = value; break;
+        case Dimension::d_model: wanted.d_model = value; break;
+        case Dimension::heads: wanted.heads = value; break;
+        case Dimension::d_k: wanted.d_k = value; break;
+        case Dimension::d_v: wanted.d_v = value; break;
+        case Dimension::d_out: wanted.d_out = value; break;
+      }
+      msg += " (size limit; that size would need about " + format_bytes(estimated_bytes(wanted)) + ")";
+    }
+    return msg;
   };
   std::string err;
   switch (which) {
@@ -137,7 +151,8 @@ std::string resize(Scenario& s, Dimension which, int value) {
   if (!err.empty()) return err;
   if (n.heads * n.d_k > kMaxProjectionWidth || n.heads * n.d_v > kMaxProjectionWidth)
     return "heads*d_k and heads*d_v: expected at most " + std::to_string(kMaxProjectionWidth) +
-           ", found " + std::to_string(std::max(n.heads * n.d_k, n.heads * n.d_v));
+           ", found " + std::to_string(std::max(n.heads * n.d_k, n.heads * n.d_v)) +
+           " (size limit; that size would need about " + format_bytes(estimated_bytes(n)) + ")";
   if (!s.use_w_o) n.d_out = n.heads * n.d_v;
   // W_o usually maps back to d_model; keep that link when d_model changes.
   if (which == Dimension::d_model && s.use_w_o && d.d_out == d.d_model) n.d_out = n.d_model;

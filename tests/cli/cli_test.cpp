@@ -2,6 +2,7 @@
 // written with -o, and traces that are strict JSON.
 
 #include "cli.h"
+#include "attention_lab/limits.h"
 #include "attention_lab/engine.h"
 #include "attention_lab/presets.h"
 #include "attention_lab/scenario_io.h"
@@ -156,7 +157,7 @@ TEST(Cli, ValidateNamesTheBadField) {
   const auto path = (dir / "bad.json").string();
   const CliResult r = run({"validate", path});
   EXPECT_EQ(r.code, cli::kExitBadInput);
-  EXPECT_TRUE(one_line_error(r, path + ": heads: expected a whole number from 1 to 16, found 0"));
+  EXPECT_TRUE(one_line_error(r, path + ": heads: expected a whole number from 1 to " + std::to_string(limits::kMaxHeads) + ", found 0"));
   EXPECT_EQ(r.out, "");
 }
 

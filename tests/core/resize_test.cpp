@@ -170,26 +170,45 @@ TEST(Resize, NewMaskRowsAreCausal) {
 }
 
 TEST(Resize, SizesOutsideTheLimitsAreRefusedWithTheRange) {
+  using namespace limits;
   const Scenario s = full();
+  const auto range = [](const char* name, int max, int found) {
+    return std::string(name) + ": expected 1 to " + std::to_string(max) + ", found " + std::to_string(found);
+  };
   const std::vector<std::tuple<Dimension, int, std::string>> cases = {
-      {Dimension::T, 0, "T: expected 1 to 1024, found 0"},
-      {Dimension::T, limits::kMaxTokens + 1, "T: expected 1 to 1024, found 1025"},
-      {Dimension::d_model, -3, "d_model: expected 1 to 1024, found -3"},
-      {Dimension::heads, 17, "heads: expected 1 to 16, found 17"},
-      {Dimension::d_k, 0, "d_k: expected 1 to 1024, found 0"},
-      {Dimension::d_v, 1025, "d_v: expected 1 to 1024, found 1025"},
-      {Dimension::d_out, 0, "d_out: expected 1 to 1024, found 0"},
+      {Dimension::T, 0, range("T", kMaxTokens, 0)},
+      {Dimension::d_model, -3, range("d_model", kMaxModelDim, -3)},
+      {Dimension::d_k, 0, range("d_k", kMaxHeadDim, 0)},
+      {Dimension::d_out, 0, range("d_out", kMaxModelDim, 0)},
   };
   for (const auto& [which, value, message] : cases) {
     Scenario t = s;
     EXPECT_EQ(apply_edit(t, SetDimension{which, value}).error, message);
     EXPECT_TRUE(scenarios_identical(t, s));
   }
+  // Above the limit, the message also says what the size would cost.
+  const std::vector<std::tuple<Dimension, int, std::string>> too_big = {
+      {Dimension::T, kMaxTokens + 1, range("T", kMaxTokens, kMaxTokens + 1)},
+      {Dimension::heads, kMaxHeads + 1, range("heads", kMaxHeads, kMaxHeads + 1)},
+      {Dimension::d_v, kMaxHeadDim + 1, range("d_v", kMaxHeadDim, kMaxHeadDim + 1)},
+  };
+  for (const auto& [which, value, message] : too_big) {
+    Scenario t = s;
+    const std::string err = apply_edit(t, SetDimension{which, value}).error;
+    EXPECT_EQ(err.rfind(message + " (size limit; that size would need about ", 0), 0u) << err;
+    EXPECT_NE(err.find("iB)"), std::string::npos) << err;
+    EXPECT_TRUE(scenarios_identical(t, s));
+  }
   // heads·d_k is limited too
   Scenario wide = s;
-  ASSERT_EQ(apply_edit(wide, SetDimension{Dimension::d_k, 1024}).error, "");
-  const Applied a = apply_edit(wide, SetDimension{Dimension::heads, 5});
-  EXPECT_EQ(a.error, "heads*d_k and heads*d_v: expected at most 4096, found 5120");
+  ASSERT_EQ(apply_edit(wide, SetDimension{Dimension::d_k, kMaxHeadDim}).error, "");
+  const int heads = kMaxProjectionWidth / kMaxHeadDim + 1;
+  const Applied a = apply_edit(wide, SetDimension{Dimension::heads, heads});
+  EXPECT_EQ(a.error.rfind("heads*d_k and heads*d_v: expected at most " + std::to_string(kMaxProjectionWidth) +
+                              ", found " + std::to_string(heads * kMaxHeadDim) + " (size limit; ",
+                          0),
+            0u)
+      << a.error;
 }
 
 TEST(Resize, TheDocumentRecomputesAtTheNewSize) {

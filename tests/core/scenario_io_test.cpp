@@ -393,34 +393,34 @@ TEST(ScenarioBadInput, EmptyAndNegativeSizesAreRefused) {
   j["X"] = json::object();
   EXPECT_EQ(parse_error(j), "X: expected a list of rows, found an object");
   for (const auto& [value, shown] : std::vector<std::pair<json, std::string>>{
-           {0, "0"}, {-1, "-1"}, {2.5, "2.5"}, {17, "17"}, {1e300, "1e+300"}}) {
+           {0, "0"}, {-1, "-1"}, {2.5, "2.5"}, {limits::kMaxHeads + 1, std::to_string(limits::kMaxHeads + 1)}, {1e300, "1e+300"}}) {
     j = book_json();
     j["heads"] = value;
-    EXPECT_EQ(parse_error(j), "heads: expected a whole number from 1 to 16, found " + shown);
+    EXPECT_EQ(parse_error(j), "heads: expected a whole number from 1 to " + std::to_string(limits::kMaxHeads) + ", found " + shown);
   }
   j = book_json();
   j["heads"] = "2";
-  EXPECT_EQ(parse_error(j), "heads: expected a whole number from 1 to 16, found string \"2\"");
+  EXPECT_EQ(parse_error(j), "heads: expected a whole number from 1 to " + std::to_string(limits::kMaxHeads) + ", found string \"2\"");
   j = book_json();
   j["heads"] = false;
-  EXPECT_EQ(parse_error(j), "heads: expected a whole number from 1 to 16, found false");
+  EXPECT_EQ(parse_error(j), "heads: expected a whole number from 1 to " + std::to_string(limits::kMaxHeads) + ", found false");
 }
 
 TEST(ScenarioBadInput, SizesAboveTheLimitsAreRefused) {
   using namespace limits;
-  EXPECT_EQ(parse_error(minimal(kMaxTokens + 1, 1, 1, 1)), "X: expected at most 1024 rows (T size limit), found 1025");
+  EXPECT_EQ(parse_error(minimal(kMaxTokens + 1, 1, 1, 1)), "X: expected at most " + std::to_string(kMaxTokens) + " rows (T size limit), found " + std::to_string(kMaxTokens + 1));
   EXPECT_EQ(parse_error(minimal(1, kMaxModelDim + 1, 1, 1)),
-            "X: expected at most 1024 columns (d_model size limit), found 1025");
+            "X: expected at most " + std::to_string(kMaxModelDim) + " columns (d_model size limit), found " + std::to_string(kMaxModelDim + 1));
   EXPECT_EQ(parse_error(minimal(1, 1, 1, kMaxProjectionWidth + 1)),
-            "W_q: expected at most 4096 columns (heads*d_k size limit), found 4097");
+            "W_q: expected at most " + std::to_string(kMaxProjectionWidth) + " columns (heads*d_k size limit), found " + std::to_string(kMaxProjectionWidth + 1));
   EXPECT_EQ(parse_error(minimal(1, 1, 1, kMaxHeadDim * 2)),
-            "d_k, d_v: expected at most 1024 (size limit), found 2048, 2048");
+            "d_k, d_v: expected at most " + std::to_string(kMaxHeadDim) + " (size limit), found " + std::to_string(2 * kMaxHeadDim) + ", " + std::to_string(2 * kMaxHeadDim));
   json j = minimal(1, 1, 2, 2 * kMaxHeadDim);  // two heads of 1024: fine
   j["W_v"] = rows(1, 2);
   EXPECT_TRUE(parse_scenario(j.dump()).scenario.has_value());
   j = minimal(2, 2, 1, 2);
   j["W_o"] = rows(2, kMaxModelDim + 1);
-  EXPECT_EQ(parse_error(j), "W_o: expected at most 1024 columns (d_out size limit), found 1025");
+  EXPECT_EQ(parse_error(j), "W_o: expected at most " + std::to_string(kMaxModelDim) + " columns (d_out size limit), found " + std::to_string(kMaxModelDim + 1));
 }
 
 TEST(ScenarioBadInput, BadMasksNameTheCellOrTheShape) {
@@ -527,7 +527,7 @@ TEST(ScenarioBadInput, ErrorsAreOneLineEvenForStringsWithNewlines) {
   json j = book_json();
   j["heads"] = "two\nheads";
   const std::string err = parse_error(j);
-  EXPECT_EQ(err.rfind("heads: expected a whole number from 1 to 16, found string ", 0), 0u) << err;
+  EXPECT_EQ(err.rfind("heads: expected a whole number from 1 to " + std::to_string(limits::kMaxHeads) + ", found string ", 0), 0u) << err;
   j["heads"] = std::string(19, 'x') + "é";  // cut at 20 bytes: in the middle of 'é'
   const std::string cut = parse_error(j);
   EXPECT_NO_THROW(json(cut).dump()) << "valid UTF-8, so a front end can show it: " << cut;

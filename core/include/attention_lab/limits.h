@@ -1,16 +1,29 @@
 #pragma once
-// Size limits enforced when loading files and when changing dimensions.
-// They keep every stage of one scenario within a few hundred MiB of float32:
-// the largest stage kept per head is T×T, so T = 1024 with 16 heads is
-// 16 × 6 T×T stages × 4 MiB = 384 MiB.
+// Size limits enforced when loading files and when changing dimensions, and
+// the memory a size needs. They admit a real model's layer (GPT-2 small:
+// d_model 768, 12 heads; GPT-2 XL: d_model 1600, 25 heads) and sequences of
+// 4096 tokens; the largest stages kept per head are T×T.
+
+#include "attention_lab/scenario.h"
+
+#include <cstdint>
+#include <string>
 
 namespace attention_lab::limits {
 
-inline constexpr int kMaxTokens = 1024;     // T
-inline constexpr int kMaxModelDim = 1024;   // d_model, and the output width d_out
-inline constexpr int kMaxHeads = 16;        // h
+inline constexpr int kMaxTokens = 4096;     // T
+inline constexpr int kMaxModelDim = 2048;   // d_model, and the output width d_out
+inline constexpr int kMaxHeads = 32;        // h
 inline constexpr int kMaxHeadDim = 1024;    // d_k and d_v
 inline constexpr int kMaxProjectionWidth = 4096;  // h·d_k and h·d_v
-inline constexpr int kMaxTokenLabelLength = 64;   // characters of one token label
+inline constexpr int kMaxTokenLabelLength = 64;   // bytes of one token label
+
+// Bytes the engine keeps for a scenario of these sizes: inputs and weights,
+// Q, K, V, two T×T stages per head (scores and weights), a T×T cache for the
+// stage on screen, the mask, concat and output. An estimate to within ~10 %.
+std::uint64_t estimated_bytes(const Dims& dims);
+
+// "2.3 GiB", "512 MiB", "12 KiB".
+std::string format_bytes(std::uint64_t bytes);
 
 }  // namespace attention_lab::limits
