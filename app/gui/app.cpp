@@ -36,6 +36,7 @@ void AppState::open_document(Scenario scenario, std::string path) {
   doc = std::make_unique<Document>(std::move(scenario));
   file_path = std::move(path);
   textures.clear();
+  colour_ranges.clear();
   views.clear();
   hovered.reset();
   selected.reset();

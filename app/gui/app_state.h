@@ -102,8 +102,11 @@ struct AppState {
 
   // GPU mirrors of the document's matrices
   gfx::HeatmapRenderer renderer;
-  std::map<StageId, gfx::FloatTexture> textures;
+  // One texture per stage and pooling factor: a thumbnail and the pipeline may
+  // show the same stage at different zooms without re-uploading every frame.
+  std::map<std::pair<StageId, int>, gfx::FloatTexture> textures;
   std::uint64_t texture_uploads = 0;
+  std::map<StageId, std::pair<std::uint64_t, float>> colour_ranges;  // (version, range): not rescanned each frame
 
   // Export requests, served after rendering (need the finished frame)
   std::string pending_png;

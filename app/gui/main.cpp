@@ -3,6 +3,7 @@
 
 #include "app.h"
 #include "gfx/screenshot.h"
+#include "frame_timer.h"
 #include "attention_lab/version.h"
 #include "options.h"
 
@@ -105,11 +106,14 @@ int main(int argc, char** argv) {
       status = 2;
     } else {
       const bool screenshot = !opts.screenshot.empty();
+      const bool measuring = !opts.frame_stats.empty();
+      attention_lab::gui::FrameTimer timer;
       int frame = 0;
       std::string last_title;
       while (!app.should_close()) {
         // Idle windows sleep until input; animations and screenshots keep going.
-        if (screenshot || app.animating() || frame < 3)
+        timer.frame_started();
+        if (screenshot || measuring || app.animating() || frame < 3)
           glfwPollEvents();
         else
           glfwWaitEventsTimeout(0.25);
@@ -135,6 +139,15 @@ int main(int argc, char** argv) {
           break;
         }
         glfwSwapBuffers(window);
+        if (measuring && frame >= std::max(opts.frames, 2)) {
+          glFinish();
+          timer.frame_started();
+          if (const auto stats_error = timer.write(opts.frame_stats, app.state().texture_uploads); !stats_error.empty()) {
+            std::fprintf(stderr, "attention-lab: %s\n", stats_error.c_str());
+            status = 1;
+          }
+          break;
+        }
         if (const std::string t = app.state().window_title(); t != last_title) {
           glfwSetWindowTitle(window, t.c_str());
           last_title = t;

@@ -14,6 +14,8 @@ usage: attention-lab [SCENARIO.json] [options]
   --screenshot OUT.png render, write the window to OUT.png and exit
   --frames N           frames to render before the screenshot (default 6)
   --select STAGE:R:C   select a cell, e.g. --select scores[0]:2:1
+  --frame-stats OUT    render --frames N frames without waiting, write median and
+                       95th-percentile frame times as JSON to OUT, exit
   --help, --version
 )";
 
@@ -54,6 +56,8 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       if (!value(o.screenshot)) return {std::nullopt, "--screenshot: expected an output .png path"};
     } else if (a == "--probe") {
       if (!value(o.probe)) return {std::nullopt, "--probe: expected a file path"};
+    } else if (a == "--frame-stats") {
+      if (!value(o.frame_stats)) return {std::nullopt, "--frame-stats: expected an output .json path"};
     } else if (a == "--select") {
       if (!value(o.select)) return {std::nullopt, "--select: expected STAGE:ROW:COL"};
     } else if (!a.empty() && a[0] == '-') {

@@ -2,6 +2,7 @@
 
 #include "attention_lab/seeded_fill.h"
 
+#include <charconv>
 #include <cmath>
 #include <initializer_list>
 #include <numbers>
@@ -196,7 +197,40 @@ const std::vector<PresetInfo>& presets() {
   return list;
 }
 
+Scenario random_scenario(int T, int d_model, int heads, MaskKind mask, std::uint64_t seed) {
+  Scenario s;
+  s.title = "random T=" + std::to_string(T) + ", d_model=" + std::to_string(d_model) + ", " + std::to_string(heads) +
+            " heads";
+  s.seed = seed;
+  const int dk = std::max(1, d_model / heads);
+  s.heads = heads;
+  s.X = seeded_matrix(seed, StageKind::X, T, d_model, d_model);
+  s.W_q = seeded_matrix(seed, StageKind::W_q, d_model, heads * dk, d_model);
+  s.W_k = seeded_matrix(seed, StageKind::W_k, d_model, heads * dk, d_model);
+  s.W_v = seeded_matrix(seed, StageKind::W_v, d_model, heads * dk, d_model);
+  s.W_o = seeded_matrix(seed, StageKind::W_o, heads * dk, d_model, heads * dk);
+  s.use_w_o = true;
+  s.mask_kind = mask;
+  return s;
+}
+
 std::optional<Scenario> make_preset(std::string_view name) {
+  // "random-T-D-H": a seeded random layer of that size, causal (benchmarks, big-size views).
+  if (name.substr(0, 7) == "random-") {
+    int v[3] = {0, 0, 0};
+    std::size_t pos = 7;
+    for (int i = 0; i < 3; ++i) {
+      const auto end = name.find('-', pos);
+      const auto part = name.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+      const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v[i]);
+      if (ec != std::errc{} || ptr != part.data() + part.size() || v[i] < 1) return std::nullopt;
+      if ((end == std::string_view::npos) != (i == 2)) return std::nullopt;
+      pos = end + 1;
+    }
+    Scenario s = random_scenario(v[0], v[1], v[2], MaskKind::Causal, 0x5eedULL);
+    if (!validate(s).empty()) return std::nullopt;
+    return s;
+  }
   if (name == "fat-cat") return fat_cat();
   if (name == "book") return book();
   if (name == "naive") return naive();

@@ -22,6 +22,7 @@ class FloatTexture {
   // Uploads `m` unless `version` equals the last uploaded one. Returns true when it uploaded.
   bool update(MatrixView m, std::uint64_t version);
   GLuint id() const { return id_; }
+  std::uint64_t version() const { return version_; }
   std::uint64_t uploads() const { return uploads_; }
 
  private:

@@ -83,7 +83,8 @@ void draw_controls_panel(AppState& state) {
   for (int h = 0; h < s.heads; ++h) {
     if (h % per_row) ImGui::SameLine();
     HeatmapOptions opt;
-    opt.cell_px = std::max(1.0f, thumb / static_cast<float>(std::max(1, d.T)));
+    opt.cell_px = thumb / static_cast<float>(std::max(1, d.T));
+    opt.max_px = thumb;
     opt.show_labels = false;
     opt.show_colour_bar = false;
     opt.interactive = false;

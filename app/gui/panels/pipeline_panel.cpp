@@ -14,6 +14,9 @@ namespace attention_lab::gui {
 
 namespace {
 
+// Big stages shrink to this many pixels; zoom brings their cells back.
+constexpr float kPipelineMaxPx = 440.0f;
+
 // Cells revealed so far by the current step's animation (−1: all).
 int reveal_for(const AppState& state, StageKind kind, int rows, int cols) {
   if (state.step < 0) return -1;
@@ -38,7 +41,7 @@ float estimated_width(const AppState& state, StageId id, bool transposed) {
   const int cols = transposed ? info.rows : info.cols;
   const int rows = transposed ? info.cols : info.rows;
   const float label_w = rows == state.doc->scenario().T() && !transposed ? 52.0f : 22.0f;
-  return label_w + static_cast<float>(cols) * state.cell_px + 8.0f;
+  return label_w + static_cast<float>(cols) * displayed_cell_px(state.cell_px, kPipelineMaxPx, rows, cols) + 8.0f;
 }
 
 }  // namespace
@@ -55,6 +58,7 @@ void draw_pipeline_panel(AppState& state) {
     const StageInfo info = describe_stage(s, id);
     HeatmapOptions opt;
     opt.cell_px = state.cell_px;
+    opt.max_px = kPipelineMaxPx;
     opt.transposed = transposed;
     const int step = step_of(id.kind);
     if (current_step >= 0 && step > current_step) opt.dim = 0.18f;
@@ -96,11 +100,13 @@ void draw_pipeline_panel(AppState& state) {
     }
     first_line = false;
     bool first = true;
-    float line_height = state.cell_px * 4;
+    float line_height = 0.0f;
     for (const Term& t : line.terms) {
       if (t.kind == Term::Kind::Matrix) {
         const StageInfo info = describe_stage(s, t.stage);
-        line_height = std::max(line_height, static_cast<float>(t.transposed ? info.cols : info.rows) * state.cell_px);
+        const int rows = t.transposed ? info.cols : info.rows, cols = t.transposed ? info.rows : info.cols;
+        line_height = std::max(line_height, static_cast<float>(rows) *
+                                                displayed_cell_px(state.cell_px, kPipelineMaxPx, rows, cols));
       }
     }
     for (const Term& t : line.terms) {

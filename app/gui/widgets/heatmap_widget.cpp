@@ -5,6 +5,7 @@
 #include "logic/gesture.h"
 #include "logic/number_format.h"
 #include "logic/matrix_csv.h"
+#include "logic/pooling.h"
 #include "attention_lab/seeded_fill.h"
 
 #include <imgui.h>
@@ -60,7 +61,27 @@ bool pinned(const Scenario& s, StageId id, int r, int c) {
   return s.pins.count(k) > 0;
 }
 
+// Where a stored pin shows on stage `id`, if it shows there at all: pins on
+// Q/K/V appear on the head views too, pins on a head's context on concat.
+std::optional<Cell> pinned_cell(const Scenario& s, StageId id, const PinKey& k) {
+  const Dims d = s.dims();
+  if (k.stage == id) return Cell{k.row, k.col};
+  const auto view_of = [&](StageKind whole, StageKind view, int width) -> std::optional<Cell> {
+    if (k.stage.kind != whole || id.kind != view || width <= 0 || k.col / width != id.head) return std::nullopt;
+    return Cell{k.row, k.col % width};
+  };
+  if (auto c = view_of(StageKind::Q, StageKind::HeadQ, d.d_k)) return c;
+  if (auto c = view_of(StageKind::K, StageKind::HeadK, d.d_k)) return c;
+  if (auto c = view_of(StageKind::V, StageKind::HeadV, d.d_v)) return c;
+  if (id.kind == StageKind::Concat && k.stage.kind == StageKind::Context) return Cell{k.row, k.stage.head * d.d_v + k.col};
+  return std::nullopt;
+}
+
 }  // namespace
+
+float displayed_cell_px(float cell_px, float max_px, int rows, int cols) {
+  return std::min(cell_px, max_px / static_cast<float>(std::max({rows, cols, 1})));
+}
 
 HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& opt) {
   HeatmapEvents ev;
@@ -78,9 +99,8 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const float col_label_h = opt.show_labels ? ImGui::GetTextLineHeight() : 0.0f;
 
   // Title: symbol and shape, e.g. "Q  7×4"; the full name and formula in the tooltip.
-  const std::string title = std::string(opt.title_override ? opt.title_override : info.symbol.c_str()) +
-                            (opt.transposed ? "ᵀ" : "") + "  " + std::to_string(shown_rows) + "×" +
-                            std::to_string(shown_cols);
+  std::string title = std::string(opt.title_override ? opt.title_override : info.symbol.c_str()) + (opt.transposed ? "ᵀ" : "");
+  if (opt.show_labels) title += "  " + std::to_string(shown_rows) + "×" + std::to_string(shown_cols);
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
   if (opt.dim < 1.0f) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextUnformatted(title.c_str());
@@ -96,7 +116,9 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   }
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float cw = opt.cell_px, ch = opt.cell_px;
+  // A 1024×1024 stage cannot have 30 px cells: shrink to max_px; zoom brings cells back.
+  const float cell_size = displayed_cell_px(opt.cell_px, opt.max_px, shown_rows, shown_cols);
+  const float cw = cell_size, ch = cell_size;
   const ImVec2 p0(origin.x + label_w, origin.y + col_label_h);
   const ImVec2 p1(p0.x + cw * static_cast<float>(shown_cols), p0.y + ch * static_cast<float>(shown_rows));
   const Rect rect{p0.x, p0.y, p1.x, p1.y};
@@ -135,56 +157,83 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   }
 
   // The cells themselves: a float texture coloured by the heatmap shader.
-  auto& tex = state.textures[id];
-  if (tex.update(m, doc.engine().version(id))) ++state.texture_uploads;
+  // Several cells per pixel: upload a pooled copy (max |v| per block) instead.
+  const float cells_per_px = (vis[2] - vis[0]) / rect.width();
+  const int pool = cells_per_px > 1.0f ? static_cast<int>(std::ceil(cells_per_px)) : 1;
+  const std::uint64_t version = doc.engine().version(id);
+  auto& tex = state.textures[{id, pool}];
+  const std::uint64_t key = version * 4096u + static_cast<std::uint64_t>(pool);
+  if (tex.version() != key) {
+    if (pool > 1) tex.update(pool_max_abs(m, pool), key);
+    else tex.update(m, key);
+    ++state.texture_uploads;
+  }
   const int colormap = colormap_for(info.domain);
-  const float range = colour_range(info.domain, m);
+  auto& cached = state.colour_ranges[id];
+  if (cached.first != version || version == 0) cached = {version, colour_range(info.domain, m)};
+  const float range = cached.second;
   gfx::HeatmapDraw hd;
+  const auto pooled = [pool](int v) { return v < 0 ? v : v / pool; };
   hd.texture = tex.id();
-  hd.rows = rows;
-  hd.cols = cols;
+  hd.rows = (rows + pool - 1) / pool;
+  hd.cols = (cols + pool - 1) / pool;
   hd.min = p0;
   hd.max = p1;
-  std::copy(vis, vis + 4, hd.view);
+  for (int i = 0; i < 4; ++i) hd.view[i] = vis[i] / static_cast<float>(pool);
   hd.range = range;
   hd.colormap = colormap;
-  hd.cell_px = px_per_cell;
-  hd.reveal = opt.reveal;
+  hd.cell_px = px_per_cell * static_cast<float>(pool);
+  if (opt.reveal >= 0 && pool > 1) {
+    const int r = opt.reveal / shown_cols, c = opt.reveal % shown_cols;
+    hd.reveal = (r / pool) * ((shown_cols + pool - 1) / pool) + c / pool;
+  } else {
+    hd.reveal = opt.reveal;
+  }
   hd.dim = opt.dim;
   hd.transposed = opt.transposed;
   for (const Lit& l : state.lit) {
     if (l.stage != id) continue;
-    if (l.row >= 0) hd.lit_row = l.row;
-    if (l.col >= 0) hd.lit_col = l.col;
-    if (l.cell_row >= 0) hd.hover_row = l.cell_row, hd.hover_col = l.cell_col;
+    if (l.row >= 0) hd.lit_row = pooled(l.row);
+    if (l.col >= 0) hd.lit_col = pooled(l.col);
+    if (l.cell_row >= 0) hd.hover_row = pooled(l.cell_row), hd.hover_col = pooled(l.cell_col);
   }
-  if (state.hovered && state.hovered->stage == id) hd.hover_row = state.hovered->row, hd.hover_col = state.hovered->col;
+  if (state.hovered && state.hovered->stage == id)
+    hd.hover_row = pooled(state.hovered->row), hd.hover_col = pooled(state.hovered->col);
   if (state.selected && state.selected->stage == id)
-    hd.selected_row = state.selected->row, hd.selected_col = state.selected->col;
+    hd.selected_row = pooled(state.selected->row), hd.selected_col = pooled(state.selected->col);
   state.renderer.draw(dl, hd);
   state.drawn.push_back({id, rect, rows, cols, opt.transposed});
 
   // Overlays: values in cells that are big enough, −∞ spelled out, pins outlined.
   const Scenario& sc = doc.scenario();
   const bool show_values = opt.dim >= 1.0f && px_per_cell >= ImGui::GetFontSize() * 0.78f + 6.0f;
-  for (int sr = static_cast<int>(vis[1]); sr < std::min(shown_rows, static_cast<int>(std::ceil(vis[3]))); ++sr)
-    for (int scn = static_cast<int>(vis[0]); scn < std::min(shown_cols, static_cast<int>(std::ceil(vis[2]))); ++scn) {
-      const int r = opt.transposed ? scn : sr, c = opt.transposed ? sr : scn;
-      const Rect cr = cell_rect(rect, view, rows, cols, Cell{r, c}, opt.transposed);
-      const bool revealed = opt.reveal < 0 || sr * shown_cols + scn < opt.reveal;
-      if (show_values && revealed) {
+  const float value_size = ImGui::GetFontSize() * 0.78f;  // smaller than labels, so "−0.31" fits a 34 px cell
+  if (show_values)
+    for (int sr = static_cast<int>(vis[1]); sr < std::min(shown_rows, static_cast<int>(std::ceil(vis[3]))); ++sr)
+      for (int scn = static_cast<int>(vis[0]); scn < std::min(shown_cols, static_cast<int>(std::ceil(vis[2]))); ++scn) {
+        if (opt.reveal >= 0 && sr * shown_cols + scn >= opt.reveal) continue;
+        const int r = opt.transposed ? scn : sr, c = opt.transposed ? sr : scn;
+        const Rect cr = cell_rect(rect, view, rows, cols, Cell{r, c}, opt.transposed);
         const float v = m(r, c);
         const std::string t = std::isinf(v) && v < 0 ? "−∞" : colormap == 2 ? (v != 0.0f ? "1" : "0") : format_number(v, 2);
-        // Cell values in a smaller size than labels, so "−0.31" fits a 34 px cell.
-        const float size = ImGui::GetFontSize() * 0.78f;
-        const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, t.c_str());
+        const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, t.c_str());
         if (ts.x < cr.width() - 2 && cr.x0 >= p0.x - 1 && cr.x1 <= p1.x + 1 && cr.y0 >= p0.y - 1 && cr.y1 <= p1.y + 1)
-          dl->AddText(ImGui::GetFont(), size, ImVec2(cr.x0 + (cr.width() - ts.x) * 0.5f, cr.y0 + (cr.height() - ts.y) * 0.5f),
+          dl->AddText(ImGui::GetFont(), value_size,
+                      ImVec2(cr.x0 + (cr.width() - ts.x) * 0.5f, cr.y0 + (cr.height() - ts.y) * 0.5f),
                       text_colour_on(cell_colour(colormap, v, range)), t.c_str());
       }
-      if (!is_input(id.kind) && pinned(sc, id, r, c))
-        dl->AddRect(ImVec2(cr.x0 + 1, cr.y0 + 1), ImVec2(cr.x1 - 1, cr.y1 - 1), IM_COL32(255, 0, 200, 255), 0, 0, 2.5f);
+  if (!is_input(id.kind) && !sc.pins.empty()) {
+    // Only this stage's pins: never a loop over every cell of a big matrix.
+    for (const auto& entry : sc.pins) {
+      const std::optional<Cell> at = pinned_cell(sc, id, entry.first);
+      if (!at) continue;
+      const Rect cr = cell_rect(rect, view, rows, cols, *at, opt.transposed);
+      if (cr.x1 < p0.x || cr.x0 > p1.x || cr.y1 < p0.y || cr.y0 > p1.y) continue;
+      // At least 3 px, so a pin stays visible on a zoomed-out heatmap.
+      dl->AddRect(ImVec2(cr.x0 + 1, cr.y0 + 1), ImVec2(std::max(cr.x1, cr.x0 + 3) - 1, std::max(cr.y1, cr.y0 + 3) - 1),
+                  IM_COL32(255, 0, 200, 255), 0, 0, 2.5f);
     }
+  }
   if (!view.is_reset()) dl->AddText(ImVec2(p1.x - 40, p1.y + 1), IM_COL32(255, 210, 80, 255), "zoom");
 
   // Interaction: an invisible button over the cells.
@@ -273,8 +322,15 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // Colour bar with its range.
   ImGui::SetCursorScreenPos(ImVec2(p0.x, p1.y + 3));
   if (opt.show_colour_bar && colormap != 2) {
-    draw_colour_bar(dl, ImVec2(p0.x, p1.y + 3), std::min(rect.width(), 160.0f), colormap, range);
-    ImGui::Dummy(ImVec2(rect.width(), 8 + ImGui::GetTextLineHeight() + 2));
+    draw_colour_bar(dl, ImVec2(p0.x, p1.y + 3), std::clamp(rect.width(), 100.0f, 160.0f), colormap, range);
+    float legend_h = 8 + ImGui::GetTextLineHeight() + 2;
+    if (pool > 1) {
+      // Say how a pixel summarises its cells, so a zoomed-out picture is read right.
+      const std::string how = "1 px = max |v| of " + std::to_string(pool) + "×" + std::to_string(pool) + " cells";
+      dl->AddText(ImVec2(p0.x, p1.y + 3 + legend_h), ImGui::GetColorU32(ImGuiCol_TextDisabled), how.c_str());
+      legend_h += ImGui::GetTextLineHeight();
+    }
+    ImGui::Dummy(ImVec2(rect.width(), legend_h));
   } else {
     ImGui::Dummy(ImVec2(rect.width(), 4));
   }

@@ -10,6 +10,7 @@ namespace attention_lab::gui {
 
 struct HeatmapOptions {
   float cell_px = 30.0f;      // on-screen size of one cell at zoom 1
+  float max_px = 440.0f;      // big matrices shrink to this (cells become sub-pixel and are pooled)
   bool transposed = false;    // draw as the transpose (Kᵀ in Q·Kᵀ)
   bool show_labels = true;
   bool show_colour_bar = true;
@@ -25,5 +26,9 @@ struct HeatmapEvents {
 };
 
 HeatmapEvents draw_heatmap(AppState& state, StageId stage, const HeatmapOptions& options);
+
+// The on-screen cell size of a rows × cols matrix: `cell_px`, unless that
+// would make it larger than `max_px` on its longer side.
+float displayed_cell_px(float cell_px, float max_px, int rows, int cols);
 
 }  // namespace attention_lab::gui

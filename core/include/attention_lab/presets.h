@@ -21,6 +21,11 @@ const std::vector<PresetInfo>& presets();
 // The preset the app opens with.
 inline constexpr std::string_view kDefaultPreset = "fat-cat";
 
+// A built-in preset by name, or "random-T-D-H" (e.g. "random-1024-768-12"):
+// a seeded random causal layer with d_k = d_v = D/H and W_o.
 std::optional<Scenario> make_preset(std::string_view name);
+
+// Seeded random weights and inputs of the given size (d_k = d_v = d_model / heads, W_o on).
+Scenario random_scenario(int T, int d_model, int heads, MaskKind mask, std::uint64_t seed);
 
 }  // namespace attention_lab

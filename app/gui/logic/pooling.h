@@ -1,0 +1,15 @@
+#pragma once
+// Zoomed-out heatmaps stay truthful: when several cells fall on one pixel,
+// the pixel shows the most extreme of them instead of whichever cell a
+// sampler happened to hit (a moiré of skipped cells hides the one large score).
+
+#include "attention_lab/matrix.h"
+
+namespace attention_lab::gui {
+
+// Each factor × factor block becomes its entry of largest magnitude, sign
+// kept (for weights, the maximum). −∞ only when the whole block is −∞ (fully
+// masked); NaN wins over everything so it is never hidden.
+Matrix pool_max_abs(MatrixView m, int factor);
+
+}  // namespace attention_lab::gui
