@@ -108,4 +108,91 @@ bool Document::redo() {
   return true;
 }
 
+// [SECTION] Changes computed in the background
+
+std::unique_ptr<Document::PendingChange> Document::prepare(const Edit& edit, std::string& error) const {
+  auto change = std::make_unique<PendingChange>();
+  change->kind = PendingChange::Kind::Apply;
+  change->scenario = std::make_unique<Scenario>(*scenario_);
+  Applied applied = apply_edit(*change->scenario, edit);
+  if (!applied.error.empty()) {
+    error = applied.error;
+    return nullptr;
+  }
+  change->edit = edit;
+  change->inverse = std::move(applied.inverse);
+  change->label = describe(edit);
+  return change;
+}
+
+std::unique_ptr<Document::PendingChange> Document::prepare_undo() const {
+  if (undo_.empty()) return nullptr;
+  auto change = std::make_unique<PendingChange>();
+  change->kind = PendingChange::Kind::Undo;
+  change->scenario = std::make_unique<Scenario>(*scenario_);
+  const Entry& entry = undo_.back();
+  for (auto it = entry.inverse.rbegin(); it != entry.inverse.rend(); ++it) {
+    [[maybe_unused]] const Applied applied = apply_edit(*change->scenario, *it);
+    assert(applied.error.empty());
+  }
+  change->label = entry.label;
+  return change;
+}
+
+std::unique_ptr<Document::PendingChange> Document::prepare_redo() const {
+  if (redo_.empty()) return nullptr;
+  auto change = std::make_unique<PendingChange>();
+  change->kind = PendingChange::Kind::Redo;
+  change->scenario = std::make_unique<Scenario>(*scenario_);
+  const Entry& entry = redo_.back();
+  for (const Edit& forward : entry.forward) {
+    [[maybe_unused]] const Applied applied = apply_edit(*change->scenario, forward);
+    assert(applied.error.empty());
+  }
+  change->label = entry.label;
+  return change;
+}
+
+void Document::commit(std::unique_ptr<PendingChange> change) {
+  if (!change->computed) change->compute();
+  // The engine reads inputs through a pointer to the scenario it computed;
+  // moving the unique_ptr keeps that heap object, so the pointer stays valid.
+  std::unique_ptr<Scenario> old_scenario = std::move(scenario_);
+  scenario_ = std::move(change->scenario);
+  engine_ = std::move(change->engine);
+  switch (change->kind) {
+    case PendingChange::Kind::Apply:
+      redo_.clear();
+      undo_.push_back({{change->edit}, {std::move(change->inverse)}, change->label, 0, next_serial_++});
+      if (undo_.size() > kMaxUndo) {
+        base_serial_ = undo_.front().serial;
+        undo_.erase(undo_.begin());
+      }
+      break;
+    case PendingChange::Kind::Undo: {
+      Entry entry = std::move(undo_.back());
+      undo_.pop_back();
+      entry.gesture = 0;
+      redo_.push_back(std::move(entry));
+      break;
+    }
+    case PendingChange::Kind::Redo: {
+      Entry entry = std::move(redo_.back());
+      redo_.pop_back();
+      // Recreate the inverses against the state they restore, as redo() does.
+      Scenario replay = *old_scenario;
+      entry.inverse.clear();
+      for (const Edit& forward : entry.forward) {
+        Applied applied = apply_edit(replay, forward);
+        add_inverse(entry, std::move(applied.inverse));
+      }
+      undo_.push_back(std::move(entry));
+      break;
+    }
+  }
+}
+
+std::vector<Edit> Document::next_undo_edits() const { return undo_.empty() ? std::vector<Edit>{} : undo_.back().inverse; }
+std::vector<Edit> Document::next_redo_edits() const { return redo_.empty() ? std::vector<Edit>{} : redo_.back().forward; }
+
 }  // namespace attention_lab

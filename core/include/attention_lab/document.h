@@ -39,6 +39,40 @@ class Document {
   bool undo();
   bool redo();
 
+  // [SECTION] Changes computed in the background
+  // A change that recomputes everything at a large size (a resize, a new
+  // scenario, undoing one) is prepared here on the UI thread, computed on a
+  // worker thread, then committed, so the window keeps showing the last
+  // finished result meanwhile. The document must not change between prepare
+  // and commit (the app refuses edits while a change is pending).
+  struct PendingChange {
+    enum class Kind { Apply, Undo, Redo };
+    Kind kind = Kind::Apply;
+    std::unique_ptr<Scenario> scenario;  // the scenario after the change
+    Engine engine;                       // filled by compute()
+    Edit edit;                           // Apply: the edit and its inverse, for the history
+    Edit inverse;
+    std::string label;
+    bool computed = false;
+
+    // Computes every stage of `scenario`: safe on any thread, touches nothing else.
+    void compute() {
+      engine.recompute_all(*scenario);
+      computed = true;
+    }
+  };
+
+  // Returns the error message in `error` (and no change) when `edit` is invalid.
+  std::unique_ptr<PendingChange> prepare(const Edit& edit, std::string& error) const;
+  std::unique_ptr<PendingChange> prepare_undo() const;  // nullptr when there is nothing to undo
+  std::unique_ptr<PendingChange> prepare_redo() const;
+  void commit(std::unique_ptr<PendingChange> change);
+
+  // The edits undo() / redo() would apply next (empty when none), so the app
+  // can tell whether they are heavy enough for the background.
+  std::vector<Edit> next_undo_edits() const;
+  std::vector<Edit> next_redo_edits() const;
+
   // Unsaved changes since construction or the last mark_saved().
   bool modified() const { return state_serial() != saved_serial_; }
   void mark_saved() { saved_serial_ = state_serial(); }
