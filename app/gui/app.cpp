@@ -25,6 +25,20 @@ void AppState::set_status(std::string text) {
 }
 
 bool AppState::apply(const Edit& edit, std::uint64_t gesture) {
+  if (busy()) {
+    set_status("Busy: " + job->what() + " (wait, or press Cancel)");
+    return false;
+  }
+  if (is_heavy(*doc, edit)) {
+    std::string error;
+    auto change = doc->prepare(edit, error);
+    if (!change) {
+      set_status("Not applied: " + error);
+      return false;
+    }
+    job = std::make_unique<BackgroundJob>("Computing " + describe(edit), std::move(change));
+    return true;
+  }
   if (auto err = doc->apply(edit, gesture); !err.empty()) {
     set_status("Not applied: " + err);
     return false;
@@ -32,8 +46,65 @@ bool AppState::apply(const Edit& edit, std::uint64_t gesture) {
   return true;
 }
 
+void AppState::undo() {
+  if (busy() || !doc->can_undo()) return;
+  if (is_heavy(*doc, doc->next_undo_edits()))
+    job = std::make_unique<BackgroundJob>("Undoing " + doc->undo_label(), doc->prepare_undo());
+  else
+    doc->undo();
+}
+
+void AppState::redo() {
+  if (busy() || !doc->can_redo()) return;
+  if (is_heavy(*doc, doc->next_redo_edits()))
+    job = std::make_unique<BackgroundJob>("Redoing " + doc->redo_label(), doc->prepare_redo());
+  else
+    doc->redo();
+}
+
+void AppState::poll_job() {
+  if (!job || !job->done()) return;
+  const auto result = job->result();
+  const std::string what = job->what();
+  const double seconds = job->seconds();
+  job.reset();
+  if (result->cancel) return;  // the user gave up on it; keep what is shown
+  if (!result->error.empty()) {
+    error_popup = (result->path.empty() ? std::string("Could not compute the change.\n\n")
+                                        : "Could not open " + result->path + "\n\n") +
+                  result->error + "\n\nThe current scenario is unchanged.";
+    return;
+  }
+  if (result->change) {
+    doc->commit(std::move(result->change));
+    textures.clear();  // shapes may have changed
+    colour_ranges.clear();
+    focused_head = std::clamp(focused_head, 0, doc->scenario().heads - 1);
+    char took[32];
+    std::snprintf(took, sizeof took, " (%.2f s)", seconds);
+    set_status(what + ": done" + took);
+  }
+  if (result->document) {
+    const std::string path = result->path;
+    open_document_with(std::move(result->document), path);
+    if (deferred_head >= 0) focused_head = std::min(deferred_head, doc->scenario().heads - 1), deferred_head = -1;
+    scroll_to_step = step >= 0;
+    if (!path.empty()) {
+      settings.add_recent(path);
+      settings.save();
+    }
+    char took[32];
+    std::snprintf(took, sizeof took, " (%.2f s)", seconds);
+    set_status(what + ": done" + took);
+  }
+}
+
 void AppState::open_document(Scenario scenario, std::string path) {
-  doc = std::make_unique<Document>(std::move(scenario));
+  open_document_with(std::make_unique<Document>(std::move(scenario)), std::move(path));
+}
+
+void AppState::open_document_with(std::unique_ptr<Document> document, std::string path) {
+  doc = std::move(document);
   file_path = std::move(path);
   textures.clear();
   colour_ranges.clear();
@@ -59,24 +130,37 @@ std::string App::init(GLFWwindow* window) {
   if (auto err = state_.renderer.init(); !err.empty()) return "shader error:\n" + err;
   state_.settings.load();
   const Options& o = state_.options;
+  // A big scenario computes on a worker thread behind the default preset, so
+  // the window is responsive from the first frame.
+  int opened_heads = 1;
+  auto open = [&](Scenario s, const std::string& path) {
+    opened_heads = s.heads;
+    if (is_heavy(s.dims())) {
+      state_.open_document(*make_preset(kDefaultPreset), "");
+      state_.job = std::make_unique<BackgroundJob>("Computing " + (path.empty() ? s.title : path), std::move(s), path);
+    } else {
+      state_.open_document(std::move(s), path);
+    }
+  };
   if (!o.scenario_path.empty()) {
     LoadResult r = load_scenario(o.scenario_path);
     if (!r.scenario) return o.scenario_path + ": " + r.error;
-    state_.open_document(std::move(*r.scenario), o.scenario_path);
+    open(std::move(*r.scenario), o.scenario_path);
   } else {
     const std::string name = o.preset.empty() ? std::string(kDefaultPreset) : o.preset;
     auto s = make_preset(name);
-    if (!s) return "--preset: unknown preset '" + name + "' (fat-cat, book, naive, multi-head)";
-    state_.open_document(std::move(*s), "");
+    if (!s) return "--preset: unknown preset '" + name + "' (fat-cat, book, naive, multi-head, random-T-D-H)";
+    open(std::move(*s), "");
   }
-  if (o.head >= state_.doc->scenario().heads)
-    return "--head: expected 0 to " + std::to_string(state_.doc->scenario().heads - 1) + ", found " + std::to_string(o.head);
+  const int heads = state_.job ? opened_heads : state_.doc->scenario().heads;
+  if (o.head >= heads) return "--head: expected 0 to " + std::to_string(heads - 1) + ", found " + std::to_string(o.head);
   state_.focused_head = o.head;
+  state_.deferred_head = state_.job ? o.head : -1;  // applied when the big scenario is in
   if (o.step >= static_cast<int>(steps().size()))
     return "--step: expected 1 to " + std::to_string(steps().size()) + ", found " + std::to_string(o.step + 1);
   state_.step = o.step;
   state_.scroll_to_step = o.step >= 0;
-  if (!o.select.empty()) {
+  if (!o.select.empty() && !state_.job) {
     // STAGE:ROW:COL
     const auto a = o.select.rfind(':'), b = a == std::string::npos ? a : o.select.rfind(':', a - 1);
     const auto id = b == std::string::npos ? std::nullopt : parse_stage_id(o.select.substr(0, b));
@@ -90,7 +174,7 @@ std::string App::init(GLFWwindow* window) {
 }
 
 bool App::animating() const {
-  if (state_.playing) return true;
+  if (state_.playing || state_.busy()) return true;
   if (state_.step < 0) return false;
   const auto& step = steps()[static_cast<std::size_t>(state_.step)];
   return step.animation != StepAnimation::None && ImGui::GetTime() - state_.step_started < 6.0;
@@ -128,8 +212,8 @@ void App::handle_shortcuts() {
     if (io.WantTextInput) continue;  // keys belong to the text field being edited
     if (ctrl) {
       switch (k.key) {
-        case GLFW_KEY_Z: shift ? state_.doc->redo() : state_.doc->undo(); break;
-        case GLFW_KEY_Y: state_.doc->redo(); break;
+        case GLFW_KEY_Z: shift ? state_.redo() : state_.undo(); break;
+        case GLFW_KEY_Y: state_.redo(); break;
         case GLFW_KEY_S: shift ? action_save_as_dialog(state_) : action_save(state_); break;
         case GLFW_KEY_O: action_open_dialog(state_); break;
         case GLFW_KEY_Q: request_close(); break;
@@ -180,7 +264,29 @@ void App::update_provenance() {
   state_.lit = source ? provenance(state_.doc->scenario(), source->stage, source->row, source->col) : std::vector<Lit>{};
 }
 
+// A small window over everything while long work runs: what, how long, Cancel.
+void draw_busy_overlay(AppState& state) {
+  if (!state.job) return;
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.4f),
+                          ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowBgAlpha(0.95f);
+  ImGui::Begin("##busy", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
+  ImGui::Text("%s…", state.job->what().c_str());
+  // The engine reports no fraction yet: an indeterminate bar that keeps moving.
+  const float t = static_cast<float>(state.job->seconds());
+  ImGui::ProgressBar(-1.0f * t, ImVec2(320, 0), "");
+  ImGui::TextDisabled("%.1f s — the window shows the last finished result meanwhile", static_cast<double>(t));
+  if (ImGui::Button("Cancel")) {
+    state.job->cancel();
+    state.set_status("Cancelled: " + state.job->what());
+  }
+  ImGui::End();
+}
+
 void App::frame() {
+  state_.poll_job();
   handle_shortcuts();
   if (state_.playing) {
     // Each step plays for 5 seconds.
@@ -224,14 +330,11 @@ void App::frame() {
   ImGui::EndChild();
   ImGui::BeginChild("steps", ImVec2(0, 0), true);
   draw_step_bar(state_);
-  if (!state_.status.empty() && ImGui::GetTime() - state_.status_time < 8.0) {
-    ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(state_.status.c_str()).x - 16);
-    ImGui::TextColored(ImVec4(0.6f, 0.85f, 1.0f, 1.0f), "%s", state_.status.c_str());
-  }
   ImGui::EndChild();
 
   draw_file_dialog(state_);
   draw_help_windows(state_);
+  draw_busy_overlay(state_);
   draw_typing_popup(state_);
 
   if (!state_.error_popup.empty()) ImGui::OpenPopup("Problem");

@@ -4,6 +4,7 @@
 // receives it; nothing lives in function statics.
 
 #include "attention_lab/document.h"
+#include "background_job.h"
 #include "gfx/gl_texture.h"
 #include "gfx/heatmap_renderer.h"
 #include "logic/heatmap_view.h"
@@ -73,6 +74,7 @@ struct AppState {
 
   // What the user is looking at
   int focused_head = 0;
+  int deferred_head = -1;  // --head for a scenario still computing in the background
   int step = -1;          // index into steps(); -1 shows everything
   bool playing = false;
   bool scroll_to_step = false;  // scroll the pipeline to the current step once
@@ -112,11 +114,22 @@ struct AppState {
   std::string pending_png;
   std::optional<StageId> pending_png_stage;
 
+  // Long work in progress (nullptr: none). While it runs the window shows the
+  // last finished result and refuses edits.
+  std::unique_ptr<BackgroundJob> job;
+  bool busy() const { return job != nullptr; }
+  // Called every frame: takes over a finished job's result.
+  void poll_job();
+
   void set_status(std::string text);
+  // Undo and redo, in the background when the step recomputes everything at a large size.
+  void undo();
+  void redo();
   // Applies an edit from a widget; reports a refused edit in the status bar.
   bool apply(const Edit& edit, std::uint64_t gesture = 0);
   // Replaces the document (file loaded, preset chosen); keeps view state that still fits.
   void open_document(Scenario scenario, std::string path);
+  void open_document_with(std::unique_ptr<Document> document, std::string path);
   std::string window_title() const;
 };
 

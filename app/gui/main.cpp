@@ -129,7 +129,8 @@ int main(int argc, char** argv) {
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
         app.after_render(fb_w, fb_h);
-        ++frame;
+        // Screenshots and measurements are of finished results, not of the progress overlay.
+        if (!app.state().busy()) ++frame;
         if (screenshot && frame >= std::max(opts.frames, 2)) {
           const auto shot_error = attention_lab::gfx::save_framebuffer_png(opts.screenshot, fb_w, fb_h);
           if (!shot_error.empty()) {

@@ -21,6 +21,10 @@ for preset in fat-cat book naive multi-head; do
   done
 done
 python3 "$here/png_check.py" 1024 700 "${shots[@]}" || fails=$((fails + 1))
+# A real layer's size: computed in the background, pooled heatmaps; the shot waits for the result.
+"$app" --preset random-1024-768-12 --step 6 --head 3 --size 1024x700 --screenshot "$out/random-1024-768-12-step-6.png" ||
+  { echo "FAIL: random-1024-768-12"; fails=$((fails + 1)); }
+python3 "$here/png_check.py" 1024 700 "$out/random-1024-768-12-step-6.png" || fails=$((fails + 1))
 # A second size, to check --size and the layout at the default window size.
 "$app" --preset multi-head --size 1280x800 --screenshot "$out/multi-head-1280.png" || fails=$((fails + 1))
 python3 "$here/png_check.py" 1280 800 "$out/multi-head-1280.png" || fails=$((fails + 1))

@@ -95,10 +95,10 @@ void draw_controls_panel(AppState& state) {
 
   ImGui::PopItemWidth();
   ImGui::Separator();
-  if (ImGui::Button("Undo") && state.doc->can_undo()) state.doc->undo();
+  if (ImGui::Button("Undo") && state.doc->can_undo()) state.undo();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ctrl+Z: %s", state.doc->can_undo() ? state.doc->undo_label().c_str() : "nothing to undo");
   ImGui::SameLine();
-  if (ImGui::Button("Redo") && state.doc->can_redo()) state.doc->redo();
+  if (ImGui::Button("Redo") && state.doc->can_redo()) state.redo();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ctrl+Shift+Z / Ctrl+Y: %s", state.doc->can_redo() ? state.doc->redo_label().c_str() : "nothing to redo");
 }
 

@@ -6,6 +6,11 @@
 
 namespace attention_lab::gui {
 
+namespace {
+// Above this a file takes long enough to parse and compute to need the background.
+constexpr std::uintmax_t kBackgroundLoadBytes = 2u << 20;
+}  // namespace
+
 void action_open_dialog(AppState& state) {
   state.file_dialog.mode = FileDialogMode::Open;
   state.file_dialog.name[0] = '\0';
@@ -30,6 +35,16 @@ void action_save(AppState& state) {
 }
 
 bool load_file_into(AppState& state, const std::string& path) {
+  if (state.busy()) {
+    state.set_status("Busy: " + state.job->what());
+    return false;
+  }
+  // Big files (a real model's layer) load and compute on a worker thread.
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) > kBackgroundLoadBytes && !ec) {
+    state.job = std::make_unique<BackgroundJob>("Opening " + path, path);
+    return true;
+  }
   LoadResult r = load_scenario(path);
   if (!r.scenario) {
     state.error_popup = "Could not open " + path + "\n\n" + r.error + "\n\nThe current scenario is unchanged.";
@@ -73,8 +88,8 @@ void draw_menu_bar(AppState& state) {
   if (ImGui::BeginMenu("Edit")) {
     const std::string undo = "Undo " + state.doc->undo_label();
     const std::string redo = "Redo " + state.doc->redo_label();
-    if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.doc->can_undo())) state.doc->undo();
-    if (ImGui::MenuItem(redo.c_str(), "Ctrl+Shift+Z", false, state.doc->can_redo())) state.doc->redo();
+    if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.doc->can_undo())) state.undo();
+    if (ImGui::MenuItem(redo.c_str(), "Ctrl+Shift+Z", false, state.doc->can_redo())) state.redo();
     ImGui::Separator();
     if (ImGui::MenuItem("Clear pins", nullptr, false, !state.doc->scenario().pins.empty())) state.apply(SetPins{});
     ImGui::EndMenu();

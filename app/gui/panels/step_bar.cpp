@@ -39,6 +39,12 @@ void draw_step_bar(AppState& state) {
     if (current) ImGui::PopStyleColor();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", list[static_cast<std::size_t>(i)].title.c_str());
   }
+  // The status line shares the buttons' row, right-aligned, for a few seconds.
+  if (!state.status.empty() && ImGui::GetTime() - state.status_time < 8.0) {
+    const float w = ImGui::CalcTextSize(state.status.c_str()).x;
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20, ImGui::GetWindowWidth() - w - 16));
+    ImGui::TextColored(ImVec4(0.6f, 0.85f, 1.0f, 1.0f), "%s", state.status.c_str());
+  }
 
   const Scenario& s = state.doc->scenario();
   if (state.step < 0) {

@@ -1,0 +1,101 @@
+#include "background_job.h"
+
+#include "attention_lab/scenario_io.h"
+
+#include <exception>
+
+namespace attention_lab::gui {
+
+namespace {
+// About 50 ms on this class of machine (a few tens of GFLOP/s achieved).
+constexpr double kHeavyFlops = 1.5e9;
+}  // namespace
+
+BackgroundJob::BackgroundJob(std::string what, std::unique_ptr<Document::PendingChange> change)
+    : what_(std::move(what)) {
+  result_->change = std::move(change);
+  thread_ = std::thread([r = result_] {
+    try {
+      r->change->compute();
+    } catch (const std::exception& e) {  // e.g. out of memory: report, keep the old result
+      r->error = e.what();
+      r->change.reset();
+    }
+    r->done = true;
+  });
+}
+
+BackgroundJob::BackgroundJob(std::string what, std::string path) : what_(std::move(what)) {
+  result_->path = std::move(path);
+  thread_ = std::thread([r = result_] {
+    try {
+      LoadResult loaded = load_scenario(r->path);
+      if (!loaded.scenario)
+        r->error = loaded.error;
+      else if (!r->cancel)
+        r->document = std::make_unique<Document>(std::move(*loaded.scenario));
+    } catch (const std::exception& e) {
+      r->error = e.what();
+    }
+    r->done = true;
+  });
+}
+
+BackgroundJob::BackgroundJob(std::string what, Scenario scenario, std::string path) : what_(std::move(what)) {
+  result_->path = std::move(path);
+  thread_ = std::thread([r = result_, s = std::move(scenario)]() mutable {
+    try {
+      r->document = std::make_unique<Document>(std::move(s));
+    } catch (const std::exception& e) {
+      r->error = e.what();
+    }
+    r->done = true;
+  });
+}
+
+BackgroundJob::~BackgroundJob() {
+  // A cancelled job's thread may still be computing; it owns its share of the
+  // result and ends on its own.
+  if (thread_.joinable()) {
+    if (done()) thread_.join();
+    else thread_.detach();
+  }
+}
+
+void BackgroundJob::cancel() { result_->cancel = true; }
+
+double BackgroundJob::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+double full_forward_flops(const Dims& d) {
+  const double T = d.T, D = d.d_model;
+  return 8.0 * T * D * D + 4.0 * T * T * D;
+}
+
+bool is_heavy(const Document& doc, const Edit& edit) {
+  Dims dims = doc.scenario().dims();
+  if (const auto* resize = std::get_if<SetDimension>(&edit)) {
+    if (resize->which == Dimension::T) dims.T = std::max(dims.T, resize->value);
+    if (resize->which == Dimension::d_model) dims.d_model = std::max(dims.d_model, resize->value);
+  }
+  if (const auto* replace = std::get_if<ReplaceScenario>(&edit); replace && replace->scenario) {
+    const Dims other = replace->scenario->dims();
+    if (full_forward_flops(other) > full_forward_flops(dims)) dims = other;
+  }
+  if (full_forward_flops(dims) < kHeavyFlops) return false;
+  // Cell edits, pins and label changes update a few rows and columns: fast at any size.
+  return std::holds_alternative<SetDimension>(edit) || std::holds_alternative<ReplaceScenario>(edit) ||
+         std::holds_alternative<SetToggle>(edit) || std::holds_alternative<SetMask>(edit) ||
+         std::holds_alternative<SetMatrix>(edit) || std::holds_alternative<SetPins>(edit);
+}
+
+bool is_heavy(const Dims& dims) { return full_forward_flops(dims) >= kHeavyFlops; }
+
+bool is_heavy(const Document& doc, const std::vector<Edit>& edits) {
+  for (const Edit& e : edits)
+    if (is_heavy(doc, e)) return true;
+  return false;
+}
+
+}  // namespace attention_lab::gui

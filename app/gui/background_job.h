@@ -1,0 +1,62 @@
+#pragma once
+// Long work (a full recompute at a large size, loading a big file) runs on a
+// worker thread while the window keeps showing the last finished result, with
+// a progress bar and a Cancel button.
+
+#include "attention_lab/document.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace attention_lab::gui {
+
+class BackgroundJob {
+ public:
+  // What the worker produced; owned jointly with the thread, so a cancelled
+  // job can be dropped at once while its thread finishes on its own.
+  struct Result {
+    std::atomic<bool> done{false};
+    std::atomic<bool> cancel{false};
+    std::unique_ptr<Document::PendingChange> change;  // a prepared edit, undo or redo
+    std::unique_ptr<Document> document;               // a loaded file
+    std::string path;
+    std::string error;
+  };
+
+  // Computes a prepared change of the open document.
+  BackgroundJob(std::string what, std::unique_ptr<Document::PendingChange> change);
+  // Loads a scenario file and computes it.
+  BackgroundJob(std::string what, std::string path);
+  // Computes a new document for `scenario` (a big preset at start-up); `path` may be empty.
+  BackgroundJob(std::string what, Scenario scenario, std::string path);
+  ~BackgroundJob();
+  BackgroundJob(const BackgroundJob&) = delete;
+  BackgroundJob& operator=(const BackgroundJob&) = delete;
+
+  bool done() const { return result_->done.load(); }
+  void cancel();
+  const std::string& what() const { return what_; }
+  double seconds() const;
+  // Only once done(): hands the result over.
+  std::shared_ptr<Result> result() const { return result_; }
+
+ private:
+  std::string what_;
+  std::shared_ptr<Result> result_ = std::make_shared<Result>();
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::thread thread_;
+};
+
+// Whether `edit` should run in the background: it recomputes every stage and
+// the size makes that take longer than a frame or two.
+bool is_heavy(const Document& doc, const Edit& edit);
+bool is_heavy(const Document& doc, const std::vector<Edit>& edits);
+bool is_heavy(const Dims& dims);
+
+// FLOPs of one full forward pass at these sizes: 8·T·d² + 4·T²·d.
+double full_forward_flops(const Dims& dims);
+
+}  // namespace attention_lab::gui
