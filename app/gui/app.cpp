@@ -278,11 +278,17 @@ void draw_busy_overlay(AppState& state) {
   const float t = static_cast<float>(state.job->seconds());
   ImGui::ProgressBar(-1.0f * t, ImVec2(320, 0), "");
   ImGui::TextDisabled("%.1f s — the window shows the last finished result meanwhile", static_cast<double>(t));
-  if (ImGui::Button("Cancel")) {
+  const bool cancel = ImGui::Button("Cancel");
+  state.cancel_button = Rect{ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x,
+                             ImGui::GetItemRectMax().y};
+  ImGui::End();
+  if (cancel) {
+    // Drop the job now: the window is back at once; its thread, if still
+    // running, finishes on its own and its result is thrown away.
     state.job->cancel();
     state.set_status("Cancelled: " + state.job->what());
+    state.job.reset();
   }
-  ImGui::End();
 }
 
 void App::frame() {
@@ -402,7 +408,10 @@ void App::write_probe() const {
   out << "{\"hovered\": " << cell(state_.hovered) << ", \"selected\": " << cell(state_.selected)
       << ", \"lit\": " << state_.lit.size() << ", \"step\": " << state_.step << ", \"modified\": "
       << (state_.doc->modified() ? "true" : "false") << ", \"undo\": " << (state_.doc->can_undo() ? "true" : "false")
-      << ", \"inspector\": " << json_text::quote(inspector) << ", \"texture_uploads\": " << state_.texture_uploads << ", \"heatmaps\": [";
+      << ", \"inspector\": " << json_text::quote(inspector) << ", \"frame\": " << ImGui::GetFrameCount()
+      << ", \"busy\": " << (state_.busy() ? "true" : "false") << ", \"cancel_button\": [" << state_.cancel_button.x0
+      << ", " << state_.cancel_button.y0 << ", " << state_.cancel_button.x1 << ", " << state_.cancel_button.y1
+      << "], \"T\": " << state_.doc->scenario().T() << ", \"texture_uploads\": " << state_.texture_uploads << ", \"heatmaps\": [";
   bool first = true;
   for (const auto& d : state_.drawn) {
     out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0

@@ -117,6 +117,7 @@ struct AppState {
   // Long work in progress (nullptr: none). While it runs the window shows the
   // last finished result and refuses edits.
   std::unique_ptr<BackgroundJob> job;
+  Rect cancel_button;  // where the progress overlay's Cancel is (for the test probe)
   bool busy() const { return job != nullptr; }
   // Called every frame: takes over a finished job's result.
   void poll_job();

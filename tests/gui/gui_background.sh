@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Long work never freezes the window: a big scenario computes on a worker
+# thread while frames keep coming, and Cancel (clicked with real X input)
+# gives up on it and leaves the window usable.
+# usage: gui_background.sh APP_BINARY [OUT_DIR]
+set -u
+source "$(dirname "$0")/run_in_xvfb.sh"
+app=$1
+out=${2:-$(mktemp -d)}
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+probe="$out/probe.json"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+get() { python3 "$here/probe.py" "$probe" get "$1"; }
+
+run_app() {  # run_app PRESET
+  rm -f "$probe"
+  XDG_CONFIG_HOME="$out/config" "$app" --preset "$1" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
+  pid=$!
+  for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
+  [ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }
+  wid=$(xdotool search --sync --onlyvisible --name "Attention Lab" | head -1)
+}
+quit_app() {
+  xdotool key --clearmodifiers ctrl+q
+  for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $pid 2>/dev/null; then fail "Ctrl+Q did not quit"; kill $pid; fi
+  wait $pid || fail "the app exited with $?"
+}
+
+# 1. The big layer computes in the background: frames keep coming meanwhile.
+run_app random-4096-1024-16
+python3 "$here/probe.py" "$probe" wait busy true 5 || fail "the big scenario did not start in the background"
+f1=$(get frame); sleep 1; f2=$(get frame)
+[ "$f2" -gt "$f1" ] || fail "no frames while computing ($f1 -> $f2): the window froze"
+echo "frames while computing: $f1 -> $f2 in 1 s"
+
+# 2. Cancel, clicked for real: the window is usable at once and keeps the last result.
+read -r x y < <(python3 -c "import json; b=json.load(open('$probe'))['cancel_button']; print(int((b[0]+b[2])/2), int((b[1]+b[3])/2))")
+xdotool mousemove --window "$wid" "$x" "$y" click 1
+python3 "$here/probe.py" "$probe" wait busy false 3 || fail "Cancel did not end the background work"
+[ "$(get T)" = 7 ] || fail "after Cancel the scenario has T=$(get T), expected the previous one (7)"
+read -r x y < <(python3 "$here/probe.py" "$probe" cell X 1 1)
+xdotool mousemove --window "$wid" "$x" "$y"
+python3 "$here/probe.py" "$probe" wait hovered '{"stage": "X", "row": 1, "col": 1}' || fail "the window does not respond after Cancel"
+quit_app
+
+# 3. Without Cancel the big scenario arrives.
+run_app random-1024-768-12
+python3 "$here/probe.py" "$probe" wait T 1024 60 || fail "the T=1024 scenario never arrived"
+python3 "$here/probe.py" "$probe" wait busy false 5 || fail "still busy after the scenario arrived"
+quit_app
+
+[ "$fails" -eq 0 ] && echo "all background-work checks passed"
+exit $((fails > 0))
