@@ -22,6 +22,24 @@ namespace {
 
 using attention_lab::gui::App;
 
+// Key releases held back by one frame (see the key callback in main).
+struct DeferredKeys {
+  struct Release {
+    int key, scancode, mods;
+  };
+  bool pressed_this_frame[GLFW_KEY_LAST + 1] = {};
+  std::vector<Release> deferred;
+
+  // After each frame: deliver the releases held back, so the next frame sees the keys up.
+  void frame_done(GLFWwindow* window) {
+    std::fill(std::begin(pressed_this_frame), std::end(pressed_this_frame), false);
+    const auto releases = std::move(deferred);
+    deferred.clear();
+    for (const Release& r : releases) ImGui_ImplGlfw_KeyCallback(window, r.key, r.scancode, GLFW_RELEASE, r.mods);
+  }
+};
+DeferredKeys g_keys;  // GLFW callbacks are plain functions: one window, one instance
+
 void load_fonts(float size) {
   ImGuiIO& io = ImGui::GetIO();
   // Latin, Greek, sub/superscripts, arrows, math operators (·, √, ∞, Σ, −, ÷, ᵀ…).
@@ -98,6 +116,17 @@ int main(int argc, char** argv) {
   load_fonts(16.0f);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
+  // Dear ImGui 1.86 reads key state once per frame, so a key pressed and
+  // released within one frame (a fast typist, xdotool, a presentation
+  // clicker) would vanish. Releases of keys pressed this frame wait for the next.
+  glfwSetKeyCallback(window, [](GLFWwindow* w, int key, int scancode, int action, int mods) {
+    if (action == GLFW_RELEASE && key >= 0 && key < GLFW_KEY_LAST + 1 && g_keys.pressed_this_frame[key]) {
+      g_keys.deferred.push_back({key, scancode, mods});
+      return;
+    }
+    if (action == GLFW_PRESS && key >= 0 && key <= GLFW_KEY_LAST) g_keys.pressed_this_frame[key] = true;
+    ImGui_ImplGlfw_KeyCallback(w, key, scancode, action, mods);
+  });
 
   int status = 0;
   {
@@ -129,6 +158,7 @@ int main(int argc, char** argv) {
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
         app.after_render(fb_w, fb_h);
+        g_keys.frame_done(window);
         // Screenshots and measurements are of finished results, not of the progress overlay.
         if (!app.state().busy()) ++frame;
         if (screenshot && frame >= std::max(opts.frames, 2)) {

@@ -61,7 +61,7 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
     case StageKind::W_q: case StageKind::W_k: case StageKind::W_v: {
       const bool v = id.kind == StageKind::W_v;
       const char* role = id.kind == StageKind::W_q ? "query" : id.kind == StageKind::W_k ? "key" : "value";
-      info.name = std::string("Weights for the ") + role + "s";
+      info.name = std::string("Weights for the ") + (id.kind == StageKind::W_q ? "queries" : id.kind == StageKind::W_k ? "keys" : "values");
       info.symbol = id.kind == StageKind::W_q ? "W_q" : id.kind == StageKind::W_k ? "W_k" : "W_v";
       info.formula = info.symbol;
       info.explanation = std::string("Learned during training. Multiplying a token's embedding by it gives that "

@@ -71,7 +71,39 @@ python3 "$here/probe.py" "$probe" wait modified false || fail "second Ctrl+S did
 restored=$(value_of "$scenario" W_q 1 1)
 [ "$restored" = "$original" ] || fail "after Ctrl+Z, W_q[1][1] is $restored, expected $original"
 
-# 5. Ctrl+Q quits (nothing unsaved, so no question).
+# 5. Double-click, type an exact value, Enter: applied and saved.
+read -r x y < <(python3 "$here/probe.py" "$probe" cell W_q 2 2)
+xdotool mousemove --window "$wid" "$x" "$y"
+sleep 0.2
+xdotool click --repeat 2 --delay 60 1
+sleep 0.4
+xdotool key --clearmodifiers ctrl+a
+xdotool type --delay 30 "0.75"
+xdotool key Return
+python3 "$here/probe.py" "$probe" wait modified true || fail "typing a value did not change the scenario"
+xdotool key --clearmodifiers ctrl+s
+python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+S after typing did not save"
+typed=$(value_of "$scenario" W_q 2 2)
+[ "$typed" = "0.75" ] || fail "after typing 0.75, W_q[2][2] in the file is $typed"
+
+# 6. With unsaved changes, Ctrl+Q asks first: the app is still running, and the
+#    question is on screen (photographed from the X server).
+xdotool key --clearmodifiers ctrl+z
+python3 "$here/probe.py" "$probe" wait modified true || fail "Ctrl+Z after typing did not change the scenario"
+xdotool key --clearmodifiers ctrl+q
+sleep 0.8
+kill -0 $pid 2>/dev/null || fail "Ctrl+Q with unsaved changes quit without asking"
+xwd -root -silent >"$out/unsaved-question.xwd" && python3 "$here/xwd_to_png.py" "$out/unsaved-question.xwd" "$out/unsaved-question.png" &&
+  python3 "$here/png_check.py" 1280 800 "$out/unsaved-question.png" || fail "no screenshot of the unsaved-changes question"
+kill $pid
+wait $pid 2>/dev/null
+# Start again on the saved file for the last check.
+XDG_CONFIG_HOME="$out/config" "$app" "$scenario" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
+pid=$!
+sleep 1
+for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
+
+# 7. Ctrl+Q quits (nothing unsaved, so no question).
 xdotool key --clearmodifiers ctrl+q
 for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
 if kill -0 $pid 2>/dev/null; then
@@ -80,5 +112,5 @@ if kill -0 $pid 2>/dev/null; then
 fi
 wait $pid; status=$?
 [ $status -eq 0 ] || fail "the app exited with $status"
-[ "$fails" -eq 0 ] && echo "all interaction checks passed (W_q[1][1]: $original -> $dragged -> $restored)"
+[ "$fails" -eq 0 ] && echo "all interaction checks passed (W_q[1][1]: $original -> $dragged -> $restored; typed W_q[2][2] = $typed)"
 exit $((fails > 0))
