@@ -1,5 +1,7 @@
 #include "cli.h"
 
+#include "bench.h"
+
 #include "attention_lab/engine.h"
 #include "attention_lab/presets.h"
 #include "attention_lab/scenario_io.h"
@@ -19,6 +21,9 @@ usage:
   attention-lab-cli validate SCENARIO.json                check a scenario file, print its sizes
   attention-lab-cli preset NAME [-o FILE]                 write a built-in scenario as JSON
   attention-lab-cli presets                               list the built-in scenarios
+  attention-lab-cli bench [--T N] [--d D] [--heads H] [--mask causal|none] [--threads K] [--json]
+                                                          time the full forward, single-cell edits
+                                                          and a GEMM reference (bench --help)
   attention-lab-cli --help | --version
 
 exit status: 0 success, 2 bad arguments or bad scenario, 1 output could not be written
@@ -127,6 +132,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     out << "attention-lab-cli " << version() << '\n';
     return kExitOk;
   }
+  if (cmd == "bench") return run_bench(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
   Args a;
   if (auto e = parse_args(args, 1, a); !e.empty()) return usage_error(err, cmd + ": " + e);
   if (cmd == "trace") return cmd_trace(a, out, err);

@@ -1,0 +1,609 @@
+#include "bench.h"
+
+#include "cli.h"
+
+#include "attention_lab/document.h"
+#include "attention_lab/edit.h"
+#include "attention_lab/engine.h"
+#include "attention_lab/limits.h"
+#include "attention_lab/seeded_fill.h"
+#include "attention_lab/version.h"
+
+#include <Eigen/Core>
+#include <nlohmann/json.hpp>
+
+#ifdef ATTENTION_LAB_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <iomanip>
+#include <limits>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+namespace attention_lab::cli {
+
+namespace bench {
+
+Scenario random_scenario(int T, int d_model, int heads, MaskKind mask, std::uint64_t seed) {
+  Scenario s;
+  s.title = "bench: T=" + std::to_string(T) + ", d_model=" + std::to_string(d_model) + ", " +
+            std::to_string(heads) + " heads";
+  s.X = seeded_matrix(seed, StageKind::X, T, d_model, d_model);
+  s.W_q = seeded_matrix(seed, StageKind::W_q, d_model, d_model, d_model);
+  s.W_k = seeded_matrix(seed, StageKind::W_k, d_model, d_model, d_model);
+  s.W_v = seeded_matrix(seed, StageKind::W_v, d_model, d_model, d_model);
+  s.W_o = seeded_matrix(seed, StageKind::W_o, d_model, d_model, d_model);
+  s.use_w_o = true;
+  s.heads = heads;
+  s.mask_kind = mask;
+  s.scale = true;
+  s.seed = seed;
+  return s;
+}
+
+double full_forward_flops(int T, int d_model) {
+  const double t = T;
+  const double d = d_model;
+  return 8.0 * t * d * d + 4.0 * t * t * d;
+}
+
+}  // namespace bench
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int hardware_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(std::min(n, 1024u));
+}
+
+constexpr int kMaxRuns = 150;  // see kMaxEditRuns
+
+std::string bench_usage() {
+  return R"(usage: attention-lab-cli bench [--T N] [--d D] [--heads H] [--mask causal|none]
+                              [--threads K] [--runs N] [--gemm-size N] [--json]
+
+Times, on a random scenario of that size (float32, d_k = d_v = D/H, W_o on):
+  - the full forward of every stage (Engine::recompute_all),
+  - the update after a single-cell edit of X, W_q, W_v and W_o and after toggling
+    one mask cell, each applied through a Document and followed by reading every
+    stage the window shows for head 0,
+  - an NxNxN float32 GEMM of the same Eigen build: this machine's practical peak.
+Each figure is the median of at least --runs runs after warm-up (small sizes get
+more runs); the full forward counts 8*T*D^2 + 4*T^2*D FLOPs. Progress goes to stderr.
+
+  --T N          tokens (default 1024)
+  --d D          d_model (default 768)
+  --heads H      heads; D must be a multiple of H (default 12)
+  --mask KIND    causal or none (default causal)
+  --threads K    OpenMP and Eigen threads (default: all )" +
+         std::to_string(hardware_threads()) + R"( of this machine)
+  --runs N       at least N timed runs per figure, 1 to )" +
+         std::to_string(kMaxRuns) + R"( (default 10)
+  --gemm-size N  size of the reference GEMM (default 1024)
+  --json         print one JSON object instead of the table
+)";
+}
+
+struct Options {
+  int T = 1024;
+  int d = 768;
+  int heads = 12;
+  MaskKind mask = MaskKind::Causal;
+  int threads = 1;
+  bool threads_given = false;
+  int runs = 10;
+  int gemm = 1024;
+  bool json = false;
+  bool help = false;
+};
+
+int bench_error(std::ostream& err, const std::string& msg) {
+  err << "attention-lab-cli: bench: " << msg << " (see bench --help)\n";
+  return kExitBadInput;
+}
+
+// A whole number in [lo, hi] spelled out completely; an error message otherwise.
+std::string parse_int(const std::string& flag, const std::string& text, int lo, int hi, int& value) {
+  int v = 0;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto [end, ec] = std::from_chars(first, last, v);
+  const bool ok = !text.empty() && ec == std::errc() && end == last && v >= lo && v <= hi;
+  if (!ok) {
+    const std::string range = "from " + std::to_string(lo) + " to " + std::to_string(hi);
+    return flag + ": expected a whole number " + range + ", found '" + text + "'";
+  }
+  value = v;
+  return {};
+}
+
+std::string parse_options(const std::vector<std::string>& args, Options& o) {
+  constexpr int kAny = 1'000'000;  // far above the limits, small enough for the memory estimate
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::optional<std::string> value;
+    if (const auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    }
+    if (flag == "--json" || flag == "--help" || flag == "-h") {
+      if (value) return flag + ": takes no value, found '" + *value + "'";
+      (flag == "--json" ? o.json : o.help) = true;
+      continue;
+    }
+    const bool takes_value = flag == "--T" || flag == "--d" || flag == "--heads" || flag == "--mask" ||
+                             flag == "--threads" || flag == "--runs" || flag == "--gemm-size";
+    if (!takes_value) {
+      if (flag.size() > 1 && flag[0] == '-') return "unknown option '" + args[i] + "'";
+      return "expected only options, found '" + args[i] + "'";
+    }
+    if (!value) {
+      if (i + 1 >= args.size()) return flag + ": expected a value after it";
+      value = args[++i];
+    }
+    std::string e;
+    if (flag == "--T") e = parse_int(flag, *value, 1, kAny, o.T);
+    else if (flag == "--d") e = parse_int(flag, *value, 1, kAny, o.d);
+    else if (flag == "--heads") e = parse_int(flag, *value, 1, kAny, o.heads);
+    else if (flag == "--threads") {
+      e = parse_int(flag, *value, 1, 1024, o.threads);
+      o.threads_given = true;
+    } else if (flag == "--runs") e = parse_int(flag, *value, 1, kMaxRuns, o.runs);
+    else if (flag == "--gemm-size") e = parse_int(flag, *value, 1, 8192, o.gemm);
+    else if (flag == "--mask") {
+      if (*value == "causal") o.mask = MaskKind::Causal;
+      else if (*value == "none") o.mask = MaskKind::None;
+      else e = "--mask: expected causal or none, found '" + *value + "'";
+    }
+    if (!e.empty()) return e;
+  }
+  return {};
+}
+
+Dims dims_of(const Options& o) {
+  Dims d;
+  d.T = o.T;
+  d.d_model = o.d;
+  d.heads = o.heads;
+  d.d_k = d.d_v = o.heads > 0 ? o.d / o.heads : 0;
+  d.d_out = o.d;
+  return d;
+}
+
+double estimated_bytes_of(const Options& o) { return static_cast<double>(limits::estimated_bytes(dims_of(o))); }
+
+// The sizes the core accepts (limits.h); the message says what the size needs.
+std::string check_limits(const Options& o) {
+  using namespace limits;
+  const std::string needs = "T=" + std::to_string(o.T) + ", d_model=" + std::to_string(o.d) + ", " +
+                            std::to_string(o.heads) + " heads would need about " +
+                            limits::format_bytes(limits::estimated_bytes(dims_of(o)));
+  auto above = [&](const std::string& what, int value, const std::string& limit_name, int limit) {
+    return what + " " + std::to_string(value) + " is above the size limit (" + limit_name + " <= " +
+           std::to_string(limit) + "); " + needs;
+  };
+  if (o.T > kMaxTokens) return above("--T", o.T, "T", kMaxTokens);
+  if (o.d > kMaxModelDim) return above("--d", o.d, "d_model", kMaxModelDim);
+  if (o.d > kMaxProjectionWidth) return above("--d", o.d, "heads*d_k", kMaxProjectionWidth);
+  if (o.heads > kMaxHeads) return above("--heads", o.heads, "heads", kMaxHeads);
+  if (o.d % o.heads != 0)
+    return "--d " + std::to_string(o.d) + " is not a multiple of --heads " + std::to_string(o.heads) +
+           " (d_k = d_v = d_model / heads)";
+  if (o.d / o.heads > kMaxHeadDim) return above("--d/--heads", o.d / o.heads, "d_k", kMaxHeadDim);
+  return {};
+}
+
+// Sets the OpenMP and Eigen thread counts for the run and puts them back after.
+class ThreadSetting {
+ public:
+  explicit ThreadSetting(int threads) : eigen_before_(Eigen::nbThreads()) {
+#ifdef ATTENTION_LAB_HAVE_OPENMP
+    omp_before_ = omp_get_max_threads();
+    omp_set_num_threads(threads);
+#endif
+    Eigen::setNbThreads(threads);
+  }
+  ~ThreadSetting() {
+#ifdef ATTENTION_LAB_HAVE_OPENMP
+    omp_set_num_threads(omp_before_);
+#endif
+    Eigen::setNbThreads(eigen_before_);
+  }
+  ThreadSetting(const ThreadSetting&) = delete;
+  ThreadSetting& operator=(const ThreadSetting&) = delete;
+
+ private:
+  int eigen_before_;
+#ifdef ATTENTION_LAB_HAVE_OPENMP
+  int omp_before_ = 1;
+#endif
+};
+
+constexpr bool kHaveOpenMP =
+#ifdef ATTENTION_LAB_HAVE_OPENMP
+    true;
+#else
+    false;
+#endif
+
+std::string simd_in_use() {
+#if defined(EIGEN_VECTORIZE_AVX512)
+  return "AVX-512";
+#elif defined(EIGEN_VECTORIZE_AVX2) && defined(EIGEN_VECTORIZE_FMA)
+  return "AVX2+FMA";
+#elif defined(EIGEN_VECTORIZE_AVX)
+  return "AVX";
+#elif defined(EIGEN_VECTORIZE_SSE4_2)
+  return "SSE4.2";
+#elif defined(EIGEN_VECTORIZE_SSE2)
+  return "SSE2";
+#elif defined(EIGEN_VECTORIZE)
+  return "vectorized";
+#else
+  return "none";
+#endif
+}
+
+// Keeps the compiler from dropping reads whose result nobody uses.
+volatile float g_sink = 0.0f;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Runs `once` (which times itself and returns milliseconds) `warmup` times
+// untimed, then at least `min_runs` times and until `min_total_ms` have
+// passed, but never more than `max_runs` times.
+template <class Once>
+std::vector<double> repeat(Once&& once, int warmup, int min_runs, int max_runs, double min_total_ms) {
+  for (int i = 0; i < warmup; ++i) once();
+  std::vector<double> ms;
+  double total = 0.0;
+  while (static_cast<int>(ms.size()) < min_runs ||
+         (total < min_total_ms && static_cast<int>(ms.size()) < max_runs)) {
+    ms.push_back(once());
+    total += ms.back();
+  }
+  return ms;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0.0;
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+double load_average() {
+  double avg[1] = {0.0};
+  return getloadavg(avg, 1) == 1 ? avg[0] : 0.0;
+}
+
+// How often the kernel took a CPU away from this process for another one. An
+// idle machine rarely does; a busy one does it hundreds of times a second,
+// and every OpenMP barrier then waits for a time slice.
+long involuntary_switches() {
+  rusage usage{};
+  return getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_nivcsw : 0;
+}
+
+// The engine's own account of the bytes it keeps, when it offers one.
+template <class E>
+std::optional<double> bytes_kept_of(const E& engine) {
+  if constexpr (requires { engine.bytes_kept(); })
+    return static_cast<double>(engine.bytes_kept());
+  else
+    return std::nullopt;
+}
+
+// Rounded to `digits` significant digits, so the JSON stays readable.
+double sig(double v, int digits = 4) {
+  if (v == 0.0 || !std::isfinite(v)) return v;
+  const double p = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
+  return std::round(v * p) / p;
+}
+
+std::string fixed(double v, int decimals) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(decimals) << v;
+  return s.str();
+}
+
+std::string bytes_text(double bytes) { return limits::format_bytes(static_cast<std::uint64_t>(bytes)); }
+
+// Enough decimals to show about four significant digits of a time in ms.
+std::string format_ms(double ms) {
+  return fixed(ms, ms >= 1000.0 ? 1 : ms >= 100.0 ? 2 : ms >= 1.0 ? 3 : ms >= 0.01 ? 4 : 5);
+}
+
+struct EditKind {
+  const char* key;    // JSON key
+  const char* label;  // table row
+  StageKind target;
+};
+
+constexpr EditKind kEditKinds[] = {
+    {"X", "edit a cell of X", StageKind::X},
+    {"W_q", "edit a cell of W_q", StageKind::W_q},
+    {"W_v", "edit a cell of W_v", StageKind::W_v},
+    {"W_o", "edit a cell of W_o", StageKind::W_o},
+    {"mask", "toggle a mask cell", StageKind::Mask},
+};
+
+struct Results {
+  double first_full_ms = 0.0;  // the first recompute_all of a fresh engine (allocates)
+  std::vector<double> full, gemm;
+  std::vector<std::vector<double>> edits;  // in kEditKinds order
+  std::optional<double> bytes_kept;
+  double peak_rss_mib = 0.0;
+  double load_average = 0.0;     // 1-minute, before the run
+  double preempted_per_s = 0.0;  // involuntary context switches per second of the run
+  bool busy() const { return preempted_per_s > kBusyPreemptionsPerSecond; }
+  static constexpr double kBusyPreemptionsPerSecond = 20.0;
+};
+
+class Progress {
+ public:
+  Progress(std::ostream& err, int phases) : err_(err), phases_(phases) {}
+  void begin(const std::string& what) {
+    err_ << "bench: [" << ++phase_ << "/" << phases_ << "] " << what << " ..." << std::flush;
+  }
+  void end(const std::vector<double>& ms) {
+    err_ << " " << format_ms(median(ms)) << " ms (median of " << ms.size() << ")" << std::endl;
+  }
+
+ private:
+  std::ostream& err_;
+  int phases_;
+  int phase_ = 0;
+};
+
+constexpr double kMinTotalMs = 200.0;  // small sizes get more runs, for steadier medians
+constexpr int kMaxFullRuns = 1000;
+// Each edit adds an undo entry; staying well below Document::kMaxUndo keeps
+// the history from trimming itself in the middle of a measurement.
+constexpr int kMaxEditRuns = kMaxRuns;
+constexpr int kEditWarmup = 2;
+static_assert(std::size(kEditKinds) * (kMaxEditRuns + kEditWarmup) < Document::kMaxUndo);
+
+void measure_full_forward(const Options& o, const Scenario& s, Progress& progress, Results& r) {
+  progress.begin("full forward, every stage");
+  Engine engine;
+  auto t0 = Clock::now();
+  engine.recompute_all(s);
+  g_sink = bench::touch_visible_stages(engine, 0);
+  r.first_full_ms = ms_since(t0);
+  r.full = repeat(
+      [&] {
+        const auto start = Clock::now();
+        engine.recompute_all(s);
+        g_sink = bench::touch_visible_stages(engine, 0);
+        return ms_since(start);
+      },
+      1, o.runs, kMaxFullRuns, kMinTotalMs);
+  progress.end(r.full);
+}
+
+void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r) {
+  Document doc(std::move(s));
+  std::mt19937_64 rng(bench::kSeed);
+  for (const EditKind& kind : kEditKinds) {
+    progress.begin(std::string(kind.label) + ", then show head 0");
+    const auto shape = doc.stage(StageId{kind.target, 0});
+    const int rows = static_cast<int>(shape.rows());
+    const int cols = static_cast<int>(shape.cols());
+    std::set<std::pair<int, int>> used;
+    std::uniform_int_distribution<int> pick_row(0, rows - 1), pick_col(0, cols - 1);
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+    const float scale = fresh_scale(kind.target, o.d);
+    // Mask toggles share one gesture: their undo entries would each keep a
+    // T×T copy of the mask, which is not what this measures.
+    const std::uint64_t gesture = kind.target == StageKind::Mask ? doc.begin_gesture() : 0;
+    auto once = [&] {
+      // A cell not edited before (while there are any), so nothing is cached.
+      int row = 0, col = 0;
+      for (int attempt = 0; attempt < 64; ++attempt) {
+        row = pick_row(rng);
+        col = pick_col(rng);
+        if (used.insert({row, col}).second) break;
+      }
+      const float current = doc.stage(StageId{kind.target, 0})(row, col);
+      float value = 0.0f;
+      if (kind.target == StageKind::Mask) {
+        value = current != 0.0f ? 0.0f : 1.0f;
+      } else {
+        value = scale * unit(rng);
+        if (value == current) value = current + 0.5f * scale;
+      }
+      const SetCell edit{StageId{kind.target, 0}, row, col, value};
+      const auto start = Clock::now();
+      const std::string error = doc.apply(edit, gesture);
+      g_sink = bench::touch_visible_stages(doc, 0);
+      const double ms = ms_since(start);
+      if (!error.empty()) throw std::runtime_error(describe(Edit{edit}) + " failed: " + error);
+      return ms;
+    };
+    r.edits.push_back(repeat(once, kEditWarmup, o.runs, kMaxEditRuns, kMinTotalMs));
+    progress.end(r.edits.back());
+  }
+  r.bytes_kept = bytes_kept_of(doc.engine());
+}
+
+void measure_gemm(const Options& o, Progress& progress, Results& r) {
+  const int n = o.gemm;
+  progress.begin("GEMM " + std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n) +
+                 ", float32, row-major");
+  const Matrix a = seeded_matrix(bench::kSeed, StageKind::X, n, n, n);
+  const Matrix b = seeded_matrix(bench::kSeed, StageKind::W_q, n, n, n);
+  Matrix c(n, n);
+  r.gemm = repeat(
+      [&] {
+        const auto start = Clock::now();
+        c.noalias() = a * b;
+        const double ms = ms_since(start);
+        g_sink = c(0, 0);
+        return ms;
+      },
+      2, o.runs, kMaxFullRuns, kMinTotalMs);
+  progress.end(r.gemm);
+}
+
+std::string busy_warning(const Results& r) {
+  return "warning: other work shared the CPUs (this process was preempted " + fixed(r.preempted_per_s, 0) +
+         " times a second; the load average was " + fixed(r.load_average, 1) + "), so the times are too high";
+}
+
+double gflops(double flops, double ms) { return ms > 0.0 ? flops / (ms * 1e6) : 0.0; }
+
+void print_json(std::ostream& out, const Options& o, int threads, const Results& r) {
+  const double full_ms = median(r.full);
+  const double gemm_ms = median(r.gemm);
+  const double gemm_flops = 2.0 * std::pow(static_cast<double>(o.gemm), 3.0);
+  nlohmann::ordered_json j;
+  j["T"] = o.T;
+  j["d_model"] = o.d;
+  j["heads"] = o.heads;
+  j["mask"] = to_string(o.mask);
+  j["threads"] = threads;
+  j["full_ms"] = sig(full_ms);
+  j["full_gflops"] = sig(gflops(bench::full_forward_flops(o.T, o.d), full_ms));
+  j["gemm_gflops"] = sig(gflops(gemm_flops, gemm_ms));
+  nlohmann::ordered_json edit_ms, edit_ratio;
+  nlohmann::ordered_json runs;
+  runs["full"] = r.full.size();
+  for (std::size_t i = 0; i < std::size(kEditKinds); ++i) {
+    const double ms = median(r.edits[i]);
+    edit_ms[kEditKinds[i].key] = sig(ms);
+    edit_ratio[kEditKinds[i].key] = sig(ms / full_ms);
+    runs[kEditKinds[i].key] = r.edits[i].size();
+  }
+  runs["gemm"] = r.gemm.size();
+  j["edit_ms"] = edit_ms;
+  j["edit_ratio"] = edit_ratio;
+  j["d_k"] = o.d / o.heads;
+  j["d_v"] = o.d / o.heads;
+  j["full_gflop"] = sig(bench::full_forward_flops(o.T, o.d) / 1e9);
+  j["full_vs_gemm"] = sig(gflops(bench::full_forward_flops(o.T, o.d), full_ms) / gflops(gemm_flops, gemm_ms));
+  j["first_full_ms"] = sig(r.first_full_ms);
+  j["gemm_size"] = o.gemm;
+  j["gemm_ms"] = sig(gemm_ms);
+  j["runs"] = runs;
+  j["estimated_mb"] = sig(estimated_bytes_of(o) / (1024.0 * 1024.0));
+  if (r.bytes_kept) j["bytes_kept"] = *r.bytes_kept;
+  j["peak_rss_mb"] = sig(r.peak_rss_mib);
+  j["load_average"] = sig(r.load_average, 3);
+  j["preempted_per_s"] = sig(r.preempted_per_s, 3);
+  j["openmp"] = kHaveOpenMP;
+  j["simd"] = simd_in_use();
+  j["version"] = version();
+  out << j.dump(2) << '\n';
+}
+
+void print_table(std::ostream& out, const Options& o, int threads, const Results& r) {
+  const double full_ms = median(r.full);
+  const double gemm_ms = median(r.gemm);
+  const double full_flops = bench::full_forward_flops(o.T, o.d);
+  const double gemm_flops = 2.0 * std::pow(static_cast<double>(o.gemm), 3.0);
+  const int dk = o.d / o.heads;
+  out << "attention-lab bench: T=" << o.T << ", d_model=" << o.d << ", heads=" << o.heads << " (d_k = d_v = " << dk
+      << "), " << to_string(o.mask) << " mask, W_o on, float32\n"
+      << "Eigen " << EIGEN_WORLD_VERSION << '.' << EIGEN_MAJOR_VERSION << '.' << EIGEN_MINOR_VERSION << " ("
+      << simd_in_use() << "), " << (kHaveOpenMP ? "OpenMP" : "no OpenMP") << ", " << threads
+      << (threads == 1 ? " thread" : " threads") << "; medians after warm-up\n\n";
+
+  constexpr int kWhat = 36;
+  auto row = [&](const std::string& what, std::size_t runs, double ms, const std::string& rate,
+                 const std::string& ratio) {
+    out << "  " << std::left << std::setw(kWhat) << what << std::right << std::setw(6) << runs << std::setw(13)
+        << format_ms(ms) << std::setw(10) << rate << "   " << ratio << '\n';
+  };
+  out << "  " << std::left << std::setw(kWhat) << "what" << std::right << std::setw(6) << "runs" << std::setw(13)
+      << "median ms" << std::setw(10) << "GFLOP/s" << "   " << "x full forward" << '\n';
+  row("full forward, every stage", r.full.size(), full_ms, fixed(gflops(full_flops, full_ms), 2), "1");
+  for (std::size_t i = 0; i < std::size(kEditKinds); ++i) {
+    const double ms = median(r.edits[i]);
+    const double ratio = ms / full_ms;
+    row(std::string(kEditKinds[i].label) + ", then show", r.edits[i].size(), ms, "",
+        fixed(ratio, ratio >= 0.01 ? 3 : 5) + "  (1/" + fixed(1.0 / ratio, 1) + ")");
+  }
+  row("GEMM " + std::to_string(o.gemm) + "^3 (practical peak)", r.gemm.size(), gemm_ms,
+      fixed(gflops(gemm_flops, gemm_ms), 2), "");
+
+  out << "\nfull forward: " << fixed(full_flops / 1e9, 3) << " GFLOP (8*T*d^2 + 4*T^2*d), "
+      << fixed(100.0 * gflops(full_flops, full_ms) / gflops(gemm_flops, gemm_ms), 1)
+      << " % of the GEMM's GFLOP/s; first run on a fresh engine " << format_ms(r.first_full_ms) << " ms\n";
+  out << "memory: peak RSS " << bytes_text(r.peak_rss_mib * 1024.0 * 1024.0);
+  if (r.bytes_kept) out << ", the engine keeps " << bytes_text(*r.bytes_kept);
+  out << ", the core estimates " << bytes_text(estimated_bytes_of(o)) << " for this size\n";
+  if (r.busy()) out << busy_warning(r) << '\n';
+}
+
+}  // namespace
+
+int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  Options o;
+  o.threads = hardware_threads();
+  if (auto e = parse_options(args, o); !e.empty()) return bench_error(err, e);
+  if (o.help) {
+    out << bench_usage();
+    return kExitOk;
+  }
+  if (auto e = check_limits(o); !e.empty()) return bench_error(err, e);
+
+  Scenario s = bench::random_scenario(o.T, o.d, o.heads, o.mask);
+  if (auto e = validate(s); !e.empty()) return bench_error(err, e);
+
+  const int threads = kHaveOpenMP ? o.threads : 1;
+  if (!kHaveOpenMP && o.threads_given && o.threads > 1)
+    err << "bench: built without OpenMP, so everything runs on 1 thread\n";
+  ThreadSetting thread_setting(threads);
+
+  err << "bench: T=" << o.T << ", d_model=" << o.d << ", heads=" << o.heads << ", " << to_string(o.mask) << " mask, "
+      << threads << (threads == 1 ? " thread" : " threads") << "; the core estimates "
+      << bytes_text(estimated_bytes_of(o)) << " for this size" << std::endl;
+  Progress progress(err, 2 + static_cast<int>(std::size(kEditKinds)));
+  Results r;
+  r.load_average = load_average();
+  const long switches_before = involuntary_switches();
+  const auto started = Clock::now();
+  try {
+    measure_full_forward(o, s, progress, r);  // its engine is gone before the document's exists
+    measure_edits(o, std::move(s), progress, r);
+    measure_gemm(o, progress, r);
+  } catch (const std::exception& e) {
+    err << "\nattention-lab-cli: bench: " << e.what() << '\n';
+    return kExitFailure;
+  }
+  r.peak_rss_mib = peak_rss_mib();
+  r.preempted_per_s =
+      static_cast<double>(involuntary_switches() - switches_before) / std::max(ms_since(started) / 1000.0, 1e-3);
+  if (r.busy()) err << "bench: " << busy_warning(r) << '\n';
+
+  if (o.json)
+    print_json(out, o, threads, r);
+  else
+    print_table(out, o, threads, r);
+  return kExitOk;
+}
+
+}  // namespace attention_lab::cli

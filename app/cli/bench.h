@@ -1,0 +1,58 @@
+#pragma once
+// attention-lab-cli bench: how fast the engine computes a whole forward pass,
+// how fast one edit updates what the window shows, and how both compare with
+// a plain float32 GEMM of the same Eigen build (this machine's practical peak).
+//
+// The helpers below are shared with the Google Benchmark target (bench/).
+
+#include "attention_lab/document.h"
+#include "attention_lab/scenario.h"
+#include "attention_lab/stage_id.h"
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace attention_lab::cli {
+
+// `args` excludes "bench" itself. Exit codes as for run().
+int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+namespace bench {
+
+inline constexpr std::uint64_t kSeed = 0xbe9c4ULL;
+
+// A random scenario of that size: X is T × d_model, d_k = d_v = d_model / heads,
+// W_q, W_k, W_v and W_o are d_model × d_model (W_o on), no biases, scaling on.
+// d_model must be a multiple of heads.
+Scenario random_scenario(int T, int d_model, int heads, MaskKind mask, std::uint64_t seed = kSeed);
+
+// FLOPs of one full forward as the bench counts them: 8·T·d² (the Q, K, V and
+// output projections) + 4·T²·d (scores and weights·V over all heads).
+double full_forward_flops(int T, int d_model);
+
+// Every stage the window draws for the focused head: the inputs, Q, K and V
+// with the head's blocks, the head's scores, scaled, masked, weights and
+// context, concat and output. Calling stage() on each and reading two cells
+// forces anything an engine materializes lazily. The returned value only
+// keeps the compiler from dropping the reads.
+template <class HasStages>
+float touch_visible_stages(const HasStages& source, int head) {
+  float sum = 0.0f;
+  auto touch = [&](StageId id) {
+    const auto view = source.stage(id);
+    if (view.rows() > 0 && view.cols() > 0) sum += view(0, 0) + view(view.rows() - 1, view.cols() - 1);
+  };
+  for (auto k : {StageKind::X, StageKind::W_q, StageKind::W_k, StageKind::W_v, StageKind::Mask, StageKind::Q,
+                 StageKind::K, StageKind::V, StageKind::Concat, StageKind::W_o, StageKind::Output})
+    touch(StageId{k, 0});
+  for (auto k : {StageKind::HeadQ, StageKind::HeadK, StageKind::HeadV, StageKind::Scores, StageKind::Scaled,
+                 StageKind::Masked, StageKind::Weights, StageKind::Context})
+    touch(StageId::of_head(k, head));
+  return sum;
+}
+
+}  // namespace bench
+
+}  // namespace attention_lab::cli

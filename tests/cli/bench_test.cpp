@@ -1,0 +1,186 @@
+// `attention-lab-cli bench` in-process: argument errors are one line with exit
+// 2, sizes above the core limits say what they need, and a tiny run prints a
+// table or one JSON object with every key. No timing is asserted.
+
+#include "bench.h"
+#include "cli.h"
+#include "attention_lab/limits.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace attention_lab;
+using nlohmann::json;
+
+namespace {
+
+struct BenchResult {
+  int code = -1;
+  std::string out, err;
+};
+
+BenchResult bench(std::vector<std::string> args) {
+  args.insert(args.begin(), "bench");
+  std::ostringstream out, err;
+  BenchResult r;
+  r.code = cli::run(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+// A debug build multiplies slowly: there the reference GEMM is kept small.
+std::vector<std::string> tiny(std::vector<std::string> args) {
+#ifndef NDEBUG
+  args.insert(args.end(), {"--gemm-size", "64"});
+#endif
+  return args;
+}
+
+// Exit 2, nothing on stdout, and stderr is one line that mentions `needle`.
+::testing::AssertionResult bad_argument(const BenchResult& r, const std::string& needle) {
+  if (r.code != cli::kExitBadInput) return ::testing::AssertionFailure() << "exit " << r.code << ": " << r.err;
+  if (!r.out.empty()) return ::testing::AssertionFailure() << "printed '" << r.out << "'";
+  if (r.err.empty() || r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1)
+    return ::testing::AssertionFailure() << "not one line: '" << r.err << "'";
+  if (r.err.rfind("attention-lab-cli: bench: ", 0) != 0) return ::testing::AssertionFailure() << "no prefix: " << r.err;
+  if (r.err.find(needle) == std::string::npos)
+    return ::testing::AssertionFailure() << "'" << r.err << "' does not mention '" << needle << "'";
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(CliBench, HelpDescribesEveryOption) {
+  const BenchResult r = bench({"--help"});
+  EXPECT_EQ(r.code, cli::kExitOk);
+  EXPECT_EQ(r.err, "");
+  for (const char* option : {"--T", "--d", "--heads", "--mask", "--threads", "--runs", "--gemm-size", "--json"})
+    EXPECT_NE(r.out.find(option), std::string::npos) << option;
+  const BenchResult top = [] {
+    std::ostringstream out, err;
+    BenchResult b;
+    b.code = cli::run({"--help"}, out, err);
+    b.out = out.str();
+    return b;
+  }();
+  EXPECT_NE(top.out.find("attention-lab-cli bench"), std::string::npos);
+}
+
+TEST(CliBench, UnknownOptionsAndStrayArgumentsAreBadArguments) {
+  EXPECT_TRUE(bad_argument(bench({"--bogus"}), "unknown option '--bogus'"));
+  EXPECT_TRUE(bad_argument(bench({"-o", "x.json"}), "unknown option '-o'"));
+  EXPECT_TRUE(bad_argument(bench({"scenario.json"}), "expected only options, found 'scenario.json'"));
+  EXPECT_TRUE(bad_argument(bench({"--json=yes"}), "--json: takes no value"));
+}
+
+TEST(CliBench, MissingAndMalformedNumbersAreBadArguments) {
+  EXPECT_TRUE(bad_argument(bench({"--T"}), "--T: expected a value after it"));
+  EXPECT_TRUE(bad_argument(bench({"--d", "12", "--heads"}), "--heads: expected a value after it"));
+  EXPECT_TRUE(bad_argument(bench({"--T", "abc"}), "--T: expected a whole number from 1 to 1000000, found 'abc'"));
+  EXPECT_TRUE(bad_argument(bench({"--T", "0"}), "found '0'"));
+  EXPECT_TRUE(bad_argument(bench({"--T", "-5"}), "found '-5'"));
+  EXPECT_TRUE(bad_argument(bench({"--T", "12.5"}), "found '12.5'"));
+  EXPECT_TRUE(bad_argument(bench({"--T", "99999999999999999999"}), "--T: expected a whole number"));
+  EXPECT_TRUE(bad_argument(bench({"--d="}), "--d: expected a whole number from 1 to 1000000, found ''"));
+  EXPECT_TRUE(bad_argument(bench({"--threads", "0"}), "--threads: expected a whole number from 1 to"));
+  EXPECT_TRUE(bad_argument(bench({"--runs", "0"}), "--runs: expected a whole number from 1 to"));
+  EXPECT_TRUE(bad_argument(bench({"--gemm-size", "x"}), "--gemm-size: expected a whole number"));
+}
+
+TEST(CliBench, MaskMustBeCausalOrNone) {
+  EXPECT_TRUE(bad_argument(bench({"--mask", "custom"}), "--mask: expected causal or none, found 'custom'"));
+  EXPECT_TRUE(bad_argument(bench({"--mask"}), "--mask: expected a value after it"));
+}
+
+TEST(CliBench, DModelMustBeAMultipleOfHeads) {
+  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "100", "--heads", "12"}), "--d 100 is not a multiple of --heads 12"));
+  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "4", "--heads", "8"}), "not a multiple"));
+}
+
+TEST(CliBench, SizesAboveTheCoreLimitsSayWhatTheyNeed) {
+  const std::string too_many_tokens = std::to_string(limits::kMaxTokens + 1);
+  BenchResult r = bench({"--T", too_many_tokens});
+  EXPECT_TRUE(bad_argument(r, "--T " + too_many_tokens + " is above the size limit (T <= " +
+                                  std::to_string(limits::kMaxTokens) + ")"));
+  EXPECT_TRUE(bad_argument(r, "would need about "));
+  EXPECT_TRUE(r.err.find("MiB") != std::string::npos || r.err.find("GiB") != std::string::npos) << r.err;
+
+  const std::string too_wide = std::to_string(limits::kMaxModelDim + 16);
+  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", too_wide, "--heads", "16"}), "--d " + too_wide + " is above"));
+  const std::string too_many_heads = std::to_string(limits::kMaxHeads + 1);
+  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "64", "--heads", too_many_heads}),
+                           "--heads " + too_many_heads + " is above the size limit"));
+}
+
+TEST(CliBench, CountsTheFullForwardAsTheIssueSays) {
+  EXPECT_DOUBLE_EQ(cli::bench::full_forward_flops(1024, 768), 8.0 * 1024 * 768 * 768 + 4.0 * 1024 * 1024 * 768);
+  EXPECT_DOUBLE_EQ(cli::bench::full_forward_flops(1, 1), 12.0);
+}
+
+TEST(CliBench, RandomScenarioIsValidAndHasTheRequestedShape) {
+  const Scenario s = cli::bench::random_scenario(8, 16, 2, MaskKind::Causal);
+  EXPECT_EQ(validate(s), "");
+  const Dims d = s.dims();
+  EXPECT_EQ(d.T, 8);
+  EXPECT_EQ(d.d_model, 16);
+  EXPECT_EQ(d.heads, 2);
+  EXPECT_EQ(d.d_k, 8);
+  EXPECT_EQ(d.d_v, 8);
+  EXPECT_EQ(d.d_out, 16);
+  EXPECT_TRUE(s.use_w_o);
+  EXPECT_EQ(s.mask_kind, MaskKind::Causal);
+}
+
+TEST(CliBench, TinyRunPrintsOneJsonObjectWithEveryKey) {
+  const BenchResult r = bench(tiny({"--T", "8", "--d", "16", "--heads", "2", "--json"}));
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  json j;
+  ASSERT_NO_THROW(j = json::parse(r.out)) << r.out;  // exactly one value, nothing after it
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j.at("T"), 8);
+  EXPECT_EQ(j.at("d_model"), 16);
+  EXPECT_EQ(j.at("heads"), 2);
+  EXPECT_EQ(j.at("mask"), "causal");
+  ASSERT_TRUE(j.at("threads").is_number_integer());
+  EXPECT_GE(j.at("threads").get<int>(), 1);
+  for (const char* key : {"full_ms", "full_gflops", "gemm_gflops"}) {
+    ASSERT_TRUE(j.contains(key)) << key;
+    ASSERT_TRUE(j.at(key).is_number()) << key;
+    EXPECT_GT(j.at(key).get<double>(), 0.0) << key;
+  }
+  ASSERT_TRUE(j.contains("edit_ms"));
+  ASSERT_TRUE(j.at("edit_ms").is_object());
+  EXPECT_EQ(j.at("edit_ms").size(), 5u);
+  for (const char* key : {"X", "W_q", "W_v", "W_o", "mask"}) {
+    ASSERT_TRUE(j.at("edit_ms").contains(key)) << key;
+    ASSERT_TRUE(j.at("edit_ms").at(key).is_number()) << key;
+    EXPECT_GT(j.at("edit_ms").at(key).get<double>(), 0.0) << key;
+  }
+  // At least 10 timed runs of everything.
+  for (const auto& [name, runs] : j.at("runs").items()) EXPECT_GE(runs.get<int>(), 10) << name;
+  // Progress, one line per phase, goes to stderr.
+  EXPECT_NE(r.err.find("full forward"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GEMM"), std::string::npos) << r.err;
+}
+
+TEST(CliBench, TinyRunPrintsATable) {
+  const BenchResult r = bench(tiny({"--T", "4", "--d", "8", "--heads", "2", "--mask", "none", "--threads", "1"}));
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  for (const char* text : {"T=4, d_model=8, heads=2", "none mask", "1 thread", "full forward, every stage",
+                           "edit a cell of X", "edit a cell of W_q", "edit a cell of W_v", "edit a cell of W_o",
+                           "toggle a mask cell", "GEMM", "GFLOP/s", "peak RSS"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+}
+
+TEST(CliBench, OneTokenAndOneHeadWork) {
+  const BenchResult r = bench(tiny({"--T", "1", "--d", "1", "--heads", "1", "--json", "--runs", "3"}));
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  json j;
+  ASSERT_NO_THROW(j = json::parse(r.out)) << r.out;
+  EXPECT_EQ(j.at("T"), 1);
+}
