@@ -2,6 +2,7 @@
 
 #include "attention_lab/presets.h"
 #include "attention_lab/stage_info.h"
+#include "gfx/fonts.h"
 #include "gfx/screenshot.h"
 #include "logic/steps.h"
 #include "logic/derivation.h"
@@ -160,6 +161,7 @@ std::string App::init(GLFWwindow* window) {
     return "--step: expected 1 to " + std::to_string(steps().size()) + ", found " + std::to_string(o.step + 1);
   state_.step = o.step;
   state_.scroll_to_step = o.step >= 0;
+  if (o.presenter) toggle_presenter();
   if (!o.select.empty() && !state_.job) {
     // STAGE:ROW:COL
     const auto a = o.select.rfind(':'), b = a == std::string::npos ? a : o.select.rfind(':', a - 1);
@@ -200,6 +202,38 @@ void App::drop_files(int count, const char** paths) {
 
 void App::on_key(int key, int mods) { key_presses_.push_back({key, mods}); }
 
+float App::wanted_font_size() const {
+  const Settings& s = state_.settings;
+  return gfx::kBaseFontSize * (state_.presenter ? s.presenter_font_scale : s.font_scale);
+}
+
+void App::change_font_scale(float factor) {
+  Settings& s = state_.settings;
+  float& scale = state_.presenter ? s.presenter_font_scale : s.font_scale;
+  scale = std::clamp(scale * factor, Settings::kMinFontScale, Settings::kMaxFontScale);
+  s.save();  // remembered between runs
+  char text[48];
+  std::snprintf(text, sizeof text, "Font scale %.0f %%", static_cast<double>(scale * 100.0f));
+  state_.set_status(text);
+}
+
+void App::toggle_presenter() {
+  state_.presenter = !state_.presenter;
+  gfx::apply_theme(state_.presenter);
+  GLFWwindow* w = state_.window;
+  if (state_.presenter) {
+    glfwGetWindowPos(w, &windowed_[0], &windowed_[1]);
+    glfwGetWindowSize(w, &windowed_[2], &windowed_[3]);
+    if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+      const GLFWvidmode* mode = glfwGetVideoMode(monitor);
+      glfwSetWindowMonitor(w, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+    }
+    state_.set_status("Presenter mode: F5 to leave, Ctrl+plus/minus for the font size");
+  } else {
+    glfwSetWindowMonitor(w, nullptr, windowed_[0], windowed_[1], windowed_[2], windowed_[3], GLFW_DONT_CARE);
+  }
+}
+
 void App::handle_shortcuts() {
   const ImGuiIO& io = ImGui::GetIO();
   const std::vector<KeyPress> presses = std::move(key_presses_);
@@ -209,6 +243,7 @@ void App::handle_shortcuts() {
     const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
     const bool shift = (k.mods & GLFW_MOD_SHIFT) != 0;
     if (k.key == GLFW_KEY_F1) state_.show_help = !state_.show_help;
+    if (k.key == GLFW_KEY_F5) toggle_presenter();
     if (io.WantTextInput) continue;  // keys belong to the text field being edited
     if (ctrl) {
       switch (k.key) {
@@ -217,8 +252,8 @@ void App::handle_shortcuts() {
         case GLFW_KEY_S: shift ? action_save_as_dialog(state_) : action_save(state_); break;
         case GLFW_KEY_O: action_open_dialog(state_); break;
         case GLFW_KEY_Q: request_close(); break;
-        case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: state_.cell_px = std::min(state_.cell_px * 1.2f, 80.0f); break;
-        case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: state_.cell_px = std::max(state_.cell_px / 1.2f, 6.0f); break;
+        case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: change_font_scale(1.125f); break;
+        case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: change_font_scale(1.0f / 1.125f); break;
         default: break;
       }
       continue;
@@ -318,14 +353,17 @@ void App::frame() {
   draw_menu_bar(state_);
 
   const float step_bar_h = ImGui::GetTextLineHeightWithSpacing() * 5.2f;
-  const float side_w = std::clamp(vp->WorkSize.x * 0.18f, 230.0f, 320.0f);
-  const float inspector_w = std::clamp(vp->WorkSize.x * 0.24f, 280.0f, 440.0f);
+  const float em = ImGui::GetFontSize() / gfx::kBaseFontSize;  // panels grow with the font
+  const float side_w = std::clamp(vp->WorkSize.x * 0.18f, 230.0f * em, 320.0f * em);
+  const float inspector_w = std::clamp(vp->WorkSize.x * 0.24f, 280.0f * em, 440.0f * em);
   const float body_h = ImGui::GetContentRegionAvail().y - step_bar_h;
 
-  ImGui::BeginChild("controls", ImVec2(side_w, body_h), true);
-  draw_controls_panel(state_);
-  ImGui::EndChild();
-  ImGui::SameLine();
+  if (!state_.presenter) {  // presenter mode hides the controls: the math gets the room
+    ImGui::BeginChild("controls", ImVec2(side_w, body_h), true);
+    draw_controls_panel(state_);
+    ImGui::EndChild();
+    ImGui::SameLine();
+  }
   ImGui::BeginChild("pipeline", ImVec2(ImGui::GetContentRegionAvail().x - inspector_w - 8, body_h), true,
                     ImGuiWindowFlags_HorizontalScrollbar);
   draw_pipeline_panel(state_);

@@ -26,12 +26,19 @@ class App {
   void on_key(int key, int mods);
 
   AppState& state() { return state_; }
+  // The font size the next frame should use (presenter mode and Ctrl+plus/minus).
+  float wanted_font_size() const;
+  // F5: full screen, controls hidden, large fonts, light high-contrast theme.
+  void toggle_presenter();
 
  private:
   void handle_shortcuts();
   void update_provenance();
   void write_probe() const;
 
+  void change_font_scale(float factor);
+
+  int windowed_[4] = {100, 100, 1280, 800};  // x, y, w, h to return to after presenter mode
   struct KeyPress {
     int key;
     int mods;

@@ -77,6 +77,7 @@ struct AppState {
   int deferred_head = -1;  // --head for a scenario still computing in the background
   int step = -1;          // index into steps(); -1 shows everything
   bool playing = false;
+  bool presenter = false;  // F5: full screen, no controls, large fonts, light theme
   bool scroll_to_step = false;  // scroll the pipeline to the current step once
   double step_started = 0.0;  // time the current step began (animations)
   float cell_px = 34.0f;      // base cell size of the pipeline view

@@ -4,6 +4,7 @@
 #include "app.h"
 #include "gfx/screenshot.h"
 #include "frame_timer.h"
+#include "gfx/fonts.h"
 #include "attention_lab/version.h"
 #include "options.h"
 
@@ -40,17 +41,6 @@ struct DeferredKeys {
 };
 DeferredKeys g_keys;  // GLFW callbacks are plain functions: one window, one instance
 
-void load_fonts(float size) {
-  ImGuiIO& io = ImGui::GetIO();
-  // Latin, Greek, sub/superscripts, arrows, math operators (·, √, ∞, Σ, −, ÷, ᵀ…).
-  static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000, 0x206F, 0x2070, 0x209F,
-                                   0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0x2C60, 0x2C7F, 0};
-  const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-  if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, size, nullptr, ranges)) return;
-  std::fprintf(stderr, "attention-lab: %s not found; using the built-in font (math symbols will be missing)\n", path);
-  io.Fonts->AddFontDefault();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,6 +68,7 @@ int main(int argc, char** argv) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_AUTO_ICONIFY, GLFW_FALSE);  // presenter mode stays up when focus moves away
   GLFWwindow* window = glfwCreateWindow(opts.width, opts.height, "Attention Lab", nullptr, nullptr);
   if (!window) {
     std::fprintf(stderr, "attention-lab: cannot create an OpenGL 3.3 window\n");
@@ -111,9 +102,8 @@ int main(int argc, char** argv) {
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // layout is fixed; nothing to persist in the working directory
-  ImGui::StyleColorsDark();
-  ImGui::GetStyle().FrameRounding = 3.0f;
-  load_fonts(16.0f);
+  attention_lab::gfx::apply_theme(false);
+  attention_lab::gfx::load_fonts(attention_lab::gfx::kBaseFontSize);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
   // Dear ImGui 1.86 reads key state once per frame, so a key pressed and
@@ -146,6 +136,10 @@ int main(int argc, char** argv) {
           glfwPollEvents();
         else
           glfwWaitEventsTimeout(0.25);
+        // A font scale change (Ctrl+plus/minus, presenter mode) rebuilds the atlas
+        // at the new size between frames, so text stays sharp instead of stretched.
+        if (const float size = app.wanted_font_size(); size != attention_lab::gfx::current_font_size())
+          attention_lab::gfx::rebuild_fonts(size);
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
         ImGui::NewFrame();

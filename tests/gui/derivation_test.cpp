@@ -169,9 +169,14 @@ TEST(Derivation, ARowWithAnInfiniteScoreIsNotCalledARowWithNoAllowedKey) {
 }
 
 TEST(Derivation, ARowHoldingNaNSaysItsWeightsAreNaN) {
-  // naive's weights have both signs: a huge embedding makes +∞ and −∞ products meet in one score.
+  // q₁ gets an infinite entry (1e30 × 1e30 overflows) and every key is exactly 0
+  // in that column, so each score q₁·k_c contains ∞ × 0 = NaN whatever the
+  // order or fusing of the float operations.
   Document doc = open("naive");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_q), 0, 0, 1e30f}), "");
   ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 1, 0, 1e30f}), "");
+  for (int r = 0; r < 4; ++r) ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_k), r, 0, 0.0f}), "");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::b_k), 0, 0, 0.0f}), "");
   ASSERT_TRUE(doc.stage(head(StageKind::Masked, 0)).row(1).hasNaN());
   const MatrixView weights = doc.stage(head(StageKind::Weights, 0));
   for (int c = 0; c < weights.cols(); ++c) {

@@ -1,5 +1,7 @@
 #include "panels/panels.h"
 
+#include "gfx/fonts.h"
+
 #include "attention_lab/scenario_io.h"
 #include "logic/matrix_csv.h"
 
@@ -119,7 +121,7 @@ void draw_file_dialog(AppState& state) {
   ImGui::EndChild();
   ImGui::SetNextItemWidth(-1);
   const bool enter = ImGui::InputText("##name", fd.name, sizeof fd.name, ImGuiInputTextFlags_EnterReturnsTrue);
-  if (!fd.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", fd.error.c_str());
+  if (!fd.error.empty()) text_colored(gfx::Accent::Error, "%s", fd.error.c_str());
   if ((ImGui::Button(fd.mode == FileDialogMode::Open ? "Open" : "Save") || enter) && fd.name[0]) {
     fs::path p = fs::path(fd.name).is_absolute() ? fs::path(fd.name) : fs::path(fd.directory) / fd.name;
     if (fd.mode != FileDialogMode::Open && p.extension().empty()) p += extension_of(fd.mode);

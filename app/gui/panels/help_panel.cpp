@@ -1,9 +1,13 @@
 #include "panels/panels.h"
 
+#include "gfx/fonts.h"
+
 #include "attention_lab/version.h"
 #include "logic/gesture.h"
 
 #include <imgui.h>
+
+#include <cstdarg>
 
 namespace attention_lab::gui {
 
@@ -83,7 +87,7 @@ void draw_typing_popup(AppState& state) {
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter = ImGui::InputText("##value", t.buffer, sizeof t.buffer, ImGuiInputTextFlags_EnterReturnsTrue |
                                                                                 ImGuiInputTextFlags_AutoSelectAll);
-    if (!t.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", t.error.c_str());
+    if (!t.error.empty()) text_colored(gfx::Accent::Error, "%s", t.error.c_str());
     if (enter || ImGui::Button("OK")) {
       if (const auto v = parse_typed_value(t.buffer)) {
         if (state.apply(cell_edit(t.cell.stage, t.cell.row, t.cell.col, *v))) ImGui::CloseCurrentPopup();
@@ -94,6 +98,20 @@ void draw_typing_popup(AppState& state) {
     }
     ImGui::EndPopup();
   }
+}
+
+}  // namespace attention_lab::gui
+
+namespace attention_lab::gui {
+
+void text_colored(gfx::Accent which, const char* fmt, ...) {
+  const gfx::AccentColor c = gfx::accent(which);
+  va_list args;
+  va_start(args, fmt);
+  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(c.r, c.g, c.b, c.a));
+  ImGui::TextV(fmt, args);
+  ImGui::PopStyleColor();
+  va_end(args);
 }
 
 }  // namespace attention_lab::gui

@@ -1,5 +1,7 @@
 #include "panels/panels.h"
 
+#include "gfx/fonts.h"
+
 #include "attention_lab/stage_info.h"
 #include "logic/derivation.h"
 #include "logic/number_format.h"
@@ -21,11 +23,11 @@ void draw_inspector_panel(AppState& state) {
     const Derivation d = derive(doc, cell->stage, cell->row, cell->col);
     const StageInfo info = describe_stage(doc.scenario(), cell->stage);
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.3f, 1.0f), "%s", d.title.c_str());
+    text_colored(gfx::Accent::Highlight, "%s", d.title.c_str());
     ImGui::TextDisabled("%s", info.name.c_str());
     ImGui::Text("= %s", d.formula.c_str());
     ImGui::Text("= %s", d.numbers.c_str());
-    if (!d.note.empty()) ImGui::TextColored(ImVec4(1.0f, 0.5f, 0.85f, 1.0f), "%s", d.note.c_str());
+    if (!d.note.empty()) text_colored(gfx::Accent::Pin, "%s", d.note.c_str());
     ImGui::Spacing();
     ImGui::TextDisabled("%s", info.explanation.c_str());
     ImGui::PopTextWrapPos();
@@ -56,7 +58,7 @@ void draw_inspector_panel(AppState& state) {
   const auto& warnings = doc.engine().warnings();
   if (!warnings.empty()) {
     ImGui::Separator();
-    ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f), "Warnings (%zu)", warnings.size());
+    text_colored(gfx::Accent::Warning, "Warnings (%zu)", warnings.size());
     ImGui::PushTextWrapPos(0.0f);
     for (std::size_t i = 0; i < warnings.size() && i < 20; ++i) ImGui::BulletText("%s", warnings[i].message.c_str());
     ImGui::PopTextWrapPos();

@@ -2,6 +2,9 @@
 // One function per panel; app.cpp's frame function calls them in order.
 
 #include "app_state.h"
+#include "gfx/fonts.h"
+
+#include <imgui.h>
 
 namespace attention_lab::gui {
 
@@ -13,6 +16,9 @@ void draw_step_bar(AppState& state);
 void draw_file_dialog(AppState& state);
 void draw_help_windows(AppState& state);
 void draw_typing_popup(AppState& state);
+
+// ImGui::TextColored with a theme-aware accent colour.
+void text_colored(gfx::Accent accent, const char* fmt, ...) IM_FMTARGS(2);
 
 // Actions shared by menus and shortcuts.
 void action_save(AppState& state);

@@ -14,8 +14,11 @@ namespace attention_lab::gui {
 
 namespace {
 
+// Cells grow with the font (presenter mode, Ctrl+plus), so values stay legible.
+float em() { return ImGui::GetFontSize() / 16.0f; }
+float cell_px(const AppState& state) { return state.cell_px * em(); }
 // Big stages shrink to this many pixels; zoom brings their cells back.
-constexpr float kPipelineMaxPx = 440.0f;
+float max_px() { return 440.0f * em(); }
 
 // Cells revealed so far by the current step's animation (−1: all).
 int reveal_for(const AppState& state, StageKind kind, int rows, int cols) {
@@ -41,7 +44,7 @@ float estimated_width(const AppState& state, StageId id, bool transposed) {
   const int cols = transposed ? info.rows : info.cols;
   const int rows = transposed ? info.cols : info.rows;
   const float label_w = rows == state.doc->scenario().T() && !transposed ? 52.0f : 22.0f;
-  return label_w + static_cast<float>(cols) * displayed_cell_px(state.cell_px, kPipelineMaxPx, rows, cols) + 8.0f;
+  return label_w + static_cast<float>(cols) * displayed_cell_px(cell_px(state), max_px(), rows, cols) + 8.0f;
 }
 
 }  // namespace
@@ -57,8 +60,8 @@ void draw_pipeline_panel(AppState& state) {
   auto draw_matrix = [&](StageId id, bool transposed) {
     const StageInfo info = describe_stage(s, id);
     HeatmapOptions opt;
-    opt.cell_px = state.cell_px;
-    opt.max_px = kPipelineMaxPx;
+    opt.cell_px = cell_px(state);
+    opt.max_px = max_px();
     opt.transposed = transposed;
     const int step = step_of(id.kind);
     if (current_step >= 0 && step > current_step) opt.dim = 0.18f;
@@ -74,7 +77,7 @@ void draw_pipeline_panel(AppState& state) {
       }
       const ImVec2 after = ImGui::GetItemRectMax();
       ImGui::GetWindowDrawList()->AddRect(ImVec2(before.x - 3, before.y - 2), ImVec2(after.x + 3, after.y + 1),
-                                          IM_COL32(255, 200, 60, 255), 4.0f, 0, 2.0f);
+                                          ImGui::GetColorU32(ImVec4(gfx::accent(gfx::Accent::Highlight).r, gfx::accent(gfx::Accent::Highlight).g, gfx::accent(gfx::Accent::Highlight).b, 1.0f)), 4.0f, 0, 2.0f);
     }
   };
 
@@ -106,7 +109,7 @@ void draw_pipeline_panel(AppState& state) {
         const StageInfo info = describe_stage(s, t.stage);
         const int rows = t.transposed ? info.cols : info.rows, cols = t.transposed ? info.rows : info.cols;
         line_height = std::max(line_height, static_cast<float>(rows) *
-                                                displayed_cell_px(state.cell_px, kPipelineMaxPx, rows, cols));
+                                                displayed_cell_px(cell_px(state), max_px(), rows, cols));
       }
     }
     for (const Term& t : line.terms) {

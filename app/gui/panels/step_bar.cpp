@@ -1,5 +1,7 @@
 #include "panels/panels.h"
 
+#include "gfx/fonts.h"
+
 #include "attention_lab/stage_info.h"
 #include "logic/steps.h"
 
@@ -43,7 +45,7 @@ void draw_step_bar(AppState& state) {
   if (!state.status.empty() && ImGui::GetTime() - state.status_time < 8.0) {
     const float w = ImGui::CalcTextSize(state.status.c_str()).x;
     ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20, ImGui::GetWindowWidth() - w - 16));
-    ImGui::TextColored(ImVec4(0.6f, 0.85f, 1.0f, 1.0f), "%s", state.status.c_str());
+    text_colored(gfx::Accent::Status, "%s", state.status.c_str());
   }
 
   const Scenario& s = state.doc->scenario();
@@ -58,7 +60,7 @@ void draw_step_bar(AppState& state) {
   const StageInfo info = describe_stage(s, focus);
   ImGui::Text("Step %d of %d: %s", state.step + 1, last + 1, step.title.c_str());
   ImGui::SameLine(0, 20);
-  ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.3f, 1.0f), "%s", info.formula.c_str());
+  text_colored(gfx::Accent::Highlight, "%s", info.formula.c_str());
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s", info.explanation.c_str());
   ImGui::PopTextWrapPos();

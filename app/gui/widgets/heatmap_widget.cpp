@@ -234,6 +234,18 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
                   IM_COL32(255, 0, 200, 255), 0, 0, 2.5f);
     }
   }
+  // Presenter mode: the hovered cell stands out so a room can follow the pointer.
+  if (state.presenter && state.hovered && state.hovered->stage == id) {
+    const Rect cr = cell_rect(rect, view, rows, cols, Cell{state.hovered->row, state.hovered->col}, opt.transposed);
+    dl->AddRect(ImVec2(cr.x0 - 3, cr.y0 - 3), ImVec2(cr.x1 + 3, cr.y1 + 3), IM_COL32(255, 140, 0, 255), 2.0f, 0, 5.0f);
+    const float v = m(state.hovered->row, state.hovered->col);
+    const std::string t = std::isinf(v) && v < 0 ? "−∞" : format_number(v, 3);
+    const float big = ImGui::GetFontSize() * 1.6f;
+    const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(big, FLT_MAX, 0.0f, t.c_str());
+    const ImVec2 at(cr.x1 + 8, cr.y0 - ts.y - 4);
+    dl->AddRectFilled(ImVec2(at.x - 6, at.y - 3), ImVec2(at.x + ts.x + 6, at.y + ts.y + 3), IM_COL32(255, 140, 0, 240), 6.0f);
+    dl->AddText(ImGui::GetFont(), big, at, IM_COL32(0, 0, 0, 255), t.c_str());
+  }
   if (!view.is_reset()) dl->AddText(ImVec2(p1.x - 40, p1.y + 1), IM_COL32(255, 210, 80, 255), "zoom");
 
   // Interaction: an invisible button over the cells.

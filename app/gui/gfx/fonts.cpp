@@ -1,0 +1,75 @@
+#include "gfx/fonts.h"
+
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace attention_lab::gfx {
+
+namespace {
+float g_font_size = 0.0f;  // the size the atlas was built at (one atlas per process)
+bool g_light = false;      // the theme in use
+}  // namespace
+
+AccentColor accent(Accent which) {
+  // Dark theme: bright accents; light theme: deep ones (a projector washes pale colours out).
+  switch (which) {
+    case Accent::Highlight: return g_light ? AccentColor{0.70f, 0.30f, 0.00f, 1} : AccentColor{1.0f, 0.85f, 0.3f, 1};
+    case Accent::Pin: return g_light ? AccentColor{0.65f, 0.00f, 0.50f, 1} : AccentColor{1.0f, 0.5f, 0.85f, 1};
+    case Accent::Warning: return g_light ? AccentColor{0.75f, 0.35f, 0.00f, 1} : AccentColor{1.0f, 0.6f, 0.2f, 1};
+    case Accent::Error: return g_light ? AccentColor{0.75f, 0.00f, 0.00f, 1} : AccentColor{1.0f, 0.4f, 0.4f, 1};
+    case Accent::Status: return g_light ? AccentColor{0.00f, 0.30f, 0.70f, 1} : AccentColor{0.6f, 0.85f, 1.0f, 1};
+  }
+  return {1, 1, 1, 1};
+}
+
+void load_fonts(float size) {
+  ImGuiIO& io = ImGui::GetIO();
+  // Latin, Latin Extended (Ŝ), Greek, phonetic sub/superscripts (ᵀ), punctuation (′ …),
+  // sub/superscript digits, arrows, math operators, shapes (◀), Latin Extended-C (ⱼ).
+  static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000, 0x206F,
+                                   0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0x2C60, 0x2C7F, 0};
+  const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  g_font_size = size;
+  if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, size, nullptr, ranges)) return;
+  std::fprintf(stderr, "attention-lab: %s not found; using the built-in font (math symbols will be missing)\n", path);
+  ImFontConfig config;
+  config.SizePixels = size;
+  io.Fonts->AddFontDefault(&config);
+}
+
+void rebuild_fonts(float size) {
+  ImGui::GetIO().Fonts->Clear();
+  load_fonts(size);
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+}
+
+float current_font_size() { return g_font_size; }
+
+void apply_theme(bool light) {
+  g_light = light;
+  ImGuiStyle style;  // fresh sizes, then colours
+  if (light) {
+    ImGui::StyleColorsLight(&style);
+    ImVec4* c = style.Colors;
+    // Black on white with saturated accents: survives a washed-out projector.
+    c[ImGuiCol_Text] = ImVec4(0.0f, 0.0f, 0.0f, 1.0f);
+    c[ImGuiCol_TextDisabled] = ImVec4(0.25f, 0.25f, 0.25f, 1.0f);
+    c[ImGuiCol_WindowBg] = ImVec4(1.0f, 1.0f, 1.0f, 1.0f);
+    c[ImGuiCol_ChildBg] = ImVec4(1.0f, 1.0f, 1.0f, 1.0f);
+    c[ImGuiCol_Border] = ImVec4(0.0f, 0.0f, 0.0f, 0.6f);
+    c[ImGuiCol_Button] = ImVec4(0.10f, 0.35f, 0.80f, 0.25f);
+    c[ImGuiCol_ButtonActive] = ImVec4(0.10f, 0.35f, 0.80f, 0.9f);
+    style.FrameBorderSize = 1.0f;
+    style.WindowBorderSize = 2.0f;
+  } else {
+    ImGui::StyleColorsDark(&style);
+  }
+  style.FrameRounding = 3.0f;
+  ImGui::GetStyle() = style;
+}
+
+}  // namespace attention_lab::gfx

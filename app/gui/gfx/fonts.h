@@ -1,0 +1,24 @@
+#pragma once
+// Fonts and themes: DejaVu Sans with the math glyphs we print (·, √, ∞, Σ,
+// −, ÷, ᵀ, subscripts), rebuilt at a new size when the font scale changes,
+// and the dark (desk) and light high-contrast (projector) themes.
+
+namespace attention_lab::gfx {
+
+inline constexpr float kBaseFontSize = 16.0f;
+
+void load_fonts(float size);         // before the first frame
+void rebuild_fonts(float size);      // between frames: atlas and GL texture
+float current_font_size();
+
+// Dark for the desk; light with strong contrast for a projector (presenter mode).
+void apply_theme(bool light_high_contrast);
+
+// Text accents that read on the current theme's background.
+enum class Accent { Highlight, Pin, Warning, Error, Status };
+struct AccentColor {
+  float r, g, b, a;
+};
+AccentColor accent(Accent which);
+
+}  // namespace attention_lab::gfx
