@@ -162,6 +162,10 @@ std::string App::init(GLFWwindow* window) {
   state_.step = o.step;
   state_.scroll_to_step = o.step >= 0;
   if (o.presenter) toggle_presenter();
+  if (o.view == "heads") state_.centre = CentreView::HeadView;
+  if (o.view == "softmax") state_.centre = CentreView::SoftmaxUpClose;
+  if (o.view == "sqrt-dk") state_.centre = CentreView::SqrtDkExperiment;
+  state_.select_centre_tab = true;
   if (!o.select.empty() && !state_.job) {
     // STAGE:ROW:COL
     const auto a = o.select.rfind(':'), b = a == std::string::npos ? a : o.select.rfind(':', a - 1);
@@ -364,9 +368,34 @@ void App::frame() {
     ImGui::EndChild();
     ImGui::SameLine();
   }
-  ImGui::BeginChild("pipeline", ImVec2(ImGui::GetContentRegionAvail().x - inspector_w - 8, body_h), true,
-                    ImGuiWindowFlags_HorizontalScrollbar);
-  draw_pipeline_panel(state_);
+  // The centre: the pipeline, or one of the close-up views, chosen by tabs.
+  const float centre_w = ImGui::GetContentRegionAvail().x - inspector_w - 8;
+  ImGui::BeginChild("centre", ImVec2(centre_w, body_h), false);
+  if (ImGui::BeginTabBar("centre views")) {
+    const auto tab = [&](const char* label, CentreView view) {
+      // --view (or a lesson) picks the tab once; afterwards the user's clicks decide.
+      const ImGuiTabItemFlags flags =
+          state_.select_centre_tab && state_.centre == view ? ImGuiTabItemFlags_SetSelected : 0;
+      const bool open = ImGui::BeginTabItem(label, nullptr, flags);
+      if (open) {
+        // A requested tab takes a frame or two to become the open one; until
+        // then the previously open tab must not overwrite the request.
+        if (!state_.select_centre_tab) state_.centre = view;
+        else if (state_.centre == view) state_.select_centre_tab = false;
+        ImGui::EndTabItem();
+      }
+    };
+    tab("Pipeline", CentreView::Pipeline);
+    tab("Head view", CentreView::HeadView);
+    ImGui::EndTabBar();
+  }
+  ImGui::BeginChild("pipeline", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+  switch (state_.centre) {
+    case CentreView::Pipeline: draw_pipeline_panel(state_); break;
+    case CentreView::HeadView: draw_head_view_panel(state_); break;
+    default: draw_pipeline_panel(state_); break;
+  }
+  ImGui::EndChild();
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("inspector", ImVec2(0, body_h), true);

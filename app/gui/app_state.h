@@ -65,6 +65,14 @@ struct DrawnHeatmap {
   bool transposed = false;
 };
 
+struct HeadViewState {
+  bool all_heads = false;
+  int first_token = 0;  // long sequences scroll
+};
+
+// Which view fills the centre of the window.
+enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment };
+
 struct AppState {
   Options options;
   Settings settings;
@@ -86,6 +94,9 @@ struct AppState {
   std::vector<Lit> lit;       // provenance of the hovered (or selected) cell
   std::map<StageId, HeatmapView> views;
   std::vector<DrawnHeatmap> drawn;
+  HeadViewState head_view;
+  CentreView centre = CentreView::Pipeline;
+  bool select_centre_tab = false;  // make the tab bar show `centre` on the next frame
 
   // Interaction in progress
   std::optional<DragState> drag;

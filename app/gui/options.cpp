@@ -14,6 +14,7 @@ usage: attention-lab [SCENARIO.json] [options]
   --screenshot OUT.png render, write the window to OUT.png and exit
   --frames N           frames to render before the screenshot (default 6)
   --select STAGE:R:C   select a cell, e.g. --select scores[0]:2:1
+  --view NAME          open a centre view: pipeline, heads, softmax or sqrt-dk
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
   --frame-stats OUT    render --frames N frames without waiting, write median and
                        95th-percentile frame times as JSON to OUT, exit
@@ -40,6 +41,9 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
     std::string v;
     if (a == "--help" || a == "-h") {
       o.help = true;
+    } else if (a == "--view") {
+      if (!value(o.view) || (o.view != "pipeline" && o.view != "heads" && o.view != "softmax" && o.view != "sqrt-dk"))
+        return {std::nullopt, "--view: expected pipeline, heads, softmax or sqrt-dk, found '" + o.view + "'"};
     } else if (a == "--presenter") {
       o.presenter = true;
     } else if (a == "--version") {

@@ -18,6 +18,7 @@ struct Options {
   std::string probe;           // --probe FILE: write UI state as JSON each frame (for tests)
   std::string frame_stats;     // --frame-stats OUT.json: render --frames N frames, write timings, exit
   std::string select;          // --select STAGE:R:C, e.g. scores[0]:2:1
+  std::string view;            // --view pipeline|heads|softmax|sqrt-dk: the centre view to open
   bool presenter = false;      // --presenter: start in presenter mode (F5)
   bool help = false;
   bool version = false;

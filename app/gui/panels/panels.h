@@ -11,6 +11,7 @@ namespace attention_lab::gui {
 void draw_menu_bar(AppState& state);
 void draw_controls_panel(AppState& state);
 void draw_pipeline_panel(AppState& state);
+void draw_head_view_panel(AppState& state);
 void draw_inspector_panel(AppState& state);
 void draw_step_bar(AppState& state);
 void draw_file_dialog(AppState& state);

@@ -215,8 +215,12 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         const int r = opt.transposed ? scn : sr, c = opt.transposed ? sr : scn;
         const Rect cr = cell_rect(rect, view, rows, cols, Cell{r, c}, opt.transposed);
         const float v = m(r, c);
-        const std::string t = std::isinf(v) && v < 0 ? "−∞" : colormap == 2 ? (v != 0.0f ? "1" : "0") : format_number(v, 2);
-        const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, t.c_str());
+        std::string t = std::isinf(v) && v < 0 ? "−∞" : colormap == 2 ? (v != 0.0f ? "1" : "0") : format_number(v, 2);
+        ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, t.c_str());
+        if (ts.x >= cr.width() - 2 && std::isfinite(v)) {  // "−0.81" too wide: "−0.8"
+          t = format_number(v, 1);
+          ts = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, t.c_str());
+        }
         if (ts.x < cr.width() - 2 && cr.x0 >= p0.x - 1 && cr.x1 <= p1.x + 1 && cr.y0 >= p0.y - 1 && cr.y1 <= p1.y + 1)
           dl->AddText(ImGui::GetFont(), value_size,
                       ImVec2(cr.x0 + (cr.width() - ts.x) * 0.5f, cr.y0 + (cr.height() - ts.y) * 0.5f),

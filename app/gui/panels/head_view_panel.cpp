@@ -1,0 +1,124 @@
+#include "panels/panels.h"
+
+#include "attention_lab/stage_info.h"
+#include "logic/head_view.h"
+#include "logic/number_format.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attention_lab::gui {
+
+namespace {
+
+// Okabe–Ito: eight colours told apart with every common colour-vision deficiency.
+ImU32 head_colour(int head, float alpha) {
+  static const float palette[8][3] = {{0.00f, 0.45f, 0.70f}, {0.90f, 0.62f, 0.00f}, {0.00f, 0.62f, 0.45f},
+                                      {0.80f, 0.40f, 0.00f}, {0.34f, 0.71f, 0.91f}, {0.80f, 0.47f, 0.65f},
+                                      {0.94f, 0.89f, 0.26f}, {0.50f, 0.50f, 0.50f}};
+  const float* c = palette[head % 8];
+  return ImGui::GetColorU32(ImVec4(c[0], c[1], c[2], alpha));
+}
+
+}  // namespace
+
+void draw_head_view_panel(AppState& state) {
+  const Document& doc = *state.doc;
+  const Scenario& s = doc.scenario();
+  const int T = s.T();
+  HeadViewState& hv = state.head_view;
+
+  ImGui::Checkbox("all heads", &hv.all_heads);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Draw every head at once, one colour each");
+  ImGui::SameLine();
+  if (!hv.all_heads) ImGui::Text("head %d — pick another in the heads grid", state.focused_head);
+  else ImGui::TextDisabled("%d heads", s.heads);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("Left: the token asking (query). Right: the tokens it looks at (keys). Thicker = more weight. "
+                      "Hover a token to see only its lines; click a line to select that weight.");
+  ImGui::PopTextWrapPos();
+
+  const float row_h = std::max(ImGui::GetTextLineHeightWithSpacing() * 1.2f, 18.0f);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const int fits = std::max(1, static_cast<int>((avail.y - row_h) / row_h));
+  if (T > fits) {
+    // Long sequences: a window of tokens, scrolled with the slider.
+    ImGui::SetNextItemWidth(220);
+    ImGui::SliderInt("first token", &hv.first_token, 0, T - fits);
+  }
+  hv.first_token = std::clamp(hv.first_token, 0, std::max(0, T - fits));
+
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float label_w = 110.0f * ImGui::GetFontSize() / 16.0f;
+  HeadViewLayout layout;
+  layout.left_x = origin.x + label_w + 8;
+  layout.right_x = origin.x + std::min(avail.x, 720.0f) - label_w - 8;
+  layout.top = origin.y;
+  layout.row_height = row_h;
+  layout.first_token = hv.first_token;
+  layout.token_count = std::min(T, fits);
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImGuiIO& io = ImGui::GetIO();
+  // Which token is hovered, on which side?
+  int hover_query = -1, hover_key = -1;
+  for (int t = layout.first_token; t < layout.first_token + layout.token_count; ++t) {
+    const float y = layout.y_of(t);
+    if (std::fabs(io.MousePos.y - y) > row_h * 0.5f) continue;
+    if (io.MousePos.x >= origin.x && io.MousePos.x < layout.left_x) hover_query = t;
+    if (io.MousePos.x > layout.right_x && io.MousePos.x < layout.right_x + label_w + 8) hover_key = t;
+  }
+
+  std::vector<AttentionLine> all;
+  for (int h = 0; h < s.heads; ++h) {
+    if (!hv.all_heads && h != state.focused_head) continue;
+    auto lines = attention_lines(doc.stage(StageId::of_head(StageKind::Weights, h)), h, layout, 0.01f, hover_query,
+                                 hover_key);
+    all.insert(all.end(), lines.begin(), lines.end());
+  }
+  std::sort(all.begin(), all.end(), [](const AttentionLine& a, const AttentionLine& b) { return a.weight < b.weight; });
+  const float em = ImGui::GetFontSize() / 16.0f;
+  for (const AttentionLine& l : all)
+    dl->AddLine(ImVec2(l.x0, l.y0), ImVec2(l.x1, l.y1), head_colour(l.head, 0.15f + 0.85f * l.weight),
+                (0.5f + 5.5f * l.weight) * em);
+
+  // The selected weight cell, if it is one of these lines, stands out.
+  if (state.selected && state.selected->stage.kind == StageKind::Weights) {
+    const auto& c = *state.selected;
+    if (c.row >= layout.first_token && c.row < layout.first_token + layout.token_count && c.col >= layout.first_token &&
+        c.col < layout.first_token + layout.token_count)
+      dl->AddLine(ImVec2(layout.left_x, layout.y_of(c.row)), ImVec2(layout.right_x, layout.y_of(c.col)),
+                  IM_COL32(255, 60, 60, 255), 3.0f * em);
+  }
+
+  // Token labels on both sides; the hovered one highlighted.
+  for (int t = layout.first_token; t < layout.first_token + layout.token_count; ++t) {
+    const std::string label = s.token_label(t);
+    const float y = layout.y_of(t) - ImGui::GetTextLineHeight() * 0.5f;
+    const float w = ImGui::CalcTextSize(label.c_str()).x;
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 lit = IM_COL32(255, 140, 0, 255);
+    dl->AddText(ImVec2(layout.left_x - 6 - w, y), t == hover_query ? lit : text, label.c_str());
+    dl->AddText(ImVec2(layout.right_x + 6, y), t == hover_key ? lit : text, label.c_str());
+  }
+
+  // Click a line: select that weight everywhere (pipeline, inspector).
+  const ImVec2 size(std::max(layout.right_x - origin.x + label_w, 1.0f),
+                    std::max(static_cast<float>(layout.token_count) * row_h, 1.0f));
+  ImGui::InvisibleButton("lines", size);
+  if (ImGui::IsItemHovered()) {
+    if (const auto line = pick_line(all, io.MousePos.x, io.MousePos.y)) {
+      ImGui::SetTooltip("head %d: '%s' → '%s' = %s", line->head, s.token_label(line->query).c_str(),
+                        s.token_label(line->key).c_str(), format_number(line->weight, 3).c_str());
+      state.hovered = CellRef{StageId::of_head(StageKind::Weights, line->head), line->query, line->key};
+      if (ImGui::IsItemClicked()) {
+        state.selected = state.hovered;
+        state.focused_head = line->head;
+      }
+    }
+  }
+}
+
+}  // namespace attention_lab::gui
