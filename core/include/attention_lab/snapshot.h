@@ -1,0 +1,68 @@
+#pragma once
+// Compare: a snapshot remembers every stage of a document, so each stage can
+// later show what changed since ("what changed when I edited this weight?"),
+// and the snapshot's scenario can be restored as an undoable edit.
+
+#include "attention_lab/document.h"
+#include "attention_lab/edit.h"
+#include "attention_lab/matrix.h"
+#include "attention_lab/scenario.h"
+#include "attention_lab/stage_id.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace attention_lab {
+
+struct Snapshot {
+  std::shared_ptr<const Scenario> scenario;
+  // A copy of every stage of pipeline(*scenario), per-head views included.
+  std::map<StageId, Matrix> stages;
+
+  // Memory the copies take, so the app can warn before snapshotting a huge layer.
+  std::uint64_t bytes() const;
+};
+
+Snapshot take_snapshot(const Document& doc);
+
+// Changes this small, relative to the largest finite magnitude of the stage,
+// count as rounding: the engine updates stages incrementally after single-cell
+// edits and promises agreement with a full recompute to within 1e-5 of that
+// magnitude (engine.h), so an edit and its undo can leave such traces.
+inline constexpr double kSnapshotRoundingTolerance = 1e-5;
+
+// How one stage differs between the snapshot and the document now.
+struct StageDiff {
+  StageId stage;
+  // The stage does not have the same shape as in the snapshot (or exists in
+  // only one of them): then `note` says so and there is no difference matrix.
+  bool shape_changed = false;
+  std::string note;  // "shape changed: 7 x 7 then, 5 x 5 now", "not in the snapshot", …
+
+  // current − snapshot, cell by cell. Equal values give 0, including −∞ and
+  // −∞, +∞ and +∞, and NaN and NaN, and so does a change within `tolerance`.
+  // A change from or to an infinity is ±∞ (1 − (−∞) = +∞); a change from or
+  // to NaN is NaN.
+  Matrix difference;
+  bool changed = false;    // any cell of `difference` is not 0
+  double tolerance = 0.0;  // the absolute size below which a change was taken for rounding
+  // The cell with the largest |change| (a NaN change ranks above ±∞, which
+  // ranks above any finite change; ties go to the first in row order), and the
+  // signed change there. Row and column are −1 when nothing changed.
+  int largest_row = -1;
+  int largest_col = -1;
+  float largest_change = 0.0f;
+};
+
+// `relative_tolerance` times the largest finite |value| of the stage (then or
+// now) is the rounding allowance; 0 reports every change, however small.
+StageDiff diff(const Snapshot& snapshot, const Document& doc, StageId stage,
+               double relative_tolerance = kSnapshotRoundingTolerance);
+
+// The edit that brings the snapshot's scenario back; applied through the
+// Document it is one undo step like any other.
+ReplaceScenario restore_edit(const Snapshot& snapshot);
+
+}  // namespace attention_lab

@@ -1,0 +1,640 @@
+#include "attention_lab/lesson.h"
+
+#include "attention_lab/engine.h"
+#include "attention_lab/limits.h"
+#include "attention_lab/presets.h"
+#include "attention_lab/scenario_io.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <sstream>
+
+namespace attention_lab {
+
+using nlohmann::json;
+
+namespace {
+
+// [SECTION] Reading JSON values with messages that name the field
+
+// Thrown inside the parser only; parse_lesson turns it into LoadedLesson.error.
+struct FieldError {
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string message) { throw FieldError{std::move(message)}; }
+
+// What a value is, for "found …": strings quoted (and cut), numbers as written.
+std::string found(const json& j) {
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    const bool cut = s.size() > 40;
+    if (cut) s.resize(40);
+    std::string quoted = json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (cut) quoted.insert(quoted.size() - 1, "…");
+    return quoted;
+  }
+  if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
+  if (j.is_null()) return "null";
+  if (j.is_array()) return "a list of " + std::to_string(j.size());
+  if (j.is_object()) return "an object";
+  return j.dump();
+}
+
+std::string read_string(const json& j, const std::string& where, bool non_empty) {
+  if (!j.is_string()) fail(where + ": expected a string, found " + found(j));
+  std::string s = j.get<std::string>();
+  if (non_empty && s.empty()) fail(where + ": expected some text, found an empty string");
+  return s;
+}
+
+double read_number(const json& j, const std::string& where) {
+  if (!j.is_number()) fail(where + ": expected a number, found " + found(j));
+  const double v = j.get<double>();
+  if (!std::isfinite(v) || std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
+    fail(where + ": expected a finite float32 number, found " + j.dump());
+  return v;
+}
+
+int read_int(const json& j, const std::string& where, int lo, int hi, const std::string& why = "") {
+  const std::string range = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + why;
+  if (!j.is_number()) fail(where + ": expected " + range + ", found " + found(j));
+  const double v = j.get<double>();
+  if (v != std::floor(v) || v < lo || v > hi) fail(where + ": expected " + range + ", found " + j.dump());
+  return static_cast<int>(v);
+}
+
+bool read_bool(const json& j, const std::string& where) {
+  if (!j.is_boolean()) fail(where + ": expected true or false, found " + found(j));
+  return j.get<bool>();
+}
+
+const json& require_key(const json& object, const char* key, const std::string& where, const std::string& hint) {
+  if (!object.contains(key)) fail(where + "." + key + ": missing" + hint);
+  return object[key];
+}
+
+// Unknown keys are reported: in a hand-written file they are usually typos.
+void check_keys(const json& object, const std::string& where, const std::vector<std::string>& known) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    fail((where.empty() ? "" : where + ".") + key + ": unknown key (expected one of " + list + ")");
+  }
+}
+
+// Appended to a head range: how many heads the scenario has at this step.
+std::string heads_note(const Scenario& s) {
+  return s.heads == 1 ? " (the scenario has 1 head at this step)"
+                      : " (the scenario has " + std::to_string(s.heads) + " heads at this step)";
+}
+
+// A stage id given as text ("scores[0]").
+StageId read_stage(const json& j, const std::string& where) {
+  const std::string example = "expected a stage id such as \"scores[0]\"";
+  if (!j.is_string()) fail(where + ": " + example + ", found " + found(j));
+  const auto id = parse_stage_id(j.get<std::string>());
+  if (!id) fail(where + ": " + example + ", found " + found(j));
+  return *id;
+}
+
+// The stage must exist in `s`; the reason names heads or the setting that is off.
+void require_stage(const Scenario& s, StageId id, const std::string& where) {
+  if (auto problem = stage_problem(s, id); !problem.empty())
+    fail(where + ": expected a stage of the scenario at this step, found \"" + to_string(id) + "\" (" +
+         problem.substr(problem.find(": ") + 2) + ")");
+}
+
+// {"stage": …, "row": r, "col": c} with the row and column inside the stage's shape.
+CellRef read_cell(const json& j, const std::string& where, const Scenario& s, const std::vector<std::string>& keys,
+                  bool (*allowed)(StageKind), const char* what_stage) {
+  if (!j.is_object()) fail(where + ": expected {\"stage\": \"weights[0]\", \"row\": r, \"col\": c}, found " + found(j));
+  check_keys(j, where, keys);
+  const std::string hint = " (expected {\"stage\": …, \"row\": …, \"col\": …})";
+  CellRef cell;
+  cell.stage = read_stage(require_key(j, "stage", where, hint), where + ".stage");
+  if (allowed && !allowed(cell.stage.kind)) fail(where + ".stage: expected " + what_stage + ", found " + found(j["stage"]));
+  require_stage(s, cell.stage, where + ".stage");
+  const StageShape shape = stage_shape(s, cell.stage);
+  const std::string of = " (" + to_string(cell.stage) + " is " + std::to_string(shape.rows) + " x " +
+                         std::to_string(shape.cols) + " at this step)";
+  cell.row = read_int(require_key(j, "row", where, hint), where + ".row", 0, shape.rows - 1, of);
+  cell.col = read_int(require_key(j, "col", where, hint), where + ".col", 0, shape.cols - 1, of);
+  return cell;
+}
+
+bool is_input_kind(StageKind k) { return is_input(k); }
+bool is_computed_kind(StageKind k) { return !is_input(k); }
+
+// [SECTION] Checks shared by the parser and validate_lesson
+
+// Applies `edit` to `s`, or fails naming the step's change.
+void apply_or_fail(Scenario& s, const Edit& edit, const std::string& where, const std::string& key) {
+  const Applied applied = apply_edit(s, edit);
+  if (applied.error.empty()) return;
+  // apply_edit's messages start with the thing they are about ("d_k: expected …").
+  if (applied.error.rfind(key + ":", 0) == 0)
+    fail(where + "." + applied.error);
+  fail(where + "." + key + ": " + applied.error);
+}
+
+// A quiz cell must hold a number the learner can type.
+void check_quiz_value(const Scenario& s, const LessonQuiz& quiz, const std::string& where) {
+  Engine engine;
+  engine.recompute_all(s);
+  const float v = engine.stage(quiz.cell.stage)(quiz.cell.row, quiz.cell.col);
+  if (!std::isfinite(v))
+    fail(where + ": expected a cell with a finite value at this step, found " + to_string(quiz.cell) + " = " +
+         (std::isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf"));
+}
+
+void check_softmax_row(const Scenario& s, const LessonRow& r, const std::string& where) {
+  if (r.head < 0 || r.head >= s.heads)
+    fail(where + ".head: expected a whole number from 0 to " + std::to_string(s.heads - 1) + heads_note(s) +
+         ", found " + std::to_string(r.head));
+  if (r.row < 0 || r.row >= s.T())
+    fail(where + ".row: expected a whole number from 0 to " + std::to_string(s.T() - 1) + " (T is " +
+         std::to_string(s.T()) + " at this step), found " + std::to_string(r.row));
+}
+
+void check_experiment(int d, const std::string& where) {
+  if (d < 1 || d > 1024) fail(where + ".d: expected a whole number from 1 to 1024, found " + std::to_string(d));
+}
+
+void check_focus(const Scenario& s, int head, const std::string& where) {
+  if (head < 0 || head >= s.heads)
+    fail(where + ": expected a whole number from 0 to " + std::to_string(s.heads - 1) + heads_note(s) + ", found " +
+         std::to_string(head));
+}
+
+// Everything a step shows must exist once its changes are made.
+void check_step_view(const Scenario& s, const LessonStep& step, const std::string& where) {
+  for (std::size_t i = 0; i < step.show.size(); ++i)
+    require_stage(s, step.show[i], where + ".show[" + std::to_string(i) + "]");
+  for (std::size_t i = 0; i < step.highlight.size(); ++i)
+    if (auto problem = cell_problem(s, step.highlight[i]); !problem.empty())
+      fail(where + ".highlight[" + std::to_string(i) + "]: " + problem);
+  if (step.softmax_row) check_softmax_row(s, *step.softmax_row, where + ".softmax");
+  if (step.experiment_d) check_experiment(*step.experiment_d, where + ".experiment");
+  if (step.quiz) {
+    if (auto problem = cell_problem(s, step.quiz->cell); !problem.empty()) fail(where + ".quiz: " + problem);
+    if (!(std::isfinite(step.quiz->tolerance) && step.quiz->tolerance > 0.0))
+      fail(where + ".quiz.tolerance: expected a number greater than 0, found " + std::to_string(step.quiz->tolerance));
+    check_quiz_value(s, *step.quiz, where + ".quiz");
+  }
+}
+
+// [SECTION] The parser
+
+const std::vector<std::string>& top_keys() {
+  static const std::vector<std::string> keys = {"format", "title", "description", "scenario", "preset", "steps",
+                                                "comment"};
+  return keys;
+}
+
+const std::vector<std::string>& step_keys() {
+  static const std::vector<std::string> keys = {"title", "text", "formula", "show", "highlight", "apply",
+                                                "try", "quiz", "experiment", "softmax", "comment"};
+  return keys;
+}
+
+const std::vector<std::string>& change_keys() {
+  static const std::vector<std::string> keys = {"mask", "temperature", "scale", "bias", "W_o", "b_o", "set",
+                                                "pin", "clear_pins", "T", "d_model", "heads", "d_k", "d_v",
+                                                "d_out", "focus_head"};
+  return keys;
+}
+
+std::string preset_names() {
+  std::string list;
+  for (const auto& p : presets()) list += (list.empty() ? "" : ", ") + p.name;
+  return list + " or random-T-D-H";
+}
+
+class Parser {
+ public:
+  explicit Parser(std::filesystem::path base_dir) : base_dir_(std::move(base_dir)) {}
+
+  Lesson parse(const json& root) {
+    if (!root.is_object()) fail("lesson: expected a JSON object { … }, found " + found(root));
+    if (!root.contains("format"))
+      fail("format: missing (a lesson file has \"format\": \"" + std::string(kLessonFormat) + "\")");
+    if (!root["format"].is_string() || root["format"].get<std::string>() != kLessonFormat)
+      fail("format: expected \"" + std::string(kLessonFormat) + "\", found " + found(root["format"]));
+    check_keys(root, "", top_keys());
+    if (!root.contains("title")) fail("title: missing (every lesson has a title)");
+    lesson_.title = read_string(root["title"], "title", true);
+    if (root.contains("description")) lesson_.description = read_string(root["description"], "description", false);
+    if (root.contains("comment")) read_string(root["comment"], "comment", false);
+    read_scenario(root);
+    if (!root.contains("steps")) fail("steps: missing (a lesson has a list of steps)");
+    const json& steps = root["steps"];
+    if (!steps.is_array()) fail("steps: expected a list of steps, found " + found(steps));
+    if (steps.empty()) fail("steps: expected at least 1 step, found an empty list");
+    current_ = lesson_.scenario;
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      lesson_.steps.push_back(read_step(steps[i], "steps[" + std::to_string(i) + "]"));
+    return std::move(lesson_);
+  }
+
+ private:
+  void read_scenario(const json& root) {
+    const bool has_scenario = root.contains("scenario");
+    const bool has_preset = root.contains("preset");
+    if (has_scenario && has_preset)
+      fail("preset: expected either \"scenario\" or \"preset\", found both");
+    if (!has_scenario && !has_preset)
+      fail("scenario: missing (give \"scenario\": an object or the path of a scenario file, or \"preset\": " +
+           preset_names() + ")");
+    if (has_preset) {
+      const json& p = root["preset"];
+      if (!p.is_string()) fail("preset: expected one of " + preset_names() + ", found " + found(p));
+      auto s = make_preset(p.get<std::string>());
+      if (!s) fail("preset: expected one of " + preset_names() + ", found " + found(p));
+      lesson_.scenario = std::move(*s);
+      lesson_.preset = p.get<std::string>();
+      return;
+    }
+    const json& sc = root["scenario"];
+    if (sc.is_object()) {
+      LoadResult r = parse_scenario(sc.dump());
+      if (!r.scenario) fail("scenario." + r.error);
+      lesson_.scenario = std::move(*r.scenario);
+      return;
+    }
+    if (!sc.is_string() || sc.get<std::string>().empty())
+      fail("scenario: expected a scenario object { … } or the path of a scenario file, found " + found(sc));
+    const std::filesystem::path relative = sc.get<std::string>();
+    const std::filesystem::path path = relative.is_absolute() ? relative : base_dir_ / relative;
+    LoadResult r = load_scenario(path);
+    if (!r.scenario) {
+      // load_scenario names the path itself when it cannot read the file.
+      const bool names_path = r.error.rfind(path.string(), 0) == 0;
+      fail("scenario " + found(sc) + ": " + (names_path ? "" : path.string() + ": ") + r.error);
+    }
+    lesson_.scenario = std::move(*r.scenario);
+    lesson_.scenario_file = path;
+  }
+
+  LessonStep read_step(const json& j, const std::string& where) {
+    if (!j.is_object()) fail(where + ": expected a step object {\"title\": …, \"text\": …}, found " + found(j));
+    check_keys(j, where, step_keys());
+    LessonStep step;
+    step.title = read_string(require_key(j, "title", where, " (every step has a title)"), where + ".title", true);
+    step.text = read_string(require_key(j, "text", where, " (every step explains something)"), where + ".text", true);
+    if (j.contains("formula")) step.formula = read_string(j["formula"], where + ".formula", false);
+    if (j.contains("try")) step.try_prompt = read_string(j["try"], where + ".try", false);
+    if (j.contains("comment")) read_string(j["comment"], where + ".comment", false);
+
+    // The changes come first: what the step shows is checked against the scenario they leave.
+    if (j.contains("apply")) {
+      const json& list = j["apply"];
+      if (!list.is_array()) fail(where + ".apply: expected a list of changes such as [{\"mask\": \"causal\"}], found " + found(list));
+      for (std::size_t i = 0; i < list.size(); ++i) read_change(list[i], where + ".apply[" + std::to_string(i) + "]", step);
+    }
+    if (step.focus_head) check_focus(current_, *step.focus_head, focus_where_);
+
+    if (j.contains("show")) {
+      const json& list = j["show"];
+      if (!list.is_array()) fail(where + ".show: expected a list of stage ids such as [\"X\", \"scores[0]\"], found " + found(list));
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string w = where + ".show[" + std::to_string(i) + "]";
+        const StageId id = read_stage(list[i], w);
+        require_stage(current_, id, w);
+        step.show.push_back(id);
+      }
+    }
+    if (j.contains("highlight")) {
+      const json& list = j["highlight"];
+      if (!list.is_array())
+        fail(where + ".highlight: expected a list of cells such as [{\"stage\": \"weights[0]\", \"row\": 2, \"col\": 1}], found " +
+             found(list));
+      for (std::size_t i = 0; i < list.size(); ++i)
+        step.highlight.push_back(read_cell(list[i], where + ".highlight[" + std::to_string(i) + "]", current_,
+                                           {"stage", "row", "col"}, nullptr, ""));
+    }
+    if (j.contains("softmax")) {
+      const std::string w = where + ".softmax";
+      const json& v = j["softmax"];
+      if (!v.is_object()) fail(w + ": expected {\"head\": h, \"row\": r}, found " + found(v));
+      check_keys(v, w, {"head", "row"});
+      const std::string hint = " (expected {\"head\": h, \"row\": r})";
+      LessonRow r;
+      r.head = read_int(require_key(v, "head", w, hint), w + ".head", 0, current_.heads - 1, heads_note(current_));
+      r.row = read_int(require_key(v, "row", w, hint), w + ".row", 0, current_.T() - 1,
+                       " (T is " + std::to_string(current_.T()) + " at this step)");
+      step.softmax_row = r;
+    }
+    if (j.contains("experiment")) {
+      const std::string w = where + ".experiment";
+      const json& v = j["experiment"];
+      if (!v.is_object()) fail(w + ": expected {\"d\": n}, found " + found(v));
+      check_keys(v, w, {"d"});
+      step.experiment_d = read_int(require_key(v, "d", w, " (expected {\"d\": n})"), w + ".d", 1, 1024);
+    }
+    if (j.contains("quiz")) {
+      const std::string w = where + ".quiz";
+      LessonQuiz quiz;
+      quiz.cell = read_cell(j["quiz"], w, current_, {"stage", "row", "col", "tolerance", "question"}, nullptr, "");
+      if (j["quiz"].contains("question")) quiz.question = read_string(j["quiz"]["question"], w + ".question", false);
+      if (j["quiz"].contains("tolerance")) {
+        const json& t = j["quiz"]["tolerance"];
+        const double v = read_number(t, w + ".tolerance");
+        if (!(v > 0.0)) fail(w + ".tolerance: expected a number greater than 0, found " + t.dump());
+        quiz.tolerance = v;
+      }
+      check_quiz_value(current_, quiz, w);
+      step.quiz = quiz;
+    }
+    return step;
+  }
+
+  // One entry of "apply": an object with exactly one key naming the change.
+  void read_change(const json& j, const std::string& where, LessonStep& step) {
+    const std::string example = "an object with one change such as {\"mask\": \"causal\"} or {\"temperature\": 0.5}";
+    if (!j.is_object()) fail(where + ": expected " + example + ", found " + found(j));
+    if (j.size() != 1)
+      fail(where + ": expected " + example + ", found an object with " + std::to_string(j.size()) + " keys");
+    check_keys(j, where, change_keys());
+    const std::string key = j.begin().key();
+    const json& v = j.begin().value();
+    const std::string w = where + "." + key;
+    Scenario& s = current_;
+
+    auto toggle = [&](Toggle which) { apply(SetToggle{which, read_bool(v, w)}, where, key, step); };
+    auto dimension = [&](Dimension which, int max) {
+      apply(SetDimension{which, read_int(v, w, 1, max)}, where, key, step);
+    };
+    using namespace limits;
+    if (key == "mask") return apply(read_mask(v, w), where, key, step);
+    if (key == "temperature") {
+      const double t = read_number(v, w);
+      if (!(t > 0.0)) fail(w + ": expected a number greater than 0, found " + v.dump());
+      return apply(SetTemperature{static_cast<float>(t)}, where, key, step);
+    }
+    if (key == "scale") return toggle(Toggle::Scale);
+    if (key == "bias") return toggle(Toggle::Bias);
+    if (key == "W_o") return toggle(Toggle::OutputProjection);
+    if (key == "b_o") return toggle(Toggle::OutputBias);
+    if (key == "set") {
+      const CellRef cell = read_cell(v, w, s, {"stage", "row", "col", "value"}, &is_input_kind,
+                                     "an input such as \"X\", \"W_q\" or \"mask\" (computed stages are changed "
+                                     "with \"pin\")");
+      const double value = read_number(require_key(v, "value", w, " (the new value of the cell)"), w + ".value");
+      return apply(SetCell{cell.stage, cell.row, cell.col, static_cast<float>(value)}, where, key, step);
+    }
+    if (key == "pin") {
+      const CellRef cell = read_cell(v, w, s, {"stage", "row", "col", "value"}, &is_computed_kind,
+                                     "a computed stage such as \"scores[0]\" (inputs are changed with \"set\")");
+      const json& value = require_key(v, "value", w, " (a number, or null to unpin)");
+      std::optional<float> pinned;
+      if (!value.is_null()) pinned = static_cast<float>(read_number(value, w + ".value"));
+      return apply(SetPin{PinKey{cell.stage, cell.row, cell.col}, pinned}, where, key, step);
+    }
+    if (key == "clear_pins") {
+      if (!v.is_boolean() || !v.get<bool>()) fail(w + ": expected true, found " + found(v));
+      return apply(SetPins{}, where, key, step);
+    }
+    if (key == "T") return dimension(Dimension::T, kMaxTokens);
+    if (key == "d_model") return dimension(Dimension::d_model, kMaxModelDim);
+    if (key == "heads") return dimension(Dimension::heads, kMaxHeads);
+    if (key == "d_k") return dimension(Dimension::d_k, kMaxHeadDim);
+    if (key == "d_v") return dimension(Dimension::d_v, kMaxHeadDim);
+    if (key == "d_out") return dimension(Dimension::d_out, kMaxModelDim);
+    // focus_head: a view setting, checked once the step's changes are made.
+    step.focus_head = read_int(v, w, 0, kMaxHeads - 1);
+    focus_where_ = w;
+  }
+
+  SetMask read_mask(const json& v, const std::string& w) const {
+    const int T = current_.T();
+    const std::string expected = "expected \"none\", \"causal\" or " + std::to_string(T) + " rows of " +
+                                 std::to_string(T) + " zeros and ones (T x T)";
+    if (v.is_string()) {
+      const std::string kind = v.get<std::string>();
+      if (kind == "none") return SetMask{MaskKind::None, std::nullopt};
+      if (kind == "causal") return SetMask{MaskKind::Causal, std::nullopt};
+      fail(w + ": " + expected + ", found " + found(v));
+    }
+    if (!v.is_array()) fail(w + ": " + expected + ", found " + found(v));
+    if (v.size() != static_cast<std::size_t>(T)) fail(w + ": " + expected + ", found " + std::to_string(v.size()) + " rows");
+    Matrix m(T, T);
+    for (std::size_t r = 0; r < v.size(); ++r) {
+      const std::string wr = w + "[" + std::to_string(r) + "]";
+      if (!v[r].is_array() || v[r].size() != static_cast<std::size_t>(T))
+        fail(wr + ": expected a row of " + std::to_string(T) + " zeros and ones, found " + found(v[r]));
+      for (std::size_t c = 0; c < v[r].size(); ++c) {
+        const json& x = v[r][c];
+        if (!x.is_number() || (x.get<double>() != 0.0 && x.get<double>() != 1.0))
+          fail(wr + "[" + std::to_string(c) + "]: expected 0 or 1, found " + found(x));
+        m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = static_cast<float>(x.get<double>());
+      }
+    }
+    return SetMask{MaskKind::Custom, std::move(m)};
+  }
+
+  void apply(const Edit& edit, const std::string& where, const std::string& key, LessonStep& step) {
+    apply_or_fail(current_, edit, where, key);
+    step.apply.push_back(edit);
+  }
+
+  std::filesystem::path base_dir_;
+  Lesson lesson_;
+  Scenario current_;         // the scenario at the step being read
+  std::string focus_where_;  // where the step's focus_head was given
+};
+
+// Far more than the format needs; far less than would exhaust the stack when
+// an embedded scenario is written out again for parse_scenario.
+constexpr std::size_t kMaxNesting = 256;
+
+std::size_t nesting_depth(const std::string& text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char ch : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// Reads the top-level "format" string and stops there, without building the document.
+class FormatSniffer : public nlohmann::json_sax<json> {
+ public:
+  std::string format;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t& s) override {
+    if (depth_ == 1 && key_is_format_) {
+      format = s;
+      return false;  // found: stop
+    }
+    return value();
+  }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return open(true); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    key_is_format_ = depth_ == 1 && k == "format";
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool value() {
+    key_is_format_ = false;
+    return depth_ > 0;  // a top level that is not an object is not a lesson
+  }
+  bool open(bool object) {
+    if (depth_ == 0 && !object) return false;
+    key_is_format_ = false;
+    ++depth_;
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return depth_ > 0;  // the top-level object ended without a format: stop
+  }
+
+  int depth_ = 0;
+  bool key_is_format_ = false;
+};
+
+bool is_lesson_format(const std::string& format) { return format.rfind("attention-lab/lesson", 0) == 0; }
+
+}  // namespace
+
+LoadedLesson parse_lesson(const std::string& text, const std::filesystem::path& base_dir) {
+  LoadedLesson result;
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    std::string what = e.what();
+    if (const auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    result.error = "invalid JSON: " + what;
+    return result;
+  }
+  if (const std::size_t depth = nesting_depth(text); depth > kMaxNesting) {
+    result.error = "lesson: expected lists and objects nested at most " + std::to_string(kMaxNesting) +
+                   " deep, found " + std::to_string(depth);
+    return result;
+  }
+  try {
+    result.lesson = Parser(base_dir).parse(root);
+  } catch (const FieldError& e) {
+    result.error = e.message;
+  } catch (const std::exception& e) {  // e.g. out of memory: report, never crash
+    result.error = std::string("could not load the lesson: ") + e.what();
+  }
+  return result;
+}
+
+LoadedLesson load_lesson(const std::filesystem::path& path) {
+  LoadedLesson result;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    result.error = path.string() + ": cannot read: " + ec.message();
+    return result;
+  }
+  if (size > kMaxLessonFileBytes) {
+    result.error = path.string() + ": expected at most " + std::to_string(kMaxLessonFileBytes >> 20) +
+                   " MiB, found " + std::to_string(size >> 20) + " MiB";
+    return result;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    result.error = path.string() + ": cannot open: " + std::strerror(errno);
+    return result;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const auto base = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  return parse_lesson(buffer.str(), base);
+}
+
+bool is_lesson_text(std::string_view text) {
+  FormatSniffer sniffer;
+  try {
+    json::sax_parse(text.begin(), text.end(), &sniffer);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return is_lesson_format(sniffer.format);
+}
+
+std::string validate_lesson(const Lesson& lesson) {
+  try {
+    if (auto err = validate(lesson.scenario); !err.empty()) fail("scenario." + err);
+    if (lesson.steps.empty()) fail("steps: expected at least 1 step, found none");
+    Scenario s = lesson.scenario;
+    for (std::size_t i = 0; i < lesson.steps.size(); ++i) {
+      const LessonStep& step = lesson.steps[i];
+      const std::string where = "steps[" + std::to_string(i) + "]";
+      if (step.title.empty()) fail(where + ".title: expected some text, found an empty string");
+      for (std::size_t e = 0; e < step.apply.size(); ++e) {
+        const Applied applied = apply_edit(s, step.apply[e]);
+        if (!applied.error.empty())
+          fail(where + ".apply[" + std::to_string(e) + "]: " + describe(step.apply[e]) + ": " + applied.error);
+      }
+      if (step.focus_head) check_focus(s, *step.focus_head, where + ".focus_head");
+      check_step_view(s, step, where);
+    }
+  } catch (const FieldError& e) {
+    return e.message;
+  }
+  return {};
+}
+
+Scenario scenario_at_step(const Lesson& lesson, int step) {
+  Scenario s = lesson.scenario;
+  const int last = std::min(step, static_cast<int>(lesson.steps.size()) - 1);
+  for (int i = 0; i <= last; ++i)
+    for (const Edit& edit : lesson.steps[static_cast<std::size_t>(i)].apply)
+      if (!apply_edit(s, edit).error.empty()) return s;  // a refused edit changes nothing
+  return s;
+}
+
+std::vector<std::filesystem::path> lesson_files(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec) || entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    FormatSniffer sniffer;
+    try {
+      json::sax_parse(in, &sniffer);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (is_lesson_format(sniffer.format)) out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace attention_lab

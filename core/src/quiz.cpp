@@ -1,0 +1,145 @@
+#include "attention_lab/quiz.h"
+
+#include "attention_lab/stage_info.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+namespace attention_lab {
+
+namespace {
+
+// A number as a learner would read it: four significant digits.
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// Whether cell (r, c) of `stage` is a fair question, given the head's masked
+// scores when `stage` is a weights stage (empty otherwise).
+bool fair(float value, const Matrix& masked, Eigen::Index r, Eigen::Index c) {
+  if (!std::isfinite(value)) return false;
+  if (masked.size() > 0 && std::isinf(masked(r, c)) && masked(r, c) < 0.0f) return false;  // a forced 0
+  return true;
+}
+
+Matrix masked_of(const Document& doc, StageId id) {
+  if (id.kind != StageKind::Weights) return {};
+  return doc.stage(StageId::of_head(StageKind::Masked, id.head));
+}
+
+}  // namespace
+
+std::optional<Question> make_question(const Document& doc, const CellRef& cell, double tolerance) {
+  if (!cell_problem(doc.scenario(), cell).empty()) return std::nullopt;
+  const float value = doc.stage(cell.stage)(cell.row, cell.col);
+  if (!std::isfinite(value)) return std::nullopt;
+  return Question{cell, static_cast<double>(value), tolerance};
+}
+
+std::optional<CellRef> pick_random_cell(const Document& doc, const std::vector<StageId>& stages, std::uint64_t seed) {
+  const Scenario& s = doc.scenario();
+  std::vector<StageId> pool;
+  if (stages.empty()) {
+    for (const StageId id : pipeline(s))
+      if (!is_input(id.kind)) pool.push_back(id);
+  } else {
+    for (const StageId id : stages)
+      if (stage_problem(s, id).empty() && std::find(pool.begin(), pool.end(), id) == pool.end()) pool.push_back(id);
+  }
+  // Two passes over the same cells: count the fair ones, then walk to the chosen one.
+  std::uint64_t total = 0;
+  for (const StageId id : pool) {
+    const Matrix m = doc.stage(id);
+    const Matrix masked = masked_of(doc, id);
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+      for (Eigen::Index c = 0; c < m.cols(); ++c) total += fair(m(r, c), masked, r, c) ? 1u : 0u;
+  }
+  if (total == 0) return std::nullopt;
+  std::mt19937_64 rng(seed);
+  std::uint64_t left = std::uniform_int_distribution<std::uint64_t>(0, total - 1)(rng);
+  for (const StageId id : pool) {
+    const Matrix m = doc.stage(id);
+    const Matrix masked = masked_of(doc, id);
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+      for (Eigen::Index c = 0; c < m.cols(); ++c) {
+        if (!fair(m(r, c), masked, r, c)) continue;
+        if (left == 0) return CellRef{id, static_cast<int>(r), static_cast<int>(c)};
+        --left;
+      }
+  }
+  return std::nullopt;  // not reached: `total` fair cells exist
+}
+
+std::optional<double> parse_answer(std::string_view text) {
+  std::string t(text);
+  // The Unicode minus (U+2212) and the en dash, which some keyboards and
+  // phones produce, become '-'.
+  for (const char* dash : {"\xE2\x88\x92", "\xE2\x80\x93"})
+    for (auto p = t.find(dash); p != std::string::npos; p = t.find(dash)) t.replace(p, 3, "-");
+  const auto space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; };
+  while (!t.empty() && space(t.front())) t.erase(t.begin());
+  while (!t.empty() && space(t.back())) t.pop_back();
+  // One optional sign; from_chars takes neither '+' nor "-.5", so the sign is handled here.
+  bool negative = false;
+  if (!t.empty() && (t.front() == '+' || t.front() == '-')) {
+    negative = t.front() == '-';
+    t.erase(t.begin());
+  }
+  if (std::count(t.begin(), t.end(), ',') == 1 && t.find('.') == std::string::npos) std::replace(t.begin(), t.end(), ',', '.');
+  if (t.empty() || t.front() == '+' || t.front() == '-') return std::nullopt;
+  // Only digits, a point and an exponent: from_chars would also take "inf"
+  // and "nan", which are not answers.
+  for (const char ch : t)
+    if (!(std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '+' || ch == '.' || ch == 'e' || ch == 'E'))
+      return std::nullopt;
+  double value = 0.0;
+  const char* first = t.data();
+  const char* last = t.data() + t.size();
+  const auto [end, ec] = std::from_chars(first, last, value, std::chars_format::general);
+  if (ec != std::errc{} || end != last || !std::isfinite(value)) return std::nullopt;
+  return negative ? -value : value;
+}
+
+double allowed_error(double truth, double tolerance) { return tolerance * std::max(1.0, std::fabs(truth)); }
+
+bool within_tolerance(double answer, double truth, double tolerance) {
+  return std::isfinite(answer) && std::fabs(answer - truth) <= allowed_error(truth, tolerance);
+}
+
+AnswerCheck check_answer(const Question& q, std::string_view text) {
+  AnswerCheck out;
+  out.allowed = allowed_error(q.truth, q.tolerance);
+  const auto answer = parse_answer(text);
+  if (!answer) {
+    out.message = "Please type a number, such as 0.25 or -1.5.";
+    return out;
+  }
+  out.understood = true;
+  out.answer = *answer;
+  out.error = *answer - q.truth;
+  out.correct = within_tolerance(*answer, q.truth, q.tolerance);
+  const std::string truth = short_number(q.truth);
+  const std::string said = short_number(*answer);
+  if (out.correct)
+    out.message = "Right: " + to_string(q.cell) + " is " + truth + " (you said " + said + ").";
+  else
+    out.message = "Not quite: " + to_string(q.cell) + " is " + truth + ", you said " + said + " (off by " +
+                  short_number(std::fabs(out.error)) + "; within " + short_number(out.allowed) + " counts as right).";
+  return out;
+}
+
+void QuizTally::record(const AnswerCheck& check) {
+  if (!check.understood) return;
+  ++asked;
+  if (check.correct) ++right;
+}
+
+std::string QuizTally::text() const { return std::to_string(right) + " of " + std::to_string(asked) + " right"; }
+
+}  // namespace attention_lab

@@ -1,0 +1,220 @@
+// Compare: snapshots copy every stage; differences are current − snapshot,
+// with −∞, shape changes and missing stages handled; restoring is undoable.
+
+#include "attention_lab/snapshot.h"
+#include "attention_lab/stage_info.h"
+
+#include "test_support.h"
+#include "unit_support.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace attention_lab;
+using attention_lab::test::preset;
+using attention_lab::test::scenarios_identical;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+StageId in(StageKind k) { return StageId::input(k); }
+StageId head(StageKind k, int h = 0) { return StageId::of_head(k, h); }
+
+}  // namespace
+
+TEST(Snapshot, CopiesEveryStageOfThePipeline) {
+  const Document doc(preset("multi-head"));
+  const Snapshot snap = take_snapshot(doc);
+  const auto stages = pipeline(doc.scenario());
+  ASSERT_EQ(snap.stages.size(), stages.size());
+  std::uint64_t bytes = 0;
+  for (const StageId id : stages) {
+    ASSERT_EQ(snap.stages.count(id), 1u) << to_string(id);
+    EXPECT_TRUE(attention_lab::test::matrices_identical(snap.stages.at(id), doc.stage(id), to_string(id)));
+    bytes += static_cast<std::uint64_t>(doc.stage(id).size()) * 4u;
+  }
+  EXPECT_EQ(snap.bytes(), bytes);
+  EXPECT_TRUE(scenarios_identical(*snap.scenario, doc.scenario()));
+}
+
+TEST(Snapshot, AnUnchangedDocumentHasNoDifferenceEvenWhereCellsAreMinusInfinity) {
+  const Document doc(preset("fat-cat"));  // causal: masked has −∞ above the diagonal
+  const Snapshot snap = take_snapshot(doc);
+  for (const StageId id : pipeline(doc.scenario())) {
+    const StageDiff d = diff(snap, doc, id);
+    EXPECT_FALSE(d.shape_changed) << to_string(id);
+    EXPECT_FALSE(d.changed) << to_string(id);
+    EXPECT_EQ(d.largest_row, -1);
+    EXPECT_EQ(d.largest_col, -1);
+    EXPECT_TRUE(d.difference.isZero()) << to_string(id);
+  }
+}
+
+TEST(Snapshot, EditingAWeightShowsWhereAndHowMuchItChanged) {
+  Document doc(preset("fat-cat"));
+  const Snapshot snap = take_snapshot(doc);
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_q), 2, 1, 0.0f}), "");  // was 1.8
+  const StageDiff w = diff(snap, doc, in(StageKind::W_q));
+  EXPECT_TRUE(w.changed);
+  EXPECT_EQ(w.largest_row, 2);
+  EXPECT_EQ(w.largest_col, 1);
+  EXPECT_FLOAT_EQ(w.largest_change, -1.8f);
+  EXPECT_EQ((w.difference.array() != 0.0f).count(), 1);
+  // Q changes only in column 1, most for 'cat' (X[2][2] = 1).
+  const StageDiff q = diff(snap, doc, in(StageKind::Q));
+  EXPECT_EQ(q.largest_row, 2);
+  EXPECT_EQ(q.largest_col, 1);
+  EXPECT_NEAR(q.largest_change, -1.8f, 1e-6);
+  for (int c : {0, 2, 3}) EXPECT_TRUE(q.difference.col(c).isZero()) << c;
+  // The weights change, and the difference is current − snapshot cell by cell.
+  const StageDiff a = diff(snap, doc, head(StageKind::Weights), 0.0);
+  EXPECT_TRUE(a.changed);
+  const Matrix expected = doc.stage(head(StageKind::Weights)) - snap.stages.at(head(StageKind::Weights));
+  EXPECT_TRUE(attention_lab::test::matrices_identical(a.difference, expected, "weights"));
+  EXPECT_EQ(std::fabs(a.largest_change), expected.cwiseAbs().maxCoeff());
+  // X did not change.
+  EXPECT_FALSE(diff(snap, doc, in(StageKind::X)).changed);
+}
+
+TEST(Snapshot, ChangesWithinRoundingCountAsNone) {
+  const Document doc(preset("fat-cat"));
+  Snapshot snap = take_snapshot(doc);
+  const StageId w = head(StageKind::Weights);
+  snap.stages.at(w)(2, 1) *= 1.0f + 1e-6f;  // weights ≤ 1: the allowance is 1e-5
+  const StageDiff rounding = diff(snap, doc, w);
+  EXPECT_DOUBLE_EQ(rounding.tolerance, 1e-5);  // the largest weight is 1
+  EXPECT_FALSE(rounding.changed);
+  EXPECT_TRUE(rounding.difference.isZero());
+  EXPECT_EQ(rounding.largest_row, -1);
+  const StageDiff exact = diff(snap, doc, w, 0.0);
+  EXPECT_TRUE(exact.changed);
+  EXPECT_EQ(exact.largest_row, 2);
+  EXPECT_EQ(exact.largest_col, 1);
+  snap.stages.at(w)(3, 0) += 2e-5f;
+  const StageDiff real = diff(snap, doc, w);
+  EXPECT_TRUE(real.changed);
+  EXPECT_EQ(real.largest_row, 3);
+  EXPECT_EQ(real.difference(2, 1), 0.0f);
+}
+
+TEST(Snapshot, EditsAndTheirUndoLeaveNoChangeBeyondRounding) {
+  for (const char* name : {"fat-cat", "book", "naive", "multi-head"}) {
+    Document doc(preset(name));
+    const Snapshot snap = take_snapshot(doc);
+    for (int i = 0; i < 6; ++i) {
+      ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), i % doc.scenario().T(), 1, 0.37f * static_cast<float>(i) - 0.5f}), "");
+      ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_v), 0, i % 2, 0.9f}), "");
+      ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_q), 1, i % 2, -0.4f}), "");
+      ASSERT_EQ(doc.apply(SetCell{in(StageKind::Mask), 3, 1, 0.0f}), "");
+    }
+    while (doc.undo()) {
+    }
+    for (const StageId id : pipeline(doc.scenario())) EXPECT_FALSE(diff(snap, doc, id).changed) << name << " " << to_string(id);
+  }
+}
+
+TEST(Snapshot, ACausalLayerDoesNotChangeRowsBeforeTheEditedToken) {
+  Document doc(preset("fat-cat"));
+  const Snapshot snap = take_snapshot(doc);
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 6, 2, 0.0f}), "");
+  for (const StageId id : {head(StageKind::Weights), head(StageKind::Context), in(StageKind::Output)}) {
+    const StageDiff d = diff(snap, doc, id);
+    EXPECT_TRUE(d.changed) << to_string(id);
+    EXPECT_TRUE(d.difference.topRows(6).isZero()) << to_string(id);
+    EXPECT_EQ(d.largest_row, 6) << to_string(id);
+  }
+}
+
+TEST(Snapshot, ACellThatWasMinusInfinityChangesByInfinity) {
+  Document doc(preset("fat-cat"));
+  const Snapshot causal = take_snapshot(doc);
+  ASSERT_EQ(doc.apply(SetMask{MaskKind::None, std::nullopt}), "");
+  const StageDiff opened = diff(causal, doc, head(StageKind::Masked));
+  EXPECT_TRUE(opened.changed);
+  EXPECT_EQ(opened.difference(0, 1), kInf);  // finite − (−∞)
+  EXPECT_EQ(opened.difference(1, 0), 0.0f);  // allowed before and after: same value
+  EXPECT_EQ(opened.largest_change, kInf);
+  EXPECT_EQ(opened.largest_row, 0);  // the first infinite change in row order
+  EXPECT_EQ(opened.largest_col, 1);
+
+  const Snapshot none = take_snapshot(doc);
+  ASSERT_EQ(doc.apply(SetMask{MaskKind::Causal, std::nullopt}), "");
+  const StageDiff closed = diff(none, doc, head(StageKind::Masked));
+  EXPECT_EQ(closed.difference(0, 1), -kInf);
+  EXPECT_EQ(closed.largest_change, -kInf);
+}
+
+TEST(Snapshot, ANaNChangeRanksAboveAnyOtherAndNaNAgainstNaNIsNoChange) {
+  const Document doc(preset("book"));
+  Snapshot snap = take_snapshot(doc);
+  const StageId w = head(StageKind::Weights);
+  Matrix& then = snap.stages.at(w);
+  then(0, 0) += 0.5f;
+  then(3, 2) = std::numeric_limits<float>::quiet_NaN();
+  then(4, 4) = -kInf;
+  const StageDiff d = diff(snap, doc, w);
+  EXPECT_TRUE(d.changed);
+  EXPECT_EQ(d.largest_row, 3);
+  EXPECT_EQ(d.largest_col, 2);
+  EXPECT_TRUE(std::isnan(d.largest_change));
+  EXPECT_TRUE(std::isnan(d.difference(3, 2)));
+  EXPECT_EQ(d.difference(4, 4), kInf);
+  EXPECT_FLOAT_EQ(d.difference(0, 0), -0.5f);
+}
+
+TEST(Snapshot, NaNOnBothSidesIsNoChange) {
+  Document doc(preset("book"));
+  // An overflowing query (∞) against keys of 0 gives ∞·0 = NaN scores in row 0.
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 1e10f}), "");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_q), 0, 0, 1e30f}), "");
+  for (int r = 0; r < 3; ++r) ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_k), r, 0, 0.0f}), "");
+  ASSERT_TRUE(std::isnan(doc.stage(head(StageKind::Scores))(0, 1)));
+  const Snapshot snap = take_snapshot(doc);
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_v), 0, 0, 2.0f}), "");
+  EXPECT_FALSE(diff(snap, doc, head(StageKind::Scores)).changed);
+  EXPECT_FALSE(diff(snap, doc, head(StageKind::Weights)).changed);
+  EXPECT_TRUE(diff(snap, doc, in(StageKind::V)).changed);
+}
+
+TEST(Snapshot, AChangedShapeIsReportedInsteadOfADifference) {
+  Document doc(preset("fat-cat"));
+  const Snapshot snap = take_snapshot(doc);
+  ASSERT_EQ(doc.apply(SetDimension{Dimension::T, 5}), "");
+  const StageDiff d = diff(snap, doc, head(StageKind::Weights));
+  EXPECT_TRUE(d.shape_changed);
+  EXPECT_FALSE(d.changed);
+  EXPECT_EQ(d.note, "shape changed: 7 x 7 then, 5 x 5 now");
+  EXPECT_EQ(d.difference.size(), 0);
+  EXPECT_FALSE(diff(snap, doc, in(StageKind::W_q)).shape_changed);  // d_model and d_k kept
+}
+
+TEST(Snapshot, AStageInOnlyOneOfThemIsReported) {
+  Document doc(preset("fat-cat"));
+  const Snapshot one_head = take_snapshot(doc);
+  ASSERT_EQ(doc.apply(SetDimension{Dimension::heads, 2}), "");
+  EXPECT_EQ(diff(one_head, doc, head(StageKind::Weights, 1)).note, "not in the snapshot");
+  const Snapshot two_heads = take_snapshot(doc);
+  ASSERT_EQ(doc.apply(SetDimension{Dimension::heads, 1}), "");
+  const StageDiff gone = diff(two_heads, doc, head(StageKind::Weights, 1));
+  EXPECT_TRUE(gone.shape_changed);
+  EXPECT_EQ(gone.note, "no longer in the scenario");
+  EXPECT_EQ(diff(two_heads, doc, head(StageKind::Weights, 5)).note, "in neither the snapshot nor the scenario now");
+  EXPECT_EQ(diff(two_heads, doc, in(StageKind::W_o)).note, "in neither the snapshot nor the scenario now");
+}
+
+TEST(Snapshot, RestoringBringsTheSnapshotBackAsOneUndoableEdit) {
+  Document doc(preset("multi-head"));
+  const Snapshot snap = take_snapshot(doc);
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 1, 1, 3.0f}), "");
+  ASSERT_EQ(doc.apply(SetDimension{Dimension::heads, 2}), "");
+  const Scenario edited = doc.scenario();
+  const ReplaceScenario restore = restore_edit(snap);
+  EXPECT_EQ(restore.label, "restore snapshot");
+  ASSERT_EQ(doc.apply(restore), "");
+  EXPECT_TRUE(scenarios_identical(doc.scenario(), *snap.scenario));
+  for (const StageId id : pipeline(doc.scenario())) EXPECT_FALSE(diff(snap, doc, id).changed) << to_string(id);
+  EXPECT_EQ(doc.undo_label(), "restore snapshot");
+  ASSERT_TRUE(doc.undo());
+  EXPECT_TRUE(scenarios_identical(doc.scenario(), edited));
+}
