@@ -1,5 +1,6 @@
 #include "app.h"
 
+#include "attention_lab/limits.h"
 #include "attention_lab/presets.h"
 #include "attention_lab/stage_info.h"
 #include "gfx/fonts.h"
@@ -122,6 +123,126 @@ std::string AppState::window_title() const {
   return (doc->modified() ? "• " : "") + name + " — Attention Lab";
 }
 
+void AppState::take_snapshot() {
+  // A snapshot copies every stage: refuse sizes where that would hurt.
+  const std::uint64_t need = limits::estimated_bytes(doc->scenario().dims()) * 2;
+  if (need > (512ull << 20)) {
+    error_popup = "A snapshot of this scenario would take about " + limits::format_bytes(need) +
+                  ".\n\nCompare works up to about 512 MiB; make T or d_model smaller to use it.";
+    return;
+  }
+  compare.snapshot = attention_lab::take_snapshot(*doc);
+  compare.diffs.clear();
+  ++compare.taken;
+  compare.show = true;
+  set_status("Snapshot taken: every stage now shows its change since this moment");
+}
+
+const StageDiff* AppState::difference(StageId stage, std::uint64_t& version) {
+  if (!compare.snapshot || !compare.show) return nullptr;
+  auto& cached = compare.diffs[stage];
+  const std::uint64_t now = doc->engine().version(stage) * 1024u + compare.taken;
+  if (cached.version != now || cached.diff.difference.size() == 0) {
+    cached.diff = diff(*compare.snapshot, *doc, stage);
+    cached.version = now;
+  }
+  version = now;
+  return cached.diff.shape_changed ? nullptr : &cached.diff;
+}
+
+// [SECTION] Quizzes
+
+void AppState::start_quiz(std::optional<CellRef> cell, double tolerance) {
+  if (!cell) {
+    // A random cell of what the step-through shows now (everything when not stepping).
+    std::vector<StageId> stages;
+    if (step >= 0)
+      for (StageKind k : steps()[static_cast<std::size_t>(step)].kinds)
+        if (!is_input(k)) stages.push_back(is_per_head(k) ? StageId::of_head(k, focused_head) : StageId::input(k));
+    cell = pick_random_cell(*doc, stages, doc->scenario().seed + ++quiz.picks);
+  }
+  if (!cell) {
+    set_status("No cell here makes a fair question");
+    return;
+  }
+  auto q = make_question(*doc, *cell, tolerance);
+  if (!q) {
+    set_status("That cell cannot be asked: its value is not a finite number");
+    return;
+  }
+  quiz.question = q;
+  quiz.result.reset();
+  quiz.answer[0] = '\0';
+  quiz.focus_answer = true;
+  selected.reset();  // the selection would show the derivation of the answer
+}
+
+void AppState::check_quiz_answer() {
+  if (!quiz.question || quiz.result) return;
+  const AnswerCheck check = attention_lab::check_answer(*quiz.question, quiz.answer);
+  quiz.tally.record(check);
+  if (check.understood) {
+    quiz.result = check;
+    selected = quiz.question->cell;  // now the derivation may show
+  } else {
+    set_status(check.message);
+  }
+}
+
+bool AppState::quiz_hides(StageId stage, int row, int col) const {
+  if (!quiz.question || quiz.result) return false;
+  const CellRef& c = quiz.question->cell;
+  return c.stage == stage && c.row == row && c.col == col;
+}
+
+// [SECTION] Lessons
+
+void AppState::open_lesson(Lesson l, std::string path, int first_step) {
+  lesson.lesson = std::move(l);
+  lesson.path = std::move(path);
+  lesson.step = -1;
+  const int last = static_cast<int>(lesson.lesson->steps.size()) - 1;
+  open_document(scenario_at_step(*lesson.lesson, std::clamp(first_step, 0, last)), "");
+  go_to_lesson_step(std::clamp(first_step, 0, last));
+}
+
+void AppState::go_to_lesson_step(int target) {
+  if (!lesson.lesson) return;
+  const auto& steps_list = lesson.lesson->steps;
+  target = std::clamp(target, 0, static_cast<int>(steps_list.size()) - 1);
+  if (target != lesson.step) {
+    // Each step starts from the lesson's own state, so Back always shows what
+    // the teacher wrote, whatever the learner tried in between.
+    auto scenario = std::make_shared<const Scenario>(scenario_at_step(*lesson.lesson, target));
+    if (!apply(ReplaceScenario{scenario, "lesson step " + std::to_string(target + 1)})) return;
+    // Moving through a lesson is not an unsaved change; what the learner edits is.
+    if (!busy()) doc->mark_saved();
+    lesson.step = target;
+  }
+  const LessonStep& st = steps_list[static_cast<std::size_t>(target)];
+  if (st.focus_head) focused_head = *st.focus_head;
+  selected = st.highlight.empty() ? std::nullopt : std::optional<CellRef>(st.highlight.front());
+  quiz.question.reset();
+  quiz.result.reset();
+  if (st.quiz) start_quiz(st.quiz->cell, st.quiz->tolerance);
+  CentreView wanted = CentreView::Pipeline;
+  if (st.experiment_d) {
+    sqrt_dk.options.d = *st.experiment_d;
+    sqrt_dk.result = {};
+    wanted = CentreView::SqrtDkExperiment;
+  }
+  if (st.softmax_row) {
+    focused_head = st.softmax_row->head;
+    softmax.row = st.softmax_row->row;
+    softmax.follow_selection = false;
+    wanted = CentreView::SoftmaxUpClose;
+  }
+  centre = wanted;
+  select_centre_tab = true;
+  step = -1;  // the lesson, not the step bar, decides what is shown
+  scroll_to_step = true;
+}
+
 // [SECTION] App
 
 App::App(Options options) { state_.options = std::move(options); }
@@ -143,7 +264,15 @@ std::string App::init(GLFWwindow* window) {
       state_.open_document(std::move(s), path);
     }
   };
-  if (!o.scenario_path.empty()) {
+  if (!o.lesson.empty()) {
+    const auto path = find_lesson(o.lesson);
+    LoadedLesson l = load_lesson(path);
+    if (!l.lesson) return "--lesson " + o.lesson + ": " + path.string() + ": " + l.error;
+    const int count = static_cast<int>(l.lesson->steps.size());
+    if (o.lesson_step >= count)
+      return "--lesson-step: expected 1 to " + std::to_string(count) + ", found " + std::to_string(o.lesson_step + 1);
+    state_.open_lesson(std::move(*l.lesson), path.string(), o.lesson_step);
+  } else if (!o.scenario_path.empty()) {
     LoadResult r = load_scenario(o.scenario_path);
     if (!r.scenario) return o.scenario_path + ": " + r.error;
     open(std::move(*r.scenario), o.scenario_path);
@@ -155,12 +284,12 @@ std::string App::init(GLFWwindow* window) {
   }
   const int heads = state_.job ? opened_heads : state_.doc->scenario().heads;
   if (o.head >= heads) return "--head: expected 0 to " + std::to_string(heads - 1) + ", found " + std::to_string(o.head);
-  state_.focused_head = o.head;
+  if (!state_.lesson.lesson || o.head > 0) state_.focused_head = o.head;  // a lesson step may choose the head
   state_.deferred_head = state_.job ? o.head : -1;  // applied when the big scenario is in
   if (o.step >= static_cast<int>(steps().size()))
     return "--step: expected 1 to " + std::to_string(steps().size()) + ", found " + std::to_string(o.step + 1);
   state_.step = o.step;
-  state_.scroll_to_step = o.step >= 0;
+  state_.scroll_to_step = state_.scroll_to_step || o.step >= 0;  // a lesson may have asked already
   if (o.presenter) toggle_presenter();
   if (o.view == "heads") state_.centre = CentreView::HeadView;
   if (o.view == "softmax") state_.centre = CentreView::SoftmaxUpClose;
@@ -256,6 +385,7 @@ void App::handle_shortcuts() {
         case GLFW_KEY_S: shift ? action_save_as_dialog(state_) : action_save(state_); break;
         case GLFW_KEY_O: action_open_dialog(state_); break;
         case GLFW_KEY_Q: request_close(); break;
+        case GLFW_KEY_T: state_.take_snapshot(); break;
         case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: change_font_scale(1.125f); break;
         case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: change_font_scale(1.0f / 1.125f); break;
         default: break;
@@ -263,6 +393,17 @@ void App::handle_shortcuts() {
       continue;
     }
     if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) continue;  // popups own arrows, Enter, Esc
+    if (state_.lesson.lesson) {
+      // Presentation clickers send PageDown/PageUp; arrows work as well.
+      if (k.key == GLFW_KEY_PAGE_DOWN || k.key == GLFW_KEY_RIGHT) {
+        state_.go_to_lesson_step(state_.lesson.step + 1);
+        continue;
+      }
+      if (k.key == GLFW_KEY_PAGE_UP || k.key == GLFW_KEY_LEFT) {
+        state_.go_to_lesson_step(state_.lesson.step - 1);
+        continue;
+      }
+    }
     switch (k.key) {
       case GLFW_KEY_RIGHT: step_to(state_, state_.step >= last ? -1 : state_.step + 1); break;
       case GLFW_KEY_LEFT: step_to(state_, state_.step < 0 ? last : state_.step - 1); break;
@@ -356,7 +497,7 @@ void App::frame() {
   ImGui::PopStyleVar();
   draw_menu_bar(state_);
 
-  const float step_bar_h = ImGui::GetTextLineHeightWithSpacing() * 5.2f;
+  const float step_bar_h = ImGui::GetTextLineHeightWithSpacing() * (state_.lesson.lesson ? 7.5f : 5.2f);
   const float em = ImGui::GetFontSize() / gfx::kBaseFontSize;  // panels grow with the font
   const float side_w = std::clamp(vp->WorkSize.x * 0.18f, 230.0f * em, 320.0f * em);
   const float inspector_w = std::clamp(vp->WorkSize.x * 0.24f, 280.0f * em, 440.0f * em);
@@ -387,13 +528,16 @@ void App::frame() {
     };
     tab("Pipeline", CentreView::Pipeline);
     tab("Head view", CentreView::HeadView);
+    tab("Softmax up close", CentreView::SoftmaxUpClose);
+    tab("Why √d_k", CentreView::SqrtDkExperiment);
     ImGui::EndTabBar();
   }
   ImGui::BeginChild("pipeline", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
   switch (state_.centre) {
     case CentreView::Pipeline: draw_pipeline_panel(state_); break;
     case CentreView::HeadView: draw_head_view_panel(state_); break;
-    default: draw_pipeline_panel(state_); break;
+    case CentreView::SoftmaxUpClose: draw_softmax_panel(state_); break;
+    case CentreView::SqrtDkExperiment: draw_sqrt_dk_panel(state_); break;
   }
   ImGui::EndChild();
   ImGui::EndChild();
@@ -402,7 +546,10 @@ void App::frame() {
   draw_inspector_panel(state_);
   ImGui::EndChild();
   ImGui::BeginChild("steps", ImVec2(0, 0), true);
-  draw_step_bar(state_);
+  if (state_.lesson.lesson)
+    draw_lesson_panel(state_);
+  else
+    draw_step_bar(state_);
   ImGui::EndChild();
 
   draw_file_dialog(state_);
@@ -478,7 +625,12 @@ void App::write_probe() const {
       << ", \"inspector\": " << json_text::quote(inspector) << ", \"frame\": " << ImGui::GetFrameCount()
       << ", \"busy\": " << (state_.busy() ? "true" : "false") << ", \"cancel_button\": [" << state_.cancel_button.x0
       << ", " << state_.cancel_button.y0 << ", " << state_.cancel_button.x1 << ", " << state_.cancel_button.y1
-      << "], \"T\": " << state_.doc->scenario().T() << ", \"texture_uploads\": " << state_.texture_uploads << ", \"heatmaps\": [";
+      << "], \"T\": " << state_.doc->scenario().T() << ", \"lesson_step\": "
+      << (state_.lesson.lesson ? state_.lesson.step + 1 : 0) << ", \"quiz\": "
+      << (state_.quiz.question ? json_text::quote(to_string(state_.quiz.question->cell)) : std::string("null"))
+      << ", \"quiz_truth\": " << (state_.quiz.question ? state_.quiz.question->truth : 0.0)
+      << ", \"quiz_right\": " << state_.quiz.tally.right << ", \"quiz_asked\": " << state_.quiz.tally.asked
+      << ", \"presenter\": " << (state_.presenter ? "true" : "false") << ", \"texture_uploads\": " << state_.texture_uploads << ", \"heatmaps\": [";
   bool first = true;
   for (const auto& d : state_.drawn) {
     out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0

@@ -3,7 +3,12 @@
 // looking at, and the GPU resources that mirror the document. Every panel
 // receives it; nothing lives in function statics.
 
+#include "attention_lab/cell_ref.h"
 #include "attention_lab/document.h"
+#include "attention_lab/lesson.h"
+#include "attention_lab/quiz.h"
+#include "attention_lab/snapshot.h"
+#include "attention_lab/sqrt_dk_experiment.h"
 #include "background_job.h"
 #include "gfx/gl_texture.h"
 #include "gfx/heatmap_renderer.h"
@@ -22,12 +27,8 @@ struct GLFWwindow;
 
 namespace attention_lab::gui {
 
-struct CellRef {
-  StageId stage;
-  int row = 0;
-  int col = 0;
-  friend bool operator==(const CellRef&, const CellRef&) = default;
-};
+// One cell of one stage: the core's address, shared with lessons and quizzes.
+using CellRef = attention_lab::CellRef;
 
 // A drag on a cell, turned into edits that share one undo entry.
 struct DragState {
@@ -70,6 +71,51 @@ struct HeadViewState {
   int first_token = 0;  // long sequences scroll
 };
 
+// "Why √d_k": the experiment's options and last result (recomputed when they change).
+struct SqrtDkState {
+  SqrtDkOptions options;
+  SqrtDkResult result;
+  SqrtDkOptions scaled_view;  // same draws, histogram on the scaled products' own ±4 axis
+  SqrtDkResult scaled_result;
+  bool same_axis = true;
+};
+
+// Softmax up close: which row, and the temperature being previewed.
+struct SoftmaxCloseUp {
+  int row = 0;
+  bool follow_selection = true;
+  float preview_temperature = 0.0f;  // 0: start at the scenario's
+};
+
+// Compare: a snapshot of every stage, and each stage's difference to it.
+struct CompareState {
+  std::optional<Snapshot> snapshot;
+  bool show = true;  // draw the difference heatmaps under the values
+  std::uint64_t taken = 0;  // bumps with each snapshot, so cached differences are redone
+  struct Cached {
+    std::uint64_t version = 0;  // engine version of the stage the difference was made for
+    StageDiff diff;
+  };
+  std::map<StageId, Cached> diffs;
+};
+
+// A quiz: a hidden cell, the learner's answer, the tally.
+struct QuizState {
+  std::optional<Question> question;
+  char answer[64] = {};
+  std::optional<AnswerCheck> result;  // set once the answer was checked
+  QuizTally tally;
+  std::uint64_t picks = 0;  // seeds the random choice of cells
+  bool focus_answer = false;
+};
+
+// An open lesson and where the learner is in it.
+struct LessonState {
+  std::optional<Lesson> lesson;
+  std::string path;
+  int step = 0;
+};
+
 // Which view fills the centre of the window.
 enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment };
 
@@ -95,6 +141,11 @@ struct AppState {
   std::map<StageId, HeatmapView> views;
   std::vector<DrawnHeatmap> drawn;
   HeadViewState head_view;
+  SqrtDkState sqrt_dk;
+  SoftmaxCloseUp softmax;
+  CompareState compare;
+  QuizState quiz;
+  LessonState lesson;
   CentreView centre = CentreView::Pipeline;
   bool select_centre_tab = false;  // make the tab bar show `centre` on the next frame
 
@@ -144,6 +195,16 @@ struct AppState {
   void open_document(Scenario scenario, std::string path);
   void open_document_with(std::unique_ptr<Document> document, std::string path);
   std::string window_title() const;
+  // Quizzes: ask for a cell (nullopt: a random one of the current step), check the typed answer.
+  void start_quiz(std::optional<CellRef> cell, double tolerance = kDefaultQuizTolerance);
+  void check_quiz_answer();
+  bool quiz_hides(StageId stage, int row, int col) const;
+  // Lessons: open one (the scenario of its first step), move to a step.
+  void open_lesson(Lesson lesson, std::string path, int step);
+  void go_to_lesson_step(int step);
+  // Compare: remember every stage now / the difference of a stage to it (cached).
+  void take_snapshot();
+  const StageDiff* difference(StageId stage, std::uint64_t& version);
 };
 
 }  // namespace attention_lab::gui

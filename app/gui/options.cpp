@@ -14,6 +14,9 @@ usage: attention-lab [SCENARIO.json] [options]
   --screenshot OUT.png render, write the window to OUT.png and exit
   --frames N           frames to render before the screenshot (default 6)
   --select STAGE:R:C   select a cell, e.g. --select scores[0]:2:1
+  --lesson NAME|FILE   open a lesson: attention-from-scratch, why-sqrt-dk,
+                       causal-masking, many-heads, or a lesson .json file
+  --lesson-step N      start the lesson at step N
   --view NAME          open a centre view: pipeline, heads, softmax or sqrt-dk
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
   --frame-stats OUT    render --frames N frames without waiting, write median and
@@ -41,6 +44,12 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
     std::string v;
     if (a == "--help" || a == "-h") {
       o.help = true;
+    } else if (a == "--lesson") {
+      if (!value(o.lesson)) return {std::nullopt, "--lesson: expected a lesson name or file"};
+    } else if (a == "--lesson-step") {
+      int n = 0;
+      if (!value(v) || !to_int(v, n) || n < 1) return {std::nullopt, "--lesson-step: expected a whole number ≥ 1, found '" + v + "'"};
+      o.lesson_step = n - 1;
     } else if (a == "--view") {
       if (!value(o.view) || (o.view != "pipeline" && o.view != "heads" && o.view != "softmax" && o.view != "sqrt-dk"))
         return {std::nullopt, "--view: expected pipeline, heads, softmax or sqrt-dk, found '" + o.view + "'"};

@@ -18,6 +18,8 @@ struct Options {
   std::string probe;           // --probe FILE: write UI state as JSON each frame (for tests)
   std::string frame_stats;     // --frame-stats OUT.json: render --frames N frames, write timings, exit
   std::string select;          // --select STAGE:R:C, e.g. scores[0]:2:1
+  std::string lesson;          // --lesson NAME|FILE
+  int lesson_step = 0;         // --lesson-step N (1-based on the command line)
   std::string view;            // --view pipeline|heads|softmax|sqrt-dk: the centre view to open
   bool presenter = false;      // --presenter: start in presenter mode (F5)
   bool help = false;

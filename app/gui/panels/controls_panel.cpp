@@ -95,6 +95,16 @@ void draw_controls_panel(AppState& state) {
 
   ImGui::PopItemWidth();
   ImGui::Separator();
+  ImGui::TextDisabled("Compare");
+  if (ImGui::Button("Take snapshot")) state.take_snapshot();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ctrl+T: remember every stage now; each stage then shows what changed since");
+  if (state.compare.snapshot) {
+    ImGui::SameLine();
+    if (ImGui::Button("Restore")) state.apply(restore_edit(*state.compare.snapshot));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Go back to the snapshot (undoable)");
+    ImGui::Checkbox("show differences", &state.compare.show);
+  }
+  ImGui::Separator();
   if (ImGui::Button("Undo") && state.doc->can_undo()) state.undo();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ctrl+Z: %s", state.doc->can_undo() ? state.doc->undo_label().c_str() : "nothing to undo");
   ImGui::SameLine();

@@ -13,8 +13,12 @@ namespace attention_lab::gui {
 void draw_inspector_panel(AppState& state) {
   const Document& doc = *state.doc;
   const std::optional<CellRef> cell = state.hovered ? state.hovered : state.selected;
+  draw_quiz_section(state);
+  if (state.quiz.question) ImGui::Separator();
   ImGui::TextDisabled("Inspector");
-  if (!cell) {
+  if (cell && state.quiz_hides(cell->stage, cell->row, cell->col)) {
+    ImGui::TextUnformatted("This cell is the quiz: its value and derivation stay hidden until you answer.");
+  } else if (!cell) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted("Hover a cell to see where its number comes from. Click to keep it selected (Esc clears).");
     ImGui::TextDisabled("Drag a cell up or down to change it; double-click or Enter to type a value.");

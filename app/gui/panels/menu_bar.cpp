@@ -1,6 +1,10 @@
 #include "panels/panels.h"
 
+#include "attention_lab/lesson.h"
 #include "attention_lab/scenario_io.h"
+
+#include <cstdlib>
+#include <fstream>
 
 #include <imgui.h>
 
@@ -34,6 +38,26 @@ void action_save(AppState& state) {
   state.set_status("Saved " + state.file_path);
 }
 
+std::filesystem::path lessons_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (const char* env = std::getenv("ATTENTION_LAB_LESSONS"); env && *env) return env;
+  // Installed: <prefix>/bin/attention-lab next to <prefix>/share/attention-lab/lessons.
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "attention-lab" / "lessons";
+    if (fs::is_directory(installed, ec)) return installed;
+  }
+  return fs::path(ATTENTION_LAB_SOURCE_ASSETS) / "lessons";
+}
+
+std::filesystem::path find_lesson(const std::string& name_or_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(name_or_path, ec)) return name_or_path;
+  return lessons_dir() / (name_or_path + ".json");
+}
+
 bool load_file_into(AppState& state, const std::string& path) {
   if (state.busy()) {
     state.set_status("Busy: " + state.job->what());
@@ -44,6 +68,24 @@ bool load_file_into(AppState& state, const std::string& path) {
   if (std::filesystem::file_size(path, ec) > kBackgroundLoadBytes && !ec) {
     state.job = std::make_unique<BackgroundJob>("Opening " + path, path);
     return true;
+  }
+  // A lesson or a scenario? The "format" key tells, before either is parsed in full.
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(4096, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    if (head.find("attention-lab/lesson") != std::string::npos) {
+      LoadedLesson l = load_lesson(path);
+      if (!l.lesson) {
+        state.error_popup = "Could not open the lesson " + path + "\n\n" + l.error + "\n\nThe current scenario is unchanged.";
+        return false;
+      }
+      state.open_lesson(std::move(*l.lesson), path, 0);
+      state.settings.add_recent(path);
+      state.settings.save();
+      return true;
+    }
   }
   LoadResult r = load_scenario(path);
   if (!r.scenario) {
@@ -69,6 +111,16 @@ void draw_menu_bar(AppState& state) {
         }
       ImGui::EndMenu();
     }
+    if (ImGui::BeginMenu("Lessons")) {
+      for (const auto& file : lesson_files(lessons_dir())) {
+        const std::string name = file.stem().string();
+        if (ImGui::MenuItem(name.c_str())) {
+          load_file_into(state, file.string());
+          break;
+        }
+      }
+      ImGui::EndMenu();
+    }
     if (ImGui::MenuItem("Save", "Ctrl+S")) action_save(state);
     if (ImGui::MenuItem("Save as…", "Ctrl+Shift+S")) action_save_as_dialog(state);
     ImGui::Separator();
@@ -92,6 +144,14 @@ void draw_menu_bar(AppState& state) {
     if (ImGui::MenuItem(redo.c_str(), "Ctrl+Shift+Z", false, state.doc->can_redo())) state.redo();
     ImGui::Separator();
     if (ImGui::MenuItem("Clear pins", nullptr, false, !state.doc->scenario().pins.empty())) state.apply(SetPins{});
+    ImGui::Separator();
+    if (ImGui::MenuItem("Take snapshot", "Ctrl+T")) state.take_snapshot();
+    if (ImGui::MenuItem("Show differences to the snapshot", nullptr, &state.compare.show, state.compare.snapshot.has_value())) {}
+    if (ImGui::MenuItem("Restore snapshot", nullptr, false, state.compare.snapshot.has_value()))
+      state.apply(restore_edit(*state.compare.snapshot));
+    if (ImGui::MenuItem("Forget snapshot", nullptr, false, state.compare.snapshot.has_value())) {
+      state.compare = CompareState{};
+    }
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {

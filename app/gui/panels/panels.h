@@ -6,14 +6,20 @@
 
 #include <imgui.h>
 
+#include <filesystem>
+
 namespace attention_lab::gui {
 
 void draw_menu_bar(AppState& state);
 void draw_controls_panel(AppState& state);
 void draw_pipeline_panel(AppState& state);
 void draw_head_view_panel(AppState& state);
+void draw_softmax_panel(AppState& state);
+void draw_sqrt_dk_panel(AppState& state);
 void draw_inspector_panel(AppState& state);
 void draw_step_bar(AppState& state);
+void draw_lesson_panel(AppState& state);
+void draw_quiz_section(AppState& state);
 void draw_file_dialog(AppState& state);
 void draw_help_windows(AppState& state);
 void draw_typing_popup(AppState& state);
@@ -26,6 +32,10 @@ void action_save(AppState& state);
 void action_open_dialog(AppState& state);
 void action_save_as_dialog(AppState& state);
 bool load_file_into(AppState& state, const std::string& path);
+// The folder of the built-in lessons (installed, or the source tree's assets/lessons).
+std::filesystem::path lessons_dir();
+// A built-in lesson name ("causal-masking") or a lesson file path.
+std::filesystem::path find_lesson(const std::string& name_or_path);
 void step_to(AppState& state, int step);
 
 }  // namespace attention_lab::gui

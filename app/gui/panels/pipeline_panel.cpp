@@ -65,11 +65,40 @@ void draw_pipeline_panel(AppState& state) {
     opt.transposed = transposed;
     const int step = step_of(id.kind);
     if (current_step >= 0 && step > current_step) opt.dim = 0.18f;
+    // A lesson step names the stages it is about; the others fade back.
+    bool scroll_here = false;
+    if (state.lesson.lesson) {
+      const auto& lesson_step = state.lesson.lesson->steps[static_cast<std::size_t>(state.lesson.step)];
+      const auto& shown = lesson_step.show;
+      if (!shown.empty() && std::find(shown.begin(), shown.end(), id) == shown.end()) opt.dim = 0.3f;
+      // Bring the step's subject into view: its highlighted cell's stage, else its last shown stage.
+      const StageId subject = !lesson_step.highlight.empty() ? lesson_step.highlight.front().stage
+                              : !shown.empty()               ? shown.back()
+                                                             : StageId::input(StageKind::X);
+      scroll_here = state.scroll_to_step && id == subject;
+    }
     opt.reveal = reveal_for(state, id.kind, transposed ? info.cols : info.rows, transposed ? info.rows : info.cols);
     const bool is_current = current_step >= 0 && step == current_step;
     const ImVec2 before = ImGui::GetCursorScreenPos();
+    ImGui::BeginGroup();
     const HeatmapEvents ev = draw_heatmap(state, id, opt);
     if (ev.hovered) state.hovered = ev.hovered;
+    // Compare: the change since the snapshot, right under the value.
+    std::uint64_t version = 0;
+    if (const StageDiff* d = state.difference(id, version); d && !d->changed) {
+      ImGui::TextDisabled("Δ %s: no change", describe_stage(s, id).symbol.c_str());
+    } else if (d) {
+      HeatmapOptions diff_opt = opt;
+      diff_opt.difference = d;
+      diff_opt.difference_version = version;
+      diff_opt.reveal = -1;
+      if (const HeatmapEvents dev = draw_heatmap(state, id, diff_opt); dev.hovered) state.hovered = dev.hovered;
+    }
+    ImGui::EndGroup();
+    if (scroll_here) {
+      ImGui::SetScrollHereY(0.3f);
+      state.scroll_to_step = false;
+    }
     if (is_current) {
       if (state.scroll_to_step) {
         ImGui::SetScrollHereY(0.3f);  // bring the step being explained into view

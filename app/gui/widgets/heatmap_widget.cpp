@@ -87,7 +87,8 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   HeatmapEvents ev;
   const Document& doc = *state.doc;
   const StageInfo info = describe_stage(doc.scenario(), id);
-  const MatrixView m = doc.stage(id);
+  const bool showing_difference = opt.difference != nullptr;
+  const MatrixView m = showing_difference ? MatrixView(opt.difference->difference) : doc.stage(id);
   const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
   const int shown_rows = opt.transposed ? cols : rows, shown_cols = opt.transposed ? rows : cols;
   if (rows == 0 || cols == 0) return ev;
@@ -101,6 +102,13 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // Title: symbol and shape, e.g. "Q  7×4"; the full name and formula in the tooltip.
   std::string title = std::string(opt.title_override ? opt.title_override : info.symbol.c_str()) + (opt.transposed ? "ᵀ" : "");
   if (opt.show_labels) title += "  " + std::to_string(shown_rows) + "×" + std::to_string(shown_cols);
+  if (showing_difference) {
+    // "Δ S₀: largest change [2,1] +0.31", so the eye knows where to look.
+    const StageDiff& d = *opt.difference;
+    title = "Δ " + std::string(opt.title_override ? opt.title_override : info.symbol.c_str()) + " " +
+            (d.largest_change > 0 ? "+" : "") + format_number(d.largest_change, 2) + " [" +
+            std::to_string(d.largest_row) + "," + std::to_string(d.largest_col) + "]";
+  }
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
   if (opt.dim < 1.0f) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextUnformatted(title.c_str());
@@ -160,18 +168,27 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // Several cells per pixel: upload a pooled copy (max |v| per block) instead.
   const float cells_per_px = (vis[2] - vis[0]) / rect.width();
   const int pool = cells_per_px > 1.0f ? static_cast<int>(std::ceil(cells_per_px)) : 1;
-  const std::uint64_t version = doc.engine().version(id);
-  auto& tex = state.textures[{id, pool}];
+  const std::uint64_t version = showing_difference ? opt.difference_version : doc.engine().version(id);
+  auto& tex = state.textures[{id, pool * 2 + (showing_difference ? 1 : 0)}];
   const std::uint64_t key = version * 4096u + static_cast<std::uint64_t>(pool);
   if (tex.version() != key) {
     if (pool > 1) tex.update(pool_max_abs(m, pool), key);
     else tex.update(m, key);
     ++state.texture_uploads;
   }
-  const int colormap = colormap_for(info.domain);
-  auto& cached = state.colour_ranges[id];
-  if (cached.first != version || version == 0) cached = {version, colour_range(info.domain, m)};
-  const float range = cached.second;
+  // A difference is signed whatever the stage holds: blue went down, red went up.
+  const ValueDomain domain = showing_difference ? ValueDomain::Signed : info.domain;
+  const int colormap = colormap_for(domain);
+  float range = 1.0f;
+  if (showing_difference) {
+    range = std::isfinite(opt.difference->largest_change) && opt.difference->largest_change != 0.0f
+                ? std::fabs(opt.difference->largest_change)
+                : 1.0f;
+  } else {
+    auto& cached = state.colour_ranges[id];
+    if (cached.first != version || version == 0) cached = {version, colour_range(info.domain, m)};
+    range = cached.second;
+  }
   gfx::HeatmapDraw hd;
   const auto pooled = [pool](int v) { return v < 0 ? v : v / pool; };
   hd.texture = tex.id();
@@ -202,7 +219,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   if (state.selected && state.selected->stage == id)
     hd.selected_row = pooled(state.selected->row), hd.selected_col = pooled(state.selected->col);
   state.renderer.draw(dl, hd);
-  state.drawn.push_back({id, rect, rows, cols, opt.transposed});
+  if (!showing_difference) state.drawn.push_back({id, rect, rows, cols, opt.transposed});
 
   // Overlays: values in cells that are big enough, −∞ spelled out, pins outlined.
   const Scenario& sc = doc.scenario();
@@ -214,6 +231,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         if (opt.reveal >= 0 && sr * shown_cols + scn >= opt.reveal) continue;
         const int r = opt.transposed ? scn : sr, c = opt.transposed ? sr : scn;
         const Rect cr = cell_rect(rect, view, rows, cols, Cell{r, c}, opt.transposed);
+        if (!showing_difference && state.quiz_hides(id, r, c)) continue;  // drawn as "?" below
         const float v = m(r, c);
         std::string t = std::isinf(v) && v < 0 ? "−∞" : colormap == 2 ? (v != 0.0f ? "1" : "0") : format_number(v, 2);
         ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, t.c_str());
@@ -238,8 +256,21 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
                   IM_COL32(255, 0, 200, 255), 0, 0, 2.5f);
     }
   }
+  // The quiz cell: covered, with a "?", until the learner has answered.
+  if (state.quiz.question && !state.quiz.result && state.quiz.question->cell.stage == id) {
+    const CellRef& qc = state.quiz.question->cell;
+    const Rect cr = cell_rect(rect, view, rows, cols, Cell{qc.row, qc.col}, opt.transposed);
+    if (cr.x1 > p0.x && cr.x0 < p1.x && cr.y1 > p0.y && cr.y0 < p1.y) {
+      dl->AddRectFilled(ImVec2(cr.x0, cr.y0), ImVec2(std::max(cr.x1, cr.x0 + 6), std::max(cr.y1, cr.y0 + 6)),
+                        IM_COL32(250, 200, 40, 255));
+      const float tw = ImGui::CalcTextSize("?").x;
+      dl->AddText(ImVec2(cr.x0 + (cr.width() - tw) * 0.5f, cr.y0 + (cr.height() - ImGui::GetTextLineHeight()) * 0.5f),
+                  IM_COL32(0, 0, 0, 255), "?");
+    }
+  }
   // Presenter mode: the hovered cell stands out so a room can follow the pointer.
-  if (state.presenter && state.hovered && state.hovered->stage == id) {
+  if (state.presenter && state.hovered && state.hovered->stage == id &&
+      !state.quiz_hides(id, state.hovered->row, state.hovered->col)) {
     const Rect cr = cell_rect(rect, view, rows, cols, Cell{state.hovered->row, state.hovered->col}, opt.transposed);
     dl->AddRect(ImVec2(cr.x0 - 3, cr.y0 - 3), ImVec2(cr.x1 + 3, cr.y1 + 3), IM_COL32(255, 140, 0, 255), 2.0f, 0, 5.0f);
     const float v = m(state.hovered->row, state.hovered->col);
@@ -276,7 +307,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         state.panning = id;
       } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
         state.selected = ev.hovered;
-        const bool editable = id.kind != StageKind::Mask && id.kind != StageKind::Concat;
+        const bool editable = opt.editable && !showing_difference && id.kind != StageKind::Mask && id.kind != StageKind::Concat;
         if (editable)
           state.drag = DragState{*ev.hovered, state.doc->begin_gesture(), m(ev.hovered->row, ev.hovered->col),
                                  io.MousePos.y, false};
@@ -296,12 +327,12 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       }
     }
     if (ImGui::IsItemDeactivated()) {
-      if (id.kind == StageKind::Mask && ev.hovered && state.panning != id)
+      if (id.kind == StageKind::Mask && opt.editable && !showing_difference && ev.hovered && state.panning != id)
         state.apply(mask_toggle(ev.hovered->row, ev.hovered->col, m(ev.hovered->row, ev.hovered->col)));
       state.drag.reset();
       if (state.panning == id) state.panning.reset();
     }
-    if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && ev.hovered &&
+    if (hovered && opt.editable && !showing_difference && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && ev.hovered &&
         id.kind != StageKind::Mask && id.kind != StageKind::Concat) {
       state.drag.reset();
       state.typing.cell = *ev.hovered;

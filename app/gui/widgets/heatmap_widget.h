@@ -5,6 +5,7 @@
 // as Edits in HeatmapEvents, and the app applies them.
 
 #include "app_state.h"
+#include "attention_lab/snapshot.h"
 
 namespace attention_lab::gui {
 
@@ -18,6 +19,10 @@ struct HeatmapOptions {
   float dim = 1.0f;           // < 1: a stage the step-through has not reached
   int reveal = -1;            // cells shown so far by a step animation
   const char* title_override = nullptr;
+  bool editable = true;       // false: hover and select only
+  // Compare: draw this stage's change since the snapshot instead of its values.
+  const StageDiff* difference = nullptr;
+  std::uint64_t difference_version = 0;  // changes whenever the difference does
 };
 
 struct HeatmapEvents {

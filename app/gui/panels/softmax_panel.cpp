@@ -1,0 +1,121 @@
+#include "panels/panels.h"
+
+#include "attention_lab/softmax_breakdown.h"
+#include "attention_lab/stage_info.h"
+#include "logic/number_format.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attention_lab::gui {
+
+namespace {
+
+// One vector as a row of labelled bars (height ∝ value within the row's
+// range), with every number printed under its bar.
+void bar_row(const char* label, const RowVector& v, const Scenario& s, float bar_w, ImU32 colour, bool probability) {
+  ImGui::TextUnformatted(label);
+  float lo = 0.0f, hi = probability ? 1.0f : 0.0f;
+  for (Eigen::Index i = 0; i < v.size(); ++i)
+    if (std::isfinite(v[i])) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
+  if (hi - lo < 1e-12f) hi = lo + 1.0f;
+  const float h = 46.0f * ImGui::GetFontSize() / 16.0f;
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float zero_y = p0.y + h * (hi / (hi - lo));
+  for (Eigen::Index i = 0; i < v.size(); ++i) {
+    const float x = p0.x + bar_w * static_cast<float>(i);
+    const float value = v[i];
+    if (std::isinf(value) && value < 0) {
+      dl->AddRectFilled(ImVec2(x + 2, p0.y), ImVec2(x + bar_w - 2, p0.y + h), IM_COL32(80, 84, 95, 255));
+    } else if (std::isfinite(value)) {
+      const float y = p0.y + h * ((hi - value) / (hi - lo));
+      dl->AddRectFilled(ImVec2(x + 2, std::min(y, zero_y)), ImVec2(x + bar_w - 2, std::max(y, zero_y) + 1), colour);
+    }
+    const std::string t = std::isinf(value) && value < 0 ? "−∞" : format_number(value, 3);
+    const float tw = ImGui::CalcTextSize(t.c_str()).x;
+    dl->AddText(ImVec2(x + (bar_w - tw) * 0.5f, p0.y + h + 2), ImGui::GetColorU32(ImGuiCol_Text), t.c_str());
+  }
+  dl->AddLine(ImVec2(p0.x, zero_y), ImVec2(p0.x + bar_w * static_cast<float>(v.size()), zero_y),
+              ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  ImGui::Dummy(ImVec2(bar_w * static_cast<float>(v.size()), h + ImGui::GetTextLineHeightWithSpacing() + 4));
+  (void)s;
+}
+
+}  // namespace
+
+void draw_softmax_panel(AppState& state) {
+  const Document& doc = *state.doc;
+  const Scenario& s = doc.scenario();
+  SoftmaxCloseUp& sc = state.softmax;
+  sc.row = std::clamp(sc.row, 0, s.T() - 1);
+  // Follow the selection: picking a row of scores/weights anywhere shows it here.
+  if (state.selected && is_per_head(state.selected->stage.kind) && state.selected->stage.kind >= StageKind::Scores &&
+      state.selected->stage.kind <= StageKind::Weights && sc.follow_selection) {
+    sc.row = state.selected->row;
+    state.focused_head = state.selected->stage.head;
+  }
+  const int head = std::clamp(state.focused_head, 0, s.heads - 1);
+  ImGui::SetNextItemWidth(220);
+  if (ImGui::SliderInt("row (query token)", &sc.row, 0, s.T() - 1)) sc.follow_selection = false;
+  ImGui::SameLine();
+  ImGui::Text("'%s', head %d", s.token_label(sc.row).c_str(), head);
+  ImGui::SameLine();
+  ImGui::Checkbox("follow the selected cell", &sc.follow_selection);
+
+  const SoftmaxBreakdown b = softmax_breakdown(doc, head, sc.row);
+  if (!b.error.empty()) {
+    text_colored(gfx::Accent::Error, "%s", b.error.c_str());
+    return;
+  }
+  const int n = static_cast<int>(b.scores.size());
+  const float bar_w = std::clamp((ImGui::GetContentRegionAvail().x - 20) / static_cast<float>(std::max(n, 1)),
+                                 ImGui::CalcTextSize("−0.000").x + 6, 90.0f);
+  if (n > 40) ImGui::TextDisabled("Long row: scroll sideways to see every key.");
+
+  // Column headers: the key tokens.
+  {
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    for (int i = 0; i < n; ++i) {
+      std::string t = s.token_label(i);
+      while (t.size() > 1 && ImGui::CalcTextSize(t.c_str()).x > bar_w - 4) t.pop_back();
+      const float tw = ImGui::CalcTextSize(t.c_str()).x;
+      ImGui::GetWindowDrawList()->AddText(ImVec2(p0.x + bar_w * static_cast<float>(i) + (bar_w - tw) * 0.5f, p0.y),
+                                          ImGui::GetColorU32(ImGuiCol_TextDisabled), t.c_str());
+    }
+    ImGui::Dummy(ImVec2(bar_w * static_cast<float>(n), ImGui::GetTextLineHeightWithSpacing()));
+  }
+  const ImU32 signed_colour = IM_COL32(214, 96, 77, 255), prob_colour = IM_COL32(33, 145, 140, 255);
+  bar_row("1. scores  S = q·kⱼ", b.scores, s, bar_w, signed_colour, false);
+  char divided[96];
+  std::snprintf(divided, sizeof divided, "2. scaled  S′ = S ÷ %s%.3g", s.scale ? "√d_k ÷ τ = S ÷ " : "τ = S ÷ ", b.divisor);
+  bar_row(divided, b.scaled, s, bar_w, signed_colour, false);
+  bar_row("3. masked  Ŝ (−∞ where the mask forbids)", b.masked, s, bar_w, signed_colour, false);
+  const std::string minus = "4. minus the row max (" + format_number(b.max, 3) + "): every entry ≤ 0, nothing overflows";
+  bar_row(minus.c_str(), b.shifted, s, bar_w, signed_colour, false);
+  bar_row("5. exp: e^(Ŝⱼ − max), between 0 and 1", b.exps, s, bar_w, prob_colour, true);
+  const std::string divide = "6. ÷ the sum (" + format_number(static_cast<float>(b.sum), 3) + ") = weights";
+  bar_row(divide.c_str(), b.weights, s, bar_w, prob_colour, true);
+  ImGui::Text("Entropy of the row: %s nats (uniform over the %d allowed keys: %s)",
+              format_number(static_cast<float>(b.entropy), 3).c_str(), b.allowed,
+              format_number(static_cast<float>(b.max_entropy), 3).c_str());
+  if (b.issue != RowIssue::None) text_colored(gfx::Accent::Warning, "%s", describe(b.issue));
+  if (b.pinned()) text_colored(gfx::Accent::Pin, "This row has pinned cells; the steps above use the pinned values.");
+
+  // Temperature preview: what the weights would be, without changing anything.
+  ImGui::Separator();
+  if (sc.preview_temperature <= 0.0f) sc.preview_temperature = s.temperature;
+  ImGui::SetNextItemWidth(260);
+  ImGui::SliderFloat("preview temperature τ", &sc.preview_temperature, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+  ImGui::SameLine();
+  if (ImGui::Button("Apply to the scenario")) state.apply(SetTemperature{sc.preview_temperature});
+  const RowVector preview = weights_at_temperature(b, sc.preview_temperature);
+  if (preview.size() == n) {
+    bar_row("weights at this τ (below 1 sharper, above 1 flatter)", preview, s, bar_w, prob_colour, true);
+    ImGui::Text("entropy at this τ: %s nats", format_number(static_cast<float>(entropy_of(preview)), 3).c_str());
+  }
+}
+
+}  // namespace attention_lab::gui

@@ -1,0 +1,123 @@
+#include "panels/panels.h"
+
+#include "attention_lab/sqrt_dk_experiment.h"
+#include "logic/number_format.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace attention_lab::gui {
+
+namespace {
+
+// Bars of one histogram in a box, with its x range under it.
+void draw_histogram(const char* title, const Histogram& h, ImU32 colour, ImVec2 size) {
+  ImGui::TextUnformatted(title);
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImGui::Dummy(size);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRect(p0, ImVec2(p0.x + size.x, p0.y + size.y), ImGui::GetColorU32(ImGuiCol_Border));
+  const int top = std::max(1, *std::max_element(h.counts.begin(), h.counts.end()));
+  const float bw = size.x / static_cast<float>(h.counts.size());
+  for (std::size_t i = 0; i < h.counts.size(); ++i) {
+    const float bh = (size.y - 2) * static_cast<float>(h.counts[i]) / static_cast<float>(top);
+    const float x = p0.x + bw * static_cast<float>(i);
+    dl->AddRectFilled(ImVec2(x + 0.5f, p0.y + size.y - bh), ImVec2(x + bw - 0.5f, p0.y + size.y), colour);
+  }
+  // Zero, and the axis range.
+  const double lo = h.edges.front(), hi = h.edges.back();
+  const float zero_x = p0.x + size.x * static_cast<float>((0.0 - lo) / (hi - lo));
+  dl->AddLine(ImVec2(zero_x, p0.y), ImVec2(zero_x, p0.y + size.y), ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  const std::string l = format_number(static_cast<float>(lo), 1), r = format_number(static_cast<float>(hi), 1);
+  ImGui::TextDisabled("%s", l.c_str());
+  ImGui::SameLine(std::max(0.0f, size.x - ImGui::CalcTextSize(r.c_str()).x));
+  ImGui::TextDisabled("%s", r.c_str());
+  if (h.below + h.above > 0) ImGui::TextDisabled("%d samples fall outside the axis", h.below + h.above);
+}
+
+}  // namespace
+
+void draw_sqrt_dk_panel(AppState& state) {
+  SqrtDkState& x = state.sqrt_dk;
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(
+      "Draw many random query and key vectors of length d with entries from N(0, 1) and look at their dot products. "
+      "Without scaling, q·k spreads out like √d, and softmax over such scores puts nearly all the weight on one key. "
+      "Dividing by √d keeps the spread at 1 for every d.");
+  ImGui::PopTextWrapPos();
+  bool changed = x.result.rows == 0;
+  ImGui::SetNextItemWidth(260);
+  changed |= ImGui::SliderInt("d (vector length)", &x.options.d, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
+  ImGui::SetNextItemWidth(260);
+  changed |= ImGui::SliderInt("keys per query (n)", &x.options.keys_per_row, 2, 256, "%d", ImGuiSliderFlags_Logarithmic);
+  ImGui::SameLine();
+  if (ImGui::Button("Draw again")) ++x.options.seed, changed = true;
+  ImGui::SameLine();
+  ImGui::Checkbox("same axis for both", &x.same_axis);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("On: both on ±4√d, so the scaled products show how much narrower they are.\nOff: each on its own axis, to see their shapes.");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("New random vectors (seed %llu)", static_cast<unsigned long long>(x.options.seed + 1));
+  if (changed) {
+    x.options.range = 0.0;  // both histograms on the unscaled one's ±4√d
+    x.result = run_sqrt_dk_experiment(x.options);
+    x.scaled_view = x.options;
+    x.scaled_view.range = 4.0;  // the scaled products on their own ±4 axis
+    x.scaled_result = run_sqrt_dk_experiment(x.scaled_view);
+  }
+  if (!x.result.error.empty()) {
+    text_colored(gfx::Accent::Error, "%s", x.result.error.c_str());
+    return;
+  }
+  const SqrtDkResult& r = x.result;
+  const float w = std::min(ImGui::GetContentRegionAvail().x * 0.48f, 460.0f);
+  const ImVec2 size(w, 160.0f * ImGui::GetFontSize() / 16.0f);
+  ImGui::BeginGroup();
+  draw_histogram("q·k (not scaled)", r.unscaled.histogram, IM_COL32(230, 159, 0, 255), size);
+  ImGui::EndGroup();
+  ImGui::SameLine(0, 24);
+  ImGui::BeginGroup();
+  draw_histogram("q·k / √d (scaled)", x.same_axis ? r.scaled.histogram : x.scaled_result.scaled.histogram,
+                 IM_COL32(0, 114, 178, 255), size);
+  ImGui::EndGroup();
+
+  if (ImGui::BeginTable("stats", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("");
+    ImGui::TableSetupColumn("not scaled");
+    ImGui::TableSetupColumn("scaled by 1/√d");
+    ImGui::TableHeadersRow();
+    const auto row = [](const char* name, const std::string& a, const std::string& b) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(name);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(a.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(b.c_str());
+    };
+    const auto f = [](double v, int digits = 3) { return format_number(static_cast<float>(v), digits); };
+    row("variance, measured", f(r.unscaled.variance), f(r.scaled.variance));
+    row("variance, theory", f(r.unscaled.theory_variance, 0) + " (= d)", "1");
+    row("largest softmax weight (mean)", f(r.unscaled.softmax.mean_max_weight),
+        f(r.scaled.softmax.mean_max_weight));
+    row("entropy of a row (nats)", f(r.unscaled.softmax.mean_entropy), f(r.scaled.softmax.mean_entropy));
+    row("uniform row: weight, entropy", f(r.uniform_weight) + ", " + f(r.max_entropy),
+        f(r.uniform_weight) + ", " + f(r.max_entropy));
+    ImGui::EndTable();
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  const double top = r.unscaled.softmax.mean_max_weight;
+  if (top > 0.8)
+    text_colored(gfx::Accent::Warning,
+                 "Without scaling the softmax is saturated: on average one key takes %.0f %% of the weight, so the "
+                 "query barely mixes in the others and the gradients through the other keys nearly vanish.",
+                 top * 100.0);
+  else
+    ImGui::TextDisabled("Slide d up and watch the unscaled softmax saturate while the scaled one stays soft.");
+  ImGui::TextDisabled("%d products in %d rows of %d keys, seed %llu.", x.options.samples, r.rows,
+                      x.options.keys_per_row, static_cast<unsigned long long>(x.options.seed));
+  ImGui::PopTextWrapPos();
+}
+
+}  // namespace attention_lab::gui

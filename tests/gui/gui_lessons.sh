@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Lessons in the real app: a screenshot of every step of every built-in lesson
+# and of presenter mode, a presentation clicker (PageDown/PageUp) moving
+# through a lesson, and a quiz answered with real typed input.
+# usage: gui_lessons.sh APP_BINARY LESSONS_DIR [OUT_DIR]
+set -u
+source "$(dirname "$0")/run_in_xvfb.sh"
+app=$1 lessons=$2
+out=${3:-$(mktemp -d)}
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+probe="$out/probe.json"
+export XDG_CONFIG_HOME="$out/config"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+get() { python3 "$here/probe.py" "$probe" get "$1"; }
+
+# 1. Every step of every built-in lesson renders (slides for handouts).
+shots=()
+for file in "$lessons"/*.json; do
+  name=$(basename "$file" .json)
+  count=$(python3 -c "import json; print(len(json.load(open('$file'))['steps']))")
+  for step in $(seq "$count"); do
+    shot="$out/$name-step-$step.png"
+    "$app" --lesson "$name" --lesson-step "$step" --size 1024x700 --screenshot "$shot" 2>"$out/stderr.txt" ||
+      { fail "$name step $step: exit $?"; cat "$out/stderr.txt"; }
+    shots+=("$shot")
+  done
+done
+python3 "$here/png_check.py" 1024 700 "${shots[@]}" || fail "a lesson screenshot is blank or the wrong size"
+# Presenter mode fills the (1280x800) screen.
+"$app" --lesson attention-from-scratch --lesson-step 6 --presenter --screenshot "$out/presenter.png" || fail "presenter screenshot"
+python3 "$here/png_check.py" 1280 800 "$out/presenter.png" || fail "presenter screenshot is blank or not full screen"
+# The README's example lesson, exactly as printed, opens at its last step.
+python3 - "$here/../../README.md" "$out/readme-lesson.json" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r'```json\n(\{\n  "format": "attention-lab/lesson@1".*?\n\})\n```', text, re.S)
+open(sys.argv[2], "w").write(m.group(1) if m else "")
+PY
+"$app" --lesson "$out/readme-lesson.json" --lesson-step 2 --size 1024x700 --screenshot "$out/readme-lesson.png" ||
+  fail "the README's example lesson does not open"
+# A bad lesson file: exit 2 and a message naming the step and the field.
+printf '{"format": "attention-lab/lesson@1", "title": "t", "preset": "fat-cat", "steps": [{"title": "a", "text": "b"}, {"title": "c", "text": "d", "apply": [{"temperature": -1}]}]}' >"$out/bad-lesson.json"
+"$app" --lesson "$out/bad-lesson.json" --screenshot "$out/x.png" 2>"$out/bad.txt"
+[ $? -eq 2 ] || fail "a bad lesson did not exit 2"
+grep -q "steps\[1\]" "$out/bad.txt" || { fail "the bad-lesson message does not name the step"; cat "$out/bad.txt"; }
+
+run_app() {
+  rm -f "$probe"
+  "$app" "$@" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
+  pid=$!
+  for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
+  [ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }
+  wid=$(xdotool search --sync --onlyvisible --name "Attention Lab" | head -1)
+  xdotool windowfocus --sync "$wid" 2>/dev/null || true
+}
+stop_app() {
+  kill $pid 2>/dev/null
+  wait $pid 2>/dev/null
+}
+
+# 2. A clicker: PageDown twice, PageUp once (clickers send exactly these keys).
+run_app --lesson causal-masking --presenter
+python3 "$here/probe.py" "$probe" wait lesson_step 1 || fail "the lesson did not open at step 1"
+xdotool key Next
+python3 "$here/probe.py" "$probe" wait lesson_step 2 || fail "PageDown did not go to step 2"
+xdotool key Next
+python3 "$here/probe.py" "$probe" wait lesson_step 3 || fail "the second PageDown did not go to step 3"
+xdotool key Prior
+python3 "$here/probe.py" "$probe" wait lesson_step 2 || fail "PageUp did not go back to step 2"
+[ "$(get presenter)" = true ] || fail "--presenter did not start presenter mode"
+stop_app
+
+# 3. A quiz answered by typing: first a wrong number, then the right one.
+run_app --lesson causal-masking --lesson-step 5
+python3 "$here/probe.py" "$probe" wait quiz_asked 0 || true
+quiz=$(get quiz)
+[ "$quiz" != null ] || fail "lesson step 5 asks no quiz"
+truth=$(get quiz_truth)
+xdotool type --delay 40 "12345"
+xdotool key Return
+python3 "$here/probe.py" "$probe" wait quiz_asked 1 || fail "a typed wrong answer was not checked"
+[ "$(get quiz_right)" = 0 ] || fail "12345 was counted right"
+# Ask again through the lesson (Next then Back re-enters the step and its quiz).
+xdotool key Next; sleep 0.3; xdotool key Prior
+python3 "$here/probe.py" "$probe" wait lesson_step 5 || fail "could not come back to the quiz step"
+sleep 0.3
+answer=$(python3 -c "print(f'{float(\"$truth\"):.4f}')")
+xdotool type --delay 40 "$answer"
+xdotool key Return
+python3 "$here/probe.py" "$probe" wait quiz_right 1 || fail "the right answer $answer (truth $truth) was not counted right"
+xwd -root -silent >"$out/quiz.xwd" && python3 "$here/xwd_to_png.py" "$out/quiz.xwd" "$out/quiz-answered.png"
+stop_app
+
+echo "${#shots[@]} lesson screenshots in $out"
+[ "$fails" -eq 0 ] && echo "all lesson checks passed"
+exit $((fails > 0))
