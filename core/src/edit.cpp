@@ -243,11 +243,12 @@ std::string check_pin(const Scenario& s, const PinKey& k) {
   return {};
 }
 
+// A pin set or removed changes that one cell of its (canonical) stage.
 void mark_pin(Invalidation& inv, const PinKey& k, const Dims& d) {
-  int head = k.stage.head;
+  int head = is_per_head(k.stage.kind) ? k.stage.head : -1;
   if (k.stage.kind == StageKind::Q || k.stage.kind == StageKind::K) head = d.d_k ? k.col / d.d_k : -1;
   if (k.stage.kind == StageKind::V) head = d.d_v ? k.col / d.d_v : -1;
-  inv.mark(k.stage.kind, head);
+  inv.mark_cell(k.stage.kind, head, k.row, k.col);
 }
 
 // [SECTION] Applying each kind of edit
@@ -268,7 +269,8 @@ struct Applier {
       s.custom_mask = current;  // start from what the user sees
       s.mask_kind = MaskKind::Custom;
       s.custom_mask(e.row, e.col) = e.value;
-      out.stale.mark_all_heads(StageKind::Mask);
+      // the effective mask changed in this one cell only
+      out.stale.mark_cell(StageKind::Mask, -1, e.row, e.col);
       return;
     }
     Matrix* m = input_matrix(s, e.target.kind);
@@ -279,7 +281,7 @@ struct Applier {
     if (auto err = check_value(what, e.value); !err.empty()) return fail(err);
     out.inverse = SetCell{e.target, e.row, e.col, (*m)(e.row, e.col)};
     (*m)(e.row, e.col) = e.value;
-    out.stale.mark(e.target.kind, head_of_column(s, e.target.kind, e.col));
+    out.stale.mark_cell(e.target.kind, head_of_column(s, e.target.kind, e.col), e.row, e.col);
   }
 
   void operator()(const SetMatrix& e) {
@@ -433,8 +435,8 @@ struct Applier {
     }
     auto& slot = s.tokens[static_cast<std::size_t>(e.index)];
     slot = e.label;
-    // Labels change no number; warnings mention them, so refresh those.
-    out.stale.mark_all_heads(StageKind::Weights);
+    // Labels change no number. Warnings mention them, and every recompute,
+    // even of nothing, rebuilds the warnings.
   }
 
   void operator()(const ReplaceScenario& e) {

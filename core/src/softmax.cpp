@@ -17,18 +17,62 @@ const char* describe(RowIssue issue) {
   return "";
 }
 
+// The reductions below keep one accumulator per vector lane (a fixed order,
+// so no -ffast-math is needed for the compiler to vectorize them).
+
+float max_and_nan(const float* x, Eigen::Index n, bool& has_nan) {
+  constexpr int kLanes = 16;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  float acc[kLanes];
+  bool nan[kLanes];
+  for (int k = 0; k < kLanes; ++k) acc[k] = -kInf, nan[k] = false;
+  Eigen::Index j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
+      const float v = x[j + k];
+      acc[k] = v > acc[k] ? v : acc[k];
+      nan[k] = nan[k] || v != v;
+    }
+  float m = -kInf;
+  bool any_nan = false;
+  for (; j < n; ++j) {
+    m = x[j] > m ? x[j] : m;
+    any_nan = any_nan || x[j] != x[j];
+  }
+  for (int k = 0; k < kLanes; ++k) {
+    m = acc[k] > m ? acc[k] : m;
+    any_nan = any_nan || nan[k];
+  }
+  has_nan = any_nan;
+  return m;
+}
+
+double sum_in_double(const float* x, Eigen::Index n) {
+  constexpr int kLanes = 8;
+  double acc[kLanes] = {};
+  Eigen::Index j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) acc[k] += static_cast<double>(x[j + k]);
+  // the tail goes to the lanes its indices belong to, so trailing zeros
+  // (a row summed over more columns) never change the result
+  for (; j < n; ++j) acc[j % kLanes] += static_cast<double>(x[j]);
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+void exp_shifted(const float* x, float offset, float* e, Eigen::Index n) {
+  for (Eigen::Index j = 0; j < n; ++j) e[j] = fast_exp(x[j] - offset);
+}
+
 RowIssue softmax_row(Eigen::Ref<const RowVector> x, Eigen::Ref<RowVector> w) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const Eigen::Index n = x.size();
 
   // pass 1: the row max, and NaN detection
-  float max = -kInf;
-  for (Eigen::Index j = 0; j < n; ++j) {
-    if (std::isnan(x[j])) {
-      w.setConstant(std::numeric_limits<float>::quiet_NaN());
-      return RowIssue::NotANumber;
-    }
-    max = std::max(max, x[j]);
+  bool has_nan = false;
+  const float max = max_and_nan(x.data(), n, has_nan);
+  if (has_nan) {
+    w.setConstant(std::numeric_limits<float>::quiet_NaN());
+    return RowIssue::NotANumber;
   }
   if (max == -kInf) {
     w.setZero();
@@ -41,12 +85,9 @@ RowIssue softmax_row(Eigen::Ref<const RowVector> x, Eigen::Ref<RowVector> w) {
     return RowIssue::InfiniteScore;
   }
 
-  // pass 2: e^(x − max) and their sum
-  double sum = 0.0;
-  for (Eigen::Index j = 0; j < n; ++j) {
-    w[j] = std::exp(x[j] - max);  // x = −∞ gives exactly 0
-    sum += static_cast<double>(w[j]);
-  }
+  // pass 2: e^(x − max) (x = −∞ gives exactly 0) and their sum
+  exp_shifted(x.data(), max, w.data(), n);
+  const double sum = sum_in_double(w.data(), n);
   // pass 3: normalise (sum ≥ 1 because the max entry contributes e^0)
   const auto inv = static_cast<float>(1.0 / sum);
   w *= inv;

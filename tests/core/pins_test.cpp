@@ -135,7 +135,9 @@ TEST(Pins, ClearingAllPinsRestoresEveryComputedValue) {
   ASSERT_EQ(doc.apply(SetPin{{in(StageKind::Output), 1, 2}, 8.0f}), "");
   ASSERT_EQ(doc.apply(SetPins{}), "");
   EXPECT_TRUE(doc.scenario().pins.empty());
-  EXPECT_TRUE(attention_lab::test::engines_identical(doc.engine(), before));
+  // The K pin updated every softmax row of its head incrementally (rounding
+  // differently from a fresh computation), so within 1e-5, not bit for bit.
+  EXPECT_TRUE(attention_lab::test::engines_near(doc.engine(), before, 1e-5));
   EXPECT_EQ(doc.undo_label(), "clear pins");
   ASSERT_TRUE(doc.undo());
   EXPECT_EQ(doc.scenario().pins.size(), 4u);

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 using namespace attention_lab;
 
@@ -57,4 +60,59 @@ TEST(Softmax, NaNIsReportedNotHidden) {
   RowVector w(2);
   EXPECT_EQ(softmax_row(row({std::numeric_limits<float>::quiet_NaN(), 1.0f}), w), RowIssue::NotANumber);
   EXPECT_TRUE(w.array().isNaN().all());
+}
+
+// [SECTION] The pieces the engine builds its softmax from
+
+TEST(FastExp, IsWithinTwoUlpOfTheExactExponential) {
+  for (float x = -87.0f; x <= 88.0f; x += 0.0137f) {
+    const double exact = std::exp(static_cast<double>(x));
+    const float got = fast_exp(x);
+    const double ulp = static_cast<double>(std::nextafter(static_cast<float>(exact), kInf) - static_cast<float>(exact));
+    EXPECT_LE(std::abs(static_cast<double>(got) - exact), 2.0 * ulp) << "x = " << x;
+  }
+}
+
+TEST(FastExp, EdgeCasesAreDecided) {
+  EXPECT_EQ(fast_exp(0.0f), 1.0f);
+  EXPECT_EQ(fast_exp(-kInf), 0.0f);        // masked entries get exactly 0
+  EXPECT_EQ(fast_exp(-100.0f), 0.0f);      // below the smallest normal float: 0, no denormals
+  EXPECT_EQ(fast_exp(100.0f), kInf);
+  EXPECT_EQ(fast_exp(kInf), kInf);
+  EXPECT_TRUE(std::isnan(fast_exp(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_GT(fast_exp(88.7f), 3e38f);        // 2^128 region stays finite
+}
+
+TEST(FastExp, VectorLoopsGiveTheSameBitsAsSingleCalls) {
+  // The engine recomputes single entries of rows it computed in vector loops.
+  std::vector<float> x(1003), e(1003);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = -90.0f + 0.179f * static_cast<float>(i);
+  exp_shifted(x.data(), 1.5f, e.data(), static_cast<Eigen::Index>(x.size()));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float single = fast_exp(x[i] - 1.5f);
+    EXPECT_EQ(std::memcmp(&single, &e[i], sizeof single), 0) << "x = " << x[i];
+  }
+}
+
+TEST(SumInDouble, TrailingZerosDoNotChangeTheSum) {
+  std::vector<float> x(300, 0.0f);
+  for (std::size_t i = 0; i < 77; ++i) x[i] = 1.0f / static_cast<float>(i + 3);
+  const double short_sum = sum_in_double(x.data(), 77);
+  for (Eigen::Index n : {78, 80, 85, 128, 300}) EXPECT_EQ(sum_in_double(x.data(), n), short_sum) << n;
+  double exact = 0.0;
+  for (std::size_t i = 0; i < 77; ++i) exact += static_cast<double>(x[i]);
+  EXPECT_NEAR(short_sum, exact, 1e-15);
+}
+
+TEST(MaxAndNan, FindsTheMaxAndAnyNaN) {
+  std::vector<float> x(41, -kInf);
+  bool nan = true;
+  EXPECT_EQ(max_and_nan(x.data(), 41, nan), -kInf);
+  EXPECT_FALSE(nan);
+  x[37] = 2.5f;
+  EXPECT_EQ(max_and_nan(x.data(), 41, nan), 2.5f);
+  x[3] = std::numeric_limits<float>::quiet_NaN();
+  max_and_nan(x.data(), 41, nan);
+  EXPECT_TRUE(nan);
+  EXPECT_EQ(max_and_nan(x.data(), 0, nan), -kInf);
 }

@@ -21,7 +21,9 @@ StageId in(StageKind k) { return StageId::input(k); }
   const Scenario copy = doc.scenario();
   Engine fresh;
   fresh.recompute_all(copy);
-  return attention_lab::test::engines_identical(doc.engine(), fresh);
+  // within 1e-5 of each stage's largest magnitude: the engine updates rows
+  // incrementally after single-cell edits, which rounds differently
+  return attention_lab::test::engines_near(doc.engine(), fresh, 1e-5);
 }
 
 }  // namespace

@@ -86,6 +86,47 @@ inline ::testing::AssertionResult engines_identical(const Engine& a, const Engin
   return ::testing::AssertionSuccess();
 }
 
+// Same shape, and every cell within `rel` of the largest finite magnitude of
+// that stage in `b` (non-finite cells must match exactly: −∞ where masked, NaN
+// where NaN). The engine updates stages incrementally after single-cell edits
+// (see engine.h): those round differently from a full recompute, so an
+// incrementally updated engine is compared with a fresh one this way.
+inline ::testing::AssertionResult matrices_near_stage(MatrixView a, MatrixView b, double rel,
+                                                      const std::string& label) {
+  if (a.rows() != b.rows() || a.cols() != b.cols())
+    return ::testing::AssertionFailure() << label << ": shape " << a.rows() << "x" << a.cols() << " vs " << b.rows()
+                                         << "x" << b.cols();
+  double scale = 0.0;
+  for (Eigen::Index r = 0; r < b.rows(); ++r)
+    for (Eigen::Index c = 0; c < b.cols(); ++c)
+      if (std::isfinite(b(r, c))) scale = std::max(scale, std::abs(static_cast<double>(b(r, c))));
+  const double tol = rel * std::max(scale, 1e-30);
+  for (Eigen::Index r = 0; r < a.rows(); ++r)
+    for (Eigen::Index c = 0; c < a.cols(); ++c) {
+      const double x = a(r, c), y = b(r, c);
+      const bool same_class = std::isnan(x) == std::isnan(y) && (std::isinf(x) || std::isinf(y) ? x == y : true);
+      if (!same_class || (std::isfinite(x) && !(std::abs(x - y) <= tol)))
+        return ::testing::AssertionFailure() << label << "[" << r << "][" << c << "]: " << x << " vs " << y
+                                             << " (difference " << std::abs(x - y) << ", allowed " << tol << ")";
+    }
+  return ::testing::AssertionSuccess();
+}
+
+// Every stage within `rel` of the stage's largest magnitude (see above), and
+// the same warnings word for word.
+inline ::testing::AssertionResult engines_near(const Engine& a, const Engine& b, double rel = 1e-5) {
+  if (!(a.dims() == b.dims())) return ::testing::AssertionFailure() << "dims differ";
+  for (const StageId id : all_stages(a.dims()))
+    if (auto r = matrices_near_stage(a.stage(id), b.stage(id), rel, to_string(id)); !r) return r;
+  if (a.warnings().size() != b.warnings().size())
+    return ::testing::AssertionFailure() << "warnings: " << a.warnings().size() << " vs " << b.warnings().size();
+  for (std::size_t i = 0; i < a.warnings().size(); ++i)
+    if (a.warnings()[i].message != b.warnings()[i].message)
+      return ::testing::AssertionFailure() << "warning " << i << ": '" << a.warnings()[i].message << "' vs '"
+                                           << b.warnings()[i].message << "'";
+  return ::testing::AssertionSuccess();
+}
+
 struct RandomOptions {
   int T = 4, d_model = 5, heads = 2, d_k = 3, d_v = 2;
   bool bias = false, w_o = false, b_o = false;

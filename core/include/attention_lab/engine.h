@@ -1,12 +1,73 @@
 #pragma once
 // The engine computes every stage of multi-head self-attention from a Scenario
-// and keeps them, so a front end can show each one. It tracks which stages are
-// stale and recomputes only those, head by head.
+// and keeps what it needs to show each one. It tracks which stages are stale
+// and recomputes only those: whole heads after a setting changes, single rows
+// and columns after a single-cell edit.
 //
-// Storage: Q, K, V hold all heads side by side (head i is column block i, the
-// same memory the per-head views show). scores, scaled, masked and weights are
-// T×T per head. concat holds the heads' contexts side by side, so context_i is
-// a view of it, exactly as the math concatenates them.
+// [SECTION] What is stored, and what is derived on demand
+// Q, K, V hold all heads side by side (head i is column block i, the same
+// memory the per-head views show); concat holds the heads' contexts side by
+// side, so context_i is a view of it. The mask, concat and output are stored.
+//
+// scores: stored, T×T per head, pins applied. The softmax never reads a
+// masked cell, so the forward pass computes scores only in the 64×64 blocks
+// that hold an allowed cell: with a causal mask that skips the upper half of
+// the product. The other blocks are computed the first time stage(scores[h])
+// is requested (once per head until Q or K change), so the matrix a front end
+// shows always holds the true Q_i·K_iᵀ, masked cells included.
+//
+// scaled, masked and weights: not stored. scaled and masked are scores times
+// a constant, with −∞ where the mask forbids, and pins laid over them. For
+// the weights the engine keeps, per head and row, the softmax state: an
+// offset m (the row max when the row was last computed from scratch) and the
+// sum Z = Σ_j e^(masked_ij − m) in double, so weights_ij = e^(masked_ij − m)/Z.
+// stage() materializes these three for the requested head into a small cache
+// (kDerivedCacheSize matrices, least recently used out first). A view of one
+// of them stays valid until the next recompute, or until kDerivedCacheSize
+// other derived stages have been requested since. Rows that are unusual (a
+// pin on scaled, masked or weights, no allowed key, +∞ or NaN) are "direct":
+// their weights are computed explicitly as before and their context from them.
+//
+// context: the engine keeps the unnormalized context U = Σ_j e^(masked_ij − m)
+// V_j per head, so context = U/Z (context pins laid over it). When W_o is on
+// it also keeps, once an edit of X (or of one row of K or V) has needed them,
+// the per-head partial outputs R_h = U_h·W_o_h (T × h·d_out floats), so
+// output_i = Σ_h R_h,i / Z_h,i can be brought up to date without a
+// T × h·d_v × d_out product. A full recompute drops them.
+//
+// [SECTION] Incremental updates and their accuracy
+// One cell of X changes one row of Q, K and V; that changes one row and one
+// column of every head's scores. Every other softmax row changes by a factor
+// and one entry (Z += e_new − e_old), its context by a rank-one correction of
+// U, and its output row is re-summed from R. An edit of a column of W_q or W_k
+// recomputes that head (scores included); a column of W_v recomputes one
+// column of V, U and concat and updates the output by a rank-one product; a
+// cell of W_o or b_o recomputes one output column; a mask cell one row of
+// every head. Pins recompute the rows they sit in. Settings (scale,
+// temperature, toggles, whole matrices, resizes) recompute whole stages.
+//
+// Incremental updates round differently from a full recompute. Every stage
+// stays within 1e-5 of a full recompute, relative to the largest finite
+// magnitude of that stage (tests/core/incremental_test.cpp): each row of U
+// and R carries an estimate of the rounding error its updates accumulated
+// (amplified when Z shrinks, e.g. when the row's dominant entry is edited
+// away) and is recomputed from scratch before the estimate reaches 64 float
+// ulps of the head's largest context value; output rows updated by rank-one
+// products are recomputed exactly after at most 64 such updates. Rows start
+// at staggered estimates so those refreshes spread over many edits. The bound
+// assumes scores of moderate size (|masked| up to a few dozen): a score of
+// 200 has a float ulp of 1.5e-5, and any two float computations of it (a dot
+// product here, a blocked product there) can move the weights by that much.
+//
+// The engine copies the scenario's pins at every recompute, so stage() of a
+// computed stage reads only the engine; inputs are views of the scenario.
+//
+// [SECTION] Threads, cancellation, copies
+// Products run on OpenMP threads (omp_set_num_threads or Eigen::setNbThreads
+// choose how many); independent heads run in parallel. The engine itself must
+// be used from one thread at a time (stage() fills caches). A full recompute
+// can run on a worker thread into a separate Engine that is then moved into
+// place; set_control() lets the owner watch its progress and cancel it.
 
 #include "attention_lab/matrix.h"
 #include "attention_lab/scenario.h"
@@ -14,7 +75,11 @@
 #include "attention_lab/stage_id.h"
 
 #include <array>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,18 +93,28 @@ struct Warning {
   std::string message;
 };
 
-// Which computed stages went stale. Head-level granularity: editing one column
-// of W_q only touches the head that column belongs to.
+// What went stale. Head-level entries (editing one column of W_q only touches
+// the head that column belongs to) or single cells: a cell of an input (X,
+// W_q, …, b_o, the mask) or the canonical key of a pin that was set or
+// removed. A cell entry promises that nothing else changed since the engine's
+// last recompute, so the engine may update only what depends on that cell.
 class Invalidation {
  public:
   void mark(StageKind kind, int head);    // one head (ignored for per-layer kinds)
   void mark_all_heads(StageKind kind);
   void mark_everything();
+  // One cell of `kind` (row, col in that matrix's own coordinates; Q, K and V
+  // pins address the full matrices, context pins one head's block). `head` is
+  // the head the cell belongs to, -1 for per-layer matrices.
+  void mark_cell(StageKind kind, int head, int row, int col);
   bool everything() const { return everything_; }
 
   struct Entry {
     StageKind kind;
-    int head;  // -1 = every head
+    int head;      // -1 = every head
+    int row = -1;  // ≥ 0: only this cell changed
+    int col = -1;
+    bool is_cell() const { return row >= 0 && col >= 0; }
   };
   const std::vector<Entry>& entries() const { return entries_; }
 
@@ -48,18 +123,45 @@ class Invalidation {
   std::vector<Entry> entries_;
 };
 
+// Lets the thread that owns an Engine watch a long recompute running on
+// another thread and stop it. `progress` goes from 0 to 1.
+struct ComputeControl {
+  std::atomic<bool> cancel{false};
+  std::atomic<float> progress{0.0f};
+};
+
+// Thrown by recompute() and recompute_all() when their ComputeControl's
+// `cancel` was set. The engine is then half-computed and must not be used
+// again except to be destroyed or to recompute_all() (the GUI computes into a
+// separate Engine and discards it).
+class Cancelled : public std::runtime_error {
+ public:
+  Cancelled() : std::runtime_error("the computation was cancelled") {}
+};
+
 class Engine {
  public:
+  // How many scaled, masked or weights matrices stage() keeps materialized.
+  static constexpr std::size_t kDerivedCacheSize = 6;
+
   // Forgets everything and computes all stages of `scenario`, which must stay
-  // alive and unmoved until the next recompute_all (the engine reads inputs
-  // through it).
+  // alive and unmoved while the engine reads from it (see rebind()).
   void recompute_all(const Scenario& scenario);
 
   // Recomputes the stages `what` names and everything downstream of them.
   void recompute(const Scenario& scenario, const Invalidation& what);
 
+  // Points the engine at `scenario` without recomputing anything: after the
+  // engine or its scenario moved (they must hold the same values).
+  void rebind(const Scenario& scenario) { scenario_ = &scenario; }
+
+  // Progress and cancellation for the next recomputes (nullptr: none). The
+  // control must outlive them; copies and moves of the engine keep the pointer.
+  void set_control(ComputeControl* control) { control_ = control; }
+
   // The current value of any stage (inputs included). Per-head views are
-  // windows onto the shared storage.
+  // windows onto the shared storage; scaled, masked and weights are
+  // materialized on demand (see above), so this is not thread-safe.
   MatrixView stage(StageId id) const;
 
   // Bumped every time a stage's values are rewritten; front ends compare it to
@@ -69,38 +171,138 @@ class Engine {
   const std::vector<Warning>& warnings() const { return warnings_; }
   const Dims& dims() const { return dims_; }
 
-  // How many times each stage kind was recomputed (summed over heads) since
-  // the last reset_counters(); tests use it to prove work was skipped.
+  // Bytes of every matrix and per-row array the engine keeps, caches included.
+  std::size_t bytes_kept() const;
+
+  // How many times a stage kind's values were rewritten, wholly or partly,
+  // summed over heads, since the last reset_counters(); tests use it to prove
+  // work was skipped. full_recompute_count counts only the times a head's
+  // whole stage (or a whole layer stage) was computed from scratch.
   int recompute_count(StageKind kind) const { return counts_[static_cast<std::size_t>(kind)]; }
-  void reset_counters() { counts_.fill(0); }
+  int full_recompute_count(StageKind kind) const { return full_counts_[static_cast<std::size_t>(kind)]; }
+  void reset_counters() {
+    counts_.fill(0);
+    full_counts_.fill(0);
+  }
 
  private:
-  struct HeadStages {
-    Matrix scores, scaled, masked, weights;
+  // Since which version a derived stage (scaled, masked, weights) of one head
+  // changed as a whole, and which rows and columns changed after that, so a
+  // cached copy can be patched instead of rebuilt.
+  struct Changes {
+    std::uint64_t full = 0;
+    std::vector<std::uint64_t> rows;  // per row: the version it last changed at
+    std::vector<std::pair<std::uint64_t, Eigen::Index>> cols;
   };
+  // Per head: the scores and the softmax state of every row.
+  struct HeadState {
+    Matrix S;                          // T×T scores, pins applied; see block_valid
+    std::vector<std::uint8_t> valid;   // nb×nb: 1 when that 64×64 block of S is computed
+    std::vector<float> offset;         // m per row
+    std::vector<double> sum;           // Z per row
+    std::vector<float> cscale;         // concat = U·cscale: 1/Z, or 1 for direct rows
+    std::vector<RowIssue> issue;
+    std::vector<std::uint8_t> direct;  // weights computed explicitly for this row
+    std::vector<float> drift;          // error estimate of U and R rows (see above)
+    float cmax = 0.0f;                 // largest |context| of the head: the drift unit
+    Changes changes[3];                // scaled, masked, weights
+  };
+  // What edit_head_row did to each row of one head.
+  struct RowEdit {
+    std::vector<float> a, b;          // U_i += a_i·V_r(old) + b_i·V_r(new), likewise R_i
+    std::vector<std::uint8_t> state;  // 0 untouched, 1 updated incrementally, 2 recomputed
+    std::vector<float> x_old;         // masked_ir before the edit
+  };
+  struct Derived {
+    StageId id;
+    std::uint64_t version = 0;
+    std::uint64_t used = 0;
+    Matrix m;
+  };
+  class Work;
 
+  // [SECTION] Scheduling
+  void full_forward();
+  void recompute_heads(const Invalidation& what);
+  bool recompute_cells(const Invalidation& what);
+  void refresh_settings();
+  void index_pins();
+  void finish();
+
+  // [SECTION] Storage and the mask
   void resize_storage();
-  void compute_projection(StageKind kind, int head);
-  void compute_scores(int head);
-  void compute_scaled(int head);
-  void compute_masked(int head);
-  void compute_weights(int head);
-  void compute_context(int head);
-  void compute_output();
+  void load_mask();
+  Eigen::Index extent(Eigen::Index block_row) const;
+  bool allowed(Eigen::Index i, Eigen::Index j) const { return mask_(i, j) != 0.0f; }
+
+  // [SECTION] Kernels
+  void compute_projection(StageKind kind, int head, Work* work);
+  void head_pass(const std::vector<int>& heads, bool with_scores, Work* work);
+  void head_block(int h, Eigen::Index bi, bool with_scores, std::vector<float>& scratch);
+  void compute_block(int h, Eigen::Index bi, Eigen::Index bj) const;
+  void ensure_blocks_for_mask(int h);
+  void complete_scores(int h) const;
+  void recompute_row(int h, Eigen::Index i);
+  void set_concat_row(int h, Eigen::Index i);
+  void build_r(int h);
+  void full_output(Work* work);
+  void output_row(Eigen::Index i);
+  void refresh_aged_outputs();
+
+  // [SECTION] Incremental paths
+  void edit_x_row(Eigen::Index r);
+  void edit_qk_column(StageKind kind, Eigen::Index c);
+  void edit_v_column(Eigen::Index c);
+  void edit_output_column(Eigen::Index c);
+  void edit_mask_cell(Eigen::Index i, Eigen::Index j);
+  void edit_head_row(int h, Eigen::Index r, bool q, bool k, bool v, const float* v_old, RowEdit& out);
+  void finish_row_edits(const std::vector<int>& heads, const std::vector<RowEdit>& edits, Eigen::Index r,
+                        const RowVector& v_old_row);
+  void edit_pin(const Invalidation::Entry& e);
+  void recompute_projection_row(StageKind kind, Eigen::Index r, int head);
+  void recompute_projection_cell(StageKind kind, Eigen::Index r, Eigen::Index c);
+
+  // [SECTION] Values
+  float scale_value(float s) const { return use_div_ ? s / scale_div_ : s * scale_mul_; }
+  float masked_value(int h, Eigen::Index i, Eigen::Index j) const;
+  void masked_row(int h, Eigen::Index i, float* x) const;
+  bool row_is_direct(int h, Eigen::Index i) const;
+  void weights_row(int h, Eigen::Index i, float* w, float* x_scratch) const;
   void apply_pins(StageKind kind, int head);
+  void apply_row_pins(StageKind kind, int head, Eigen::Index row);
+  MatrixView derived(StageId id) const;
   void collect_warnings();
-  void bump(StageKind kind, int head);
+  void bump(StageKind kind, int head, bool full);
+  void note_row(StageKind kind, int head, Eigen::Index row);
+  void note_col(StageKind kind, int head, Eigen::Index col);
+  void patch_derived(Derived& d) const;
+  void fill_derived_row(StageId id, Matrix& m, Eigen::Index i) const;
 
   const Scenario* scenario_ = nullptr;
+  ComputeControl* control_ = nullptr;
   Dims dims_;
   Matrix Q_, K_, V_, concat_, output_, mask_;
-  std::vector<HeadStages> heads_;
+  Matrix U_;  // unnormalized context, T × h·d_v
+  Matrix R_;  // partial outputs, T × h·d_out (empty until built)
+  std::vector<std::uint8_t> r_valid_;  // per head: R_h = U_h·W_o_h
+  mutable std::vector<HeadState> heads_;
+  enum class MaskShape { None, Causal, Custom } mask_shape_ = MaskShape::None;
+  std::vector<int> mask_block_count_;  // nb×nb: allowed cells per block
+  Eigen::Index nb_ = 0;                // blocks per side
+  float scale_mul_ = 1.0f, scale_div_ = 1.0f;
+  bool use_div_ = false;
+  std::map<PinKey, float> pins_;        // the scenario's pins at the last recompute
+  std::vector<std::uint8_t> row_pins_;  // [h·T + i]: kinds of pins in that row (bits)
+  std::vector<std::uint8_t> out_age_;   // rank-one updates since each output row was exact
+  std::vector<RowEdit> edits_;          // scratch of the row edits, kept to avoid page faults
   std::vector<Warning> warnings_;
-  std::vector<std::vector<RowIssue>> row_issues_;  // [head][row], from the last softmax
   std::uint64_t next_version_ = 1;
-  // versions_[kind][head]; per-layer kinds use head 0
+  // versions_[head][kind]; per-layer kinds use head 0
   std::vector<std::array<std::uint64_t, kStageKindCount>> versions_;
   std::array<int, kStageKindCount> counts_{};
+  std::array<int, kStageKindCount> full_counts_{};
+  mutable std::vector<Derived> cache_;
+  mutable std::uint64_t cache_clock_ = 0;
 };
 
 }  // namespace attention_lab

@@ -1,12 +1,18 @@
 #pragma once
-// Row-wise softmax, computed stably and with every edge case decided.
+// Row-wise softmax, computed stably and with every edge case decided, and the
+// vectorizable pieces the engine builds its softmax from.
 
 #include "attention_lab/matrix.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 
 namespace attention_lab {
 
 // What was unusual about a row, if anything.
-enum class RowIssue {
+enum class RowIssue : std::uint8_t {
   None,
   NoAllowedKey,    // every entry is −∞ (the mask forbids all keys): weights are all 0
   InfiniteScore,   // some entries are +∞: they share the weight equally, the rest get 0
@@ -19,5 +25,63 @@ const char* describe(RowIssue issue);
 // every exponent ≤ 0, so nothing overflows even for scores of ±1e30; −∞ entries
 // get exactly 0. The sum is accumulated in double.
 RowIssue softmax_row(Eigen::Ref<const RowVector> scores, Eigen::Ref<RowVector> weights);
+
+namespace detail {
+inline float float_from_bits(std::int32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+inline std::int32_t bits_from_float(float f) {
+  std::int32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+}  // namespace detail
+
+// e^x in float, within 1.3 ulp of the exact value (Cody–Waite reduction and
+// the Cephes polynomial). Written without calls or branches so that loops over
+// it vectorize, and every caller, scalar or vector, gets the same bits: the
+// engine recomputes single entries of a row and relies on that. Results below
+// the smallest normal float (x < −87.34, −∞ included) are exactly 0, x above
+// 88.72 gives +∞, NaN stays NaN.
+inline float fast_exp(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693359375f;
+  constexpr float kLn2Lo = -2.12194440e-4f;
+  constexpr float kLo = -87.33654475f;
+  constexpr float kHi = 88.72283935f;
+  constexpr float kRound = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer
+  // clamped, NaN included (it becomes kLo), so the integer part stays small
+  float xc = x >= kLo ? x : kLo;
+  xc = xc <= kHi ? xc : kHi;
+  const float t = std::fma(xc, kLog2e, kRound);
+  const float n = t - kRound;
+  const std::int32_t ni = detail::bits_from_float(t) - detail::bits_from_float(kRound);
+  float r = std::fma(n, -kLn2Hi, xc);
+  r = std::fma(n, -kLn2Lo, r);
+  float p = 1.9875691500e-4f;
+  p = std::fma(p, r, 1.3981999507e-3f);
+  p = std::fma(p, r, 8.3334519073e-3f);
+  p = std::fma(p, r, 4.1665795894e-2f);
+  p = std::fma(p, r, 1.6666665459e-1f);
+  p = std::fma(p, r, 5.0000001201e-1f);
+  p = std::fma(p, r * r, r + 1.0f);
+  // 2^n as two factors, so n = 128 (x near 88.7) stays representable
+  const std::int32_t n1 = ni / 2;
+  const std::int32_t n2 = ni - n1;
+  const float y = p * detail::float_from_bits((n1 + 127) * (1 << 23)) * detail::float_from_bits((n2 + 127) * (1 << 23));
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  return x < kLo ? 0.0f : (x > kHi ? kInf : (x != x ? x : y));
+}
+
+// The largest of x[0..n) (−∞ when n = 0), and whether any entry is NaN.
+float max_and_nan(const float* x, Eigen::Index n, bool& has_nan);
+
+// Σ x[0..n) accumulated in double.
+double sum_in_double(const float* x, Eigen::Index n);
+
+// e[j] = fast_exp(x[j] − offset) for j < n.
+void exp_shifted(const float* x, float offset, float* e, Eigen::Index n);
 
 }  // namespace attention_lab
