@@ -454,9 +454,10 @@ void draw_busy_overlay(AppState& state) {
   ImGui::Begin("##busy", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
                                       ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
   ImGui::Text("%s…", state.job->what().c_str());
-  // The engine reports no fraction yet: an indeterminate bar that keeps moving.
+  // The engine's fraction when it reports one; a moving indeterminate bar otherwise.
   const float t = static_cast<float>(state.job->seconds());
-  ImGui::ProgressBar(-1.0f * t, ImVec2(320, 0), "");
+  const float fraction = state.job->progress();
+  ImGui::ProgressBar(fraction >= 0.0f ? fraction : -1.0f * t, ImVec2(320, 0), fraction >= 0.0f ? nullptr : "");
   ImGui::TextDisabled("%.1f s — the window shows the last finished result meanwhile", static_cast<double>(t));
   const bool cancel = ImGui::Button("Cancel");
   state.cancel_button = Rect{ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x,

@@ -14,9 +14,15 @@ constexpr double kHeavyFlops = 1.5e9;
 BackgroundJob::BackgroundJob(std::string what, std::unique_ptr<Document::PendingChange> change)
     : what_(std::move(what)) {
   result_->change = std::move(change);
+  reports_progress_ = true;
   thread_ = std::thread([r = result_] {
     try {
+      // The engine reports progress and stops at the next block when Cancel is pressed.
+      r->change->engine.set_control(&r->control);
       r->change->compute();
+      r->change->engine.set_control(nullptr);
+    } catch (const Cancelled&) {
+      r->change.reset();
     } catch (const std::exception& e) {  // e.g. out of memory: report, keep the old result
       r->error = e.what();
       r->change.reset();
@@ -62,7 +68,12 @@ BackgroundJob::~BackgroundJob() {
   }
 }
 
-void BackgroundJob::cancel() { result_->cancel = true; }
+void BackgroundJob::cancel() {
+  result_->cancel = true;
+  result_->control.cancel = true;
+}
+
+float BackgroundJob::progress() const { return reports_progress_ ? result_->control.progress.load() : -1.0f; }
 
 double BackgroundJob::seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -20,6 +20,7 @@ class BackgroundJob {
   struct Result {
     std::atomic<bool> done{false};
     std::atomic<bool> cancel{false};
+    ComputeControl control;  // the engine's progress, and how Cancel stops it early
     std::unique_ptr<Document::PendingChange> change;  // a prepared edit, undo or redo
     std::unique_ptr<Document> document;               // a loaded file
     std::string path;
@@ -40,11 +41,14 @@ class BackgroundJob {
   void cancel();
   const std::string& what() const { return what_; }
   double seconds() const;
+  // 0…1 while a prepared change computes; negative when unknown (loading a file).
+  float progress() const;
   // Only once done(): hands the result over.
   std::shared_ptr<Result> result() const { return result_; }
 
  private:
   std::string what_;
+  bool reports_progress_ = false;  // only a prepared change's engine reports a fraction
   std::shared_ptr<Result> result_ = std::make_shared<Result>();
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::thread thread_;
