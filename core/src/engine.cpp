@@ -136,7 +136,7 @@ void Engine::finish() {
   // R is rebuilt by the next edit that needs it when no head keeps it now
   if (std::none_of(r_valid_.begin(), r_valid_.end(), [](std::uint8_t v) { return v != 0; })) R_.resize(0, 0);
   collect_warnings();
-  if (control_) control_->progress.store(1.0f);
+  if (control_.p) control_.p->progress.store(1.0f);
 }
 
 void Engine::refresh_settings() {
@@ -177,7 +177,7 @@ void Engine::full_forward() {
   const double T = dims_.T, hk = dims_.heads * dims_.d_k, hv = dims_.heads * dims_.d_v;
   const double total = 2.0 * T * dims_.d_model * (2.0 * hk + hv) + 2.0 * T * T * (hk + hv) +
                        (scenario_->use_w_o ? 2.0 * T * hv * dims_.d_out : 0.0);
-  Work work(control_, total);
+  Work work(control_.p, total);
   for (auto k : {StageKind::X, StageKind::W_q, StageKind::W_k, StageKind::W_v, StageKind::b_q, StageKind::b_k,
                  StageKind::b_v, StageKind::W_o, StageKind::b_o, StageKind::Mask})
     bump(k, 0, true);
@@ -283,7 +283,7 @@ void Engine::recompute_heads(const Invalidation& what) {
     total += (d[idx(StageKind::Scores)] ? 2.0 * T * T * dims_.d_k : 0.0) +
              (d[idx(StageKind::Context)] ? 2.0 * T * T * dims_.d_v : 0.0);
   }
-  Work work(control_, total + 2.0 * dims_.T * dims_.heads * dims_.d_v * dims_.d_out);
+  Work work(control_.p, total + 2.0 * dims_.T * dims_.heads * dims_.d_v * dims_.d_out);
 
   for (auto k : {StageKind::Q, StageKind::K, StageKind::V}) {
     bool all_heads = H > 0;
@@ -852,52 +852,44 @@ void Engine::edit_head_row(int h, Index r, bool q, bool k, bool v, const float* 
   out.a.assign(uz(T), 0.0f);
   out.b.assign(uz(T), 0.0f);
   out.state.assign(uz(T), 0);
-  out.x_old.resize(uz(T));
-  float* x_old = out.x_old.data();
   const std::uint8_t* pins = row_pins_.data() + ix(h) * T;
   const bool causal = mask_shape_ == MaskShape::Causal;
   auto allowed_ir = [&](Index i) { return causal ? r <= i : mask_(i, r) != 0.0f; };
-  // masked_ir before the change, and column r of the scores in the same pass
-  // over its (strided) cells. Rows that are not direct have no pins on
-  // scaled or masked, so their masked_ir is the scaled score or −∞.
-  if (k || v) {
-    const auto kr = Kh.row(r);
-    for (Index i = 0; i < T; ++i) {
-      float& sir = hs.S(i, r);
-      x_old[i] = hs.direct[uz(i)] || i == r || !allowed_ir(i) ? -kInf : scale_value(sir);
-      if (k) sir = Qh.row(i).dot(kr);
-    }
-    if (k) {
-      const StageId id{StageKind::Scores, h};
-      const auto& all = pins_;
-      for (auto it = all.lower_bound(PinKey{id, 0, 0}); it != all.end() && it->first.stage == id; ++it)
-        if (it->first.col == r) hs.S(it->first.row, r) = it->second;
-    }
-  }
   if (q) {
     hs.S.row(r).noalias() = Qh.row(r) * Kh.transpose();
     if (pins[r] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
   }
-  recompute_row(h, r);
-  out.state[uz(r)] = 2;
-  if (!(k || v)) return;
-
   const auto v_new = V_.row(r).segment(ix(h) * dv, dv);
   const Eigen::Map<const RowVector> v_was(v_old, dv);
   const float vmax_old = max_abs(v_old, dv), vmax_new = v_new.size() ? v_new.cwiseAbs().maxCoeff() : 0.0f;
   const float unit = std::max(hs.cmax, std::numeric_limits<float>::min());
-  for (Index i = causal ? r + 1 : 0; i < T; ++i) {
+  const auto kr = Kh.row(r);
+  // One pass over column r (strided: one cache line per row): the new score,
+  // then that row's softmax entry r, U and concat.
+  for (Index i = 0; i < T && (k || v); ++i) {
+    if (i == r && q) continue;  // row r's product wrote S(r, r) already
+    float& sir = hs.S(i, r);
+    const float s_old = sir;
+    if (k) {
+      sir = Qh.row(i).dot(kr);
+      if (pins[i] & kPinScores) {
+        const auto it = pins_.find(PinKey{StageId{StageKind::Scores, h}, static_cast<int>(i), static_cast<int>(r)});
+        if (it != pins_.end()) sir = it->second;
+      }
+    }
     if (i == r) continue;
+    const bool allowed = allowed_ir(i);
     if (hs.direct[uz(i)]) {
       // weights computed explicitly: only a pin or an allowed key at r can make them read column r
-      if (allowed_ir(i) || (pins[i] & (kPinScaledMasked | kPinWeights))) {
+      if (allowed || (pins[i] & (kPinScaledMasked | kPinWeights))) {
         recompute_row(h, i);
         out.state[uz(i)] = 2;
       }
       continue;
     }
-    const float xo = x_old[i];
-    const float xn = !k ? xo : allowed_ir(i) ? scale_value(hs.S(i, r)) : -kInf;
+    if (!allowed) continue;  // (rows that are not direct have no pins on scaled or masked)
+    const float xo = scale_value(s_old);
+    const float xn = k ? scale_value(sir) : xo;
     const float offset = hs.offset[uz(i)];
     const float eo = fast_exp(xo - offset), en = fast_exp(xn - offset);
     if (eo == 0.0f && en == 0.0f) continue;  // neither reads V_r nor counts in Z
@@ -936,6 +928,9 @@ void Engine::edit_head_row(int h, Index r, bool q, bool k, bool v, const float* 
     out.b[uz(i)] = en;
     out.state[uz(i)] = 1;
   }
+  // row r last: its scores row and S(r, r) are final now
+  recompute_row(h, r);
+  out.state[uz(r)] = 2;
 }
 
 // After edit_head_row on `heads`: R rows of the incrementally updated rows
@@ -1431,7 +1426,9 @@ void Engine::patch_derived(Derived& d) const {
   if (whole) d.m.resize(T, T);
   if (d.id.kind == StageKind::Scaled) complete_scores(h);
   const auto n = static_cast<long>(T);
-#pragma omp parallel for schedule(dynamic, 32)
+  long stale = 0;
+  for (long i = 0; i < n && !whole; ++i) stale += c.rows[uz(i)] > since ? 1 : 0;
+#pragma omp parallel for schedule(dynamic, 32) if (whole || stale > 16)
   for (long i = 0; i < n; ++i)
     if (whole || c.rows[uz(i)] > since) fill_derived_row(d.id, d.m, i);
   if (whole) return;

@@ -186,10 +186,16 @@ TEST(Engine, AnEngineComputedElsewhereCanBeMovedInAndRebound) {
   // The GUI computes into a separate engine on a worker, then moves it in.
   auto owned = std::make_unique<Scenario>(s);
   Engine worker_result;
-  std::thread worker([&] { worker_result.recompute_all(*owned); });
-  worker.join();
-  Engine in_place = std::move(worker_result);
+  {
+    ComputeControl job;  // the worker's: gone once the job is done
+    worker_result.set_control(&job);
+    std::thread worker([&] { worker_result.recompute_all(*owned); });
+    worker.join();
+    EXPECT_EQ(job.progress.load(), 1.0f);
+  }
+  Engine in_place = std::move(worker_result);  // starts without a control
   EXPECT_TRUE(engines_near(in_place, reference, 0.0));
+  in_place.recompute_all(*owned);  // would write to the destroyed control if the move kept it
 
   // The scenario moves too: rebind, then keep editing incrementally.
   Scenario moved = std::move(*owned);

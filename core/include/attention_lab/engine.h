@@ -156,8 +156,10 @@ class Engine {
   void rebind(const Scenario& scenario) { scenario_ = &scenario; }
 
   // Progress and cancellation for the next recomputes (nullptr: none). The
-  // control must outlive them; copies and moves of the engine keep the pointer.
-  void set_control(ComputeControl* control) { control_ = control; }
+  // control must outlive them. A copy or a move of the engine starts without
+  // one, so an engine computed on a worker and moved into place never reports
+  // to that worker's (soon destroyed) control again.
+  void set_control(ComputeControl* control) { control_.p = control; }
 
   // The current value of any stage (inputs included). Per-head views are
   // windows onto the shared storage; scaled, masked and weights are
@@ -211,7 +213,6 @@ class Engine {
   struct RowEdit {
     std::vector<float> a, b;          // U_i += a_i·V_r(old) + b_i·V_r(new), likewise R_i
     std::vector<std::uint8_t> state;  // 0 untouched, 1 updated incrementally, 2 recomputed
-    std::vector<float> x_old;         // masked_ir before the edit
   };
   struct Derived {
     StageId id;
@@ -278,8 +279,20 @@ class Engine {
   void patch_derived(Derived& d) const;
   void fill_derived_row(StageId id, Matrix& m, Eigen::Index i) const;
 
+  // A pointer that copies and moves do not carry over.
+  struct ControlRef {
+    ComputeControl* p = nullptr;
+    ControlRef() = default;
+    ControlRef(const ControlRef&) {}
+    ControlRef& operator=(const ControlRef&) {
+      p = nullptr;
+      return *this;
+    }
+    ~ControlRef() = default;
+  };
+
   const Scenario* scenario_ = nullptr;
-  ComputeControl* control_ = nullptr;
+  ControlRef control_;
   Dims dims_;
   Matrix Q_, K_, V_, concat_, output_, mask_;
   Matrix U_;  // unnormalized context, T × h·d_v
