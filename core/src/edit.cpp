@@ -279,9 +279,10 @@ struct Applier {
     if (auto err = inactive_reason(s, e.target.kind); !err.empty()) return fail(err);
     if (auto err = check_cell(what, *m, e.row, e.col); !err.empty()) return fail(err);
     if (auto err = check_value(what, e.value); !err.empty()) return fail(err);
-    out.inverse = SetCell{e.target, e.row, e.col, (*m)(e.row, e.col)};
+    const float old_value = (*m)(e.row, e.col);
+    out.inverse = SetCell{e.target, e.row, e.col, old_value};
     (*m)(e.row, e.col) = e.value;
-    out.stale.mark_cell(e.target.kind, head_of_column(s, e.target.kind, e.col), e.row, e.col);
+    out.stale.mark_cell(e.target.kind, head_of_column(s, e.target.kind, e.col), e.row, e.col, old_value);
   }
 
   void operator()(const SetMatrix& e) {

@@ -2,6 +2,8 @@
 
 #include "attention_lab/softmax.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -30,6 +32,11 @@ constexpr std::uint8_t kOutAgeLimit = 64;
 // How far an incrementally updated entry may rise above its row's offset
 // (e^40 ≈ 2e17 stays far from float overflow) before the row is recomputed.
 constexpr float kMaxRise = 40.0f;
+// Rows of Q, K and V updated by X's changes keep an error bound below this
+// fraction of their largest value (16 float ulps), else they are recomputed.
+constexpr float kProjTolerance = 0x1p-20f;
+// How many rows ahead a pass down a column of the scores prefetches.
+constexpr long kPrefetchRows = 4;
 
 // Kinds of pins a row of a head holds (Engine::row_pins_).
 enum PinBits : std::uint8_t {
@@ -48,6 +55,21 @@ float stagger(Index i) {
 float drift_start(Index i) { return stagger(i) * (kDriftLimit / 2.0f); }
 std::uint8_t age_start(Index i) { return static_cast<std::uint8_t>(stagger(i) * (kOutAgeLimit / 2)); }
 
+// Large matrices read down their columns (scores) or streamed whole on every
+// edit (R) touch a new 4 KiB page every row: backed by 2 MiB pages where the
+// kernel allows it, they cost far fewer TLB misses. Call before first touch.
+void advise_huge_pages(Matrix& m) {
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(m.data());
+  const auto end = begin + static_cast<std::uintptr_t>(m.size()) * sizeof(float);
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1), last = end & ~(kHuge - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);  // advice only
+#else
+  (void)m;
+#endif
+}
+
 // Scratch space for one thread (rows of T floats).
 std::vector<float>& scratch_a(Index n) {
   thread_local std::vector<float> v;
@@ -58,12 +80,6 @@ std::vector<float>& scratch_b(Index n) {
   thread_local std::vector<float> v;
   if (ix(v.size()) < n) v.resize(uz(n));
   return v;
-}
-
-float max_abs(const float* x, Index n) {
-  float m = 0.0f;
-  for (Index j = 0; j < n; ++j) m = std::max(m, std::fabs(x[j]));
-  return m;
 }
 
 }  // namespace
@@ -98,8 +114,8 @@ class Engine::Work {
 void Invalidation::mark(StageKind kind, int head) { entries_.push_back({kind, head}); }
 void Invalidation::mark_all_heads(StageKind kind) { entries_.push_back({kind, -1}); }
 void Invalidation::mark_everything() { everything_ = true; }
-void Invalidation::mark_cell(StageKind kind, int head, int row, int col) {
-  entries_.push_back({kind, head, row, col});
+void Invalidation::mark_cell(StageKind kind, int head, int row, int col, float old_value) {
+  entries_.push_back({kind, head, row, col, old_value});
 }
 
 // [SECTION] Scheduling
@@ -326,7 +342,7 @@ bool Engine::recompute_cells(const Invalidation& what) {
     switch (e.kind) {
       case StageKind::X:
         bump(e.kind, 0, false);
-        edit_x_row(e.row);
+        edit_x_row(e.row, e.col, e.old_value);
         return true;
       case StageKind::W_q: case StageKind::b_q:
         bump(e.kind, 0, false);
@@ -395,7 +411,9 @@ void Engine::resize_storage() {
   heads_.clear();
   heads_.resize(uz(dims_.heads));
   for (auto& hs : heads_) {
-    hs.S.setZero(T, T);  // blocks not computed yet hold 0, never garbage
+    hs.S.resize(T, T);
+    advise_huge_pages(hs.S);
+    hs.S.setZero();  // blocks not computed yet hold 0, never garbage
     hs.valid.assign(uz(nb_ * nb_), 0);
     hs.offset.assign(uz(T), 0.0f);
     hs.sum.assign(uz(T), 0.0);
@@ -407,6 +425,7 @@ void Engine::resize_storage() {
     for (auto& c : hs.changes) c.rows.assign(uz(T), 0);
   }
   out_age_.assign(uz(T), 0);
+  for (auto& e : proj_err_) e.assign(uz(T), 0.0f);
   versions_.assign(static_cast<std::size_t>(std::max(dims_.heads, 1)), {});
   cache_.clear();
 }
@@ -471,6 +490,7 @@ void Engine::compute_projection(StageKind kind, int head, Work* work) {
   // + b, broadcast over tokens
   if (s.use_bias) out.middleCols(first, width).rowwise() += b.row(0).segment(first, width);
   if (head < 0) {
+    std::fill(proj_error(kind).begin(), proj_error(kind).end(), 0.0f);  // every row exact again
     apply_pins(kind, -1);
     for (int h = 0; h < dims_.heads; ++h) bump(kind, h, true);
   } else {
@@ -694,7 +714,10 @@ void Engine::set_concat_row(int h, Index i) {
 // R_h = U_h · W_o_h, for incremental updates of the output.
 void Engine::build_r(int h) {
   const Index T = dims_.T, dv = dims_.d_v, dout = dims_.d_out;
-  if (R_.rows() != T || R_.cols() != ix(dims_.heads) * dout) R_.resize(T, ix(dims_.heads) * dout);
+  if (R_.rows() != T || R_.cols() != ix(dims_.heads) * dout) {
+    R_.resize(T, ix(dims_.heads) * dout);
+    advise_huge_pages(R_);
+  }
   R_.middleCols(ix(h) * dout, dout).noalias() = U_.middleCols(ix(h) * dv, dv) * scenario_->W_o.middleRows(ix(h) * dv, dv);
   r_valid_[uz(h)] = 1;
 }
@@ -755,17 +778,49 @@ void Engine::refresh_aged_outputs() {
 
 // [SECTION] Incremental paths
 
-// Q, K or V row r (head < 0: every head's block), pins included.
-void Engine::recompute_projection_row(StageKind kind, Index r, int head) {
+// Columns [first, first + width) of row r of Q, K or V from X_r, pins included.
+void Engine::recompute_projection_row(StageKind kind, Index r, Index first, Index width) {
   const Scenario& s = *scenario_;
   const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
   const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
   Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
-  const Index width = head < 0 ? out.cols() : ix(kind == StageKind::V ? dims_.d_v : dims_.d_k);
-  const Index first = head < 0 ? 0 : ix(head) * width;
   auto row = out.row(r).segment(first, width);
   row.noalias() = s.X.row(r) * W.middleCols(first, width);
   if (s.use_bias) row += b.row(0).segment(first, width);
+  apply_projection_pins(kind, r, first, width);
+}
+
+// Row r of Q, K or V after X(r, c) changed by delta: the row plus delta times
+// row c of W, when the rounding that adds stays far below the tolerance of
+// incremental = full. The bound of each row's accumulated error (absolute,
+// about one unit roundoff of the terms per update) decides; past it, or when
+// delta is unknown or not finite, the caller recomputes the row exactly.
+bool Engine::shift_projection_row(StageKind kind, Index r, Index c, float delta) {
+  if (!std::isfinite(delta)) return false;
+  const Scenario& s = *scenario_;
+  const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
+  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
+  if (out.cols() == 0) return true;
+  auto row = out.row(r);
+  const auto w = W.row(c);
+  constexpr float kUnitRoundoff = 0x1p-24f;
+  const float before = row.cwiseAbs().maxCoeff();
+  const float step = std::abs(delta) * w.cwiseAbs().maxCoeff();
+  float& bound = proj_error(kind)[uz(r)];
+  const float grown = bound + kUnitRoundoff * (before + 2.0f * step);
+  if (!std::isfinite(grown) || grown > kProjTolerance * (before + step)) return false;
+  row.noalias() += delta * w;
+  const float after = row.cwiseAbs().maxCoeff();
+  // cancellation: the row shrank so much that the bound is no longer small next to it
+  if (!std::isfinite(after) || grown > kProjTolerance * after) return false;
+  bound = grown;
+  apply_projection_pins(kind, r, 0, out.cols());
+  return true;
+}
+
+// Pinned cells of row r of Q, K or V within [first, first + width).
+void Engine::apply_projection_pins(StageKind kind, Index r, Index first, Index width) {
+  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
   const StageId id{kind, 0};
   const auto& pins = pins_;
   for (auto it = pins.lower_bound(PinKey{id, static_cast<int>(r), 0});
@@ -791,44 +846,32 @@ void Engine::recompute_projection_cell(StageKind kind, Index r, Index c) {
 // One cell of X: row r of Q, K and V, a row and a column of every head's
 // scores, a factor and an entry of every softmax row, a rank-one update of
 // U and R, and the output rows re-summed.
-void Engine::edit_x_row(Index r) {
+void Engine::edit_x_row(Index r, Index c, float old_value) {
   const int H = dims_.heads;
   const RowVector v_old = V_.row(r);
-  // X_r·W for Q, K and V, in column halves so both threads stream weights
-  {
-    const StageKind kinds[] = {StageKind::Q, StageKind::K, StageKind::V};
+  const StageKind kinds[] = {StageKind::Q, StageKind::K, StageKind::V};
+  const float delta = scenario_->X(r, c) - old_value;
+  bool shifted[3] = {false, false, false};
+  for (int t = 0; t < 3; ++t) shifted[t] = shift_projection_row(kinds[t], r, c, delta);
+  if (!(shifted[0] && shifted[1] && shifted[2])) {
+    // X_r·W exactly, in column halves so both threads stream weights
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < 6; ++t) {
-      const Scenario& s = *scenario_;
-      const StageKind k = kinds[t / 2];
-      const Matrix& W = k == StageKind::Q ? s.W_q : k == StageKind::K ? s.W_k : s.W_v;
-      const Matrix& b = k == StageKind::Q ? s.b_q : k == StageKind::K ? s.b_k : s.b_v;
-      Matrix& out = k == StageKind::Q ? Q_ : k == StageKind::K ? K_ : V_;
-      const Index half = out.cols() / 2, first = t % 2 == 0 ? 0 : half, width = t % 2 == 0 ? half : out.cols() - half;
-      auto row = out.row(r).segment(first, width);
-      row.noalias() = s.X.row(r) * W.middleCols(first, width);
-      if (s.use_bias) row += b.row(0).segment(first, width);
+      if (shifted[t / 2]) continue;
+      const Index cols = (kinds[t / 2] == StageKind::V ? V_ : Q_).cols(), half = cols / 2;
+      recompute_projection_row(kinds[t / 2], r, t % 2 == 0 ? 0 : half, t % 2 == 0 ? half : cols - half);
     }
-    for (auto k : kinds) {
-      const StageId id{k, 0};
-      const auto& pins = pins_;
-      Matrix& out = k == StageKind::Q ? Q_ : k == StageKind::K ? K_ : V_;
-      for (auto it = pins.lower_bound(PinKey{id, static_cast<int>(r), 0});
-           it != pins.end() && it->first.stage == id && it->first.row == r; ++it)
-        out(r, it->first.col) = it->second;
-      for (int h = 0; h < H; ++h) bump(k, h, false);
-    }
+    for (int t = 0; t < 3; ++t)
+      if (!shifted[t]) proj_error(kinds[t])[uz(r)] = 0.0f;  // exact again
   }
+  for (auto k : kinds)
+    for (int h = 0; h < H; ++h) bump(k, h, false);
   std::vector<int> all(uz(H));
   for (int h = 0; h < H; ++h) all[uz(h)] = h;
   if (scenario_->use_w_o)
     for (int h = 0; h < H; ++h)
       if (!r_valid_[uz(h)]) build_r(h);
-  if (edits_.size() < uz(H)) edits_.resize(uz(H));
-  const Index dv = dims_.d_v;
-#pragma omp parallel for schedule(dynamic)
-  for (int h = 0; h < H; ++h) edit_head_row(h, r, true, true, true, v_old.data() + ix(h) * dv, edits_[uz(h)]);
-  finish_row_edits(all, edits_, r, v_old);
+  edit_rows(all, r, true, true, true, v_old);
   for (int h = 0; h < H; ++h) {
     note_row(StageKind::Scaled, h, r);
     note_col(StageKind::Scaled, h, r);
@@ -839,167 +882,164 @@ void Engine::edit_x_row(Index r) {
   }
 }
 
-// Row r of head h's Q (q), K (k) or V (v) changed; v_old is V_h's old row r.
-// Row r is recomputed; every other row's softmax changes in entry r only, so
-// its sum, U and (later) R are updated by that entry, unless the row must be
-// recomputed: a direct row, a new maximum far above its offset, or an error
-// estimate past kDriftLimit (see engine.h). Threads may run different heads.
-void Engine::edit_head_row(int h, Index r, bool q, bool k, bool v, const float* v_old, RowEdit& out) {
-  HeadState& hs = heads_[uz(h)];
-  const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
-  const auto Qh = Q_.middleCols(ix(h) * dk, dk);
-  const auto Kh = K_.middleCols(ix(h) * dk, dk);
-  out.a.assign(uz(T), 0.0f);
-  out.b.assign(uz(T), 0.0f);
-  out.state.assign(uz(T), 0);
-  const std::uint8_t* pins = row_pins_.data() + ix(h) * T;
-  const bool causal = mask_shape_ == MaskShape::Causal;
-  auto allowed_ir = [&](Index i) { return causal ? r <= i : mask_(i, r) != 0.0f; };
-  if (q) {
-    hs.S.row(r).noalias() = Qh.row(r) * Kh.transpose();
-    if (pins[r] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
-  }
-  const auto v_new = V_.row(r).segment(ix(h) * dv, dv);
-  const Eigen::Map<const RowVector> v_was(v_old, dv);
-  const float vmax_old = max_abs(v_old, dv), vmax_new = v_new.size() ? v_new.cwiseAbs().maxCoeff() : 0.0f;
-  const float unit = std::max(hs.cmax, std::numeric_limits<float>::min());
-  const auto kr = Kh.row(r);
-  // One pass over column r (strided: one cache line per row): the new score,
-  // then that row's softmax entry r, U and concat.
-  for (Index i = 0; i < T && (k || v); ++i) {
-    if (i == r && q) continue;  // row r's product wrote S(r, r) already
-    float& sir = hs.S(i, r);
-    const float s_old = sir;
-    if (k) {
-      sir = Qh.row(i).dot(kr);
-      if (pins[i] & kPinScores) {
-        const auto it = pins_.find(PinKey{StageId{StageKind::Scores, h}, static_cast<int>(i), static_cast<int>(r)});
-        if (it != pins_.end()) sir = it->second;
-      }
-    }
-    if (i == r) continue;
-    const bool allowed = allowed_ir(i);
-    if (hs.direct[uz(i)]) {
-      // weights computed explicitly: only a pin or an allowed key at r can make them read column r
-      if (allowed || (pins[i] & (kPinScaledMasked | kPinWeights))) {
-        recompute_row(h, i);
-        out.state[uz(i)] = 2;
-      }
-      continue;
-    }
-    if (!allowed) continue;  // (rows that are not direct have no pins on scaled or masked)
-    const float xo = scale_value(s_old);
-    const float xn = k ? scale_value(sir) : xo;
-    const float offset = hs.offset[uz(i)];
-    const float eo = fast_exp(xo - offset), en = fast_exp(xn - offset);
-    if (eo == 0.0f && en == 0.0f) continue;  // neither reads V_r nor counts in Z
-    const double z_old = hs.sum[uz(i)];
-    // (only V_r changed: the sum stays exactly as it was)
-    const double z = k ? z_old - static_cast<double>(eo) + static_cast<double>(en) : z_old;
-    bool exact = !(xn - offset <= kMaxRise) || !(z > 0.0);  // NaN, +∞ or a new max far above the offset
-    float drift = 0.0f;
-    if (!exact) {
-      // The error U_i carries grows by Z_old/Z as the row renormalizes, plus
-      // this update's own rounding (about one ulp of the result and of each term).
-      const double terms = static_cast<double>(eo) * static_cast<double>(vmax_old) +
-                           static_cast<double>(en) * static_cast<double>(vmax_new);
-      drift = static_cast<float>(static_cast<double>(hs.drift[uz(i)]) * (z_old / z) + 1.0 +
-                                 terms / (z * static_cast<double>(unit)));
-      exact = !(drift <= kDriftLimit);
-    }
-    if (exact) {
-      recompute_row(h, i);
-      out.state[uz(i)] = 2;
-      continue;
-    }
-    auto u = U_.row(i).segment(ix(h) * dv, dv);
-    if (v)
-      u += v_new * en - v_was * eo;
-    else
-      u += v_new * (en - eo);
-    hs.sum[uz(i)] = z;
-    hs.cscale[uz(i)] = static_cast<float>(1.0 / z);
-    hs.drift[uz(i)] = drift;
-    if (k) note_row(StageKind::Weights, h, i);
-    // concat only: R_i is updated with the output, in finish_row_edits
-    concat_.row(i).segment(ix(h) * dv, dv) = u * hs.cscale[uz(i)];
-    if (pins[i] & kPinContext) apply_row_pins(StageKind::Context, h, i);
-    out.a[uz(i)] = -eo;
-    out.b[uz(i)] = en;
-    out.state[uz(i)] = 1;
-  }
-  // row r last: its scores row and S(r, r) are final now
-  recompute_row(h, r);
-  out.state[uz(r)] = 2;
-}
-
-// After edit_head_row on `heads`: R rows of the incrementally updated rows
-// (U_h,r's change times W_o_h), then every changed output row.
-void Engine::finish_row_edits(const std::vector<int>& heads, const std::vector<RowEdit>& edits, Index r,
-                              const RowVector& v_old_row) {
+// Row r of Q (q), K (k) and/or V (v) changed in the columns of `heads`;
+// v_old is V's old row r (every head's columns). Row r of each head is
+// recomputed; every other row's softmax changes in entry r only, so its sum,
+// U and R change by that entry, unless the row must be recomputed: a direct
+// row, a new maximum far above its offset, or an error estimate past
+// kDriftLimit (see engine.h). One pass over the rows does every head of a row
+// and then its output, so each row's Q, U, concat, R and output are read once
+// while in cache (threads take different rows).
+void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, bool v, const RowVector& v_old) {
   const Scenario& s = *scenario_;
-  const Index T = dims_.T, dv = dims_.d_v, dout = dims_.d_out;
-  Index first = T;
-  for (int h : heads)
-    for (Index i = 0; i < T; ++i)
-      if (edits[uz(h)].state[uz(i)]) {
-        first = std::min(first, i);
-        break;
-      }
-  if (first == T) return;
-  // y = V_h,r · W_o_h before and after: U's rank-one change mapped to R
-  Matrix y_old, y_new;
-  if (s.use_w_o) {
-    y_old.resize(ix(dims_.heads), dout);
-    y_new.resize(ix(dims_.heads), dout);
-    for (int h : heads) {
-      if (!r_valid_[uz(h)]) continue;
+  const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v, dout = dims_.d_out;
+  const auto n_heads = static_cast<long>(heads.size());
+  if (edits_.size() < uz(dims_.heads)) edits_.resize(uz(dims_.heads));
+  // Per head: the new scores row r, and V_h,r·W_o_h before and after (U's
+  // rank-one change mapped to R).
+#pragma omp parallel for schedule(dynamic)
+  for (long t = 0; t < n_heads; ++t) {
+    const int h = heads[uz(t)];
+    HeadEdit& he = edits_[uz(h)];
+    const auto v_new = V_.row(r).segment(ix(h) * dv, dv);
+    const auto v_was = v_old.segment(ix(h) * dv, dv);
+    he.vmax_old = dv > 0 ? v_was.cwiseAbs().maxCoeff() : 0.0f;
+    he.vmax_new = dv > 0 ? v_new.cwiseAbs().maxCoeff() : 0.0f;
+    he.unit = std::max(heads_[uz(h)].cmax, std::numeric_limits<float>::min());
+    he.has_y = (k || v) && s.use_w_o && r_valid_[uz(h)];
+    if (he.has_y) {
       const auto Wo = s.W_o.middleRows(ix(h) * dv, dv);
-      y_old.row(h).noalias() = v_old_row.segment(ix(h) * dv, dv) * Wo;
-      y_new.row(h).noalias() = V_.row(r).segment(ix(h) * dv, dv) * Wo;
+      he.y_old.resize(1, dout);
+      he.y_new.resize(1, dout);
+      he.y_old.noalias() = v_was * Wo;
+      he.y_new.noalias() = v_new * Wo;
+    }
+    if (q) {
+      heads_[uz(h)].S.row(r).noalias() = Q_.row(r).segment(ix(h) * dk, dk) * K_.middleCols(ix(h) * dk, dk).transpose();
+      if (row_pins_[uz(ix(h) * T + r)] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
     }
   }
-  // every head keeps R: update and sum in one pass
+  // every head keeps R: each output row is summed from R in the same pass
   bool fused = s.use_w_o && R_.rows() == T;
   for (int h = 0; h < dims_.heads && fused; ++h) fused = r_valid_[uz(h)] != 0;
   std::vector<std::uint8_t> is_edited(uz(dims_.heads), 0);
   for (int h : heads) is_edited[uz(h)] = 1;
-  const auto n = static_cast<long>(T);
+  // A changed Q row changes only its own row; a changed K or V row every row
+  // that may attend to it.
+  const long first = k || v ? 0 : static_cast<long>(r);
+  const long last = k || v ? static_cast<long>(T) : static_cast<long>(r) + 1;
 #pragma omp parallel for schedule(dynamic, 16)
-  for (long i = first; i < n; ++i) {
+  for (long li = first; li < last; ++li) {
+    const Index i = li;
+    thread_local std::vector<RowUpdate> upd;
+    if (upd.size() < uz(dims_.heads)) upd.resize(uz(dims_.heads));
+    // Column r of each head's scores is one cache line per row, each on its
+    // own page, where the hardware does not prefetch: ask for a later row's.
+    if (li + kPrefetchRows < last)
+      for (long t = 0; t < n_heads; ++t) __builtin_prefetch(&heads_[uz(heads[uz(t)])].S(i + kPrefetchRows, r), 1);
     bool changed = false;
-    for (int h : heads) changed = changed || edits[uz(h)].state[uz(i)] != 0;
+    for (long t = 0; t < n_heads; ++t) {
+      const int h = heads[uz(t)];
+      upd[uz(h)] = edit_entry(h, i, r, q, k, v, v_old.data() + ix(h) * dv, edits_[uz(h)]);
+      changed = changed || upd[uz(h)].state != 0;
+    }
     if (!changed) continue;
-    if (s.use_w_o && fused) {
-      // R rows updated and summed into the output in one pass over them
+    if (fused) {
       auto out = output_.row(i);
       out.setZero();
+      bool pinned = false;
       for (int h = 0; h < dims_.heads; ++h) {
         auto seg = R_.row(i).segment(ix(h) * dout, dout);
-        const RowEdit& e = edits[uz(h)];
-        if (is_edited[uz(h)] && e.state[uz(i)] == 1) seg += y_old.row(h) * e.a[uz(i)] + y_new.row(h) * e.b[uz(i)];
+        if (is_edited[uz(h)] && upd[uz(h)].state == 1) {
+          const HeadEdit& he = edits_[uz(h)];
+          seg += he.y_old * upd[uz(h)].a + he.y_new * upd[uz(h)].b;
+        }
         out += seg * heads_[uz(h)].cscale[uz(i)];
+        pinned = pinned || (row_pins_[uz(ix(h) * T + i)] & kPinContext);
       }
-      bool pinned = false;
-      for (int h = 0; h < dims_.heads; ++h) pinned = pinned || (row_pins_[uz(ix(h) * T + i)] & kPinContext);
-      if (pinned) {
-        out.noalias() = concat_.row(i) * s.W_o;  // context pins: from concat
-      }
+      if (pinned) out.noalias() = concat_.row(i) * s.W_o;  // context pins: from concat
       if (s.use_output_bias) out += s.b_o.row(0);
       apply_row_pins(StageKind::Output, 0, i);
       out_age_[uz(i)] = 0;
       continue;
     }
-    if (s.use_w_o)
-      for (int h : heads) {
-        const RowEdit& e = edits[uz(h)];
-        if (e.state[uz(i)] != 1 || !r_valid_[uz(h)]) continue;
-        R_.row(i).segment(ix(h) * dout, dout) += y_old.row(h) * e.a[uz(i)] + y_new.row(h) * e.b[uz(i)];
-      }
+    for (long t = 0; t < n_heads; ++t) {
+      const int h = heads[uz(t)];
+      const HeadEdit& he = edits_[uz(h)];
+      if (upd[uz(h)].state == 1 && he.has_y)
+        R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[uz(h)].a + he.y_new * upd[uz(h)].b;
+    }
     output_row(i);
   }
   bump(StageKind::Concat, 0, false);
   bump(StageKind::Output, 0, false);
+}
+
+// Row i of head h after row r of its Q, K or V changed (see edit_rows):
+// scores entry (i, r), then softmax entry r, U and concat of row i, or the
+// whole row recomputed. Says what it did and, for an update, U_i's change as
+// a·V_r(old) + b·V_r(new) (R's is a·y_old + b·y_new).
+Engine::RowUpdate Engine::edit_entry(int h, Index i, Index r, bool q, bool k, bool v, const float* v_old,
+                                     const HeadEdit& he) {
+  HeadState& hs = heads_[uz(h)];
+  const Index dk = dims_.d_k, dv = dims_.d_v;
+  const std::uint8_t pins = row_pins_[uz(ix(h) * dims_.T + i)];
+  float& sir = hs.S(i, r);
+  const float s_old = sir;
+  const bool causal = mask_shape_ == MaskShape::Causal;
+  const bool allowed = causal ? r <= i : mask_(i, r) != 0.0f;
+  // the new score (row r's was computed whole when Q_r changed); a block the
+  // mask hides that was never computed is computed whole when shown
+  if (k && !(q && i == r) && (allowed || hs.valid[uz((i / kBlock) * nb_ + r / kBlock)])) {
+    sir = Q_.row(i).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(h) * dk, dk));
+    if (pins & kPinScores) {
+      const auto it = pins_.find(PinKey{StageId{StageKind::Scores, h}, static_cast<int>(i), static_cast<int>(r)});
+      if (it != pins_.end()) sir = it->second;
+    }
+  }
+  if (i == r || (hs.direct[uz(i)] && (allowed || (pins & (kPinScaledMasked | kPinWeights))))) {
+    // row r itself, or weights computed explicitly that may read column r
+    recompute_row(h, i);
+    return {2, 0.0f, 0.0f};
+  }
+  if (hs.direct[uz(i)] || !allowed) return {};  // (rows that are not direct have no pins on scaled or masked)
+  const float xo = scale_value(s_old);
+  const float xn = k ? scale_value(sir) : xo;
+  const float offset = hs.offset[uz(i)];
+  const float eo = fast_exp(xo - offset), en = fast_exp(xn - offset);
+  if (eo == 0.0f && en == 0.0f) return {};  // neither reads V_r nor counts in Z
+  const double z_old = hs.sum[uz(i)];
+  // (only V_r changed: the sum stays exactly as it was)
+  const double z = k ? z_old - static_cast<double>(eo) + static_cast<double>(en) : z_old;
+  bool exact = !(xn - offset <= kMaxRise) || !(z > 0.0);  // NaN, +∞ or a new max far above the offset
+  float drift = 0.0f;
+  if (!exact) {
+    // The error U_i carries grows by Z_old/Z as the row renormalizes, plus
+    // this update's own rounding (about one ulp of the result and of each term).
+    const double terms = static_cast<double>(eo) * static_cast<double>(he.vmax_old) +
+                         static_cast<double>(en) * static_cast<double>(he.vmax_new);
+    drift = static_cast<float>(static_cast<double>(hs.drift[uz(i)]) * (z_old / z) + 1.0 +
+                               terms / (z * static_cast<double>(he.unit)));
+    exact = !(drift <= kDriftLimit);
+  }
+  if (exact) {
+    recompute_row(h, i);
+    return {2, 0.0f, 0.0f};
+  }
+  auto u = U_.row(i).segment(ix(h) * dv, dv);
+  const auto v_new = V_.row(r).segment(ix(h) * dv, dv);
+  if (v)
+    u += v_new * en - Eigen::Map<const RowVector>(v_old, dv) * eo;
+  else
+    u += v_new * (en - eo);
+  hs.sum[uz(i)] = z;
+  hs.cscale[uz(i)] = static_cast<float>(1.0 / z);
+  hs.drift[uz(i)] = drift;
+  if (k) note_row(StageKind::Weights, h, i);
+  // concat only: R_i is updated with the output, in edit_rows
+  concat_.row(i).segment(ix(h) * dv, dv) = u * hs.cscale[uz(i)];
+  if (pins & kPinContext) apply_row_pins(StageKind::Context, h, i);
+  return {1, -eo, en};
 }
 
 // A column of W_q or W_k (or a cell of b_q, b_k): one column of Q or K, then
@@ -1186,10 +1226,7 @@ void Engine::edit_pin(const Invalidation::Entry& e) {
       if (scenario_->use_w_o && e.kind != StageKind::Q)
         for (int g = 0; g < dims_.heads; ++g)
           if (!r_valid_[uz(g)]) build_r(g);
-      if (edits_.size() < uz(dims_.heads)) edits_.resize(uz(dims_.heads));
-      edit_head_row(h, r, e.kind == StageKind::Q, e.kind == StageKind::K, e.kind == StageKind::V,
-                    v_old.data() + ix(h) * dv, edits_[uz(h)]);
-      finish_row_edits({h}, edits_, r, v_old);
+      edit_rows({h}, r, e.kind == StageKind::Q, e.kind == StageKind::K, e.kind == StageKind::V, v_old);
       for (auto k : {StageKind::Scaled, StageKind::Masked}) {
         if (e.kind == StageKind::Q) note_row(k, h, r);
         if (e.kind == StageKind::K) note_col(k, h, r);

@@ -192,6 +192,41 @@ TEST(Incremental, LongEditSequencesStayWithinTolerance) {
   run_cell_edits(attention_lab::test::random_scenario(5, o), 77, 1500, 100);
 }
 
+TEST(Incremental, OneRowOfXSwingingAcrossMagnitudesKeepsQKVExact) {
+  // A cell of X edited shifts Q, K and V rows by delta times a row of W.
+  // Going from 1e4 back to small values cancels almost all of the row: the
+  // shift must notice and recompute it, else the rounding left from the
+  // large values would stay. (Only the projections are compared: with X at
+  // 1e4 the softmax turns one ulp of a score into visible changes of the
+  // weights, in any two float computations alike.)
+  RandomOptions o = sized(24, 8, 2, 4, MaskKind::Causal);
+  o.w_o = true, o.bias = true;
+  Document doc(attention_lab::test::random_scenario(13, o));
+  const float values[] = {1e4f, 0.01f, -1e4f, 0.0f, 3.0f, -0.5f, 2e3f, 1e-3f};
+  std::mt19937 rng(5);
+  for (int i = 0; i < 400; ++i) {
+    const int row = i % 3 == 0 ? 7 : std::uniform_int_distribution<int>(0, 23)(rng);
+    const int col = std::uniform_int_distribution<int>(0, 7)(rng);
+    const float v = values[std::uniform_int_distribution<int>(0, 7)(rng)];
+    const Edit e = SetCell{StageId::input(StageKind::X), row, col, v};
+    ASSERT_EQ(doc.apply(e), "");
+    const Scenario& s = doc.scenario();
+    Engine fresh;
+    fresh.recompute_all(s);
+    for (auto [kind, W] : {std::pair{StageKind::Q, &s.W_q}, {StageKind::K, &s.W_k}, {StageKind::V, &s.W_v}}) {
+      const Matrix mine = doc.engine().stage(StageId::input(kind));
+      const Matrix full = fresh.stage(StageId::input(kind));
+      // each row within 1e-5 of the size of its terms, Σ_k |X_rk|·|W_kc|
+      const Matrix terms = s.X.cwiseAbs() * W->cwiseAbs();
+      for (Eigen::Index r = 0; r < mine.rows(); ++r) {
+        const float scale = terms.row(r).maxCoeff() + 1.0f;  // + |b| ≤ 1
+        ASSERT_LE((mine.row(r) - full.row(r)).cwiseAbs().maxCoeff(), 1e-5f * scale)
+            << to_string(StageId::input(kind)) << " row " << r << " after edit " << i << ": " << describe(e);
+      }
+    }
+  }
+}
+
 TEST(Incremental, SharpSoftmaxRowsSurviveTheirMaximumBeingEditedAway) {
   // Larger inputs (scores up to about ±20) make each softmax row nearly
   // one-hot, so an edit can remove the entry that held almost all the weight

@@ -78,6 +78,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -106,7 +107,8 @@ class Invalidation {
   // One cell of `kind` (row, col in that matrix's own coordinates; Q, K and V
   // pins address the full matrices, context pins one head's block). `head` is
   // the head the cell belongs to, -1 for per-layer matrices.
-  void mark_cell(StageKind kind, int head, int row, int col);
+  void mark_cell(StageKind kind, int head, int row, int col,
+                 float old_value = std::numeric_limits<float>::quiet_NaN());
   bool everything() const { return everything_; }
 
   struct Entry {
@@ -114,6 +116,9 @@ class Invalidation {
     int head;      // -1 = every head
     int row = -1;  // ≥ 0: only this cell changed
     int col = -1;
+    // an input cell's value before the edit (NaN when not known): lets the
+    // engine shift what depends on it linearly instead of recomputing
+    float old_value = std::numeric_limits<float>::quiet_NaN();
     bool is_cell() const { return row >= 0 && col >= 0; }
   };
   const std::vector<Entry>& entries() const { return entries_; }
@@ -209,10 +214,17 @@ class Engine {
     float cmax = 0.0f;                 // largest |context| of the head: the drift unit
     Changes changes[3];                // scaled, masked, weights
   };
-  // What edit_head_row did to each row of one head.
-  struct RowEdit {
-    std::vector<float> a, b;          // U_i += a_i·V_r(old) + b_i·V_r(new), likewise R_i
-    std::vector<std::uint8_t> state;  // 0 untouched, 1 updated incrementally, 2 recomputed
+  // What edit_rows knows of one head before its pass over the rows.
+  struct HeadEdit {
+    RowVector y_old, y_new;         // V_r(old)·W_o_h and V_r(new)·W_o_h, when has_y
+    bool has_y = false;             // R_h is kept and V_r or K_r changed
+    float vmax_old = 0.0f, vmax_new = 0.0f;  // largest |V_h,r| before and after
+    float unit = 0.0f;              // the head's drift unit (HeadState::cmax)
+  };
+  // What edit_entry did to one row of one head.
+  struct RowUpdate {
+    std::uint8_t state = 0;  // 0 untouched, 1 updated incrementally, 2 recomputed
+    float a = 0.0f, b = 0.0f;  // U_i += a·V_r(old) + b·V_r(new), likewise R_i with y
   };
   struct Derived {
     StageId id;
@@ -251,16 +263,21 @@ class Engine {
   void refresh_aged_outputs();
 
   // [SECTION] Incremental paths
-  void edit_x_row(Eigen::Index r);
+  void edit_x_row(Eigen::Index r, Eigen::Index c, float old_value);
   void edit_qk_column(StageKind kind, Eigen::Index c);
   void edit_v_column(Eigen::Index c);
   void edit_output_column(Eigen::Index c);
   void edit_mask_cell(Eigen::Index i, Eigen::Index j);
-  void edit_head_row(int h, Eigen::Index r, bool q, bool k, bool v, const float* v_old, RowEdit& out);
-  void finish_row_edits(const std::vector<int>& heads, const std::vector<RowEdit>& edits, Eigen::Index r,
-                        const RowVector& v_old_row);
+  void edit_rows(const std::vector<int>& heads, Eigen::Index r, bool q, bool k, bool v, const RowVector& v_old);
+  RowUpdate edit_entry(int h, Eigen::Index i, Eigen::Index r, bool q, bool k, bool v, const float* v_old,
+                       const HeadEdit& he);
   void edit_pin(const Invalidation::Entry& e);
-  void recompute_projection_row(StageKind kind, Eigen::Index r, int head);
+  void recompute_projection_row(StageKind kind, Eigen::Index r, Eigen::Index first, Eigen::Index width);
+  bool shift_projection_row(StageKind kind, Eigen::Index r, Eigen::Index c, float delta);
+  void apply_projection_pins(StageKind kind, Eigen::Index r, Eigen::Index first, Eigen::Index width);
+  std::vector<float>& proj_error(StageKind kind) {
+    return proj_err_[kind == StageKind::Q ? 0 : kind == StageKind::K ? 1 : 2];
+  }
   void recompute_projection_cell(StageKind kind, Eigen::Index r, Eigen::Index c);
 
   // [SECTION] Values
@@ -307,7 +324,8 @@ class Engine {
   std::map<PinKey, float> pins_;        // the scenario's pins at the last recompute
   std::vector<std::uint8_t> row_pins_;  // [h·T + i]: kinds of pins in that row (bits)
   std::vector<std::uint8_t> out_age_;   // rank-one updates since each output row was exact
-  std::vector<RowEdit> edits_;          // scratch of the row edits, kept to avoid page faults
+  std::vector<float> proj_err_[3];      // per row of Q, K, V: bound of the error X's shifts added
+  std::vector<HeadEdit> edits_;         // per head, for edit_rows
   std::vector<Warning> warnings_;
   std::uint64_t next_version_ = 1;
   // versions_[head][kind]; per-layer kinds use head 0
