@@ -416,9 +416,6 @@ void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r)
     std::uniform_int_distribution<int> pick_row(0, rows - 1), pick_col(0, cols - 1);
     std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
     const float scale = fresh_scale(kind.target, o.d);
-    // Mask toggles share one gesture: their undo entries would each keep a
-    // T×T copy of the mask, which is not what this measures.
-    const std::uint64_t gesture = kind.target == StageKind::Mask ? doc.begin_gesture() : 0;
     auto once = [&] {
       // A cell not edited before (while there are any), so nothing is cached.
       int row = 0, col = 0;
@@ -437,7 +434,7 @@ void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r)
       }
       const SetCell edit{StageId{kind.target, 0}, row, col, value};
       const auto start = Clock::now();
-      const std::string error = doc.apply(edit, gesture);
+      const std::string error = doc.apply(edit);
       g_sink = bench::touch_visible_stages(doc, 0);
       const double ms = ms_since(start);
       if (!error.empty()) throw std::runtime_error(describe(Edit{edit}) + " failed: " + error);

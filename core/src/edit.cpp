@@ -85,10 +85,13 @@ std::string check_value(const std::string& what, float v) {
   return what + ": expected a finite number, found " + num(v);
 }
 
-std::string check_cell(const std::string& what, MatrixView m, int r, int c) {
-  if (r >= 0 && c >= 0 && r < m.rows() && c < m.cols()) return {};
-  return what + ": expected a cell within " + std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
+std::string check_cell(const std::string& what, Eigen::Index rows, Eigen::Index cols, int r, int c) {
+  if (r >= 0 && c >= 0 && r < rows && c < cols) return {};
+  return what + ": expected a cell within " + std::to_string(rows) + " x " + std::to_string(cols) +
          ", found row " + std::to_string(r) + ", column " + std::to_string(c);
+}
+std::string check_cell(const std::string& what, MatrixView m, int r, int c) {
+  return check_cell(what, m.rows(), m.cols(), r, c);
 }
 
 // [SECTION] Resizing that keeps what still fits
@@ -263,11 +266,16 @@ struct Applier {
     const std::string what = cell(e.target, e.row, e.col);
     if (e.target.kind == StageKind::Mask) {
       if (e.value != 0.0f && e.value != 1.0f) return fail(what + ": expected 0 or 1, found " + num(e.value));
-      const Matrix current = s.effective_mask();
-      if (auto err = check_cell(what, current, e.row, e.col); !err.empty()) return fail(err);
-      out.inverse = SetMask{s.mask_kind, s.custom_mask};
-      s.custom_mask = current;  // start from what the user sees
-      s.mask_kind = MaskKind::Custom;
+      const Eigen::Index n = s.T();
+      if (auto err = check_cell(what, n, n, e.row, e.col); !err.empty()) return fail(err);
+      if (s.mask_kind == MaskKind::Custom && s.custom_mask.rows() == n && s.custom_mask.cols() == n) {
+        // one cell back, not a T×T copy in every undo entry
+        out.inverse = SetCell{e.target, e.row, e.col, s.custom_mask(e.row, e.col)};
+      } else {
+        out.inverse = SetMask{s.mask_kind, s.custom_mask};
+        s.custom_mask = s.effective_mask();  // start from what the user sees
+        s.mask_kind = MaskKind::Custom;
+      }
       s.custom_mask(e.row, e.col) = e.value;
       // the effective mask changed in this one cell only
       out.stale.mark_cell(StageKind::Mask, -1, e.row, e.col);

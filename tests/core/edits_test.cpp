@@ -97,6 +97,27 @@ TEST(Edits, EditingAMaskCellSwitchesToACustomMaskStartingFromTheShownOne) {
   EXPECT_GT(doc.stage(StageId::of_head(StageKind::Weights, 0))(0, 1), 0.0f);
 }
 
+TEST(Edits, TogglingACustomMaskCellIsUndoneByOneCellNotACopyOfTheMask) {
+  Scenario s = attention_lab::test::preset("fat-cat");  // causal
+  const Applied first = apply_edit(s, SetCell{in(StageKind::Mask), 0, 1, 1.0f});
+  ASSERT_EQ(first.error, "");
+  // leaving causal: the inverse brings the kind back
+  ASSERT_TRUE(std::holds_alternative<SetMask>(first.inverse));
+  EXPECT_EQ(std::get<SetMask>(first.inverse).kind, MaskKind::Causal);
+  const Applied second = apply_edit(s, SetCell{in(StageKind::Mask), 3, 2, 0.0f});
+  ASSERT_EQ(second.error, "");
+  ASSERT_TRUE(std::holds_alternative<SetCell>(second.inverse));
+  const SetCell back = std::get<SetCell>(second.inverse);
+  EXPECT_EQ(back.row, 3);
+  EXPECT_EQ(back.col, 2);
+  EXPECT_EQ(back.value, 1.0f);
+  // undoing both returns to the causal mask exactly
+  ASSERT_EQ(apply_edit(s, second.inverse).error, "");
+  ASSERT_EQ(apply_edit(s, first.inverse).error, "");
+  EXPECT_EQ(s.mask_kind, MaskKind::Causal);
+  EXPECT_TRUE(scenarios_identical(s, attention_lab::test::preset("fat-cat")));
+}
+
 TEST(Edits, MaskCellsMustBeZeroOrOne) {
   const Scenario s = attention_lab::test::preset("fat-cat");
   expect_refused(s, SetCell{in(StageKind::Mask), 0, 1, 0.5f}, "mask[0][1]: expected 0 or 1, found 0.5");
