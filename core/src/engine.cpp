@@ -55,8 +55,8 @@ float stagger(Index i) {
 float drift_start(Index i) { return stagger(i) * (kDriftLimit / 2.0f); }
 std::uint8_t age_start(Index i) { return static_cast<std::uint8_t>(stagger(i) * (kOutAgeLimit / 2)); }
 
-// Large matrices read down their columns (scores) or streamed whole on every
-// edit (R) touch a new 4 KiB page every row: backed by 2 MiB pages where the
+// T×T matrices read down their columns (scores) and R, streamed on every
+// edit, touch a new 4 KiB page every row: backed by 2 MiB pages where the
 // kernel allows it, they cost far fewer TLB misses. Call before first touch.
 void advise_huge_pages(Matrix& m) {
 #ifdef MADV_HUGEPAGE
@@ -434,7 +434,10 @@ void Engine::resize_storage() {
 void Engine::load_mask() {
   const Scenario& s = *scenario_;
   const Index T = dims_.T;
-  mask_.resize(T, T);
+  if (mask_.rows() != T || mask_.cols() != T) {
+    mask_.resize(T, T);
+    advise_huge_pages(mask_);
+  }
   switch (s.mask_kind) {
     case MaskKind::None: mask_.setOnes(); break;
     case MaskKind::Causal:
@@ -905,7 +908,7 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     const auto v_was = v_old.segment(ix(h) * dv, dv);
     he.vmax_old = dv > 0 ? v_was.cwiseAbs().maxCoeff() : 0.0f;
     he.vmax_new = dv > 0 ? v_new.cwiseAbs().maxCoeff() : 0.0f;
-    he.unit = std::max(heads_[uz(h)].cmax, std::numeric_limits<float>::min());
+    he.inv_unit = 1.0 / static_cast<double>(std::max(heads_[uz(h)].cmax, std::numeric_limits<float>::min()));
     he.has_y = (k || v) && s.use_w_o && r_valid_[uz(h)];
     if (he.has_y) {
       const auto Wo = s.W_o.middleRows(ix(h) * dv, dv);
@@ -914,10 +917,16 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
       he.y_old.noalias() = v_was * Wo;
       he.y_new.noalias() = v_new * Wo;
     }
+    HeadState& hs = heads_[uz(h)];
     if (q) {
-      heads_[uz(h)].S.row(r).noalias() = Q_.row(r).segment(ix(h) * dk, dk) * K_.middleCols(ix(h) * dk, dk).transpose();
+      hs.S.row(r).noalias() = Q_.row(r).segment(ix(h) * dk, dk) * K_.middleCols(ix(h) * dk, dk).transpose();
+      if (row_pins_[uz(ix(h) * T + r)] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
+    } else if (k) {
+      hs.S(r, r) = Q_.row(r).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(h) * dk, dk));
       if (row_pins_[uz(ix(h) * T + r)] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
     }
+    // row r whole, while W_o_h is in cache from y
+    recompute_row(h, r);
   }
   // every head keeps R: each output row is summed from R in the same pass
   bool fused = s.use_w_o && R_.rows() == T;
@@ -940,7 +949,7 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     bool changed = false;
     for (long t = 0; t < n_heads; ++t) {
       const int h = heads[uz(t)];
-      upd[uz(h)] = edit_entry(h, i, r, q, k, v, v_old.data() + ix(h) * dv, edits_[uz(h)]);
+      edit_entry(h, i, r, k, v, v_old.data() + ix(h) * dv, edits_[uz(h)], upd[uz(h)]);
       changed = changed || upd[uz(h)].state != 0;
     }
     if (!changed) continue;
@@ -975,12 +984,17 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   bump(StageKind::Output, 0, false);
 }
 
-// Row i of head h after row r of its Q, K or V changed (see edit_rows):
+// Row i ≠ r of head h after row r of its K or V changed (see edit_rows):
 // scores entry (i, r), then softmax entry r, U and concat of row i, or the
-// whole row recomputed. Says what it did and, for an update, U_i's change as
-// a·V_r(old) + b·V_r(new) (R's is a·y_old + b·y_new).
-Engine::RowUpdate Engine::edit_entry(int h, Index i, Index r, bool q, bool k, bool v, const float* v_old,
-                                     const HeadEdit& he) {
+// whole row recomputed. Says in `out` what it did and, for an update, U_i's
+// change as a·V_r(old) + b·V_r(new) (R's is a·y_old + b·y_new).
+void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_old, const HeadEdit& he,
+                        RowUpdate& out) {
+  out.state = 0;
+  if (i == r) {
+    out.state = 2;  // recomputed whole by edit_rows
+    return;
+  }
   HeadState& hs = heads_[uz(h)];
   const Index dk = dims_.d_k, dv = dims_.d_v;
   const std::uint8_t pins = row_pins_[uz(ix(h) * dims_.T + i)];
@@ -988,43 +1002,47 @@ Engine::RowUpdate Engine::edit_entry(int h, Index i, Index r, bool q, bool k, bo
   const float s_old = sir;
   const bool causal = mask_shape_ == MaskShape::Causal;
   const bool allowed = causal ? r <= i : mask_(i, r) != 0.0f;
-  // the new score (row r's was computed whole when Q_r changed); a block the
-  // mask hides that was never computed is computed whole when shown
-  if (k && !(q && i == r) && (allowed || hs.valid[uz((i / kBlock) * nb_ + r / kBlock)])) {
+  // the new score; a block the mask hides that was never computed is
+  // computed whole when shown
+  if (k && (allowed || hs.valid[uz((i / kBlock) * nb_ + r / kBlock)])) {
     sir = Q_.row(i).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(h) * dk, dk));
     if (pins & kPinScores) {
       const auto it = pins_.find(PinKey{StageId{StageKind::Scores, h}, static_cast<int>(i), static_cast<int>(r)});
       if (it != pins_.end()) sir = it->second;
     }
   }
-  if (i == r || (hs.direct[uz(i)] && (allowed || (pins & (kPinScaledMasked | kPinWeights))))) {
-    // row r itself, or weights computed explicitly that may read column r
-    recompute_row(h, i);
-    return {2, 0.0f, 0.0f};
+  if (hs.direct[uz(i)]) {
+    // weights computed explicitly: only a pin or an allowed key at r can make them read column r
+    if (allowed || (pins & (kPinScaledMasked | kPinWeights))) {
+      recompute_row(h, i);
+      out.state = 2;
+    }
+    return;
   }
-  if (hs.direct[uz(i)] || !allowed) return {};  // (rows that are not direct have no pins on scaled or masked)
+  if (!allowed) return;  // (rows that are not direct have no pins on scaled or masked)
   const float xo = scale_value(s_old);
   const float xn = k ? scale_value(sir) : xo;
   const float offset = hs.offset[uz(i)];
   const float eo = fast_exp(xo - offset), en = fast_exp(xn - offset);
-  if (eo == 0.0f && en == 0.0f) return {};  // neither reads V_r nor counts in Z
+  if (eo == 0.0f && en == 0.0f) return;  // neither reads V_r nor counts in Z
   const double z_old = hs.sum[uz(i)];
   // (only V_r changed: the sum stays exactly as it was)
   const double z = k ? z_old - static_cast<double>(eo) + static_cast<double>(en) : z_old;
   bool exact = !(xn - offset <= kMaxRise) || !(z > 0.0);  // NaN, +∞ or a new max far above the offset
+  const double inv_z = 1.0 / z;
   float drift = 0.0f;
   if (!exact) {
     // The error U_i carries grows by Z_old/Z as the row renormalizes, plus
     // this update's own rounding (about one ulp of the result and of each term).
     const double terms = static_cast<double>(eo) * static_cast<double>(he.vmax_old) +
                          static_cast<double>(en) * static_cast<double>(he.vmax_new);
-    drift = static_cast<float>(static_cast<double>(hs.drift[uz(i)]) * (z_old / z) + 1.0 +
-                               terms / (z * static_cast<double>(he.unit)));
+    drift = static_cast<float>((static_cast<double>(hs.drift[uz(i)]) * z_old + terms * he.inv_unit) * inv_z + 1.0);
     exact = !(drift <= kDriftLimit);
   }
   if (exact) {
     recompute_row(h, i);
-    return {2, 0.0f, 0.0f};
+    out.state = 2;
+    return;
   }
   auto u = U_.row(i).segment(ix(h) * dv, dv);
   const auto v_new = V_.row(r).segment(ix(h) * dv, dv);
@@ -1033,13 +1051,15 @@ Engine::RowUpdate Engine::edit_entry(int h, Index i, Index r, bool q, bool k, bo
   else
     u += v_new * (en - eo);
   hs.sum[uz(i)] = z;
-  hs.cscale[uz(i)] = static_cast<float>(1.0 / z);
+  hs.cscale[uz(i)] = static_cast<float>(inv_z);
   hs.drift[uz(i)] = drift;
   if (k) note_row(StageKind::Weights, h, i);
   // concat only: R_i is updated with the output, in edit_rows
   concat_.row(i).segment(ix(h) * dv, dv) = u * hs.cscale[uz(i)];
   if (pins & kPinContext) apply_row_pins(StageKind::Context, h, i);
-  return {1, -eo, en};
+  out.state = 1;
+  out.a = -eo;
+  out.b = en;
 }
 
 // A column of W_q or W_k (or a cell of b_q, b_k): one column of Q or K, then
@@ -1460,7 +1480,10 @@ void Engine::patch_derived(Derived& d) const {
   const std::uint64_t since = d.version;
   const Changes& c = heads_[uz(h)].changes[d.id.kind == StageKind::Scaled ? 0 : d.id.kind == StageKind::Masked ? 1 : 2];
   const bool whole = d.m.rows() != T || d.m.cols() != T || since < c.full || since == 0;
-  if (whole) d.m.resize(T, T);
+  if (d.m.rows() != T || d.m.cols() != T) {
+    d.m.resize(T, T);
+    advise_huge_pages(d.m);
+  }
   if (d.id.kind == StageKind::Scaled) complete_scores(h);
   const auto n = static_cast<long>(T);
   long stale = 0;

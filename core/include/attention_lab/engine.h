@@ -219,7 +219,7 @@ class Engine {
     RowVector y_old, y_new;         // V_r(old)·W_o_h and V_r(new)·W_o_h, when has_y
     bool has_y = false;             // R_h is kept and V_r or K_r changed
     float vmax_old = 0.0f, vmax_new = 0.0f;  // largest |V_h,r| before and after
-    float unit = 0.0f;              // the head's drift unit (HeadState::cmax)
+    double inv_unit = 0.0;          // 1 / the head's drift unit (HeadState::cmax)
   };
   // What edit_entry did to one row of one head.
   struct RowUpdate {
@@ -269,8 +269,8 @@ class Engine {
   void edit_output_column(Eigen::Index c);
   void edit_mask_cell(Eigen::Index i, Eigen::Index j);
   void edit_rows(const std::vector<int>& heads, Eigen::Index r, bool q, bool k, bool v, const RowVector& v_old);
-  RowUpdate edit_entry(int h, Eigen::Index i, Eigen::Index r, bool q, bool k, bool v, const float* v_old,
-                       const HeadEdit& he);
+  void edit_entry(int h, Eigen::Index i, Eigen::Index r, bool k, bool v, const float* v_old, const HeadEdit& he,
+                  RowUpdate& out);
   void edit_pin(const Invalidation::Entry& e);
   void recompute_projection_row(StageKind kind, Eigen::Index r, Eigen::Index first, Eigen::Index width);
   bool shift_projection_row(StageKind kind, Eigen::Index r, Eigen::Index c, float delta);
