@@ -35,6 +35,10 @@ constexpr float kMaxRise = 40.0f;
 // Rows of Q, K and V updated by X's changes keep an error bound below this
 // fraction of their largest value (16 float ulps), else they are recomputed.
 constexpr float kProjTolerance = 0x1p-20f;
+// A head's scores updated by rank-one products (W_q or W_k edits) keep their
+// rounding below this fraction of the largest score (16 float ulps): then a
+// weight moves by about 1e-6 at most, else the scores are computed anew.
+constexpr float kScoreTolerance = 0x1p-20f;
 // How many rows ahead a pass down a column of the scores prefetches.
 constexpr long kPrefetchRows = 4;
 
@@ -509,9 +513,10 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
   if (heads.empty()) return;
   for (int h : heads) {
     auto& hs = heads_[uz(h)];
-    if (with_scores)
+    if (with_scores) {
       std::fill(hs.valid.begin(), hs.valid.end(), std::uint8_t{0});
-    else
+      hs.score_error = 0.0f;  // every score is computed anew
+    } else
       ensure_blocks_for_mask(h);
     r_valid_[uz(h)] = 0;
   }
@@ -1071,6 +1076,7 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
   const Matrix& W = kind == StageKind::Q ? s.W_q : s.W_k;
   const Matrix& b = kind == StageKind::Q ? s.b_q : s.b_k;
   Matrix& P = kind == StageKind::Q ? Q_ : K_;
+  const Eigen::VectorXf old_col = P.col(c);
   P.col(c).noalias() = s.X * W.col(c);
   if (s.use_bias) P.col(c).array() += b(0, c);
   const StageId id{kind, 0};
@@ -1079,7 +1085,9 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
   bump(kind, h, false);
 
   const Matrix old_concat = concat_.middleCols(ix(h) * dv, dv);
-  head_pass({h}, true, nullptr);
+  // the scores by a rank-one update when its rounding stays small, else anew;
+  // the softmax and context of every row from them
+  head_pass({h}, !shift_scores(kind, h, c, old_col), nullptr);
   for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
     bump(k, h, true);
   bump(StageKind::Concat, 0, false);
@@ -1095,6 +1103,48 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
     for (Index i = 0; i < T; ++i) output_row(i);
   }
   bump(StageKind::Output, 0, false);
+}
+
+// Scores of head h after column c of Q (or K) changed from old_col: one
+// column of Q_h·K_hᵀ's factors changed, so S_h moves by a rank-one product,
+// ΔQ_c·K_cᵀ (or Q_c·ΔK_cᵀ), on the blocks computed so far (the others are
+// computed whole when needed). The head keeps a bound of the rounding these
+// updates added; past kScoreTolerance of the largest score (or on a value
+// that is not finite) this says no, and the caller computes the scores anew.
+bool Engine::shift_scores(StageKind kind, int h, Index c, const Eigen::VectorXf& old_col) {
+  HeadState& hs = heads_[uz(h)];
+  const Index T = dims_.T;
+  const Matrix& P = kind == StageKind::Q ? Q_ : K_;
+  const Matrix& other = kind == StageKind::Q ? K_ : Q_;
+  const Eigen::VectorXf delta = P.col(c) - old_col;
+  const auto a = kind == StageKind::Q ? delta : Eigen::VectorXf(other.col(c));  // S_ij += a_i·b_j
+  const auto b = kind == StageKind::Q ? Eigen::VectorXf(other.col(c)) : delta;
+  const float step = T > 0 ? a.cwiseAbs().maxCoeff() * b.cwiseAbs().maxCoeff() : 0.0f;
+  if (!std::isfinite(step)) return false;
+  std::vector<Index> blocks;
+  for (Index blk = 0; blk < nb_ * nb_; ++blk)
+    if (hs.valid[uz(blk)]) blocks.push_back(blk);
+  float largest = 0.0f;
+  bool finite = true;
+  const auto n = static_cast<long>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 4) reduction(max : largest) reduction(&& : finite)
+  for (long t = 0; t < n; ++t) {
+    const Index i0 = blocks[uz(t)] / nb_ * kBlock, j0 = blocks[uz(t)] % nb_ * kBlock;
+    const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, T - j0);
+    auto block = hs.S.block(i0, j0, rows, cols);
+    block.noalias() += a.segment(i0, rows) * b.segment(j0, cols).transpose();
+    const float m = block.cwiseAbs().maxCoeff();
+    finite = finite && std::isfinite(m);
+    largest = std::max(largest, m);
+  }
+  for (Index i = 0; i < T; ++i)
+    if (row_pins_[uz(ix(h) * T + i)] & kPinScores) apply_row_pins(StageKind::Scores, h, i);
+  // each updated cell rounds by at most one unit roundoff of its value and of the product added
+  constexpr float kUnitRoundoff = 0x1p-24f;
+  const float grown = hs.score_error + kUnitRoundoff * (largest + step);
+  if (!finite || !(grown <= kScoreTolerance * largest)) return false;
+  hs.score_error = grown;
+  return true;
 }
 
 // A column of W_v (or a cell of b_v): one column of V, of U (exactly, from

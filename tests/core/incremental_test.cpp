@@ -227,6 +227,34 @@ TEST(Incremental, OneRowOfXSwingingAcrossMagnitudesKeepsQKVExact) {
   }
 }
 
+TEST(Incremental, QueryAndKeyWeightsSwingingAcrossMagnitudesKeepTheScoresExact) {
+  // A cell of W_q or W_k changes one column of Q or K: the head's scores move
+  // by a rank-one product. Going from 1e3 back to small values cancels most
+  // of every score: the update must notice and compute the scores anew.
+  RandomOptions o = sized(70, 8, 2, 4, MaskKind::Causal);
+  o.w_o = true;
+  Document doc(attention_lab::test::random_scenario(17, o));
+  (void)doc.stage(StageId::of_head(StageKind::Scores, 1));  // every block computed, as when shown
+  const float values[] = {1e3f, 0.1f, -1e3f, 0.0f, 2.0f, -0.3f, 40.0f, 1e-3f};
+  std::mt19937 rng(9);
+  for (int i = 0; i < 300; ++i) {
+    const StageKind k = i % 2 == 0 ? StageKind::W_q : StageKind::W_k;
+    const int row = std::uniform_int_distribution<int>(0, 7)(rng);
+    const int col = i % 4 < 2 ? 5 : std::uniform_int_distribution<int>(0, 7)(rng);
+    const float v = values[std::uniform_int_distribution<int>(0, 7)(rng)];
+    const Edit e = SetCell{StageId::input(k), row, col, v};
+    ASSERT_EQ(doc.apply(e), "");
+    Engine fresh;
+    fresh.recompute_all(doc.scenario());
+    for (int h = 0; h < 2; ++h) {
+      const Matrix mine = doc.engine().stage(StageId::of_head(StageKind::Scores, h));
+      const Matrix full = fresh.stage(StageId::of_head(StageKind::Scores, h));
+      ASSERT_LE((mine - full).cwiseAbs().maxCoeff(), 1e-5f * full.cwiseAbs().maxCoeff())
+          << "scores of head " << h << " after edit " << i << ": " << describe(e);
+    }
+  }
+}
+
 TEST(Incremental, SharpSoftmaxRowsSurviveTheirMaximumBeingEditedAway) {
   // Larger inputs (scores up to about ±20) make each softmax row nearly
   // one-hot, so an edit can remove the entry that held almost all the weight

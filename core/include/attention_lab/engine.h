@@ -212,6 +212,7 @@ class Engine {
     std::vector<std::uint8_t> direct;  // weights computed explicitly for this row
     std::vector<float> drift;          // error estimate of U and R rows (see above)
     float cmax = 0.0f;                 // largest |context| of the head: the drift unit
+    float score_error = 0.0f;          // bound of the rounding rank-one updates added to S
     Changes changes[3];                // scaled, masked, weights
   };
   // What edit_rows knows of one head before its pass over the rows.
@@ -265,6 +266,7 @@ class Engine {
   // [SECTION] Incremental paths
   void edit_x_row(Eigen::Index r, Eigen::Index c, float old_value);
   void edit_qk_column(StageKind kind, Eigen::Index c);
+  bool shift_scores(StageKind kind, int h, Eigen::Index c, const Eigen::VectorXf& old_col);
   void edit_v_column(Eigen::Index c);
   void edit_output_column(Eigen::Index c);
   void edit_mask_cell(Eigen::Index i, Eigen::Index j);
