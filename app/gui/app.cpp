@@ -21,6 +21,15 @@ namespace attention_lab::gui {
 
 // [SECTION] AppState
 
+const StageInfo& AppState::stage_info(StageId id) {
+  auto& [revision, info] = stage_infos[id];
+  if (revision != doc->revision()) {
+    info = describe_stage(doc->scenario(), id);
+    revision = doc->revision();
+  }
+  return info;
+}
+
 void AppState::set_status(std::string text) {
   status = std::move(text);
   status_time = ImGui::GetTime();

@@ -8,11 +8,13 @@
 #include "attention_lab/lesson.h"
 #include "attention_lab/quiz.h"
 #include "attention_lab/snapshot.h"
+#include "attention_lab/stage_info.h"
 #include "attention_lab/sqrt_dk_experiment.h"
 #include "background_job.h"
 #include "gfx/gl_texture.h"
 #include "gfx/heatmap_renderer.h"
 #include "logic/heatmap_view.h"
+#include "logic/pipeline_layout.h"
 #include "logic/provenance.h"
 #include "options.h"
 #include "settings.h"
@@ -172,6 +174,14 @@ struct AppState {
   std::map<std::pair<StageId, int>, gfx::FloatTexture> textures;
   std::uint64_t texture_uploads = 0;
   std::map<StageId, std::pair<std::uint64_t, float>> colour_ranges;  // (version, range): not rescanned each frame
+  // describe_stage() per document revision: at T=1024 each description
+  // spells out 1024 token labels, and a frame draws some twenty stages.
+  const StageInfo& stage_info(StageId id);
+  std::map<StageId, std::pair<std::uint64_t, StageInfo>> stage_infos;
+  // The pipeline's equations for (revision, head), for the same reason.
+  std::uint64_t equations_revision = 0;
+  int equations_head = -1;
+  std::vector<EquationLine> equations;
 
   // Export requests, served after rendering (need the finished frame)
   std::string pending_png;

@@ -155,24 +155,24 @@ int main(int argc, char** argv) {
         g_keys.frame_done(window);
         // Screenshots and measurements are of finished results, not of the progress overlay.
         if (!app.state().busy()) ++frame;
-        if (screenshot && frame >= std::max(opts.frames, 2)) {
+        const bool last_frame = frame >= std::max(opts.frames, 2);
+        if (screenshot && last_frame) {
           const auto shot_error = attention_lab::gfx::save_framebuffer_png(opts.screenshot, fb_w, fb_h);
           if (!shot_error.empty()) {
             std::fprintf(stderr, "attention-lab: %s\n", shot_error.c_str());
             status = 1;
           }
-          break;
         }
-        glfwSwapBuffers(window);
-        if (measuring && frame >= std::max(opts.frames, 2)) {
+        if (!(screenshot && last_frame)) glfwSwapBuffers(window);
+        if (measuring && last_frame) {
           glFinish();
           timer.frame_started();
           if (const auto stats_error = timer.write(opts.frame_stats, app.state().texture_uploads); !stats_error.empty()) {
             std::fprintf(stderr, "attention-lab: %s\n", stats_error.c_str());
             status = 1;
           }
-          break;
         }
+        if ((screenshot || measuring) && last_frame) break;
         if (const std::string t = app.state().window_title(); t != last_title) {
           glfwSetWindowTitle(window, t.c_str());
           last_title = t;

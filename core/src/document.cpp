@@ -1,5 +1,6 @@
 #include "attention_lab/document.h"
 
+#include <atomic>
 #include <cassert>
 
 namespace attention_lab {
@@ -40,7 +41,14 @@ bool covers(const Edit& earlier, const Edit& later) {
 
 }  // namespace
 
+namespace {
+std::atomic<std::uint64_t> g_revisions{0};  // shared by every document, so two never share a revision
+}  // namespace
+
+void Document::touch() { revision_ = ++g_revisions; }
+
 Document::Document(Scenario scenario) : scenario_(std::make_unique<Scenario>(std::move(scenario))) {
+  touch();
   assert(validate(*scenario_).empty());
   engine_.recompute_all(*scenario_);
 }
@@ -55,6 +63,7 @@ void Document::add_inverse(Entry& entry, Edit inverse) {
 std::string Document::apply(const Edit& edit, std::uint64_t gesture) {
   Applied applied = apply_edit(*scenario_, edit);
   if (!applied.error.empty()) return applied.error;
+  touch();
   engine_.recompute(*scenario_, applied.stale);
 
   redo_.clear();
@@ -86,6 +95,7 @@ bool Document::undo() {
     Applied applied = apply_edit(*scenario_, *it);
     // An inverse was produced from the state it restores, so it always applies.
     assert(applied.error.empty());
+    touch();
     engine_.recompute(*scenario_, applied.stale);
   }
   entry.gesture = 0;  // a redone entry never merges with a later drag
@@ -101,6 +111,7 @@ bool Document::redo() {
   for (const Edit& forward : entry.forward) {
     Applied applied = apply_edit(*scenario_, forward);
     assert(applied.error.empty());
+    touch();
     engine_.recompute(*scenario_, applied.stale);
     add_inverse(entry, std::move(applied.inverse));
   }
@@ -159,6 +170,7 @@ void Document::commit(std::unique_ptr<PendingChange> change) {
   // moving the unique_ptr keeps that heap object, so the pointer stays valid.
   std::unique_ptr<Scenario> old_scenario = std::move(scenario_);
   scenario_ = std::move(change->scenario);
+  touch();
   engine_ = std::move(change->engine);
   switch (change->kind) {
     case PendingChange::Kind::Apply:

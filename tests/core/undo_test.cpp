@@ -8,6 +8,8 @@
 #include "test_support.h"
 #include "unit_support.h"
 
+#include <algorithm>
+
 using namespace attention_lab;
 using attention_lab::test::RandomEdits;
 using attention_lab::test::RandomOptions;
@@ -125,6 +127,32 @@ TEST(Undo, AnEditAfterUndoClearsTheRedoStack) {
   ASSERT_EQ(doc.apply(SetTemperature{3.0f}), "");
   EXPECT_FALSE(doc.can_redo());
   EXPECT_FALSE(doc.redo());
+}
+
+TEST(Undo, TheRevisionChangesWithEveryChangeOfTheScenarioOnly) {
+  Document doc(attention_lab::test::preset("book"));
+  const Document other(attention_lab::test::preset("book"));
+  EXPECT_NE(doc.revision(), other.revision());  // views cached by revision never mix documents
+  std::vector<std::uint64_t> seen{doc.revision()};
+  auto changed = [&] {
+    const bool fresh = std::find(seen.begin(), seen.end(), doc.revision()) == seen.end();
+    seen.push_back(doc.revision());
+    return fresh;
+  };
+  ASSERT_EQ(doc.apply(SetTemperature{2.0f}), "");
+  EXPECT_TRUE(changed());
+  EXPECT_NE(doc.apply(SetTemperature{-1.0f}), "");  // refused: nothing changed
+  EXPECT_FALSE(changed());
+  ASSERT_TRUE(doc.undo());
+  EXPECT_TRUE(changed());  // the same scenario as at first, but views must not assume so
+  ASSERT_TRUE(doc.redo());
+  EXPECT_TRUE(changed());
+  std::string error;
+  auto pending = doc.prepare(SetDimension{Dimension::T, 8}, error);
+  ASSERT_TRUE(pending) << error;
+  pending->compute();
+  doc.commit(std::move(pending));
+  EXPECT_TRUE(changed());
 }
 
 TEST(Undo, LabelsDescribeTheNextStep) {

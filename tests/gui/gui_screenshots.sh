@@ -21,10 +21,20 @@ for preset in fat-cat book naive multi-head; do
   done
 done
 python3 "$here/png_check.py" 1024 700 "${shots[@]}" || fails=$((fails + 1))
-# A real layer's size: computed in the background, pooled heatmaps; the shot waits for the result.
-"$app" --preset random-1024-768-12 --step 6 --head 3 --size 1024x700 --screenshot "$out/random-1024-768-12-step-6.png" ||
+# A real layer's size: computed in the background, pooled heatmaps; the shot
+# waits for the result. Frame statistics are written along with the shot.
+"$app" --preset random-1024-768-12 --step 6 --head 3 --size 1024x700 --screenshot "$out/random-1024-768-12-step-6.png" \
+  --frames 20 --frame-stats "$out/random-1024-frames.json" ||
   { echo "FAIL: random-1024-768-12"; fails=$((fails + 1)); }
 python3 "$here/png_check.py" 1024 700 "$out/random-1024-768-12-step-6.png" || fails=$((fails + 1))
+python3 - "$out/random-1024-frames.json" <<'PY' || { echo "FAIL: frame statistics"; fails=$((fails + 1)); }
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["frames"] >= 20 and 0 < s["median_ms"] <= s["p95_ms"] <= s["max_ms"], s
+# every stage uploaded once, then only what changed: nothing changes while idle
+assert 0 < s["texture_uploads"] < 200, s
+print(f"T=1024 frames: median {s['median_ms']} ms, p95 {s['p95_ms']} ms, {s['texture_uploads']} uploads")
+PY
 # A second size, to check --size and the layout at the default window size.
 "$app" --preset multi-head --size 1280x800 --screenshot "$out/multi-head-1280.png" || fails=$((fails + 1))
 python3 "$here/png_check.py" 1280 800 "$out/multi-head-1280.png" || fails=$((fails + 1))

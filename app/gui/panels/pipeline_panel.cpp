@@ -39,8 +39,8 @@ int reveal_for(const AppState& state, StageKind kind, int rows, int cols) {
   return done >= total ? -1 : done + 1;
 }
 
-float estimated_width(const AppState& state, StageId id, bool transposed) {
-  const StageInfo info = describe_stage(state.doc->scenario(), id);
+float estimated_width(AppState& state, StageId id, bool transposed) {
+  const StageInfo& info = state.stage_info(id);
   const int cols = transposed ? info.rows : info.cols;
   const int rows = transposed ? info.cols : info.rows;
   const float label_w = rows == state.doc->scenario().T() && !transposed ? 52.0f : 22.0f;
@@ -52,13 +52,18 @@ float estimated_width(const AppState& state, StageId id, bool transposed) {
 void draw_pipeline_panel(AppState& state) {
   const Scenario& s = state.doc->scenario();
   const int head = std::clamp(state.focused_head, 0, s.heads - 1);
-  const auto lines = pipeline_equations(s, head);
+  if (state.equations_revision != state.doc->revision() || state.equations_head != head) {
+    state.equations = pipeline_equations(s, head);
+    state.equations_revision = state.doc->revision();
+    state.equations_head = head;
+  }
+  const std::vector<EquationLine>& lines = state.equations;
   const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const int current_step = state.step;
 
   // The inputs that every equation uses, first: X, then the mask.
   auto draw_matrix = [&](StageId id, bool transposed) {
-    const StageInfo info = describe_stage(s, id);
+    const StageInfo& info = state.stage_info(id);
     HeatmapOptions opt;
     opt.cell_px = cell_px(state);
     opt.max_px = max_px();
@@ -135,7 +140,7 @@ void draw_pipeline_panel(AppState& state) {
     float line_height = 0.0f;
     for (const Term& t : line.terms) {
       if (t.kind == Term::Kind::Matrix) {
-        const StageInfo info = describe_stage(s, t.stage);
+        const StageInfo& info = state.stage_info(t.stage);
         const int rows = t.transposed ? info.cols : info.rows, cols = t.transposed ? info.rows : info.cols;
         line_height = std::max(line_height, static_cast<float>(rows) *
                                                 displayed_cell_px(cell_px(state), max_px(), rows, cols));

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace attention_lab::gui {
 
@@ -86,10 +87,20 @@ float displayed_cell_px(float cell_px, float max_px, int rows, int cols) {
 HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& opt) {
   HeatmapEvents ev;
   const Document& doc = *state.doc;
-  const StageInfo info = describe_stage(doc.scenario(), id);
+  const StageInfo& info = state.stage_info(id);
   const bool showing_difference = opt.difference != nullptr;
-  const MatrixView m = showing_difference ? MatrixView(opt.difference->difference) : doc.stage(id);
-  const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
+  // The values are fetched only when something reads them: a derived stage
+  // (scaled, masked, weights) costs an exp per cell to materialize, and the
+  // texture and colour range of an unchanged stage are cached already. (At
+  // T=1024 the twelve weight thumbnails alone would otherwise rebuild
+  // 12 million weights every frame.)
+  std::optional<MatrixView> fetched;
+  const auto values = [&]() -> const MatrixView& {
+    if (!fetched) fetched.emplace(showing_difference ? MatrixView(opt.difference->difference) : doc.stage(id));
+    return *fetched;
+  };
+  const int rows = showing_difference ? static_cast<int>(opt.difference->difference.rows()) : info.rows;
+  const int cols = showing_difference ? static_cast<int>(opt.difference->difference.cols()) : info.cols;
   const int shown_rows = opt.transposed ? cols : rows, shown_cols = opt.transposed ? rows : cols;
   if (rows == 0 || cols == 0) return ev;
 
@@ -172,8 +183,8 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   auto& tex = state.textures[{id, pool * 2 + (showing_difference ? 1 : 0)}];
   const std::uint64_t key = version * 4096u + static_cast<std::uint64_t>(pool);
   if (tex.version() != key) {
-    if (pool > 1) tex.update(pool_max_abs(m, pool), key);
-    else tex.update(m, key);
+    if (pool > 1) tex.update(pool_max_abs(values(), pool), key);
+    else tex.update(values(), key);
     ++state.texture_uploads;
   }
   // A difference is signed whatever the stage holds: blue went down, red went up.
@@ -186,7 +197,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
                 : 1.0f;
   } else {
     auto& cached = state.colour_ranges[id];
-    if (cached.first != version || version == 0) cached = {version, colour_range(info.domain, m)};
+    if (cached.first != version || version == 0) cached = {version, colour_range(info.domain, values())};
     range = cached.second;
   }
   gfx::HeatmapDraw hd;
@@ -232,7 +243,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         const int r = opt.transposed ? scn : sr, c = opt.transposed ? sr : scn;
         const Rect cr = cell_rect(rect, view, rows, cols, Cell{r, c}, opt.transposed);
         if (!showing_difference && state.quiz_hides(id, r, c)) continue;  // drawn as "?" below
-        const float v = m(r, c);
+        const float v = values()(r, c);
         std::string t = std::isinf(v) && v < 0 ? "−∞" : colormap == 2 ? (v != 0.0f ? "1" : "0") : format_number(v, 2);
         ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, t.c_str());
         if (ts.x >= cr.width() - 2 && std::isfinite(v)) {  // "−0.81" too wide: "−0.8"
@@ -273,7 +284,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       !state.quiz_hides(id, state.hovered->row, state.hovered->col)) {
     const Rect cr = cell_rect(rect, view, rows, cols, Cell{state.hovered->row, state.hovered->col}, opt.transposed);
     dl->AddRect(ImVec2(cr.x0 - 3, cr.y0 - 3), ImVec2(cr.x1 + 3, cr.y1 + 3), IM_COL32(255, 140, 0, 255), 2.0f, 0, 5.0f);
-    const float v = m(state.hovered->row, state.hovered->col);
+    const float v = values()(state.hovered->row, state.hovered->col);
     const std::string t = std::isinf(v) && v < 0 ? "−∞" : format_number(v, 3);
     const float big = ImGui::GetFontSize() * 1.6f;
     const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(big, FLT_MAX, 0.0f, t.c_str());
@@ -309,7 +320,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         state.selected = ev.hovered;
         const bool editable = opt.editable && !showing_difference && id.kind != StageKind::Mask && id.kind != StageKind::Concat;
         if (editable)
-          state.drag = DragState{*ev.hovered, state.doc->begin_gesture(), m(ev.hovered->row, ev.hovered->col),
+          state.drag = DragState{*ev.hovered, state.doc->begin_gesture(), values()(ev.hovered->row, ev.hovered->col),
                                  io.MousePos.y, false};
       }
     }
@@ -328,7 +339,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     }
     if (ImGui::IsItemDeactivated()) {
       if (id.kind == StageKind::Mask && opt.editable && !showing_difference && ev.hovered && state.panning != id)
-        state.apply(mask_toggle(ev.hovered->row, ev.hovered->col, m(ev.hovered->row, ev.hovered->col)));
+        state.apply(mask_toggle(ev.hovered->row, ev.hovered->col, values()(ev.hovered->row, ev.hovered->col)));
       state.drag.reset();
       if (state.panning == id) state.panning.reset();
     }
@@ -341,7 +352,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     if (ImGui::BeginPopupContextItem("heatmap menu")) {
       if (ImGui::MenuItem("Reset zoom", nullptr, false, !view.is_reset())) view.reset();
       if (ImGui::MenuItem("Copy matrix as CSV")) {
-        ImGui::SetClipboardText(matrix_to_csv(m).c_str());
+        ImGui::SetClipboardText(matrix_to_csv(values()).c_str());
         state.set_status("Copied " + info.id_text + " (" + std::to_string(rows) + "×" + std::to_string(cols) + ") to the clipboard");
       }
       if (ImGui::MenuItem("Export CSV…")) {

@@ -75,6 +75,9 @@ class Document {
 
   // Unsaved changes since construction or the last mark_saved().
   bool modified() const { return state_serial() != saved_serial_; }
+  // Changes whenever the scenario does (an edit, undo, redo, a commit), and
+  // differs between documents: what views derived from the scenario cache by.
+  std::uint64_t revision() const { return revision_; }
   void mark_saved() { saved_serial_ = state_serial(); }
 
   // Kept for the undo menu and memory: the oldest entries go first.
@@ -99,6 +102,8 @@ class Document {
   std::vector<Entry> undo_;
   std::vector<Entry> redo_;
   std::uint64_t last_gesture_ = 0;
+  std::uint64_t revision_ = 0;
+  void touch();
   std::uint64_t next_serial_ = 1;
   std::uint64_t saved_serial_ = 0;
   std::uint64_t base_serial_ = 0;  // the state below the oldest entry: not 0 once old entries were dropped
