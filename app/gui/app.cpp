@@ -54,6 +54,7 @@ bool AppState::apply(const Edit& edit, std::uint64_t gesture) {
     set_status("Not applied: " + err);
     return false;
   }
+  ++edits_applied;
   return true;
 }
 
@@ -482,6 +483,7 @@ void draw_busy_overlay(AppState& state) {
 }
 
 void App::frame() {
+  state_.heatmap_instances.clear();
   state_.poll_job();
   handle_shortcuts();
   if (state_.playing) {
@@ -640,7 +642,8 @@ void App::write_probe() const {
       << (state_.quiz.question ? json_text::quote(to_string(state_.quiz.question->cell)) : std::string("null"))
       << ", \"quiz_truth\": " << (state_.quiz.question ? state_.quiz.question->truth : 0.0)
       << ", \"quiz_right\": " << state_.quiz.tally.right << ", \"quiz_asked\": " << state_.quiz.tally.asked
-      << ", \"presenter\": " << (state_.presenter ? "true" : "false") << ", \"texture_uploads\": " << state_.texture_uploads << ", \"heatmaps\": [";
+      << ", \"presenter\": " << (state_.presenter ? "true" : "false") << ", \"texture_uploads\": " << state_.texture_uploads
+      << ", \"edits_applied\": " << state_.edits_applied << ", \"heatmaps\": [";
   bool first = true;
   for (const auto& d : state_.drawn) {
     out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0

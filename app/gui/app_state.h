@@ -173,6 +173,8 @@ struct AppState {
   // show the same stage at different zooms without re-uploading every frame.
   std::map<std::pair<StageId, int>, gfx::FloatTexture> textures;
   std::uint64_t texture_uploads = 0;
+  std::uint64_t edits_applied = 0;  // edits applied directly (for the probe: one per frame of a drag)
+  std::map<StageId, int> heatmap_instances;  // drawings of each stage so far this frame
   std::map<StageId, std::pair<std::uint64_t, float>> colour_ranges;  // (version, range): not rescanned each frame
   // describe_stage() per document revision: at T=1024 each description
   // spells out 1024 token labels, and a frame draws some twenty stages.

@@ -50,6 +50,22 @@ quit_app
 run_app random-1024-768-12
 python3 "$here/probe.py" "$probe" wait T 1024 60 || fail "the T=1024 scenario never arrived"
 python3 "$here/probe.py" "$probe" wait busy false 5 || fail "still busy after the scenario arrived"
+# 4. Dragging a cell of X there edits it, one edit a frame at most (X is drawn
+#    in three equations; each copy once applied the drag).
+read -r x y < <(python3 "$here/probe.py" "$probe" cell X 100 10)
+xdotool mousemove --window "$wid" "$x" "$y"; sleep 0.3
+f1=$(get frame); a1=$(get edits_applied)
+xdotool mousedown 1
+for dy in $(seq 2 2 40); do xdotool mousemove --window "$wid" "$x" $((y - dy)); sleep 0.03; done
+xdotool mouseup 1
+python3 "$here/probe.py" "$probe" wait modified true 5 || fail "dragging X[100][10] at T=1024 did not modify the scenario"
+f2=$(get frame); a2=$(get edits_applied)
+echo "T=1024 drag: $((a2 - a1)) edits in $((f2 - f1)) frames"
+[ $((a2 - a1)) -ge 1 ] || fail "the drag applied no edit"
+[ $((a2 - a1)) -le $((f2 - f1 + 1)) ] || fail "the drag applied $((a2 - a1)) edits in $((f2 - f1)) frames: more than one a frame"
+xdotool mousemove --window "$wid" 5 400
+xdotool key --clearmodifiers ctrl+z  # the whole drag is one undo step
+python3 "$here/probe.py" "$probe" wait modified false 5 || fail "Ctrl+Z did not undo the drag in one step"
 quit_app
 
 [ "$fails" -eq 0 ] && echo "all background-work checks passed"

@@ -1,29 +1,66 @@
 #include "logic/pooling.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <vector>
 
 namespace attention_lab::gui {
 
-Matrix pool_max_abs(MatrixView m, int factor) {
+Matrix pool_max_abs(MatrixView m, int factor, float* largest_finite) {
   const auto f = static_cast<Eigen::Index>(std::max(factor, 1));
-  const Eigen::Index rows = (m.rows() + f - 1) / f, cols = (m.cols() + f - 1) / f;
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const Eigen::Index n = m.cols();
+  const Eigen::Index rows = (m.rows() + f - 1) / f, cols = (n + f - 1) / f;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   Matrix out(rows, cols);
-  for (Eigen::Index R = 0; R < rows; ++R)
-    for (Eigen::Index C = 0; C < cols; ++C) {
-      float best = kNegInf;
-      bool finite_seen = false, nan_seen = false;
-      const Eigen::Index r_end = std::min(m.rows(), (R + 1) * f), c_end = std::min(m.cols(), (C + 1) * f);
-      for (Eigen::Index r = R * f; r < r_end; ++r)
-        for (Eigen::Index c = C * f; c < c_end; ++c) {
-          const float v = m(r, c);
-          if (std::isnan(v)) nan_seen = true;
-          else if (v == kNegInf) continue;  // masked: shown only if nothing else is there
-          else if (!finite_seen || std::fabs(v) > std::fabs(best)) best = v, finite_seen = true;
-        }
-      out(R, C) = nan_seen ? std::numeric_limits<float>::quiet_NaN() : best;
+  float largest = 0.0f;
+  // A cell's rank is |v|, but −∞ (masked) ranks below every value, so it
+  // shows only when the whole block is masked; NaN is flagged and wins.
+  // Per output row: first down the block's rows, column by column (a
+  // straight, vectorizable pass over every cell), then across each block's
+  // columns (1/f of the cells).
+#pragma omp parallel for schedule(static) reduction(max : largest) if (m.size() > (1 << 16))
+  for (Eigen::Index R = 0; R < rows; ++R) {
+    thread_local std::vector<float> rank, best, big;
+    thread_local std::vector<std::uint8_t> nan;
+    rank.assign(static_cast<std::size_t>(n), -2.0f);
+    best.assign(static_cast<std::size_t>(n), -kInf);
+    nan.assign(static_cast<std::size_t>(n), 0);
+    big.assign(static_cast<std::size_t>(n), 0.0f);
+    float* lg = big.data();  // per column, so the pass has no loop-carried reduction
+    float* rk = rank.data();
+    float* bv = best.data();
+    std::uint8_t* nn = nan.data();
+    const Eigen::Index width = n;  // a local: the loop bound must not be re-read through a pointer
+    for (Eigen::Index r = R * f; r < std::min(m.rows(), (R + 1) * f); ++r) {
+      const float* row = m.row(r).data();
+      for (Eigen::Index c = 0; c < width; ++c) {
+        const float v = row[c];
+        const float a = std::fabs(v);
+        nn[c] |= static_cast<std::uint8_t>(v != v);
+        lg[c] = std::max(lg[c], a < kInf ? a : 0.0f);  // (false for NaN too)
+        const float key = v == -kInf ? -1.0f : a;         // NaN: never greater, never chosen
+        const bool better = key > rk[c];
+        rk[c] = better ? key : rk[c];
+        bv[c] = better ? v : bv[c];
+      }
     }
+    for (Eigen::Index c = 0; c < n; ++c) largest = std::max(largest, lg[c]);
+    for (Eigen::Index C = 0; C < cols; ++C) {
+      float top = -2.0f, value = -kInf;
+      bool any_nan = false;
+      for (Eigen::Index c = C * f; c < std::min(width, (C + 1) * f); ++c) {
+        any_nan = any_nan || nn[c];
+        const bool better = rk[c] > top;  // selects: random data would mispredict a branch
+        top = better ? rk[c] : top;
+        value = better ? bv[c] : value;
+      }
+      out(R, C) = any_nan ? kNaN : value;
+    }
+  }
+  if (largest_finite) *largest_finite = largest;
   return out;
 }
 

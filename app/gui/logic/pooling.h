@@ -9,7 +9,9 @@ namespace attention_lab::gui {
 
 // Each factor × factor block becomes its entry of largest magnitude, sign
 // kept (for weights, the maximum). −∞ only when the whole block is −∞ (fully
-// masked); NaN wins over everything so it is never hidden.
-Matrix pool_max_abs(MatrixView m, int factor);
+// masked); NaN wins over everything so it is never hidden. With
+// `largest_finite`, also the largest finite |value| of all of m (0 when
+// there is none): the colour range, from the same pass over the cells.
+Matrix pool_max_abs(MatrixView m, int factor, float* largest_finite = nullptr);
 
 }  // namespace attention_lab::gui

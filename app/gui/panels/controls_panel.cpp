@@ -88,6 +88,7 @@ void draw_controls_panel(AppState& state) {
     opt.show_labels = false;
     opt.show_colour_bar = false;
     opt.interactive = false;
+    opt.hold_while_dragging = true;
     const std::string label = "A" + subscript(h) + (h == state.focused_head ? " ◀" : "");
     opt.title_override = label.c_str();
     if (draw_heatmap(state, StageId::of_head(StageKind::Weights, h), opt).clicked) state.focused_head = h;

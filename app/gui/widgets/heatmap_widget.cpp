@@ -104,7 +104,11 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const int shown_rows = opt.transposed ? cols : rows, shown_cols = opt.transposed ? rows : cols;
   if (rows == 0 || cols == 0) return ev;
 
+  // X appears in three equations (X·W_q, X·W_k, X·W_v): each drawing of a
+  // stage gets its own ImGui ID, so only the one under the mouse is active
+  // and a drag applies one edit a frame, not one per copy.
   ImGui::PushID(to_string(id).c_str());
+  ImGui::PushID(state.heatmap_instances[id]++);
   ImGui::BeginGroup();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float label_w = opt.show_labels ? (shown_rows == doc.scenario().T() && !opt.transposed ? 52.0f : 22.0f) : 0.0f;
@@ -182,9 +186,17 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const std::uint64_t version = showing_difference ? opt.difference_version : doc.engine().version(id);
   auto& tex = state.textures[{id, pool * 2 + (showing_difference ? 1 : 0)}];
   const std::uint64_t key = version * 4096u + static_cast<std::uint64_t>(pool);
-  if (tex.version() != key) {
-    if (pool > 1) tex.update(pool_max_abs(values(), pool), key);
-    else tex.update(values(), key);
+  const bool holding = opt.hold_while_dragging && state.drag && tex.version() != 0;
+  auto& cached_range = state.colour_ranges[id];  // (version, largest finite |v|)
+  if (tex.version() != key && !holding) {
+    if (pool > 1) {
+      // one pass over the cells for the pooled copy and the colour range
+      float largest = 0.0f;
+      tex.update(pool_max_abs(values(), pool, &largest), key);
+      if (!showing_difference) cached_range = {version, largest > 0.0f ? largest : 1.0f};
+    } else {
+      tex.update(values(), key);
+    }
     ++state.texture_uploads;
   }
   // A difference is signed whatever the stage holds: blue went down, red went up.
@@ -196,9 +208,9 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
                 ? std::fabs(opt.difference->largest_change)
                 : 1.0f;
   } else {
-    auto& cached = state.colour_ranges[id];
-    if (cached.first != version || version == 0) cached = {version, colour_range(info.domain, values())};
-    range = cached.second;
+    if ((cached_range.first != version && !holding) || version == 0)
+      cached_range = {version, colour_range(info.domain, values())};
+    range = info.domain == ValueDomain::Signed ? cached_range.second : 1.0f;
   }
   gfx::HeatmapDraw hd;
   const auto pooled = [pool](int v) { return v < 0 ? v : v / pool; };
@@ -393,6 +405,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     ImGui::Dummy(ImVec2(rect.width(), 4));
   }
   ImGui::EndGroup();
+  ImGui::PopID();
   ImGui::PopID();
   return ev;
 }

@@ -20,6 +20,10 @@ struct HeatmapOptions {
   int reveal = -1;            // cells shown so far by a step animation
   const char* title_override = nullptr;
   bool editable = true;       // false: hover and select only
+  // A thumbnail: while a drag keeps changing the document it shows its last
+  // texture and catches up when the drag ends (at T=1024 refreshing twelve
+  // heads' weights every frame of a drag would cost tens of milliseconds).
+  bool hold_while_dragging = false;
   // Compare: draw this stage's change since the snapshot instead of its values.
   const StageDiff* difference = nullptr;
   std::uint64_t difference_version = 0;  // changes whenever the difference does
