@@ -225,7 +225,7 @@ TEST(BuiltInLessons, ManyHeadsQuotesTheEnginesNumbers) {
   EXPECT_NEAR(weights(2)(7, 1), 0.60, 5e-3);
   EXPECT_NEAR(weights(2)(7, 5), 0.23, 5e-3);
   for (int r = 2; r < 7; ++r) {
-    const auto row = weights(2).row(r).head(r + 1);
+    const RowVector row = weights(2).row(r).head(r + 1);  // a copy: the view is a temporary
     EXPECT_LT(row.maxCoeff() - row.minCoeff(), 0.05f) << r;
   }
   // Head 3: the diagonal is the largest weight of each row.
