@@ -484,6 +484,9 @@ void draw_busy_overlay(AppState& state) {
 
 void App::frame() {
   state_.heatmap_instances.clear();
+  // A drag whose heatmap is no longer drawn (a lesson step changed the view)
+  // never sees its release: forget it once the button is up.
+  if (state_.drag && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state_.drag.reset();
   state_.poll_job();
   handle_shortcuts();
   if (state_.playing) {

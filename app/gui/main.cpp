@@ -156,19 +156,20 @@ int main(int argc, char** argv) {
         // Screenshots and measurements are of finished results, not of the progress overlay.
         if (!app.state().busy()) ++frame;
         const bool last_frame = frame >= std::max(opts.frames, 2);
+        // A screenshot reads the back buffer, so its frame is not swapped.
+        if (!(screenshot && last_frame)) glfwSwapBuffers(window);
+        if (measuring && last_frame) {
+          glFinish();
+          timer.frame_started();  // the last frame ends here, before any PNG is written
+          if (const auto stats_error = timer.write(opts.frame_stats, app.state().texture_uploads); !stats_error.empty()) {
+            std::fprintf(stderr, "attention-lab: %s\n", stats_error.c_str());
+            status = 1;
+          }
+        }
         if (screenshot && last_frame) {
           const auto shot_error = attention_lab::gfx::save_framebuffer_png(opts.screenshot, fb_w, fb_h);
           if (!shot_error.empty()) {
             std::fprintf(stderr, "attention-lab: %s\n", shot_error.c_str());
-            status = 1;
-          }
-        }
-        if (!(screenshot && last_frame)) glfwSwapBuffers(window);
-        if (measuring && last_frame) {
-          glFinish();
-          timer.frame_started();
-          if (const auto stats_error = timer.write(opts.frame_stats, app.state().texture_uploads); !stats_error.empty()) {
-            std::fprintf(stderr, "attention-lab: %s\n", stats_error.c_str());
             status = 1;
           }
         }

@@ -545,7 +545,7 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
   for (int h : heads) {
     auto& hs = heads_[uz(h)];
     const auto block = concat_.middleCols(ix(h) * dv, dv);
-    hs.cmax = block.size() > 0 ? block.cwiseAbs().maxCoeff() : 0.0f;
+    hs.cmax = block.size() > 0 ? block.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
     if (!std::isfinite(hs.cmax)) hs.cmax = 0.0f;  // then every incremental update recomputes its row
   }
 }
@@ -812,13 +812,13 @@ bool Engine::shift_projection_row(StageKind kind, Index r, Index c, float delta)
   auto row = out.row(r);
   const auto w = W.row(c);
   constexpr float kUnitRoundoff = 0x1p-24f;
-  const float before = row.cwiseAbs().maxCoeff();
-  const float step = std::abs(delta) * w.cwiseAbs().maxCoeff();
+  const float before = row.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
+  const float step = std::abs(delta) * w.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
   float& bound = proj_error(kind)[uz(r)];
   const float grown = bound + kUnitRoundoff * (before + 2.0f * step);
   if (!std::isfinite(grown) || grown > kProjTolerance * (before + step)) return false;
   row.noalias() += delta * w;
-  const float after = row.cwiseAbs().maxCoeff();
+  const float after = row.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
   // cancellation: the row shrank so much that the bound is no longer small next to it
   if (!std::isfinite(after) || grown > kProjTolerance * after) return false;
   bound = grown;
@@ -911,8 +911,8 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     HeadEdit& he = edits_[uz(h)];
     const auto v_new = V_.row(r).segment(ix(h) * dv, dv);
     const auto v_was = v_old.segment(ix(h) * dv, dv);
-    he.vmax_old = dv > 0 ? v_was.cwiseAbs().maxCoeff() : 0.0f;
-    he.vmax_new = dv > 0 ? v_new.cwiseAbs().maxCoeff() : 0.0f;
+    he.vmax_old = dv > 0 ? v_was.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
+    he.vmax_new = dv > 0 ? v_new.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
     he.inv_unit = 1.0 / static_cast<double>(std::max(heads_[uz(h)].cmax, std::numeric_limits<float>::min()));
     he.has_y = (k || v) && s.use_w_o && r_valid_[uz(h)];
     if (he.has_y) {
@@ -1116,10 +1116,13 @@ bool Engine::shift_scores(StageKind kind, int h, Index c, const Eigen::VectorXf&
   const Index T = dims_.T;
   const Matrix& P = kind == StageKind::Q ? Q_ : K_;
   const Matrix& other = kind == StageKind::Q ? K_ : Q_;
+  // (NaN in a maximum would otherwise be dropped: Eigen's plain maxCoeff
+  // skips it unless it comes first, so the checks below use PropagateNaN)
   const Eigen::VectorXf delta = P.col(c) - old_col;
   const auto a = kind == StageKind::Q ? delta : Eigen::VectorXf(other.col(c));  // S_ij += a_i·b_j
   const auto b = kind == StageKind::Q ? Eigen::VectorXf(other.col(c)) : delta;
-  const float step = T > 0 ? a.cwiseAbs().maxCoeff() * b.cwiseAbs().maxCoeff() : 0.0f;
+  const float step =
+      T > 0 ? a.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() * b.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
   if (!std::isfinite(step)) return false;
   std::vector<Index> blocks;
   for (Index blk = 0; blk < nb_ * nb_; ++blk)
@@ -1133,7 +1136,7 @@ bool Engine::shift_scores(StageKind kind, int h, Index c, const Eigen::VectorXf&
     const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, T - j0);
     auto block = hs.S.block(i0, j0, rows, cols);
     block.noalias() += a.segment(i0, rows) * b.segment(j0, cols).transpose();
-    const float m = block.cwiseAbs().maxCoeff();
+    const float m = block.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
     finite = finite && std::isfinite(m);
     largest = std::max(largest, m);
   }

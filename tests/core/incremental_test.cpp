@@ -255,6 +255,25 @@ TEST(Incremental, QueryAndKeyWeightsSwingingAcrossMagnitudesKeepTheScoresExact) 
   }
 }
 
+TEST(Incremental, AQueryColumnThatOverflowsStillMatchesAFullRecompute) {
+  // Q's column 1 is +∞ in row 3 before and after the edit: its change there
+  // is ∞ − ∞ = NaN, which a rank-one update of the scores must not spread
+  // (found by review: a plain maximum skips a NaN that does not come first).
+  RandomOptions o = sized(8, 4, 2, 2, MaskKind::Causal);
+  o.w_o = true;
+  Scenario s = attention_lab::test::random_scenario(23, o);
+  s.X.col(0).setZero();
+  s.X(3, 0) = 1e20f;
+  s.W_q(0, 1) = 1e20f;
+  s.W_k.row(0).setZero();
+  s.W_v.row(0).setZero();
+  Document doc(s);
+  ASSERT_EQ(doc.apply(SetCell{StageId::input(StageKind::W_q), 2, 1, 0.7f}), "");
+  EXPECT_TRUE(matches_full_recompute(doc));
+  ASSERT_EQ(doc.apply(SetCell{StageId::input(StageKind::X), 3, 2, 0.25f}), "");
+  EXPECT_TRUE(matches_full_recompute(doc));
+}
+
 TEST(Incremental, SharpSoftmaxRowsSurviveTheirMaximumBeingEditedAway) {
   // Larger inputs (scores up to about ±20) make each softmax row nearly
   // one-hot, so an edit can remove the entry that held almost all the weight

@@ -13,6 +13,9 @@ probe="$out/probe.json"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 get() { python3 "$here/probe.py" "$probe" get "$1"; }
+state() {  # what the app says of itself, for a failure message
+  for k in frame busy hovered modified undo edits_applied; do printf '%s=%s ' "$k" "$(get $k)"; done
+}
 
 run_app() {  # run_app PRESET
   rm -f "$probe"
@@ -25,7 +28,7 @@ run_app() {  # run_app PRESET
 quit_app() {
   xdotool key --clearmodifiers ctrl+q
   for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
-  if kill -0 $pid 2>/dev/null; then fail "Ctrl+Q did not quit"; kill $pid; fi
+  if kill -0 $pid 2>/dev/null; then fail "Ctrl+Q did not quit ($(state))"; kill $pid; fi
   wait $pid || fail "the app exited with $?"
 }
 
@@ -58,14 +61,15 @@ f1=$(get frame); a1=$(get edits_applied)
 xdotool mousedown 1
 for dy in $(seq 2 2 40); do xdotool mousemove --window "$wid" "$x" $((y - dy)); sleep 0.03; done
 xdotool mouseup 1
-python3 "$here/probe.py" "$probe" wait modified true 5 || fail "dragging X[100][10] at T=1024 did not modify the scenario"
+python3 "$here/probe.py" "$probe" wait modified true 10 ||
+  fail "dragging X[100][10] at T=1024 did not modify the scenario ($(state))"
 f2=$(get frame); a2=$(get edits_applied)
 echo "T=1024 drag: $((a2 - a1)) edits in $((f2 - f1)) frames"
 [ $((a2 - a1)) -ge 1 ] || fail "the drag applied no edit"
 [ $((a2 - a1)) -le $((f2 - f1 + 1)) ] || fail "the drag applied $((a2 - a1)) edits in $((f2 - f1)) frames: more than one a frame"
 xdotool mousemove --window "$wid" 5 400
 xdotool key --clearmodifiers ctrl+z  # the whole drag is one undo step
-python3 "$here/probe.py" "$probe" wait modified false 5 || fail "Ctrl+Z did not undo the drag in one step"
+python3 "$here/probe.py" "$probe" wait modified false 10 || fail "Ctrl+Z did not undo the drag in one step ($(state))"
 quit_app
 
 [ "$fails" -eq 0 ] && echo "all background-work checks passed"

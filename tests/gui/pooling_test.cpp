@@ -45,6 +45,16 @@ TEST(Pooling, ABlockShowsItsValueOfLargestMagnitudeWithItsSign) {
   EXPECT_EQ(p(0, 1), 0.6f);
 }
 
+TEST(Pooling, TiesGoToTheFirstCellInReadingOrder) {
+  Matrix m(2, 2);
+  m << 0.0f, 0.5f,
+       -0.5f, 0.0f;
+  EXPECT_EQ(pool_max_abs(m, 2)(0, 0), 0.5f);
+  m << 0.0f, -0.5f,
+       0.5f, 0.0f;
+  EXPECT_EQ(pool_max_abs(m, 2)(0, 0), -0.5f);
+}
+
 TEST(Pooling, MaskedCellsShowOnlyWhenTheWholeBlockIsMasked) {
   Matrix m(2, 4);
   m << -kInf, -kInf, -kInf, 0.01f,

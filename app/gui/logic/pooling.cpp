@@ -50,12 +50,24 @@ Matrix pool_max_abs(MatrixView m, int factor, float* largest_finite) {
     for (Eigen::Index c = 0; c < n; ++c) largest = std::max(largest, lg[c]);
     for (Eigen::Index C = 0; C < cols; ++C) {
       float top = -2.0f, value = -kInf;
-      bool any_nan = false;
-      for (Eigen::Index c = C * f; c < std::min(width, (C + 1) * f); ++c) {
+      bool any_nan = false, tie = false;
+      const Eigen::Index c0 = C * f, c1 = std::min(width, (C + 1) * f);
+      for (Eigen::Index c = c0; c < c1; ++c) {
         any_nan = any_nan || nn[c];
         const bool better = rk[c] > top;  // selects: random data would mispredict a branch
+        tie = better ? false : (tie || (rk[c] == top && bv[c] != value));
         top = better ? rk[c] : top;
         value = better ? bv[c] : value;
+      }
+      if (tie && !any_nan) {
+        // +v and −v equally large in different columns: the first in reading
+        // order wins, as a block read row by row would choose (rare: rescan)
+        bool found = false;
+        for (Eigen::Index r = R * f; r < std::min(m.rows(), (R + 1) * f) && !found; ++r)
+          for (Eigen::Index c = c0; c < c1 && !found; ++c) {
+            const float v = m(r, c);
+            if ((v == -kInf ? -1.0f : std::fabs(v)) == top) value = v, found = true;
+          }
       }
       out(R, C) = any_nan ? kNaN : value;
     }

@@ -186,7 +186,10 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const std::uint64_t version = showing_difference ? opt.difference_version : doc.engine().version(id);
   auto& tex = state.textures[{id, pool * 2 + (showing_difference ? 1 : 0)}];
   const std::uint64_t key = version * 4096u + static_cast<std::uint64_t>(pool);
-  const bool holding = opt.hold_while_dragging && state.drag && tex.version() != 0;
+  // (while the button is down: a drag whose heatmap left the screen ends
+  // without telling it, and thumbnails must not wait for it forever)
+  const bool holding = opt.hold_while_dragging && state.drag && ImGui::IsMouseDown(ImGuiMouseButton_Left) &&
+                       tex.version() != 0;
   auto& cached_range = state.colour_ranges[id];  // (version, largest finite |v|)
   if (tex.version() != key && !holding) {
     if (pool > 1) {
