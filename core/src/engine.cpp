@@ -550,6 +550,24 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
   }
 }
 
+// masked_ij = S_ij / √d_k / temperature for j < n, −∞ where a custom mask
+// forbids; n is `limit` cut to the causal extent of row i. The forward pass,
+// a recomputed row and a weights row share this arithmetic, so they agree
+// bit for bit.
+Index Engine::scaled_masked_prefix(int h, Index i, Index limit, float* x) const {
+  const Index n = mask_shape_ == MaskShape::Causal ? std::min(limit, i + 1) : limit;
+  const float* s = heads_[uz(h)].S.row(i).data();
+  if (use_div_)
+    for (Index j = 0; j < n; ++j) x[j] = s[j] / scale_div_;
+  else
+    for (Index j = 0; j < n; ++j) x[j] = s[j] * scale_mul_;
+  if (mask_shape_ == MaskShape::Custom) {
+    const float* m = mask_.row(i).data();
+    for (Index j = 0; j < n; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
+  }
+  return n;
+}
+
 void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& scratch) {
   HeadState& hs = heads_[uz(h)];
   const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
@@ -571,20 +589,7 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
     const Index i = i0 + r;
     float* e = scratch.data() + r * jn;
     const bool pinned = (row_pins_[uz(ix(h) * T + i)] & (kPinScaledMasked | kPinWeights)) != 0;
-    const float* s = hs.S.row(i).data();
-    Index n = jn;
-    if (!pinned) {
-      // masked_ij = S_ij / √d_k / temperature, −∞ where the mask forbids
-      if (mask_shape_ == MaskShape::Causal) n = std::min(jn, i + 1);
-      if (use_div_)
-        for (Index j = 0; j < n; ++j) e[j] = s[j] / scale_div_;
-      else
-        for (Index j = 0; j < n; ++j) e[j] = s[j] * scale_mul_;
-      if (mask_shape_ == MaskShape::Custom) {
-        const float* m = mask_.row(i).data();
-        for (Index j = 0; j < n; ++j) e[j] = m[j] != 0.0f ? e[j] : -kInf;
-      }
-    }
+    const Index n = pinned ? jn : scaled_masked_prefix(h, i, jn, e);
     bool nan = false;
     const float max = pinned ? 0.0f : max_and_nan(e, n, nan);
     if (pinned || nan || max == -kInf || max == kInf) {
@@ -663,18 +668,7 @@ void Engine::recompute_row(int h, Index i) {
   float* e = scratch_b(T).data();
   auto u = U_.row(i).segment(ix(h) * dv, dv);
   if ((row_pins_[uz(ix(h) * T + i)] & (kPinScaledMasked | kPinWeights)) == 0) {
-    // The same arithmetic as head_block, so a recomputed row matches it.
-    Index n = extent(i / kBlock);
-    if (mask_shape_ == MaskShape::Causal) n = std::min(n, i + 1);
-    const float* s = hs.S.row(i).data();
-    if (use_div_)
-      for (Index j = 0; j < n; ++j) x[j] = s[j] / scale_div_;
-    else
-      for (Index j = 0; j < n; ++j) x[j] = s[j] * scale_mul_;
-    if (mask_shape_ == MaskShape::Custom) {
-      const float* m = mask_.row(i).data();
-      for (Index j = 0; j < n; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
-    }
+    const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
     bool nan = false;
     const float max = max_and_nan(x, n, nan);
     if (!nan && max != -kInf && max != kInf) {
@@ -1380,17 +1374,7 @@ void Engine::weights_row(int h, Index i, float* w, float* x) const {
   if (!hs.direct[uz(i)]) {
     // e^(masked − m)/Z, the same arithmetic the context was computed with
     // (a row that is not direct has no pins on scaled or masked)
-    Index n = extent(i / kBlock);
-    if (mask_shape_ == MaskShape::Causal) n = std::min(n, i + 1);
-    const float* s = hs.S.row(i).data();
-    if (use_div_)
-      for (Index j = 0; j < n; ++j) x[j] = s[j] / scale_div_;
-    else
-      for (Index j = 0; j < n; ++j) x[j] = s[j] * scale_mul_;
-    if (mask_shape_ != MaskShape::Causal) {
-      const float* m = mask_.row(i).data();
-      for (Index j = 0; j < n; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
-    }
+    const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
     exp_shifted(x, hs.offset[uz(i)], w, n);
     const float scale = hs.cscale[uz(i)];
     for (Index j = 0; j < n; ++j) w[j] *= scale;

@@ -256,6 +256,7 @@ class Engine {
   void compute_block(int h, Eigen::Index bi, Eigen::Index bj) const;
   void ensure_blocks_for_mask(int h);
   void complete_scores(int h) const;
+  Eigen::Index scaled_masked_prefix(int h, Eigen::Index i, Eigen::Index limit, float* x) const;
   void recompute_row(int h, Eigen::Index i);
   void set_concat_row(int h, Eigen::Index i);
   void build_r(int h);
