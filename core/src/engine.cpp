@@ -1171,17 +1171,7 @@ void Engine::edit_v_column(Index c) {
       weights_row(h, i, e, x);
       U_(i, c) = Eigen::Map<const RowVector>(e, T).dot(vcol.transpose());
     } else {
-      Index n = extent(i / kBlock);
-      if (mask_shape_ == MaskShape::Causal) n = std::min(n, i + 1);
-      const float* srow = hs.S.row(i).data();
-      if (use_div_)
-        for (Index j = 0; j < n; ++j) x[j] = srow[j] / scale_div_;
-      else
-        for (Index j = 0; j < n; ++j) x[j] = srow[j] * scale_mul_;
-      if (mask_shape_ == MaskShape::Custom) {
-        const float* m = mask_.row(i).data();
-        for (Index j = 0; j < n; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
-      }
+      const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
       exp_shifted(x, hs.offset[uz(i)], e, n);
       U_(i, c) = n > 0 ? Eigen::Map<const RowVector>(e, n).dot(vcol.head(n).transpose()) : 0.0f;
     }
