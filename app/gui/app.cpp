@@ -655,7 +655,12 @@ void App::write_probe() const {
     first = false;
   }
   out << "]}\n";
-  std::ofstream(state_.options.probe) << out.str();
+  // Written beside and renamed over, so a test reading between frames never
+  // sees a half-written file. No fsync: this is rewritten every frame.
+  const std::string partial = state_.options.probe + ".partial";
+  { std::ofstream(partial) << out.str(); }
+  std::error_code ignored;
+  std::filesystem::rename(partial, state_.options.probe, ignored);
 }
 
 }  // namespace attention_lab::gui

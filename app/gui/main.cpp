@@ -3,7 +3,7 @@
 
 #include "app.h"
 #include "gfx/screenshot.h"
-#include "frame_timer.h"
+#include "logic/frame_timer.h"
 #include "gfx/fonts.h"
 #include "attention_lab/version.h"
 #include "options.h"
@@ -154,13 +154,14 @@ int main(int argc, char** argv) {
         app.after_render(fb_w, fb_h);
         g_keys.frame_done(window);
         // Screenshots and measurements are of finished results, not of the progress overlay.
-        if (!app.state().busy()) ++frame;
+        const bool finished_result = !app.state().busy();
+        if (finished_result) ++frame;
         const bool last_frame = frame >= std::max(opts.frames, 2);
         // A screenshot reads the back buffer, so its frame is not swapped.
         if (!(screenshot && last_frame)) glfwSwapBuffers(window);
+        if (measuring && last_frame) glFinish();  // the last frame ends when the GPU is done, before any PNG
+        timer.frame_finished(finished_result);
         if (measuring && last_frame) {
-          glFinish();
-          timer.frame_started();  // the last frame ends here, before any PNG is written
           if (const auto stats_error = timer.write(opts.frame_stats, app.state().texture_uploads); !stats_error.empty()) {
             std::fprintf(stderr, "attention-lab: %s\n", stats_error.c_str());
             status = 1;

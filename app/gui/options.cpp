@@ -19,8 +19,9 @@ usage: attention-lab [SCENARIO.json] [options]
   --lesson-step N      start the lesson at step N
   --view NAME          open a centre view: pipeline, heads, softmax or sqrt-dk
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
-  --frame-stats OUT    render --frames N frames without waiting, write median and
-                       95th-percentile frame times as JSON to OUT, exit
+  --frame-stats OUT    render --frames N frames of the finished result without waiting,
+                       write median and 95th-percentile times of all but the first two
+                       as JSON to OUT, exit
   --help, --version
 )";
 

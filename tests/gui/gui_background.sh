@@ -40,7 +40,7 @@ f1=$(get frame); sleep 1; f2=$(get frame)
 echo "frames while computing: $f1 -> $f2 in 1 s"
 
 # 2. Cancel, clicked for real: the window is usable at once and keeps the last result.
-read -r x y < <(python3 -c "import json; b=json.load(open('$probe'))['cancel_button']; print(int((b[0]+b[2])/2), int((b[1]+b[3])/2))")
+read -r x y < <(python3 "$here/probe.py" "$probe" centre cancel_button)
 xdotool mousemove --window "$wid" "$x" "$y" click 1
 python3 "$here/probe.py" "$probe" wait busy false 3 || fail "Cancel did not end the background work"
 [ "$(get T)" = 7 ] || fail "after Cancel the scenario has T=$(get T), expected the previous one (7)"

@@ -2,6 +2,7 @@
 """Reads the app's --probe file for the GUI tests.
 
   probe.py FILE cell STAGE ROW COL   -> "X Y" window coordinates of a cell's centre
+  probe.py FILE centre KEY          -> "X Y" centre of a [x0, y0, x1, y1] rectangle, once drawn
   probe.py FILE get KEY              -> a top-level value (JSON)
   probe.py FILE wait KEY VALUE [S]   -> waits until probe[KEY] == VALUE (JSON), up to S seconds
 """
@@ -33,6 +34,16 @@ def main(argv):
                 print(int(x), int(y))
                 return 0
         raise SystemExit("probe: no heatmap " + stage + " on screen")
+    if cmd == "centre":
+        deadline = time.time() + 5.0
+        while True:  # the rectangle is empty until its widget has been drawn once
+            x0, y0, x1, y1 = load(path)[argv[3]]
+            if x1 > x0 and y1 > y0:
+                print(int((x0 + x1) / 2), int((y0 + y1) / 2))
+                return 0
+            if time.time() > deadline:
+                raise SystemExit("probe: %s is empty" % argv[3])
+            time.sleep(0.1)
     if cmd == "get":
         print(json.dumps(load(path)[argv[3]]))
         return 0
