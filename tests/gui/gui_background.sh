@@ -9,31 +9,10 @@ app=$1
 out=${2:-$(mktemp -d)}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
-probe="$out/probe.json"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-get() { python3 "$here/probe.py" "$probe" get "$1"; }
-state() {  # what the app says of itself, for a failure message
-  for k in frame busy hovered modified undo edits_applied; do printf '%s=%s ' "$k" "$(get $k)"; done
-}
-
-run_app() {  # run_app PRESET
-  rm -f "$probe"
-  XDG_CONFIG_HOME="$out/config" "$app" --preset "$1" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
-  pid=$!
-  for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
-  [ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }
-  wid=$(xdotool search --sync --onlyvisible --name "Attention Lab" | head -1)
-}
-quit_app() {
-  xdotool key --clearmodifiers ctrl+q
-  for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
-  if kill -0 $pid 2>/dev/null; then fail "Ctrl+Q did not quit ($(state))"; kill $pid; fi
-  wait $pid || fail "the app exited with $?"
-}
+source "$here/app_session.sh"
 
 # 1. The big layer computes in the background: frames keep coming meanwhile.
-run_app random-4096-1024-16
+start_app --preset random-4096-1024-16
 python3 "$here/probe.py" "$probe" wait busy true 5 || fail "the big scenario did not start in the background"
 f1=$(get frame); sleep 1; f2=$(get frame)
 [ "$f2" -gt "$f1" ] || fail "no frames while computing ($f1 -> $f2): the window froze"
@@ -44,15 +23,17 @@ read -r x y < <(python3 "$here/probe.py" "$probe" centre cancel_button)
 xdotool mousemove --window "$wid" "$x" "$y" click 1
 python3 "$here/probe.py" "$probe" wait busy false 3 || fail "Cancel did not end the background work"
 [ "$(get T)" = 7 ] || fail "after Cancel the scenario has T=$(get T), expected the previous one (7)"
+settle 2
 read -r x y < <(python3 "$here/probe.py" "$probe" cell X 1 1)
 xdotool mousemove --window "$wid" "$x" "$y"
 python3 "$here/probe.py" "$probe" wait hovered '{"stage": "X", "row": 1, "col": 1}' || fail "the window does not respond after Cancel"
 quit_app
 
 # 3. Without Cancel the big scenario arrives.
-run_app random-1024-768-12
+start_app --preset random-1024-768-12
 python3 "$here/probe.py" "$probe" wait T 1024 60 || fail "the T=1024 scenario never arrived"
 python3 "$here/probe.py" "$probe" wait busy false 5 || fail "still busy after the scenario arrived"
+settle 3  # the new heatmaps' places on screen
 # 4. Dragging a cell of X there edits it, one edit a frame at most (X is drawn
 #    in three equations; each copy once applied the drag).
 read -r x y < <(python3 "$here/probe.py" "$probe" cell X 100 10)

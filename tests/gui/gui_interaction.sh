@@ -9,10 +9,8 @@ app=$1 cli=$2
 out=${3:-$(mktemp -d)}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
-probe="$out/probe.json"
+source "$here/app_session.sh"
 scenario="$out/scenario.json"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 value_of() {  # value_of FILE MATRIX ROW COL
   python3 -c "import json,sys; print(json.load(open('$1'))['$2'][$3][$4])"
 }
@@ -20,14 +18,8 @@ value_of() {  # value_of FILE MATRIX ROW COL
 "$cli" preset fat-cat -o "$scenario" || exit 1
 original=$(value_of "$scenario" W_q 1 1)
 "$cli" trace "$scenario" -o "$out/before.trace.json" || exit 1
-rm -f "$probe"
-XDG_CONFIG_HOME="$out/config" "$app" "$scenario" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
-pid=$!
+start_app "$scenario"
 trap 'kill $pid 2>/dev/null' EXIT
-for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
-[ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }
-wid=$(xdotool search --sync --onlyvisible --name "Attention Lab" | head -1)
-xdotool windowfocus --sync "$wid" 2>/dev/null || true
 
 # 1. Hovering a cell shows the inspector with that cell and lights its sources.
 read -r x y < <(python3 "$here/probe.py" "$probe" cell Q 2 1)
@@ -95,22 +87,11 @@ sleep 0.8
 kill -0 $pid 2>/dev/null || fail "Ctrl+Q with unsaved changes quit without asking"
 xwd -root -silent >"$out/unsaved-question.xwd" && python3 "$here/xwd_to_png.py" "$out/unsaved-question.xwd" "$out/unsaved-question.png" &&
   python3 "$here/png_check.py" 1280 800 "$out/unsaved-question.png" || fail "no screenshot of the unsaved-changes question"
-kill $pid
-wait $pid 2>/dev/null
+stop_app
 # Start again on the saved file for the last check.
-XDG_CONFIG_HOME="$out/config" "$app" "$scenario" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
-pid=$!
-sleep 1
-for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
+start_app "$scenario"
 
 # 7. Ctrl+Q quits (nothing unsaved, so no question).
-xdotool key --clearmodifiers ctrl+q
-for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
-if kill -0 $pid 2>/dev/null; then
-  fail "Ctrl+Q did not quit"
-  kill $pid
-fi
-wait $pid; status=$?
-[ $status -eq 0 ] || fail "the app exited with $status"
+quit_app
 [ "$fails" -eq 0 ] && echo "all interaction checks passed (W_q[1][1]: $original -> $dragged -> $restored; typed W_q[2][2] = $typed)"
 exit $((fails > 0))

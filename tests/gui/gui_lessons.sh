@@ -9,11 +9,8 @@ app=$1 lessons=$2
 out=${3:-$(mktemp -d)}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
-probe="$out/probe.json"
 export XDG_CONFIG_HOME="$out/config"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-get() { python3 "$here/probe.py" "$probe" get "$1"; }
+source "$here/app_session.sh"
 
 # 1. Every step of every built-in lesson renders (slides for handouts).
 shots=()
@@ -46,22 +43,8 @@ printf '{"format": "attention-lab/lesson@1", "title": "t", "preset": "fat-cat", 
 [ $? -eq 2 ] || fail "a bad lesson did not exit 2"
 grep -q "steps\[1\]" "$out/bad.txt" || { fail "the bad-lesson message does not name the step"; cat "$out/bad.txt"; }
 
-run_app() {
-  rm -f "$probe"
-  "$app" "$@" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
-  pid=$!
-  for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
-  [ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }
-  wid=$(xdotool search --sync --onlyvisible --name "Attention Lab" | head -1)
-  xdotool windowfocus --sync "$wid" 2>/dev/null || true
-}
-stop_app() {
-  kill $pid 2>/dev/null
-  wait $pid 2>/dev/null
-}
-
 # 2. A clicker: PageDown twice, PageUp once (clickers send exactly these keys).
-run_app --lesson causal-masking --presenter
+start_app --lesson causal-masking --presenter
 python3 "$here/probe.py" "$probe" wait lesson_step 1 || fail "the lesson did not open at step 1"
 xdotool key Next
 python3 "$here/probe.py" "$probe" wait lesson_step 2 || fail "PageDown did not go to step 2"
@@ -73,7 +56,7 @@ python3 "$here/probe.py" "$probe" wait lesson_step 2 || fail "PageUp did not go 
 stop_app
 
 # 3. A quiz answered by typing: first a wrong number, then the right one.
-run_app --lesson causal-masking --lesson-step 5
+start_app --lesson causal-masking --lesson-step 5
 python3 "$here/probe.py" "$probe" wait quiz_asked 0 || true
 quiz=$(get quiz)
 [ "$quiz" != null ] || fail "lesson step 5 asks no quiz"

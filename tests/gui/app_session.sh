@@ -1,0 +1,42 @@
+# Sourced by the GUI tests that drive one running app with real X input.
+# The caller sets app, out (a directory) and here (this directory) first.
+# Every step waits for what the app says of itself in its --probe file, never
+# for a fixed time alone, so a slower or faster machine gives the same result.
+probe="$out/probe.json"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+get() { python3 "$here/probe.py" "$probe" get "$1"; }
+state() {  # what the app says of itself, for a failure message
+  for k in frame busy hovered modified undo edits_applied; do printf '%s=%s ' "$k" "$(get $k)"; done
+}
+# settle [N]: waits until the app has drawn N (default 3) more frames, so
+# positions read from the probe are those of a finished layout.
+settle() {
+  local now
+  now=$(get frame)
+  python3 "$here/probe.py" "$probe" atleast frame $((now + ${1:-3})) 10 || fail "the app stopped drawing frames ($(state))"
+}
+# start_app ARGS...: starts the app with a probe, waits for its window, gives
+# it the keyboard and lets it lay itself out.
+start_app() {
+  rm -f "$probe"
+  XDG_CONFIG_HOME="${XDG_CONFIG_HOME:-$out/config}" "$app" "$@" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
+  pid=$!
+  for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
+  [ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }
+  wid=$(xdotool search --sync --onlyvisible --name "Attention Lab" | head -1)
+  xdotool windowfocus --sync "$wid" 2>/dev/null || true
+  settle 3
+}
+# quit_app: Ctrl+Q, as a user quits; fails if the app stays or exits non-zero.
+quit_app() {
+  xdotool key --clearmodifiers ctrl+q
+  for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $pid 2>/dev/null; then fail "Ctrl+Q did not quit ($(state))"; kill $pid; fi
+  wait $pid || fail "the app exited with $?"
+}
+# stop_app: ends the app without asking it (for checks that leave it unsaved).
+stop_app() {
+  kill $pid 2>/dev/null
+  wait $pid 2>/dev/null
+}
