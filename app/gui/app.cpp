@@ -646,7 +646,8 @@ void App::write_probe() const {
       << ", \"quiz_truth\": " << (state_.quiz.question ? state_.quiz.question->truth : 0.0)
       << ", \"quiz_right\": " << state_.quiz.tally.right << ", \"quiz_asked\": " << state_.quiz.tally.asked
       << ", \"presenter\": " << (state_.presenter ? "true" : "false") << ", \"texture_uploads\": " << state_.texture_uploads
-      << ", \"edits_applied\": " << state_.edits_applied << ", \"heatmaps\": [";
+      << ", \"edits_applied\": " << state_.edits_applied
+      << ", \"typing\": " << (state_.typing.open ? cell(state_.typing.cell) : std::string("null")) << ", \"heatmaps\": [";
   bool first = true;
   for (const auto& d : state_.drawn) {
     out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0

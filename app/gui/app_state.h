@@ -20,6 +20,7 @@
 #include "settings.h"
 
 #include <map>
+#include <utility>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,7 @@ struct TypingState {
   CellRef cell;
   char buffer[64] = {};
   bool open_requested = false;
+  bool open = false;  // the "Set value" popup was drawn this frame (for the probe)
   std::string error;
 };
 
@@ -174,7 +176,9 @@ struct AppState {
   std::map<std::pair<StageId, int>, gfx::FloatTexture> textures;
   std::uint64_t texture_uploads = 0;
   std::uint64_t edits_applied = 0;  // edits applied directly (for the probe: one per frame of a drag)
-  std::map<StageId, int> heatmap_instances;  // drawings of each stage so far this frame
+  // Drawings of each stage so far this frame, values and Δ heatmaps counted
+  // apart: a Δ heatmap appearing mid-drag must not renumber the value copies.
+  std::map<std::pair<StageId, bool>, int> heatmap_instances;
   std::map<StageId, std::pair<std::uint64_t, float>> colour_ranges;  // (version, range): not rescanned each frame
   // describe_stage() per document revision: at T=1024 each description
   // spells out 1024 token labels, and a frame draws some twenty stages.

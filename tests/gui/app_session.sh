@@ -7,7 +7,12 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 get() { python3 "$here/probe.py" "$probe" get "$1"; }
 state() {  # what the app says of itself, for a failure message
-  for k in frame busy hovered modified undo edits_applied; do printf '%s=%s ' "$k" "$(get $k)"; done
+  for k in frame busy hovered selected typing modified undo edits_applied; do printf '%s=%s ' "$k" "$(get $k)"; done
+}
+# shot NAME: the whole X screen as $out/NAME.png (to look at after a failure).
+shot() {
+  xwd -root -silent >"$out/$1.xwd" && python3 "$here/xwd_to_png.py" "$out/$1.xwd" "$out/$1.png" && rm -f "$out/$1.xwd" &&
+    echo "screenshot: $out/$1.png"
 }
 # settle [N]: waits until the app has drawn N (default 3) more frames, so
 # positions read from the probe are those of a finished layout.

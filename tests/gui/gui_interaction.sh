@@ -66,9 +66,13 @@ restored=$(value_of "$scenario" W_q 1 1)
 # 5. Double-click, type an exact value, Enter: applied and saved.
 read -r x y < <(python3 "$here/probe.py" "$probe" cell W_q 2 2)
 xdotool mousemove --window "$wid" "$x" "$y"
-sleep 0.2
+python3 "$here/probe.py" "$probe" wait hovered '{"stage": "W_q", "row": 2, "col": 2}' || fail "hovering W_q[2,2] did not register"
 xdotool click --repeat 2 --delay 60 1
-sleep 0.4
+if ! python3 "$here/probe.py" "$probe" wait typing '{"stage": "W_q", "row": 2, "col": 2}' 3; then
+  shot "double-click-missed"
+  fail "double-clicking W_q[2,2] did not open the value popup ($(state))"
+fi
+settle 2  # the popup's text field takes the keyboard focus one frame after it appears
 xdotool key --clearmodifiers ctrl+a
 xdotool type --delay 30 "0.75"
 xdotool key Return
@@ -85,13 +89,45 @@ python3 "$here/probe.py" "$probe" wait modified true || fail "Ctrl+Z after typin
 xdotool key --clearmodifiers ctrl+q
 sleep 0.8
 kill -0 $pid 2>/dev/null || fail "Ctrl+Q with unsaved changes quit without asking"
-xwd -root -silent >"$out/unsaved-question.xwd" && python3 "$here/xwd_to_png.py" "$out/unsaved-question.xwd" "$out/unsaved-question.png" &&
-  python3 "$here/png_check.py" 1280 800 "$out/unsaved-question.png" || fail "no screenshot of the unsaved-changes question"
+shot unsaved-question && python3 "$here/png_check.py" 1280 800 "$out/unsaved-question.png" || fail "no screenshot of the unsaved-changes question"
 stop_app
 # Start again on the saved file for the last check.
 start_app "$scenario"
 
-# 7. Ctrl+Q quits (nothing unsaved, so no question).
+# 7. Compare: after Ctrl+T (snapshot), dragging the second drawing of X (in
+#    X·W_k) keeps editing, and the layout stays put while the Δ heatmaps
+#    appear: the cell being dragged does not jump away from the mouse.
+xdotool key --clearmodifiers ctrl+t
+settle 3
+# The Δ places push the second drawing down: scroll the pipeline (the wheel
+# over empty space beside Q) until its cell is well inside the panel.
+for _ in $(seq 12); do
+  read -r x y < <(python3 "$here/probe.py" "$probe" cell X 2 1 1)
+  [ "$y" -lt 600 ] && break
+  xdotool mousemove --window "$wid" 900 500 click 5
+  settle 2
+done
+[ "$y" -lt 600 ] || fail "could not scroll X's second drawing into view (its cell is at y=$y)"
+xdotool mousemove --window "$wid" "$x" "$y"; settle 2
+a1=$(get edits_applied)
+xdotool mousedown 1
+for dy in $(seq 4 4 60); do xdotool mousemove --window "$wid" "$x" $((y - dy)); sleep 0.04; done
+settle 2
+shot compare-drag
+read -r x2 y2 < <(python3 "$here/probe.py" "$probe" cell X 2 1 1)
+[ "$x2 $y2" = "$x $y" ] || fail "X's second drawing moved from ($x, $y) to ($x2, $y2) when the Δ heatmaps appeared mid-drag"
+[ "$(get hovered)" = '{"stage": "X", "row": 2, "col": 1}' ] ||
+  fail "mid-drag the inspector shows $(get hovered), expected the dragged cell X[2,1]"
+xdotool mouseup 1
+python3 "$here/probe.py" "$probe" wait modified true || fail "dragging X in compare mode did not modify the scenario"
+a2=$(get edits_applied)
+echo "compare-mode drag of X (second drawing): $((a2 - a1)) edits"
+[ $((a2 - a1)) -ge 5 ] || fail "the compare-mode drag stopped after $((a2 - a1)) edits ($(state))"
+xdotool mousemove --window "$wid" 5 400
+xdotool key --clearmodifiers ctrl+z  # the drag is one undo step: back to the saved file
+python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+Z did not undo the compare-mode drag ($(state))"
+
+# 8. Ctrl+Q quits (nothing unsaved, so no question).
 quit_app
 [ "$fails" -eq 0 ] && echo "all interaction checks passed (W_q[1][1]: $original -> $dragged -> $restored; typed W_q[2][2] = $typed)"
 exit $((fails > 0))

@@ -73,7 +73,7 @@ answer=$(python3 -c "print(f'{float(\"$truth\"):.4f}')")
 xdotool type --delay 40 "$answer"
 xdotool key Return
 python3 "$here/probe.py" "$probe" wait quiz_right 1 || fail "the right answer $answer (truth $truth) was not counted right"
-xwd -root -silent >"$out/quiz.xwd" && python3 "$here/xwd_to_png.py" "$out/quiz.xwd" "$out/quiz-answered.png"
+shot quiz-answered
 stop_app
 
 echo "${#shots[@]} lesson screenshots in $out"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reads the app's --probe file for the GUI tests.
 
-  probe.py FILE cell STAGE ROW COL   -> "X Y" window coordinates of a cell's centre
+  probe.py FILE cell STAGE ROW COL [N] -> "X Y" window coordinates of a cell's centre
+                                      in the N-th (from 0) drawing of that stage
   probe.py FILE centre KEY          -> "X Y" centre of a [x0, y0, x1, y1] rectangle, once drawn
   probe.py FILE get KEY              -> a top-level value (JSON)
   probe.py FILE wait KEY VALUE [S]   -> waits until probe[KEY] == VALUE (JSON), up to S seconds
@@ -26,15 +27,17 @@ def main(argv):
     path, cmd = argv[1], argv[2]
     if cmd == "cell":
         stage, row, col = argv[3], int(argv[4]), int(argv[5])
-        for h in load(path)["heatmaps"]:
-            if h["stage"] == stage:
-                r, c = (col, row) if h["transposed"] else (row, col)
-                rows, cols = (h["cols"], h["rows"]) if h["transposed"] else (h["rows"], h["cols"])
-                x = h["x0"] + (c + 0.5) * (h["x1"] - h["x0"]) / cols
-                y = h["y0"] + (r + 0.5) * (h["y1"] - h["y0"]) / rows
-                print(int(x), int(y))
-                return 0
-        raise SystemExit("probe: no heatmap " + stage + " on screen")
+        drawings = [h for h in load(path)["heatmaps"] if h["stage"] == stage]
+        copy = int(argv[6]) if len(argv) > 6 else 0
+        if copy >= len(drawings):
+            raise SystemExit("probe: no drawing %d of heatmap %s on screen (%d drawn)" % (copy, stage, len(drawings)))
+        h = drawings[copy]
+        r, c = (col, row) if h["transposed"] else (row, col)
+        rows, cols = (h["cols"], h["rows"]) if h["transposed"] else (h["rows"], h["cols"])
+        x = h["x0"] + (c + 0.5) * (h["x1"] - h["x0"]) / cols
+        y = h["y0"] + (r + 0.5) * (h["y1"] - h["y0"]) / rows
+        print(int(x), int(y))
+        return 0
     if cmd == "centre":
         deadline = time.time() + 5.0
         while True:  # the rectangle is empty until its widget has been drawn once

@@ -80,7 +80,8 @@ void draw_typing_popup(AppState& state) {
     ImGui::OpenPopup("Set value");
     t.open_requested = false;
   }
-  if (ImGui::BeginPopup("Set value")) {
+  t.open = ImGui::BeginPopup("Set value");
+  if (t.open) {
     const std::string what = to_string(t.cell.stage) + "[" + std::to_string(t.cell.row) + "," +
                              std::to_string(t.cell.col) + "]";
     ImGui::Text("%s %s", is_input(t.cell.stage.kind) ? "Set" : "Pin", what.c_str());

@@ -88,10 +88,16 @@ void draw_pipeline_panel(AppState& state) {
     ImGui::BeginGroup();
     const HeatmapEvents ev = draw_heatmap(state, id, opt);
     if (ev.hovered) state.hovered = ev.hovered;
+    const ImVec2 value_size = ImGui::GetItemRectSize();
     // Compare: the change since the snapshot, right under the value.
     std::uint64_t version = 0;
     if (const StageDiff* d = state.difference(id, version); d && !d->changed) {
+      // The Δ heatmap's place is kept, so the first edit of a drag does not
+      // push everything below (and the cell being dragged) down the screen.
+      const ImVec2 at = ImGui::GetCursorScreenPos();
       ImGui::TextDisabled("Δ %s: no change", describe_stage(s, id).symbol.c_str());
+      ImGui::SetCursorScreenPos(at);
+      ImGui::Dummy(value_size);
     } else if (d) {
       HeatmapOptions diff_opt = opt;
       diff_opt.difference = d;

@@ -106,9 +106,12 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
 
   // X appears in three equations (X·W_q, X·W_k, X·W_v): each drawing of a
   // stage gets its own ImGui ID, so only the one under the mouse is active
-  // and a drag applies one edit a frame, not one per copy.
+  // and a drag applies one edit a frame, not one per copy. Δ heatmaps (Compare)
+  // have IDs of their own, so one appearing after the first edit of a drag
+  // leaves the IDs of the value copies, and the drag, where they were.
   ImGui::PushID(to_string(id).c_str());
-  ImGui::PushID(state.heatmap_instances[id]++);
+  ImGui::PushID(showing_difference ? "difference" : "value");
+  ImGui::PushID(state.heatmap_instances[{id, showing_difference}]++);
   ImGui::BeginGroup();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float label_w = opt.show_labels ? (shown_rows == doc.scenario().T() && !opt.transposed ? 52.0f : 22.0f) : 0.0f;
@@ -342,8 +345,11 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     if (ImGui::IsItemActive() && state.panning == id && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 0.0f)) {
       view.pan_by(io.MouseDelta.x, io.MouseDelta.y, rect, shown_rows, shown_cols);
     }
-    if (ImGui::IsItemActive() && state.drag && state.drag->cell.stage == id) {
+    if (ImGui::IsItemActive() && !showing_difference && state.drag && state.drag->cell.stage == id) {
       DragState& d = *state.drag;
+      // The inspector follows the cell being changed, not the one the mouse
+      // passes over on its way up or down.
+      ev.hovered = d.cell;
       const float up = d.start_y - io.MousePos.y;
       if (std::fabs(up) >= 3.0f || d.moved) {
         d.moved = true;
@@ -408,6 +414,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     ImGui::Dummy(ImVec2(rect.width(), 4));
   }
   ImGui::EndGroup();
+  ImGui::PopID();
   ImGui::PopID();
   ImGui::PopID();
   return ev;
