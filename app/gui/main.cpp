@@ -4,6 +4,7 @@
 #include "app.h"
 #include "gfx/screenshot.h"
 #include "logic/frame_timer.h"
+#include "logic/mouse_button_pacer.h"
 #include "gfx/fonts.h"
 #include "attention_lab/version.h"
 #include "options.h"
@@ -40,6 +41,7 @@ struct DeferredKeys {
   }
 };
 DeferredKeys g_keys;  // GLFW callbacks are plain functions: one window, one instance
+attention_lab::gui::MouseButtonPacer g_mouse;
 
 }  // namespace
 
@@ -118,6 +120,15 @@ int main(int argc, char** argv) {
     ImGui_ImplGlfw_KeyCallback(w, key, scancode, action, mods);
   });
 
+  // Mouse buttons reach ImGui through the pacer: one change a frame, so a
+  // double-click within one slow frame is still two clicks.
+  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int button, int action, int mods) {
+    g_mouse.event(button, action == GLFW_PRESS);
+    ImGui_ImplGlfw_MouseButtonCallback(w, button, action, mods);
+  });
+  // 0.5 s, as on most desktops (ImGui's own 0.3 s misses slower double-clicks).
+  io.MouseDoubleClickTime = 0.5f;
+
   int status = 0;
   {
     if (auto err = app.init(window); !err.empty()) {
@@ -132,7 +143,7 @@ int main(int argc, char** argv) {
       while (!app.should_close()) {
         // Idle windows sleep until input; animations and screenshots keep going.
         timer.frame_started();
-        if (screenshot || measuring || app.animating() || frame < 3)
+        if (screenshot || measuring || app.animating() || frame < 3 || g_mouse.pending())
           glfwPollEvents();
         else
           glfwWaitEventsTimeout(0.25);
@@ -142,6 +153,7 @@ int main(int argc, char** argv) {
           attention_lab::gfx::rebuild_fonts(size);
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
+        g_mouse.advance(io.MouseDown);  // after the backend, which reads only "down now"
         ImGui::NewFrame();
         app.frame();
         ImGui::Render();
