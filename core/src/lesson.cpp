@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -634,6 +635,20 @@ std::vector<std::filesystem::path> lesson_files(const std::filesystem::path& dir
     if (is_lesson_format(sniffer.format)) out.push_back(entry.path());
   }
   std::sort(out.begin(), out.end());
+  // A teacher's order (order.txt) goes first: lessons build on each other,
+  // and names sort "why-sqrt-dk" after "many-heads".
+  std::vector<std::string> order;
+  std::ifstream order_file(dir / "order.txt");
+  for (std::string line; std::getline(order_file, line);) {
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    line.erase(0, line.find_first_not_of(" \t"));
+    if (!line.empty() && line.front() != '#') order.push_back(line);
+  }
+  const auto rank = [&](const std::filesystem::path& p) {
+    const auto at = std::find(order.begin(), order.end(), p.stem().string());
+    return static_cast<std::size_t>(at - order.begin());  // unlisted: order.size(), after all listed
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
   return out;
 }
 

@@ -348,6 +348,15 @@ TEST(LessonFiles, TheLessonsOfAFolderAreListedByName) {
   EXPECT_TRUE(lesson_files(dir / "missing").empty());
 }
 
+TEST(LessonFiles, OrderTxtPutsTheTeachersOrderFirst) {
+  TempDir dir;
+  for (const char* name : {"a", "b", "c", "d"}) write_text(dir / (std::string(name) + ".json"), base_lesson().dump());
+  // Comments, blank lines, stray spaces and a name with no file are all fine.
+  write_text(dir / "order.txt", "# teaching order\n  c \n\nmissing\na\r\n");
+  EXPECT_EQ(lesson_files(dir.path()),
+            (std::vector<fs::path>{dir / "c.json", dir / "a.json", dir / "b.json", dir / "d.json"}));
+}
+
 // [SECTION] Bad files: one message naming the step and the field
 
 TEST(LessonBadInput, TheMessagesOfTheFormatDescription) {

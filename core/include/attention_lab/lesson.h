@@ -100,8 +100,10 @@ std::string validate_lesson(const Lesson& lesson);
 // validate_lesson guarantee it); a change that fails anyway stops there.
 Scenario scenario_at_step(const Lesson& lesson, int step);
 
-// The .json files in `dir` that are lessons, sorted by file name; empty when
-// the folder is missing.
+// The .json files in `dir` that are lessons, in teaching order: first those
+// named in the folder's `order.txt` (one name without ".json" a line; blank
+// lines and lines starting with # are skipped), in its order, then the rest by
+// file name. Empty when the folder is missing.
 std::vector<std::filesystem::path> lesson_files(const std::filesystem::path& dir);
 
 }  // namespace attention_lab
