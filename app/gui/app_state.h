@@ -79,8 +79,7 @@ struct HeadViewState {
 struct SqrtDkState {
   SqrtDkOptions options;
   SqrtDkResult result;
-  SqrtDkOptions scaled_view;  // same draws, histogram on the scaled products' own ±4 axis
-  SqrtDkResult scaled_result;
+  Histogram scaled_own_axis;  // the same scaled products on their own ±4 axis
   bool same_axis = true;
 };
 

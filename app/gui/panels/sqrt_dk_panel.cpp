@@ -35,7 +35,8 @@ void draw_histogram(const char* title, const Histogram& h, ImU32 colour, ImVec2 
   ImGui::TextDisabled("%s", l.c_str());
   ImGui::SameLine(std::max(0.0f, size.x - ImGui::CalcTextSize(r.c_str()).x));
   ImGui::TextDisabled("%s", r.c_str());
-  if (h.below + h.above > 0) ImGui::TextDisabled("%d samples fall outside the axis", h.below + h.above);
+  if (const int outside = h.below + h.above; outside > 0)
+    ImGui::TextDisabled(outside == 1 ? "%d sample falls outside the axis" : "%d samples fall outside the axis", outside);
 }
 
 }  // namespace
@@ -55,16 +56,15 @@ void draw_sqrt_dk_panel(AppState& state) {
   changed |= ImGui::SliderInt("keys per query (n)", &x.options.keys_per_row, 2, 256, "%d", ImGuiSliderFlags_Logarithmic);
   ImGui::SameLine();
   if (ImGui::Button("Draw again")) ++x.options.seed, changed = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("New random vectors (seed %llu)", static_cast<unsigned long long>(x.options.seed + 1));
   ImGui::SameLine();
   ImGui::Checkbox("same axis for both", &x.same_axis);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("On: both on ±4√d, so the scaled products show how much narrower they are.\nOff: each on its own axis, to see their shapes.");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("New random vectors (seed %llu)", static_cast<unsigned long long>(x.options.seed + 1));
   if (changed) {
     x.options.range = 0.0;  // both histograms on the unscaled one's ±4√d
     x.result = run_sqrt_dk_experiment(x.options);
-    x.scaled_view = x.options;
-    x.scaled_view.range = 4.0;  // the scaled products on their own ±4 axis
-    x.scaled_result = run_sqrt_dk_experiment(x.scaled_view);
+    // The same scaled products again, binned on their own ±4 axis (no second draw).
+    x.scaled_own_axis = make_histogram(x.result.scaled.values, -4.0, 4.0, x.options.bins);
   }
   if (!x.result.error.empty()) {
     text_colored(gfx::Accent::Error, "%s", x.result.error.c_str());
@@ -78,7 +78,7 @@ void draw_sqrt_dk_panel(AppState& state) {
   ImGui::EndGroup();
   ImGui::SameLine(0, 24);
   ImGui::BeginGroup();
-  draw_histogram("q·k / √d (scaled)", x.same_axis ? r.scaled.histogram : x.scaled_result.scaled.histogram,
+  draw_histogram("q·k / √d (scaled)", x.same_axis ? r.scaled.histogram : x.scaled_own_axis,
                  IM_COL32(0, 114, 178, 255), size);
   ImGui::EndGroup();
 
