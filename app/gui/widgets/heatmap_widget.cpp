@@ -78,6 +78,18 @@ std::optional<Cell> pinned_cell(const Scenario& s, StageId id, const PinKey& k) 
   return std::nullopt;
 }
 
+// The smallest of 1, 2, 5, 10, 20, 50, … that is at least `n`: an axis
+// labelled 0, 50, 100 reads better than 0, 62, 124.
+int nice_step(int n) {
+  for (int decade = 1;; decade *= 10)
+    for (int m : {1, 2, 5})
+      if (m * decade >= n) return m * decade;
+}
+
+bool has_digit(const std::string& label) {
+  return std::any_of(label.begin(), label.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
 }  // namespace
 
 float displayed_cell_px(float cell_px, float max_px, int rows, int cols) {
@@ -164,15 +176,27 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         const float y = p0.y + (static_cast<float>(r) - vis[1]) * px_per_cell + (px_per_cell - line_h) * 0.5f;
         if (y < p0.y - 1 || y + line_h > p1.y + 1 || static_cast<std::size_t>(r) >= rl.size()) continue;
         std::string t = rl[static_cast<std::size_t>(r)];
+        if (has_digit(t) && ImGui::CalcTextSize(t.c_str()).x > label_w - 4) continue;  // "t1023" cut to "t10" would lie
         while (t.size() > 1 && ImGui::CalcTextSize(t.c_str()).x > label_w - 4) t.pop_back();
         const float w = ImGui::CalcTextSize(t.c_str()).x;
         dl->AddText(ImVec2(p0.x - w - 4, y), lc, t.c_str());
       }
-    for (int c = static_cast<int>(vis[0]); c < std::min(shown_cols, static_cast<int>(std::ceil(vis[2]))); ++c) {
-      if (static_cast<std::size_t>(c) >= cl.size()) break;
+    const int first_col = static_cast<int>(vis[0]);
+    const int end_col = std::min({shown_cols, static_cast<int>(std::ceil(vis[2])), static_cast<int>(cl.size())});
+    // An index is never cut ("379" as "37" names another column): when the
+    // widest one on screen does not fit its cell, every k-th column is
+    // labelled instead, with room for the whole number.
+    int index_every = 1;
+    if (end_col > first_col) {
+      const float widest = ImGui::CalcTextSize(cl[static_cast<std::size_t>(end_col - 1)].c_str()).x;
+      if (widest > px_per_cell - 2) index_every = nice_step(static_cast<int>(std::ceil((widest + 8.0f) / px_per_cell)));
+    }
+    for (int c = first_col; c < end_col; ++c) {
       std::string t = cl[static_cast<std::size_t>(c)];
       const float avail = px_per_cell - 2;
-      if (ImGui::CalcTextSize(t.c_str()).x > avail) {
+      if (has_digit(t)) {
+        if (c % index_every != 0) continue;
+      } else if (ImGui::CalcTextSize(t.c_str()).x > avail) {  // a token: its first letters still say which
         if (avail < ImGui::CalcTextSize("ab").x) continue;
         while (t.size() > 1 && ImGui::CalcTextSize(t.c_str()).x > avail) t.pop_back();
       }
@@ -252,27 +276,51 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
 
   // Overlays: values in cells that are big enough, −∞ spelled out, pins outlined.
   const Scenario& sc = doc.scenario();
-  const bool show_values = opt.dim >= 1.0f && px_per_cell >= ImGui::GetFontSize() * 0.78f + 6.0f;
   const float value_size = ImGui::GetFontSize() * 0.78f;  // smaller than labels, so "−0.31" fits a 34 px cell
-  if (show_values)
+  if (opt.dim >= 1.0f && px_per_cell >= value_size + 6.0f) {
+    // The cells on screen (a few hundred at most: values appear only on big cells).
+    struct ShownValue {
+      Rect rect;
+      float v;
+    };
+    std::vector<ShownValue> shown;
     for (int sr = static_cast<int>(vis[1]); sr < std::min(shown_rows, static_cast<int>(std::ceil(vis[3]))); ++sr)
       for (int scn = static_cast<int>(vis[0]); scn < std::min(shown_cols, static_cast<int>(std::ceil(vis[2]))); ++scn) {
         if (opt.reveal >= 0 && sr * shown_cols + scn >= opt.reveal) continue;
         const int r = opt.transposed ? scn : sr, c = opt.transposed ? sr : scn;
         const Rect cr = cell_rect(rect, view, rows, cols, Cell{r, c}, opt.transposed);
         if (!showing_difference && state.quiz_hides(id, r, c)) continue;  // drawn as "?" below
-        const float v = values()(r, c);
-        std::string t = std::isinf(v) && v < 0 ? "−∞" : colormap == 2 ? (v != 0.0f ? "1" : "0") : format_number(v, 2);
-        ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, t.c_str());
-        if (ts.x >= cr.width() - 2 && std::isfinite(v)) {  // "−0.81" too wide: "−0.8"
-          t = format_number(v, 1);
-          ts = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, t.c_str());
-        }
-        if (ts.x < cr.width() - 2 && cr.x0 >= p0.x - 1 && cr.x1 <= p1.x + 1 && cr.y0 >= p0.y - 1 && cr.y1 <= p1.y + 1)
-          dl->AddText(ImGui::GetFont(), value_size,
-                      ImVec2(cr.x0 + (cr.width() - ts.x) * 0.5f, cr.y0 + (cr.height() - ts.y) * 0.5f),
-                      text_colour_on(cell_colour(colormap, v, range)), t.c_str());
+        if (cr.x0 >= p0.x - 1 && cr.x1 <= p1.x + 1 && cr.y0 >= p0.y - 1 && cr.y1 <= p1.y + 1) shown.push_back({cr, values()(r, c)});
       }
+    const auto text_of = [&](float v, int digits) {
+      return std::isinf(v) && v < 0 ? std::string("−∞") : colormap == 2 ? std::string(v != 0.0f ? "1" : "0") : format_number(v, digits);
+    };
+    const auto width_at = [&](const std::string& t, float size) { return ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, t.c_str()).x; };
+    // One precision and one text size for every cell on screen, so a negative
+    // number never shows fewer digits than a positive one: two decimals if they
+    // all fit (the text may shrink to 60 % of the labels' size for that), else
+    // one. A value that fits neither way (−123.45, 1.2e+05) shows "…";
+    // hovering it gives the number.
+    const float smallest = ImGui::GetFontSize() * 0.6f;
+    const auto size_for = [&](int digits) {  // the largest size up to value_size at which all fit
+      float size = value_size;
+      for (const ShownValue& s : shown)
+        if (const float w = width_at(text_of(s.v, digits), value_size); w > 0.0f)
+          size = std::min(size, value_size * (s.rect.width() - 3) / w);
+      return size;
+    };
+    int digits = 2;
+    float size = size_for(2);
+    if (size < smallest) digits = 1, size = std::max(smallest, size_for(1));
+    for (const ShownValue& s : shown) {
+      std::string t = text_of(s.v, digits);
+      float tw = width_at(t, size);
+      if (tw >= s.rect.width() - 2) t = "…", tw = width_at(t, size);
+      if (tw >= s.rect.width() - 2) continue;
+      dl->AddText(ImGui::GetFont(), size, ImVec2(s.rect.x0 + (s.rect.width() - tw) * 0.5f, s.rect.y0 + (s.rect.height() - size) * 0.5f),
+                  text_colour_on(cell_colour(colormap, s.v, range)), t.c_str());
+    }
+  }
   if (!is_input(id.kind) && !sc.pins.empty()) {
     // Only this stage's pins: never a loop over every cell of a big matrix.
     for (const auto& entry : sc.pins) {
