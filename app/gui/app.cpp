@@ -484,6 +484,7 @@ void draw_busy_overlay(AppState& state) {
 
 void App::frame() {
   state_.heatmap_instances.clear();
+  state_.difference_heatmaps.next_frame();
   // A drag whose heatmap is no longer drawn (a lesson step changed the view)
   // never sees its release: forget it once the button is up.
   if (state_.drag && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state_.drag.reset();
@@ -647,7 +648,10 @@ void App::write_probe() const {
       << ", \"quiz_right\": " << state_.quiz.tally.right << ", \"quiz_asked\": " << state_.quiz.tally.asked
       << ", \"presenter\": " << (state_.presenter ? "true" : "false") << ", \"texture_uploads\": " << state_.texture_uploads
       << ", \"edits_applied\": " << state_.edits_applied
-      << ", \"typing\": " << (state_.typing.open ? cell(state_.typing.cell) : std::string("null")) << ", \"heatmaps\": [";
+      << ", \"typing\": " << (state_.typing.open ? cell(state_.typing.cell) : std::string("null"))
+      << ", \"snapshot\": " << (state_.compare.snapshot ? "true" : "false")
+      << ", \"difference_heatmaps\": " << state_.difference_heatmaps.now.size()
+      << ", \"confirm_quit\": " << (state_.confirm_quit ? "true" : "false") << ", \"heatmaps\": [";
   bool first = true;
   for (const auto& d : state_.drawn) {
     out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0
@@ -659,9 +663,11 @@ void App::write_probe() const {
   // Written beside and renamed over, so a test reading between frames never
   // sees a half-written file. No fsync: this is rewritten every frame.
   const std::string partial = state_.options.probe + ".partial";
-  { std::ofstream(partial) << out.str(); }
+  std::ofstream file(partial);
+  file << out.str();
+  file.close();
   std::error_code ignored;
-  std::filesystem::rename(partial, state_.options.probe, ignored);
+  if (file) std::filesystem::rename(partial, state_.options.probe, ignored);  // a short write keeps the last good one
 }
 
 }  // namespace attention_lab::gui

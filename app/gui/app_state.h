@@ -20,6 +20,7 @@
 #include "settings.h"
 
 #include <map>
+#include <set>
 #include <utility>
 #include <memory>
 #include <optional>
@@ -175,6 +176,13 @@ struct AppState {
   std::map<std::pair<StageId, int>, gfx::FloatTexture> textures;
   std::uint64_t texture_uploads = 0;
   std::uint64_t edits_applied = 0;  // edits applied directly (for the probe: one per frame of a drag)
+  // The stages whose Δ heatmap (Compare) was drawn this frame and the last.
+  struct DrawnThisAndLastFrame {
+    std::set<StageId> now, last;
+    void next_frame() { last = std::move(now), now.clear(); }
+    void drawn(StageId id) { now.insert(id); }
+    bool drawn_last_frame(StageId id) const { return last.count(id) > 0; }
+  } difference_heatmaps;
   // Drawings of each stage so far this frame, values and Δ heatmaps counted
   // apart: a Δ heatmap appearing mid-drag must not renumber the value copies.
   std::map<std::pair<StageId, bool>, int> heatmap_instances;

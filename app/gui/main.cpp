@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
         // A screenshot reads the back buffer, so its frame is not swapped.
         if (!(screenshot && last_frame)) glfwSwapBuffers(window);
         if (measuring && last_frame) glFinish();  // the last frame ends when the GPU is done, before any PNG
-        timer.frame_finished(finished_result);
+        timer.frame_finished(measuring && finished_result);  // an interactive session keeps no times
         if (measuring && last_frame) {
           if (const auto stats_error = timer.write(opts.frame_stats, app.state().texture_uploads); !stats_error.empty()) {
             std::fprintf(stderr, "attention-lab: %s\n", stats_error.c_str());

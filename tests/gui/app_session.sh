@@ -25,13 +25,38 @@ settle() {
 # it the keyboard and lets it lay itself out.
 start_app() {
   rm -f "$probe"
-  XDG_CONFIG_HOME="${XDG_CONFIG_HOME:-$out/config}" "$app" "$@" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
+  # Settings of its own (never the user's font scale), and as many threads
+  # as this machine's CI has, so background work takes as long everywhere.
+  XDG_CONFIG_HOME="$out/config" OMP_NUM_THREADS=2 "$app" "$@" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
   pid=$!
   for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
   [ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }
   wid=$(xdotool search --sync --onlyvisible --name "Attention Lab" | head -1)
   xdotool windowfocus --sync "$wid" 2>/dev/null || true
   settle 3
+}
+# press_on STAGE ROW COL [N]: presses the left button on a cell (of the N-th
+# drawing) and waits until the app has taken the press there, so the moves
+# that follow drag that cell, however late the frame that sees the press.
+# On a zoomed-out heatmap (cells under a pixel) any cell of STAGE will do.
+press_on() {
+  local x y want
+  read -r x y < <(python3 "$here/probe.py" "$probe" cell "$@")
+  xdotool mousemove --window "$wid" "$x" "$y"
+  if python3 "$here/probe.py" "$probe" get heatmaps | python3 -c "
+import json, sys
+h = [m for m in json.load(sys.stdin) if m['stage'] == '$1'][${4:-0}]
+sys.exit(0 if (h['x1'] - h['x0']) / max(h['rows'], h['cols']) < 2 else 1)"; then
+    settle 2
+    want=$(get hovered)
+    case "$want" in *'"stage": "'$1'"'*) ;; *) fail "the mouse at ($x, $y) is not over $1 ($(state))" ;; esac
+  else
+    want='{"stage": "'$1'", "row": '$2', "col": '$3'}'
+    python3 "$here/probe.py" "$probe" wait hovered "$want" || fail "hovering $1[$2,$3] did not register"
+  fi
+  xdotool mousedown 1
+  python3 "$here/probe.py" "$probe" wait selected "$want" || fail "pressing on $want did not select it ($(state))"
+  press_x=$x press_y=$y
 }
 # quit_app: Ctrl+Q, as a user quits; fails if the app stays or exits non-zero.
 quit_app() {

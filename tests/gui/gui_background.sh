@@ -20,6 +20,7 @@ echo "frames while computing: $f1 -> $f2 in 1 s"
 
 # 2. Cancel, clicked for real: the window is usable at once and keeps the last result.
 read -r x y < <(python3 "$here/probe.py" "$probe" centre cancel_button)
+[ "$(get busy)" = true ] || fail "the big scenario finished before Cancel could be clicked (the check needs a slower job)"
 xdotool mousemove --window "$wid" "$x" "$y" click 1
 python3 "$here/probe.py" "$probe" wait busy false 3 || fail "Cancel did not end the background work"
 [ "$(get T)" = 7 ] || fail "after Cancel the scenario has T=$(get T), expected the previous one (7)"
@@ -36,10 +37,9 @@ python3 "$here/probe.py" "$probe" wait busy false 5 || fail "still busy after th
 settle 3  # the new heatmaps' places on screen
 # 4. Dragging a cell of X there edits it, one edit a frame at most (X is drawn
 #    in three equations; each copy once applied the drag).
-read -r x y < <(python3 "$here/probe.py" "$probe" cell X 100 10)
-xdotool mousemove --window "$wid" "$x" "$y"; sleep 0.3
 f1=$(get frame); a1=$(get edits_applied)
-xdotool mousedown 1
+press_on X 100 10
+x=$press_x y=$press_y
 for dy in $(seq 2 2 40); do xdotool mousemove --window "$wid" "$x" $((y - dy)); sleep 0.03; done
 xdotool mouseup 1
 python3 "$here/probe.py" "$probe" wait modified true 10 ||

@@ -32,8 +32,8 @@ xdotool mousemove --window "$wid" 5 400
 python3 "$here/probe.py" "$probe" wait hovered 'null' || fail "moving away did not clear the hover"
 
 # 2. Dragging W_q[1,1] upwards raises it; Q and the scores below change.
-read -r x y < <(python3 "$here/probe.py" "$probe" cell W_q 1 1)
-xdotool mousemove --window "$wid" "$x" "$y" mousedown 1
+press_on W_q 1 1
+x=$press_x y=$press_y
 for dy in 5 15 30 45 60; do xdotool mousemove --window "$wid" "$x" $((y - dy)); sleep 0.05; done
 xdotool mouseup 1
 python3 "$here/probe.py" "$probe" wait modified true || fail "dragging W_q[1,1] did not modify the scenario"
@@ -87,7 +87,8 @@ typed=$(value_of "$scenario" W_q 2 2)
 xdotool key --clearmodifiers ctrl+z
 python3 "$here/probe.py" "$probe" wait modified true || fail "Ctrl+Z after typing did not change the scenario"
 xdotool key --clearmodifiers ctrl+q
-sleep 0.8
+python3 "$here/probe.py" "$probe" wait confirm_quit true || fail "Ctrl+Q with unsaved changes did not ask"
+settle 2
 kill -0 $pid 2>/dev/null || fail "Ctrl+Q with unsaved changes quit without asking"
 shot unsaved-question && python3 "$here/png_check.py" 1280 800 "$out/unsaved-question.png" || fail "no screenshot of the unsaved-changes question"
 stop_app
@@ -98,9 +99,11 @@ start_app "$scenario"
 #    X·W_k) keeps editing, and the layout stays put while the Δ heatmaps
 #    appear: the cell being dragged does not jump away from the mouse.
 xdotool key --clearmodifiers ctrl+t
+python3 "$here/probe.py" "$probe" wait snapshot true || fail "Ctrl+T took no snapshot"
 settle 3
-# The Δ places push the second drawing down: scroll the pipeline (the wheel
-# over empty space beside Q) until its cell is well inside the panel.
+[ "$(get difference_heatmaps)" = 0 ] || fail "Δ heatmaps right after the snapshot, when nothing has changed"
+# Scroll the pipeline (the wheel over empty space beside Q) if the second
+# drawing is not well inside the panel.
 for _ in $(seq 12); do
   read -r x y < <(python3 "$here/probe.py" "$probe" cell X 2 1 1)
   [ "$y" -lt 600 ] && break
@@ -108,9 +111,8 @@ for _ in $(seq 12); do
   settle 2
 done
 [ "$y" -lt 600 ] || fail "could not scroll X's second drawing into view (its cell is at y=$y)"
-xdotool mousemove --window "$wid" "$x" "$y"; settle 2
 a1=$(get edits_applied)
-xdotool mousedown 1
+press_on X 2 1 1
 for dy in $(seq 4 4 60); do xdotool mousemove --window "$wid" "$x" $((y - dy)); sleep 0.04; done
 settle 2
 shot compare-drag
@@ -123,6 +125,9 @@ python3 "$here/probe.py" "$probe" wait modified true || fail "dragging X in comp
 a2=$(get edits_applied)
 echo "compare-mode drag of X (second drawing): $((a2 - a1)) edits"
 [ $((a2 - a1)) -ge 5 ] || fail "the compare-mode drag stopped after $((a2 - a1)) edits ($(state))"
+python3 "$here/probe.py" "$probe" atleast difference_heatmaps 1 ||
+  fail "no Δ heatmap after the drag ended in compare mode ($(state))"
+shot compare-after-drag
 xdotool mousemove --window "$wid" 5 400
 xdotool key --clearmodifiers ctrl+z  # the drag is one undo step: back to the saved file
 python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+Z did not undo the compare-mode drag ($(state))"

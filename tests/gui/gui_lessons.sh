@@ -66,7 +66,9 @@ xdotool key Return
 python3 "$here/probe.py" "$probe" wait quiz_asked 1 || fail "a typed wrong answer was not checked"
 [ "$(get quiz_right)" = 0 ] || fail "12345 was counted right"
 # Ask again through the lesson (Next then Back re-enters the step and its quiz).
-xdotool key Next; sleep 0.3; xdotool key Prior
+xdotool key Next
+python3 "$here/probe.py" "$probe" wait lesson_step 6 || fail "Next did not leave the quiz step"
+xdotool key Prior
 python3 "$here/probe.py" "$probe" wait lesson_step 5 || fail "could not come back to the quiz step"
 sleep 0.3
 answer=$(python3 -c "print(f'{float(\"$truth\"):.4f}')")

@@ -88,17 +88,18 @@ void draw_pipeline_panel(AppState& state) {
     ImGui::BeginGroup();
     const HeatmapEvents ev = draw_heatmap(state, id, opt);
     if (ev.hovered) state.hovered = ev.hovered;
-    const ImVec2 value_size = ImGui::GetItemRectSize();
     // Compare: the change since the snapshot, right under the value.
     std::uint64_t version = 0;
     if (const StageDiff* d = state.difference(id, version); d && !d->changed) {
-      // The Δ heatmap's place is kept, so the first edit of a drag does not
-      // push everything below (and the cell being dragged) down the screen.
-      const ImVec2 at = ImGui::GetCursorScreenPos();
       ImGui::TextDisabled("Δ %s: no change", describe_stage(s, id).symbol.c_str());
-      ImGui::SetCursorScreenPos(at);
-      ImGui::Dummy(value_size);
+    } else if (d && state.drag && !state.difference_heatmaps.drawn_last_frame(id)) {
+      // A Δ heatmap appearing mid-drag would push everything below it, and
+      // the cell being dragged, down the screen: it waits for the release.
+      // As short as "no change", so it never widens the column either.
+      ImGui::TextDisabled("Δ %s: changing", describe_stage(s, id).symbol.c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("The difference heatmap appears when the drag ends.");
     } else if (d) {
+      state.difference_heatmaps.drawn(id);
       HeatmapOptions diff_opt = opt;
       diff_opt.difference = d;
       diff_opt.difference_version = version;
