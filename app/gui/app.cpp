@@ -548,7 +548,11 @@ void App::frame() {
     tab("Why √d_k", CentreView::SqrtDkExperiment);
     ImGui::EndTabBar();
   }
-  ImGui::BeginChild("pipeline", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+  // A child window per view: each keeps its own scroll position, and wrapped
+  // text in one view does not wrap at the width of the wide pipeline (a
+  // window's content width is last frame's, so it would stay that wide).
+  static constexpr const char* kViewChild[] = {"pipeline", "head view", "softmax up close", "why sqrt dk"};
+  ImGui::BeginChild(kViewChild[static_cast<int>(state_.centre)], ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
   switch (state_.centre) {
     case CentreView::Pipeline: draw_pipeline_panel(state_); break;
     case CentreView::HeadView: draw_head_view_panel(state_); break;

@@ -81,6 +81,14 @@ xdotool key --clearmodifiers ctrl+s
 python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+S after typing did not save"
 typed=$(value_of "$scenario" W_q 2 2)
 [ "$typed" = "0.75" ] || fail "after typing 0.75, W_q[2][2] in the file is $typed"
+# Enter on the value as it stands closes the popup and changes nothing.
+xdotool click --repeat 2 --delay 60 1
+python3 "$here/probe.py" "$probe" wait typing '{"stage": "W_q", "row": 2, "col": 2}' 3 || fail "the value popup did not open again"
+settle 2
+xdotool key Return
+python3 "$here/probe.py" "$probe" wait typing null || fail "Enter did not close the value popup"
+settle 2
+[ "$(get modified)" = false ] || fail "Enter on the unchanged value 0.75 marked the scenario modified"
 
 # 6. With unsaved changes, Ctrl+Q asks first: the app is still running, and the
 #    question is on screen (photographed from the X server).

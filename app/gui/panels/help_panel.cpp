@@ -7,6 +7,8 @@
 
 #include <imgui.h>
 
+#include <cmath>
+
 #include <cstdarg>
 
 namespace attention_lab::gui {
@@ -91,7 +93,12 @@ void draw_typing_popup(AppState& state) {
     if (!t.error.empty()) text_colored(gfx::Accent::Error, "%s", t.error.c_str());
     if (enter || ImGui::Button("OK")) {
       if (const auto v = parse_typed_value(t.buffer)) {
-        if (state.apply(cell_edit(t.cell.stage, t.cell.row, t.cell.col, *v))) ImGui::CloseCurrentPopup();
+        // The same number again in an input changes nothing: no undo step, no
+        // "modified". (In a computed stage it still pins the cell there.)
+        const float current = state.doc->stage(t.cell.stage)(t.cell.row, t.cell.col);
+        if (is_input(t.cell.stage.kind) && *v == current && std::signbit(*v) == std::signbit(current))
+          ImGui::CloseCurrentPopup();
+        else if (state.apply(cell_edit(t.cell.stage, t.cell.row, t.cell.col, *v))) ImGui::CloseCurrentPopup();
         else t.error = state.status;
       } else {
         t.error = std::string("expected a finite number, found '") + t.buffer + "'";

@@ -115,8 +115,12 @@ void draw_sqrt_dk_panel(AppState& state) {
                  top * 100.0);
   else
     ImGui::TextDisabled("Slide d up and watch the unscaled softmax saturate while the scaled one stays soft.");
-  ImGui::TextDisabled("%d products in %d rows of %d keys, seed %llu.", x.options.samples, r.rows,
-                      x.options.keys_per_row, static_cast<unsigned long long>(x.options.seed));
+  const auto seed = static_cast<unsigned long long>(x.options.seed);
+  if (const int in_rows = r.rows * x.options.keys_per_row; in_rows == x.options.samples)
+    ImGui::TextDisabled("%d products in %d rows of %d keys, seed %llu.", x.options.samples, r.rows, x.options.keys_per_row, seed);
+  else  // the last, partial row has no softmax of its own
+    ImGui::TextDisabled("%d products, seed %llu; the softmax statistics use the %d full rows of %d keys (%d products).",
+                        x.options.samples, seed, r.rows, x.options.keys_per_row, in_rows);
   ImGui::PopTextWrapPos();
 }
 
