@@ -8,10 +8,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <string>
 
 namespace attention_lab::gui {
 
 namespace {
+
+std::string bar_label(float value) { return std::isinf(value) && value < 0 ? "−∞" : format_number(value, 3); }
+
+// The widest number printed under any bar, so bars are wide enough that
+// neighbouring numbers ("9.727e-04") never run into each other.
+float widest_bar_label(std::initializer_list<const RowVector*> rows) {
+  float widest = ImGui::CalcTextSize("−0.000").x;
+  for (const RowVector* v : rows)
+    for (Eigen::Index i = 0; i < v->size(); ++i) widest = std::max(widest, ImGui::CalcTextSize(bar_label((*v)[i]).c_str()).x);
+  return widest;
+}
 
 // One vector as a row of labelled bars (height ∝ value within the row's
 // range), with every number printed under its bar.
@@ -34,7 +47,7 @@ void bar_row(const char* label, const RowVector& v, const Scenario& s, float bar
       const float y = p0.y + h * ((hi - value) / (hi - lo));
       dl->AddRectFilled(ImVec2(x + 2, std::min(y, zero_y)), ImVec2(x + bar_w - 2, std::max(y, zero_y) + 1), colour);
     }
-    const std::string t = std::isinf(value) && value < 0 ? "−∞" : format_number(value, 3);
+    const std::string t = bar_label(value);
     const float tw = ImGui::CalcTextSize(t.c_str()).x;
     dl->AddText(ImVec2(x + (bar_w - tw) * 0.5f, p0.y + h + 2), ImGui::GetColorU32(ImGuiCol_Text), t.c_str());
   }
@@ -71,8 +84,10 @@ void draw_softmax_panel(AppState& state) {
     return;
   }
   const int n = static_cast<int>(b.scores.size());
-  const float bar_w = std::clamp((ImGui::GetContentRegionAvail().x - 20) / static_cast<float>(std::max(n, 1)),
-                                 ImGui::CalcTextSize("−0.000").x + 6, 90.0f);
+  if (sc.preview_temperature <= 0.0f) sc.preview_temperature = s.temperature;
+  RowVector preview = weights_at_temperature(b, sc.preview_temperature);
+  const float widest = widest_bar_label({&b.scores, &b.scaled, &b.masked, &b.shifted, &b.exps, &b.weights, &preview});
+  const float bar_w = std::max(widest + 8, std::min((ImGui::GetContentRegionAvail().x - 20) / static_cast<float>(std::max(n, 1)), 90.0f));
   if (n > 40) ImGui::TextDisabled("Long row: scroll sideways to see every key.");
 
   // Column headers: the key tokens.
@@ -106,12 +121,11 @@ void draw_softmax_panel(AppState& state) {
 
   // Temperature preview: what the weights would be, without changing anything.
   ImGui::Separator();
-  if (sc.preview_temperature <= 0.0f) sc.preview_temperature = s.temperature;
   ImGui::SetNextItemWidth(260);
-  ImGui::SliderFloat("preview temperature τ", &sc.preview_temperature, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+  if (ImGui::SliderFloat("preview temperature τ", &sc.preview_temperature, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
+    preview = weights_at_temperature(b, sc.preview_temperature);
   ImGui::SameLine();
   if (ImGui::Button("Apply to the scenario")) state.apply(SetTemperature{sc.preview_temperature});
-  const RowVector preview = weights_at_temperature(b, sc.preview_temperature);
   if (preview.size() == n) {
     bar_row("weights at this τ (below 1 sharper, above 1 flatter)", preview, s, bar_w, prob_colour, true);
     ImGui::Text("entropy at this τ: %s nats", format_number(static_cast<float>(entropy_of(preview)), 3).c_str());
