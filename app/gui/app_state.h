@@ -74,6 +74,7 @@ struct DrawnHeatmap {
 struct HeadViewState {
   bool all_heads = false;
   int first_token = 0;  // long sequences scroll
+  int hovered_query = -1;  // last frame's hovered query token (the note above the lines uses it)
 };
 
 // "Why √d_k": the experiment's options and last result (recomputed when they change).

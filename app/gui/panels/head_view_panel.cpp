@@ -35,18 +35,41 @@ void draw_head_view_panel(AppState& state) {
   ImGui::SameLine();
   if (!hv.all_heads) ImGui::Text("head %d — pick another in the heads grid", state.focused_head);
   else ImGui::TextDisabled("%d heads", s.heads);
-  ImGui::PushTextWrapPos(0.0f);
+  push_wrap_at_visible_edge();
   ImGui::TextDisabled("Left: the token asking (query). Right: the tokens it looks at (keys). Thicker = more weight. "
                       "Hover a token to see only its lines; click a line to select that weight.");
   ImGui::PopTextWrapPos();
 
   const float row_h = std::max(ImGui::GetTextLineHeightWithSpacing() * 1.2f, 18.0f);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const int fits = std::max(1, static_cast<int>((avail.y - row_h) / row_h));
+  const float note_h = 2 * ImGui::GetTextLineHeightWithSpacing();  // the long-sequence slider and note
+  int fits = std::max(1, static_cast<int>((avail.y - row_h) / row_h));
+  if (T > fits) fits = std::max(1, static_cast<int>((avail.y - row_h - note_h) / row_h));
   if (T > fits) {
     // Long sequences: a window of tokens, scrolled with the slider.
     ImGui::SetNextItemWidth(220);
     ImGui::SliderInt("first token", &hv.first_token, 0, T - fits);
+    hv.first_token = std::clamp(hv.first_token, 0, T - fits);
+    // Most of a query's attention may go to keys outside the window; an empty
+    // picture must not read as "no attention at all".
+    const int window_end = hv.first_token + fits;
+    const int query = hv.hovered_query >= hv.first_token && hv.hovered_query < window_end ? hv.hovered_query
+                                                                                          : hv.first_token + fits / 2;
+    double inside = 0.0;
+    int heads_counted = 0;
+    for (int h = 0; h < s.heads; ++h) {
+      if (!hv.all_heads && h != state.focused_head) continue;
+      const MatrixView w = doc.stage(StageId::of_head(StageKind::Weights, h));
+      for (int k = hv.first_token; k < window_end; ++k) inside += static_cast<double>(w(query, k));
+      ++heads_counted;
+    }
+    inside /= std::max(heads_counted, 1);
+    push_wrap_at_visible_edge();
+    ImGui::TextDisabled("'%s' gives %.1f %% of its attention%s to the %d tokens shown, %.1f %% to the others. "
+                        "Lines under 1 %% are not drawn; hover a query on the left for its share.",
+                        s.token_label(query).c_str(), 100.0 * inside, hv.all_heads ? " (mean over the heads)" : "",
+                        fits, 100.0 * (1.0 - inside));
+    ImGui::PopTextWrapPos();
   }
   hv.first_token = std::clamp(hv.first_token, 0, std::max(0, T - fits));
 
@@ -70,6 +93,8 @@ void draw_head_view_panel(AppState& state) {
     if (io.MousePos.x >= origin.x && io.MousePos.x < layout.left_x) hover_query = t;
     if (io.MousePos.x > layout.right_x && io.MousePos.x < layout.right_x + label_w + 8) hover_key = t;
   }
+
+  hv.hovered_query = hover_query;
 
   std::vector<AttentionLine> all;
   for (int h = 0; h < s.heads; ++h) {
@@ -108,12 +133,13 @@ void draw_head_view_panel(AppState& state) {
   const ImVec2 size(std::max(layout.right_x - origin.x + label_w, 1.0f),
                     std::max(static_cast<float>(layout.token_count) * row_h, 1.0f));
   ImGui::InvisibleButton("lines", size);
-  if (ImGui::IsItemHovered()) {
+  const bool lines_hovered = ImGui::IsItemHovered(), lines_clicked = ImGui::IsItemClicked();
+  if (lines_hovered) {
     if (const auto line = pick_line(all, io.MousePos.x, io.MousePos.y)) {
       ImGui::SetTooltip("head %d: '%s' → '%s' = %s", line->head, s.token_label(line->query).c_str(),
                         s.token_label(line->key).c_str(), format_number(line->weight, 3).c_str());
       state.hovered = CellRef{StageId::of_head(StageKind::Weights, line->head), line->query, line->key};
-      if (ImGui::IsItemClicked()) {
+      if (lines_clicked) {
         state.selected = state.hovered;
         state.focused_head = line->head;
       }

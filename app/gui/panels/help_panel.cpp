@@ -112,6 +112,12 @@ void draw_typing_popup(AppState& state) {
 
 namespace attention_lab::gui {
 
+void push_wrap_at_visible_edge() {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float scrollbar = ImGui::GetScrollMaxY() > 0.0f ? style.ScrollbarSize : 0.0f;
+  ImGui::PushTextWrapPos(ImGui::GetScrollX() + ImGui::GetWindowWidth() - style.WindowPadding.x - scrollbar);
+}
+
 void text_colored(gfx::Accent which, const char* fmt, ...) {
   const gfx::AccentColor c = gfx::accent(which);
   va_list args;

@@ -24,6 +24,11 @@ void draw_file_dialog(AppState& state);
 void draw_help_windows(AppState& state);
 void draw_typing_popup(AppState& state);
 
+// PushTextWrapPos at the right edge of what the window shows. (Wrapping at 0,
+// the content edge, keeps a horizontally scrolled view as wide as its widest
+// text, because that edge is last frame's content width.)
+void push_wrap_at_visible_edge();
+
 // ImGui::TextColored with a theme-aware accent colour.
 void text_colored(gfx::Accent accent, const char* fmt, ...) IM_FMTARGS(2);
 
