@@ -453,7 +453,8 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     float legend_h = 8 + ImGui::GetTextLineHeight() + 2;
     if (pool > 1) {
       // Say how a pixel summarises its cells, so a zoomed-out picture is read right.
-      const std::string how = "1 px = max |v| of " + std::to_string(pool) + "×" + std::to_string(pool) + " cells";
+      // (A block of pool×pool cells is one colour, one to two pixels wide.)
+      const std::string how = "colour = max |v| of each " + std::to_string(pool) + "×" + std::to_string(pool) + " block";
       dl->AddText(ImVec2(p0.x, p1.y + 3 + legend_h), ImGui::GetColorU32(ImGuiCol_TextDisabled), how.c_str());
       legend_h += ImGui::GetTextLineHeight();
     }
