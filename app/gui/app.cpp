@@ -13,6 +13,7 @@
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <fstream>
 #include <sstream>
@@ -82,8 +83,9 @@ void AppState::poll_job() {
   job.reset();
   if (result->cancel) return;  // the user gave up on it; keep what is shown
   if (!result->error.empty()) {
-    error_popup = (result->path.empty() ? std::string("Could not compute the change.\n\n")
-                                        : "Could not open " + result->path + "\n\n") +
+    error_popup = (!result->path.empty() ? "Could not open " + result->path + "\n\n"
+                   : what == kTakingSnapshot ? std::string("Could not take the snapshot.\n\n")
+                                             : std::string("Could not compute the change.\n\n")) +
                   result->error + "\n\nThe current scenario is unchanged.";
     return;
   }
@@ -95,6 +97,10 @@ void AppState::poll_job() {
     char took[32];
     std::snprintf(took, sizeof took, " (%.2f s)", seconds);
     set_status(what + ": done" + took);
+  }
+  if (result->snapshot) {
+    install_snapshot(std::move(*result->snapshot), seconds);
+    return;
   }
   if (result->document) {
     const std::string path = result->path;
@@ -134,25 +140,47 @@ std::string AppState::window_title() const {
 }
 
 void AppState::take_snapshot() {
-  // A snapshot copies every stage: refuse sizes where that would hurt.
-  const std::uint64_t need = limits::estimated_bytes(doc->scenario().dims()) * 2;
-  if (need > (512ull << 20)) {
-    error_popup = "A snapshot of this scenario would take about " + limits::format_bytes(need) +
-                  ".\n\nCompare works up to about 512 MiB; make T or d_model smaller to use it.";
+  if (busy()) {
+    set_status("Busy: " + job->what() + " (wait, or press Cancel)");
     return;
   }
-  compare.snapshot = attention_lab::take_snapshot(*doc);
+  // A snapshot keeps about what the engine keeps: refuse sizes where that would hurt.
+  const std::uint64_t need = limits::estimated_bytes(doc->scenario().dims());
+  if (need > kSnapshotLimitBytes) {
+    error_popup = "A snapshot of this scenario would take about " + limits::format_bytes(need) +
+                  ".\n\nCompare works up to about " + limits::format_bytes(kSnapshotLimitBytes) +
+                  "; make T or d_model smaller to use it.";
+    return;
+  }
+  // The snapshot computes every stage afresh from a copy of the scenario: on
+  // a worker when that takes more than a frame or two.
+  auto scenario = std::make_shared<const Scenario>(doc->scenario());
+  if (is_heavy(scenario->dims()))
+    job = std::make_unique<BackgroundJob>(kTakingSnapshot, std::move(scenario));
+  else
+    install_snapshot(compute_snapshot(std::move(scenario)));
+}
+
+void AppState::install_snapshot(Snapshot snapshot, double background_seconds) {
+  compare.snapshot = std::move(snapshot);
   compare.diffs.clear();
   ++compare.taken;
   compare.show = true;
-  set_status("Snapshot taken: every stage now shows its change since this moment");
+  char took[48] = "";
+  if (background_seconds >= 0) std::snprintf(took, sizeof took, " in the background (%.2f s)", background_seconds);
+  set_status(std::string("Snapshot taken") + took + ": every stage now shows its change since this moment");
 }
 
-const StageDiff* AppState::difference(StageId stage, std::uint64_t& version) {
+const StageDiff* AppState::difference(StageId stage, std::uint64_t& version, bool on_screen) {
   if (!compare.snapshot || !compare.show) return nullptr;
   auto& cached = compare.diffs[stage];
   const std::uint64_t now = doc->engine().version(stage) * 1024u + compare.taken;
-  if (cached.version != now || cached.diff.difference.size() == 0) {
+  const bool computed = cached.version != 0 && (cached.diff.difference.size() != 0 || cached.diff.shape_changed);
+  if (!on_screen && computed) {
+    version = cached.version;
+    return cached.diff.shape_changed ? nullptr : &cached.diff;
+  }
+  if (cached.version != now || !computed) {
     cached.diff = diff(*compare.snapshot, *doc, stage);
     cached.version = now;
   }
@@ -377,8 +405,17 @@ void App::toggle_presenter() {
   }
 }
 
+namespace {
+// A text field is being edited right now. (io.WantTextInput tells whether one
+// was active last frame: for a frame after Enter closes the quiz's answer
+// field it is still true, and a clicker's PageDown in that frame was lost.)
+bool editing_text() {
+  const ImGuiID active = ImGui::GetActiveID();
+  return active != 0 && ImGui::GetInputTextState(active) != nullptr;
+}
+}  // namespace
+
 void App::handle_shortcuts() {
-  const ImGuiIO& io = ImGui::GetIO();
   const std::vector<KeyPress> presses = std::move(key_presses_);
   key_presses_.clear();
   const int last = static_cast<int>(steps().size()) - 1;
@@ -387,7 +424,7 @@ void App::handle_shortcuts() {
     const bool shift = (k.mods & GLFW_MOD_SHIFT) != 0;
     if (k.key == GLFW_KEY_F1) state_.show_help = !state_.show_help;
     if (k.key == GLFW_KEY_F5) toggle_presenter();
-    if (io.WantTextInput) continue;  // keys belong to the text field being edited
+    if (editing_text()) continue;  // keys belong to the text field being edited
     if (ctrl) {
       switch (k.key) {
         case GLFW_KEY_Z: shift ? state_.redo() : state_.undo(); break;
@@ -655,7 +692,8 @@ void App::write_probe() const {
       << ", \"typing\": " << (state_.typing.open ? cell(state_.typing.cell) : std::string("null"))
       << ", \"snapshot\": " << (state_.compare.snapshot ? "true" : "false")
       << ", \"difference_heatmaps\": " << state_.difference_heatmaps.now.size()
-      << ", \"confirm_quit\": " << (state_.confirm_quit ? "true" : "false") << ", \"heatmaps\": [";
+      << ", \"confirm_quit\": " << (state_.confirm_quit ? "true" : "false")
+      << ", \"status\": " << json_text::quote(state_.status) << ", \"heatmaps\": [";
   bool first = true;
   for (const auto& d : state_.drawn) {
     out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0

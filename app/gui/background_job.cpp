@@ -59,6 +59,20 @@ BackgroundJob::BackgroundJob(std::string what, Scenario scenario, std::string pa
   });
 }
 
+BackgroundJob::BackgroundJob(std::string what, std::shared_ptr<const Scenario> snapshot_of) : what_(std::move(what)) {
+  reports_progress_ = true;
+  thread_ = std::thread([r = result_, s = std::move(snapshot_of)]() mutable {
+    try {
+      r->snapshot = std::make_unique<Snapshot>(compute_snapshot(std::move(s), &r->control));
+    } catch (const Cancelled&) {
+      r->snapshot.reset();
+    } catch (const std::exception& e) {
+      r->error = e.what();
+    }
+    r->done = true;
+  });
+}
+
 BackgroundJob::~BackgroundJob() {
   // A cancelled job's thread may still be computing; it owns its share of the
   // result and ends on its own.

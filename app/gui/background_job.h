@@ -4,6 +4,7 @@
 // a progress bar and a Cancel button.
 
 #include "attention_lab/document.h"
+#include "attention_lab/snapshot.h"
 
 #include <atomic>
 #include <chrono>
@@ -23,6 +24,7 @@ class BackgroundJob {
     ComputeControl control;  // the engine's progress, and how Cancel stops it early
     std::unique_ptr<Document::PendingChange> change;  // a prepared edit, undo or redo
     std::unique_ptr<Document> document;               // a loaded file
+    std::unique_ptr<Snapshot> snapshot;               // Compare's snapshot
     std::string path;
     std::string error;
   };
@@ -33,6 +35,9 @@ class BackgroundJob {
   BackgroundJob(std::string what, std::string path);
   // Computes a new document for `scenario` (a big preset at start-up); `path` may be empty.
   BackgroundJob(std::string what, Scenario scenario, std::string path);
+  // Computes a Compare snapshot of `scenario` (a copy of the document's; the
+  // document may change meanwhile, the snapshot stays the moment it was taken).
+  BackgroundJob(std::string what, std::shared_ptr<const Scenario> snapshot_of);
   ~BackgroundJob();
   BackgroundJob(const BackgroundJob&) = delete;
   BackgroundJob& operator=(const BackgroundJob&) = delete;
@@ -48,7 +53,7 @@ class BackgroundJob {
 
  private:
   std::string what_;
-  bool reports_progress_ = false;  // only a prepared change's engine reports a fraction
+  bool reports_progress_ = false;  // only an engine computing (a change, a snapshot) reports a fraction
   std::shared_ptr<Result> result_ = std::make_shared<Result>();
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::thread thread_;

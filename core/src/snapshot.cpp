@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attention_lab {
 
@@ -22,54 +23,78 @@ int rank(float change) { return std::isnan(change) ? 2 : std::isinf(change) ? 1 
 
 }  // namespace
 
+bool Snapshot::has(StageId id) const { return scenario && stage_problem(*scenario, id).empty(); }
+
 std::uint64_t Snapshot::bytes() const {
-  std::uint64_t total = 0;
-  for (const auto& [id, m] : stages) total += static_cast<std::uint64_t>(m.size()) * sizeof(float);
+  std::uint64_t total = engine.bytes_kept();
+  if (scenario)
+    for (const Matrix* m : {&scenario->X, &scenario->W_q, &scenario->W_k, &scenario->W_v, &scenario->W_o, &scenario->b_q,
+                            &scenario->b_k, &scenario->b_v, &scenario->b_o, &scenario->custom_mask})
+      total += static_cast<std::uint64_t>(m->size()) * sizeof(float);
   return total;
 }
 
-Snapshot take_snapshot(const Document& doc) {
+Snapshot compute_snapshot(std::shared_ptr<const Scenario> scenario, ComputeControl* control) {
   Snapshot snap;
-  snap.scenario = std::make_shared<const Scenario>(doc.scenario());
-  for (const StageId id : pipeline(doc.scenario())) snap.stages.emplace(id, Matrix(doc.stage(id)));
+  snap.scenario = std::move(scenario);
+  snap.engine.set_control(control);
+  snap.engine.recompute_all(*snap.scenario);
+  snap.engine.set_control(nullptr);
   return snap;
 }
 
+Snapshot take_snapshot(const Document& doc) { return compute_snapshot(std::make_shared<const Scenario>(doc.scenario())); }
+
 StageDiff diff(const Snapshot& snapshot, const Document& doc, StageId stage, double relative_tolerance) {
-  StageDiff out;
-  out.stage = stage;
-  const auto then_it = snapshot.stages.find(stage);
+  const bool in_then = snapshot.has(stage);
   const bool in_now = stage_problem(doc.scenario(), stage).empty();
-  if (then_it == snapshot.stages.end() || !in_now) {
+  if (!in_then || !in_now) {
+    StageDiff out;
+    out.stage = stage;
     out.shape_changed = true;
-    out.note = then_it == snapshot.stages.end() && !in_now ? "in neither the snapshot nor the scenario now"
-               : then_it == snapshot.stages.end()          ? "not in the snapshot"
-                                                           : "no longer in the scenario";
+    out.note = !in_then && !in_now ? "in neither the snapshot nor the scenario now"
+               : !in_then          ? "not in the snapshot"
+                                   : "no longer in the scenario";
     return out;
   }
-  const Matrix& then = then_it->second;
-  const Matrix now = doc.stage(stage);
+  return diff_matrices(stage, snapshot.stage(stage), doc.stage(stage), relative_tolerance);
+}
+
+StageDiff diff_matrices(StageId stage, MatrixView then, MatrixView now, double relative_tolerance) {
+  StageDiff out;
+  out.stage = stage;
   if (then.rows() != now.rows() || then.cols() != now.cols()) {
     out.shape_changed = true;
     out.note = "shape changed: " + shape_text(then.rows(), then.cols()) + " then, " + shape_text(now.rows(), now.cols()) +
                " now";
     return out;
   }
-  double scale = 0.0;
-  for (const Matrix* m : {&then, &now})
-    for (Eigen::Index i = 0; i < m->size(); ++i)
-      if (std::isfinite(m->data()[i])) scale = std::max(scale, std::fabs(static_cast<double>(m->data()[i])));
-  out.tolerance = relative_tolerance * scale;
-  out.difference.resize(now.rows(), now.cols());
-  for (Eigen::Index r = 0; r < now.rows(); ++r)
-    for (Eigen::Index c = 0; c < now.cols(); ++c) {
-      const float a = then(r, c), b = now(r, c);
+  // Row by row through raw pointers: per-head stages are strided views, and a
+  // drag in Compare diffs every changed stage each frame (1M cells at T=1024).
+  const Eigen::Index rows = now.rows(), cols = now.cols();
+  float scale = 0.0f;  // the largest finite magnitude, then or now (a max of floats is exact)
+  for (const MatrixView* m : {&then, &now})
+    for (Eigen::Index r = 0; r < rows; ++r) {
+      const float* p = m->data() + r * m->outerStride();
+      for (Eigen::Index c = 0; c < cols; ++c) {
+        const float a = std::fabs(p[c]);
+        if (a > scale && a <= std::numeric_limits<float>::max()) scale = a;  // false for NaN and ∞
+      }
+    }
+  out.tolerance = relative_tolerance * static_cast<double>(scale);
+  out.difference.resize(rows, cols);
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    const float* before = then.data() + r * then.outerStride();
+    const float* after = now.data() + r * now.outerStride();
+    float* change_row = out.difference.data() + r * cols;
+    for (Eigen::Index c = 0; c < cols; ++c) {
+      const float a = before[c], b = after[c];
       if (same(a, b) || std::fabs(static_cast<double>(b) - static_cast<double>(a)) <= out.tolerance) {
-        out.difference(r, c) = 0.0f;
+        change_row[c] = 0.0f;
         continue;
       }
       const float change = b - a;  // equal infinities were caught above, so this is never ∞ − ∞
-      out.difference(r, c) = change;
+      change_row[c] = change;
       const bool larger = !out.changed || rank(change) > rank(out.largest_change) ||
                           (rank(change) == rank(out.largest_change) && rank(change) == 0 &&
                            std::fabs(change) > std::fabs(out.largest_change));
@@ -80,6 +105,7 @@ StageDiff diff(const Snapshot& snapshot, const Document& doc, StageId stage, dou
         out.largest_change = change;
       }
     }
+  }
   return out;
 }
 

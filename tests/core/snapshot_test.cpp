@@ -1,5 +1,7 @@
-// Compare: snapshots copy every stage; differences are current − snapshot,
-// with −∞, shape changes and missing stages handled; restoring is undoable.
+// Compare: a snapshot computes every stage afresh; differences are current −
+// snapshot, with −∞, shape changes and missing stages handled, rounding left
+// out; snapshots can be computed on another thread and cancelled; restoring
+// is undoable.
 
 #include "attention_lab/snapshot.h"
 #include "attention_lab/stage_info.h"
@@ -9,6 +11,9 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
+#include <thread>
 
 using namespace attention_lab;
 using attention_lab::test::preset;
@@ -23,19 +28,76 @@ StageId head(StageKind k, int h = 0) { return StageId::of_head(k, h); }
 
 }  // namespace
 
-TEST(Snapshot, CopiesEveryStageOfThePipeline) {
-  const Document doc(preset("multi-head"));
+TEST(Snapshot, HoldsEveryStageOfThePipelineAsItWas) {
+  Document doc(preset("multi-head"));
   const Snapshot snap = take_snapshot(doc);
-  const auto stages = pipeline(doc.scenario());
-  ASSERT_EQ(snap.stages.size(), stages.size());
-  std::uint64_t bytes = 0;
-  for (const StageId id : stages) {
-    ASSERT_EQ(snap.stages.count(id), 1u) << to_string(id);
-    EXPECT_TRUE(attention_lab::test::matrices_identical(snap.stages.at(id), doc.stage(id), to_string(id)));
-    bytes += static_cast<std::uint64_t>(doc.stage(id).size()) * 4u;
+  const Scenario then = doc.scenario();
+  std::map<StageId, Matrix> expected;
+  for (const StageId id : pipeline(doc.scenario())) expected.emplace(id, Matrix(doc.stage(id)));
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 1, 1, 3.0f}), "");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_o), 0, 2, -1.0f}), "");
+  for (const StageId id : pipeline(then)) {
+    ASSERT_TRUE(snap.has(id)) << to_string(id);
+    EXPECT_TRUE(attention_lab::test::matrices_identical(snap.stage(id), expected.at(id), to_string(id)));
   }
-  EXPECT_EQ(snap.bytes(), bytes);
-  EXPECT_TRUE(scenarios_identical(*snap.scenario, doc.scenario()));
+  EXPECT_FALSE(snap.has(head(StageKind::Weights, 7)));
+  EXPECT_TRUE(scenarios_identical(*snap.scenario, then));
+  // It keeps what the engine keeps and the scenario, not a copy of every stage.
+  std::uint64_t inputs = 0;
+  for (const Matrix* m : {&then.X, &then.W_q, &then.W_k, &then.W_v, &then.W_o, &then.b_q, &then.b_k, &then.b_v, &then.b_o,
+                          &then.custom_mask})
+    inputs += static_cast<std::uint64_t>(m->size()) * 4u;
+  EXPECT_EQ(snap.bytes(), snap.engine.bytes_kept() + inputs);
+}
+
+TEST(Snapshot, OutlivesTheDocumentItWasTakenOf) {
+  std::optional<Snapshot> snap;
+  Matrix weights;
+  {
+    const Document doc(preset("book"));
+    snap = take_snapshot(doc);
+    weights = doc.stage(head(StageKind::Weights));
+  }
+  EXPECT_TRUE(attention_lab::test::matrices_identical(snap->stage(head(StageKind::Weights)), weights, "weights"));
+  const Snapshot moved = std::move(*snap);
+  snap.reset();
+  EXPECT_TRUE(attention_lab::test::matrices_identical(moved.stage(head(StageKind::Weights)), weights, "weights"));
+}
+
+TEST(Snapshot, ComputesOnAnotherThreadWhileTheDocumentIsEdited) {
+  Document doc(preset("multi-head"));
+  const auto then = std::make_shared<const Scenario>(doc.scenario());
+  std::optional<Snapshot> snap;
+  std::thread worker([&] { snap = compute_snapshot(then); });
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), i % 4, i % 3, 0.1f * static_cast<float>(i)}), "");
+  worker.join();
+  ASSERT_TRUE(snap.has_value());
+  const Document fresh(*then);
+  for (const StageId id : pipeline(*then))
+    EXPECT_TRUE(attention_lab::test::matrices_identical(snap->stage(id), fresh.stage(id), to_string(id)));
+}
+
+TEST(Snapshot, ACancelledSnapshotThrowsAndReportsProgressOtherwise) {
+  const auto scenario = std::make_shared<const Scenario>(preset("multi-head"));
+  ComputeControl cancelled;
+  cancelled.cancel = true;
+  EXPECT_THROW(compute_snapshot(scenario, &cancelled), Cancelled);
+  ComputeControl watched;
+  const Snapshot snap = compute_snapshot(scenario, &watched);
+  EXPECT_FLOAT_EQ(watched.progress.load(), 1.0f);
+  EXPECT_TRUE(snap.has(in(StageKind::Output)));
+}
+
+TEST(Snapshot, AFreshSnapshotOfAnIncrementallyEditedDocumentShowsNoChange) {
+  // The document's stages were updated cell by cell; the snapshot computes
+  // them from scratch. They differ only by rounding, which diff() leaves out.
+  Document doc(attention_lab::random_scenario(150, 96, 3, MaskKind::Causal, 11));
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), (i * 37) % 150, (i * 11) % 96, 0.05f * static_cast<float>(i % 9) - 0.2f}), "");
+    ASSERT_EQ(doc.apply(SetCell{in(StageKind::W_v), (i * 5) % 96, (i * 7) % 96, 0.3f}), "");
+  }
+  const Snapshot snap = take_snapshot(doc);
+  for (const StageId id : pipeline(doc.scenario())) EXPECT_FALSE(diff(snap, doc, id).changed) << to_string(id);
 }
 
 TEST(Snapshot, AnUnchangedDocumentHasNoDifferenceEvenWhereCellsAreMinusInfinity) {
@@ -70,7 +132,7 @@ TEST(Snapshot, EditingAWeightShowsWhereAndHowMuchItChanged) {
   // The weights change, and the difference is current − snapshot cell by cell.
   const StageDiff a = diff(snap, doc, head(StageKind::Weights), 0.0);
   EXPECT_TRUE(a.changed);
-  const Matrix expected = doc.stage(head(StageKind::Weights)) - snap.stages.at(head(StageKind::Weights));
+  const Matrix expected = doc.stage(head(StageKind::Weights)) - snap.stage(head(StageKind::Weights));
   EXPECT_TRUE(attention_lab::test::matrices_identical(a.difference, expected, "weights"));
   EXPECT_EQ(std::fabs(a.largest_change), expected.cwiseAbs().maxCoeff());
   // X did not change.
@@ -79,20 +141,20 @@ TEST(Snapshot, EditingAWeightShowsWhereAndHowMuchItChanged) {
 
 TEST(Snapshot, ChangesWithinRoundingCountAsNone) {
   const Document doc(preset("fat-cat"));
-  Snapshot snap = take_snapshot(doc);
   const StageId w = head(StageKind::Weights);
-  snap.stages.at(w)(2, 1) *= 1.0f + 1e-6f;  // weights ≤ 1: the allowance is 1e-5
-  const StageDiff rounding = diff(snap, doc, w);
+  Matrix then = doc.stage(w);
+  then(2, 1) *= 1.0f + 1e-6f;  // weights ≤ 1: the allowance is 1e-5
+  const StageDiff rounding = diff_matrices(w, then, doc.stage(w));
   EXPECT_DOUBLE_EQ(rounding.tolerance, 1e-5);  // the largest weight is 1
   EXPECT_FALSE(rounding.changed);
   EXPECT_TRUE(rounding.difference.isZero());
   EXPECT_EQ(rounding.largest_row, -1);
-  const StageDiff exact = diff(snap, doc, w, 0.0);
+  const StageDiff exact = diff_matrices(w, then, doc.stage(w), 0.0);
   EXPECT_TRUE(exact.changed);
   EXPECT_EQ(exact.largest_row, 2);
   EXPECT_EQ(exact.largest_col, 1);
-  snap.stages.at(w)(3, 0) += 2e-5f;
-  const StageDiff real = diff(snap, doc, w);
+  then(3, 0) += 2e-5f;
+  const StageDiff real = diff_matrices(w, then, doc.stage(w));
   EXPECT_TRUE(real.changed);
   EXPECT_EQ(real.largest_row, 3);
   EXPECT_EQ(real.difference(2, 1), 0.0f);
@@ -147,13 +209,12 @@ TEST(Snapshot, ACellThatWasMinusInfinityChangesByInfinity) {
 
 TEST(Snapshot, ANaNChangeRanksAboveAnyOtherAndNaNAgainstNaNIsNoChange) {
   const Document doc(preset("book"));
-  Snapshot snap = take_snapshot(doc);
   const StageId w = head(StageKind::Weights);
-  Matrix& then = snap.stages.at(w);
+  Matrix then = doc.stage(w);
   then(0, 0) += 0.5f;
   then(3, 2) = std::numeric_limits<float>::quiet_NaN();
   then(4, 4) = -kInf;
-  const StageDiff d = diff(snap, doc, w);
+  const StageDiff d = diff_matrices(w, then, doc.stage(w));
   EXPECT_TRUE(d.changed);
   EXPECT_EQ(d.largest_row, 3);
   EXPECT_EQ(d.largest_col, 2);

@@ -51,7 +51,30 @@ echo "T=1024 drag: $((a2 - a1)) edits in $((f2 - f1)) frames"
 xdotool mousemove --window "$wid" 5 400
 xdotool key --clearmodifiers ctrl+z  # the whole drag is one undo step
 python3 "$here/probe.py" "$probe" wait modified false 10 || fail "Ctrl+Z did not undo the drag in one step ($(state))"
-quit_app
+
+# 5. Compare at T=1024: Ctrl+T computes the snapshot on a worker thread
+#    (a full pass, ~0.1–0.2 s here) and says so; then a drag of X shows
+#    every stage's change, one edit a frame at most.
+xdotool key --clearmodifiers ctrl+t
+python3 "$here/probe.py" "$probe" wait snapshot true 30 || fail "Ctrl+T took no snapshot at T=1024 ($(state))"
+case "$(get status)" in
+  *"in the background"*) echo "$(get status)" ;;
+  *) fail "the T=1024 snapshot was not taken in the background: status '$(get status)'" ;;
+esac
+settle 3
+f1=$(get frame); a1=$(get edits_applied); t1=$(date +%s.%N)
+press_on X 100 10
+x=$press_x y=$press_y
+for dy in $(seq 2 2 40); do xdotool mousemove --window "$wid" "$x" $((y - dy)); sleep 0.03; done
+xdotool mouseup 1
+python3 "$here/probe.py" "$probe" wait modified true 10 || fail "dragging X[100][10] in Compare did not edit ($(state))"
+python3 "$here/probe.py" "$probe" atleast difference_heatmaps 1 10 ||
+  fail "after the drag no stage shows its difference to the snapshot ($(state))"
+f2=$(get frame); a2=$(get edits_applied); t2=$(date +%s.%N)
+echo "T=1024 Compare drag: $((a2 - a1)) edits in $((f2 - f1)) frames, $(python3 -c "print(f'{($f2 - $f1) / ($t2 - $t1):.1f}')") frames/s"
+[ $((a2 - a1)) -le $((f2 - f1 + 1)) ] || fail "the Compare drag applied $((a2 - a1)) edits in $((f2 - f1)) frames"
+shot compare-1024
+stop_app  # unsaved: the quit question is tested elsewhere
 
 [ "$fails" -eq 0 ] && echo "all background-work checks passed"
 exit $((fails > 0))

@@ -89,8 +89,12 @@ void draw_pipeline_panel(AppState& state) {
     const HeatmapEvents ev = draw_heatmap(state, id, opt);
     if (ev.hovered) state.hovered = ev.hovered;
     // Compare: the change since the snapshot, right under the value.
+    // Off screen it keeps its last difference: at T=1024 diffing every
+    // changed stage each frame of a drag made Compare crawl.
     std::uint64_t version = 0;
-    if (const StageDiff* d = state.difference(id, version); d && !d->changed) {
+    const ImVec2 below = ImGui::GetCursorScreenPos(), value_size = ImGui::GetItemRectSize();
+    const bool on_screen = ImGui::IsRectVisible(below, ImVec2(below.x + value_size.x, below.y + value_size.y));
+    if (const StageDiff* d = state.difference(id, version, on_screen); d && !d->changed) {
       ImGui::TextDisabled("Δ %s: no change", describe_stage(s, id).symbol.c_str());
     } else if (d && state.drag && !state.difference_heatmaps.drawn_last_frame(id)) {
       // A Δ heatmap appearing mid-drag would push everything below it, and

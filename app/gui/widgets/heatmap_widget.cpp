@@ -160,6 +160,11 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const ImVec2 p0(origin.x + label_w, origin.y + col_label_h);
   const ImVec2 p1(p0.x + cw * static_cast<float>(shown_cols), p0.y + ch * static_cast<float>(shown_rows));
   const Rect rect{p0.x, p0.y, p1.x, p1.y};
+  // Off screen (scrolled away in a tall pipeline): no texture upload and no
+  // colour range, which at T=1024 would pool a million cells per changed
+  // stage every frame of a drag. Both catch up once it scrolls into view.
+  // (The legend under the cells counts as part of it.)
+  const bool on_screen = ImGui::IsRectVisible(origin, ImVec2(p1.x, p1.y + 3.0f * ImGui::GetTextLineHeightWithSpacing()));
   HeatmapView& view = state.views[id];
   float vis[4];
   view.visible(shown_rows, shown_cols, vis);
@@ -218,7 +223,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const bool holding = opt.hold_while_dragging && state.drag && ImGui::IsMouseDown(ImGuiMouseButton_Left) &&
                        tex.version() != 0;
   auto& cached_range = state.colour_ranges[id];  // (version, largest finite |v|)
-  if (tex.version() != key && !holding) {
+  if (tex.version() != key && !holding && on_screen) {
     if (pool > 1) {
       // one pass over the cells for the pooled copy and the colour range
       float largest = 0.0f;
@@ -238,7 +243,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
                 ? std::fabs(opt.difference->largest_change)
                 : 1.0f;
   } else {
-    if ((cached_range.first != version && !holding) || version == 0)
+    if (((cached_range.first != version && !holding) || version == 0) && on_screen)
       cached_range = {version, colour_range(info.domain, values())};
     range = info.domain == ValueDomain::Signed ? cached_range.second : 1.0f;
   }
