@@ -1477,9 +1477,10 @@ void Engine::note_col(StageKind kind, int head, Index col) {
 // [SECTION] Access
 
 // Row i of scaled, masked or weights of a head, as stage() shows it.
-void Engine::fill_derived_row(StageId id, Matrix& m, Index i) const {
+void Engine::fill_derived_row(StageId id, Matrix& m, Index i) const { fill_derived_row(id, i, m.row(i).data()); }
+
+void Engine::fill_derived_row(StageId id, Index i, float* out) const {
   const Index T = dims_.T;
-  float* out = m.row(i).data();
   switch (id.kind) {
     case StageKind::Scaled: {
       const float* s = heads_[uz(id.head)].S.row(i).data();
@@ -1534,6 +1535,26 @@ void Engine::patch_derived(Derived& d) const {
       }
     }
   }
+}
+
+Matrix Engine::rows(StageId id, Index first, Index count) const {
+  const bool derived_kind = id.kind == StageKind::Scaled || id.kind == StageKind::Masked || id.kind == StageKind::Weights;
+  if (!derived_kind) {
+    const MatrixView all = stage(id);
+    first = std::clamp<Index>(first, 0, all.rows());
+    return all.middleRows(first, std::clamp<Index>(count, 0, all.rows() - first));
+  }
+  const Index T = dims_.T;
+  first = std::clamp<Index>(first, 0, T);
+  count = std::clamp<Index>(count, 0, T - first);
+  // A materialized copy that is current already: copy from it.
+  const std::uint64_t v = version(id);
+  for (const auto& d : cache_)
+    if (d.id == id && d.version == v && d.m.rows() == T) return d.m.middleRows(first, count);
+  if (id.kind == StageKind::Scaled) complete_scores(id.head);
+  Matrix out(count, T);
+  for (Index i = 0; i < count; ++i) fill_derived_row(id, first + i, out.row(i).data());
+  return out;
 }
 
 // scaled, masked or weights of one head, materialized into the cache.

@@ -12,6 +12,8 @@
 #include <atomic>
 #include <exception>
 #include <thread>
+#include <utility>
+#include <vector>
 
 using namespace attention_lab;
 using attention_lab::test::engines_near;
@@ -93,6 +95,35 @@ TEST(Engine, DerivedStagesMatchTheirDefinitions) {
       softmax_row(masked.row(r), w);
       EXPECT_TRUE(attention_lab::test::matrices_near(weights.row(r), w, 1e-6, 1e-7, "weights row"));
     }
+  }
+}
+
+TEST(Engine, RowsOfAStageAreThoseOfTheWholeStage) {
+  // Rows of derived stages are computed without the whole matrix, with a
+  // current cached copy and without one, after incremental edits and with
+  // pins and a row that may attend to nothing; ranges are clamped.
+  Scenario s = random_scenario(12, options(150, 12, 3, 4, MaskKind::Custom));
+  s.custom_mask.row(7).setZero();
+  s.pins[PinKey{head(StageKind::Scaled, 1), 20, 3}] = 2.5f;
+  s.pins[PinKey{head(StageKind::Weights, 2), 90, 10}] = 0.5f;
+  Document doc(s);
+  for (int round = 0; round < 3; ++round) {
+    for (int h = 0; h < 3; ++h)
+      for (const StageKind k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights,
+                                StageKind::Context}) {
+        const StageId id = head(k, h);
+        for (const auto& [first, count] : std::vector<std::pair<int, int>>{{0, 150}, {5, 25}, {140, 25}, {88, 4}}) {
+          const Matrix part = doc.engine().rows(id, first, count);
+          const Eigen::Index n = std::min(count, 150 - first);
+          ASSERT_EQ(part.rows(), n);
+          ASSERT_TRUE(attention_lab::test::matrices_identical(part, doc.stage(id).middleRows(first, n), to_string(id)))
+              << "rows " << first << "+" << count << ", round " << round;
+        }
+      }
+    EXPECT_EQ(doc.engine().rows(head(StageKind::Weights, 0), 200, 5).rows(), 0);
+    EXPECT_EQ(doc.engine().rows(StageId::input(StageKind::X), -3, 2).rows(), 2);
+    ASSERT_EQ(doc.apply(SetCell{StageId::input(StageKind::X), 30 + round, 2, 1.5f}), "");
+    ASSERT_EQ(doc.apply(SetCell{StageId::input(StageKind::W_k), 1, 5, -0.25f}), "");
   }
 }
 

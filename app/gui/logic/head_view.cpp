@@ -6,20 +6,34 @@
 namespace attention_lab::gui {
 
 std::vector<AttentionLine> attention_lines(MatrixView w, int head, const HeadViewLayout& layout, float min_weight,
-                                           int only_query, int only_key) {
+                                           int only_query, int only_key, int first_row) {
   std::vector<AttentionLine> lines;
-  const int last = std::min(static_cast<int>(w.rows()), layout.first_token + layout.token_count);
-  for (int q = layout.first_token; q < last; ++q) {
+  const int end = layout.first_token + layout.token_count;
+  const int last_query = std::min(first_row + static_cast<int>(w.rows()), end);
+  const int last_key = std::min(static_cast<int>(w.cols()), end);
+  for (int q = std::max(layout.first_token, first_row); q < last_query; ++q) {
     if (only_query >= 0 && q != only_query) continue;
-    for (int k = layout.first_token; k < std::min(static_cast<int>(w.cols()), last); ++k) {
+    for (int k = layout.first_token; k < last_key; ++k) {
       if (only_key >= 0 && k != only_key) continue;
-      const float v = w(q, k);
+      const float v = w(q - first_row, k);
       if (!(v >= min_weight)) continue;  // also drops NaN
       lines.push_back({head, q, k, v, layout.left_x, layout.y_of(q), layout.right_x, layout.y_of(k)});
     }
   }
   std::sort(lines.begin(), lines.end(), [](const AttentionLine& a, const AttentionLine& b) { return a.weight < b.weight; });
   return lines;
+}
+
+Rgb head_colour(int head) {
+  static const Rgb okabe_ito[8] = {{0.00f, 0.45f, 0.70f}, {0.90f, 0.62f, 0.00f}, {0.00f, 0.62f, 0.45f},
+                                   {0.80f, 0.40f, 0.00f}, {0.34f, 0.71f, 0.91f}, {0.80f, 0.47f, 0.65f},
+                                   {0.94f, 0.89f, 0.26f}, {0.50f, 0.50f, 0.50f}};
+  const int h = head < 0 ? 0 : head % 24;
+  const Rgb c = okabe_ito[h % 8];
+  const int shade = h / 8;  // 0 as is, 1 halfway to white, 2 40 % of the way to black
+  if (shade == 1) return {0.5f + 0.5f * c.r, 0.5f + 0.5f * c.g, 0.5f + 0.5f * c.b};
+  if (shade == 2) return {0.6f * c.r, 0.6f * c.g, 0.6f * c.b};
+  return c;
 }
 
 float distance_to_segment(float px, float py, float x0, float y0, float x1, float y1) {

@@ -3,6 +3,7 @@
 // to each key token (right), as thick and opaque as its attention weight.
 
 #include "attention_lab/matrix.h"
+#include "logic/colormap.h"
 #include "logic/heatmap_view.h"
 
 #include <optional>
@@ -28,9 +29,17 @@ struct HeadViewLayout {
 // Lines of one head's weights within the layout's token window, weakest
 // first so strong lines are drawn on top; weights below `min_weight` are left
 // out (they would be invisible anyway). `only_query` / `only_key` restrict to
-// one token's lines (hovering a token).
+// one token's lines (hovering a token). Row 0 of `weights` is query token
+// `first_row`: a long sequence passes only the rows of the window.
 std::vector<AttentionLine> attention_lines(MatrixView weights, int head, const HeadViewLayout& layout,
-                                           float min_weight = 0.01f, int only_query = -1, int only_key = -1);
+                                           float min_weight = 0.01f, int only_query = -1, int only_key = -1,
+                                           int first_row = 0);
+
+// The colour of a head's lines: the eight Okabe–Ito colours (told apart with
+// every common colour-vision deficiency) for heads 0–7, the same hues lighter
+// for 8–15 and darker for 16–23, so a GPT-2 layer's 12 heads all differ;
+// beyond 24 the colours repeat (the legend and tooltips name the head).
+Rgb head_colour(int head);
 
 // The line nearest to (x, y) within `tolerance` pixels, preferring the
 // heavier line when several are close.

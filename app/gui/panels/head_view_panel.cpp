@@ -13,13 +13,40 @@ namespace attention_lab::gui {
 
 namespace {
 
-// Okabe–Ito: eight colours told apart with every common colour-vision deficiency.
-ImU32 head_colour(int head, float alpha) {
-  static const float palette[8][3] = {{0.00f, 0.45f, 0.70f}, {0.90f, 0.62f, 0.00f}, {0.00f, 0.62f, 0.45f},
-                                      {0.80f, 0.40f, 0.00f}, {0.34f, 0.71f, 0.91f}, {0.80f, 0.47f, 0.65f},
-                                      {0.94f, 0.89f, 0.26f}, {0.50f, 0.50f, 0.50f}};
-  const float* c = palette[head % 8];
-  return ImGui::GetColorU32(ImVec4(c[0], c[1], c[2], alpha));
+ImU32 head_colour_u32(int head, float alpha) {
+  const Rgb c = head_colour(head);
+  return ImGui::GetColorU32(ImVec4(c.r, c.g, c.b, alpha));
+}
+
+// "■ 0  ■ 1  …": which colour is which head. Hovering one shows only its
+// lines; clicking one focuses that head. Returns the hovered head, or -1.
+int head_legend(AppState& state, int heads) {
+  int hovered = -1;
+  const float box = ImGui::GetTextLineHeight() * 0.8f;
+  for (int h = 0; h < heads; ++h) {
+    if (h > 0) ImGui::SameLine();
+    // Wrap when the next entry would leave the panel.
+    const float entry_w = box + 6 + ImGui::CalcTextSize("00").x + ImGui::GetStyle().ItemSpacing.x;
+    if (h > 0 && ImGui::GetCursorScreenPos().x + entry_w > ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+      ImGui::NewLine();
+    ImGui::PushID(h);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const std::string label = std::to_string(h);
+    const ImVec2 size(box + 6 + ImGui::CalcTextSize(label.c_str()).x, ImGui::GetTextLineHeight());
+    if (ImGui::InvisibleButton("head", size)) state.focused_head = h;
+    if (ImGui::IsItemHovered()) {
+      hovered = h;
+      ImGui::SetTooltip("head %d: hover to see only its lines, click to focus it", h);
+    }
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float y = p.y + (size.y - box) * 0.5f;
+    dl->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + box, y + box), head_colour_u32(h, 1.0f), 2.0f);
+    if (h == state.focused_head) dl->AddRect(ImVec2(p.x - 1, y - 1), ImVec2(p.x + box + 1, y + box + 1), ImGui::GetColorU32(ImGuiCol_Text), 2.0f);
+    dl->AddText(ImVec2(p.x + box + 4, p.y), ImGui::GetColorU32(hovered == h ? ImGuiCol_Text : ImGuiCol_TextDisabled),
+                label.c_str());
+    ImGui::PopID();
+  }
+  return hovered;
 }
 
 }  // namespace
@@ -39,10 +66,11 @@ void draw_head_view_panel(AppState& state) {
   ImGui::TextDisabled("Left: the token asking (query). Right: the tokens it looks at (keys). Thicker = more weight. "
                       "Hover a token to see only its lines; click a line to select that weight.");
   ImGui::PopTextWrapPos();
+  const int legend_head = hv.all_heads && s.heads > 1 ? head_legend(state, s.heads) : -1;
 
   const float row_h = std::max(ImGui::GetTextLineHeightWithSpacing() * 1.2f, 18.0f);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float note_h = 2 * ImGui::GetTextLineHeightWithSpacing();  // the long-sequence slider and note
+  const float note_h = 3 * ImGui::GetTextLineHeightWithSpacing();  // the long-sequence slider and note
   int fits = std::max(1, static_cast<int>((avail.y - row_h) / row_h));
   if (T > fits) fits = std::max(1, static_cast<int>((avail.y - row_h - note_h) / row_h));
   if (T > fits) {
@@ -59,8 +87,8 @@ void draw_head_view_panel(AppState& state) {
     int heads_counted = 0;
     for (int h = 0; h < s.heads; ++h) {
       if (!hv.all_heads && h != state.focused_head) continue;
-      const MatrixView w = doc.stage(StageId::of_head(StageKind::Weights, h));
-      for (int k = hv.first_token; k < window_end; ++k) inside += static_cast<double>(w(query, k));
+      const Matrix w = doc.engine().rows(StageId::of_head(StageKind::Weights, h), query, 1);
+      for (int k = hv.first_token; k < window_end; ++k) inside += static_cast<double>(w(0, k));
       ++heads_counted;
     }
     inside /= std::max(heads_counted, 1);
@@ -96,17 +124,20 @@ void draw_head_view_panel(AppState& state) {
 
   hv.hovered_query = hover_query;
 
+  // Only the rows of the token window: at T=1024 with twelve heads, whole
+  // weight matrices would be 12 million exponentials a frame.
   std::vector<AttentionLine> all;
   for (int h = 0; h < s.heads; ++h) {
     if (!hv.all_heads && h != state.focused_head) continue;
-    auto lines = attention_lines(doc.stage(StageId::of_head(StageKind::Weights, h)), h, layout, 0.01f, hover_query,
-                                 hover_key);
+    if (legend_head >= 0 && h != legend_head) continue;
+    const Matrix window = doc.engine().rows(StageId::of_head(StageKind::Weights, h), layout.first_token, layout.token_count);
+    auto lines = attention_lines(window, h, layout, 0.01f, hover_query, hover_key, layout.first_token);
     all.insert(all.end(), lines.begin(), lines.end());
   }
   std::sort(all.begin(), all.end(), [](const AttentionLine& a, const AttentionLine& b) { return a.weight < b.weight; });
   const float em = ImGui::GetFontSize() / 16.0f;
   for (const AttentionLine& l : all)
-    dl->AddLine(ImVec2(l.x0, l.y0), ImVec2(l.x1, l.y1), head_colour(l.head, 0.15f + 0.85f * l.weight),
+    dl->AddLine(ImVec2(l.x0, l.y0), ImVec2(l.x1, l.y1), head_colour_u32(l.head, 0.15f + 0.85f * l.weight),
                 (0.5f + 5.5f * l.weight) * em);
 
   // The selected weight cell, if it is one of these lines, stands out.

@@ -171,6 +171,12 @@ class Engine {
   // materialized on demand (see above), so this is not thread-safe.
   MatrixView stage(StageId id) const;
 
+  // Rows [first, first + count) of a stage (clamped to the stage), computed
+  // without materializing the whole of a derived one: the head view of a
+  // long sequence shows 25 of 1024 rows of twelve heads' weights, 25 rows
+  // each instead of twelve 1024×1024 matrices. Same values as stage().
+  Matrix rows(StageId id, Eigen::Index first, Eigen::Index count) const;
+
   // Bumped every time a stage's values are rewritten; front ends compare it to
   // know when to re-upload a texture.
   std::uint64_t version(StageId id) const;
@@ -298,6 +304,7 @@ class Engine {
   void note_col(StageKind kind, int head, Eigen::Index col);
   void patch_derived(Derived& d) const;
   void fill_derived_row(StageId id, Matrix& m, Eigen::Index i) const;
+  void fill_derived_row(StageId id, Eigen::Index i, float* out) const;
 
   // A pointer that copies and moves do not carry over.
   struct ControlRef {
