@@ -89,16 +89,22 @@ SqrtDkResult run_sqrt_dk_experiment(const SqrtDkOptions& options) {
   const int n = options.keys_per_row;
   const auto count = static_cast<std::size_t>(options.samples);
 
+  // Each row of n products shares one query q. Given q, the product with a
+  // key k of d independent N(0, 1) entries is normal with variance ‖q‖²
+  // (a sum of normals), and the n keys are independent, so each product is
+  // drawn as ‖q‖·z with z ~ N(0, 1), and ‖q‖² as the sum of squares of d
+  // standard normals, a chi-squared of d degrees of freedom. Same
+  // distribution as building every k and summing d terms, at a cost that
+  // does not grow with d: dragging the d slider at 1024 summed 21 million
+  // terms a frame (about 4 frames a second).
   std::mt19937_64 rng(options.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double> q(static_cast<std::size_t>(d));
+  std::chi_squared_distribution<double> squared_norm(static_cast<double>(d));
   result.unscaled.values.reserve(count);
+  double q_norm = 0.0;
   for (std::size_t i = 0; i < count; ++i) {
-    if (i % static_cast<std::size_t>(n) == 0)  // a new query for each row of n keys
-      for (double& x : q) x = normal(rng);
-    double dot = 0.0;
-    for (const double x : q) dot += x * normal(rng);  // k's entries, drawn as they are used
-    result.unscaled.values.push_back(dot);
+    if (i % static_cast<std::size_t>(n) == 0) q_norm = std::sqrt(squared_norm(rng));  // a new query for each row
+    result.unscaled.values.push_back(q_norm * normal(rng));
   }
   const double root_d = std::sqrt(static_cast<double>(d));
   result.scaled.values.reserve(count);

@@ -171,3 +171,39 @@ TEST(SqrtDkExperiment, OptionsOutOfRangeAreRefusedWithAMessage) {
   EXPECT_EQ(error([](SqrtDkOptions& o) { o.range = std::nan(""); }).rfind("range: expected 0 (automatic)", 0), 0u);
   EXPECT_EQ(validate(SqrtDkOptions{}), "");
 }
+
+TEST(SqrtDkExperiment, ProductsHaveTheShapeOfRealDotProductsNotJustTheirVariance) {
+  // The products are drawn as ‖q‖·z (exact for q·k given q). A plain N(0, d)
+  // draw would have the right variance but not the right shape: the product
+  // of two normals (d = 1) has kurtosis 9, and q·k in general 3 + 6/d; and
+  // the keys of one row share q, so their squares are correlated (2d over
+  // Var((q·k)²) = 2d² + 6d, 0.25 at d = 1) while those of different rows are not.
+  for (const int d : {1, 4}) {
+    SqrtDkOptions o;
+    o.d = d;
+    o.samples = 400000;
+    o.keys_per_row = 2;
+    const std::vector<double>& x = run_sqrt_dk_experiment(o).unscaled.values;
+    double m2 = 0.0, m4 = 0.0;
+    for (const double v : x) m2 += v * v, m4 += v * v * v * v;
+    m2 /= static_cast<double>(x.size());
+    m4 /= static_cast<double>(x.size());
+    const double kurtosis = m4 / (m2 * m2);
+    EXPECT_NEAR(kurtosis, 3.0 + 6.0 / d, d == 1 ? 0.8 : 0.25) << "d = " << d;
+
+    const auto correlation_of_squares = [&](std::size_t offset) {
+      double sa = 0, sb = 0, sab = 0, saa = 0, sbb = 0;
+      std::size_t count = 0;
+      for (std::size_t i = 0; i + offset < x.size(); i += 2, ++count) {
+        const double a = x[i] * x[i], b = x[i + offset] * x[i + offset];
+        sa += a, sb += b, sab += a * b, saa += a * a, sbb += b * b;
+      }
+      const double c = static_cast<double>(count);
+      const double cov = sab / c - (sa / c) * (sb / c);
+      return cov / std::sqrt((saa / c - (sa / c) * (sa / c)) * (sbb / c - (sb / c) * (sb / c)));
+    };
+    const double same_row = 2.0 * d / (2.0 * d * d + 6.0 * d);
+    EXPECT_NEAR(correlation_of_squares(1), same_row, 0.08) << "d = " << d;  // keys 0 and 1 of one row
+    EXPECT_NEAR(correlation_of_squares(2), 0.0, 0.05) << "d = " << d;       // key 0 of two rows
+  }
+}

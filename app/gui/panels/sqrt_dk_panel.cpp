@@ -121,6 +121,9 @@ void draw_sqrt_dk_panel(AppState& state) {
   else  // the last, partial row has no softmax of its own
     ImGui::TextDisabled("%d products, seed %llu; the softmax statistics use the %d full rows of %d keys (%d products).",
                         x.options.samples, seed, r.rows, x.options.keys_per_row, in_rows);
+  ImGui::TextDisabled("How they are drawn: for a given q, q·k is a sum of d normal terms, so it is normal with "
+                      "variance ‖q‖², and ‖q‖² is itself a sum of d squares (about d). Each product is drawn that "
+                      "way, exactly as if every key had been built, at the same cost for every d.");
   ImGui::PopTextWrapPos();
 }
 

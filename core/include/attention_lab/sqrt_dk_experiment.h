@@ -58,7 +58,10 @@ struct SqrtDkResult {
 };
 
 // Runs the experiment; the same options give the same numbers on the same
-// standard library (std::mt19937_64 and std::normal_distribution<double>).
+// standard library (std::mt19937_64, std::normal_distribution<double> and
+// std::chi_squared_distribution<double>). The products are drawn exactly
+// without building the key vectors: for a given q, q·k ~ N(0, ‖q‖²), and
+// ‖q‖² ~ χ²(d) (see the .cpp), so a run costs the same at every d.
 SqrtDkResult run_sqrt_dk_experiment(const SqrtDkOptions& options);
 
 // The problem with `options`, or an empty string.
