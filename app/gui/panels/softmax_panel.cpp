@@ -57,6 +57,19 @@ void bar_row(const char* label, const RowVector& v, const Scenario& s, float bar
   (void)s;
 }
 
+// Stages whose rows are the tokens (queries, for the mask and the T×T stages).
+bool has_token_rows(StageKind kind) {
+  switch (kind) {
+    case StageKind::X: case StageKind::Mask: case StageKind::Q: case StageKind::K: case StageKind::V:
+    case StageKind::HeadQ: case StageKind::HeadK: case StageKind::HeadV: case StageKind::Scores:
+    case StageKind::Scaled: case StageKind::Masked: case StageKind::Weights: case StageKind::Context:
+    case StageKind::Concat: case StageKind::Output:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 void draw_softmax_panel(AppState& state) {
@@ -64,11 +77,13 @@ void draw_softmax_panel(AppState& state) {
   const Scenario& s = doc.scenario();
   SoftmaxCloseUp& sc = state.softmax;
   sc.row = std::clamp(sc.row, 0, s.T() - 1);
-  // Follow the selection: picking a row of scores/weights anywhere shows it here.
-  if (state.selected && is_per_head(state.selected->stage.kind) && state.selected->stage.kind >= StageKind::Scores &&
-      state.selected->stage.kind <= StageKind::Weights && sc.follow_selection) {
+  // Follow the selection: a selected cell of any stage with a row per token
+  // (X, Q, the scores, the context, the output, …) shows that token's row
+  // here, and a per-head stage's cell that head.
+  if (state.selected && sc.follow_selection && has_token_rows(state.selected->stage.kind) &&
+      state.selected->row >= 0 && state.selected->row < s.T()) {
     sc.row = state.selected->row;
-    state.focused_head = state.selected->stage.head;
+    if (is_per_head(state.selected->stage.kind)) state.focused_head = state.selected->stage.head;
   }
   const int head = std::clamp(state.focused_head, 0, s.heads - 1);
   ImGui::SetNextItemWidth(220);
@@ -77,6 +92,8 @@ void draw_softmax_panel(AppState& state) {
   ImGui::Text("'%s', head %d", s.token_label(sc.row).c_str(), head);
   ImGui::SameLine();
   ImGui::Checkbox("follow the selected cell", &sc.follow_selection);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Show the row of the token whose cell is selected anywhere (X, Q, scores, weights, output, …)");
 
   const SoftmaxBreakdown b = softmax_breakdown(doc, head, sc.row);
   if (!b.error.empty()) {
