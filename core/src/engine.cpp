@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -1437,6 +1438,15 @@ void Engine::collect_warnings() {
   }
 }
 
+// Versions come from one counter for every engine in the process: an engine
+// computed on a worker and moved in (an undo of a resize, a toggle at a large
+// size) never hands out a version an earlier engine gave, so a front end's
+// caches keyed by version (textures, Compare's differences) cannot mistake
+// new values for old ones.
+namespace {
+std::atomic<std::uint64_t> g_next_version{1};
+}  // namespace
+
 void Engine::bump(StageKind kind, int head, bool full) {
   ++counts_[idx(kind)];
   if (full) ++full_counts_[idx(kind)];
@@ -1446,7 +1456,7 @@ void Engine::bump(StageKind kind, int head, bool full) {
   const bool per_block = is_per_head(kind) || kind == StageKind::Q || kind == StageKind::K ||
                          kind == StageKind::V;
   const auto h = per_block && head >= 0 ? static_cast<std::size_t>(head) : 0u;
-  const std::uint64_t v = next_version_++;
+  const std::uint64_t v = g_next_version.fetch_add(1, std::memory_order_relaxed);
   if (h < versions_.size()) versions_[h][idx(kind)] = v;
   if (full && h < heads_.size() && (kind == StageKind::Scaled || kind == StageKind::Masked || kind == StageKind::Weights)) {
     Changes& c = heads_[h].changes[kind == StageKind::Scaled ? 0 : kind == StageKind::Masked ? 1 : 2];
@@ -1456,10 +1466,10 @@ void Engine::bump(StageKind kind, int head, bool full) {
 }
 
 // Row `row` (or column `col`) of scaled, masked or weights of `head` changed
-// in place; the bump that follows gives it a version ≥ next_version_.
+// in place; the bump that follows gives it a version ≥ the next one now.
 void Engine::note_row(StageKind kind, int head, Index row) {
   Changes& c = heads_[uz(head)].changes[kind == StageKind::Scaled ? 0 : kind == StageKind::Masked ? 1 : 2];
-  c.rows[uz(row)] = next_version_;
+  c.rows[uz(row)] = g_next_version.load(std::memory_order_relaxed);
 }
 
 void Engine::note_col(StageKind kind, int head, Index col) {
@@ -1471,7 +1481,7 @@ void Engine::note_col(StageKind kind, int head, Index col) {
     c.full = std::max(c.full, std::prev(half)->first);
     c.cols.erase(c.cols.begin(), half);
   }
-  c.cols.emplace_back(next_version_, col);
+  c.cols.emplace_back(g_next_version.load(std::memory_order_relaxed), col);
 }
 
 // [SECTION] Access

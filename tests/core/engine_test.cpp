@@ -5,12 +5,16 @@
 #include "attention_lab/document.h"
 #include "attention_lab/edit.h"
 #include "attention_lab/engine.h"
+#include "attention_lab/stage_info.h"
 
 #include "test_support.h"
 #include "unit_support.h"
 
 #include <atomic>
 #include <exception>
+#include <map>
+#include <set>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -181,6 +185,36 @@ TEST(Engine, ACancelledRecomputeThrowsAndAFreshOneWorks) {
   Engine fresh;
   fresh.recompute_all(s);
   EXPECT_TRUE(engines_near(e, fresh, 0.0));
+}
+
+TEST(Engine, AnEngineComputedInTheBackgroundNeverRepeatsAnEarlierVersion) {
+  // Undoing a change at a large size moves in an engine computed elsewhere;
+  // caches keyed by version (textures, Compare's differences) must see every
+  // stage as new. Before versions were unique, the fresh engine counted from 1
+  // again and could hand out exactly the versions cached for other values.
+  Document doc(random_scenario(13, options(20, 8, 2, 4, MaskKind::Causal)));
+  std::map<StageId, std::uint64_t> seen;
+  for (const StageId id : pipeline(doc.scenario())) seen[id] = doc.engine().version(id);
+  std::string error;
+  auto change = doc.prepare(SetToggle{Toggle::Scale, false}, error);
+  ASSERT_TRUE(change) << error;
+  change->compute();
+  doc.commit(std::move(change));
+  auto undo = doc.prepare_undo();
+  ASSERT_TRUE(undo);
+  undo->compute();
+  doc.commit(std::move(undo));
+  std::set<std::uint64_t> before;
+  for (const auto& [id, v] : seen) before.insert(v);
+  for (const StageId id : pipeline(doc.scenario())) {
+    const std::uint64_t now = doc.engine().version(id);
+    EXPECT_EQ(before.count(now), 0u) << to_string(id) << " has version " << now << " again";
+    EXPECT_GT(now, seen.at(id)) << to_string(id);
+  }
+  Engine a, b;
+  a.recompute_all(doc.scenario());
+  b.recompute_all(doc.scenario());
+  for (const StageId id : pipeline(doc.scenario())) EXPECT_NE(a.version(id), b.version(id)) << to_string(id);
 }
 
 TEST(Engine, CancellingFromAnotherThreadStopsALongRecompute) {

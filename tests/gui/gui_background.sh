@@ -74,6 +74,22 @@ f2=$(get frame); a2=$(get edits_applied); t2=$(date +%s.%N)
 echo "T=1024 Compare drag: $((a2 - a1)) edits in $((f2 - f1)) frames, $(python3 -c "print(f'{($f2 - $f1) / ($t2 - $t1):.1f}')") frames/s"
 [ $((a2 - a1)) -le $((f2 - f1 + 1)) ] || fail "the Compare drag applied $((a2 - a1)) edits in $((f2 - f1)) frames"
 shot compare-1024
+
+# 6. The wheel over a heatmap zooms it and leaves the page where it is (the
+#    pipeline at T=1024 is much taller than the window, so a scroll would show).
+y_of_x() { python3 "$here/probe.py" "$probe" get heatmaps | python3 -c "
+import json, sys
+print([m for m in json.load(sys.stdin) if m['stage'] == 'X'][0]['y0'])"; }
+read -r x y < <(python3 "$here/probe.py" "$probe" cell X 50 50)
+xdotool mousemove --window "$wid" "$x" "$y"
+python3 "$here/probe.py" "$probe" wait hovered '{"stage": "X", "row": 50, "col": 50}' 10 >/dev/null ||
+  case "$(get hovered)" in *'"X"'*) ;; *) fail "the mouse over X does not hover it ($(state))" ;; esac
+settle 2
+before=$(y_of_x)
+for b in 4 4 5 5 5; do xdotool click $b; settle 2; done  # in, then out (down would scroll)
+after=$(y_of_x)
+[ "$before" = "$after" ] || fail "the wheel over X scrolled the page (X moved from y=$before to y=$after)"
+case "$(get hovered)" in *'"X"'*) ;; *) fail "after zooming, the mouse is no longer over X ($(state))" ;; esac
 stop_app  # unsaved: the quit question is tested elsewhere
 
 [ "$fails" -eq 0 ] && echo "all background-work checks passed"

@@ -70,3 +70,18 @@ TEST(NumberFormat, NegativeFactorsAreParenthesised) {
   EXPECT_EQ(format_factor(0.0f), "0.00");
   EXPECT_EQ(format_factor(-1.5f, 3), "(−1.500)");
 }
+
+TEST(NumberFormat, CellValuesUseFixedDecimalsSoTinyOnesTakeNoMoreRoom) {
+  EXPECT_EQ(format_cell_value(0.52f), "0.52");
+  EXPECT_EQ(format_cell_value(-0.31f), "−0.31");
+  EXPECT_EQ(format_cell_value(6.7e-4f), "0.00");  // format_number: "6.70e-04"
+  EXPECT_EQ(format_cell_value(-6.7e-4f), "0.00");  // rounds to zero: no "−0.00"
+  EXPECT_EQ(format_cell_value(-0.006f), "−0.01");
+  EXPECT_EQ(format_cell_value(-0.06f, 1), "−0.1");
+  EXPECT_EQ(format_cell_value(1234.5f, 1), "1234.5");
+  EXPECT_EQ(format_cell_value(2.5e5f), "2.50e+05");
+  EXPECT_EQ(format_cell_value(-std::numeric_limits<float>::infinity()), "−∞");
+  EXPECT_EQ(format_cell_value(std::numeric_limits<float>::quiet_NaN()), "NaN");
+  // Every value below 1e5 is as wide as any other of the same integer part.
+  for (const float v : {1e-7f, 3e-4f, 0.004f, 0.5f, 0.99f}) EXPECT_EQ(format_cell_value(v).size(), 4u) << v;
+}

@@ -19,6 +19,15 @@ std::string format_number(float v, int digits) {
   return (v < 0 ? "−" : "") + s;
 }
 
+std::string format_cell_value(float v, int digits) {
+  if (std::isnan(v) || std::isinf(v) || std::fabs(v) >= 1e5f) return format_number(v, digits);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, static_cast<double>(std::fabs(v)));
+  const std::string s = buf;
+  const bool rounds_to_zero = s.find_first_not_of("0.") == std::string::npos;
+  return (v < 0 && !rounds_to_zero ? "−" : "") + s;  // like format_number: never "−0.00"
+}
+
 std::string format_factor(float v, int digits) {
   const std::string s = format_number(v, digits);
   return v < 0 ? "(" + s + ")" : s;

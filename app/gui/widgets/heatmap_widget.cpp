@@ -298,7 +298,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         if (cr.x0 >= p0.x - 1 && cr.x1 <= p1.x + 1 && cr.y0 >= p0.y - 1 && cr.y1 <= p1.y + 1) shown.push_back({cr, values()(r, c)});
       }
     const auto text_of = [&](float v, int digits) {
-      return std::isinf(v) && v < 0 ? std::string("−∞") : colormap == 2 ? std::string(v != 0.0f ? "1" : "0") : format_number(v, digits);
+      return std::isinf(v) && v < 0 ? std::string("−∞") : colormap == 2 ? std::string(v != 0.0f ? "1" : "0") : format_cell_value(v, digits);
     };
     const auto width_at = [&](const std::string& t, float size) { return ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, t.c_str()).x; };
     // One precision and one text size for every cell on screen, so a negative
@@ -374,8 +374,13 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   if (hovered && opt.interactive) {
     if (const auto cell = hit_test(rect, view, rows, cols, io.MousePos.x, io.MousePos.y, opt.transposed))
       ev.hovered = CellRef{id, cell->row, cell->col};
+    // The wheel zooms this heatmap and must not also scroll the panel. ImGui
+    // decides whether to scroll before anything is drawn, from the item that
+    // claimed the wheel while hovered the frame before: so claim it on every
+    // hovered frame, not only when the wheel turns (the panel then moved the
+    // heatmap away from under the mouse at each notch).
+    ImGui::SetItemUsingMouseWheel();
     if (io.MouseWheel != 0.0f) {
-      ImGui::SetItemUsingMouseWheel();
       view.zoom_at(io.MouseWheel > 0 ? 1.25f : 0.8f, (io.MousePos.x - rect.x0) / rect.width(),
                    (io.MousePos.y - rect.y0) / rect.height(), shown_rows, shown_cols);
     }

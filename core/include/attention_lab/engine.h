@@ -178,7 +178,9 @@ class Engine {
   Matrix rows(StageId id, Eigen::Index first, Eigen::Index count) const;
 
   // Bumped every time a stage's values are rewritten; front ends compare it to
-  // know when to re-upload a texture.
+  // know when to re-upload a texture. Unique across all engines of the
+  // process, so an engine moved in after a background recompute never
+  // repeats a version an earlier one gave.
   std::uint64_t version(StageId id) const;
 
   const std::vector<Warning>& warnings() const { return warnings_; }
@@ -337,7 +339,6 @@ class Engine {
   std::vector<float> proj_err_[3];      // per row of Q, K, V: bound of the error X's shifts added
   std::vector<HeadEdit> edits_;         // per head, for edit_rows
   std::vector<Warning> warnings_;
-  std::uint64_t next_version_ = 1;
   // versions_[head][kind]; per-layer kinds use head 0
   std::vector<std::array<std::uint64_t, kStageKindCount>> versions_;
   std::array<int, kStageKindCount> counts_{};
