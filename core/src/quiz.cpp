@@ -39,7 +39,9 @@ std::optional<Question> make_question(const Document& doc, const CellRef& cell, 
   if (!cell_problem(doc.scenario(), cell).empty()) return std::nullopt;
   const float value = doc.stage(cell.stage)(cell.row, cell.col);
   if (!std::isfinite(value)) return std::nullopt;
-  return Question{cell, static_cast<double>(value), tolerance};
+  const std::string name = describe_stage(doc.scenario(), cell.stage).symbol + "[" + std::to_string(cell.row) + "," +
+                           std::to_string(cell.col) + "]";
+  return Question{cell, static_cast<double>(value), tolerance, name};
 }
 
 std::optional<CellRef> pick_random_cell(const Document& doc, const std::vector<StageId>& stages, std::uint64_t seed) {
@@ -125,11 +127,12 @@ AnswerCheck check_answer(const Question& q, std::string_view text) {
   out.error = *answer - q.truth;
   out.correct = within_tolerance(*answer, q.truth, q.tolerance);
   const std::string truth = short_number(q.truth);
+  const std::string cell = q.name.empty() ? to_string(q.cell) : q.name;
   const std::string said = short_number(*answer);
   if (out.correct)
-    out.message = "Right: " + to_string(q.cell) + " is " + truth + " (you said " + said + ").";
+    out.message = "Right: " + cell + " is " + truth + " (you said " + said + ").";
   else
-    out.message = "Not quite: " + to_string(q.cell) + " is " + truth + ", you said " + said + " (off by " +
+    out.message = "Not quite: " + cell + " is " + truth + ", you said " + said + " (off by " +
                   short_number(std::fabs(out.error)) + "; within " + short_number(out.allowed) + " counts as right).";
   return out;
 }

@@ -84,6 +84,15 @@ TEST(QuizCheck, AWrongAnswerSaysByHowMuchAndWhatCounts) {
   EXPECT_EQ(c.message, "Not quite: scores[0][3][2] is 2.801, you said 2.7 (off by 0.1012; within 0.02801 counts as right).");
 }
 
+TEST(QuizCheck, MessagesNameTheCellAsTheLearnerSeesIt) {
+  const Document doc(attention_lab::test::preset("fat-cat"));
+  const auto q = make_question(doc, CellRef{head_stage(StageKind::Weights), 3, 2});
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(q->name, "A₀[3,2]");
+  EXPECT_EQ(check_answer(*q, "12345").message.rfind("Not quite: A₀[3,2] is ", 0), 0u);
+  EXPECT_EQ(check_answer(*q, std::to_string(q->truth)).message.rfind("Right: A₀[3,2] is ", 0), 0u);
+}
+
 TEST(QuizCheck, TextThatIsNotANumberAsksAgain) {
   const Question q{CellRef{head_stage(StageKind::Weights), 0, 0}, 1.0, 0.01};
   const AnswerCheck c = check_answer(q, "one");

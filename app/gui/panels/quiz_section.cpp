@@ -45,7 +45,9 @@ void draw_quiz_section(AppState& state) {
       state.selected = cell;
     }
   } else {
+    push_wrap_at_visible_edge();  // the message is longer than the inspector is wide
     text_colored(q.result->correct ? gfx::Accent::Status : gfx::Accent::Warning, "%s", q.result->message.c_str());
+    ImGui::PopTextWrapPos();
     // The derivation with the real numbers, now that it may be seen.
     const Derivation d = derive(*state.doc, cell.stage, cell.row, cell.col);
     ImGui::PushTextWrapPos(0.0f);

@@ -21,6 +21,9 @@ struct Question {
   CellRef cell;
   double truth = 0.0;
   double tolerance = kDefaultQuizTolerance;
+  // How the learner sees the cell, "A₀[2,1]" (make_question fills it in); the
+  // messages fall back to the stage's internal name when it is empty.
+  std::string name;
 };
 
 // The question for a cell chosen by a teacher. nullopt when the cell does not
