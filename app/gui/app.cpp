@@ -93,7 +93,6 @@ void AppState::poll_job() {
     doc->commit(std::move(result->change));
     textures.clear();  // shapes may have changed
     colour_ranges.clear();
-    compare.diffs.clear();  // every stage was recomputed
     focused_head = std::clamp(focused_head, 0, doc->scenario().heads - 1);
     char took[32];
     std::snprintf(took, sizeof took, " (%.2f s)", seconds);

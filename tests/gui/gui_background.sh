@@ -90,6 +90,36 @@ for b in 4 4 5 5 5; do xdotool click $b; settle 2; done  # in, then out (down wo
 after=$(y_of_x)
 [ "$before" = "$after" ] || fail "the wheel over X scrolled the page (X moved from y=$before to y=$after)"
 case "$(get hovered)" in *'"X"'*) ;; *) fail "after zooming, the mouse is no longer over X ($(state))" ;; esac
+
+# 7. Undoing a change computed in the background (the scale toggle at
+#    T=1024) brings Compare back to "no change": the engine moved in from the
+#    worker must not repeat versions the cached differences were made for.
+wait_status() {  # wait_status TEXT [SECONDS]: until the status line contains TEXT
+  for _ in $(seq $((${2:-30} * 10))); do case "$(get status)" in *"$1"*) return 0 ;; esac; sleep 0.1; done
+  return 1
+}
+xdotool key --clearmodifiers ctrl+z  # undo the Compare drag: a clean slate
+python3 "$here/probe.py" "$probe" wait modified false 30 >/dev/null || fail "could not undo the Compare drag ($(state))"
+xdotool key --clearmodifiers ctrl+t
+wait_status "Snapshot taken in the background" || fail "the second snapshot never finished ($(get status))"
+settle 3
+y_of() { python3 "$here/probe.py" "$probe" get heatmaps | python3 -c "
+import json, sys
+m = [h for h in json.load(sys.stdin) if h['stage'] == '$1']
+print(int(m[0]['y0']) if m else 99999)"; }
+for _ in $(seq 300); do [ "$(y_of 'scaled[0]')" -lt 150 ] && break; xdotool mousemove --window "$wid" 930 400 click 5; settle 1; done
+[ "$(y_of 'scaled[0]')" -lt 150 ] || fail "could not scroll to S′₀ ($(state))"
+[ "$(get difference_heatmaps)" = 0 ] || fail "Δ heatmaps right after a fresh snapshot ($(get difference_heatmaps))"
+xdotool mousemove --window "$wid" 27 361 click 1  # "scale by 1/√d_k" in the controls
+wait_status "scale by 1/sqrt(d_k) off: done" || fail "unticking the scale did not compute ($(get status))"
+python3 "$here/probe.py" "$probe" atleast difference_heatmaps 1 10 || fail "no Δ heatmap for S′₀ after unticking the scale ($(state))"
+xdotool mousemove --window "$wid" 930 650
+xdotool key --clearmodifiers ctrl+z
+wait_status "Undoing scale by 1/sqrt(d_k) off: done" || fail "Ctrl+Z did not undo the scale toggle ($(get status))"
+settle 3
+[ "$(get difference_heatmaps)" = 0 ] ||
+  fail "after undoing the toggle, $(get difference_heatmaps) Δ heatmaps still show a change (stale differences)"
+shot compare-undo-1024
 stop_app  # unsaved: the quit question is tested elsewhere
 
 [ "$fails" -eq 0 ] && echo "all background-work checks passed"
