@@ -290,6 +290,7 @@ std::string App::init(GLFWwindow* window) {
   if (auto err = state_.renderer.init(); !err.empty()) return "shader error:\n" + err;
   state_.settings.load();
   const Options& o = state_.options;
+  if (!o.hold_jobs_while.empty()) BackgroundJob::hold_while_file_exists(o.hold_jobs_while);
   // A big scenario computes on a worker thread behind the default preset, so
   // the window is responsive from the first frame.
   int opened_heads = 1;

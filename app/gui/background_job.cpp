@@ -3,19 +3,39 @@
 #include "attention_lab/scenario_io.h"
 
 #include <exception>
+#include <filesystem>
 
 namespace attention_lab::gui {
 
 namespace {
 // About 50 ms on this class of machine (a few tens of GFLOP/s achieved).
 constexpr double kHeavyFlops = 1.5e9;
+
+// Set once at start-up, before any job exists (--hold-jobs-while).
+std::string g_hold_file;
+
+// A job starts its work only once the hold file is gone (tests), or as soon
+// as it is cancelled: returns false when the job was cancelled while held.
+bool wait_until_released(const BackgroundJob::Result& r) {
+  if (g_hold_file.empty()) return true;
+  std::error_code ignored;
+  while (std::filesystem::exists(g_hold_file, ignored) && !r.cancel)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return !r.cancel;
+}
 }  // namespace
+
+void BackgroundJob::hold_while_file_exists(std::string path) { g_hold_file = std::move(path); }
 
 BackgroundJob::BackgroundJob(std::string what, std::unique_ptr<Document::PendingChange> change)
     : what_(std::move(what)) {
   result_->change = std::move(change);
   reports_progress_ = true;
   thread_ = std::thread([r = result_] {
+    if (!wait_until_released(*r)) {  // cancelled before it began
+      r->done = true;
+      return;
+    }
     try {
       // The engine reports progress and stops at the next block when Cancel is pressed.
       r->change->engine.set_control(&r->control);
@@ -34,6 +54,10 @@ BackgroundJob::BackgroundJob(std::string what, std::unique_ptr<Document::Pending
 BackgroundJob::BackgroundJob(std::string what, std::string path) : what_(std::move(what)) {
   result_->path = std::move(path);
   thread_ = std::thread([r = result_] {
+    if (!wait_until_released(*r)) {  // cancelled before it began
+      r->done = true;
+      return;
+    }
     try {
       LoadResult loaded = load_scenario(r->path);
       if (!loaded.scenario)
@@ -50,6 +74,10 @@ BackgroundJob::BackgroundJob(std::string what, std::string path) : what_(std::mo
 BackgroundJob::BackgroundJob(std::string what, Scenario scenario, std::string path) : what_(std::move(what)) {
   result_->path = std::move(path);
   thread_ = std::thread([r = result_, s = std::move(scenario)]() mutable {
+    if (!wait_until_released(*r)) {  // cancelled before it began
+      r->done = true;
+      return;
+    }
     try {
       r->document = std::make_unique<Document>(std::move(s));
     } catch (const std::exception& e) {
@@ -62,6 +90,10 @@ BackgroundJob::BackgroundJob(std::string what, Scenario scenario, std::string pa
 BackgroundJob::BackgroundJob(std::string what, std::shared_ptr<const Scenario> snapshot_of) : what_(std::move(what)) {
   reports_progress_ = true;
   thread_ = std::thread([r = result_, s = std::move(snapshot_of)]() mutable {
+    if (!wait_until_released(*r)) {  // cancelled before it began
+      r->done = true;
+      return;
+    }
     try {
       r->snapshot = std::make_unique<Snapshot>(compute_snapshot(std::move(s), &r->control));
     } catch (const Cancelled&) {

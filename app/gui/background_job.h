@@ -42,6 +42,11 @@ class BackgroundJob {
   BackgroundJob(const BackgroundJob&) = delete;
   BackgroundJob& operator=(const BackgroundJob&) = delete;
 
+  // Tests only (--hold-jobs-while FILE): every job waits to start its work
+  // while FILE exists, so a test can click Cancel on a job that is certainly
+  // still running, however fast or busy the machine is. Call before any job.
+  static void hold_while_file_exists(std::string path);
+
   bool done() const { return result_->done.load(); }
   void cancel();
   const std::string& what() const { return what_; }

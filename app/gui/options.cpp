@@ -22,6 +22,7 @@ usage: attention-lab [SCENARIO.json] [options]
   --frame-stats OUT    render --frames N frames of the finished result without waiting,
                        write median and 95th-percentile times of all but the first two
                        as JSON to OUT, exit
+  --hold-jobs-while FILE  (tests) background work starts only once FILE is gone
   --help, --version
 )";
 
@@ -73,6 +74,8 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       if (!value(o.screenshot)) return {std::nullopt, "--screenshot: expected an output .png path"};
     } else if (a == "--probe") {
       if (!value(o.probe)) return {std::nullopt, "--probe: expected a file path"};
+    } else if (a == "--hold-jobs-while") {
+      if (!value(o.hold_jobs_while)) return {std::nullopt, "--hold-jobs-while: expected a file path"};
     } else if (a == "--frame-stats") {
       if (!value(o.frame_stats)) return {std::nullopt, "--frame-stats: expected an output .json path"};
     } else if (a == "--select") {

@@ -16,6 +16,7 @@ struct Options {
   std::string screenshot;      // --screenshot OUT.png: render, save, exit
   int frames = 6;              // --frames N before the screenshot
   std::string probe;           // --probe FILE: write UI state as JSON each frame (for tests)
+  std::string hold_jobs_while; // --hold-jobs-while FILE: background work waits while FILE exists (for tests)
   std::string frame_stats;     // --frame-stats OUT.json: render --frames N frames, write timings, exit
   std::string select;          // --select STAGE:R:C, e.g. scores[0]:2:1
   std::string lesson;          // --lesson NAME|FILE
