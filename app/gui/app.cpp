@@ -10,6 +10,7 @@
 #include "attention_lab/json_text.h"
 #include "attention_lab/scenario_io.h"
 #include "panels/panels.h"
+#include "slide_export.h"
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -33,7 +34,7 @@ const StageInfo& AppState::stage_info(StageId id) {
 
 void AppState::set_status(std::string text) {
   status = std::move(text);
-  status_time = ImGui::GetTime();
+  status_time = clock.now();
 }
 
 bool AppState::apply(const Edit& edit, std::uint64_t gesture) {
@@ -294,8 +295,10 @@ std::string App::init(GLFWwindow* window) {
   // A big scenario computes on a worker thread behind the default preset, so
   // the window is responsive from the first frame.
   int opened_heads = 1;
+  std::vector<StageId> stages;  // of the scenario opened (a big one is still computing)
   auto open = [&](Scenario s, const std::string& path) {
     opened_heads = s.heads;
+    stages = pipeline(s);
     if (is_heavy(s.dims())) {
       state_.open_document(*make_preset(kDefaultPreset), "");
       state_.job = std::make_unique<BackgroundJob>("Computing " + (path.empty() ? s.title : path), std::move(s), path);
@@ -311,6 +314,7 @@ std::string App::init(GLFWwindow* window) {
     if (o.lesson_step >= count)
       return "--lesson-step: expected 1 to " + std::to_string(count) + ", found " + std::to_string(o.lesson_step + 1);
     state_.open_lesson(std::move(*l.lesson), path.string(), o.lesson_step);
+    stages = pipeline(state_.doc->scenario());
   } else if (!o.scenario_path.empty()) {
     LoadResult r = load_scenario(o.scenario_path);
     if (!r.scenario) return o.scenario_path + ": " + r.error;
@@ -329,6 +333,11 @@ std::string App::init(GLFWwindow* window) {
     return "--step: expected 1 to " + std::to_string(steps().size()) + ", found " + std::to_string(o.step + 1);
   state_.step = o.step;
   state_.scroll_to_step = state_.scroll_to_step || o.step >= 0;  // a lesson may have asked already
+  if (!o.export_target.empty() && !parse_export_target(o.export_target, stages))
+    return "--export: unknown stage '" + o.export_target + "'; expected step, view or a stage of this scenario: " +
+           stage_names_list(stages);
+  // A picture made from the command line is the same every time: animations finished, time counted in frames.
+  state_.clock.set_finished(!o.screenshot.empty() || !o.export_target.empty());
   if (o.presenter) toggle_presenter();
   if (o.view == "heads") state_.centre = CentreView::HeadView;
   if (o.view == "softmax") state_.centre = CentreView::SoftmaxUpClose;
@@ -351,7 +360,7 @@ bool App::animating() const {
   if (state_.playing || state_.busy()) return true;
   if (state_.step < 0) return false;
   const auto& step = steps()[static_cast<std::size_t>(state_.step)];
-  return step.animation != StepAnimation::None && ImGui::GetTime() - state_.step_started < 6.0;
+  return step.animation != StepAnimation::None && state_.clock.animation_elapsed(state_.step_started) < 6.0;
 }
 
 void App::request_close() {
@@ -479,7 +488,7 @@ void App::update_provenance() {
     const StageKind k = step.focus;
     const StageId id = is_per_head(k) ? StageId::of_head(k, state_.focused_head) : StageId::input(k);
     const MatrixView m = state_.doc->stage(id);
-    const double elapsed = ImGui::GetTime() - state_.step_started;
+    const double elapsed = state_.clock.animation_elapsed(state_.step_started);
     const int total = static_cast<int>(m.rows() * m.cols());
     const int done = static_cast<int>(elapsed * std::max(4.0, total / 4.0));
     if (step.animation == StepAnimation::Product && done < total && m.cols() > 0)
@@ -490,6 +499,15 @@ void App::update_provenance() {
     }
   }
   state_.lit = source ? provenance(state_.doc->scenario(), source->stage, source->row, source->col) : std::vector<Lit>{};
+}
+
+void draw_centre_view(AppState& state) {
+  switch (state.centre) {
+    case CentreView::Pipeline: draw_pipeline_panel(state); break;
+    case CentreView::HeadView: draw_head_view_panel(state); break;
+    case CentreView::SoftmaxUpClose: draw_softmax_panel(state); break;
+    case CentreView::SqrtDkExperiment: draw_sqrt_dk_panel(state); break;
+  }
 }
 
 // A small window over everything while long work runs: what, how long, Cancel.
@@ -521,6 +539,7 @@ void draw_busy_overlay(AppState& state) {
 }
 
 void App::frame() {
+  state_.clock.advance(ImGui::GetTime());
   state_.heatmap_instances.clear();
   state_.difference_heatmaps.next_frame();
   // A drag whose heatmap is no longer drawn (a lesson step changed the view)
@@ -530,7 +549,7 @@ void App::frame() {
   handle_shortcuts();
   if (state_.playing) {
     // Each step plays for 5 seconds.
-    if (ImGui::GetTime() - state_.step_started > 5.0) {
+    if (state_.clock.animation_elapsed(state_.step_started) > 5.0) {
       const int last = static_cast<int>(steps().size()) - 1;
       if (state_.step >= last) state_.playing = false;
       else step_to(state_, state_.step + 1);
@@ -591,12 +610,11 @@ void App::frame() {
   // window's content width is last frame's, so it would stay that wide).
   static constexpr const char* kViewChild[] = {"pipeline", "head view", "softmax up close", "why sqrt dk"};
   ImGui::BeginChild(kViewChild[static_cast<int>(state_.centre)], ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
-  switch (state_.centre) {
-    case CentreView::Pipeline: draw_pipeline_panel(state_); break;
-    case CentreView::HeadView: draw_head_view_panel(state_); break;
-    case CentreView::SoftmaxUpClose: draw_softmax_panel(state_); break;
-    case CentreView::SqrtDkExperiment: draw_sqrt_dk_panel(state_); break;
+  {
+    const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    state_.centre_area = Rect{at.x, at.y, at.x + size.x, at.y + size.y};
   }
+  draw_centre_view(state_);
   ImGui::EndChild();
   ImGui::EndChild();
   ImGui::SameLine();
@@ -645,23 +663,25 @@ void App::frame() {
   write_probe();
 }
 
-void App::after_render(int fb_w, int fb_h) {
-  if (state_.pending_png.empty()) return;
-  int x = 0, y = 0, w = 0, h = 0;
-  if (state_.pending_png_stage) {
-    for (const auto& d : state_.drawn)
-      if (d.stage == *state_.pending_png_stage) {
-        const float sx = static_cast<float>(fb_w) / ImGui::GetIO().DisplaySize.x;
-        x = static_cast<int>(d.rect.x0 * sx), y = static_cast<int>(d.rect.y0 * sx);
-        w = static_cast<int>(d.rect.width() * sx), h = static_cast<int>(d.rect.height() * sx);
-      }
+void App::after_render(int, int) {
+  if (!state_.pending_export) return;
+  const ExportRequest request = std::move(*state_.pending_export);
+  state_.pending_export.reset();
+  const ExportResult r = render_export(state_, request);
+  if (!r.error.empty()) {
+    state_.error_popup = r.error;
+    return;
   }
-  if (auto err = gfx::save_framebuffer_png(state_.pending_png, fb_w, fb_h, x, y, w, h); !err.empty())
-    state_.error_popup = err;
-  else
-    state_.set_status("Wrote " + state_.pending_png);
-  state_.pending_png.clear();
-  state_.pending_png_stage.reset();
+  state_.last_export = {request.path, r.width, r.height};
+  state_.set_status("Wrote " + request.path + " (" + std::to_string(r.width) + "×" + std::to_string(r.height) + " px)");
+}
+
+std::string App::export_now() {
+  const Options& o = state_.options;
+  const auto target = parse_export_target(o.export_target, pipeline(state_.doc->scenario()));
+  if (!target) return "--export: unknown target '" + o.export_target + "'";  // checked in init()
+  const ExportResult r = render_export(state_, ExportRequest{*target, o.export_path, o.export_scale});
+  return r.error;
 }
 
 // A small JSON snapshot of the UI for the GUI tests (--probe FILE): where
@@ -694,7 +714,11 @@ void App::write_probe() const {
       << ", \"snapshot\": " << (state_.compare.snapshot ? "true" : "false")
       << ", \"difference_heatmaps\": " << state_.difference_heatmaps.now.size()
       << ", \"confirm_quit\": " << (state_.confirm_quit ? "true" : "false")
-      << ", \"status\": " << json_text::quote(state_.status) << ", \"heatmaps\": [";
+      << ", \"status\": " << json_text::quote(state_.status)
+      << ", \"last_export\": {\"path\": " << json_text::quote(state_.last_export.path)
+      << ", \"width\": " << state_.last_export.width << ", \"height\": " << state_.last_export.height << "}"
+      << ", \"file_dialog\": " << (state_.file_dialog.mode != FileDialogMode::Closed ? "true" : "false")
+      << ", \"heatmaps\": [";
   bool first = true;
   for (const auto& d : state_.drawn) {
     out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0

@@ -15,7 +15,9 @@ class App {
   std::string init(GLFWwindow* window);
 
   void frame();                 // one ImGui frame
-  void after_render(int fb_w, int fb_h);  // exports that need the finished frame
+  void after_render(int fb_w, int fb_h);  // Export PNG requests, off screen, after the frame
+  // --export: writes the PNG the options ask for. Returns "" or an error.
+  std::string export_now();
   bool animating() const;       // keep rendering without input
   bool should_close() const { return state_.quit; }
   void request_close();         // the window's close button

@@ -13,6 +13,8 @@
 #include "background_job.h"
 #include "gfx/gl_texture.h"
 #include "gfx/heatmap_renderer.h"
+#include "logic/animation_clock.h"
+#include "logic/export_names.h"
 #include "logic/heatmap_view.h"
 #include "logic/pipeline_layout.h"
 #include "logic/provenance.h"
@@ -60,6 +62,9 @@ struct FileDialogState {
   char name[256] = {};
   std::string error;
   bool just_opened = false;
+  std::string suggested_name;  // pre-filled when the dialog opens ("weights-head0.csv")
+  ExportTarget export_target;  // what Export PNG/CSV writes
+  int export_scale = 2;        // Export PNG: 1×, 2× or 4× the on-screen size
 };
 
 // Screen rectangles of this frame's heatmaps, for hit-testing overlays and
@@ -138,7 +143,8 @@ struct AppState {
   bool playing = false;
   bool presenter = false;  // F5: full screen, no controls, large fonts, light theme
   bool scroll_to_step = false;  // scroll the pipeline to the current step once
-  double step_started = 0.0;  // time the current step began (animations)
+  AnimationClock clock;       // animation time: the wall clock, or finished for --screenshot/--export
+  double step_started = 0.0;  // clock.now() when the current step began (animations)
   float cell_px = 34.0f;      // base cell size of the pipeline view
   std::optional<CellRef> hovered;
   std::optional<CellRef> selected;
@@ -197,9 +203,13 @@ struct AppState {
   int equations_head = -1;
   std::vector<EquationLine> equations;
 
-  // Export requests, served after rendering (need the finished frame)
-  std::string pending_png;
-  std::optional<StageId> pending_png_stage;
+  // Export PNG, served after the frame was rendered (off screen, at its scale)
+  std::optional<ExportRequest> pending_export;
+  struct LastExport {
+    std::string path;
+    int width = 0, height = 0;
+  } last_export;       // for the probe
+  Rect centre_area;    // where the centre view was drawn this frame (exports lay out at its width)
 
   // Long work in progress (nullptr: none). While it runs the window shows the
   // last finished result and refuses edits.

@@ -3,6 +3,7 @@
 
 #include "app.h"
 #include "gfx/screenshot.h"
+#include "logic/animation_clock.h"
 #include "logic/frame_timer.h"
 #include "logic/mouse_button_pacer.h"
 #include "gfx/fonts.h"
@@ -71,6 +72,8 @@ int main(int argc, char** argv) {
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   glfwWindowHint(GLFW_AUTO_ICONIFY, GLFW_FALSE);  // presenter mode stays up when focus moves away
+  const bool exporting = !opts.export_target.empty();
+  if (exporting) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);  // --export renders off screen; nothing to show
   GLFWwindow* window = glfwCreateWindow(opts.width, opts.height, "Attention Lab", nullptr, nullptr);
   if (!window) {
     std::fprintf(stderr, "attention-lab: cannot create an OpenGL 3.3 window\n");
@@ -136,6 +139,9 @@ int main(int argc, char** argv) {
       status = 2;
     } else {
       const bool screenshot = !opts.screenshot.empty();
+      // Pictures from the command line are made of frames of fixed length, so
+      // ImGui's own timers (the text cursor's blink, tooltips) are the same every run.
+      const bool fixed_frames = screenshot || exporting;
       const bool measuring = !opts.frame_stats.empty();
       attention_lab::gui::FrameTimer timer;
       int frame = 0;
@@ -143,7 +149,7 @@ int main(int argc, char** argv) {
       while (!app.should_close()) {
         // Idle windows sleep until input; animations and screenshots keep going.
         timer.frame_started();
-        if (screenshot || measuring || app.animating() || frame < 3 || g_mouse.pending())
+        if (fixed_frames || measuring || app.animating() || frame < 3 || g_mouse.pending())
           glfwPollEvents();
         else
           glfwWaitEventsTimeout(0.25);
@@ -153,6 +159,7 @@ int main(int argc, char** argv) {
           attention_lab::gfx::rebuild_fonts(size);
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
+        if (fixed_frames) io.DeltaTime = static_cast<float>(attention_lab::gui::AnimationClock::kFrameSeconds);
         g_mouse.advance(io.MouseDown);  // after the backend, which reads only "down now"
         ImGui::NewFrame();
         app.frame();
@@ -179,6 +186,12 @@ int main(int argc, char** argv) {
             status = 1;
           }
         }
+        if (exporting && last_frame) {
+          if (const auto export_error = app.export_now(); !export_error.empty()) {
+            std::fprintf(stderr, "attention-lab: %s\n", export_error.c_str());
+            status = 1;
+          }
+        }
         if (screenshot && last_frame) {
           const auto shot_error = attention_lab::gfx::save_framebuffer_png(opts.screenshot, fb_w, fb_h);
           if (!shot_error.empty()) {
@@ -186,7 +199,7 @@ int main(int argc, char** argv) {
             status = 1;
           }
         }
-        if ((screenshot || measuring) && last_frame) break;
+        if ((fixed_frames || measuring) && last_frame) break;
         if (const std::string t = app.state().window_title(); t != last_title) {
           glfwSetWindowTitle(window, t.c_str());
           last_title = t;

@@ -19,6 +19,10 @@ usage: attention-lab [SCENARIO.json] [options]
   --lesson-step N      start the lesson at step N
   --view NAME          open a centre view: pipeline, heads, softmax or sqrt-dk
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
+  --export WHAT OUT.png  render WHAT off screen, write it to OUT.png and exit: a stage
+                       (X, W_q, weights[0], …), step (the current step) or view (the
+                       whole centre view); animations are finished first
+  --export-scale K     pixels per on-screen pixel of --export: 1, 2 or 4 (default 1)
   --frame-stats OUT    render --frames N frames of the finished result without waiting,
                        write median and 95th-percentile times of all but the first two
                        as JSON to OUT, exit
@@ -55,6 +59,14 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
     } else if (a == "--view") {
       if (!value(o.view) || (o.view != "pipeline" && o.view != "heads" && o.view != "softmax" && o.view != "sqrt-dk"))
         return {std::nullopt, "--view: expected pipeline, heads, softmax or sqrt-dk, found '" + o.view + "'"};
+    } else if (a == "--export") {
+      if (!value(o.export_target) || !value(o.export_path))
+        return {std::nullopt, "--export: expected WHAT OUT.png, e.g. --export weights[0] a.png"};
+    } else if (a == "--export-scale") {
+      int k = 0;
+      if (!value(v) || !to_int(v, k) || (k != 1 && k != 2 && k != 4))
+        return {std::nullopt, "--export-scale: expected 1, 2 or 4, found '" + v + "'"};
+      o.export_scale = k;
     } else if (a == "--presenter") {
       o.presenter = true;
     } else if (a == "--version") {

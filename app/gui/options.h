@@ -23,6 +23,9 @@ struct Options {
   int lesson_step = 0;         // --lesson-step N (1-based on the command line)
   std::string view;            // --view pipeline|heads|softmax|sqrt-dk: the centre view to open
   bool presenter = false;      // --presenter: start in presenter mode (F5)
+  std::string export_target;   // --export STAGE|step|view OUT.png: write that PNG off screen and exit
+  std::string export_path;
+  int export_scale = 1;        // --export-scale K: 1, 2 or 4
   bool help = false;
   bool version = false;
 };

@@ -89,3 +89,25 @@ TEST(MatrixCsv, AViewOfAColumnBlockWritesOnlyThoseColumns) {
   m << 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f;
   EXPECT_EQ(matrix_to_csv(m.middleCols(1, 2)), "2,3\n6,7\n");
 }
+
+TEST(MatrixCsv, LabelsMakeAHeaderLineAndAFirstColumnWithAnEmptyCorner) {
+  Matrix m(2, 2);
+  m << 1.0f, 2.0f, 3.0f, 4.0f;
+  EXPECT_EQ(matrix_to_csv(m, {"the", "cat"}, {"the", "cat"}), ",the,cat\nthe,1,2\ncat,3,4\n");
+}
+
+TEST(MatrixCsv, LabelsWithCommasOrQuotesAreQuotedAsRfc4180Says) {
+  Matrix m(2, 1);
+  m << 1.0f, 2.0f;
+  EXPECT_EQ(matrix_to_csv(m, {"a,b", "say \"hi\""}, {"0"}), ",0\n\"a,b\",1\n\"say \"\"hi\"\"\",2\n");
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_field(" padded"), "\" padded\"");  // spreadsheets would trim the space
+  EXPECT_EQ(csv_field(""), "");
+}
+
+TEST(MatrixCsv, MissingLabelsFallBackToIndices) {
+  Matrix m(2, 3);
+  m.setZero();
+  EXPECT_EQ(matrix_to_csv(m, {"only"}, {}), ",0,1,2\nonly,0,0,0\n1,0,0,0\n");
+}

@@ -25,19 +25,22 @@ AccentColor accent(Accent which) {
   return {1, 1, 1, 1};
 }
 
-void load_fonts(float size) {
-  ImGuiIO& io = ImGui::GetIO();
+void add_font(ImFontAtlas* atlas, float size) {
   // Latin, Latin Extended (Ŝ), Greek, phonetic sub/superscripts (ᵀ), punctuation (′ …),
   // sub/superscript digits, arrows, math operators, shapes (◀), Latin Extended-C (ⱼ).
   static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000, 0x206F,
                                    0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0x2C60, 0x2C7F, 0};
   const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-  g_font_size = size;
-  if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, size, nullptr, ranges)) return;
+  if (std::filesystem::exists(path) && atlas->AddFontFromFileTTF(path, size, nullptr, ranges)) return;
   std::fprintf(stderr, "attention-lab: %s not found; using the built-in font (math symbols will be missing)\n", path);
   ImFontConfig config;
   config.SizePixels = size;
-  io.Fonts->AddFontDefault(&config);
+  atlas->AddFontDefault(&config);
+}
+
+void load_fonts(float size) {
+  g_font_size = size;
+  add_font(ImGui::GetIO().Fonts, size);
 }
 
 void rebuild_fonts(float size) {
@@ -48,6 +51,10 @@ void rebuild_fonts(float size) {
 }
 
 float current_font_size() { return g_font_size; }
+
+bool theme_is_light() { return g_light; }
+
+void set_accents(bool light) { g_light = light; }
 
 void apply_theme(bool light) {
   g_light = light;

@@ -47,7 +47,7 @@ void HeatmapRenderer::render(const HeatmapDraw& p, const ImDrawCmd* cmd) {
   glUniform4f(loc_.view, p.view[0], p.view[1], p.view[2], p.view[3]);
   glUniform1f(loc_.range, p.range);
   glUniform1i(loc_.colormap, p.colormap);
-  glUniform1f(loc_.cell_px, p.cell_px);
+  glUniform1f(loc_.cell_px, p.cell_px * scale.x);  // framebuffer pixels: an export at K× draws K× the grid
   glUniform1i(loc_.lit_row, p.lit_row);
   glUniform1i(loc_.lit_col, p.lit_col);
   glUniform2i(loc_.hover, p.hover_col, p.hover_row);

@@ -30,4 +30,10 @@ std::string save_framebuffer_png(const std::string& path, int fb_w, int fb_h, in
   return ok ? std::string() : path + ": could not write the PNG";
 }
 
+std::string write_rgba_png(const std::string& path, int width, int height, const unsigned char* rgba) {
+  stbi_flip_vertically_on_write(0);
+  return stbi_write_png(path.c_str(), width, height, 4, rgba, width * 4) ? std::string()
+                                                                         : path + ": could not write the PNG";
+}
+
 }  // namespace attention_lab::gfx

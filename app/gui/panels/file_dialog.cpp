@@ -3,6 +3,7 @@
 #include "gfx/fonts.h"
 
 #include "attention_lab/scenario_io.h"
+#include "attention_lab/stage_info.h"
 #include "logic/matrix_csv.h"
 
 #include <imgui.h>
@@ -50,14 +51,17 @@ std::string finish(AppState& state, const std::string& path) {
       return {};
     }
     case FileDialogMode::ExportCsv: {
-      const StageId id = state.selected ? state.selected->stage : StageId::input(StageKind::Output);
-      if (auto err = write_file_atomically(path, matrix_to_csv(state.doc->stage(id))); !err.empty()) return err;
+      const StageId id = state.file_dialog.export_target.stage;
+      const StageInfo& info = state.stage_info(id);
+      if (auto err = write_file_atomically(path, matrix_to_csv(state.doc->stage(id), info.row_labels, info.col_labels));
+          !err.empty())
+        return err;
       state.set_status("Exported " + to_string(id) + " to " + path);
       return {};
     }
     case FileDialogMode::ExportPng:
-      state.pending_png = path;
-      state.pending_png_stage = state.selected ? std::optional<StageId>(state.selected->stage) : std::nullopt;
+      // Rendered off screen after this frame: the dialog is never in the picture.
+      state.pending_export = ExportRequest{state.file_dialog.export_target, path, state.file_dialog.export_scale};
       return {};
     case FileDialogMode::Closed: break;
   }
@@ -76,7 +80,10 @@ void draw_file_dialog(AppState& state) {
       fd.directory = state.file_path.empty() ? fs::current_path(ec).string()
                                              : fs::absolute(state.file_path, ec).parent_path().string();
     }
-    if (fd.mode != FileDialogMode::Open && fd.name[0] == '\0') {
+    if (!fd.suggested_name.empty()) {
+      std::snprintf(fd.name, sizeof fd.name, "%s", fd.suggested_name.c_str());
+      fd.suggested_name.clear();
+    } else if (fd.mode != FileDialogMode::Open && fd.name[0] == '\0') {
       const std::string def = std::string("attention") + extension_of(fd.mode);
       std::snprintf(fd.name, sizeof fd.name, "%s", def.c_str());
     }
@@ -92,7 +99,8 @@ void draw_file_dialog(AppState& state) {
   }
   ImGui::TextWrapped("Folder: %s", fd.directory.c_str());
   if (ImGui::Button("Up")) fd.directory = fs::path(fd.directory).parent_path().string();
-  ImGui::BeginChild("entries", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * 3), true);
+  const bool png = fd.mode == FileDialogMode::ExportPng;
+  ImGui::BeginChild("entries", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * (png ? 4.0f : 3.0f)), true);
   std::error_code ec;
   std::vector<fs::directory_entry> entries;
   for (auto it = fs::directory_iterator(fd.directory, fs::directory_options::skip_permission_denied, ec);
@@ -119,6 +127,17 @@ void draw_file_dialog(AppState& state) {
     }
   }
   ImGui::EndChild();
+  if (png) {
+    // The picture is drawn again off screen, K pixels per on-screen pixel: sharp on a slide.
+    ImGui::TextUnformatted("Scale");
+    for (int k : kExportScales) {
+      ImGui::SameLine();
+      const std::string label = std::to_string(k) + "×";
+      if (ImGui::RadioButton(label.c_str(), fd.export_scale == k)) fd.export_scale = k;
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%d pixels for each pixel on screen, with title, labels and colour bar", k);
+    }
+  }
   ImGui::SetNextItemWidth(-1);
   const bool enter = ImGui::InputText("##name", fd.name, sizeof fd.name, ImGuiInputTextFlags_EnterReturnsTrue);
   if (!fd.error.empty()) text_colored(gfx::Accent::Error, "%s", fd.error.c_str());

@@ -2,6 +2,7 @@
 
 #include "attention_lab/lesson.h"
 #include "attention_lab/scenario_io.h"
+#include "slide_export.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -26,6 +27,23 @@ void action_save_as_dialog(AppState& state) {
   std::snprintf(state.file_dialog.name, sizeof state.file_dialog.name, "%s",
                 state.file_path.empty() ? "scenario.json" : std::filesystem::path(state.file_path).filename().c_str());
   state.file_dialog.just_opened = true;
+}
+
+void action_export_png_dialog(AppState& state, ExportTarget target) {
+  FileDialogState& fd = state.file_dialog;
+  fd.mode = FileDialogMode::ExportPng;
+  fd.export_target = target;
+  fd.suggested_name = suggested_export_name(state, target);
+  fd.just_opened = true;
+}
+
+void action_export_csv_dialog(AppState& state, StageId stage) {
+  FileDialogState& fd = state.file_dialog;
+  fd.mode = FileDialogMode::ExportCsv;
+  fd.export_target = ExportTarget{ExportKind::Stage, stage};
+  std::string name = stage_file_name(stage);
+  fd.suggested_name = name.substr(0, name.size() - 4) + ".csv";
+  fd.just_opened = true;
 }
 
 void action_save(AppState& state) {
@@ -124,15 +142,15 @@ void draw_menu_bar(AppState& state) {
     if (ImGui::MenuItem("Save", "Ctrl+S")) action_save(state);
     if (ImGui::MenuItem("Save as…", "Ctrl+Shift+S")) action_save_as_dialog(state);
     ImGui::Separator();
-    if (ImGui::MenuItem("Export window as PNG…")) {
-      state.selected.reset();
-      state.file_dialog.mode = FileDialogMode::ExportPng;
-      state.file_dialog.just_opened = true;
-    }
-    if (ImGui::MenuItem("Export selected matrix as CSV…", nullptr, false, state.selected.has_value())) {
-      state.file_dialog.mode = FileDialogMode::ExportCsv;
-      state.file_dialog.just_opened = true;
-    }
+    if (ImGui::MenuItem("Export step as PNG…")) action_export_png_dialog(state, ExportTarget{ExportKind::Step, {}});
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("What the centre shows for this step, drawn off screen at 1×, 2× or 4×");
+    if (ImGui::MenuItem("Export view as PNG…")) action_export_png_dialog(state, ExportTarget{ExportKind::View, {}});
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The whole centre view (all of the pipeline, not only what is scrolled into view)");
+    if (ImGui::MenuItem("Export selected matrix as PNG…", nullptr, false, state.selected.has_value()))
+      action_export_png_dialog(state, ExportTarget{ExportKind::Stage, state.selected->stage});
+    if (ImGui::MenuItem("Export selected matrix as CSV…", nullptr, false, state.selected.has_value()))
+      action_export_csv_dialog(state, state.selected->stage);
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) state.confirm_quit = state.doc->modified(), state.quit = !state.doc->modified();
     ImGui::EndMenu();

@@ -23,6 +23,8 @@ void draw_quiz_section(AppState& state);
 void draw_file_dialog(AppState& state);
 void draw_help_windows(AppState& state);
 void draw_typing_popup(AppState& state);
+// The view chosen by the centre's tabs (pipeline, head view, …); exports draw it too.
+void draw_centre_view(AppState& state);
 
 // PushTextWrapPos at the right edge of what the window shows. (Wrapping at 0,
 // the content edge, keeps a horizontally scrolled view as wide as its widest
@@ -36,6 +38,9 @@ void text_colored(gfx::Accent accent, const char* fmt, ...) IM_FMTARGS(2);
 void action_save(AppState& state);
 void action_open_dialog(AppState& state);
 void action_save_as_dialog(AppState& state);
+// Export PNG… / Export CSV… of a stage, the current step or the whole centre view.
+void action_export_png_dialog(AppState& state, ExportTarget target);
+void action_export_csv_dialog(AppState& state, StageId stage);
 bool load_file_into(AppState& state, const std::string& path);
 // The folder of the built-in lessons (installed, or the source tree's assets/lessons).
 std::filesystem::path lessons_dir();

@@ -26,7 +26,7 @@ int reveal_for(const AppState& state, StageKind kind, int rows, int cols) {
   const auto& step = steps()[static_cast<std::size_t>(state.step)];
   if (std::find(step.kinds.begin(), step.kinds.end(), kind) == step.kinds.end()) return -1;
   if (step.animation == StepAnimation::None) return -1;
-  const double elapsed = ImGui::GetTime() - state.step_started;
+  const double elapsed = state.clock.animation_elapsed(state.step_started);
   const int total = rows * cols;
   // The whole matrix in about 4 seconds, at least 4 cells per second.
   const double per_second = std::max(4.0, total / 4.0);

@@ -12,7 +12,7 @@ namespace attention_lab::gui {
 void step_to(AppState& state, int step) {
   const int last = static_cast<int>(steps().size()) - 1;
   state.step = std::clamp(step, -1, last);
-  state.step_started = ImGui::GetTime();
+  state.step_started = state.clock.now();
   state.scroll_to_step = state.step >= 0;
 }
 
@@ -42,7 +42,7 @@ void draw_step_bar(AppState& state) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", list[static_cast<std::size_t>(i)].title.c_str());
   }
   // The status line shares the buttons' row, right-aligned, for a few seconds.
-  if (!state.status.empty() && ImGui::GetTime() - state.status_time < 8.0) {
+  if (!state.status.empty() && state.clock.now() - state.status_time < 8.0) {
     const float w = ImGui::CalcTextSize(state.status.c_str()).x;
     ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20, ImGui::GetWindowWidth() - w - 16));
     text_colored(gfx::Accent::Status, "%s", state.status.c_str());

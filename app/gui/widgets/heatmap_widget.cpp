@@ -6,6 +6,7 @@
 #include "logic/number_format.h"
 #include "logic/matrix_csv.h"
 #include "logic/pooling.h"
+#include "panels/panels.h"
 #include "attention_lab/seeded_fill.h"
 
 #include <imgui.h>
@@ -431,19 +432,14 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     if (ImGui::BeginPopupContextItem("heatmap menu")) {
       if (ImGui::MenuItem("Reset zoom", nullptr, false, !view.is_reset())) view.reset();
       if (ImGui::MenuItem("Copy matrix as CSV")) {
-        ImGui::SetClipboardText(matrix_to_csv(values()).c_str());
+        ImGui::SetClipboardText(matrix_to_csv(values(), info.row_labels, info.col_labels).c_str());
         state.set_status("Copied " + info.id_text + " (" + std::to_string(rows) + "×" + std::to_string(cols) + ") to the clipboard");
       }
-      if (ImGui::MenuItem("Export CSV…")) {
-        state.selected = CellRef{id, 0, 0};
-        state.file_dialog.mode = FileDialogMode::ExportCsv;
-        state.file_dialog.just_opened = true;
-      }
-      if (ImGui::MenuItem("Export PNG…")) {
-        state.selected = CellRef{id, 0, 0};
-        state.file_dialog.mode = FileDialogMode::ExportPng;
-        state.file_dialog.just_opened = true;
-      }
+      if (ImGui::MenuItem("Export CSV…")) action_export_csv_dialog(state, id);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("With the tokens as row and column headers");
+      if (ImGui::MenuItem("Export PNG…")) action_export_png_dialog(state, ExportTarget{ExportKind::Stage, id});
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Drawn off screen at 1×, 2× or 4×, with title, labels and colour bar");
       if (ev.hovered && !is_input(id.kind) && pinned(sc, id, ev.hovered->row, ev.hovered->col) &&
           ImGui::MenuItem("Unpin this cell"))
         state.apply(SetPin{PinKey{id, ev.hovered->row, ev.hovered->col}, std::nullopt});

@@ -1,0 +1,199 @@
+#include "slide_export.h"
+
+#include "gfx/fonts.h"
+#include "gfx/offscreen_target.h"
+#include "gfx/screenshot.h"
+#include "logic/provenance.h"
+#include "panels/panels.h"
+#include "widgets/heatmap_widget.h"
+
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <cmath>
+#include <filesystem>
+
+namespace attention_lab::gui {
+
+namespace {
+
+// The per-frame state the panels write while drawing: an export draws them a
+// second time and must leave the window's frame exactly as it was.
+struct SavedFrameState {
+  explicit SavedFrameState(AppState& s)
+      : state(s), hovered(s.hovered), lit(s.lit), drawn(s.drawn), instances(s.heatmap_instances),
+        differences(s.difference_heatmaps), scroll_to_step(s.scroll_to_step), select_centre_tab(s.select_centre_tab) {}
+  ~SavedFrameState() {
+    state.hovered = hovered, state.lit = lit, state.drawn = drawn, state.heatmap_instances = instances;
+    state.difference_heatmaps = differences, state.scroll_to_step = scroll_to_step;
+    state.select_centre_tab = select_centre_tab;
+  }
+  AppState& state;
+  std::optional<CellRef> hovered;
+  std::vector<Lit> lit;
+  std::vector<DrawnHeatmap> drawn;
+  std::map<std::pair<StageId, bool>, int> instances;
+  AppState::DrawnThisAndLastFrame differences;
+  bool scroll_to_step, select_centre_tab;
+};
+
+// A Dear ImGui context of its own for one export, current while it lives:
+// fonts rasterized at `scale` × the screen's size and drawn at 1/scale, so
+// the layout is the screen's, in logical pixels, and text is sharp at K×.
+class ExportContext {
+ public:
+  ExportContext(int scale) : screen_(ImGui::GetCurrentContext()), screen_light_(gfx::theme_is_light()) {
+    context_ = ImGui::CreateContext();
+    ImGui::SetCurrentContext(context_);
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.LogFilename = nullptr;
+    io.DeltaTime = 1.0f / 60.0f;
+    io.DisplayFramebufferScale = ImVec2(static_cast<float>(scale), static_cast<float>(scale));
+    gfx::add_font(io.Fonts, gfx::current_font_size() * static_cast<float>(scale));
+    io.FontGlobalScale = 1.0f / static_cast<float>(scale);
+    // Slides: black on white, whatever the screen's theme.
+    gfx::apply_theme(true);
+    ImGuiStyle& style = ImGui::GetStyle();
+    style.WindowBorderSize = 0.0f;
+    style.WindowPadding = ImVec2(16.0f, 16.0f);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+  }
+  ~ExportContext() {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui::DestroyContext(context_);
+    ImGui::SetCurrentContext(screen_);
+    gfx::set_accents(screen_light_);
+  }
+  ExportContext(const ExportContext&) = delete;
+  ExportContext& operator=(const ExportContext&) = delete;
+
+ private:
+  ImGuiContext* screen_;
+  bool screen_light_;
+  ImGuiContext* context_ = nullptr;
+};
+
+// How a target is laid out: a fixed width (the centre's, so equations wrap
+// as on screen) or its natural width; a fixed height or its content's.
+struct Layout {
+  float width = 0.0f;   // 0: as wide as the content
+  float height = 0.0f;  // 0: as tall as the content
+};
+
+Layout layout_of(const AppState& state, const ExportTarget& target) {
+  const float centre_w = std::max(state.centre_area.width(), 320.0f);
+  const float centre_h = std::max(state.centre_area.height(), 240.0f);
+  switch (target.kind) {
+    case ExportKind::Stage: return {};
+    case ExportKind::View:
+    case ExportKind::Step:
+      // The pipeline grows downwards without limit; the close-up views fill the area they are given.
+      if (state.centre == CentreView::Pipeline) return {centre_w, 0.0f};
+      return {centre_w, centre_h};
+  }
+  return {};
+}
+
+void draw_target(AppState& state, const ExportTarget& target) {
+  if (target.kind == ExportKind::Stage) {
+    const StageInfo& info = state.stage_info(target.stage);
+    ImGui::TextUnformatted(info.name.c_str());
+    const float em = ImGui::GetFontSize() / gfx::kBaseFontSize;
+    HeatmapOptions opt;
+    opt.cell_px = state.cell_px * em;
+    opt.max_px = 440.0f * em;
+    opt.interactive = false;
+    draw_heatmap(state, target.stage, opt);
+    return;
+  }
+  draw_centre_view(state);
+}
+
+}  // namespace
+
+std::string suggested_export_name(const AppState& state, const ExportTarget& target) {
+  switch (target.kind) {
+    case ExportKind::Stage: return stage_file_name(target.stage);
+    case ExportKind::View: return "view.png";
+    case ExportKind::Step:
+      if (state.lesson.lesson)
+        return step_file_name(std::filesystem::path(state.lesson.path).stem().string(), state.lesson.step + 1);
+      return step_file_name("", state.step + 1);
+  }
+  return "attention.png";
+}
+
+ExportResult render_export(AppState& state, const ExportRequest& request) {
+  ExportResult result;
+  if (!is_export_scale(request.scale)) {
+    result.error = "export scale: expected 1, 2 or 4, found " + std::to_string(request.scale);
+    return result;
+  }
+  const Layout layout = layout_of(state, request.target);
+  SavedFrameState saved(state);
+  // The selection's sources stay lit (a lesson's highlight is part of the
+  // slide); whatever the pointer hovers on screen is not.
+  state.hovered.reset();
+  state.lit = state.selected ? provenance(state.doc->scenario(), state.selected->stage, state.selected->row,
+                                          state.selected->col)
+                             : std::vector<Lit>{};
+  ExportContext context(request.scale);
+  ImGuiIO& io = ImGui::GetIO();
+
+  // Three passes: measure at a generous size, lay out at the measured size,
+  // and draw that layout again (a new window settles in its second frame).
+  const float kUnbounded = 16384.0f;
+  ImVec2 size(layout.width > 0 ? layout.width : kUnbounded, layout.height > 0 ? layout.height : kUnbounded);
+  ImDrawData* draw_data = nullptr;
+  for (int pass = 0; pass < 3; ++pass) {
+    io.DisplaySize = size;
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui::NewFrame();
+    state.heatmap_instances.clear();
+    state.drawn.clear();
+    state.renderer.begin_frame();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(size);
+    ImGui::Begin("export", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoFocusOnAppearing);
+    ImGui::BeginGroup();
+    draw_target(state, request.target);
+    ImGui::EndGroup();
+    const ImVec2 used = ImGui::GetItemRectMax();
+    const ImVec2 padding = ImGui::GetStyle().WindowPadding;
+    ImGui::End();
+    ImGui::Render();
+    draw_data = ImGui::GetDrawData();
+    // Whole logical pixels, rounded (not ceiled), so float noise in text
+    // widths cannot make a 2× export one pixel off twice the 1×.
+    if (pass < 2)
+      size = ImVec2(layout.width > 0 ? layout.width : std::round(used.x + padding.x),
+                    layout.height > 0 ? layout.height : std::round(used.y + padding.y));
+  }
+
+  const int width = static_cast<int>(size.x) * request.scale, height = static_cast<int>(size.y) * request.scale;
+  gfx::OffscreenTarget target;
+  if (auto err = target.create(width, height); !err.empty()) {
+    result.error = "Could not export " + request.path + ": " + err;
+    return result;
+  }
+  {
+    gfx::OffscreenTarget::Binding bound(target);
+    const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(bg.x, bg.y, bg.z, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(draw_data);
+  }
+  const std::vector<unsigned char> pixels = target.read_rgba();
+  state.renderer.begin_frame();  // its draws pointed into this context's frame
+  if (auto err = gfx::write_rgba_png(request.path, width, height, pixels.data()); !err.empty()) {
+    result.error = err;
+    return result;
+  }
+  result.width = width, result.height = height;
+  return result;
+}
+
+}  // namespace attention_lab::gui
