@@ -191,17 +191,23 @@ const StageDiff* AppState::difference(StageId stage, std::uint64_t& version, boo
 
 // [SECTION] Quizzes
 
-void AppState::start_quiz(std::optional<CellRef> cell, double tolerance) {
+void AppState::start_quiz(std::optional<CellRef> cell, double tolerance, std::string text) {
+  const std::uint64_t pick = ++quiz.picks;  // also names the round's answer box
   if (!cell) {
-    // A random cell of what the step-through shows now (everything when not stepping).
+    // A random cell of what is shown now: the lesson step's stages, the
+    // step-through's step, or everything.
     std::vector<StageId> stages;
-    if (step >= 0)
+    if (lesson.lesson && lesson.step >= 0) {
+      for (StageId id : lesson.lesson->steps[static_cast<std::size_t>(lesson.step)].show)
+        if (!is_input(id.kind)) stages.push_back(id);
+    } else if (step >= 0) {
       for (StageKind k : steps()[static_cast<std::size_t>(step)].kinds)
         if (!is_input(k)) stages.push_back(is_per_head(k) ? StageId::of_head(k, focused_head) : StageId::input(k));
-    cell = pick_random_cell(*doc, stages, doc->scenario().seed + ++quiz.picks);
+    }
+    cell = pick_random_cell(*doc, stages, doc->scenario().seed + pick);
   }
   if (!cell) {
-    set_status("No cell here makes a fair question");
+    set_status("No cell here makes a fair question (each one is an input, −∞, forced by the mask, or a copy of a number on screen)");
     return;
   }
   auto q = make_question(*doc, *cell, tolerance);
@@ -209,28 +215,32 @@ void AppState::start_quiz(std::optional<CellRef> cell, double tolerance) {
     set_status("That cell cannot be asked: its value is not a finite number");
     return;
   }
-  quiz.question = q;
-  quiz.result.reset();
+  q->text = std::move(text);
+  quiz.round.emplace(std::move(*q));
   quiz.answer[0] = '\0';
-  quiz.focus_answer = true;
+  quiz.message.clear();
+  quiz.hint = false;
+  quiz.focus_answer = false;  // the keyboard stays with the clicker until Q or a click
   selected.reset();  // the selection would show the derivation of the answer
 }
 
 void AppState::check_quiz_answer() {
-  if (!quiz.question || quiz.result) return;
-  const AnswerCheck check = attention_lab::check_answer(*quiz.question, quiz.answer);
-  quiz.tally.record(check);
-  if (check.understood) {
-    quiz.result = check;
-    selected = quiz.question->cell;  // now the derivation may show
-  } else {
-    set_status(check.message);
-  }
+  if (!quiz.asking()) return;
+  const AnswerCheck check = quiz.round->answer(quiz.answer, quiz.tally);
+  quiz.message = check.message;
+  if (quiz.round->over()) selected = quiz.round->question.cell;  // now the derivation may show
+}
+
+void AppState::show_quiz_answer() {
+  if (!quiz.asking()) return;
+  quiz.round->reveal(quiz.tally);
+  quiz.message = quiz.round->solution();
+  selected = quiz.round->question.cell;
 }
 
 bool AppState::quiz_hides(StageId stage, int row, int col) const {
-  if (!quiz.question || quiz.result) return false;
-  const CellRef& c = quiz.question->cell;
+  if (!quiz.asking()) return false;
+  const CellRef& c = quiz.round->question.cell;
   return c.stage == stage && c.row == row && c.col == col;
 }
 
@@ -261,9 +271,8 @@ void AppState::go_to_lesson_step(int target) {
   const LessonStep& st = steps_list[static_cast<std::size_t>(target)];
   if (st.focus_head) focused_head = *st.focus_head;
   selected = st.highlight.empty() ? std::nullopt : std::optional<CellRef>(st.highlight.front());
-  quiz.question.reset();
-  quiz.result.reset();
-  if (st.quiz) start_quiz(st.quiz->cell, st.quiz->tolerance);
+  quiz.round.reset();
+  if (st.quiz) start_quiz(st.quiz->cell, st.quiz->tolerance, st.quiz->question);
   CentreView wanted = CentreView::Pipeline;
   if (st.experiment_d) {
     sqrt_dk.options.d = *st.experiment_d;
@@ -275,6 +284,13 @@ void AppState::go_to_lesson_step(int target) {
     softmax.row = st.softmax_row->row;
     softmax.follow_selection = false;
     wanted = CentreView::SoftmaxUpClose;
+    // The quiz's "?" must be on screen: its row (and head) when it has one there.
+    const StageKind k = st.quiz ? st.quiz->cell.stage.kind : StageKind::X;
+    const bool in_softmax = k == StageKind::Scores || k == StageKind::Scaled || k == StageKind::Masked || k == StageKind::Weights;
+    if (st.quiz && quiz.round && in_softmax) {
+      softmax.row = st.quiz->cell.row;
+      focused_head = st.quiz->cell.stage.head;
+    }
   }
   centre = wanted;
   select_centre_tab = true;
@@ -432,9 +448,28 @@ void App::handle_shortcuts() {
   for (const KeyPress& k : presses) {
     const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
     const bool shift = (k.mods & GLFW_MOD_SHIFT) != 0;
+    const bool page = k.key == GLFW_KEY_PAGE_DOWN || k.key == GLFW_KEY_PAGE_UP;
+    const bool blank_key = !ctrl && (k.key == GLFW_KEY_B || k.key == GLFW_KEY_PERIOD || k.key == GLFW_KEY_KP_DECIMAL);
+    if (state_.blank) {
+      // A blank screen waits for its own key again, or for the clicker's
+      // next/back, which bring back the slide that was blanked.
+      if (blank_key || page) state_.blank = false;
+      if (ctrl && k.key == GLFW_KEY_Q) request_close();
+      continue;
+    }
     if (k.key == GLFW_KEY_F1) state_.show_help = !state_.show_help;
     if (k.key == GLFW_KEY_F5) toggle_presenter();
-    if (editing_text()) continue;  // keys belong to the text field being edited
+    const bool font_key = ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD || k.key == GLFW_KEY_MINUS ||
+                                   k.key == GLFW_KEY_KP_SUBTRACT);
+    if (editing_text()) {
+      // Keys belong to the text field being edited, except the font size and
+      // a clicker's PageDown/PageUp (never used in a one-line number field):
+      // a lecturer typing the room's answer can still move on.
+      if (font_key) change_font_scale(k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD ? 1.125f : 1.0f / 1.125f);
+      if (page && state_.lesson.lesson && !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
+        state_.go_to_lesson_step(state_.lesson.step + (k.key == GLFW_KEY_PAGE_DOWN ? 1 : -1));
+      continue;
+    }
     if (ctrl) {
       switch (k.key) {
         case GLFW_KEY_Z: shift ? state_.redo() : state_.undo(); break;
@@ -450,6 +485,18 @@ void App::handle_shortcuts() {
       continue;
     }
     if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) continue;  // popups own arrows, Enter, Esc
+    if (blank_key) {
+      state_.blank = true;
+      continue;
+    }
+    if (k.key == GLFW_KEY_Q && state_.quiz.asking()) {
+      state_.quiz.focus_answer = true;  // type the answer now
+      continue;
+    }
+    if (k.key == GLFW_KEY_H && state_.quiz.asking() && state_.quiz.round->hint_offered()) {
+      state_.quiz.hint = true;
+      continue;
+    }
     if (state_.lesson.lesson) {
       // Presentation clickers send PageDown/PageUp; arrows work as well.
       if (k.key == GLFW_KEY_PAGE_DOWN || k.key == GLFW_KEY_RIGHT) {
@@ -481,7 +528,11 @@ void App::handle_shortcuts() {
 }
 
 void App::update_provenance() {
-  std::optional<CellRef> source = state_.hovered ? state_.hovered : state_.selected;
+  // A quiz's hint lights what the hidden cell is made from, unless the pointer is elsewhere.
+  const bool hint = state_.quiz.asking() && state_.quiz.hint;
+  std::optional<CellRef> source = state_.hovered ? state_.hovered
+                                  : hint         ? std::optional<CellRef>(state_.quiz.round->question.cell)
+                                                 : state_.selected;
   // During a product animation the sweeping cell shows its sources.
   if (!source && state_.step >= 0 && animating()) {
     const auto& step = steps()[static_cast<std::size_t>(state_.step)];
@@ -632,6 +683,7 @@ void App::frame() {
   draw_help_windows(state_);
   draw_busy_overlay(state_);
   draw_typing_popup(state_);
+  draw_blank_screen(state_);
 
   if (!state_.error_popup.empty()) ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
@@ -694,6 +746,11 @@ void App::write_probe() const {
     return "{\"stage\": \"" + to_string(c->stage) + "\", \"row\": " + std::to_string(c->row) +
            ", \"col\": " + std::to_string(c->col) + "}";
   };
+  auto rect = [](const Rect& r) {
+    std::ostringstream o;
+    o << "[" << r.x0 << ", " << r.y0 << ", " << r.x1 << ", " << r.y1 << "]";
+    return o.str();
+  };
   const std::optional<CellRef> inspected = state_.hovered ? state_.hovered : state_.selected;
   const std::string inspector =
       inspected ? derive(*state_.doc, inspected->stage, inspected->row, inspected->col).title : std::string();
@@ -705,8 +762,19 @@ void App::write_probe() const {
       << ", " << state_.cancel_button.y0 << ", " << state_.cancel_button.x1 << ", " << state_.cancel_button.y1
       << "], \"T\": " << state_.doc->scenario().T() << ", \"lesson_step\": "
       << (state_.lesson.lesson ? state_.lesson.step + 1 : 0) << ", \"quiz\": "
-      << (state_.quiz.question ? json_text::quote(to_string(state_.quiz.question->cell)) : std::string("null"))
-      << ", \"quiz_truth\": " << (state_.quiz.question ? state_.quiz.question->truth : 0.0)
+      << (state_.quiz.round ? json_text::quote(to_string(state_.quiz.round->question.cell)) : std::string("null"))
+      << ", \"quiz_truth\": " << (state_.quiz.round ? state_.quiz.round->question.truth : 0.0)
+      << ", \"quiz_question\": " << json_text::quote(state_.quiz.round ? state_.quiz.round->question.text : std::string())
+      << ", \"quiz_answer\": " << json_text::quote(state_.quiz.answer)
+      << ", \"quiz_focused\": " << (state_.quiz.answer_focused ? "true" : "false")
+      << ", \"quiz_hint\": " << (state_.quiz.asking() && state_.quiz.hint ? "true" : "false")
+      << ", \"quiz_solved\": " << (state_.quiz.round && state_.quiz.round->solved ? "true" : "false")
+      << ", \"quiz_revealed\": " << (state_.quiz.round && state_.quiz.round->revealed ? "true" : "false")
+      << ", \"quiz_message\": " << json_text::quote(state_.quiz.message)
+      << ", \"quiz_answer_box\": " << rect(state_.quiz.answer_box) << ", \"quiz_hint_button\": " << rect(state_.quiz.hint_button)
+      << ", \"quiz_show_button\": " << rect(state_.quiz.show_button)
+      << ", \"blank\": " << (state_.blank ? "true" : "false") << ", \"softmax_row\": " << state_.softmax.row
+      << ", \"centre_view\": " << static_cast<int>(state_.centre)
       << ", \"quiz_right\": " << state_.quiz.tally.right << ", \"quiz_asked\": " << state_.quiz.tally.asked
       << ", \"presenter\": " << (state_.presenter ? "true" : "false") << ", \"texture_uploads\": " << state_.texture_uploads
       << ", \"edits_applied\": " << state_.edits_applied

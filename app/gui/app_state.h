@@ -109,14 +109,21 @@ struct CompareState {
   std::map<StageId, Cached> diffs;
 };
 
-// A quiz: a hidden cell, the learner's answer, the tally.
+// A quiz: a hidden cell, the learner's answers, the hint, the tally. The
+// answer box takes the keyboard only when asked (Q or a click), so a
+// presentation clicker keeps working on a quiz step.
 struct QuizState {
-  std::optional<Question> question;
+  std::optional<QuizRound> round;
   char answer[64] = {};
-  std::optional<AnswerCheck> result;  // set once the answer was checked
+  std::string message;          // what the last check said (right, not right, not a number)
+  bool hint = false;            // the learner asked for the hint: its cells light up
+  bool focus_answer = false;    // Q was pressed: the answer box takes the keyboard
+  bool answer_focused = false;  // the answer box had the keyboard this frame (for the probe)
+  Rect answer_box, hint_button, show_button;  // where they were drawn this frame (for the probe; empty: not drawn)
   QuizTally tally;
   std::uint64_t picks = 0;  // seeds the random choice of cells
-  bool focus_answer = false;
+  // A question is open and its value still hidden.
+  bool asking() const { return round && !round->over(); }
 };
 
 // An open lesson and where the learner is in it.
@@ -142,7 +149,9 @@ struct AppState {
   int step = -1;          // index into steps(); -1 shows everything
   bool playing = false;
   bool presenter = false;  // F5: full screen, no controls, large fonts, light theme
+  bool blank = false;      // B or '.' (a clicker's "blank screen"): the window is black
   bool scroll_to_step = false;  // scroll the pipeline to the current step once
+  int scroll_retries = 0;       // frames spent bringing a quiz's "?" on screen (layout settles in a few)
   AnimationClock clock;       // animation time: the wall clock, or finished for --screenshot/--export
   double step_started = 0.0;  // clock.now() when the current step began (animations)
   float cell_px = 34.0f;      // base cell size of the pipeline view
@@ -229,9 +238,12 @@ struct AppState {
   void open_document(Scenario scenario, std::string path);
   void open_document_with(std::unique_ptr<Document> document, std::string path);
   std::string window_title() const;
-  // Quizzes: ask for a cell (nullopt: a random one of the current step), check the typed answer.
-  void start_quiz(std::optional<CellRef> cell, double tolerance = kDefaultQuizTolerance);
+  // Quizzes: ask for a cell (nullopt: a random one of the current step) in
+  // the teacher's words (empty: "What is A₀[2,1]?"), check the typed answer,
+  // show the answer.
+  void start_quiz(std::optional<CellRef> cell, double tolerance = kDefaultQuizTolerance, std::string text = {});
   void check_quiz_answer();
+  void show_quiz_answer();
   bool quiz_hides(StageId stage, int row, int col) const;
   // Lessons: open one (the scenario of its first step), move to a step.
   void open_lesson(Lesson lesson, std::string path, int step);

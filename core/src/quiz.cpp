@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
 
 namespace attention_lab {
@@ -20,17 +21,41 @@ std::string short_number(double v) {
   return buf;
 }
 
-// Whether cell (r, c) of `stage` is a fair question, given the head's masked
-// scores when `stage` is a weights stage (empty otherwise).
-bool fair(float value, const Matrix& masked, Eigen::Index r, Eigen::Index c) {
-  if (!std::isfinite(value)) return false;
-  if (masked.size() > 0 && std::isinf(masked(r, c)) && masked(r, c) < 0.0f) return false;  // a forced 0
+// Whether query r may attend to key c (the mask, without building the T × T matrix).
+bool mask_allows(const Scenario& s, int r, int c) {
+  switch (s.mask_kind) {
+    case MaskKind::None: return true;
+    case MaskKind::Causal: return c <= r;
+    case MaskKind::Custom:
+      return r < s.custom_mask.rows() && c < s.custom_mask.cols() && s.custom_mask(r, c) != 0.0f;
+  }
   return true;
 }
 
-Matrix masked_of(const Document& doc, StageId id) {
+// For a weights stage, the head's masked scores and how many keys each row
+// may see; empty for other stages.
+struct MaskedRows {
+  Matrix masked;
+  std::vector<Eigen::Index> allowed;
+};
+
+MaskedRows masked_of(const Document& doc, StageId id) {
   if (id.kind != StageKind::Weights) return {};
-  return doc.stage(StageId::of_head(StageKind::Masked, id.head));
+  MaskedRows out{doc.stage(StageId::of_head(StageKind::Masked, id.head)), {}};
+  for (Eigen::Index r = 0; r < out.masked.rows(); ++r)
+    out.allowed.push_back((out.masked.row(r).array() > -std::numeric_limits<float>::infinity()).count());
+  return out;
+}
+
+// Whether cell (r, c) of `id` is a fair question: a finite number that the
+// learner has to work out, not one forced by the mask or printed elsewhere as a copy.
+bool fair(const Scenario& s, StageId id, float value, const MaskedRows& m, Eigen::Index r, Eigen::Index c) {
+  if (!std::isfinite(value)) return false;
+  if (m.masked.size() > 0) {
+    if (std::isinf(m.masked(r, c)) && m.masked(r, c) < 0.0f) return false;  // a forced 0
+    if (m.allowed[static_cast<std::size_t>(r)] == 1) return false;  // its only key gets all the weight: a forced 1
+  }
+  return !copied_from(s, CellRef{id, static_cast<int>(r), static_cast<int>(c)});
 }
 
 }  // namespace
@@ -41,7 +66,48 @@ std::optional<Question> make_question(const Document& doc, const CellRef& cell, 
   if (!std::isfinite(value)) return std::nullopt;
   const std::string name = describe_stage(doc.scenario(), cell.stage).symbol + "[" + std::to_string(cell.row) + "," +
                            std::to_string(cell.col) + "]";
-  return Question{cell, static_cast<double>(value), tolerance, name};
+  return Question{cell, static_cast<double>(value), tolerance, name, {}};
+}
+
+std::optional<CellRef> copied_from(const Scenario& s, const CellRef& cell) {
+  const int r = cell.row, c = cell.col, h = cell.stage.head;
+  if (s.pins.count(PinKey{cell.stage, r, c})) return std::nullopt;  // holds its pin, not its source
+  const Dims d = s.dims();
+  const auto head = [&](StageKind k, int col) { return CellRef{StageId::of_head(k, h), r, col}; };
+  const auto layer = [&](StageKind k, int col) { return CellRef{StageId::input(k), r, col}; };
+  switch (cell.stage.kind) {
+    case StageKind::HeadQ: return layer(StageKind::Q, h * d.d_k + c);
+    case StageKind::HeadK: return layer(StageKind::K, h * d.d_k + c);
+    case StageKind::HeadV: return layer(StageKind::V, h * d.d_v + c);
+    case StageKind::Scaled: {
+      // The engine divides by √d_k·τ: exactly the score when that is 1.
+      const double divisor = (s.scale ? std::sqrt(static_cast<double>(d.d_k)) : 1.0) * static_cast<double>(s.temperature);
+      if (divisor == 1.0) return head(StageKind::Scores, c);
+      return std::nullopt;
+    }
+    case StageKind::Masked:
+      if (mask_allows(s, r, c)) return head(StageKind::Scaled, c);
+      return std::nullopt;  // −∞
+    case StageKind::Concat:
+      if (d.d_v <= 0) return std::nullopt;
+      return CellRef{StageId::of_head(StageKind::Context, c / d.d_v), r, c % d.d_v};
+    case StageKind::Output:
+      if (!s.use_w_o && !s.use_output_bias) return layer(StageKind::Concat, c);
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+CellRef copy_source(const Scenario& s, const CellRef& cell) {
+  CellRef at = cell;
+  // Each step moves up the pipeline (output → concat → context, masked →
+  // scaled → scores, Q[h] → Q), so the chain is short; the bound is a guard.
+  for (int i = 0; i < 8; ++i) {
+    const auto up = copied_from(s, at);
+    if (!up) break;
+    at = *up;
+  }
+  return at;
 }
 
 std::optional<CellRef> pick_random_cell(const Document& doc, const std::vector<StageId>& stages, std::uint64_t seed) {
@@ -58,19 +124,19 @@ std::optional<CellRef> pick_random_cell(const Document& doc, const std::vector<S
   std::uint64_t total = 0;
   for (const StageId id : pool) {
     const Matrix m = doc.stage(id);
-    const Matrix masked = masked_of(doc, id);
+    const MaskedRows masked = masked_of(doc, id);
     for (Eigen::Index r = 0; r < m.rows(); ++r)
-      for (Eigen::Index c = 0; c < m.cols(); ++c) total += fair(m(r, c), masked, r, c) ? 1u : 0u;
+      for (Eigen::Index c = 0; c < m.cols(); ++c) total += fair(s, id, m(r, c), masked, r, c) ? 1u : 0u;
   }
   if (total == 0) return std::nullopt;
   std::mt19937_64 rng(seed);
   std::uint64_t left = std::uniform_int_distribution<std::uint64_t>(0, total - 1)(rng);
   for (const StageId id : pool) {
     const Matrix m = doc.stage(id);
-    const Matrix masked = masked_of(doc, id);
+    const MaskedRows masked = masked_of(doc, id);
     for (Eigen::Index r = 0; r < m.rows(); ++r)
       for (Eigen::Index c = 0; c < m.cols(); ++c) {
-        if (!fair(m(r, c), masked, r, c)) continue;
+        if (!fair(s, id, m(r, c), masked, r, c)) continue;
         if (left == 0) return CellRef{id, static_cast<int>(r), static_cast<int>(c)};
         --left;
       }
@@ -131,9 +197,9 @@ AnswerCheck check_answer(const Question& q, std::string_view text) {
   const std::string said = short_number(*answer);
   if (out.correct)
     out.message = "Right: " + cell + " is " + truth + " (you said " + said + ").";
-  else
-    out.message = "Not quite: " + cell + " is " + truth + ", you said " + said + " (off by " +
-                  short_number(std::fabs(out.error)) + "; within " + short_number(out.allowed) + " counts as right).";
+  else  // no true value: the learner may try again
+    out.message = "Not right: " + said + " is too " + (out.error > 0 ? "high" : "low") + " for " + cell +
+                  " (within " + short_number(out.allowed) + " counts as right). Try again, or ask for a hint.";
   return out;
 }
 
@@ -143,6 +209,33 @@ void QuizTally::record(const AnswerCheck& check) {
   if (check.correct) ++right;
 }
 
-std::string QuizTally::text() const { return std::to_string(right) + " of " + std::to_string(asked) + " right"; }
+std::string QuizTally::text() const {
+  return std::to_string(right) + " of " + std::to_string(asked) + " right at the first try";
+}
+
+AnswerCheck QuizRound::answer(std::string_view text, QuizTally& tally) {
+  if (over()) return last ? *last : AnswerCheck{};
+  const AnswerCheck check = check_answer(question, text);
+  if (!check.understood) return check;  // not a number: nothing counted, type again
+  if (wrong == 0) tally.record(check);  // only the first answer counts
+  if (check.correct)
+    solved = true;
+  else
+    ++wrong;
+  last = check;
+  return check;
+}
+
+void QuizRound::reveal(QuizTally& tally) {
+  if (over()) return;
+  if (wrong == 0) tally.record_shown();
+  revealed = true;
+}
+
+std::string QuizRound::solution() const {
+  if (!over()) return {};
+  const std::string cell = question.name.empty() ? to_string(question.cell) : question.name;
+  return "The answer: " + cell + " = " + short_number(question.truth) + ".";
+}
 
 }  // namespace attention_lab

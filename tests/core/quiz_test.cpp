@@ -2,6 +2,7 @@
 // and picking fair cells at random.
 
 #include "attention_lab/quiz.h"
+#include "attention_lab/stage_info.h"
 
 #include "test_support.h"
 
@@ -75,13 +76,16 @@ TEST(QuizCheck, ARightAnswerSaysSoWithTheTrueValue) {
   EXPECT_EQ(c.message, "Right: weights[0][2][1] is 0.614 (you said 0.61).");
 }
 
-TEST(QuizCheck, AWrongAnswerSaysByHowMuchAndWhatCounts) {
+TEST(QuizCheck, AWrongAnswerSaysWhichWayAndWhatCountsButNotTheValue) {
   const Question q{CellRef{head_stage(StageKind::Scores), 3, 2}, 2.8012, 0.01};
   const AnswerCheck c = check_answer(q, "2.7");
   EXPECT_TRUE(c.understood);
   EXPECT_FALSE(c.correct);
   EXPECT_NEAR(c.allowed, 0.028012, 1e-12);
-  EXPECT_EQ(c.message, "Not quite: scores[0][3][2] is 2.801, you said 2.7 (off by 0.1012; within 0.02801 counts as right).");
+  EXPECT_EQ(c.message,
+            "Not right: 2.7 is too low for scores[0][3][2] (within 0.02801 counts as right). Try again, or ask for a hint.");
+  EXPECT_EQ(c.message.find("2.801"), std::string::npos);  // the solution waits for "Show answer"
+  EXPECT_NE(check_answer(q, "3").message.find("too high"), std::string::npos);
 }
 
 TEST(QuizCheck, MessagesNameTheCellAsTheLearnerSeesIt) {
@@ -89,7 +93,7 @@ TEST(QuizCheck, MessagesNameTheCellAsTheLearnerSeesIt) {
   const auto q = make_question(doc, CellRef{head_stage(StageKind::Weights), 3, 2});
   ASSERT_TRUE(q.has_value());
   EXPECT_EQ(q->name, "A₀[3,2]");
-  EXPECT_EQ(check_answer(*q, "12345").message.rfind("Not quite: A₀[3,2] is ", 0), 0u);
+  EXPECT_NE(check_answer(*q, "12345").message.find(" for A₀[3,2] "), std::string::npos);
   EXPECT_EQ(check_answer(*q, std::to_string(q->truth)).message.rfind("Right: A₀[3,2] is ", 0), 0u);
 }
 
@@ -104,7 +108,7 @@ TEST(QuizCheck, TextThatIsNotANumberAsksAgain) {
 TEST(QuizTally, CountsQuestionsAnsweredAndRightOnes) {
   const Question q{CellRef{head_stage(StageKind::Weights), 0, 0}, 0.25, 0.01};
   QuizTally tally;
-  EXPECT_EQ(tally.text(), "0 of 0 right");
+  EXPECT_EQ(tally.text(), "0 of 0 right at the first try");
   tally.record(check_answer(q, "0.25"));
   tally.record(check_answer(q, "0.5"));
   tally.record(check_answer(q, "a quarter"));  // not a number: not counted
@@ -112,9 +116,152 @@ TEST(QuizTally, CountsQuestionsAnsweredAndRightOnes) {
   tally.record(check_answer(q, ".251"));
   EXPECT_EQ(tally.asked, 4);
   EXPECT_EQ(tally.right, 2);
-  EXPECT_EQ(tally.text(), "2 of 4 right");
+  EXPECT_EQ(tally.text(), "2 of 4 right at the first try");
+  tally.record_shown();
+  EXPECT_EQ(tally.asked, 5);
+  EXPECT_EQ(tally.right, 2);
   tally.reset();
   EXPECT_EQ(tally.asked, 0);
+}
+
+// [SECTION] A round: retries, the hint, "Show answer"
+
+TEST(QuizRound, AWrongAnswerOffersAHintAndARetryAndRevealsNothing) {
+  QuizRound round(Question{CellRef{head_stage(StageKind::Weights), 1, 0}, 0.6139548, 0.01, "A₀[1,0]"});
+  QuizTally tally;
+  EXPECT_FALSE(round.hint_offered());
+  EXPECT_FALSE(round.answer("a lot", tally).understood);  // not a number: nothing counted, no hint yet
+  EXPECT_EQ(tally.asked, 0);
+  EXPECT_FALSE(round.hint_offered());
+  const AnswerCheck wrong = round.answer("0.5", tally);
+  EXPECT_FALSE(wrong.correct);
+  EXPECT_FALSE(round.over());
+  EXPECT_TRUE(round.hint_offered());
+  EXPECT_EQ(round.solution(), "");
+  EXPECT_EQ(wrong.message.find("0.614"), std::string::npos);
+  EXPECT_EQ(tally.asked, 1);
+  EXPECT_EQ(tally.right, 0);
+  // The retry is right: the round is over, the tally still says "wrong at the first try".
+  EXPECT_TRUE(round.answer("0.614", tally).correct);
+  EXPECT_TRUE(round.solved);
+  EXPECT_FALSE(round.hint_offered());
+  EXPECT_EQ(tally.asked, 1);
+  EXPECT_EQ(tally.right, 0);
+  EXPECT_EQ(round.solution(), "The answer: A₀[1,0] = 0.614.");
+  // Answers after the end change nothing.
+  round.answer("0.614", tally);
+  EXPECT_EQ(tally.asked, 1);
+}
+
+TEST(QuizRound, ARightFirstAnswerCountsAndShowAnswerBeforeAnyAnswerCountsAsNotRight) {
+  QuizTally tally;
+  QuizRound first(Question{CellRef{head_stage(StageKind::Weights), 1, 0}, 0.25, 0.01});
+  EXPECT_TRUE(first.answer(".25", tally).correct);
+  EXPECT_EQ(tally.right, 1);
+  QuizRound shown(Question{CellRef{head_stage(StageKind::Weights), 2, 0}, 0.75, 0.01});
+  EXPECT_EQ(shown.solution(), "");
+  shown.reveal(tally);
+  EXPECT_TRUE(shown.revealed);
+  EXPECT_TRUE(shown.over());
+  EXPECT_EQ(shown.solution(), "The answer: weights[0][2][0] = 0.75.");
+  EXPECT_EQ(tally.asked, 2);
+  EXPECT_EQ(tally.right, 1);
+  // Shown after a wrong answer: that answer was already counted, not twice.
+  QuizRound retried(Question{CellRef{head_stage(StageKind::Weights), 3, 0}, 0.5, 0.01});
+  retried.answer("0.1", tally);
+  retried.reveal(tally);
+  EXPECT_EQ(tally.asked, 3);
+  EXPECT_EQ(tally.right, 1);
+}
+
+// [SECTION] Copies: cells that print another cell's number
+
+TEST(QuizCopies, EachCopyHoldsItsSourcesNumberExactly) {
+  // Every preset, and fat-cat with scaling off (scaled = scores) and a
+  // multi-head scenario without W_o (output = concat): a cell copied_from
+  // names holds the same number as its source.
+  std::vector<Scenario> scenarios;
+  for (const char* name : {"fat-cat", "book", "naive", "multi-head"}) scenarios.push_back(preset(name));
+  Scenario unscaled = preset("fat-cat");
+  unscaled.scale = false;
+  scenarios.push_back(unscaled);
+  Scenario no_w_o = preset("multi-head");
+  no_w_o.use_w_o = false;
+  no_w_o.use_output_bias = false;
+  scenarios.push_back(no_w_o);
+  int copies = 0;
+  for (const Scenario& s : scenarios) {
+    const Document doc(s);
+    for (const StageId id : pipeline(doc.scenario())) {
+      const Matrix m = doc.stage(id);
+      for (int r = 0; r < m.rows(); ++r)
+        for (int c = 0; c < m.cols(); ++c) {
+          const CellRef cell{id, r, c};
+          const auto from = copied_from(doc.scenario(), cell);
+          if (!from) continue;
+          ++copies;
+          EXPECT_FLOAT_EQ(doc.stage(from->stage)(from->row, from->col), m(r, c)) << s.title << ": " << to_string(cell);
+          const CellRef root = copy_source(doc.scenario(), cell);
+          EXPECT_FALSE(copied_from(doc.scenario(), root).has_value());
+          EXPECT_FLOAT_EQ(doc.stage(root.stage)(root.row, root.col), m(r, c)) << s.title << ": " << to_string(cell);
+        }
+    }
+  }
+  EXPECT_GT(copies, 500);
+}
+
+TEST(QuizCopies, WhatIsACopyAndWhatIsComputed) {
+  Scenario s = preset("multi-head");  // 4 heads, d_k = d_v = 4, W_o on, causal
+  s.use_w_o = false;
+  s.use_output_bias = false;
+  const auto cell = [](StageKind k, int h, int r, int c) { return CellRef{StageId::of_head(k, h), r, c}; };
+  const auto layer = [](StageKind k, int r, int c) { return CellRef{StageId::input(k), r, c}; };
+  EXPECT_EQ(copied_from(s, cell(StageKind::HeadQ, 2, 3, 1)), layer(StageKind::Q, 3, 9));
+  EXPECT_EQ(copied_from(s, layer(StageKind::Concat, 7, 9)), cell(StageKind::Context, 2, 7, 1));
+  EXPECT_EQ(copied_from(s, layer(StageKind::Output, 7, 9)), layer(StageKind::Concat, 7, 9));
+  EXPECT_EQ(copy_source(s, layer(StageKind::Output, 7, 9)), cell(StageKind::Context, 2, 7, 1));
+  EXPECT_EQ(copied_from(s, cell(StageKind::Masked, 0, 5, 2)), cell(StageKind::Scaled, 0, 5, 2));  // allowed
+  EXPECT_FALSE(copied_from(s, cell(StageKind::Masked, 0, 2, 5)).has_value());  // −∞
+  EXPECT_FALSE(copied_from(s, cell(StageKind::Scaled, 0, 2, 1)).has_value());  // divided by √4
+  EXPECT_FALSE(copied_from(s, cell(StageKind::Scores, 0, 2, 1)).has_value());
+  EXPECT_FALSE(copied_from(s, cell(StageKind::Weights, 0, 2, 1)).has_value());
+  EXPECT_FALSE(copied_from(s, layer(StageKind::Q, 2, 1)).has_value());
+  s.use_w_o = true;
+  EXPECT_FALSE(copied_from(s, layer(StageKind::Output, 7, 9)).has_value());
+  s.use_w_o = false;
+  s.use_output_bias = true;  // output = concat + b_o
+  EXPECT_FALSE(copied_from(s, layer(StageKind::Output, 7, 9)).has_value());
+  s.scale = false;
+  EXPECT_EQ(copied_from(s, cell(StageKind::Scaled, 0, 2, 1)), cell(StageKind::Scores, 0, 2, 1));
+  s.temperature = 0.5f;
+  EXPECT_FALSE(copied_from(s, cell(StageKind::Scaled, 0, 2, 1)).has_value());
+  // A pinned cell holds its pin, not its source's number.
+  s.pins[PinKey{StageId::input(StageKind::Concat), 7, 9}] = 0.5f;
+  EXPECT_FALSE(copied_from(s, layer(StageKind::Concat, 7, 9)).has_value());
+}
+
+TEST(QuizPick, NeverAsksForACopyOfAnotherCell) {
+  // Without W_o the output is the concat, which is the contexts; with scaling
+  // off the scaled scores are the scores; masked = scaled where allowed; Q[h]
+  // is a slice of Q. None of these may be asked: the answer is on screen.
+  Scenario s = preset("multi-head");
+  s.use_w_o = false;
+  s.scale = false;
+  const Document doc(s);
+  std::set<StageKind> kinds;
+  for (std::uint64_t seed = 0; seed < 400; ++seed) {
+    const auto cell = pick_random_cell(doc, {}, seed);
+    ASSERT_TRUE(cell.has_value());
+    EXPECT_FALSE(copied_from(doc.scenario(), *cell).has_value()) << to_string(*cell);
+    kinds.insert(cell->stage.kind);
+  }
+  EXPECT_EQ(kinds, (std::set<StageKind>{StageKind::Q, StageKind::K, StageKind::V, StageKind::Scores,
+                                        StageKind::Weights, StageKind::Context}));
+  // A step that shows only copies has no fair question.
+  EXPECT_FALSE(pick_random_cell(doc, {StageId::input(StageKind::Concat), StageId::input(StageKind::Output),
+                                      StageId::of_head(StageKind::Scaled, 1), StageId::of_head(StageKind::HeadQ, 0)},
+                                3)
+                   .has_value());
 }
 
 // [SECTION] Questions from a document
@@ -147,16 +294,18 @@ TEST(QuizPick, DifferentSeedsReachEveryFairCell) {
     ASSERT_TRUE(cell.has_value());
     seen.insert(*cell);
   }
-  EXPECT_EQ(seen.size(), 28u);
+  EXPECT_EQ(seen.size(), 27u);  // row 0 sees only itself: its weight is a forced 1
 }
 
-TEST(QuizPick, NeverPicksMinusInfinityOrAWeightTheMaskForcesToZero) {
+TEST(QuizPick, NeverPicksMinusInfinityOrAWeightTheMaskForcesToZeroOrOne) {
   const Document doc(preset("fat-cat"));
   for (std::uint64_t seed = 0; seed < 300; ++seed) {
     const auto cell =
         pick_random_cell(doc, {head_stage(StageKind::Masked), head_stage(StageKind::Weights)}, seed);
     ASSERT_TRUE(cell.has_value());
     EXPECT_LE(cell->col, cell->row) << to_string(*cell);  // causal: only on or below the diagonal
+    EXPECT_GT(cell->row, 0) << to_string(*cell);            // row 0's only weight is 1
+    EXPECT_EQ(cell->stage.kind, StageKind::Weights) << to_string(*cell);  // masked = scaled where allowed
     EXPECT_TRUE(std::isfinite(doc.stage(cell->stage)(cell->row, cell->col)));
   }
 }

@@ -342,3 +342,54 @@ TEST(Derivation, ACellOutsideTheStageDerivesNothing) {
     EXPECT_TRUE(d.title.empty() && d.formula.empty() && d.numbers.empty() && d.note.empty()) << r << "," << c;
   }
 }
+
+// [SECTION] Quiz hints: the arithmetic without its result
+
+// The hint of every computed cell ends at its question mark (or names a copy)
+// and never prints the cell's value after an "=": the learner finishes the sum.
+TEST(DerivationHint, EveryComputedCellGetsAHintThatStopsBeforeItsValue) {
+  for (const char* preset : {"fat-cat", "book", "naive", "multi-head"}) {
+    Scenario s = *make_preset(preset);
+    for (const bool w_o : {true, false}) {
+      s.use_w_o = w_o;
+      const Document doc(s);
+      for (const StageId id : pipeline(doc.scenario())) {
+        if (is_input(id.kind)) continue;
+        const MatrixView m = doc.stage(id);
+        for (int r = 0; r < m.rows(); ++r)
+          for (int c = 0; c < m.cols(); ++c) {
+            const Derivation d = derive(doc, id, r, c);
+            const std::string where = std::string(preset) + " " + to_string(id) + "[" + std::to_string(r) + "," +
+                                      std::to_string(c) + "]";
+            ASSERT_FALSE(d.hint.empty()) << where;
+            EXPECT_FALSE(contains(d.hint, "= " + format_number(m(r, c), 3))) << where << ": " << d.hint;
+            if (id.kind != StageKind::Masked && id.kind != StageKind::Concat) {
+              EXPECT_TRUE(ends_with(d.hint, " = ?")) << where << ": " << d.hint;
+            }
+          }
+      }
+    }
+  }
+}
+
+TEST(DerivationHint, ADotProductShowsEveryTermAndAsksForTheSum) {
+  const Document doc = open("fat-cat");
+  const Derivation d = derive(doc, head(StageKind::Scores, 0), 3, 2);
+  const RowVector q = doc.stage(head(StageKind::HeadQ, 0)).row(3), k = doc.stage(head(StageKind::HeadK, 0)).row(2);
+  EXPECT_EQ(d.hint, all_terms(q, k) + " = ?");
+  EXPECT_EQ(d.numbers, all_terms(q, k) + " = " + format_number(doc.stage(head(StageKind::Scores, 0))(3, 2), 3));
+}
+
+TEST(DerivationHint, ASoftmaxWeightShowsItsExponentAndSumButNotTheQuotient) {
+  const Document doc = open("fat-cat");
+  const Derivation d = derive(doc, head(StageKind::Weights, 0), 2, 1);
+  EXPECT_TRUE(ends_with(d.hint, ") / Σⱼ e^(Ŝ₂ⱼ − 1.455) = ?")) << d.hint;
+  EXPECT_TRUE(contains(d.hint, "e^(1.455 − 1.455)")) << d.hint;
+  EXPECT_FALSE(contains(d.hint, "0.614")) << d.hint;
+}
+
+TEST(DerivationHint, AScaledScoreShowsTheDivision) {
+  const Document doc = open("fat-cat");  // d_k = 4
+  const float score = doc.stage(head(StageKind::Scores, 0))(2, 1);
+  EXPECT_EQ(derive(doc, head(StageKind::Scaled, 0), 2, 1).hint, format_number(score, 3) + " / 2.000 = ?");
+}

@@ -7,6 +7,7 @@
   probe.py FILE get KEY              -> a top-level value (JSON)
   probe.py FILE wait KEY VALUE [S]   -> waits until probe[KEY] == VALUE (JSON), up to S seconds
   probe.py FILE atleast KEY N [S]    -> waits until probe[KEY] >= N, up to S seconds
+  probe.py FILE contains KEY TEXT [S] -> waits until the text probe[KEY] contains TEXT, up to S seconds
 """
 import json
 import sys
@@ -70,6 +71,16 @@ def main(argv):
                 return 0
             time.sleep(0.05)
         print("probe: %s is %s, expected at least %s" % (key, json.dumps(got), argv[4]))
+        return 1
+    if cmd == "contains":
+        key, want = argv[3], argv[4]
+        deadline = time.time() + (float(argv[5]) if len(argv) > 5 else 10.0)
+        while time.time() < deadline:
+            got = load(path).get(key)
+            if isinstance(got, str) and want in got:
+                return 0
+            time.sleep(0.1)
+        print("probe: %s is %s, expected it to contain %s" % (key, json.dumps(got), json.dumps(want)))
         return 1
     raise SystemExit("probe: unknown command " + cmd)
 

@@ -11,15 +11,23 @@ namespace {
 
 std::string sub(int n) { return subscript(n); }
 
-// "a₀×b₀ + a₁×b₁ + … = total", showing at most kMaxTermsShown terms.
-std::string dot_terms(const RowVector& a, const RowVector& b, float total) {
+// "a₀×b₀ + a₁×b₁ + …", showing at most kMaxTermsShown terms.
+std::string dot_sum(const RowVector& a, const RowVector& b) {
   std::string s;
   const auto n = a.size();
   for (Eigen::Index i = 0; i < n && i < kMaxTermsShown; ++i)
     s += (i ? " + " : "") + format_factor(a[i]) + "×" + format_factor(b[i]);
   if (n > kMaxTermsShown) s += " + … (" + std::to_string(n) + " terms)";
-  return s + " = " + format_number(total, 3);
+  return s;
 }
+
+// "a₀×b₀ + a₁×b₁ + … = total".
+std::string dot_terms(const RowVector& a, const RowVector& b, float total) {
+  return dot_sum(a, b) + " = " + format_number(total, 3);
+}
+
+// The value the hint asks for.
+constexpr const char* kAsked = " = ?";
 
 std::string pin_note(const Scenario& s, StageId id, int r, int c, float computed) {
   PinKey key{id, r, c};
@@ -71,12 +79,15 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       float computed = x.dot(wc);
       out.formula = std::string("x") + sub(r) + "·W_" + w + "[:," + std::to_string(col) + "]";
       out.numbers = dot_terms(x, wc, computed);
+      out.hint = dot_sum(x, wc);
       if (s.use_bias) {
         const float b = layer(static_cast<StageKind>(static_cast<int>(StageKind::b_q) + which))(0, col);
         out.formula += std::string(" + b_") + w + "[" + std::to_string(col) + "]";
         computed += b;
         out.numbers += " ; + " + format_factor(b) + " = " + format_number(computed, 3);
+        out.hint = "(" + out.hint + ") + " + format_factor(b);
       }
+      out.hint += kAsked;
       out.note = pin_note(s, id, r, c, computed);
       break;
     }
@@ -87,6 +98,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       out.formula = "q" + sub(r) + "·k" + sub(c) + "  (row " + std::to_string(r) + " of Q" + hs + " · row " +
                     std::to_string(c) + " of K" + hs + ")";
       out.numbers = dot_terms(q, k, computed);
+      out.hint = dot_sum(q, k) + kAsked;
       out.note = pin_note(s, id, r, c, computed);
       break;
     }
@@ -107,6 +119,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       const auto computed = static_cast<float>(static_cast<double>(raw) / divisor);
       out.formula = f;
       out.numbers = n + " = " + format_number(computed, 3);
+      out.hint = n + kAsked;
       out.note = pin_note(s, id, r, c, computed);
       break;
     }
@@ -116,6 +129,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       out.formula = allowed ? "S′" + hs + at + "  (the mask allows it)" : "−∞  (the mask forbids it)";
       out.numbers = allowed ? format_number(scaled, 3)
                             : "'" + s.token_label(r) + "' may not look at '" + s.token_label(c) + "' → −∞";
+      out.hint = allowed ? "the scaled score S′" + hs + at + " (the mask allows it)" : "what the mask does where it forbids";
       out.note = pin_note(s, id, r, c, allowed ? scaled : -INFINITY);
       break;
     }
@@ -128,6 +142,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       if (row.hasNaN()) {
         out.formula = "softmax of a row that holds NaN";
         out.numbers = "NaN";
+        out.hint = out.formula;
         break;
       }
       if (mx == INFINITY) {
@@ -137,11 +152,13 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
                                           format_number(1.0f / static_cast<float>(infinite), 3)
                                     : format_number(0.0f, 3);
         out.note = pin_note(s, id, r, c, x == INFINITY ? 1.0f / static_cast<float>(infinite) : 0.0f);
+        out.hint = out.formula;
         break;
       }
       if (!std::isfinite(mx)) {
         out.formula = "softmax of a row with no allowed key";
         out.numbers = "0 (by our convention; PyTorch gives NaN)";
+        out.hint = out.formula;
         break;
       }
       double sum = 0;
@@ -149,9 +166,11 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       const double e = std::exp(static_cast<double>(x - mx));
       out.formula = "e^(Ŝ" + sub(r) + sub(c) + " − max) / Σⱼ e^(Ŝ" + sub(r) + "ⱼ − max)";
       // A negative max is parenthesised: "− (−0.03)", never "− −0.03".
-      out.numbers = "e^(" + format_number(x, 3) + " − " + format_factor(mx, 3) + ") / Σⱼ e^(Ŝ" + sub(r) + "ⱼ − " +
-                    format_factor(mx, 3) + ") = " + format_number(static_cast<float>(e), 3) + " / " +
+      const std::string shape = "e^(" + format_number(x, 3) + " − " + format_factor(mx, 3) + ") / Σⱼ e^(Ŝ" + sub(r) +
+                                "ⱼ − " + format_factor(mx, 3) + ")";
+      out.numbers = shape + " = " + format_number(static_cast<float>(e), 3) + " / " +
                     format_number(static_cast<float>(sum), 3) + " = " + format_number(static_cast<float>(e / sum), 3);
+      out.hint = shape + kAsked;
       out.note = pin_note(s, id, r, c, static_cast<float>(e / sum));
       if (out.note.empty() && !std::isfinite(x)) out.note = "A masked key gets exactly 0.";
       break;
@@ -162,6 +181,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       const float computed = a.dot(v);
       out.formula = "Σⱼ A" + hs + "[" + std::to_string(r) + ",j] × V" + hs + "[j," + std::to_string(c) + "]";
       out.numbers = dot_terms(a, v, computed);
+      out.hint = dot_sum(a, v) + kAsked;
       out.note = pin_note(s, id, r, c, computed);
       break;
     }
@@ -170,6 +190,8 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       out.formula = "C" + sub(head) + "[" + std::to_string(r) + "," + std::to_string(c % std::max(d.d_v, 1)) + "]";
       out.numbers = "head " + std::to_string(head) + "'s context, column " + std::to_string(c % std::max(d.d_v, 1)) +
                     " = " + format_number(value, 3);
+      out.hint = "a copy of head " + std::to_string(head) + "'s context, row " + std::to_string(r) + ", column " +
+                 std::to_string(c % std::max(d.d_v, 1));
       break;
     }
     case StageKind::Output: {
@@ -180,17 +202,21 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
         computed = x.dot(w);
         out.formula = "c" + sub(r) + "·W_o[:," + std::to_string(c) + "]";
         out.numbers = dot_terms(x, w, computed);
+        out.hint = dot_sum(x, w);
       } else {
         computed = x[c];
         out.formula = "C[" + std::to_string(r) + "," + std::to_string(c) + "]  (no W_o)";
         out.numbers = format_number(computed, 3);
+        out.hint = "C[" + std::to_string(r) + "," + std::to_string(c) + "]";
       }
       if (s.use_output_bias) {
         const float b = layer(StageKind::b_o)(0, c);
         computed += b;
         out.formula += " + b_o[" + std::to_string(c) + "]";
         out.numbers += " ; + " + format_factor(b) + " = " + format_number(computed, 3);
+        out.hint = (s.use_w_o ? "(" + out.hint + ")" : out.hint) + " + " + format_factor(b);
       }
+      out.hint += kAsked;
       out.note = pin_note(s, id, r, c, computed);
       break;
     }

@@ -13,6 +13,9 @@ struct Derivation {
   std::string formula;  // the general rule: "q₂·k₃"
   std::string numbers;  // the rule with this cell's numbers
   std::string note;     // pinned, masked, what it means
+  // A quiz hint: the rule with this cell's inputs, stopping before the result
+  // ("0.12×0.40 + (−0.31)×0.05 + … = ?"); it never prints the cell's own value.
+  std::string hint;
 };
 
 // Sums longer than this show their first terms and "…".

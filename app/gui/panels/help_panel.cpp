@@ -46,6 +46,9 @@ void draw_help_windows(AppState& state) {
             {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
             {"Ctrl+O / Ctrl+S / Ctrl+Shift+S", "open / save / save as"},
             {"Ctrl+= / Ctrl+-", "bigger / smaller cells"},
+            {"Q (quiz)", "type the answer (or click the answer box); Enter checks"},
+            {"H (quiz)", "hint after a wrong answer: the cells it is made from light up"},
+            {"B or .", "blank (black) screen; B, . or PageDown/PageUp bring it back"},
             {"F1", "this help"},
         };
         for (const auto& k : keys) {

@@ -14,7 +14,7 @@ void draw_inspector_panel(AppState& state) {
   const Document& doc = *state.doc;
   const std::optional<CellRef> cell = state.hovered ? state.hovered : state.selected;
   draw_quiz_section(state);
-  if (state.quiz.question) ImGui::Separator();
+  if (state.quiz.round) ImGui::Separator();
   ImGui::TextDisabled("Inspector");
   if (cell && state.quiz_hides(cell->stage, cell->row, cell->col)) {
     ImGui::TextUnformatted("This cell is the quiz: its value and derivation stay hidden until you answer.");

@@ -25,6 +25,7 @@ void draw_help_windows(AppState& state);
 void draw_typing_popup(AppState& state);
 // The view chosen by the centre's tabs (pipeline, head view, …); exports draw it too.
 void draw_centre_view(AppState& state);
+void draw_blank_screen(AppState& state);
 
 // PushTextWrapPos at the right edge of what the window shows. (Wrapping at 0,
 // the content edge, keeps a horizontally scrolled view as wide as its widest

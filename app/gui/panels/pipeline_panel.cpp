@@ -47,6 +47,28 @@ float estimated_width(AppState& state, StageId id, bool transposed) {
   return label_w + static_cast<float>(cols) * displayed_cell_px(cell_px(state), max_px(), rows, cols) + 8.0f;
 }
 
+// Scrolls the pipeline so a cell of a heatmap just drawn is on screen (a
+// quiz's "?" on the far right of a wide stage or low in a tall one). Returns
+// whether it is on screen already: the first frames after a step lay out
+// with last frame's widths, so the caller asks again until it is.
+bool scroll_to_cell(const AppState& state, const CellRef& cell) {
+  for (auto it = state.drawn.rbegin(); it != state.drawn.rend(); ++it) {
+    if (it->stage != cell.stage || it->rows <= 0 || it->cols <= 0) continue;
+    const int r = it->transposed ? cell.col : cell.row, c = it->transposed ? cell.row : cell.col;
+    const int rows = it->transposed ? it->cols : it->rows, cols = it->transposed ? it->rows : it->cols;
+    const float x = it->rect.x0 + (static_cast<float>(c) + 0.5f) * it->rect.width() / static_cast<float>(cols);
+    const float y = it->rect.y0 + (static_cast<float>(r) + 0.5f) * it->rect.height() / static_cast<float>(rows);
+    const ImVec2 win = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    const bool y_ok = y > win.y + size.y * 0.1f && y < win.y + size.y * 0.9f;
+    const bool x_ok = x > win.x + size.x * 0.05f && x < win.x + size.x * 0.95f;
+    // Positions are relative to the window as it is scrolled now.
+    if (!y_ok) ImGui::SetScrollFromPosY(y - win.y, 0.4f);
+    if (!x_ok) ImGui::SetScrollFromPosX(x - win.x, 0.5f);
+    return x_ok && y_ok;
+  }
+  return false;
+}
+
 }  // namespace
 
 void draw_pipeline_panel(AppState& state) {
@@ -76,10 +98,12 @@ void draw_pipeline_panel(AppState& state) {
       const auto& lesson_step = state.lesson.lesson->steps[static_cast<std::size_t>(state.lesson.step)];
       const auto& shown = lesson_step.show;
       if (!shown.empty() && std::find(shown.begin(), shown.end(), id) == shown.end()) opt.dim = 0.3f;
-      // Bring the step's subject into view: its highlighted cell's stage, else its last shown stage.
-      const StageId subject = !lesson_step.highlight.empty() ? lesson_step.highlight.front().stage
-                              : !shown.empty()               ? shown.back()
-                                                             : StageId::input(StageKind::X);
+      // Bring the step's subject into view: its quiz's "?", else its
+      // highlighted cell's stage, else its last shown stage.
+      const StageId subject = state.quiz.asking()            ? state.quiz.round->question.cell.stage
+                              : !lesson_step.highlight.empty() ? lesson_step.highlight.front().stage
+                              : !shown.empty()                 ? shown.back()
+                                                               : StageId::input(StageKind::X);
       scroll_here = state.scroll_to_step && id == subject;
     }
     opt.reveal = reveal_for(state, id.kind, transposed ? info.cols : info.rows, transposed ? info.rows : info.cols);
@@ -112,8 +136,14 @@ void draw_pipeline_panel(AppState& state) {
     }
     ImGui::EndGroup();
     if (scroll_here) {
-      ImGui::SetScrollHereY(0.3f);
-      state.scroll_to_step = false;
+      if (state.quiz.asking() && state.quiz.round->question.cell.stage == id) {
+        // Asked again next frame until the "?" is on screen (a few frames at most).
+        const bool shown = scroll_to_cell(state, state.quiz.round->question.cell);
+        if (shown || ++state.scroll_retries > 30) state.scroll_to_step = false, state.scroll_retries = 0;
+      } else {
+        ImGui::SetScrollHereY(0.3f);
+        state.scroll_to_step = false;
+      }
     }
     if (is_current) {
       if (state.scroll_to_step) {

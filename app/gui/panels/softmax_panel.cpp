@@ -1,5 +1,6 @@
 #include "panels/panels.h"
 
+#include "attention_lab/quiz.h"
 #include "attention_lab/softmax_breakdown.h"
 #include "attention_lab/stage_info.h"
 #include "logic/number_format.h"
@@ -27,8 +28,10 @@ float widest_bar_label(std::initializer_list<const RowVector*> rows) {
 }
 
 // One vector as a row of labelled bars (height ∝ value within the row's
-// range), with every number printed under its bar.
-void bar_row(const char* label, const RowVector& v, const Scenario& s, float bar_w, ImU32 colour, bool probability) {
+// range), with every number printed under its bar. Column `hidden` (−1:
+// none) is the quiz's answer: a "?" instead of its bar and number.
+void bar_row(const char* label, const RowVector& v, const Scenario& s, float bar_w, ImU32 colour, bool probability,
+             int hidden = -1) {
   ImGui::TextUnformatted(label);
   float lo = 0.0f, hi = probability ? 1.0f : 0.0f;
   for (Eigen::Index i = 0; i < v.size(); ++i)
@@ -41,6 +44,15 @@ void bar_row(const char* label, const RowVector& v, const Scenario& s, float bar
   for (Eigen::Index i = 0; i < v.size(); ++i) {
     const float x = p0.x + bar_w * static_cast<float>(i);
     const float value = v[i];
+    if (i == hidden) {
+      const float top = p0.y + h * 0.25f;
+      dl->AddRectFilled(ImVec2(x + 2, top), ImVec2(x + bar_w - 2, p0.y + h + ImGui::GetTextLineHeight() + 2),
+                        IM_COL32(250, 200, 40, 255));
+      const float qw = ImGui::CalcTextSize("?").x;
+      dl->AddText(ImVec2(x + (bar_w - qw) * 0.5f, top + (h * 0.75f - ImGui::GetTextLineHeight()) * 0.5f + 4),
+                  IM_COL32(0, 0, 0, 255), "?");
+      continue;
+    }
     if (std::isinf(value) && value < 0) {
       dl->AddRectFilled(ImVec2(x + 2, p0.y), ImVec2(x + bar_w - 2, p0.y + h), IM_COL32(80, 84, 95, 255));
     } else if (std::isfinite(value)) {
@@ -119,17 +131,49 @@ void draw_softmax_panel(AppState& state) {
     }
     ImGui::Dummy(ImVec2(bar_w * static_cast<float>(n), ImGui::GetTextLineHeightWithSpacing()));
   }
+  // The quiz's answer stays hidden here too: in the row of its stage and in
+  // any row that prints the same number (masked = scaled where allowed,
+  // scaled = scores when the divisor is 1), and its shift by the row max.
+  const auto hidden_in = [&](StageKind kind) {
+    if (!state.quiz.asking()) return -1;
+    const CellRef& quiz = state.quiz.round->question.cell;
+    if (!is_per_head(quiz.stage.kind) || quiz.stage.head != head || quiz.row != sc.row) return -1;
+    const CellRef asked = copy_source(s, quiz);
+    const CellRef here = copy_source(s, CellRef{StageId::of_head(kind, head), quiz.row, quiz.col});
+    return asked == here ? quiz.col : -1;
+  };
+  const int hide_scaled = hidden_in(StageKind::Scaled), hide_masked = hidden_in(StageKind::Masked);
+  const int hide_weights = hidden_in(StageKind::Weights);
+  const int hide_shifted = hide_masked;  // Ŝ − max, with the max printed beside it
   const ImU32 signed_colour = IM_COL32(214, 96, 77, 255), prob_colour = IM_COL32(33, 145, 140, 255);
-  bar_row("1. scores  S = q·kⱼ", b.scores, s, bar_w, signed_colour, false);
+  // Where each numbered row ends, as a scroll position that shows it whole.
+  float scroll_at_row[7] = {};
+  const auto row_end = [&](int n) {
+    scroll_at_row[n] = std::max(0.0f, ImGui::GetCursorPosY() - ImGui::GetWindowHeight() + ImGui::GetStyle().WindowPadding.y * 2);
+  };
+  bar_row("1. scores  S = q·kⱼ", b.scores, s, bar_w, signed_colour, false, hidden_in(StageKind::Scores));
+  row_end(1);
   char divided[96];
   std::snprintf(divided, sizeof divided, "2. scaled  S′ = S ÷ %s%.3g", s.scale ? "√d_k ÷ τ = S ÷ " : "τ = S ÷ ", b.divisor);
-  bar_row(divided, b.scaled, s, bar_w, signed_colour, false);
-  bar_row("3. masked  Ŝ (−∞ where the mask forbids)", b.masked, s, bar_w, signed_colour, false);
-  const std::string minus = "4. minus the row max (" + format_number(b.max, 3) + "): every entry ≤ 0, nothing overflows";
-  bar_row(minus.c_str(), b.shifted, s, bar_w, signed_colour, false);
+  bar_row(divided, b.scaled, s, bar_w, signed_colour, false, hide_scaled);
+  row_end(2);
+  bar_row("3. masked  Ŝ (−∞ where the mask forbids)", b.masked, s, bar_w, signed_colour, false, hide_masked);
+  const bool max_is_asked = hide_masked >= 0 && b.masked[hide_masked] == b.max;  // the max would give it away
+  const std::string minus = "4. minus the row max (" + (max_is_asked ? std::string("?") : format_number(b.max, 3)) +
+                            "): every entry ≤ 0, nothing overflows";
+  bar_row(minus.c_str(), b.shifted, s, bar_w, signed_colour, false, hide_shifted);
+  row_end(4);
   bar_row("5. exp: e^(Ŝⱼ − max), between 0 and 1", b.exps, s, bar_w, prob_colour, true);
   const std::string divide = "6. ÷ the sum (" + format_number(static_cast<float>(b.sum), 3) + ") = weights";
-  bar_row(divide.c_str(), b.weights, s, bar_w, prob_colour, true);
+  bar_row(divide.c_str(), b.weights, s, bar_w, prob_colour, true, hide_weights);
+  row_end(6);
+  // A lesson step that opens here with a quiz brings its "?" on screen: the
+  // lowest row that hides it (the weights sit below the fold of a short window).
+  if (state.scroll_to_step && state.quiz.asking()) {
+    const int lowest = hide_weights >= 0 ? 6 : hide_masked >= 0 ? 4 : hide_scaled >= 0 ? 2 : 1;
+    ImGui::SetScrollY(scroll_at_row[lowest]);
+    state.scroll_to_step = false;
+  }
   ImGui::Text("Entropy of the row: %s nats (uniform over the %d allowed keys: %s)",
               format_number(static_cast<float>(b.entropy), 3).c_str(), b.allowed,
               format_number(static_cast<float>(b.max_entropy), 3).c_str());
@@ -144,7 +188,10 @@ void draw_softmax_panel(AppState& state) {
   ImGui::SameLine();
   if (ImGui::Button("Apply to the scenario")) state.apply(SetTemperature{sc.preview_temperature});
   if (preview.size() == n) {
-    bar_row("weights at this τ (below 1 sharper, above 1 flatter)", preview, s, bar_w, prob_colour, true);
+    // At the scenario's own τ the preview is the weights row again.
+    const bool same_tau = std::fabs(sc.preview_temperature - s.temperature) <= 1e-6f * s.temperature;
+    bar_row("weights at this τ (below 1 sharper, above 1 flatter)", preview, s, bar_w, prob_colour, true,
+            same_tau ? hide_weights : -1);
     ImGui::Text("entropy at this τ: %s nats", format_number(static_cast<float>(entropy_of(preview)), 3).c_str());
   }
 }

@@ -340,8 +340,8 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     }
   }
   // The quiz cell: covered, with a "?", until the learner has answered.
-  if (state.quiz.question && !state.quiz.result && state.quiz.question->cell.stage == id) {
-    const CellRef& qc = state.quiz.question->cell;
+  if (state.quiz.asking() && state.quiz.round->question.cell.stage == id) {
+    const CellRef& qc = state.quiz.round->question.cell;
     const Rect cr = cell_rect(rect, view, rows, cols, Cell{qc.row, qc.col}, opt.transposed);
     if (cr.x1 > p0.x && cr.x0 < p1.x && cr.y1 > p0.y && cr.y0 < p1.y) {
       dl->AddRectFilled(ImVec2(cr.x0, cr.y0), ImVec2(std::max(cr.x1, cr.x0 + 6), std::max(cr.y1, cr.y0 + 6)),

@@ -24,6 +24,9 @@ struct Question {
   // How the learner sees the cell, "A₀[2,1]" (make_question fills it in); the
   // messages fall back to the stage's internal name when it is empty.
   std::string name;
+  // What to ask, in the teacher's words (a lesson's "question"); empty: the
+  // app asks "What is A₀[2,1]?".
+  std::string text;
 };
 
 // The question for a cell chosen by a teacher. nullopt when the cell does not
@@ -31,9 +34,23 @@ struct Question {
 std::optional<Question> make_question(const Document& doc, const CellRef& cell,
                                       double tolerance = kDefaultQuizTolerance);
 
+// The cell whose number `cell` holds unchanged, when it is a pure copy: a
+// head's slice Q[h], K[h], V[h] of Q, K, V; scaled = scores when the divisor
+// √d_k·τ is 1 (scaling off and τ = 1, or d_k = 1); masked = scaled where the
+// mask allows; concat = a head's context; output = concat without W_o and b_o.
+// nullopt for a computed cell, an input, a pinned cell (it holds its pin) or a
+// masked −∞. The source may itself be a copy: see copy_source.
+std::optional<CellRef> copied_from(const Scenario& scenario, const CellRef& cell);
+
+// The cell at the end of the copy chain (output → concat → context), or `cell`
+// itself when it is not a copy. Two cells with the same source print the same number.
+CellRef copy_source(const Scenario& scenario, const CellRef& cell);
+
 // A cell picked at random (uniformly, reproducibly from `seed`) among the cells
 // of `stages` that make a fair question: finite values only (a masked −∞ is
-// skipped) and no weight the mask forces to 0. Stages that do not exist in the
+// skipped), no weight the mask forces to 0 or to 1 (a row that may see only
+// one key), and no pure copy of another cell (copied_from): the pipeline
+// prints every stage, so a copy's answer would already be on screen. Stages that do not exist in the
 // document are ignored. An empty `stages` means every computed stage of the
 // pipeline. nullopt when no cell qualifies.
 std::optional<CellRef> pick_random_cell(const Document& doc, const std::vector<StageId>& stages, std::uint64_t seed);
@@ -56,21 +73,50 @@ struct AnswerCheck {
   double answer = 0.0;      // the number read, when understood
   double error = 0.0;       // answer − truth, when understood
   double allowed = 0.0;     // allowed_error(truth, tolerance)
-  std::string message;      // "Right: 0.614 (you said 0.61)." / "Not quite: …" / "Please type a number…"
+  // "Right: A₀[2,1] is 0.614 (you said 0.61)." / "Not right: 0.5 is too low. …" /
+  // "Please type a number…". A wrong answer's message never gives the true value.
+  std::string message;
 };
 
 AnswerCheck check_answer(const Question& question, std::string_view text);
 
-// Right answers out of questions asked. An answer that was not a number does
-// not count as asked: the learner may try again.
+// Questions answered right at the first try, out of questions answered (a
+// first answer that was a number, or "Show answer" before any). Retries after
+// a wrong answer teach but do not change the tally.
 struct QuizTally {
   int asked = 0;
   int right = 0;
 
+  // Counts a first answer; one that was not a number is not counted (the learner may try again).
   void record(const AnswerCheck& check);
+  // Counts a question whose answer was shown before any was given.
+  void record_shown() { ++asked; }
   void reset() { *this = {}; }
-  // "3 of 4 right"
+  // "3 of 4 right at the first try"
   std::string text() const;
+};
+
+// One question being asked: the answers given so far, whether the hint may
+// be shown and whether the answer has been shown. The learner may retry after
+// a wrong answer; the true value is given only by a right answer or reveal().
+struct QuizRound {
+  Question question;
+  int wrong = 0;          // wrong answers so far
+  bool solved = false;    // answered right (at any try)
+  bool revealed = false;  // "Show answer" was pressed
+  std::optional<AnswerCheck> last;  // the last answer that was a number
+
+  explicit QuizRound(Question q) : question(std::move(q)) {}
+  // Over: the value may be shown everywhere.
+  bool over() const { return solved || revealed; }
+  // A hint is offered once an answer was wrong.
+  bool hint_offered() const { return wrong > 0 && !over(); }
+  // Checks a typed answer (ignored once over); the first numeric answer goes into the tally.
+  AnswerCheck answer(std::string_view text, QuizTally& tally);
+  // Shows the answer; counts the question as asked and not right if no answer came first.
+  void reveal(QuizTally& tally);
+  // "The answer: A₀[2,1] = 0.614." (empty until over)
+  std::string solution() const;
 };
 
 }  // namespace attention_lab

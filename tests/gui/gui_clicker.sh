@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# A presentation clicker in the real app: PageDown through every step of every
+# built-in lesson and PageUp back (quiz steps included), in presenter mode;
+# the quiz's answer box takes the keyboard only on Q or a click, Enter checks,
+# a wrong answer reveals nothing and offers a hint, "Show answer" reveals, and
+# B / '.' blank the screen. Every wait is on the app's --probe state.
+# usage: gui_clicker.sh APP_BINARY LESSONS_DIR [OUT_DIR]
+set -u
+source "$(dirname "$0")/run_in_xvfb.sh"
+app=$1 lessons=$2
+out=${3:-$(mktemp -d)}
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+export XDG_CONFIG_HOME="$out/config"
+source "$here/app_session.sh"
+wait_for() { python3 "$here/probe.py" "$probe" wait "$@"; }
+
+# quiz_on_screen: waits until the quiz's "?" is where the audience sees it: in
+# the pipeline, its cell's centre inside the centre area (the probe's "centre"
+# when it has one, else the screen above the lesson text); in Softmax up
+# close, the quiz's row is the one shown.
+quiz_on_screen() {
+  python3 - "$probe" <<'PY'
+import json, re, sys, time
+deadline = time.time() + 10
+why = ""
+while time.time() < deadline:
+    try:
+        p = json.load(open(sys.argv[1]))
+    except (OSError, ValueError):
+        time.sleep(0.1)
+        continue
+    m = re.match(r"(.+)\[(\d+)\]\[(\d+)\]$", p["quiz"] or "")
+    if not m:
+        why = "no quiz"
+    elif p["centre_view"] == 2:
+        if p["softmax_row"] == int(m.group(2)):
+            sys.exit(0)
+        why = "Softmax up close shows row %d, the quiz is on row %s" % (p["softmax_row"], m.group(2))
+    else:
+        stage, row, col = m.group(1), int(m.group(2)), int(m.group(3))
+        x0, y0, x1, y1 = p.get("centre", [0, 0, 1280, 800 * 0.6])
+        for h in [h for h in p["heatmaps"] if h["stage"] == stage]:
+            r, c = (col, row) if h["transposed"] else (row, col)
+            rows, cols = (h["cols"], h["rows"]) if h["transposed"] else (h["rows"], h["cols"])
+            x = h["x0"] + (c + 0.5) * (h["x1"] - h["x0"]) / cols
+            y = h["y0"] + (r + 0.5) * (h["y1"] - h["y0"]) / rows
+            if x0 <= x <= x1 and y0 <= y <= y1:
+                sys.exit(0)
+            why = "%s at (%d, %d), outside %s" % (p["quiz"], x, y, [x0, y0, x1, y1])
+        if not why:
+            why = "%s is not drawn" % stage
+    time.sleep(0.1)
+print(why)
+sys.exit(1)
+PY
+}
+
+# 1. Every built-in lesson, PageDown only from step 1 to the last and PageUp
+#    only back to step 1, in presenter mode. A quiz step asks in the teacher's
+#    words, leaves the keyboard to the clicker, and shows its "?".
+for file in "$lessons"/*.json; do
+  name=$(basename "$file" .json)
+  python3 - "$file" >"$out/$name.quizzes" <<'PY'
+import json, sys
+for i, s in enumerate(json.load(open(sys.argv[1]))["steps"]):
+    q = s.get("quiz")
+    print(i + 1, json.dumps(q.get("question", "")) if q else "null")
+PY
+  count=$(wc -l <"$out/$name.quizzes")
+  start_app --lesson "$name" --presenter
+  wait_for lesson_step 1 || fail "$name did not open at step 1"
+  for step in $(seq 1 "$count"); do
+    if [ "$step" -gt 1 ]; then
+      xdotool key Next
+      wait_for lesson_step "$step" || { fail "$name: PageDown did not reach step $step ($(state))"; break; }
+    fi
+    question=$(sed -n "${step}p" "$out/$name.quizzes" | cut -d' ' -f2-)
+    if [ "$question" != null ]; then
+      wait_for quiz_question "$question" || fail "$name step $step does not ask the lesson's question"
+      [ "$(get quiz_focused)" = false ] || fail "$name step $step: the answer box took the keyboard by itself"
+      quiz_on_screen || { fail "$name step $step: the quiz's ? is not on screen"; shot "$name-quiz-step-$step"; }
+    else
+      [ "$(get quiz)" = null ] || fail "$name step $step asks a quiz the lesson does not have"
+    fi
+  done
+  xdotool key Next  # past the last step: stays there
+  settle 3
+  [ "$(get lesson_step)" = "$count" ] || fail "$name: PageDown past the end left the last step"
+  for step in $(seq $((count - 1)) -1 1); do
+    xdotool key Prior
+    wait_for lesson_step "$step" || { fail "$name: PageUp did not come back to step $step ($(state))"; break; }
+  done
+  [ "$(get presenter)" = true ] || fail "$name: not in presenter mode"
+  stop_app
+  echo "$name: PageDown through $count steps and PageUp back ($SECONDS s so far)"
+done
+
+# 2. A quiz step in the pipeline: typed digits go nowhere until Q or a click
+#    on the answer box; Enter checks; a wrong answer reveals nothing, offers a
+#    hint that lights the cells the answer is made from; a retry is checked.
+start_app --lesson attention-from-scratch --lesson-step 5
+wait_for lesson_step 5 || fail "attention-from-scratch did not open at step 5"
+wait_for quiz '"scores[0][3][2]"' || fail "step 5 does not ask for scores[0][3][2]"
+truth=$(get quiz_truth)
+xdotool type --delay 30 "123"
+settle 3
+[ "$(get quiz_answer)" = '""' ] || fail "digits typed before Q or a click reached the answer box: $(get quiz_answer)"
+[ "$(get lesson_step)" = 5 ] || fail "typed digits moved the lesson"
+read -r bx by < <(python3 "$here/probe.py" "$probe" centre quiz_answer_box)
+xdotool mousemove "$bx" "$by" click 1
+wait_for quiz_focused true || fail "a click on the answer box did not give it the keyboard"
+xdotool type --delay 30 "12345"
+wait_for quiz_answer '"12345"' || fail "typing into the focused answer box did not land"
+xdotool key Return
+wait_for quiz_asked 1 || fail "Enter did not check the answer"
+[ "$(get quiz_revealed)" = false ] || fail "a wrong answer revealed the solution"
+[ "$(get quiz_solved)" = false ] || fail "12345 was accepted"
+[ "$(get quiz_right)" = 0 ] || fail "12345 was counted right"
+message=$(get quiz_message)
+case "$message" in *"Not right"*) ;; *) fail "the wrong answer's message: $message" ;; esac
+shown=$(python3 -c "print('%.4g' % $truth)")
+case "$message" in *"$shown"*) fail "the wrong answer's message gives the value $shown: $message" ;; esac
+[ "$(get quiz_hint)" = false ] || fail "the hint showed before it was asked for"
+read -r hx hy < <(python3 "$here/probe.py" "$probe" centre quiz_hint_button)
+xdotool mousemove "$hx" "$hy" click 1
+wait_for quiz_hint true || fail "the Hint button did not show the hint"
+python3 "$here/probe.py" "$probe" atleast lit 2 || fail "the hint lit no cells ($(get lit) lit)"
+[ "$(get quiz_revealed)" = false ] || fail "the hint revealed the solution"
+shot quiz-hint
+# Retry: Q, clear, the right value, Enter.
+xdotool key q
+wait_for quiz_focused true || fail "Q did not give the answer box the keyboard"
+xdotool key ctrl+a BackSpace
+wait_for quiz_answer '""' || fail "the wrong answer could not be cleared"
+xdotool type --delay 30 "$(python3 -c "print('%.4f' % $truth)")"
+xdotool key Return
+wait_for quiz_solved true || fail "the right retry (truth $truth) was not accepted"
+[ "$(get quiz_asked)" = 1 ] || fail "the retry counted as another question"
+[ "$(get quiz_right)" = 0 ] || fail "a right retry counted as right at the first try"
+shot quiz-solved
+# While the answer box has the keyboard, PageDown/PageUp still move the lesson
+# and Ctrl+plus/minus still change the font size.
+xdotool key Prior
+wait_for lesson_step 4 || fail "PageUp after the quiz did not go to step 4"
+xdotool key Next
+wait_for lesson_step 5 || fail "PageDown did not come back to the quiz step"
+wait_for quiz_solved false || fail "coming back did not ask the quiz again"
+xdotool key q
+wait_for quiz_focused true || fail "Q did not give the new round's answer box the keyboard"
+xdotool type --delay 30 "0.5"
+wait_for quiz_answer '"0.5"' || fail "typing after Q did not land"
+xdotool key --clearmodifiers ctrl+equal
+python3 "$here/probe.py" "$probe" contains status "Font scale 11" || fail "Ctrl+plus was swallowed by the answer box ($(get status))"
+xdotool key --clearmodifiers ctrl+minus
+python3 "$here/probe.py" "$probe" wait status '"Font scale 100 %"' || fail "Ctrl+minus was swallowed by the answer box ($(get status))"
+[ "$(get quiz_focused)" = true ] || fail "the font size change took the keyboard from the answer box"
+xdotool key Next
+wait_for lesson_step 6 || fail "PageDown was swallowed by the focused answer box"
+xdotool key Prior
+wait_for lesson_step 5 || fail "PageUp from step 6 did not come back"
+wait_for quiz_answer '""' || fail "a new round kept the old typed answer"
+# "Show answer" reveals, and counts as not right at the first try.
+read -r sx sy < <(python3 "$here/probe.py" "$probe" centre quiz_show_button)
+xdotool mousemove "$sx" "$sy" click 1
+wait_for quiz_revealed true || fail "Show answer did not reveal"
+[ "$(get quiz_asked)" = 2 ] || fail "a shown answer was not counted as asked ($(get quiz_asked))"
+[ "$(get quiz_right)" = 0 ] || fail "a shown answer was counted right"
+shot quiz-shown
+stop_app
+
+# 3. B and '.' blank the screen (a clicker's "blank" button), in presenter
+#    mode on a Softmax up close step; B again or PageDown brings the slide back
+#    without skipping it.
+start_app --lesson causal-masking --lesson-step 5 --presenter
+wait_for lesson_step 5 || fail "causal-masking did not open at step 5"
+xdotool key b
+wait_for blank true || fail "B did not blank the screen"
+shot blank
+python3 - "$out/blank.png" <<'PY' || fail "the blank screen is not black"
+import struct, sys, zlib
+# xwd_to_png.py writes unfiltered 8-bit RGB rows: a 0 byte, then R G B per pixel.
+data = open(sys.argv[1], "rb").read()
+w, h = struct.unpack(">II", data[16:24])
+idat, i = b"", 8
+while i < len(data):
+    n = struct.unpack(">I", data[i:i + 4])[0]
+    if data[i + 4:i + 8] == b"IDAT":
+        idat += data[i + 8:i + 8 + n]
+    i += 12 + n
+raw = zlib.decompress(idat)
+lit = sum(1 for y in range(h) for v in raw[y * (3 * w + 1) + 1:(y + 1) * (3 * w + 1)] if v > 8)
+print("blank screen: %d bright subpixels of %d" % (lit, 3 * w * h))
+sys.exit(0 if lit == 0 else 1)
+PY
+xdotool key b
+wait_for blank false || fail "B again did not bring the slide back"
+xdotool key period
+wait_for blank true || fail "'.' did not blank the screen"
+xdotool key Next
+wait_for blank false || fail "PageDown did not leave the blank screen"
+settle 3
+[ "$(get lesson_step)" = 5 ] || fail "PageDown on a blank screen skipped the slide"
+xdotool key Next
+wait_for lesson_step 6 || fail "PageDown after the blank screen did not move on"
+stop_app
+
+[ "$fails" -eq 0 ] && echo "all clicker checks passed"
+exit $((fails > 0))
