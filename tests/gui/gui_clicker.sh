@@ -128,12 +128,12 @@ wait_for quiz_hint true || fail "the Hint button did not show the hint"
 python3 "$here/probe.py" "$probe" atleast lit 2 || fail "the hint lit no cells ($(get lit) lit)"
 [ "$(get quiz_revealed)" = false ] || fail "the hint revealed the solution"
 shot quiz-hint
-# Retry: Q, clear, the right value, Enter.
+# Retry: Q (selects the wrong answer), the right value, Enter.
 xdotool key q
 wait_for quiz_focused true || fail "Q did not give the answer box the keyboard"
-xdotool key ctrl+a BackSpace
-wait_for quiz_answer '""' || fail "the wrong answer could not be cleared"
-xdotool type --delay 30 "$(python3 -c "print('%.4f' % $truth)")"
+answer=$(python3 -c "print('%.4f' % $truth)")
+xdotool type --delay 30 "$answer"  # over the wrong answer, which Q selected
+wait_for quiz_answer "\"$answer\"" || fail "the retry did not replace the wrong answer ($(get quiz_answer))"
 xdotool key Return
 wait_for quiz_solved true || fail "the right retry (truth $truth) was not accepted"
 [ "$(get quiz_asked)" = 1 ] || fail "the retry counted as another question"

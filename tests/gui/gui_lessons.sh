@@ -73,9 +73,8 @@ python3 "$here/probe.py" "$probe" wait quiz_asked 1 || fail "a typed wrong answe
 answer=$(python3 -c "print(f'{float(\"$truth\"):.4f}')")
 xdotool key q
 python3 "$here/probe.py" "$probe" wait quiz_focused true || fail "Q did not give the answer box the keyboard again"
-xdotool key ctrl+a BackSpace
-python3 "$here/probe.py" "$probe" wait quiz_answer '""' || fail "the wrong answer could not be cleared"
-xdotool type --delay 40 "$answer"
+xdotool type --delay 40 "$answer"  # over the wrong answer, which Q selected
+python3 "$here/probe.py" "$probe" wait quiz_answer "\"$answer\"" || fail "the retry did not replace the wrong answer"
 xdotool key Return
 python3 "$here/probe.py" "$probe" wait quiz_solved true || fail "the right answer $answer (truth $truth) was not accepted"
 [ "$(get quiz_right)" = 0 ] || fail "a right retry changed the first-try tally"

@@ -27,7 +27,8 @@ int number_chars_only(ImGuiInputTextCallbackData* data) {
 
 void draw_answer_box(AppState& state) {
   QuizState& q = state.quiz;
-  // Each round is a new widget: a box still active from the last question
+  // Taking the keyboard selects what is there, so a retry types over the
+  // wrong answer. Each round is a new widget: a box still active from the last question
   // (the clicker moved on while it had the keyboard) does not carry its text over.
   ImGui::PushID(static_cast<int>(q.picks));
   if (q.focus_answer) {
@@ -36,7 +37,8 @@ void draw_answer_box(AppState& state) {
   }
   ImGui::SetNextItemWidth(-FLT_MIN);  // the whole inspector width: the hint text is never cut
   const bool enter = ImGui::InputTextWithHint("##answer", "press Q or click to answer", q.answer, sizeof q.answer,
-                                              ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CallbackCharFilter,
+                                              ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CallbackCharFilter |
+                                                  ImGuiInputTextFlags_AutoSelectAll,
                                               number_chars_only);
   q.answer_focused = ImGui::IsItemActive();
   q.answer_box = last_item_rect();
