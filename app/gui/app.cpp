@@ -32,6 +32,11 @@ const StageInfo& AppState::stage_info(StageId id) {
   return info;
 }
 
+void AppState::note_item(const std::string& name) {
+  probe_items[name] = Rect{ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x,
+                           ImGui::GetItemRectMax().y};
+}
+
 void AppState::set_status(std::string text) {
   status = std::move(text);
   status_time = clock.now();
@@ -591,6 +596,7 @@ void draw_busy_overlay(AppState& state) {
 
 void App::frame() {
   state_.clock.advance(ImGui::GetTime());
+  state_.probe_items.clear();
   state_.heatmap_instances.clear();
   state_.difference_heatmaps.next_frame();
   // A drag whose heatmap is no longer drawn (a lesson step changed the view)
@@ -786,6 +792,11 @@ void App::write_probe() const {
       << ", \"last_export\": {\"path\": " << json_text::quote(state_.last_export.path)
       << ", \"width\": " << state_.last_export.width << ", \"height\": " << state_.last_export.height << "}"
       << ", \"file_dialog\": " << (state_.file_dialog.mode != FileDialogMode::Closed ? "true" : "false")
+      << ", \"items\": {";
+  for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)
+    out << (it == state_.probe_items.begin() ? "" : ", ") << json_text::quote(it->first) << ": [" << it->second.x0
+        << ", " << it->second.y0 << ", " << it->second.x1 << ", " << it->second.y1 << "]";
+  out << "}"
       << ", \"heatmaps\": [";
   bool first = true;
   for (const auto& d : state_.drawn) {

@@ -219,6 +219,10 @@ struct AppState {
     int width = 0, height = 0;
   } last_export;       // for the probe
   Rect centre_area;    // where the centre view was drawn this frame (exports lay out at its width)
+  // Rectangles of named items drawn this frame (menu entries, buttons), so
+  // the GUI tests can click them with real input; written by the probe.
+  std::map<std::string, Rect> probe_items;
+  void note_item(const std::string& name);  // the last item's rectangle
 
   // Long work in progress (nullptr: none). While it runs the window shows the
   // last finished result and refuses edits.

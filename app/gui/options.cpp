@@ -11,7 +11,8 @@ usage: attention-lab [SCENARIO.json] [options]
   --step N             start at step N of the step-through (1-9)
   --head I             focus head I
   --size WxH           window size in pixels (default 1280x800)
-  --screenshot OUT.png render, write the window to OUT.png and exit
+  --screenshot OUT.png render, write the window to OUT.png and exit (animations
+                       finished: the same arguments give the same PNG)
   --frames N           frames to render before the screenshot (default 6)
   --select STAGE:R:C   select a cell, e.g. --select scores[0]:2:1
   --lesson NAME|FILE   open a lesson: attention-from-scratch, why-sqrt-dk,

@@ -100,7 +100,7 @@ void draw_file_dialog(AppState& state) {
   ImGui::TextWrapped("Folder: %s", fd.directory.c_str());
   if (ImGui::Button("Up")) fd.directory = fs::path(fd.directory).parent_path().string();
   const bool png = fd.mode == FileDialogMode::ExportPng;
-  ImGui::BeginChild("entries", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * (png ? 4.0f : 3.0f)), true);
+  ImGui::BeginChild("entries", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * (png ? 5.0f : 3.0f)), true);
   std::error_code ec;
   std::vector<fs::directory_entry> entries;
   for (auto it = fs::directory_iterator(fd.directory, fs::directory_options::skip_permission_denied, ec);
@@ -128,17 +128,28 @@ void draw_file_dialog(AppState& state) {
   }
   ImGui::EndChild();
   if (png) {
+    const ExportTarget& t = fd.export_target;
+    if (t.kind == ExportKind::Stage) {
+      const StageInfo& info = state.stage_info(t.stage);
+      ImGui::TextDisabled("%s  %d×%d — %s", info.symbol.c_str(), info.rows, info.cols, info.name.c_str());
+    } else {
+      ImGui::TextDisabled("%s", t.kind == ExportKind::Step ? "What the centre shows for this step"
+                                                           : "The whole centre view, not only what is scrolled into view");
+    }
     // The picture is drawn again off screen, K pixels per on-screen pixel: sharp on a slide.
     ImGui::TextUnformatted("Scale");
     for (int k : kExportScales) {
       ImGui::SameLine();
       const std::string label = std::to_string(k) + "×";
       if (ImGui::RadioButton(label.c_str(), fd.export_scale == k)) fd.export_scale = k;
+      state.note_item("scale " + label);
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("%d pixels for each pixel on screen, with title, labels and colour bar", k);
     }
   }
   ImGui::SetNextItemWidth(-1);
+  // The name takes the keyboard at once: type or keep the suggestion, Enter saves.
+  if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
   const bool enter = ImGui::InputText("##name", fd.name, sizeof fd.name, ImGuiInputTextFlags_EnterReturnsTrue);
   if (!fd.error.empty()) text_colored(gfx::Accent::Error, "%s", fd.error.c_str());
   if ((ImGui::Button(fd.mode == FileDialogMode::Open ? "Open" : "Save") || enter) && fd.name[0]) {

@@ -40,6 +40,8 @@ void draw_help_windows(AppState& state) {
             {"Double-click / Enter", "type an exact value"},
             {"Click a mask cell", "toggle it (switches to a custom mask)"},
             {"Wheel over a heatmap", "zoom; Ctrl+drag pans; right-click for reset, export, copy"},
+            {"Right-click ▸ Export PNG…", "the heatmap with title, labels and colour bar at 1×, 2× or 4×"},
+            {"File ▸ Export step / view as PNG…", "what the centre shows for this step / the whole centre view"},
             {"← / →", "previous / next step"},
             {"Space", "play / pause the steps"},
             {"Ctrl+Z", "undo"},

@@ -438,6 +438,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       if (ImGui::MenuItem("Export CSV…")) action_export_csv_dialog(state, id);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("With the tokens as row and column headers");
       if (ImGui::MenuItem("Export PNG…")) action_export_png_dialog(state, ExportTarget{ExportKind::Stage, id});
+      state.note_item("Export PNG…");
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Drawn off screen at 1×, 2× or 4×, with title, labels and colour bar");
       if (ev.hovered && !is_input(id.kind) && pinned(sc, id, ev.hovered->row, ev.hovered->col) &&

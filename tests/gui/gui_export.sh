@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Slide-quality export: a heatmap exported through the GUI with real input
+# (right-click → Export PNG… → Enter) is rendered off screen at 2×, with its
+# title and colour bar and no pixel of the dialog; headless --export gives
+# twice the pixels at 2× and the same bytes on every run; --screenshot is
+# the same on every run with the step's animation finished; a bad stage name
+# exits 2 listing the valid ones.
+# usage: gui_export.sh APP_BINARY [OUT_DIR]
+set -u
+source "$(dirname "$0")/run_in_xvfb.sh"
+app=$1
+out=${2:-$(mktemp -d)}
+rm -rf "$out" && mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+export XDG_CONFIG_HOME="$out/config"
+source "$here/app_session.sh"
+check="$here/png_export_check.py"
+size() { python3 "$check" size "$1"; }
+
+# 1. Headless: 1× and 2× of one heatmap; twice the pixels, title and colour bar.
+"$app" --export 'weights[0]' "$out/a1.png" || fail "--export weights[0] exited $?"
+"$app" --export 'weights[0]' "$out/a2.png" --export-scale 2 || fail "--export-scale 2 exited $?"
+"$app" --export 'weights[0]' "$out/a1-again.png" || fail "second --export exited $?"
+read -r w1 h1 < <(size "$out/a1.png")
+read -r w2 h2 < <(size "$out/a2.png")
+[ "$w2" -eq $((2 * w1)) ] && [ "$h2" -eq $((2 * h1)) ] || fail "2× export is ${w2}x${h2}, expected twice ${w1}x${h1}"
+python3 "$check" heatmap "$out/a1.png" 1 || fail "the 1× export lacks its title or colour bar"
+python3 "$check" heatmap "$out/a2.png" 2 || fail "the 2× export lacks its title or colour bar"
+cmp -s "$out/a1.png" "$out/a1-again.png" || fail "two runs of --export weights[0] gave different PNGs"
+# 4× and the step and view exports of a lesson write pictures too.
+"$app" --lesson attention-from-scratch --lesson-step 4 --export step "$out/step.png" --export-scale 2 ||
+  fail "--export step exited $?"
+"$app" --export view "$out/view.png" || fail "--export view exited $?"
+"$app" --export 'scores[0]' "$out/a4.png" --export-scale 4 || fail "--export-scale 4 exited $?"
+read -r w4 h4 < <(size "$out/a4.png")
+read -r ws hs < <(size "$out/step.png")
+read -r wv hv < <(size "$out/view.png")
+[ "$w4" -gt "$w2" ] && [ $((ws % 2)) -eq 0 ] && [ "$hv" -gt 800 ] ||
+  fail "unexpected sizes: 4× scores ${w4}x${h4}, step ${ws}x${hs}, whole view ${wv}x${hv} (taller than the window)"
+
+# 2. Deterministic screenshots: step 6 animates the softmax row by row; the
+#    shot shows it finished, the same on every run.
+"$app" --step 6 --size 1024x700 --screenshot "$out/step6-a.png" || fail "--step 6 --screenshot exited $?"
+"$app" --step 6 --size 1024x700 --screenshot "$out/step6-b.png" || fail "second --step 6 --screenshot exited $?"
+cmp -s "$out/step6-a.png" "$out/step6-b.png" || fail "two --step 6 screenshots differ"
+
+# 3. A bad stage name: exit 2, naming the valid stages.
+"$app" --export 'wieghts[0]' "$out/bad.png" 2>"$out/bad.txt"
+status=$?
+[ "$status" -eq 2 ] || fail "--export wieghts[0] exited $status, expected 2"
+grep -q "weights\[0\]" "$out/bad.txt" && grep -q "W_q" "$out/bad.txt" || fail "the error does not list the stages: $(cat "$out/bad.txt")"
+[ ! -e "$out/bad.png" ] || fail "a PNG was written for a bad stage name"
+
+# 4. Through the GUI with real input: right-click A₀ → Export PNG… → Enter.
+#    The dialog pre-fills weights-head0.png in the app's working directory at 2×.
+mkdir -p "$out/gui" && cd "$out/gui"
+start_app --step 6  # scrolls A₀ into view
+read -r x y < <(python3 "$here/probe.py" "$probe" cell 'weights[0]' 3 3 1)  # drawing 0 is the heads thumbnail
+xdotool mousemove --window "$wid" "$x" "$y" click 3
+python3 - "$probe" <<'PY' || fail "right-click on A₀ opened no menu with Export PNG…"
+import json, sys, time
+for _ in range(100):
+    try:
+        if "Export PNG…" in json.load(open(sys.argv[1]))["items"]: sys.exit(0)
+    except (OSError, ValueError): pass
+    time.sleep(0.1)
+sys.exit(1)
+PY
+read -r mx my < <(python3 -c "
+import json; x0, y0, x1, y1 = json.load(open('$probe'))['items']['Export PNG…']; print(int((x0 + x1) / 2), int((y0 + y1) / 2))")
+xdotool mousemove --window "$wid" "$mx" "$my" click 1
+python3 "$here/probe.py" "$probe" wait file_dialog true || fail "Export PNG… opened no dialog"
+settle 3
+shot with-dialog >/dev/null
+xdotool key Return
+python3 "$here/probe.py" "$probe" wait file_dialog false || fail "Enter did not close the dialog"
+python3 - "$probe" "$out/gui/weights-head0.png" <<'PY' || fail "the app did not report the export"
+import json, sys, time
+for _ in range(100):
+    try:
+        if json.load(open(sys.argv[1]))["last_export"]["path"].endswith("weights-head0.png"): sys.exit(0)
+    except (OSError, ValueError): pass
+    time.sleep(0.1)
+sys.exit(1)
+PY
+gui_png="$out/gui/weights-head0.png"
+[ -s "$gui_png" ] || fail "no weights-head0.png written (default name)"
+read -r gw gh < <(size "$gui_png")
+pw=$(python3 -c "import json; print(json.load(open('$probe'))['last_export']['width'])")
+ph=$(python3 -c "import json; print(json.load(open('$probe'))['last_export']['height'])")
+[ "$gw" = "$pw" ] && [ "$gh" = "$ph" ] || fail "the PNG is ${gw}x${gh}, the off-screen target was ${pw}x${ph}"
+[ "$gw" -ne 1280 ] && [ "$gh" -ne 800 ] || fail "the PNG has the window's size (${gw}x${gh}): a screen copy?"
+[ "$gw" -eq "$w2" ] && [ "$gh" -eq "$h2" ] || fail "the GUI's 2× export is ${gw}x${gh}, the headless one ${w2}x${h2}"
+python3 "$check" heatmap "$gui_png" 2 || fail "the GUI export lacks its title or colour bar, or holds dialog pixels"
+# Nothing of the screen reaches the picture: it is byte for byte the headless one.
+cmp -s "$gui_png" "$out/a2.png" || fail "the GUI export differs from the headless export of the same heatmap"
+# The dialog really was on screen over the app when Enter was pressed.
+python3 "$check" heatmap "$out/with-dialog.png" 1 >/dev/null && fail "the checker does not see the dialog in a screen copy"
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+
+[ "$fails" -eq 0 ] && echo "all export checks passed"
+exit $((fails > 0))

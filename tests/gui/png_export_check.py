@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Checks PNGs written by Export PNG / --export, with the standard library only.
+
+  png_export_check.py size FILE.png               -> prints "WIDTH HEIGHT"
+  png_export_check.py heatmap FILE.png SCALE      -> fails (exit 1) unless FILE is a
+      slide-quality heatmap export: white background, a title band of dark text
+      at the top, a colour bar (a long run of many distinct saturated colours),
+      and no pixel block of a dialog or of the dark on-screen theme.
+"""
+import sys
+
+from png_check import read_png
+
+# Solid colours of the app's dark theme (window, popup and modal title bar):
+# the export is drawn in the light theme, so an 8x8 block of these can only
+# come from a copy of the screen.
+DIALOG_COLOURS = {
+    "window background": (15, 15, 15),
+    "popup background": (20, 20, 20),
+    "title bar": (41, 74, 122),
+    "frame": (29, 47, 73),
+}
+
+
+def pixel(rows, bpp, x, y):
+    row = rows[y]
+    return row[x * bpp], row[x * bpp + 1], row[x * bpp + 2]
+
+
+def near(a, b, tol=3):
+    return all(abs(p - q) <= tol for p, q in zip(a, b))
+
+
+def check_heatmap(path, scale):
+    w, h, bpp, rows = read_png(path)
+    problems = []
+    # 1. The background is the light theme's white (a screen copy would be dark).
+    for x, y in ((1, 1), (w - 2, 1), (1, h - 2), (w - 2, h - 2)):
+        if pixel(rows, bpp, x, y) != (255, 255, 255):
+            problems.append("corner (%d, %d) is %s, not white" % (x, y, pixel(rows, bpp, x, y)))
+    # 2. The title band: dark text pixels in the top rows, before any cell colour.
+    band_top, band_bottom = 8 * scale, 8 * scale + 2 * 20 * scale
+    dark = sum(1 for y in range(band_top, min(band_bottom, h)) for x in range(w)
+               if max(pixel(rows, bpp, x, y)) < 80)
+    if dark < 60 * scale * scale:
+        problems.append("no title text in rows %d-%d (%d dark pixels)" % (band_top, band_bottom, dark))
+    # 3. The colour bar: a row holding a run of >= 90*scale saturated pixels
+    #    with >= 40 distinct colours (a gradient; a row of cells has a handful).
+    best_run, best_colours, bar_row = 0, 0, -1
+    for y in range(h // 2, h):
+        run, colours = 0, set()
+        for x in range(w):
+            r, g, b = pixel(rows, bpp, x, y)
+            if max(r, g, b) - min(r, g, b) > 40:
+                run += 1
+                colours.add((r, g, b))
+                if run >= 90 * scale and len(colours) >= 40 and len(colours) > best_colours:
+                    best_run, best_colours, bar_row = run, len(colours), y
+            else:
+                run, colours = 0, set()
+    if bar_row < 0:
+        problems.append("no colour bar (no row with a long gradient run in the lower half)")
+    # 4. No block of a dialog's or the dark theme's solid colours.
+    for name, colour in DIALOG_COLOURS.items():
+        for y in range(0, h - 8, 4):
+            hit = next((x for x in range(0, w - 8, 4)
+                        if all(near(pixel(rows, bpp, x + dx, y + dy), colour) for dx in (0, 7) for dy in (0, 7))), None)
+            if hit is not None:
+                problems.append("a block of the %s colour %s at (%d, %d)" % (name, colour, hit, y))
+                break
+    return ["%s: %s" % (path, p) for p in problems], bar_row, best_colours
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "size":
+        w, h, _, _ = read_png(argv[2])
+        print(w, h)
+        return 0
+    if len(argv) >= 4 and argv[1] == "heatmap":
+        problems, bar_row, colours = check_heatmap(argv[2], int(argv[3]))
+        for p in problems:
+            print("FAIL:", p)
+        if not problems:
+            print("%s: title, colour bar (row %d, %d colours), no dialog pixels" % (argv[2], bar_row, colours))
+        return 1 if problems else 0
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
