@@ -16,6 +16,7 @@ uniform ivec2 u_hover;        // (col, row) of the hovered cell (−1: none)
 uniform ivec2 u_selected;     // (col, row) of the selected cell (−1: none)
 uniform int u_reveal;         // cells shown so far in row-major order (−1: all)
 uniform float u_dim;          // 1 normal, < 1 faded (a stage not reached yet)
+uniform vec3 u_fade_to;       // the background a faded stage sinks into (black, or white on the light theme)
 uniform int u_transpose;      // 1: draw the matrix as its transpose (Kᵀ)
 
 // ColorBrewer RdBu (colour-blind safe), blue for negative, red for positive.
@@ -90,5 +91,5 @@ void main() {
   if (cell == u_hover && edge_px < 2.5) color = vec3(1.0, 0.85, 0.1);
   if (cell == u_selected && edge_px < 2.5) color = vec3(1.0, 1.0, 1.0);
   if (cell == u_selected && edge_px >= 2.5 && edge_px < 3.5) color = vec3(0.0);
-  frag_color = vec4(color * u_dim, 1.0);
+  frag_color = vec4(mix(u_fade_to, color, u_dim), 1.0);
 }

@@ -1,5 +1,7 @@
 #include "gfx/heatmap_renderer.h"
 
+#include "gfx/fonts.h"
+
 namespace attention_lab::gfx {
 
 HeatmapRenderer::~HeatmapRenderer() {
@@ -11,7 +13,7 @@ std::string HeatmapRenderer::init() {
   glGenVertexArrays(1, &vao_);  // core profile: a VAO must be bound even without attributes
   const auto u = [&](const char* n) { return program_.uniform(n); };
   loc_ = {u("u_rect"), u("u_values"), u("u_size"), u("u_view"), u("u_range"), u("u_colormap"), u("u_cell_px"),
-          u("u_lit_row"), u("u_lit_col"), u("u_hover"), u("u_selected"), u("u_reveal"), u("u_dim"), u("u_transpose")};
+          u("u_lit_row"), u("u_lit_col"), u("u_hover"), u("u_selected"), u("u_reveal"), u("u_dim"), u("u_fade_to"), u("u_transpose")};
   return {};
 }
 
@@ -54,6 +56,10 @@ void HeatmapRenderer::render(const HeatmapDraw& p, const ImDrawCmd* cmd) {
   glUniform2i(loc_.selected, p.selected_col, p.selected_row);
   glUniform1i(loc_.reveal, p.reveal);
   glUniform1f(loc_.dim, p.dim);
+  // Faded stages sink into the background: on the light theme (presenter
+  // mode, exported slides) dark grey blocks would shout instead of recede.
+  const float fade = theme_is_light() ? 1.0f : 0.0f;
+  glUniform3f(loc_.fade_to, fade, fade, fade);
   glUniform1i(loc_.transpose, p.transposed ? 1 : 0);
   glBindVertexArray(vao_);
   glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);

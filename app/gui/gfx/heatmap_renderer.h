@@ -52,7 +52,7 @@ class HeatmapRenderer {
   ShaderProgram program_;
   GLuint vao_ = 0;
   struct {
-    GLint rect, values, size, view, range, colormap, cell_px, lit_row, lit_col, hover, selected, reveal, dim, transpose;
+    GLint rect, values, size, view, range, colormap, cell_px, lit_row, lit_col, hover, selected, reveal, dim, fade_to, transpose;
   } loc_{};
   std::deque<Pending> pending_;  // deque: stable addresses for the callbacks
 };
