@@ -283,6 +283,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // Overlays: values in cells that are big enough, −∞ spelled out, pins outlined.
   const Scenario& sc = doc.scenario();
   const float value_size = ImGui::GetFontSize() * 0.78f;  // smaller than labels, so "−0.31" fits a 34 px cell
+  std::vector<Rect> hidden_copies;  // cells printing the quiz's answer (output = concat = context without W_o)
   if (opt.dim >= 1.0f && px_per_cell >= value_size + 6.0f) {
     // The cells on screen (a few hundred at most: values appear only on big cells).
     struct ShownValue {
@@ -295,7 +296,10 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         if (opt.reveal >= 0 && sr * shown_cols + scn >= opt.reveal) continue;
         const int r = opt.transposed ? scn : sr, c = opt.transposed ? sr : scn;
         const Rect cr = cell_rect(rect, view, rows, cols, Cell{r, c}, opt.transposed);
-        if (!showing_difference && state.quiz_hides(id, r, c)) continue;  // drawn as "?" below
+        if (!showing_difference && state.quiz_hides(id, r, c)) {  // the answer or a copy of it: "?" below
+          hidden_copies.push_back(cr);
+          continue;
+        }
         if (cr.x0 >= p0.x - 1 && cr.x1 <= p1.x + 1 && cr.y0 >= p0.y - 1 && cr.y1 <= p1.y + 1) shown.push_back({cr, values()(r, c)});
       }
     const auto text_of = [&](float v, int digits) {
@@ -339,10 +343,12 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
                   IM_COL32(255, 0, 200, 255), 0, 0, 2.5f);
     }
   }
-  // The quiz cell: covered, with a "?", until the learner has answered.
+  // The quiz cell and its copies: covered, with a "?", until the learner has answered.
   if (state.quiz.asking() && state.quiz.round->question.cell.stage == id) {
     const CellRef& qc = state.quiz.round->question.cell;
-    const Rect cr = cell_rect(rect, view, rows, cols, Cell{qc.row, qc.col}, opt.transposed);
+    hidden_copies.push_back(cell_rect(rect, view, rows, cols, Cell{qc.row, qc.col}, opt.transposed));
+  }
+  for (const Rect& cr : hidden_copies) {
     if (cr.x1 > p0.x && cr.x0 < p1.x && cr.y1 > p0.y && cr.y0 < p1.y) {
       dl->AddRectFilled(ImVec2(cr.x0, cr.y0), ImVec2(std::max(cr.x1, cr.x0 + 6), std::max(cr.y1, cr.y0 + 6)),
                         IM_COL32(250, 200, 40, 255));
