@@ -380,6 +380,15 @@ TEST(DerivationHint, ADotProductShowsEveryTermAndAsksForTheSum) {
   EXPECT_EQ(d.numbers, all_terms(q, k) + " = " + format_number(doc.stage(head(StageKind::Scores, 0))(3, 2), 3));
 }
 
+TEST(DerivationHint, AHintShowsEveryTermOfASumTheLearnerCanAddByHand) {
+  const Document doc = open("fat-cat");  // T = 7: a context cell sums 7 terms, the inspector shows 6
+  const Derivation d = derive(doc, head(StageKind::Context, 0), 1, 1);
+  const RowVector a = doc.stage(head(StageKind::Weights, 0)).row(1);
+  const RowVector v = doc.stage(head(StageKind::HeadV, 0)).col(1).transpose();
+  EXPECT_EQ(d.hint, all_terms(a, v) + " = ?");
+  EXPECT_TRUE(contains(d.numbers, "(7 terms)")) << d.numbers;
+}
+
 TEST(DerivationHint, ASoftmaxWeightShowsItsExponentAndSumButNotTheQuotient) {
   const Document doc = open("fat-cat");
   const Derivation d = derive(doc, head(StageKind::Weights, 0), 2, 1);

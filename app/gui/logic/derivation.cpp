@@ -11,13 +11,13 @@ namespace {
 
 std::string sub(int n) { return subscript(n); }
 
-// "a₀×b₀ + a₁×b₁ + …", showing at most kMaxTermsShown terms.
-std::string dot_sum(const RowVector& a, const RowVector& b) {
+// "a₀×b₀ + a₁×b₁ + …", showing at most `limit` terms.
+std::string dot_sum(const RowVector& a, const RowVector& b, int limit = kMaxTermsShown) {
   std::string s;
   const auto n = a.size();
-  for (Eigen::Index i = 0; i < n && i < kMaxTermsShown; ++i)
+  for (Eigen::Index i = 0; i < n && i < limit; ++i)
     s += (i ? " + " : "") + format_factor(a[i]) + "×" + format_factor(b[i]);
-  if (n > kMaxTermsShown) s += " + … (" + std::to_string(n) + " terms)";
+  if (n > limit) s += " + … (" + std::to_string(n) + " terms)";
   return s;
 }
 
@@ -79,7 +79,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       float computed = x.dot(wc);
       out.formula = std::string("x") + sub(r) + "·W_" + w + "[:," + std::to_string(col) + "]";
       out.numbers = dot_terms(x, wc, computed);
-      out.hint = dot_sum(x, wc);
+      out.hint = dot_sum(x, wc, kMaxHintTerms);
       if (s.use_bias) {
         const float b = layer(static_cast<StageKind>(static_cast<int>(StageKind::b_q) + which))(0, col);
         out.formula += std::string(" + b_") + w + "[" + std::to_string(col) + "]";
@@ -98,7 +98,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       out.formula = "q" + sub(r) + "·k" + sub(c) + "  (row " + std::to_string(r) + " of Q" + hs + " · row " +
                     std::to_string(c) + " of K" + hs + ")";
       out.numbers = dot_terms(q, k, computed);
-      out.hint = dot_sum(q, k) + kAsked;
+      out.hint = dot_sum(q, k, kMaxHintTerms) + kAsked;
       out.note = pin_note(s, id, r, c, computed);
       break;
     }
@@ -181,7 +181,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       const float computed = a.dot(v);
       out.formula = "Σⱼ A" + hs + "[" + std::to_string(r) + ",j] × V" + hs + "[j," + std::to_string(c) + "]";
       out.numbers = dot_terms(a, v, computed);
-      out.hint = dot_sum(a, v) + kAsked;
+      out.hint = dot_sum(a, v, kMaxHintTerms) + kAsked;
       out.note = pin_note(s, id, r, c, computed);
       break;
     }
@@ -202,7 +202,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
         computed = x.dot(w);
         out.formula = "c" + sub(r) + "·W_o[:," + std::to_string(c) + "]";
         out.numbers = dot_terms(x, w, computed);
-        out.hint = dot_sum(x, w);
+        out.hint = dot_sum(x, w, kMaxHintTerms);
       } else {
         computed = x[c];
         out.formula = "C[" + std::to_string(r) + "," + std::to_string(c) + "]  (no W_o)";

@@ -20,6 +20,8 @@ struct Derivation {
 
 // Sums longer than this show their first terms and "…".
 inline constexpr int kMaxTermsShown = 6;
+// A quiz hint is there to be summed by hand: it shows up to this many terms.
+inline constexpr int kMaxHintTerms = 16;
 
 Derivation derive(const Document& doc, StageId stage, int row, int col);
 

@@ -6,6 +6,8 @@
 #include <imgui.h>
 
 #include <cfloat>
+#include <optional>
+#include <string>
 
 namespace attention_lab::gui {
 
@@ -23,6 +25,33 @@ int number_chars_only(ImGuiInputTextCallbackData* data) {
   const bool ok = (c >= '0' && c <= '9') || c == '.' || c == ',' || c == '-' || c == '+' || c == 'e' || c == 'E' ||
                   c == ' ' || c == 0x2212;
   return ok ? 0 : 1;
+}
+
+// Text that wraps only at spaces, never inside a number: ImGui's own wrap
+// may break after the point of "0.20". Each word is an item placed on the
+// line when it fits.
+void flow_text(const std::string& text, std::optional<gfx::Accent> colour = std::nullopt) {
+  if (colour) {
+    const gfx::AccentColor c = gfx::accent(*colour);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(c.r, c.g, c.b, 1.0f));
+  }
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const float space = ImGui::CalcTextSize(" ").x;
+  bool first = true;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(at, end - at);
+    at = end + 1;
+    if (word.empty()) continue;
+    if (!first) {
+      ImGui::SameLine(0.0f, space);
+      if (ImGui::GetCursorScreenPos().x + ImGui::CalcTextSize(word.c_str()).x > right) ImGui::NewLine();
+    }
+    ImGui::TextUnformatted(word.c_str());
+    first = false;
+  }
+  if (colour) ImGui::PopStyleColor();
 }
 
 void draw_answer_box(AppState& state) {
@@ -88,11 +117,7 @@ void draw_quiz_section(AppState& state) {
 
   if (!round.over()) {
     draw_answer_box(state);
-    if (!q.message.empty()) {
-      push_wrap_at_visible_edge();
-      text_colored(gfx::Accent::Warning, "%s", q.message.c_str());
-      ImGui::PopTextWrapPos();
-    }
+    if (!q.message.empty()) flow_text(q.message, gfx::Accent::Warning);
     if (round.hint_offered() && !q.hint) {
       if (ImGui::Button("Hint")) q.hint = true;
       q.hint_button = last_item_rect();
@@ -103,17 +128,15 @@ void draw_quiz_section(AppState& state) {
       const Derivation d = derive(*state.doc, cell.stage, cell.row, cell.col);
       ImGui::PushTextWrapPos(0.0f);
       ImGui::TextDisabled("Hint: it is made from the lit cells.");
-      ImGui::Text("%s = %s", name.c_str(), d.formula.c_str());
-      ImGui::Text("= %s", d.hint.c_str());
+      flow_text(name + " = " + d.formula);
+      flow_text("= " + d.hint);
       ImGui::PopTextWrapPos();
     }
   } else {
-    push_wrap_at_visible_edge();  // the message is longer than the inspector is wide
     if (round.solved)
-      text_colored(gfx::Accent::Status, "%s", q.message.c_str());
+      flow_text(q.message, gfx::Accent::Status);
     else
-      text_colored(gfx::Accent::Highlight, "%s", round.solution().c_str());
-    ImGui::PopTextWrapPos();
+      flow_text(round.solution(), gfx::Accent::Highlight);
     // The derivation with the real numbers is in the inspector below: the
     // cell is selected now that it may be seen.
     if (ImGui::Button("Another")) state.start_quiz(std::nullopt);
