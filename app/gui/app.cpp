@@ -614,6 +614,7 @@ void App::frame() {
   if (state_.drag && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state_.drag.reset();
   state_.poll_job();
   handle_shortcuts();
+  if (state_.toggle_presenter_requested) state_.toggle_presenter_requested = false, toggle_presenter();
   if (state_.playing) {
     // Each step plays for 5 seconds.
     if (state_.clock.animation_elapsed(state_.step_started) > 5.0) {
@@ -706,7 +707,8 @@ void App::frame() {
     ImGui::PushTextWrapPos(520.0f);
     ImGui::TextUnformatted(state_.error_popup.c_str());
     ImGui::PopTextWrapPos();
-    if (ImGui::Button("OK") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter))) {
+    // (not the Enter that made the error: it is still down in the frame the popup appears)
+    if (ImGui::Button("OK") || (!ImGui::IsWindowAppearing() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false))) {
       state_.error_popup.clear();
       ImGui::CloseCurrentPopup();
     }
@@ -728,6 +730,8 @@ void App::frame() {
     ImGui::EndPopup();
   }
   ImGui::End();
+  // A notch no heatmap took (or one it took: the same notch counts once) keeps the wheel gesture going.
+  if (ImGui::GetIO().MouseWheel != 0.0f) state_.wheel.wheel(WheelGesture::kPage, ImGui::GetTime());
   write_probe();
 }
 

@@ -15,6 +15,8 @@
 #include "gfx/heatmap_renderer.h"
 #include "logic/animation_clock.h"
 #include "logic/export_names.h"
+#include "logic/colormap.h"
+#include "logic/gesture.h"
 #include "logic/heatmap_view.h"
 #include "logic/pipeline_layout.h"
 #include "logic/provenance.h"
@@ -150,6 +152,7 @@ struct AppState {
   bool playing = false;
   bool presenter = false;  // F5: full screen, no controls, large fonts, light theme
   bool blank = false;      // B or '.' (a clicker's "blank screen"): the window is black
+  bool toggle_presenter_requested = false;  // View menu: the app switches at the next frame
   bool scroll_to_step = false;  // scroll the pipeline to the current step once
   int scroll_retries = 0;       // frames spent bringing a quiz's "?" on screen (layout settles in a few)
   AnimationClock clock;       // animation time: the wall clock, or finished for --screenshot/--export
@@ -159,6 +162,15 @@ struct AppState {
   std::optional<CellRef> selected;
   std::vector<Lit> lit;       // provenance of the hovered (or selected) cell
   std::map<StageId, HeatmapView> views;
+  // Attention weights' colour scale: one for all (controls panel), and a
+  // heatmap's own choice from its context menu, which wins over it.
+  ColourScale weights_scale = ColourScale::Linear;
+  std::map<StageId, ColourScale> colour_scales;
+  ColourScale colour_scale(StageId id) const {
+    const auto it = colour_scales.find(id);
+    return it != colour_scales.end() ? it->second : weights_scale;
+  }
+  WheelGesture wheel;  // who the mouse wheel belongs to: the page or a heatmap
   std::vector<DrawnHeatmap> drawn;
   HeadViewState head_view;
   SqrtDkState sqrt_dk;

@@ -135,3 +135,72 @@ TEST(Colormap, ProbabilitiesAndMasksAlwaysSpanZeroToOne) {
   EXPECT_EQ(colour_range(ValueDomain::Binary, m), 1.0f);
   EXPECT_EQ(colour_range(ValueDomain::Probability, values({{7.0f}})), 1.0f);  // even for a pinned 7
 }
+
+// Colour scales for attention weights.
+TEST(ColourScale, LinearIsTheWeightItself) {
+  EXPECT_FLOAT_EQ(scaled_weight(0.25f, ColourScale::Linear, 0.5f, 4), 0.25f);
+  EXPECT_FLOAT_EQ(scaled_weight(1.0f, ColourScale::Linear, 1.0f, 4), 1.0f);
+  EXPECT_FLOAT_EQ(scaled_weight(0.0f, ColourScale::Linear, 1.0f, 4), 0.0f);
+}
+
+TEST(ColourScale, LogSpreadsDecadesEvenlyAndPutsZeroAtTheBottom) {
+  const int decades = 4;  // 10⁻⁴ … 1
+  EXPECT_FLOAT_EQ(scaled_weight(1.0f, ColourScale::Log, 1.0f, decades), 1.0f);
+  EXPECT_FLOAT_EQ(scaled_weight(0.1f, ColourScale::Log, 1.0f, decades), 0.75f);
+  EXPECT_FLOAT_EQ(scaled_weight(0.01f, ColourScale::Log, 1.0f, decades), 0.5f);
+  EXPECT_FLOAT_EQ(scaled_weight(1e-4f, ColourScale::Log, 1.0f, decades), 0.0f);
+  EXPECT_FLOAT_EQ(scaled_weight(1e-9f, ColourScale::Log, 1.0f, decades), 0.0f);  // below the range: clamped
+  EXPECT_FLOAT_EQ(scaled_weight(0.0f, ColourScale::Log, 1.0f, decades), 0.0f);   // a masked key
+}
+
+TEST(ColourScale, PerRowMakesEachRowsLargestWeightTheTop) {
+  EXPECT_FLOAT_EQ(scaled_weight(0.002f, ColourScale::PerRow, 0.004f, 4), 0.5f);
+  EXPECT_FLOAT_EQ(scaled_weight(0.004f, ColourScale::PerRow, 0.004f, 4), 1.0f);
+  EXPECT_FLOAT_EQ(scaled_weight(0.0f, ColourScale::PerRow, 0.0f, 4), 0.0f);  // a row that attends to nothing
+}
+
+TEST(ColourScale, NaNStaysNaNOnEveryScale) {
+  for (ColourScale s : kColourScales)
+    EXPECT_TRUE(std::isnan(scaled_weight(std::numeric_limits<float>::quiet_NaN(), s, 1.0f, 4))) << to_string(s);
+}
+
+TEST(ColourScale, AUniformRowOf1024TokensIsDarkLinearlyButVisibleOnTheOtherScales) {
+  Matrix w = Matrix::Constant(3, 1024, 1.0f / 1024.0f);
+  w(1, 5) = 0.5f;  // one row with a favourite key
+  const int decades = log_decades(1024);
+  EXPECT_EQ(decades, 5);
+  const Matrix lin = scaled_weights(w, ColourScale::Linear, decades);
+  const Matrix log = scaled_weights(w, ColourScale::Log, decades);
+  const Matrix row = scaled_weights(w, ColourScale::PerRow, decades);
+  EXPECT_LT(lin(0, 0), 0.001f);
+  EXPECT_NEAR(log(0, 0), 1.0f - std::log10(1024.0f) / 5.0f, 1e-6f);  // ~0.4: mid-scale
+  EXPECT_GT(log(0, 0), 0.3f);
+  EXPECT_FLOAT_EQ(row(0, 0), 1.0f);  // a uniform row: every key is its row's largest
+  EXPECT_FLOAT_EQ(row(1, 5), 1.0f);
+  EXPECT_NEAR(row(1, 0), (1.0f / 1024.0f) / 0.5f, 1e-7f);
+  for (Eigen::Index r = 0; r < 3; ++r)
+    for (Eigen::Index c = 0; c < 1024; ++c) {
+      EXPECT_GE(log(r, c), 0.0f);
+      EXPECT_LE(log(r, c), 1.0f);
+    }
+}
+
+TEST(ColourScale, TheColourBarSaysWhichScaleItShows) {
+  EXPECT_EQ(colour_bar_ends(ColourScale::Linear, 4), (std::pair<std::string, std::string>{"0", "1"}));
+  EXPECT_EQ(colour_bar_ends(ColourScale::Log, 4), (std::pair<std::string, std::string>{"≤10⁻⁴", "1"}));
+  EXPECT_EQ(colour_bar_ends(ColourScale::Log, 12).first, "≤10⁻¹²");
+  EXPECT_EQ(colour_bar_ends(ColourScale::PerRow, 4), (std::pair<std::string, std::string>{"0", "row max"}));
+}
+
+TEST(ColourBarLabels, SideBySideWhenBothFitElseStackedNeverOverlapping) {
+  const auto wide = colour_bar_labels(160.0f, 40.0f, 35.0f, 8.0f);
+  EXPECT_FALSE(wide.stacked);
+  EXPECT_FLOAT_EQ(wide.hi_x, 125.0f);
+  EXPECT_GE(wide.hi_x, 40.0f + 8.0f);  // the high label starts after the low one ends
+  const auto narrow = colour_bar_labels(60.0f, 40.0f, 35.0f, 8.0f);  // "−1.80" + "1.80" in presenter fonts
+  EXPECT_TRUE(narrow.stacked);
+  EXPECT_FLOAT_EQ(narrow.hi_x, 25.0f);
+  const auto tiny = colour_bar_labels(20.0f, 40.0f, 35.0f, 8.0f);
+  EXPECT_TRUE(tiny.stacked);
+  EXPECT_FLOAT_EQ(tiny.hi_x, 0.0f);
+}

@@ -194,3 +194,46 @@ TEST(Gesture, ClickingAMaskCellLetsATokenLookAheadAndUndoForbidsItAgain) {
   EXPECT_EQ(doc.scenario().mask_kind, MaskKind::Causal);
   EXPECT_EQ(doc.stage(masked)(0, 1), -std::numeric_limits<float>::infinity());
 }
+
+// The wheel: a gesture keeps the owner it began with.
+TEST(WheelGesture, AWheelThatStartsOverAHeatmapZoomsIt) {
+  WheelGesture g;
+  EXPECT_TRUE(g.would_zoom(7, 10.0));
+  EXPECT_TRUE(g.wheel(7, 10.0));
+  EXPECT_TRUE(g.wheel(7, 10.1));
+  EXPECT_EQ(g.owner(), 7u);
+}
+
+TEST(WheelGesture, AHeatmapThatSlidesUnderThePointerWhileThePageScrollsDoesNotZoom) {
+  WheelGesture g;
+  EXPECT_FALSE(g.wheel(WheelGesture::kPage, 10.0));  // scrolling the page
+  EXPECT_FALSE(g.would_zoom(7, 10.05));              // a heatmap arrives under the pointer
+  EXPECT_FALSE(g.wheel(7, 10.1));                    // the next notches still scroll
+  EXPECT_FALSE(g.wheel(7, 10.35));
+  EXPECT_FALSE(g.wheel(7, 10.6));                    // as long as the notches keep coming
+}
+
+TEST(WheelGesture, APauseStartsANewGestureOverWhateverIsUnderThePointer) {
+  WheelGesture g;
+  EXPECT_FALSE(g.wheel(WheelGesture::kPage, 10.0));
+  EXPECT_FALSE(g.would_zoom(7, 10.2));
+  EXPECT_TRUE(g.would_zoom(7, 10.0 + WheelGesture::kPause + 0.01));
+  EXPECT_TRUE(g.wheel(7, 10.0 + WheelGesture::kPause + 0.01));
+}
+
+TEST(WheelGesture, AZoomDoesNotPassToAnotherHeatmapOrThePageMidGesture) {
+  WheelGesture g;
+  EXPECT_TRUE(g.wheel(7, 10.0));
+  EXPECT_FALSE(g.would_zoom(9, 10.1));  // the pointer moved onto another heatmap
+  EXPECT_FALSE(g.wheel(9, 10.1));
+  EXPECT_TRUE(g.would_zoom(7, 10.2));   // and back
+  EXPECT_TRUE(g.wheel(7, 10.2));
+}
+
+TEST(WheelGesture, TheHeatmapAndThePageSeeingTheSameNotchCountOnce) {
+  WheelGesture g;
+  EXPECT_TRUE(g.wheel(7, 10.0));
+  EXPECT_FALSE(g.wheel(WheelGesture::kPage, 10.0));  // the app reports the frame's notch too
+  EXPECT_EQ(g.owner(), 7u);
+  EXPECT_TRUE(g.wheel(7, 10.1));
+}

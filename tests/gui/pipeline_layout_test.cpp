@@ -83,7 +83,7 @@ TEST(PipelineLayout, TheFatCatHeadIsOneChainFromScoresToOutput) {
   const auto lines = pipeline_equations(preset("fat-cat"), 0);
   EXPECT_TRUE(has_line_containing(lines,
                                   "Q[0] · K[0]ᵀ = scores[0] ÷ √4  = scaled[0] + mask mask = masked[0] softmax → "
-                                  "weights[0] · V[0] = context[0] (no W_o)  = output"))
+                                  "weights[0] · V[0] = context[0] = output (no W_o)"))
       << text(lines);
 }
 
@@ -180,4 +180,86 @@ TEST(PipelineLayout, OutputBiasIsAddedAfterTheProjection) {
   s.b_o = Matrix::Zero(1, 16);
   EXPECT_TRUE(has_line_containing(pipeline_equations(s, 0), "concat · W_o + b_o = output"))
       << text(pipeline_equations(s, 0));
+}
+
+TEST(PipelineLayout, WithoutWoTheOutputReadsAsAnEquationWithTheNoteAfterIt) {
+  for (const char* name : {"fat-cat", "book"}) {
+    Scenario s = preset(name);
+    s.use_w_o = false;
+    const auto lines = pipeline_equations(s, 0);
+    EXPECT_TRUE(has_line_containing(lines, "context[0] = output (no W_o)")) << name << "\n" << text(lines);
+    EXPECT_FALSE(has_line_containing(lines, "(no W_o)  =")) << text(lines);
+  }
+  Scenario multi = preset("multi-head");
+  multi.use_w_o = false;
+  EXPECT_TRUE(has_line_containing(pipeline_equations(multi, 0), "= concat = output (no W_o)"))
+      << text(pipeline_equations(multi, 0));
+}
+
+namespace {
+
+// The rows an equation wraps into, as text.
+std::vector<std::vector<Term>> rows_of(const EquationLine& line, const std::vector<std::size_t>& starts) {
+  std::vector<std::vector<Term>> rows;
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    const std::size_t end = k + 1 < starts.size() ? starts[k + 1] : line.terms.size();
+    rows.emplace_back(line.terms.begin() + static_cast<std::ptrdiff_t>(starts[k]),
+                      line.terms.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST(PipelineLayout, AWrappedEquationContinuesWithItsOperatorNeverWithAFreshEquation) {
+  // Every preset, every head, at row widths from two terms' worth to the whole
+  // line: a continuation row starts with an operator and no row ends with one.
+  for (const char* name : {"fat-cat", "book", "naive", "multi-head"}) {
+    const Scenario s = preset(name);
+    for (int h = 0; h < s.heads; ++h)
+      for (const auto& line : pipeline_equations(s, h)) {
+        std::vector<float> widths;
+        for (const Term& t : line.terms) widths.push_back(t.kind == Term::Kind::Matrix ? 150.0f : 40.0f);
+        for (float row = 100.0f; row <= 2000.0f; row += 37.0f) {
+          const auto starts = equation_rows(line, widths, row);
+          ASSERT_FALSE(starts.empty());
+          EXPECT_EQ(starts.front(), 0u);
+          const auto rows = rows_of(line, starts);
+          for (std::size_t k = 0; k < rows.size(); ++k) {
+            const std::string shown = text(EquationLine{rows[k]});
+            if (k > 0) {
+              EXPECT_TRUE(may_break_before(rows[k].front())) << name << " row " << row << ": '" << shown << "' starts a continuation";
+            }
+            if (k + 1 < rows.size()) {
+              EXPECT_EQ(rows[k].back().kind, Term::Kind::Matrix) << name << ": '" << shown << "' ends with an operator";
+            }
+          }
+        }
+      }
+  }
+}
+
+TEST(PipelineLayout, TheMaskStepWrapsBeforeItsOperatorNotBeforeTheMask) {
+  // The reported case: "S′₀ + mask" ending a row and "M = Ŝ₀" starting the next.
+  const auto lines = pipeline_equations(preset("fat-cat"), 0);
+  for (const auto& line : lines) {
+    std::vector<float> widths;
+    for (const Term& t : line.terms) widths.push_back(t.kind == Term::Kind::Matrix ? 150.0f : 40.0f);
+    for (float row = 100.0f; row <= 1500.0f; row += 10.0f)
+      for (const std::size_t start : equation_rows(line, widths, row)) {
+        const Term& first = line.terms[start];
+        EXPECT_FALSE(first.kind == Term::Kind::Matrix && first.stage.kind == StageKind::Mask) << "a row starts with the mask";
+        EXPECT_FALSE(start > 0 && line.terms[start - 1].text == "+ mask") << "a row ends with '+ mask'";
+      }
+  }
+}
+
+TEST(PipelineLayout, RowsAreFilledAndAnEquationThatFitsIsOneRow) {
+  EquationLine line{{Term{Term::Kind::Matrix, StageId::input(StageKind::X), false, {}}, Term{Term::Kind::Operator, {}, false, "·"},
+                     Term{Term::Kind::Matrix, StageId::input(StageKind::W_q), false, {}}, Term{Term::Kind::Operator, {}, false, "="},
+                     Term{Term::Kind::Matrix, StageId::input(StageKind::Q), false, {}}}};
+  const std::vector<float> widths = {100, 20, 100, 20, 100};
+  EXPECT_EQ(equation_rows(line, widths, 340.0f), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(equation_rows(line, widths, 250.0f), (std::vector<std::size_t>{0, 3}));  // "X · W_q" / "= Q"
+  EXPECT_EQ(equation_rows(line, widths, 50.0f), (std::vector<std::size_t>{0, 1, 3}));  // too narrow: one group a row
 }

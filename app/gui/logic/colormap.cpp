@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attention_lab::gui {
 
@@ -53,6 +54,70 @@ float colour_range(ValueDomain domain, MatrixView values) {
     for (Eigen::Index c = 0; c < values.cols(); ++c)
       if (std::isfinite(values(r, c))) m = std::max(m, std::fabs(values(r, c)));
   return m > 0.0f ? m : 1.0f;
+}
+
+const char* to_string(ColourScale scale) {
+  switch (scale) {
+    case ColourScale::Linear: return "linear";
+    case ColourScale::Log: return "log";
+    case ColourScale::PerRow: return "per row";
+  }
+  return "linear";
+}
+
+int log_decades(int T) {
+  return std::max(2, static_cast<int>(std::ceil(std::log10(static_cast<double>(std::max(T, 1))))) + 1);
+}
+
+float scaled_weight(float v, ColourScale scale, float row_max, int decades) {
+  if (std::isnan(v)) return v;
+  switch (scale) {
+    case ColourScale::Linear: return std::clamp(v, 0.0f, 1.0f);
+    case ColourScale::Log: {
+      if (!(v > 0.0f)) return 0.0f;  // a masked key's exact 0 is the bottom
+      const float t = 1.0f + std::log10(v) / static_cast<float>(std::max(decades, 1));
+      return std::clamp(t, 0.0f, 1.0f);
+    }
+    case ColourScale::PerRow:
+      if (!(row_max > 0.0f) || !std::isfinite(row_max)) return 0.0f;  // a row that attends to nothing
+      return std::clamp(v / row_max, 0.0f, 1.0f);
+  }
+  return v;
+}
+
+Matrix scaled_weights(MatrixView w, ColourScale scale, int decades) {
+  Matrix out(w.rows(), w.cols());
+  for (Eigen::Index r = 0; r < w.rows(); ++r) {
+    float row_max = 0.0f;
+    if (scale == ColourScale::PerRow)
+      for (Eigen::Index c = 0; c < w.cols(); ++c)
+        if (std::isfinite(w(r, c))) row_max = std::max(row_max, w(r, c));
+    for (Eigen::Index c = 0; c < w.cols(); ++c) out(r, c) = scaled_weight(w(r, c), scale, row_max, decades);
+  }
+  return out;
+}
+
+std::pair<std::string, std::string> colour_bar_ends(ColourScale scale, int decades) {
+  switch (scale) {
+    case ColourScale::Linear: return {"0", "1"};
+    case ColourScale::Log: {
+      // 10 with a superscript exponent: "10⁻⁴"
+      static const char* const digits[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+      std::string exponent;
+      for (const char ch : std::to_string(std::max(decades, 1))) exponent += digits[ch - '0'];
+      return {"≤10⁻" + exponent, "1"};
+    }
+    case ColourScale::PerRow: return {"0", "row max"};
+  }
+  return {"0", "1"};
+}
+
+ColourBarLabels colour_bar_labels(float bar_width, float lo_width, float hi_width, float gap) {
+  ColourBarLabels out;
+  out.stacked = lo_width + gap + hi_width > bar_width;
+  // Right-aligned to the bar's end, but never left of the bar.
+  out.hi_x = std::max(0.0f, bar_width - hi_width);
+  return out;
 }
 
 }  // namespace attention_lab::gui

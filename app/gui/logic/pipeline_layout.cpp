@@ -2,6 +2,7 @@
 
 #include "attention_lab/stage_info.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -43,8 +44,7 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
     case StageKind::Output:
       t = {matrix(in[0])};
       for (std::size_t i = 1; i < in.size(); ++i) t.push_back(op(in[i].kind == StageKind::W_o ? "·" : "+")), t.push_back(matrix(in[i]));
-      if (in.size() == 1) t.push_back(op("(no W_o)"));
-      break;
+      break;  // without W_o: "C₀ = O (no W_o)", the note after the result (pipeline_equations)
     default: break;
   }
   if (continues && !t.empty()) t.erase(t.begin());  // the chain already shows the first input
@@ -75,9 +75,36 @@ std::vector<EquationLine> pipeline_equations(const Scenario& s, int head) {
     if (!terms.empty() && terms.back().kind == Term::Kind::Matrix) terms.push_back(op("="));
     else if (!terms.empty() && terms.back().text.find("softmax") == std::string::npos) terms.back().text += "  =";
     terms.push_back(matrix(id));
+    if (id.kind == StageKind::Output && info.inputs.size() == 1) terms.push_back(op("(no W_o)"));
     previous = id;
   }
   return lines;
+}
+
+bool may_break_before(const Term& term) {
+  return term.kind == Term::Kind::Operator && !term.text.empty() && term.text.front() != '(';
+}
+
+std::vector<std::size_t> equation_rows(const EquationLine& line, const std::vector<float>& widths, float row_width) {
+  std::vector<std::size_t> starts;
+  const std::size_t n = std::min(line.terms.size(), widths.size());
+  if (n == 0) return starts;
+  starts.push_back(0);
+  float used = 0.0f;
+  std::size_t i = 0;
+  while (i < n) {
+    // The group: this term and everything up to the next place a row may break.
+    std::size_t end = i + 1;
+    float group = widths[i];
+    while (end < n && !may_break_before(line.terms[end])) group += widths[end++];
+    if (i > 0 && used + group > row_width) {
+      starts.push_back(i);
+      used = 0.0f;
+    }
+    used += group;
+    i = end;
+  }
+  return starts;
 }
 
 }  // namespace attention_lab::gui

@@ -26,4 +26,15 @@ struct EquationLine {
 // Equations for the layer-wide stages and for head `head` (the focused one).
 std::vector<EquationLine> pipeline_equations(const Scenario& scenario, int head);
 
+// Where an equation too wide for one row continues on the next: only before
+// an operator, so every continuation starts with its operator ("= Ŝ₀ …",
+// "+ mask M = Ŝ₀") and no row ends with one. (Breaking before a matrix made
+// "S′₀ + mask" end a row and "M = Ŝ₀" start the next: a false equation.)
+// A note such as "(no W_o)" stays with what it follows.
+bool may_break_before(const Term& term);
+
+// The indices of the terms that start each row (the first is 0), greedily
+// filling rows of `row_width` given each term's drawn width (spacing included).
+std::vector<std::size_t> equation_rows(const EquationLine& line, const std::vector<float>& widths, float row_width);
+
 }  // namespace attention_lab::gui

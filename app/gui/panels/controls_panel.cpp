@@ -75,6 +75,19 @@ void draw_controls_panel(AppState& state) {
   toggle(state, "output projection W_o", Toggle::OutputProjection, s.use_w_o, "Mix the heads with W_o after concatenating");
   if (s.use_w_o) toggle(state, "output bias b_o", Toggle::OutputBias, s.use_output_bias, "Add b_o to the output");
 
+  // How the weights are coloured: at T=1024 they are ~0.001 and a linear 0–1
+  // scale is uniformly dark. Sets every weights heatmap (each one's context menu
+  // can still choose its own).
+  int scale = static_cast<int>(state.weights_scale);
+  const char* scales[] = {to_string(ColourScale::Linear), to_string(ColourScale::Log), to_string(ColourScale::PerRow)};
+  if (ImGui::Combo("weights colour", &scale, scales, 3)) {
+    state.weights_scale = static_cast<ColourScale>(scale);
+    state.colour_scales.clear();
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("How attention weights map to colours:\nlinear: 0 to 1\nlog: orders of magnitude (for many tokens)\n"
+                      "per row: each row divided by its largest weight\nRight-click a weights heatmap to set it alone.");
+
   ImGui::Separator();
   ImGui::TextDisabled("Heads (click one to focus it)");
   // As many thumbnails per row as fit the panel.

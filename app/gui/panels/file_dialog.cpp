@@ -40,7 +40,16 @@ const char* extension_of(FileDialogMode mode) {
 // Runs the dialog's action on `path`; returns an error message or "".
 std::string finish(AppState& state, const std::string& path) {
   switch (state.file_dialog.mode) {
-    case FileDialogMode::Open: return load_file_into(state, path) ? "" : state.error_popup;
+    case FileDialogMode::Open: {
+      // The error stays in the dialog, where the name can be corrected, the
+      // same for the Open button, Enter and a double-click. (As a "Problem"
+      // popup it replaced the dialog, and the Enter that opened it closed it
+      // again in the same frame: Enter on a bad file failed silently.)
+      if (load_file_into(state, path)) return {};
+      std::string error = state.error_popup.empty() ? "Could not open " + path : state.error_popup;
+      state.error_popup.clear();
+      return error;
+    }
     case FileDialogMode::SaveAs: {
       if (auto err = save_scenario(state.doc->scenario(), path); !err.empty()) return err;
       state.file_path = path;
@@ -100,7 +109,10 @@ void draw_file_dialog(AppState& state) {
   ImGui::TextWrapped("Folder: %s", fd.directory.c_str());
   if (ImGui::Button("Up")) fd.directory = fs::path(fd.directory).parent_path().string();
   const bool png = fd.mode == FileDialogMode::ExportPng;
-  ImGui::BeginChild("entries", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * (png ? 5.0f : 3.0f)), true);
+  // Room under the list for the scale (PNG), the name, the buttons and the whole error message.
+  const float wrap_w = ImGui::GetContentRegionAvail().x;
+  const float error_h = fd.error.empty() ? 0.0f : ImGui::CalcTextSize(fd.error.c_str(), nullptr, false, wrap_w).y;
+  ImGui::BeginChild("entries", ImVec2(0, -(ImGui::GetFrameHeightWithSpacing() * (png ? 5.0f : 3.0f) + error_h)), true);
   std::error_code ec;
   std::vector<fs::directory_entry> entries;
   for (auto it = fs::directory_iterator(fd.directory, fs::directory_options::skip_permission_denied, ec);
@@ -151,7 +163,11 @@ void draw_file_dialog(AppState& state) {
   // The name takes the keyboard at once: type or keep the suggestion, Enter saves.
   if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
   const bool enter = ImGui::InputText("##name", fd.name, sizeof fd.name, ImGuiInputTextFlags_EnterReturnsTrue);
-  if (!fd.error.empty()) text_colored(gfx::Accent::Error, "%s", fd.error.c_str());
+  if (!fd.error.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    text_colored(gfx::Accent::Error, "%s", fd.error.c_str());
+    ImGui::PopTextWrapPos();
+  }
   if ((ImGui::Button(fd.mode == FileDialogMode::Open ? "Open" : "Save") || enter) && fd.name[0]) {
     fs::path p = fs::path(fd.name).is_absolute() ? fs::path(fd.name) : fs::path(fd.directory) / fd.name;
     if (fd.mode != FileDialogMode::Open && p.extension().empty()) p += extension_of(fd.mode);

@@ -7,6 +7,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <cstdarg>
@@ -15,7 +16,14 @@ namespace attention_lab::gui {
 
 void draw_help_windows(AppState& state) {
   if (state.show_help) {
-    ImGui::SetNextWindowSize(ImVec2(620, 520), ImGuiCond_FirstUseEver);
+    // Sized to the viewport, never beyond it: the table wraps its descriptions
+    // instead of running off the right edge (at 1280×720 and in presenter mode).
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    const ImVec2 want(std::min(680.0f * ImGui::GetFontSize() / 16.0f, vp->WorkSize.x * 0.9f), vp->WorkSize.y * 0.85f);
+    ImGui::SetNextWindowSize(want, ImGuiCond_Appearing);
+    ImGui::SetNextWindowSizeConstraints(ImVec2(240, 160), ImVec2(vp->WorkSize.x, vp->WorkSize.y));
+    ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
+                            ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     if (ImGui::Begin("Help — how to read this screen (F1)", &state.show_help)) {
       ImGui::PushTextWrapPos(0.0f);
       ImGui::TextUnformatted(
@@ -25,40 +33,58 @@ void draw_help_windows(AppState& state) {
       ImGui::Spacing();
       ImGui::TextUnformatted(
           "Rows are tokens. Blue is negative, red positive, white zero; attention weights use a yellow-green-purple "
-          "scale from 0 to 1. Hatched grey cells are −∞: the mask forbids them. A magenta outline marks a pinned cell.");
+          "scale from 0 to 1 (right-click a weights heatmap, or the controls panel, for a log or per-row scale). "
+          "Hatched grey cells are −∞: the mask forbids them. A magenta outline marks a pinned cell.");
       ImGui::Spacing();
       ImGui::TextUnformatted(
           "Hover a cell: the cells it is computed from light up, and the inspector shows the calculation with the real "
-          "numbers.");
+          "numbers. A label ending in … is cut to fit: hover it for the whole word.");
       ImGui::PopTextWrapPos();
       ImGui::Separator();
-      if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
-        const char* keys[][2] = {
-            {"Hover a cell", "show where its value comes from"},
-            {"Click", "select (sticky); Esc clears"},
-            {"Drag up/down", "change an input, or pin a computed cell (Shift: finer)"},
-            {"Double-click / Enter", "type an exact value"},
-            {"Click a mask cell", "toggle it (switches to a custom mask)"},
-            {"Wheel over a heatmap", "zoom; Ctrl+drag pans; right-click for reset, export, copy"},
-            {"Right-click ▸ Export PNG…", "the heatmap with title, labels and colour bar at 1×, 2× or 4×"},
-            {"File ▸ Export step / view as PNG…", "what the centre shows for this step / the whole centre view"},
-            {"← / →", "previous / next step"},
-            {"Space", "play / pause the steps"},
-            {"Ctrl+Z", "undo"},
-            {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
-            {"Ctrl+O / Ctrl+S / Ctrl+Shift+S", "open / save / save as"},
-            {"Ctrl+= / Ctrl+-", "bigger / smaller cells"},
-            {"Q (quiz)", "type the answer (or click the answer box); Enter checks"},
-            {"H (quiz)", "hint after a wrong answer: the cells it is made from light up"},
-            {"B or .", "blank (black) screen; B, . or PageDown/PageUp bring it back"},
-            {"F1", "this help"},
-        };
-        for (const auto& k : keys) {
+      // Every key and gesture the app handles (App::handle_shortcuts, the
+      // heatmap widget, the lesson panel). One row per line: add yours here.
+      static constexpr const char* kKeys[][2] = {
+          {"Hover a cell", "show where its value comes from"},
+          {"Click", "select (sticky); Esc clears"},
+          {"Drag up/down", "change an input, or pin a computed cell (Shift: finer)"},
+          {"Double-click / Enter", "type an exact value for the hovered / selected cell"},
+          {"Click a mask cell", "toggle it (switches to a custom mask)"},
+          {"Wheel over a heatmap", "zoom it (when the wheel started over it; otherwise the page scrolls)"},
+          {"Ctrl+drag", "pan a zoomed heatmap"},
+          {"Right-click a heatmap", "reset zoom, colour scale, copy, export, unpin, randomize"},
+          {"Right-click ▸ Export PNG…", "the heatmap with title, labels and colour bar at 1×, 2× or 4×"},
+          {"File ▸ Export step / view as PNG…", "what the centre shows for this step / the whole centre view"},
+          {"← / →", "previous / next step (in a lesson: previous / next lesson step)"},
+          {"PageUp / PageDown", "previous / next lesson step (presentation clickers send these)"},
+          {"Space", "play / pause the steps"},
+          {"Esc", "clear the selection; close a dialog"},
+          {"Ctrl+Z", "undo"},
+          {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
+          {"Ctrl+O", "open a scenario or lesson"},
+          {"Ctrl+S / Ctrl+Shift+S", "save / save as"},
+          {"Ctrl+T", "take a snapshot to compare against (Compare)"},
+          {"Ctrl+= / Ctrl+-", "bigger / smaller text and cells"},
+          {"Q (quiz)", "type the answer (or click the answer box); Enter checks"},
+          {"H (quiz)", "hint after a wrong answer: the cells it is made from light up"},
+          {"B or .", "blank (black) screen; B, . or PageDown/PageUp bring it back"},
+          {"F5", "presenter mode on / off (full screen, large text)"},
+          {"F1", "this help"},
+          {"Ctrl+Q", "quit (asks first when there are unsaved changes)"},
+      };
+      if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+        // The key column as wide as its longest entry, the description wraps in the rest.
+        float key_w = 0.0f;
+        for (const auto& k : kKeys) key_w = std::max(key_w, ImGui::CalcTextSize(k[0]).x);
+        ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed, key_w);
+        ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthStretch);
+        for (const auto& k : kKeys) {
           ImGui::TableNextRow();
           ImGui::TableNextColumn();
           ImGui::TextUnformatted(k[0]);
           ImGui::TableNextColumn();
+          ImGui::PushTextWrapPos(0.0f);
           ImGui::TextUnformatted(k[1]);
+          ImGui::PopTextWrapPos();
         }
         ImGui::EndTable();
       }

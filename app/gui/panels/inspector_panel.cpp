@@ -5,10 +5,30 @@
 #include "attention_lab/stage_info.h"
 #include "logic/derivation.h"
 #include "logic/number_format.h"
+#include "logic/text_fit.h"
+
+#include <algorithm>
+#include <optional>
 
 #include <imgui.h>
 
 namespace attention_lab::gui {
+
+namespace {
+
+// A formula wrapped between its terms (never inside "1.51" or "[2,3]", which
+// ImGui's own wrapping would break after the '.' or ','), to the panel's width.
+void text_between_terms(const std::string& text, std::optional<gfx::Accent> colour = std::nullopt, bool disabled = false) {
+  const TextMeasure measure = [](std::string_view t) { return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x; };
+  const float width = std::max(ImGui::GetContentRegionAvail().x, 40.0f);
+  for (const std::string& line : wrap_tokens(formula_tokens(text), width, measure)) {
+    if (colour) text_colored(*colour, "%s", line.c_str());
+    else if (disabled) ImGui::TextDisabled("%s", line.c_str());
+    else ImGui::TextUnformatted(line.c_str());
+  }
+}
+
+}  // namespace
 
 void draw_inspector_panel(AppState& state) {
   const Document& doc = *state.doc;
@@ -26,15 +46,13 @@ void draw_inspector_panel(AppState& state) {
   } else {
     const Derivation d = derive(doc, cell->stage, cell->row, cell->col);
     const StageInfo info = describe_stage(doc.scenario(), cell->stage);
-    ImGui::PushTextWrapPos(0.0f);
-    text_colored(gfx::Accent::Highlight, "%s", d.title.c_str());
-    ImGui::TextDisabled("%s", info.name.c_str());
-    ImGui::Text("= %s", d.formula.c_str());
-    ImGui::Text("= %s", d.numbers.c_str());
-    if (!d.note.empty()) text_colored(gfx::Accent::Pin, "%s", d.note.c_str());
+    text_between_terms(d.title, gfx::Accent::Highlight);
+    text_between_terms(info.name, std::nullopt, true);
+    text_between_terms("= " + d.formula);
+    text_between_terms("= " + d.numbers);
+    if (!d.note.empty()) text_between_terms(d.note, gfx::Accent::Pin);
     ImGui::Spacing();
-    ImGui::TextDisabled("%s", info.explanation.c_str());
-    ImGui::PopTextWrapPos();
+    text_between_terms(info.explanation, std::nullopt, true);
   }
 
   ImGui::Separator();

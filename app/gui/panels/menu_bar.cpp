@@ -173,6 +173,19 @@ void draw_menu_bar(AppState& state) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
+    // Every mode of the centre, with its shortcut where it has one.
+    const auto centre_item = [&](const char* label, CentreView view) {
+      if (ImGui::MenuItem(label, nullptr, state.centre == view)) state.centre = view, state.select_centre_tab = true;
+    };
+    centre_item("Pipeline", CentreView::Pipeline);
+    centre_item("Head view", CentreView::HeadView);
+    centre_item("Softmax up close", CentreView::SoftmaxUpClose);
+    centre_item("Why √d_k", CentreView::SqrtDkExperiment);
+    ImGui::Separator();
+    if (ImGui::MenuItem("Presenter mode", "F5", state.presenter)) state.toggle_presenter_requested = true;
+    if (ImGui::MenuItem("Compare: take snapshot", "Ctrl+T")) state.take_snapshot();
+    ImGui::MenuItem("Compare: show differences", nullptr, &state.compare.show, state.compare.snapshot.has_value());
+    ImGui::Separator();
     if (ImGui::MenuItem("Bigger cells", "Ctrl+=")) state.cell_px = std::min(state.cell_px * 1.2f, 80.0f);
     if (ImGui::MenuItem("Smaller cells", "Ctrl+-")) state.cell_px = std::max(state.cell_px / 1.2f, 6.0f);
     if (ImGui::MenuItem("Reset all zoom")) state.views.clear();

@@ -167,11 +167,17 @@ void draw_pipeline_panel(AppState& state) {
   // Equations flow like text: a short one shares the row with the previous
   // one when the whole equation fits; a long one wraps between its terms.
   bool first_line = true;
+  const float row_start_x = ImGui::GetCursorScreenPos().x;
   for (const auto& line : lines) {
     float line_width = 0;
-    for (const Term& t : line.terms)
-      line_width += (t.kind == Term::Kind::Matrix ? estimated_width(state, t.stage, t.transposed)
-                                                  : ImGui::CalcTextSize(t.text.c_str()).x + 12) + 4;
+    std::vector<float> widths;
+    for (const Term& t : line.terms) {
+      widths.push_back((t.kind == Term::Kind::Matrix ? estimated_width(state, t.stage, t.transposed)
+                                                     : ImGui::CalcTextSize(t.text.c_str()).x + 12) + 4);
+      line_width += widths.back();
+    }
+    // Rows break only before an operator: a continuation never reads as a new equation.
+    const std::vector<std::size_t> row_starts = equation_rows(line, widths, right_edge - row_start_x);
     if (!first_line) {
       ImGui::SameLine(0, 36);
       if (ImGui::GetCursorScreenPos().x + line_width > right_edge) ImGui::NewLine();
@@ -187,13 +193,9 @@ void draw_pipeline_panel(AppState& state) {
                                                 displayed_cell_px(cell_px(state), max_px(), rows, cols));
       }
     }
-    for (const Term& t : line.terms) {
-      float w = t.kind == Term::Kind::Matrix ? estimated_width(state, t.stage, t.transposed)
-                                             : ImGui::CalcTextSize(t.text.c_str()).x + 12;
-      if (!first) {
-        ImGui::SameLine(0, 4);
-        if (ImGui::GetCursorScreenPos().x + w > right_edge) ImGui::NewLine();
-      }
+    for (std::size_t i = 0; i < line.terms.size(); ++i) {
+      const Term& t = line.terms[i];
+      if (!first && std::find(row_starts.begin(), row_starts.end(), i) == row_starts.end()) ImGui::SameLine(0, 4);
       first = false;
       if (t.kind == Term::Kind::Matrix)
         draw_matrix(t.stage, t.transposed);

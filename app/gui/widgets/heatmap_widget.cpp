@@ -7,6 +7,7 @@
 #include "logic/matrix_csv.h"
 #include "logic/pooling.h"
 #include "panels/panels.h"
+#include "logic/text_fit.h"
 #include "attention_lab/seeded_fill.h"
 
 #include <imgui.h>
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 namespace attention_lab::gui {
@@ -35,7 +37,8 @@ Rgb cell_colour(int colormap, float v, float range) {
   return diverging(v / range);
 }
 
-void draw_colour_bar(ImDrawList* dl, ImVec2 p, float width, int colormap, float range) {
+// Draws the bar and its end labels; returns the height used below `p`.
+float draw_colour_bar(ImDrawList* dl, ImVec2 p, float width, int colormap, float range, ColourScale scale, int decades) {
   const float h = 8.0f;
   const int segments = 24;
   for (int i = 0; i < segments; ++i) {
@@ -45,12 +48,16 @@ void draw_colour_bar(ImDrawList* dl, ImVec2 p, float width, int colormap, float 
     dl->AddRectFilledMultiColor(ImVec2(p.x + width * t0, p.y), ImVec2(p.x + width * t1, p.y + h), to_u32(c0),
                                 to_u32(c1), to_u32(c1), to_u32(c0));
   }
-  const std::string lo = colormap == 1 ? "0" : format_number(-range);
-  const std::string hi = format_number(range);
+  const auto [weights_lo, weights_hi] = colour_bar_ends(scale, decades);
+  const std::string lo = colormap == 1 ? weights_lo : format_number(-range);
+  const std::string hi = colormap == 1 ? weights_hi : format_number(range);
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float line_h = ImGui::GetTextLineHeight();
+  const ColourBarLabels at = colour_bar_labels(width, ImGui::CalcTextSize(lo.c_str()).x, ImGui::CalcTextSize(hi.c_str()).x,
+                                               ImGui::CalcTextSize("  ").x);
   dl->AddText(ImVec2(p.x, p.y + h + 1), text, lo.c_str());
-  const float w = ImGui::CalcTextSize(hi.c_str()).x;
-  dl->AddText(ImVec2(p.x + width - w, p.y + h + 1), text, hi.c_str());
+  dl->AddText(ImVec2(p.x + at.hi_x, p.y + h + 1 + (at.stacked ? line_h : 0.0f)), text, hi.c_str());
+  return h + 1 + line_h * (at.stacked ? 2.0f : 1.0f);
 }
 
 bool pinned(const Scenario& s, StageId id, int r, int c) {
@@ -177,15 +184,24 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     const auto& cl = opt.transposed ? info.row_labels : info.col_labels;
     const ImU32 lc = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     const float line_h = ImGui::GetTextLineHeight();
+    const TextMeasure measure = [](std::string_view text) {
+      return ImGui::CalcTextSize(text.data(), text.data() + text.size()).x;
+    };
+    // A label drawn cut: its whole text in a tooltip while the pointer is on it.
+    const auto label_tip = [&](ImVec2 a, ImVec2 b, const std::string& full) {
+      if (opt.interactive && ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(a, b)) ImGui::SetTooltip("%s", full.c_str());
+    };
     if (px_per_cell >= line_h * 0.9f)
       for (int r = static_cast<int>(vis[1]); r < std::min(shown_rows, static_cast<int>(std::ceil(vis[3]))); ++r) {
         const float y = p0.y + (static_cast<float>(r) - vis[1]) * px_per_cell + (px_per_cell - line_h) * 0.5f;
         if (y < p0.y - 1 || y + line_h > p1.y + 1 || static_cast<std::size_t>(r) >= rl.size()) continue;
-        std::string t = rl[static_cast<std::size_t>(r)];
-        if (has_digit(t) && ImGui::CalcTextSize(t.c_str()).x > label_w - 4) continue;  // "t1023" cut to "t10" would lie
-        while (t.size() > 1 && ImGui::CalcTextSize(t.c_str()).x > label_w - 4) t.pop_back();
+        const std::string& full = rl[static_cast<std::size_t>(r)];
+        // A cut label ends in "…" (the full word is in the tooltip), so "t10…" never passes for "t10".
+        const std::string t = ellipsize(full, label_w - 4, measure);
+        if (t.empty()) continue;
         const float w = ImGui::CalcTextSize(t.c_str()).x;
         dl->AddText(ImVec2(p0.x - w - 4, y), lc, t.c_str());
+        if (t != full) label_tip(ImVec2(p0.x - label_w, y), ImVec2(p0.x, y + line_h), full);
       }
     const int first_col = static_cast<int>(vis[0]);
     const int end_col = std::min({shown_cols, static_cast<int>(std::ceil(vis[2])), static_cast<int>(cl.size())});
@@ -198,17 +214,20 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       if (widest > px_per_cell - 2) index_every = nice_step(static_cast<int>(std::ceil((widest + 8.0f) / px_per_cell)));
     }
     for (int c = first_col; c < end_col; ++c) {
-      std::string t = cl[static_cast<std::size_t>(c)];
+      const std::string& full = cl[static_cast<std::size_t>(c)];
+      std::string t = full;
       const float avail = px_per_cell - 2;
       if (has_digit(t)) {
         if (c % index_every != 0) continue;
-      } else if (ImGui::CalcTextSize(t.c_str()).x > avail) {  // a token: its first letters still say which
-        if (avail < ImGui::CalcTextSize("ab").x) continue;
-        while (t.size() > 1 && ImGui::CalcTextSize(t.c_str()).x > avail) t.pop_back();
+      } else if (ImGui::CalcTextSize(t.c_str()).x > avail) {  // a token: "jour…", the whole word on hover
+        t = ellipsize(full, avail, measure);
+        if (t.empty() || t == kEllipsis) continue;  // "…" alone says nothing: leave the column unlabelled
       }
       const float w = ImGui::CalcTextSize(t.c_str()).x;
-      const float x = p0.x + (static_cast<float>(c) - vis[0]) * px_per_cell + (px_per_cell - w) * 0.5f;
+      const float cell_x = p0.x + (static_cast<float>(c) - vis[0]) * px_per_cell;
+      const float x = cell_x + (px_per_cell - w) * 0.5f;
       dl->AddText(ImVec2(x, origin.y), lc, t.c_str());
+      if (t != full) label_tip(ImVec2(cell_x, origin.y), ImVec2(cell_x + px_per_cell, origin.y + line_h), full);
     }
   }
 
@@ -218,20 +237,28 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const int pool = cells_per_px > 1.0f ? static_cast<int>(std::ceil(cells_per_px)) : 1;
   const std::uint64_t version = showing_difference ? opt.difference_version : doc.engine().version(id);
   auto& tex = state.textures[{id, pool * 2 + (showing_difference ? 1 : 0)}];
-  const std::uint64_t key = version * 4096u + static_cast<std::uint64_t>(pool);
+  // Weights are coloured on the scale chosen for them (linear, log, per row):
+  // the texture holds the mapped values, so it changes with the scale too.
+  const ColourScale scale =
+      !showing_difference && info.domain == ValueDomain::Probability ? state.colour_scale(id) : ColourScale::Linear;
+  const int decades = log_decades(doc.scenario().T());
+  const std::uint64_t key = (version * 4096u + static_cast<std::uint64_t>(pool)) * 4u + static_cast<std::uint64_t>(scale);
   // (while the button is down: a drag whose heatmap left the screen ends
   // without telling it, and thumbnails must not wait for it forever)
   const bool holding = opt.hold_while_dragging && state.drag && ImGui::IsMouseDown(ImGuiMouseButton_Left) &&
                        tex.version() != 0;
   auto& cached_range = state.colour_ranges[id];  // (version, largest finite |v|)
   if (tex.version() != key && !holding && on_screen) {
+    std::optional<Matrix> mapped;
+    if (scale != ColourScale::Linear) mapped = scaled_weights(values(), scale, decades);
+    const MatrixView shown = mapped ? MatrixView(*mapped) : values();
     if (pool > 1) {
       // one pass over the cells for the pooled copy and the colour range
       float largest = 0.0f;
-      tex.update(pool_max_abs(values(), pool, &largest), key);
-      if (!showing_difference) cached_range = {version, largest > 0.0f ? largest : 1.0f};
+      tex.update(pool_max_abs(shown, pool, &largest), key);
+      if (!showing_difference && !mapped) cached_range = {version, largest > 0.0f ? largest : 1.0f};
     } else {
-      tex.update(values(), key);
+      tex.update(shown, key);
     }
     ++state.texture_uploads;
   }
@@ -289,6 +316,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     struct ShownValue {
       Rect rect;
       float v;
+      int row;
     };
     std::vector<ShownValue> shown;
     for (int sr = static_cast<int>(vis[1]); sr < std::min(shown_rows, static_cast<int>(std::ceil(vis[3]))); ++sr)
@@ -300,7 +328,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
           hidden_copies.push_back(cr);
           continue;
         }
-        if (cr.x0 >= p0.x - 1 && cr.x1 <= p1.x + 1 && cr.y0 >= p0.y - 1 && cr.y1 <= p1.y + 1) shown.push_back({cr, values()(r, c)});
+        if (cr.x0 >= p0.x - 1 && cr.x1 <= p1.x + 1 && cr.y0 >= p0.y - 1 && cr.y1 <= p1.y + 1) shown.push_back({cr, values()(r, c), r});
       }
     const auto text_of = [&](float v, int digits) {
       return std::isinf(v) && v < 0 ? std::string("−∞") : colormap == 2 ? std::string(v != 0.0f ? "1" : "0") : format_cell_value(v, digits);
@@ -322,13 +350,27 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     int digits = 2;
     float size = size_for(2);
     if (size < smallest) digits = 1, size = std::max(smallest, size_for(1));
+    // The colour under a value, on this heatmap's scale (per row needs the row's largest weight).
+    std::map<int, float> row_max;
+    const auto colour_under = [&](const ShownValue& s) {
+      if (colormap != 1 || scale == ColourScale::Linear) return cell_colour(colormap, s.v, range);
+      float m = 0.0f;
+      if (scale == ColourScale::PerRow) {
+        auto [it, fresh] = row_max.try_emplace(s.row, 0.0f);
+        if (fresh)
+          for (Eigen::Index c = 0; c < values().cols(); ++c)
+            if (std::isfinite(values()(s.row, c))) it->second = std::max(it->second, values()(s.row, c));
+        m = it->second;
+      }
+      return cell_colour(colormap, scaled_weight(s.v, scale, m, decades), 1.0f);
+    };
     for (const ShownValue& s : shown) {
       std::string t = text_of(s.v, digits);
       float tw = width_at(t, size);
       if (tw >= s.rect.width() - 2) t = "…", tw = width_at(t, size);
       if (tw >= s.rect.width() - 2) continue;
       dl->AddText(ImGui::GetFont(), size, ImVec2(s.rect.x0 + (s.rect.width() - tw) * 0.5f, s.rect.y0 + (s.rect.height() - size) * 0.5f),
-                  text_colour_on(cell_colour(colormap, s.v, range)), t.c_str());
+                  text_colour_on(colour_under(s)), t.c_str());
     }
   }
   if (!is_input(id.kind) && !sc.pins.empty()) {
@@ -381,13 +423,16 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   if (hovered && opt.interactive) {
     if (const auto cell = hit_test(rect, view, rows, cols, io.MousePos.x, io.MousePos.y, opt.transposed))
       ev.hovered = CellRef{id, cell->row, cell->col};
-    // The wheel zooms this heatmap and must not also scroll the panel. ImGui
-    // decides whether to scroll before anything is drawn, from the item that
-    // claimed the wheel while hovered the frame before: so claim it on every
-    // hovered frame, not only when the wheel turns (the panel then moved the
-    // heatmap away from under the mouse at each notch).
-    ImGui::SetItemUsingMouseWheel();
-    if (io.MouseWheel != 0.0f) {
+    // The wheel zooms this heatmap only when the wheel gesture began over it
+    // (WheelGesture): one that slides under the pointer while the page scrolls
+    // lets the page keep scrolling. When it zooms, it must not also scroll the
+    // panel: ImGui decides whether to scroll before anything is drawn, from
+    // the item that claimed the wheel while hovered the frame before, so the
+    // claim is made on every hovered frame that a notch would zoom.
+    const std::uint64_t wheel_id = ImGui::GetItemID();
+    const double now = ImGui::GetTime();
+    if (state.wheel.would_zoom(wheel_id, now)) ImGui::SetItemUsingMouseWheel();
+    if (io.MouseWheel != 0.0f && state.wheel.wheel(wheel_id, now)) {
       view.zoom_at(io.MouseWheel > 0 ? 1.25f : 0.8f, (io.MousePos.x - rect.x0) / rect.width(),
                    (io.MousePos.y - rect.y0) / rect.height(), shown_rows, shown_cols);
     }
@@ -437,6 +482,11 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     }
     if (ImGui::BeginPopupContextItem("heatmap menu")) {
       if (ImGui::MenuItem("Reset zoom", nullptr, false, !view.is_reset())) view.reset();
+      if (info.domain == ValueDomain::Probability && !showing_difference && ImGui::BeginMenu("Colour scale")) {
+        for (const ColourScale cs : kColourScales)
+          if (ImGui::MenuItem(to_string(cs), nullptr, scale == cs)) state.colour_scales[id] = cs;
+        ImGui::EndMenu();
+      }
       if (ImGui::MenuItem("Copy matrix as CSV")) {
         ImGui::SetClipboardText(matrix_to_csv(values(), info.row_labels, info.col_labels).c_str());
         state.set_status("Copied " + info.id_text + " (" + std::to_string(rows) + "×" + std::to_string(cols) + ") to the clipboard");
@@ -462,8 +512,9 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // Colour bar with its range.
   ImGui::SetCursorScreenPos(ImVec2(p0.x, p1.y + 3));
   if (opt.show_colour_bar && colormap != 2) {
-    draw_colour_bar(dl, ImVec2(p0.x, p1.y + 3), std::clamp(rect.width(), 100.0f, 160.0f), colormap, range);
-    float legend_h = 8 + ImGui::GetTextLineHeight() + 2;
+    const float em = ImGui::GetFontSize() / 16.0f;
+    float legend_h = draw_colour_bar(dl, ImVec2(p0.x, p1.y + 3), std::clamp(rect.width(), 100.0f * em, 160.0f * em),
+                                     colormap, range, scale, decades) + 2;
     if (pool > 1) {
       // Say how a pixel summarises its cells, so a zoomed-out picture is read right.
       // (A block of pool×pool cells is one colour, one to two pixels wide.)

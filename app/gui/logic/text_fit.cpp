@@ -1,0 +1,91 @@
+#include "logic/text_fit.h"
+
+#include <algorithm>
+#include <array>
+
+namespace attention_lab::gui {
+
+namespace {
+
+bool is_continuation_byte(unsigned char c) { return (c & 0xC0u) == 0x80u; }
+
+// A word that is only an operator: it belongs to the term after it.
+bool is_operator(std::string_view word) {
+  static constexpr std::array<std::string_view, 14> ops = {"+", "-", "−", "=", "/", "÷", "×", "·", ";", "→",
+                                                           "|", "≈", "*", ":"};
+  return std::find(ops.begin(), ops.end(), word) != ops.end();
+}
+
+}  // namespace
+
+std::size_t utf8_prefix(std::string_view text, std::size_t max_bytes) {
+  if (max_bytes >= text.size()) return text.size();
+  std::size_t n = max_bytes;
+  // Back up to the first byte of the code point that would be cut.
+  while (n > 0 && is_continuation_byte(static_cast<unsigned char>(text[n]))) --n;
+  return n;
+}
+
+std::string ellipsize(std::string_view text, float max_width, const TextMeasure& measure) {
+  if (measure(text) <= max_width) return std::string(text);
+  if (measure(kEllipsis) > max_width) return {};
+  // Binary search on the number of bytes kept, snapped to code point starts:
+  // width grows with the prefix, so the largest fitting prefix is found in
+  // log(n) measurements (a 1000-byte label costs ten, not a thousand).
+  std::size_t lo = 0, hi = text.size();  // lo fits (with "…"), hi does not
+  while (hi - lo > 1) {
+    const std::size_t mid = (lo + hi) / 2;
+    const std::size_t cut = utf8_prefix(text, mid);
+    if (cut <= lo) {  // mid fell inside the code point that starts at lo
+      lo = mid;
+      continue;
+    }
+    const std::string candidate = std::string(text.substr(0, cut)) + std::string(kEllipsis);
+    if (measure(candidate) <= max_width) lo = mid;
+    else hi = mid;
+  }
+  return std::string(text.substr(0, utf8_prefix(text, lo))) + std::string(kEllipsis);
+}
+
+std::vector<std::string> formula_tokens(std::string_view text) {
+  std::vector<std::string> tokens;
+  std::string pending;  // operators waiting for the word they belong to
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ' ') {
+      ++i;
+      continue;
+    }
+    const std::size_t end = std::min(text.find(' ', i), text.size());
+    const std::string_view word = text.substr(i, end - i);
+    i = end;
+    if (is_operator(word)) {
+      pending += (pending.empty() ? "" : " ") + std::string(word);
+      continue;
+    }
+    tokens.push_back(pending.empty() ? std::string(word) : pending + " " + std::string(word));
+    pending.clear();
+  }
+  if (!pending.empty()) {  // a trailing operator stays with the last term
+    if (tokens.empty()) tokens.push_back(pending);
+    else tokens.back() += " " + pending;
+  }
+  return tokens;
+}
+
+std::vector<std::string> wrap_tokens(const std::vector<std::string>& tokens, float width, const TextMeasure& measure) {
+  std::vector<std::string> lines;
+  for (const std::string& t : tokens) {
+    if (!lines.empty()) {
+      std::string longer = lines.back() + " " + t;
+      if (measure(longer) <= width) {
+        lines.back() = std::move(longer);
+        continue;
+      }
+    }
+    lines.push_back(t);
+  }
+  return lines;
+}
+
+}  // namespace attention_lab::gui
