@@ -806,6 +806,8 @@ void App::write_probe() const {
       << ", \"last_export\": {\"path\": " << json_text::quote(state_.last_export.path)
       << ", \"width\": " << state_.last_export.width << ", \"height\": " << state_.last_export.height << "}"
       << ", \"file_dialog\": " << (state_.file_dialog.mode != FileDialogMode::Closed ? "true" : "false")
+      << ", \"popup\": " << (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId) ? "true" : "false")
+      << ", \"file_dialog_error\": " << json_text::quote(state_.file_dialog.error)
       << ", \"items\": {";
   for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)
     out << (it == state_.probe_items.begin() ? "" : ", ") << json_text::quote(it->first) << ": [" << it->second.x0

@@ -67,6 +67,7 @@ struct FileDialogState {
   std::string suggested_name;  // pre-filled when the dialog opens ("weights-head0.csv")
   ExportTarget export_target;  // what Export PNG/CSV writes
   int export_scale = 2;        // Export PNG: 1×, 2× or 4× the on-screen size
+  bool focus_name = false;  // put the keyboard in the name field next frame (opened, or Enter failed)
 };
 
 // Screen rectangles of this frame's heatmaps, for hit-testing overlays and
@@ -171,6 +172,7 @@ struct AppState {
     return it != colour_scales.end() ? it->second : weights_scale;
   }
   WheelGesture wheel;  // who the mouse wheel belongs to: the page or a heatmap
+  std::optional<CellRef> context_cell;  // the cell a heatmap's context menu was opened on
   std::vector<DrawnHeatmap> drawn;
   HeadViewState head_view;
   SqrtDkState sqrt_dk;

@@ -160,8 +160,9 @@ void draw_file_dialog(AppState& state) {
     }
   }
   ImGui::SetNextItemWidth(-1);
-  // The name takes the keyboard at once: type or keep the suggestion, Enter saves.
-  if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+  // Type a name at once, Enter opens or saves; after a failed Enter, correct it at once.
+  if (ImGui::IsWindowAppearing() || fd.focus_name) ImGui::SetKeyboardFocusHere();
+  fd.focus_name = false;
   const bool enter = ImGui::InputText("##name", fd.name, sizeof fd.name, ImGuiInputTextFlags_EnterReturnsTrue);
   if (!fd.error.empty()) {
     ImGui::PushTextWrapPos(0.0f);
@@ -173,6 +174,7 @@ void draw_file_dialog(AppState& state) {
     if (fd.mode != FileDialogMode::Open && p.extension().empty()) p += extension_of(fd.mode);
     fd.error = finish(state, p.string());
     if (fd.error.empty()) fd.mode = FileDialogMode::Closed, ImGui::CloseCurrentPopup();
+    else if (enter) fd.focus_name = true;  // Enter left the field: back into it
   }
   ImGui::SameLine();
   if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {

@@ -469,7 +469,9 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       }
     }
     if (ImGui::IsItemDeactivated()) {
-      if (id.kind == StageKind::Mask && opt.editable && !showing_difference && ev.hovered && state.panning != id)
+      // Only a left click toggles a mask cell: the right click that opens the menu must not.
+      if (id.kind == StageKind::Mask && opt.editable && !showing_difference && ev.hovered && state.panning != id &&
+          ImGui::IsMouseReleased(ImGuiMouseButton_Left))
         state.apply(mask_toggle(ev.hovered->row, ev.hovered->col, values()(ev.hovered->row, ev.hovered->col)));
       state.drag.reset();
       if (state.panning == id) state.panning.reset();
@@ -480,7 +482,12 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       state.typing.cell = *ev.hovered;
       state.typing.open_requested = true;
     }
+    // The cell the menu was opened on: while the menu is open the heatmap is
+    // not hovered (the menu covers it), so "Unpin this cell" asks this one.
+    if (hovered && ev.hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Right)) state.context_cell = ev.hovered;
     if (ImGui::BeginPopupContextItem("heatmap menu")) {
+      const std::optional<CellRef> on =
+          state.context_cell && state.context_cell->stage == id ? state.context_cell : std::optional<CellRef>{};
       if (ImGui::MenuItem("Reset zoom", nullptr, false, !view.is_reset())) view.reset();
       if (info.domain == ValueDomain::Probability && !showing_difference && ImGui::BeginMenu("Colour scale")) {
         for (const ColourScale cs : kColourScales)
@@ -497,9 +504,8 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       state.note_item("Export PNG…");
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Drawn off screen at 1×, 2× or 4×, with title, labels and colour bar");
-      if (ev.hovered && !is_input(id.kind) && pinned(sc, id, ev.hovered->row, ev.hovered->col) &&
-          ImGui::MenuItem("Unpin this cell"))
-        state.apply(SetPin{PinKey{id, ev.hovered->row, ev.hovered->col}, std::nullopt});
+      if (on && !is_input(id.kind) && pinned(sc, id, on->row, on->col) && ImGui::MenuItem("Unpin this cell"))
+        state.apply(SetPin{PinKey{id, on->row, on->col}, std::nullopt});
       if (is_input(id.kind) && id.kind != StageKind::Mask && ImGui::MenuItem("Randomize (seeded)")) {
         const int fan_in = id.kind == StageKind::W_o ? rows : sc.d_model();
         const auto seed = sc.seed + doc.engine().version(id) * 7919u;
