@@ -808,6 +808,7 @@ void App::write_probe() const {
       << ", \"file_dialog\": " << (state_.file_dialog.mode != FileDialogMode::Closed ? "true" : "false")
       << ", \"popup\": " << (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId) ? "true" : "false")
       << ", \"file_dialog_error\": " << json_text::quote(state_.file_dialog.error)
+      << ", \"text_input\": " << (ImGui::GetIO().WantTextInput ? "true" : "false")
       << ", \"items\": {";
   for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)
     out << (it == state_.probe_items.begin() ? "" : ", ") << json_text::quote(it->first) << ": [" << it->second.x0

@@ -45,8 +45,9 @@ settle 3
 xdotool mousemove --window "$wid" 5 400
 xdotool key --clearmodifiers ctrl+o
 python3 "$here/probe.py" "$probe" wait popup true || fail "Ctrl+O opened no dialog"
-settle 3
 for name in missing-file.json broken.json; do
+  # The name field has the keyboard when the dialog opens, and again after a failed Enter.
+  python3 "$here/probe.py" "$probe" wait text_input true || fail "the Open dialog's name field does not take the keyboard ($(state))"
   xdotool key --clearmodifiers ctrl+a
   xdotool type --delay 30 "$name"
   xdotool key Return
