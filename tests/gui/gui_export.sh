@@ -4,7 +4,8 @@
 # title and colour bar and no pixel of the dialog; headless --export gives
 # twice the pixels at 2× and the same bytes on every run; --screenshot is
 # the same on every run with the step's animation finished; a bad stage name
-# exits 2 listing the valid ones.
+# exits 2 listing the valid ones; Export CSV… suggests weights-head0.csv and
+# writes token headers.
 # usage: gui_export.sh APP_BINARY [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
@@ -96,6 +97,31 @@ python3 "$check" heatmap "$gui_png" 2 || fail "the GUI export lacks its title or
 cmp -s "$gui_png" "$out/a2.png" || fail "the GUI export differs from the headless export of the same heatmap"
 # The dialog really was on screen over the app when Enter was pressed.
 python3 "$check" heatmap "$out/with-dialog.png" 1 >/dev/null && fail "the checker does not see the dialog in a screen copy"
+# 5. Export CSV… of the same heatmap pre-fills weights-head0.csv (not the PNG's
+#    name) and writes the tokens as row and column headers.
+read -r x y < <(python3 "$here/probe.py" "$probe" cell 'weights[0]' 3 3 1)
+xdotool mousemove --window "$wid" "$x" "$y" click 3
+python3 - "$probe" <<'PY' || fail "right-click on A₀ opened no menu with Export CSV…"
+import json, sys, time
+for _ in range(100):
+    try:
+        if "Export CSV…" in json.load(open(sys.argv[1]))["items"]: sys.exit(0)
+    except (OSError, ValueError): pass
+    time.sleep(0.1)
+sys.exit(1)
+PY
+read -r mx my < <(python3 -c "
+import json; x0, y0, x1, y1 = json.load(open('$probe'))['items']['Export CSV…']; print(int((x0 + x1) / 2), int((y0 + y1) / 2))")
+xdotool mousemove --window "$wid" "$mx" "$my" click 1
+python3 "$here/probe.py" "$probe" wait file_dialog true || fail "Export CSV… opened no dialog"
+settle 3
+xdotool key Return
+python3 "$here/probe.py" "$probe" wait file_dialog false || fail "Enter did not close the CSV dialog"
+for _ in $(seq 50); do [ -s "$out/gui/weights-head0.csv" ] && break; sleep 0.1; done
+[ "$(head -1 "$out/gui/weights-head0.csv" 2>/dev/null)" = ",the,fat,cat,sat,on,the,mat" ] ||
+  fail "weights-head0.csv has no token header: $(head -2 "$out/gui/weights-head0.csv" 2>&1)"
+[ "$(sed -n 2p "$out/gui/weights-head0.csv" | cut -d, -f1-2)" = "the,1" ] ||
+  fail "weights-head0.csv rows do not start with their token: $(sed -n 2p "$out/gui/weights-head0.csv")"
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 
 [ "$fails" -eq 0 ] && echo "all export checks passed"

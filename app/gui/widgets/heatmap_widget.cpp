@@ -499,6 +499,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         state.set_status("Copied " + info.id_text + " (" + std::to_string(rows) + "×" + std::to_string(cols) + ") to the clipboard");
       }
       if (ImGui::MenuItem("Export CSV…")) action_export_csv_dialog(state, id);
+      state.note_item("Export CSV…");
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("With the tokens as row and column headers");
       if (ImGui::MenuItem("Export PNG…")) action_export_png_dialog(state, ExportTarget{ExportKind::Stage, id});
       state.note_item("Export PNG…");
