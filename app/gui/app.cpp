@@ -282,6 +282,7 @@ void AppState::go_to_lesson_step(int target) {
     // Moving through a lesson is not an unsaved change; what the learner edits is.
     if (!busy()) doc->mark_saved();
     lesson.step = target;
+    lesson.measured_text_h = 0.0f;  // the new text is measured afresh
   }
   const LessonStep& st = steps_list[static_cast<std::size_t>(target)];
   if (st.focus_head) focused_head = *st.focus_head;
@@ -292,13 +293,15 @@ void AppState::go_to_lesson_step(int target) {
   if (st.experiment_d) {
     sqrt_dk.options.d = *st.experiment_d;
     sqrt_dk.result = {};
-    wanted = CentreView::SqrtDkExperiment;
+    // A step that also lists stages is their slide; the experiment is a tab away.
+    if (st.show.empty() || lesson.whole_pipeline) wanted = CentreView::SqrtDkExperiment;
   }
   if (st.softmax_row) {
     focused_head = st.softmax_row->head;
     softmax.row = st.softmax_row->row;
     softmax.follow_selection = false;
-    wanted = CentreView::SoftmaxUpClose;
+    // A slide shows the row beside the weights; the whole pipeline opens the close-up.
+    if (st.show.empty() || lesson.whole_pipeline) wanted = CentreView::SoftmaxUpClose;
     // The quiz's "?" must be on screen: its row (and head) when it has one there.
     const StageKind k = st.quiz ? st.quiz->cell.stage.kind : StageKind::X;
     const bool in_softmax = k == StageKind::Scores || k == StageKind::Scaled || k == StageKind::Masked || k == StageKind::Weights;
@@ -369,7 +372,7 @@ std::string App::init(GLFWwindow* window) {
            stage_names_list(stages);
   // A picture made from the command line is the same every time: animations finished, time counted in frames.
   state_.clock.set_finished(!o.screenshot.empty() || !o.export_target.empty());
-  if (o.presenter) toggle_presenter();
+  if (o.presenter) toggle_presenter(!o.size_given);  // --size: a window of that size, to rehearse a projector
   if (o.view == "heads") state_.centre = CentreView::HeadView;
   if (o.view == "softmax") state_.centre = CentreView::SoftmaxUpClose;
   if (o.view == "sqrt-dk") state_.centre = CentreView::SqrtDkExperiment;
@@ -429,19 +432,19 @@ void App::change_font_scale(float factor) {
   state_.set_status(text);
 }
 
-void App::toggle_presenter() {
+void App::toggle_presenter(bool full_screen) {
   state_.presenter = !state_.presenter;
   gfx::apply_theme(state_.presenter);
   GLFWwindow* w = state_.window;
   if (state_.presenter) {
     glfwGetWindowPos(w, &windowed_[0], &windowed_[1]);
     glfwGetWindowSize(w, &windowed_[2], &windowed_[3]);
-    if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+    if (GLFWmonitor* monitor = full_screen ? glfwGetPrimaryMonitor() : nullptr) {
       const GLFWvidmode* mode = glfwGetVideoMode(monitor);
       glfwSetWindowMonitor(w, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
     }
-    state_.set_status("Presenter mode: F5 to leave, Ctrl+plus/minus for the font size");
-  } else {
+    state_.set_status("Presenter mode: F5 to leave, Ctrl+plus/minus for the font size, L for the pointer ring");
+  } else if (glfwGetWindowMonitor(w)) {
     glfwSetWindowMonitor(w, nullptr, windowed_[0], windowed_[1], windowed_[2], windowed_[3], GLFW_DONT_CARE);
   }
 }
@@ -531,6 +534,17 @@ void App::handle_shortcuts() {
         if (state_.playing && (state_.step < 0 || state_.step == last)) step_to(state_, 0);
         break;
       case GLFW_KEY_ESCAPE: state_.selected.reset(); break;
+      case GLFW_KEY_P:  // a lesson step: its slide or the whole pipeline
+        if (state_.lesson.lesson) {
+          state_.lesson.whole_pipeline = !state_.lesson.whole_pipeline;
+          state_.scroll_to_step = state_.lesson.whole_pipeline;
+          state_.set_status(state_.lesson.whole_pipeline ? "Whole pipeline (P: back to the slide)" : "Slide of this step (P: the whole pipeline)");
+        }
+        break;
+      case GLFW_KEY_L:
+        state_.pointer_spotlight = !state_.pointer_spotlight;
+        state_.set_status(state_.pointer_spotlight ? "Pointer ring on (presenter mode)" : "Pointer ring off");
+        break;
       case GLFW_KEY_ENTER: case GLFW_KEY_KP_ENTER:
         if (state_.selected && state_.selected->stage.kind != StageKind::Mask) {
           state_.typing.cell = *state_.selected;
@@ -569,7 +583,7 @@ void App::update_provenance() {
 
 void draw_centre_view(AppState& state) {
   switch (state.centre) {
-    case CentreView::Pipeline: draw_pipeline_panel(state); break;
+    case CentreView::Pipeline: showing_slide(state) ? draw_slide_panel(state) : draw_pipeline_panel(state); break;
     case CentreView::HeadView: draw_head_view_panel(state); break;
     case CentreView::SoftmaxUpClose: draw_softmax_panel(state); break;
     case CentreView::SqrtDkExperiment: draw_sqrt_dk_panel(state); break;
@@ -638,10 +652,17 @@ void App::frame() {
   ImGui::PopStyleVar();
   draw_menu_bar(state_);
 
-  const float step_bar_h = ImGui::GetTextLineHeightWithSpacing() * (state_.lesson.lesson ? 7.5f : 5.2f);
+  // A lesson's panel is as tall as its text (the slide shrinks instead), up to
+  // 72 % of the window; beyond that the text scrolls and the probe says so.
+  const float step_bar_h =
+      state_.lesson.lesson
+          ? std::min(lesson_panel_height(state_, ImGui::GetContentRegionAvail().x) + ImGui::GetStyle().ItemSpacing.y,
+                     ImGui::GetContentRegionAvail().y * 0.72f)
+          : ImGui::GetTextLineHeightWithSpacing() * 5.2f;
   const float em = ImGui::GetFontSize() / gfx::kBaseFontSize;  // panels grow with the font
   const float side_w = std::clamp(vp->WorkSize.x * 0.18f, 230.0f * em, 320.0f * em);
-  const float inspector_w = std::clamp(vp->WorkSize.x * 0.24f, 280.0f * em, 440.0f * em);
+  float inspector_w = std::clamp(vp->WorkSize.x * 0.24f, 280.0f * em, 440.0f * em);
+  if (state_.presenter) inspector_w = std::min(inspector_w, vp->WorkSize.x * 0.28f);  // the math gets the room
   const float body_h = ImGui::GetContentRegionAvail().y - step_bar_h;
 
   if (!state_.presenter) {  // presenter mode hides the controls: the math gets the room
@@ -677,10 +698,16 @@ void App::frame() {
   // text in one view does not wrap at the width of the wide pipeline (a
   // window's content width is last frame's, so it would stay that wide).
   static constexpr const char* kViewChild[] = {"pipeline", "head view", "softmax up close", "why sqrt dk"};
-  ImGui::BeginChild(kViewChild[static_cast<int>(state_.centre)], ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+  const bool slide = showing_slide(state_);
+  // A slide fits its view: no scroll bars (they would take room and shift it), unless it cannot fit.
+  const ImGuiWindowFlags view_flags = slide && !state_.slide.overflows ? ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse
+                                                                       : ImGuiWindowFlags_HorizontalScrollbar;
+  ImGui::BeginChild(slide ? "slide" : kViewChild[static_cast<int>(state_.centre)], ImVec2(0, 0), true, view_flags);
   {
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
     state_.centre_area = Rect{at.x, at.y, at.x + size.x, at.y + size.y};
+    const ImRect inner = ImGui::GetCurrentWindow()->InnerRect;  // less border and scroll bars: what is visible
+    state_.centre_rect = Rect{inner.Min.x, inner.Min.y, inner.Max.x, inner.Max.y};
   }
   draw_centre_view(state_);
   ImGui::EndChild();
@@ -701,6 +728,7 @@ void App::frame() {
   draw_busy_overlay(state_);
   draw_typing_popup(state_);
   draw_blank_screen(state_);
+  draw_pointer_spotlight(state_);
 
   if (!state_.error_popup.empty()) ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
@@ -813,8 +841,19 @@ void App::write_probe() const {
   for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)
     out << (it == state_.probe_items.begin() ? "" : ", ") << json_text::quote(it->first) << ": [" << it->second.x0
         << ", " << it->second.y0 << ", " << it->second.x1 << ", " << it->second.y1 << "]";
-  out << "}"
-      << ", \"heatmaps\": [";
+  out << "}";
+  const Rect& c = state_.centre_rect;
+  out << ", \"centre\": [" << c.x0 << ", " << c.y0 << ", " << c.x1 << ", " << c.y1 << "]"
+      << ", \"lesson_text_clipped\": " << (state_.lesson.lesson && state_.lesson.text_clipped ? "true" : "false")
+      << ", \"lesson_steps\": " << (state_.lesson.lesson ? state_.lesson.lesson->steps.size() : 0u)
+      << ", \"slide\": " << (showing_slide(state_) ? "true" : "false") << ", \"slide_cell\": " << state_.slide_cell
+      << ", \"lesson_show\": [";
+  if (state_.lesson.lesson && state_.lesson.step >= 0 &&
+      state_.lesson.step < static_cast<int>(state_.lesson.lesson->steps.size())) {
+    const auto& show = state_.lesson.lesson->steps[static_cast<std::size_t>(state_.lesson.step)].show;
+    for (std::size_t i = 0; i < show.size(); ++i) out << (i ? ", " : "") << json_text::quote(to_string(show[i]));
+  }
+  out << "], \"heatmaps\": [";
   bool first = true;
   for (const auto& d : state_.drawn) {
     out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0

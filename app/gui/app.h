@@ -31,7 +31,8 @@ class App {
   // The font size the next frame should use (presenter mode and Ctrl+plus/minus).
   float wanted_font_size() const;
   // F5: full screen, controls hidden, large fonts, light high-contrast theme.
-  void toggle_presenter();
+  // `full_screen` false: stay a window of the same size (--presenter --size WxH).
+  void toggle_presenter(bool full_screen = true);
 
  private:
   void handle_shortcuts();

@@ -134,6 +134,22 @@ struct LessonState {
   std::optional<Lesson> lesson;
   std::string path;
   int step = 0;
+  bool whole_pipeline = false;  // P: explore the scrolling pipeline instead of the step's slide
+  bool text_clipped = false;    // the step's text did not fit its panel this frame (for the probe)
+  float measured_text_h = 0.0f; // the panel's content height last frame (it sizes the panel)
+};
+
+// A lesson step's slide (slide_panel.cpp): its equations, cached per document
+// revision and step, and how much each heatmap's labels and colour bar took
+// last frame beyond what the layout expected (so the next frame fits exactly).
+struct SlideState {
+  std::uint64_t revision = 0;
+  int step = -1;
+  std::string lesson_path;
+  std::vector<EquationLine> lines;
+  // (stage, transposed) at a font size → extra (width, height)
+  std::map<std::pair<std::pair<StageId, bool>, int>, std::pair<float, float>> chrome_correction;
+  bool overflows = false;  // last frame's slide did not fit: the view may scroll
 };
 
 // Which view fills the centre of the window.
@@ -182,6 +198,11 @@ struct AppState {
   LessonState lesson;
   CentreView centre = CentreView::Pipeline;
   bool select_centre_tab = false;  // make the tab bar show `centre` on the next frame
+  SlideState slide;
+  Rect centre_rect;                // the visible centre view this frame, in screen pixels (for the probe)
+  bool pointer_spotlight = true;   // L: the ring around the pointer in presenter mode
+  bool pointer_moved = false;      // no ring until the mouse moves (a screenshot has no pointer)
+  float slide_cell = 0.0f;         // the cell size of this frame's slide (for the probe)
 
   // Interaction in progress
   std::optional<DragState> drag;

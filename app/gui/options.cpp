@@ -20,6 +20,7 @@ usage: attention-lab [SCENARIO.json] [options]
   --lesson-step N      start the lesson at step N
   --view NAME          open a centre view: pipeline, heads, softmax or sqrt-dk
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
+                       (with --size: a window of that size, e.g. to rehearse a projector)
   --export WHAT OUT.png  render WHAT off screen, write it to OUT.png and exit: a stage
                        (X, W_q, weights[0], …), step (the current step) or view (the
                        whole centre view); animations are finished first
@@ -83,6 +84,7 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       if (x == std::string::npos || !to_int(v.substr(0, x), o.width) || !to_int(v.substr(x + 1), o.height) ||
           o.width < 320 || o.height < 240 || o.width > 8192 || o.height > 8192)
         return {std::nullopt, "--size: expected WxH between 320x240 and 8192x8192, found '" + v + "'"};
+      o.size_given = true;
     } else if (a == "--screenshot") {
       if (!value(o.screenshot)) return {std::nullopt, "--screenshot: expected an output .png path"};
     } else if (a == "--probe") {

@@ -13,6 +13,7 @@ struct Options {
   int step = -1;               // --step N (1-based on the command line; -1 = everything shown)
   int head = 0;                // --head I
   int width = 1280, height = 800;  // --size WxH
+  bool size_given = false;     // --size was given: --presenter then stays a window of that size
   std::string screenshot;      // --screenshot OUT.png: render, save, exit
   int frames = 6;              // --frames N before the screenshot
   std::string probe;           // --probe FILE: write UI state as JSON each frame (for tests)

@@ -89,7 +89,8 @@ Layout layout_of(const AppState& state, const ExportTarget& target) {
     case ExportKind::View:
     case ExportKind::Step:
       // The pipeline grows downwards without limit; the close-up views fill the area they are given.
-      if (state.centre == CentreView::Pipeline) return {centre_w, 0.0f};
+      // (A lesson step's slide fills its area, like the close-ups.)
+      if (state.centre == CentreView::Pipeline && !showing_slide(state)) return {centre_w, 0.0f};
       return {centre_w, centre_h};
   }
   return {};

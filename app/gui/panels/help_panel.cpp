@@ -67,6 +67,8 @@ void draw_help_windows(AppState& state) {
           {"Q (quiz)", "type the answer (or click the answer box); Enter checks"},
           {"H (quiz)", "hint after a wrong answer: the cells it is made from light up"},
           {"B or .", "blank (black) screen; B, . or PageDown/PageUp bring it back"},
+          {"P (in a lesson)", "the step's slide / the whole pipeline to explore"},
+          {"L (presenter mode)", "the ring around the mouse pointer on / off"},
           {"F5", "presenter mode on / off (full screen, large text)"},
           {"F1", "this help"},
           {"Ctrl+Q", "quit (asks first when there are unsaved changes)"},

@@ -4,33 +4,114 @@
 
 namespace attention_lab::gui {
 
+namespace {
+
+const LessonStep& current(const LessonState& ls) {
+  const int count = static_cast<int>(ls.lesson->steps.size());
+  return ls.lesson->steps[static_cast<std::size_t>(std::clamp(ls.step, 0, count - 1))];
+}
+
+const char* view_button_label(const LessonState& ls) { return ls.whole_pipeline ? "Slide" : "Whole pipeline"; }
+
+// Width of the buttons at the right end of the header row.
+float header_buttons_width(const LessonState& ls, const LessonStep& step) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float w = ImGui::CalcTextSize("Close lesson").x + style.FramePadding.x * 2;
+  if (!step.show.empty()) w += ImGui::CalcTextSize(view_button_label(ls)).x + style.FramePadding.x * 2 + style.ItemSpacing.x;
+  return w;
+}
+
+float header_left_width(const LessonState& ls) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const int count = static_cast<int>(ls.lesson->steps.size());
+  const std::string where = "Step " + std::to_string(ls.step + 1) + " of " + std::to_string(count);
+  return 2 * ImGui::GetFrameHeight() + ImGui::CalcTextSize(where.c_str()).x + 3 * style.ItemSpacing.x;
+}
+
+// The step's title shares the header row when it fits before the buttons;
+// otherwise it gets a line of its own (wrapped), never cut.
+bool title_on_header(const LessonState& ls, const LessonStep& step, float inner_w) {
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  return header_left_width(ls) + ImGui::CalcTextSize(step.title.c_str()).x + 2 * spacing + header_buttons_width(ls, step) <=
+         inner_w;
+}
+
+}  // namespace
+
+float lesson_panel_height(const AppState& state, float width) {
+  const LessonState& ls = state.lesson;
+  if (!ls.lesson) return 0.0f;
+  const LessonStep& step = current(ls);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float inner_w = width - 2 * style.WindowPadding.x;
+  const auto wrapped = [&](const std::string& text) {
+    return ImGui::CalcTextSize(text.c_str(), nullptr, false, std::max(1.0f, inner_w)).y + style.ItemSpacing.y;
+  };
+  float h = 2 * style.WindowPadding.y + ImGui::GetFrameHeight() + style.ItemSpacing.y;
+  if (!title_on_header(ls, step, inner_w)) h += wrapped(step.title);
+  if (!step.formula.empty()) h += wrapped(step.formula);
+  h += wrapped(step.text);
+  if (!step.try_prompt.empty()) h += wrapped("Try this: " + step.try_prompt);
+  h -= style.ItemSpacing.y;  // none after the last line
+  // What the panel measured last frame (it may hold more than this estimate knows of).
+  return std::max(h, ls.measured_text_h);
+}
+
 void draw_lesson_panel(AppState& state) {
   LessonState& ls = state.lesson;
   const Lesson& lesson = *ls.lesson;
   const int count = static_cast<int>(lesson.steps.size());
-  const LessonStep& step = lesson.steps[static_cast<std::size_t>(std::clamp(ls.step, 0, count - 1))];
+  const LessonStep& step = current(ls);
+  const float inner_w = ImGui::GetContentRegionAvail().x;
   if (ImGui::ArrowButton("lesson back", ImGuiDir_Left)) state.go_to_lesson_step(ls.step - 1);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back (PageUp or ←)");
   ImGui::SameLine();
+  ImGui::AlignTextToFramePadding();
   ImGui::Text("Step %d of %d", ls.step + 1, count);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", lesson.title.c_str());
   ImGui::SameLine();
   if (ImGui::ArrowButton("lesson next", ImGuiDir_Right)) state.go_to_lesson_step(ls.step + 1);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Next (PageDown, → or a presentation clicker)");
-  ImGui::SameLine();
-  text_colored(gfx::Accent::Highlight, "%s", step.title.c_str());
-  ImGui::SameLine();
-  ImGui::TextDisabled("— %s", lesson.title.c_str());
-  ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize("Close lesson").x - 24);
+  const bool title_here = title_on_header(ls, step, inner_w);
+  if (title_here) {
+    ImGui::SameLine();
+    text_colored(gfx::Accent::Highlight, "%s", step.title.c_str());
+    // The lesson's title too, when there is room for it.
+    const std::string lesson_title = "— " + lesson.title;
+    const float room = ImGui::GetWindowContentRegionMax().x - ImGui::GetItemRectMax().x + ImGui::GetWindowPos().x -
+                       header_buttons_width(ls, step) - 3 * ImGui::GetStyle().ItemSpacing.x;
+    if (ImGui::CalcTextSize(lesson_title.c_str()).x <= room) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("%s", lesson_title.c_str());
+    }
+  }
+  ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - header_buttons_width(ls, step));
+  if (!step.show.empty()) {
+    if (ImGui::SmallButton(view_button_label(ls))) {
+      ls.whole_pipeline = !ls.whole_pipeline;
+      state.scroll_to_step = ls.whole_pipeline;
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(ls.whole_pipeline ? "Back to this step's slide (P)"
+                                          : "Explore the whole pipeline, scrolling freely (P); press again for the slide");
+    ImGui::SameLine();
+  }
   if (ImGui::SmallButton("Close lesson")) {
     ls = LessonState{};
     state.set_status("Lesson closed; the scenario stays as it is");
     return;
   }
   ImGui::PushTextWrapPos(0.0f);
+  if (!title_here) text_colored(gfx::Accent::Highlight, "%s", step.title.c_str());
   if (!step.formula.empty()) text_colored(gfx::Accent::Highlight, "%s", step.formula.c_str());
   ImGui::TextUnformatted(step.text.c_str());
   if (!step.try_prompt.empty()) text_colored(gfx::Accent::Status, "Try this: %s", step.try_prompt.c_str());
   ImGui::PopTextWrapPos();
+  // Everything drawn must be inside the panel; the frame sizes it from this.
+  const float bottom = ImGui::GetItemRectMax().y;
+  const float window_bottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight();
+  ls.measured_text_h = bottom - ImGui::GetWindowPos().y + ImGui::GetScrollY() + ImGui::GetStyle().WindowPadding.y;
+  ls.text_clipped = bottom > window_bottom - ImGui::GetStyle().WindowPadding.y * 0.5f + 0.5f;
 }
 
 }  // namespace attention_lab::gui

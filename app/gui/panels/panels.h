@@ -19,6 +19,15 @@ void draw_sqrt_dk_panel(AppState& state);
 void draw_inspector_panel(AppState& state);
 void draw_step_bar(AppState& state);
 void draw_lesson_panel(AppState& state);
+// The height the lesson panel needs to show the whole step (header, formula,
+// text, "Try this") at `width`, with this frame's font.
+float lesson_panel_height(const AppState& state, float width);
+// A lesson step with "show" is a slide (unless P switched to the whole pipeline).
+bool showing_slide(const AppState& state);
+// The centre view's slide of the current lesson step (export draws it too).
+void draw_slide_panel(AppState& state);
+// Presenter mode: a ring around the mouse pointer, so a room can follow it (L).
+void draw_pointer_spotlight(AppState& state);
 void draw_quiz_section(AppState& state);
 void draw_file_dialog(AppState& state);
 void draw_help_windows(AppState& state);

@@ -1,0 +1,293 @@
+// A lesson step as a slide: the stages the step lists (and those of its
+// highlighted and quiz cells), drawn as their equations and scaled to fill
+// the centre view. The layout math is in logic/slide_layout; this file
+// measures the boxes with the current font and draws them.
+
+#include "panels/panels.h"
+
+#include "attention_lab/softmax_breakdown.h"
+#include "attention_lab/stage_info.h"
+#include "logic/number_format.h"
+#include "logic/slide_layout.h"
+#include "widgets/heatmap_widget.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attention_lab::gui {
+
+namespace {
+
+const LessonStep* current_step(const AppState& state) {
+  if (!state.lesson.lesson || state.lesson.lesson->steps.empty()) return nullptr;
+  const auto& steps_list = state.lesson.lesson->steps;
+  return &steps_list[static_cast<std::size_t>(std::clamp(state.lesson.step, 0, static_cast<int>(steps_list.size()) - 1))];
+}
+
+// The step's "show", then the stages of its highlighted cells and its quiz
+// cell, so what the text talks about is always on the slide; only stages the
+// scenario has now (the learner may have removed a head since).
+std::vector<StageId> slide_stages(const Scenario& s, const LessonStep& step) {
+  std::vector<StageId> out = step.show;
+  for (const CellRef& c : step.highlight) out.push_back(c.stage);
+  if (step.quiz) out.push_back(step.quiz->cell.stage);
+  const std::vector<StageId> exists = pipeline(s);
+  std::erase_if(out, [&](StageId id) { return std::find(exists.begin(), exists.end(), id) == exists.end(); });
+  return out;
+}
+
+// Operators are set larger than the labels: they are read from the back of the room.
+float operator_font_size() { return ImGui::GetFontSize() * 1.35f; }
+ImVec2 operator_text_size(const std::string& text) {
+  return ImGui::GetFont()->CalcTextSizeA(operator_font_size(), FLT_MAX, 0.0f, text.c_str());
+}
+
+// What draw_heatmap puts around the cells: row labels on the left, the title
+// and column labels above, the colour bar below (heatmap_widget.cpp), plus
+// what last frame measured beyond that.
+SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_bar) {
+  const StageInfo& info = state.stage_info(id);
+  const int rows = transposed ? info.cols : info.rows, cols = transposed ? info.rows : info.cols;
+  const float line = ImGui::GetTextLineHeight();
+  const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  const float label_w = rows == state.doc->scenario().T() && !transposed ? 52.0f : 22.0f;
+  const std::string title = info.symbol + (transposed ? "ᵀ" : "") + "  " + std::to_string(rows) + "×" + std::to_string(cols);
+  SlideBox b;
+  b.fixed_w = label_w;
+  b.cells_w = static_cast<float>(cols);
+  b.min_w = label_w + std::max(colour_bar ? 100.0f : 0.0f, ImGui::CalcTextSize(title.c_str()).x);
+  b.above = line + spacing + line;
+  b.cells_h = static_cast<float>(rows);
+  b.below = colour_bar ? 3.0f + 8.0f + line + 2.0f : 3.0f + 4.0f;
+  if (const auto it = state.slide.chrome_correction.find({{id, transposed}, static_cast<int>(ImGui::GetFontSize())});
+      it != state.slide.chrome_correction.end()) {
+    b.fixed_w += it->second.first, b.min_w += it->second.first;
+    b.below += it->second.second;
+  }
+  return b;
+}
+
+SlideBox operator_box(const std::string& text) {
+  const ImVec2 size = operator_text_size(text);
+  SlideBox b;
+  b.fixed_w = size.x + 8.0f;
+  b.above = b.below = size.y * 0.5f;
+  b.operator_box = true;
+  return b;
+}
+
+// Softmax of one row, next to the weights: per key, the masked score, its
+// weight as a bar, and the weight.
+struct SoftmaxRowBox {
+  float token_w = 0, score_w = 0, weight_w = 0, header_h = 0;
+};
+
+SoftmaxRowBox measure_softmax_row(const Scenario& s, const SoftmaxBreakdown& b) {
+  SoftmaxRowBox m;
+  for (int i = 0; i < s.T(); ++i) m.token_w = std::max(m.token_w, ImGui::CalcTextSize(s.token_label(i).c_str()).x);
+  m.token_w = std::min(m.token_w, 120.0f);
+  m.score_w = ImGui::CalcTextSize("Ŝ −00.000").x;
+  m.weight_w = ImGui::CalcTextSize("0.000").x;
+  for (Eigen::Index i = 0; i < b.masked.size(); ++i)
+    m.score_w = std::max(m.score_w, ImGui::CalcTextSize(format_number(b.masked[i], 3).c_str()).x);
+  m.header_h = 2 * ImGui::GetTextLineHeightWithSpacing();
+  return m;
+}
+
+SlideBox softmax_box(const SoftmaxRowBox& m, int keys) {
+  SlideBox b;
+  b.fixed_w = m.token_w + m.score_w + m.weight_w + 40.0f;
+  b.cells_w = 3.0f;  // the bar
+  b.min_w = ImGui::CalcTextSize("softmax of row 00 ('mmmmm')").x;
+  b.above = m.header_h;
+  b.cells_h = static_cast<float>(keys);
+  b.below = 6.0f;
+  return b;
+}
+
+void draw_softmax_row(AppState& state, const LessonRow& which, const SoftmaxBreakdown& b, const SoftmaxRowBox& m,
+                      ImVec2 at, float cell) {
+  const Scenario& s = state.doc->scenario();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const auto& hl = gfx::accent(gfx::Accent::Highlight);
+  const ImU32 bar = ImGui::ColorConvertFloat4ToU32(ImVec4(hl.r, hl.g, hl.b, 0.85f));
+  std::string token = s.token_label(which.row);
+  if (token.size() > 12) token = token.substr(0, 11) + "…";
+  const std::string title = "softmax of row " + std::to_string(which.row) + " ('" + token + "')";
+  dl->AddText(at, text, title.c_str());
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float x_token = at.x, x_score = x_token + m.token_w + 10, x_bar = x_score + m.score_w + 14;
+  const float x_weight = x_bar + 3 * cell + 6;
+  dl->AddText(ImVec2(x_score, at.y + line), faint, "Ŝ");
+  dl->AddText(ImVec2(x_bar, at.y + line), faint, "weight");
+  const float top = at.y + m.header_h;
+  // Numbers fit a row only when a cell is as tall as a line of text.
+  const bool numbers = cell >= ImGui::GetTextLineHeight() * 0.9f;
+  for (int k = 0; k < static_cast<int>(b.weights.size()); ++k) {
+    const float y = top + cell * static_cast<float>(k);
+    const float ty = y + (cell - ImGui::GetTextLineHeight()) * 0.5f;
+    const float w = b.weights[k];
+    dl->AddRectFilled(ImVec2(x_bar, y + 1), ImVec2(x_bar + std::max(0.0f, 3 * cell * w), y + cell - 1), bar);
+    dl->AddRect(ImVec2(x_bar, y + 1), ImVec2(x_bar + 3 * cell, y + cell - 1), faint);
+    if (!numbers) continue;
+    std::string key = s.token_label(k);
+    while (key.size() > 1 && ImGui::CalcTextSize(key.c_str()).x > m.token_w) key.pop_back();
+    dl->AddText(ImVec2(x_token + m.token_w - ImGui::CalcTextSize(key.c_str()).x, ty), faint, key.c_str());
+    const float v = b.masked[k];
+    const std::string score = std::isinf(v) && v < 0 ? "−∞" : format_number(v, 3);
+    dl->AddText(ImVec2(x_score + m.score_w - ImGui::CalcTextSize(score.c_str()).x, ty), text, score.c_str());
+    dl->AddText(ImVec2(x_weight, ty), text, format_number(w, 3).c_str());
+  }
+}
+
+// The step's highlighted cells get an outline, so the eye finds them at once.
+void outline_highlights(AppState& state, const LessonStep& step) {
+  const auto& hl = gfx::accent(gfx::Accent::Highlight);
+  const ImU32 colour = ImGui::ColorConvertFloat4ToU32(ImVec4(hl.r, hl.g, hl.b, 1.0f));
+  for (const CellRef& c : step.highlight)
+    for (const DrawnHeatmap& d : state.drawn) {
+      if (d.stage != c.stage || c.row >= d.rows || c.col >= d.cols) continue;
+      const Rect r = cell_rect(d.rect, state.views[d.stage], d.rows, d.cols, Cell{c.row, c.col}, d.transposed);
+      ImGui::GetWindowDrawList()->AddRect(ImVec2(r.x0 - 2, r.y0 - 2), ImVec2(r.x1 + 2, r.y1 + 2), colour, 3.0f, 0, 3.0f);
+    }
+}
+
+}  // namespace
+
+bool showing_slide(const AppState& state) {
+  const LessonStep* step = current_step(state);
+  return step && !step->show.empty() && !state.lesson.whole_pipeline && state.centre == CentreView::Pipeline;
+}
+
+void draw_slide_panel(AppState& state) {
+  const LessonStep* step = current_step(state);
+  if (!step) return;
+  const Scenario& s = state.doc->scenario();
+  SlideState& slide = state.slide;
+  if (slide.revision != state.doc->revision() || slide.step != state.lesson.step || slide.lesson_path != state.lesson.path) {
+    slide.lines = slide_equations(s, slide_stages(s, *step));
+    slide.revision = state.doc->revision();
+    slide.step = state.lesson.step;
+    slide.lesson_path = state.lesson.path;
+  }
+
+  std::optional<SoftmaxBreakdown> row;
+  if (step->softmax_row) {
+    row = softmax_breakdown(*state.doc, step->softmax_row->head, step->softmax_row->row);
+    if (!row->error.empty()) row.reset();
+  }
+  const StageId row_weights = row ? StageId::of_head(StageKind::Weights, step->softmax_row->head) : StageId{};
+
+  // The visible area of this view, less a margin that keeps the slide off its edges.
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float em = ImGui::GetFontSize() / gfx::kBaseFontSize;
+  const float margin = 6.0f * em;
+  const SlideArea area{origin.x + margin, origin.y + margin, origin.x + avail.x - margin, origin.y + avail.y - margin};
+  SlideSpacing spacing;
+  spacing.box_gap = 4.0f * em;
+  spacing.group_gap = 24.0f * em;
+  spacing.row_gap = 10.0f * em;
+  spacing.max_cell = 90.0f * em;
+
+  // Boxes at the current font: one group per equation, the softmax row right
+  // after the equation with its weights.
+  std::vector<SlideGroup> groups;
+  std::vector<std::vector<const Term*>> pieces;  // nullptr: the softmax row
+  SoftmaxRowBox row_metrics;
+  bool colour_bars = true;
+  const auto build = [&] {
+    groups.clear();
+    pieces.clear();
+    if (row) row_metrics = measure_softmax_row(s, *row);
+    const auto add_row = [&] {
+      groups.push_back(SlideGroup{{softmax_box(row_metrics, static_cast<int>(row->weights.size()))}});
+      pieces.push_back({nullptr});
+    };
+    bool row_placed = false;
+    for (const EquationLine& line : slide.lines) {
+      SlideGroup g;
+      std::vector<const Term*> p;
+      bool has_row_weights = false;
+      for (const Term& t : line.terms) {
+        if (t.kind == Term::Kind::Matrix) {
+          g.boxes.push_back(matrix_box(state, t.stage, t.transposed, colour_bars));
+          has_row_weights = has_row_weights || t.stage == row_weights;
+        } else {
+          g.boxes.push_back(operator_box(t.text));
+        }
+        p.push_back(&t);
+      }
+      groups.push_back(std::move(g));
+      pieces.push_back(std::move(p));
+      if (row && has_row_weights && !row_placed) add_row(), row_placed = true;
+    }
+    if (row && !row_placed) add_row();
+  };
+  // Titles, labels and colour bars take a fixed height per row of the slide:
+  // at a large font on a small screen they would leave the cells a few
+  // pixels. Then the slide's text gets smaller (down to 60 %), and at last the
+  // colour bars go, until the cells are at least as tall as a line of text
+  // (so their labels show); failing that, the largest cells wins.
+  struct Try {
+    float scale;
+    bool colour_bars;
+  };
+  SlideLayout layout;
+  Try chosen{1.0f, true};
+  for (const Try t : {Try{1.0f, true}, Try{0.85f, true}, Try{0.72f, true}, Try{0.6f, true}, Try{0.72f, false}, Try{0.6f, false}}) {
+    ImGui::SetWindowFontScale(t.scale);
+    colour_bars = t.colour_bars;
+    build();
+    SlideLayout candidate = layout_slide(groups, area, spacing);
+    // A slide that does not fit is worse than any that does; among those that do not, the smallest text.
+    const bool better = layout.boxes.empty() || (candidate.fits ? !layout.fits || candidate.cell > layout.cell : !layout.fits);
+    if (better) layout = std::move(candidate), chosen = t;
+    if (layout.fits && layout.cell >= ImGui::GetTextLineHeight() * 0.9f) break;
+  }
+  ImGui::SetWindowFontScale(chosen.scale);
+  colour_bars = chosen.colour_bars;
+  build();
+  slide.overflows = !layout.fits;
+  state.slide_cell = layout.cell;
+
+  for (const PlacedBox& p : layout.boxes) {
+    const SlideBox& box = groups[static_cast<std::size_t>(p.group)].boxes[static_cast<std::size_t>(p.box)];
+    const Term* term = pieces[static_cast<std::size_t>(p.group)][static_cast<std::size_t>(p.box)];
+    if (!term) {
+      draw_softmax_row(state, *step->softmax_row, *row, row_metrics, ImVec2(p.x, p.y), layout.cell);
+      continue;
+    }
+    if (term->kind == Term::Kind::Operator) {
+      const ImVec2 size = operator_text_size(term->text);
+      ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), operator_font_size(),
+                                          ImVec2(p.x + (p.w - size.x) * 0.5f, p.y + (p.h - size.y) * 0.5f),
+                                          ImGui::GetColorU32(ImGuiCol_Text), term->text.c_str());
+      continue;
+    }
+    ImGui::SetCursorScreenPos(ImVec2(p.x, p.y));
+    HeatmapOptions opt;
+    opt.cell_px = layout.cell;
+    opt.max_px = 1e9f;  // the layout already chose the size
+    opt.transposed = term->transposed;
+    opt.show_colour_bar = colour_bars;
+    const HeatmapEvents ev = draw_heatmap(state, term->stage, opt);
+    if (ev.hovered) state.hovered = ev.hovered;
+    // What the heatmap took beyond the box, for next frame's layout.
+    const ImVec2 drawn = ImGui::GetItemRectSize();
+    auto& correction = slide.chrome_correction[{{term->stage, term->transposed}, static_cast<int>(ImGui::GetFontSize())}];
+    const float extra_w = std::max(0.0f, drawn.x - p.w), extra_h = std::max(0.0f, drawn.y - p.h);
+    if (extra_w > 0.5f || extra_h > 0.5f)
+      correction = {std::min(correction.first + extra_w, 200.0f), std::min(correction.second + extra_h, 200.0f)};
+    (void)box;
+  }
+  outline_highlights(state, *step);
+  // The view's content is exactly its area, so it never shows scroll bars for a slide that fits.
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(ImVec2(std::max(1.0f, avail.x - 1.0f), std::max(1.0f, layout.fits ? avail.y - 1.0f : layout.bounds.y1 - origin.y)));
+}
+
+}  // namespace attention_lab::gui

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Waits until the app shows lesson step STEP as a finished slide and checks it.
+
+  slide_check.py PROBE STEP [SECONDS]
+
+Passes when, in one probe: lesson_step == STEP, the lesson text is not
+clipped, and every stage the step lists in "show" is drawn (in "heatmaps")
+entirely inside "centre". The layout settles over a frame or two (a heatmap
+measures its labels once drawn), so the check is retried on newer frames
+until it passes or SECONDS (default 20) run out; then it prints what failed.
+"""
+import json
+import sys
+import time
+
+
+def load(path):
+    for _ in range(50):
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            time.sleep(0.05)
+    raise SystemExit("slide_check: cannot read " + path)
+
+
+def problems(p, step):
+    if p.get("lesson_step") != step:
+        return ["lesson_step is %s, expected %d" % (p.get("lesson_step"), step)]
+    out = []
+    if p.get("lesson_text_clipped") is not False:
+        out.append("the lesson text is clipped")
+    x0, y0, x1, y1 = p["centre"]
+    if x1 <= x0 or y1 <= y0:
+        out.append("the centre %s is empty" % p["centre"])
+    for stage in p.get("lesson_show", []):
+        drawn = [h for h in p["heatmaps"] if h["stage"] == stage]
+        if not drawn:
+            out.append("%s is not drawn (drawn: %s)" % (stage, sorted({h["stage"] for h in p["heatmaps"]})))
+        for h in drawn:
+            if h["x0"] < x0 - 1 or h["y0"] < y0 - 1 or h["x1"] > x1 + 1 or h["y1"] > y1 + 1:
+                out.append("%s at [%.0f, %.0f, %.0f, %.0f] is not inside the centre [%.0f, %.0f, %.0f, %.0f]"
+                           % (stage, h["x0"], h["y0"], h["x1"], h["y1"], x0, y0, x1, y1))
+    if p.get("lesson_show") and not p.get("slide"):
+        out.append("a step with 'show' is not a slide")
+    return out
+
+
+def main(argv):
+    path, step = argv[1], int(argv[2])
+    deadline = time.time() + (float(argv[3]) if len(argv) > 3 else 20.0)
+    first_frame = None
+    while True:
+        p = load(path)
+        found = problems(p, step)
+        if p.get("lesson_step") == step and first_frame is None:
+            first_frame = p["frame"]
+        # Three frames on the step: the layout has used what it measured.
+        if not found and first_frame is not None and p["frame"] >= first_frame + 3:
+            return 0
+        if time.time() > deadline:
+            print("step %d: %s" % (step, "; ".join(found) or "fewer than 3 frames drawn on it"))
+            return 1
+        time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
