@@ -337,9 +337,12 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     // One precision and one text size for every cell on screen, so a negative
     // number never shows fewer digits than a positive one: two decimals if they
     // all fit (the text may shrink to 60 % of the labels' size for that), else
-    // one. A value that fits neither way (−123.45, 1.2e+05) shows "…";
-    // hovering it gives the number.
+    // one, which may shrink further, to 45 % but never under 9 px: with the
+    // presenter's large font, 60 % of it left "−0.2" too wide for a slide's
+    // cells and they read "…". A value that fits neither way (−123.45,
+    // 1.2e+05) shows "…"; hovering it gives the number.
     const float smallest = ImGui::GetFontSize() * 0.6f;
+    const float smallest_one_decimal = std::min(smallest, std::max(9.0f, ImGui::GetFontSize() * 0.45f));
     const auto size_for = [&](int digits) {  // the largest size up to value_size at which all fit
       float size = value_size;
       for (const ShownValue& s : shown)
@@ -349,7 +352,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     };
     int digits = 2;
     float size = size_for(2);
-    if (size < smallest) digits = 1, size = std::max(smallest, size_for(1));
+    if (size < smallest) digits = 1, size = std::max(smallest_one_decimal, size_for(1));
     // The colour under a value, on this heatmap's scale (per row needs the row's largest weight).
     std::map<int, float> row_max;
     const auto colour_under = [&](const ShownValue& s) {
