@@ -3,11 +3,14 @@
 #include "bench.h"
 
 #include "attention_lab/engine.h"
+#include "attention_lab/lesson.h"
 #include "attention_lab/presets.h"
 #include "attention_lab/scenario_io.h"
 #include "attention_lab/trace_io.h"
 #include "attention_lab/version.h"
 
+#include <fstream>
+#include <set>
 #include <sstream>
 
 namespace attention_lab::cli {
@@ -18,8 +21,10 @@ constexpr const char* kUsage = R"(attention-lab-cli — compute and inspect ever
 
 usage:
   attention-lab-cli trace SCENARIO.json [-o TRACE.json]   every stage as JSON (stdout by default)
-  attention-lab-cli validate SCENARIO.json                check a scenario file, print its sizes
-  attention-lab-cli preset NAME [-o FILE]                 write a built-in scenario as JSON
+  attention-lab-cli validate FILE.json                    check a scenario or a lesson file (every step's
+                                                          scenario), print its sizes and any warnings
+  attention-lab-cli preset NAME [-o FILE]                 write a built-in scenario as JSON; NAME may be
+                                                          random-T-D-H, e.g. random-64-32-4 (seeded, causal)
   attention-lab-cli presets                               list the built-in scenarios
   attention-lab-cli bench [--T N] [--d D] [--heads H] [--mask causal|none] [--threads K] [--json]
                                                           time the full forward, single-cell edits
@@ -89,17 +94,73 @@ int cmd_trace(const Args& a, std::ostream& out, std::ostream& err) {
   return emit(text.str(), a.output, out, err);
 }
 
+std::string sizes(const Scenario& s) {
+  const Dims d = s.dims();
+  return "T=" + std::to_string(d.T) + ", d_model=" + std::to_string(d.d_model) + ", heads=" + std::to_string(d.heads) +
+         ", d_k=" + std::to_string(d.d_k) + ", d_v=" + std::to_string(d.d_v) + ", d_out=" + std::to_string(d.d_out) +
+         ", mask " + to_string(s.mask_kind);
+}
+
+// The engine's warnings for `s` (a row that may attend to nothing…), as trace prints them.
+std::vector<std::string> warnings_of(const Scenario& s) {
+  Engine engine;
+  engine.recompute_all(s);
+  std::vector<std::string> out;
+  for (const auto& w : engine.warnings()) out.push_back(w.message);
+  return out;
+}
+
+std::string count_of_warnings(std::size_t n) {
+  if (n == 0) return "";
+  return ", " + std::to_string(n) + (n == 1 ? " warning" : " warnings");
+}
+
+// Whether the file is a lesson: its "format" says so (read from its start, as the app does).
+bool is_lesson_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.find("attention-lab/lesson") != std::string::npos;
+}
+
+// A lesson: the loader checks every step's changes and references; then
+// every step's scenario is computed, and each warning is printed once, at
+// the first step that has it.
+int validate_lesson_file(const std::string& path, std::ostream& out, std::ostream& err) {
+  LoadedLesson l = load_lesson(path);
+  if (!l.lesson) {
+    err << "attention-lab-cli: " << (l.error.rfind(path, 0) == 0 ? l.error : path + ": " + l.error) << '\n';
+    return kExitBadInput;
+  }
+  const Lesson& lesson = *l.lesson;
+  std::set<std::string> seen;
+  std::size_t warned = 0;
+  for (int i = 0; i < static_cast<int>(lesson.steps.size()); ++i) {
+    for (const auto& w : warnings_of(scenario_at_step(lesson, i))) {
+      if (!seen.insert(w).second) continue;
+      err << "warning: step " << i + 1 << " ('" << lesson.steps[static_cast<std::size_t>(i)].title << "'): " << w << '\n';
+      ++warned;
+    }
+  }
+  out << path << ": ok (lesson '" << lesson.title << "', " << lesson.steps.size()
+      << (lesson.steps.size() == 1 ? " step" : " steps") << "; scenario " << sizes(lesson.scenario) << ")"
+      << count_of_warnings(warned) << "\n";
+  return kExitOk;
+}
+
 int cmd_validate(const Args& a, std::ostream& out, std::ostream& err) {
-  if (a.positional.size() != 1) return usage_error(err, "validate: expected one scenario file");
-  LoadResult r = load(a.positional[0]);
+  if (a.positional.size() != 1) return usage_error(err, "validate: expected one scenario or lesson file");
+  const std::string& path = a.positional[0];
+  if (is_lesson_file(path)) return validate_lesson_file(path, out, err);
+  LoadResult r = load(path);
   if (!r.scenario) {
     err << "attention-lab-cli: " << r.error << '\n';
     return kExitBadInput;
   }
-  const Dims d = r.scenario->dims();
-  out << a.positional[0] << ": ok (T=" << d.T << ", d_model=" << d.d_model << ", heads=" << d.heads
-      << ", d_k=" << d.d_k << ", d_v=" << d.d_v << ", d_out=" << d.d_out << ", mask " << to_string(r.scenario->mask_kind)
-      << ")\n";
+  const auto warnings = warnings_of(*r.scenario);
+  for (const auto& w : warnings) err << "warning: " << w << '\n';
+  out << path << ": ok (" << sizes(*r.scenario) << ")" << count_of_warnings(warnings.size()) << "\n";
   return kExitOk;
 }
 
@@ -109,13 +170,17 @@ int cmd_preset(const Args& a, std::ostream& out, std::ostream& err) {
   if (!s) {
     std::string names;
     for (const auto& p : presets()) names += (names.empty() ? "" : ", ") + p.name;
-    return usage_error(err, "preset: expected one of " + names + ", found '" + a.positional[0] + "'");
+    return usage_error(err, "preset: expected one of " + names + " or random-T-D-H (e.g. random-64-32-4), found '" +
+                                a.positional[0] + "'");
   }
   return emit(scenario_to_json(*s), a.output, out, err);
 }
 
 int cmd_presets(std::ostream& out) {
   for (const auto& p : presets()) out << p.name << "\t" << p.title << " — " << p.summary << '\n';
+  // Not in the list above: a family of sizes rather than one scenario.
+  out << "random-T-D-H\tA seeded random layer of T tokens, d_model D and H heads, causal — "
+         "for example random-64-32-4 or random-1024-768-12\n";
   return kExitOk;
 }
 

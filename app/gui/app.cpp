@@ -343,7 +343,12 @@ std::string App::init(GLFWwindow* window) {
   if (!o.lesson.empty()) {
     const auto path = find_lesson(o.lesson);
     LoadedLesson l = load_lesson(path);
-    if (!l.lesson) return "--lesson " + o.lesson + ": " + path.string() + ": " + l.error;
+    if (!l.lesson) {
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec))  // neither a file nor a built-in name: say which names there are
+        return "--lesson: expected a lesson file or one of " + builtin_lesson_names() + ", found '" + o.lesson + "'";
+      return "--lesson " + o.lesson + ": " + path.string() + ": " + l.error;
+    }
     const int count = static_cast<int>(l.lesson->steps.size());
     if (o.lesson_step >= count)
       return "--lesson-step: expected 1 to " + std::to_string(count) + ", found " + std::to_string(o.lesson_step + 1);
@@ -729,6 +734,7 @@ void App::frame() {
   draw_typing_popup(state_);
   draw_blank_screen(state_);
   draw_pointer_spotlight(state_);
+  draw_rename_popup(state_);
 
   if (!state_.error_popup.empty()) ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
@@ -799,6 +805,15 @@ void App::write_probe() const {
     o << "[" << r.x0 << ", " << r.y0 << ", " << r.x1 << ", " << r.y1 << "]";
     return o.str();
   };
+  // The labels as shown (an unnamed one as its index), at most 64 of them.
+  auto label_list = [&](LabelKind kind) {
+    const Scenario& s = state_.doc->scenario();
+    const int n = std::min(kind == LabelKind::Token ? s.T() : s.d_model(), 64);
+    std::string list = "[";
+    for (int i = 0; i < n; ++i)
+      list += (i ? ", " : "") + json_text::quote(kind == LabelKind::Token ? s.token_label(i) : s.feature_label(i));
+    return list + "]";
+  };
   const std::optional<CellRef> inspected = state_.hovered ? state_.hovered : state_.selected;
   const std::string inspector =
       inspected ? derive(*state_.doc, inspected->stage, inspected->row, inspected->col).title : std::string();
@@ -837,6 +852,11 @@ void App::write_probe() const {
       << ", \"popup\": " << (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId) ? "true" : "false")
       << ", \"file_dialog_error\": " << json_text::quote(state_.file_dialog.error)
       << ", \"text_input\": " << (ImGui::GetIO().WantTextInput ? "true" : "false")
+      << ", \"tokens\": " << label_list(LabelKind::Token)
+      << ", \"features\": " << label_list(LabelKind::Feature) << ", \"renaming\": "
+      << (state_.rename.open ? "{\"kind\": \"" + std::string(state_.rename.kind == LabelKind::Feature ? "feature" : "token") +
+                                   "\", \"index\": " + std::to_string(state_.rename.index) + "}"
+                             : std::string("null"))
       << ", \"items\": {";
   for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)
     out << (it == state_.probe_items.begin() ? "" : ", ") << json_text::quote(it->first) << ": [" << it->second.x0

@@ -5,6 +5,7 @@
 
 #include "attention_lab/cell_ref.h"
 #include "attention_lab/document.h"
+#include "attention_lab/limits.h"
 #include "attention_lab/lesson.h"
 #include "attention_lab/quiz.h"
 #include "attention_lab/snapshot.h"
@@ -54,6 +55,24 @@ struct TypingState {
   bool open_requested = false;
   bool open = false;  // the "Set value" popup was drawn this frame (for the probe)
   std::string error;
+};
+
+// The "rename a token or feature" popup (double-click on a label).
+struct RenameState {
+  LabelKind kind = LabelKind::Token;
+  int index = 0;
+  char buffer[limits::kMaxTokenLabelLength + 1] = {};  // ImGui stops typing at the limit
+  bool open_requested = false;
+  bool open = false;  // the popup was drawn this frame (for the probe)
+  std::string error;
+};
+
+// The text field of the Words section being typed in: what it holds so far.
+// (Its name is applied as one edit when the field is left, not per keystroke.)
+struct WordsField {
+  LabelKind kind = LabelKind::Token;
+  int index = 0;
+  char buffer[limits::kMaxTokenLabelLength + 1] = {};
 };
 
 enum class FileDialogMode { Closed, Open, SaveAs, ExportCsv, ExportPng };
@@ -208,6 +227,10 @@ struct AppState {
   std::optional<DragState> drag;
   std::optional<StageId> panning;
   TypingState typing;
+  RenameState rename;
+  std::optional<WordsField> words_field;
+  // Opens the rename popup for a token or feature, pre-filled with its name.
+  void start_rename(LabelKind kind, int index);
   std::uint64_t temperature_gesture = 0;  // one undo entry per slider drag
   FileDialogState file_dialog;
 

@@ -27,6 +27,12 @@ bool covers(const Edit& earlier, const Edit& later) {
     if (const auto* b = std::get_if<SetCell>(&later)) return a->target == b->target;
     return false;
   }
+  if (const auto* a = std::get_if<SetLabels>(&earlier)) {  // the whole list of that kind
+    if (const auto* b = std::get_if<SetLabels>(&later)) return a->which == b->which;
+    if (std::holds_alternative<SetTokenLabel>(later)) return a->which == LabelList::Tokens;
+    if (std::holds_alternative<SetFeatureLabel>(later)) return a->which == LabelList::Features;
+    return false;
+  }
   if (earlier.index() != later.index()) return false;
   if (const auto* a = std::get_if<SetCell>(&earlier)) {
     const auto& b = std::get<SetCell>(later);
@@ -35,6 +41,7 @@ bool covers(const Edit& earlier, const Edit& later) {
   if (const auto* a = std::get_if<SetPin>(&earlier)) return a->key == std::get<SetPin>(later).key;
   if (const auto* a = std::get_if<SetToggle>(&earlier)) return a->which == std::get<SetToggle>(later).which;
   if (const auto* a = std::get_if<SetTokenLabel>(&earlier)) return a->index == std::get<SetTokenLabel>(later).index;
+  if (const auto* a = std::get_if<SetFeatureLabel>(&earlier)) return a->index == std::get<SetFeatureLabel>(later).index;
   // SetMask and SetTemperature restore the whole mask or the whole setting.
   return std::holds_alternative<SetMask>(earlier) || std::holds_alternative<SetTemperature>(earlier);
 }

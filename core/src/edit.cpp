@@ -177,7 +177,9 @@ std::string resize(Scenario& s, Dimension which, int value) {
   if (s.use_output_bias) s.b_o = regrow(s.b_o, 1, n.d_out, 0, 0, s, StageKind::b_o, 1);
   if (s.mask_kind == MaskKind::Custom || s.custom_mask.size() > 0)
     s.custom_mask = regrow(s.custom_mask, n.T, n.T, 0, 0, s, StageKind::Mask, 1);
+  // Names that still have a row (column) keep it; new ones are empty, shown as the index.
   if (!s.tokens.empty()) s.tokens.resize(static_cast<std::size_t>(n.T));
+  if (!s.features.empty()) s.features.resize(static_cast<std::size_t>(n.d_model));
   s.heads = n.heads;
 
   // Pins on Q, K and V move with their head block, as the weights' columns do;
@@ -428,24 +430,50 @@ struct Applier {
     out.stale.mark_all_heads(StageKind::Scaled);
   }
 
-  void operator()(const SetTokenLabel& e) {
-    if (e.index < 0 || e.index >= s.T())
-      return fail("token label: expected an index from 0 to " + std::to_string(s.T() - 1) + ", found " +
-                  std::to_string(e.index));
-    if (e.label.size() > static_cast<std::size_t>(limits::kMaxTokenLabelLength))
-      return fail("token label: expected at most " + std::to_string(limits::kMaxTokenLabelLength) +
-                  " characters, found " + std::to_string(e.label.size()));
-    if (s.tokens.empty()) {
-      // The exact inverse is "no labels" again, not T empty ones.
-      out.inverse = ReplaceScenario{std::make_shared<const Scenario>(s), describe(e)};
-      s.tokens.resize(static_cast<std::size_t>(s.T()));
+  // Renames entry `index` of a label list that has `count` entries when named.
+  void rename(LabelList which, int index, const std::string& label) {
+    const bool tokens = which == LabelList::Tokens;
+    const char* what = tokens ? "token label" : "feature name";
+    const int count = tokens ? s.T() : s.d_model();
+    if (index < 0 || index >= count)
+      return fail(std::string(what) + ": expected an index from 0 to " + std::to_string(count - 1) + ", found " +
+                  std::to_string(index) + " (" + (tokens ? "T" : "d_model") + " = " + std::to_string(count) + ")");
+    if (label.size() > static_cast<std::size_t>(limits::kMaxTokenLabelLength))
+      return fail(std::string(what) + ": expected at most " + std::to_string(limits::kMaxTokenLabelLength) +
+                  " characters, found " + std::to_string(label.size()));
+    auto& list = tokens ? s.tokens : s.features;
+    if (list.empty()) {
+      // The exact inverse is "no names" again, not `count` empty ones.
+      out.inverse = SetLabels{which, {}};
+      list.resize(static_cast<std::size_t>(count));
+    } else if (tokens) {
+      out.inverse = SetTokenLabel{index, list[static_cast<std::size_t>(index)]};
     } else {
-      out.inverse = SetTokenLabel{e.index, s.tokens[static_cast<std::size_t>(e.index)]};
+      out.inverse = SetFeatureLabel{index, list[static_cast<std::size_t>(index)]};
     }
-    auto& slot = s.tokens[static_cast<std::size_t>(e.index)];
-    slot = e.label;
-    // Labels change no number. Warnings mention them, and every recompute,
+    list[static_cast<std::size_t>(index)] = label;
+    // Labels change no number. Warnings mention tokens, and every recompute,
     // even of nothing, rebuilds the warnings.
+  }
+
+  void operator()(const SetTokenLabel& e) { rename(LabelList::Tokens, e.index, e.label); }
+  void operator()(const SetFeatureLabel& e) { rename(LabelList::Features, e.index, e.label); }
+
+  void operator()(const SetLabels& e) {
+    const bool tokens = e.which == LabelList::Tokens;
+    const int count = tokens ? s.T() : s.d_model();
+    const char* name = tokens ? "tokens" : "features";
+    if (!e.labels.empty() && e.labels.size() != static_cast<std::size_t>(count))
+      return fail(std::string(name) + ": expected " + std::to_string(count) + " labels (" +
+                  (tokens ? "T" : "d_model") + ") or none, found " + std::to_string(e.labels.size()));
+    for (std::size_t i = 0; i < e.labels.size(); ++i)
+      if (e.labels[i].size() > static_cast<std::size_t>(limits::kMaxTokenLabelLength))
+        return fail(std::string(name) + "[" + std::to_string(i) + "]: expected at most " +
+                    std::to_string(limits::kMaxTokenLabelLength) + " characters, found " +
+                    std::to_string(e.labels[i].size()));
+    auto& list = tokens ? s.tokens : s.features;
+    out.inverse = SetLabels{e.which, list};
+    list = e.labels;
   }
 
   void operator()(const ReplaceScenario& e) {
@@ -480,6 +508,13 @@ std::string describe(const Edit& edit) {
     std::string operator()(const SetTemperature& e) const { return "temperature = " + num(e.value); }
     std::string operator()(const SetTokenLabel& e) const {
       return "token " + std::to_string(e.index) + " = \"" + e.label + "\"";
+    }
+    std::string operator()(const SetFeatureLabel& e) const {
+      return "feature " + std::to_string(e.index) + " = \"" + e.label + "\"";
+    }
+    std::string operator()(const SetLabels& e) const {
+      const char* what = e.which == LabelList::Tokens ? "token labels" : "feature names";
+      return e.labels.empty() ? std::string("clear ") + what : std::string("set ") + what;
     }
     std::string operator()(const ReplaceScenario& e) const { return e.label; }
   };

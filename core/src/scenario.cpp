@@ -33,6 +33,12 @@ std::string Scenario::token_label(int t) const {
   return "t" + std::to_string(t);
 }
 
+std::string Scenario::feature_label(int i) const {
+  if (i >= 0 && static_cast<std::size_t>(i) < features.size() && !features[static_cast<std::size_t>(i)].empty())
+    return features[static_cast<std::size_t>(i)];
+  return std::to_string(i);
+}
+
 Matrix Scenario::effective_mask() const {
   const auto n = to_index(T());
   switch (mask_kind) {
@@ -127,6 +133,14 @@ std::string validate(const Scenario& s) {
     return "temperature: expected a finite number greater than 0, found " + std::to_string(s.temperature);
   if (!s.tokens.empty() && s.tokens.size() != static_cast<std::size_t>(T))
     return "tokens: expected " + std::to_string(T) + " labels (T), found " + std::to_string(s.tokens.size());
+  if (!s.features.empty() && s.features.size() != static_cast<std::size_t>(D))
+    return "features: expected " + std::to_string(D) + " names (d_model, the columns of X), found " +
+           std::to_string(s.features.size());
+  for (const auto* list : {&s.tokens, &s.features})
+    for (std::size_t i = 0; i < list->size(); ++i)
+      if ((*list)[i].size() > static_cast<std::size_t>(kMaxTokenLabelLength))
+        return std::string(list == &s.tokens ? "tokens[" : "features[") + std::to_string(i) + "]: expected at most " +
+               std::to_string(kMaxTokenLabelLength) + " bytes, found " + std::to_string((*list)[i].size());
   for (auto [name, m] : {std::pair{"X", &s.X}, std::pair{"W_q", &s.W_q}, std::pair{"W_k", &s.W_k},
                          std::pair{"W_v", &s.W_v}})
     if (auto e = check_finite(name, *m); !e.empty()) return e;

@@ -107,7 +107,7 @@ Matrix read_vector(const json& j, const std::string& name, std::size_t expected,
 
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> keys = {"X", "W_q", "W_k", "W_v", "heads", "b_q", "b_k", "b_v", "W_o", "b_o",
-                                                "mask", "scale", "temperature", "tokens", "title", "description",
+                                                "mask", "scale", "temperature", "tokens", "features", "title", "description",
                                                 "attention_lab"};
   return keys;
 }
@@ -197,20 +197,28 @@ Scenario parse_object(const json& root) {
     s.temperature = read_float(root["temperature"], "temperature");
     if (!(s.temperature > 0.0f)) fail("temperature: expected a number greater than 0, found " + root["temperature"].dump());
   }
-  if (root.contains("tokens")) {
-    const json& t = root["tokens"];
-    if (!t.is_array()) fail("tokens: expected a list of " + std::to_string(T) + " strings, found " + type_of(t));
-    if (t.size() != static_cast<std::size_t>(T))
-      fail("tokens: expected " + std::to_string(T) + " labels (T, the rows of X), found " + std::to_string(t.size()));
+  // A list of `count` short labels, one per row (tokens) or column (features) of X.
+  auto read_labels = [&](const char* name, int count, const char* count_what, const char* noun) {
+    std::vector<std::string> out;
+    const json& t = root[name];
+    if (!t.is_array())
+      fail(std::string(name) + ": expected a list of " + std::to_string(count) + " strings, found " + type_of(t));
+    if (t.size() != static_cast<std::size_t>(count))
+      fail(std::string(name) + ": expected " + std::to_string(count) + " " + noun + " (" + count_what + "), found " +
+           std::to_string(t.size()));
     for (std::size_t i = 0; i < t.size(); ++i) {
-      if (!t[i].is_string()) fail("tokens[" + std::to_string(i) + "]: expected a string, found " + type_of(t[i]));
+      const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
+      if (!t[i].is_string()) fail(where + ": expected a string, found " + type_of(t[i]));
       auto label = t[i].get<std::string>();
       if (label.size() > static_cast<std::size_t>(kMaxTokenLabelLength))
-        fail("tokens[" + std::to_string(i) + "]: expected at most " + std::to_string(kMaxTokenLabelLength) +
-             " characters, found " + std::to_string(label.size()));
-      s.tokens.push_back(std::move(label));
+        fail(where + ": expected at most " + std::to_string(kMaxTokenLabelLength) + " characters, found " +
+             std::to_string(label.size()));
+      out.push_back(std::move(label));
     }
-  }
+    return out;
+  };
+  if (root.contains("tokens")) s.tokens = read_labels("tokens", T, "T, the rows of X", "labels");
+  if (root.contains("features")) s.features = read_labels("features", D, "d_model, the columns of X", "names");
   for (const char* key : {"title", "description"}) {
     if (!root.contains(key)) continue;
     if (!root[key].is_string()) fail(std::string(key) + ": expected a string, found " + type_of(root[key]));
@@ -354,6 +362,12 @@ std::string scenario_to_json(const Scenario& s) {
     // The labels as they are: an empty one stays empty (shown as the index), so
     // a round trip gives back the same scenario.
     for (std::size_t t = 0; t < s.tokens.size(); ++t) out << (t ? ", " : "") << quote(s.tokens[t]);
+    out << ']';
+  }
+  if (!s.features.empty()) {
+    key("features");
+    out << '[';
+    for (std::size_t i = 0; i < s.features.size(); ++i) out << (i ? ", " : "") << quote(s.features[i]);
     out << ']';
   }
   key("heads"), out << s.heads;

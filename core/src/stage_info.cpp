@@ -13,15 +13,27 @@ std::string subscript(int n) {
 
 namespace {
 
-std::vector<std::string> token_labels(const Scenario& s) {
-  std::vector<std::string> out;
-  for (int t = 0; t < s.T(); ++t) out.push_back(s.token_label(t));
+// Labels along one side of a stage, with what they name.
+struct Labels {
+  std::vector<std::string> text;
+  LabelKind kind = LabelKind::Index;
+};
+
+Labels token_labels(const Scenario& s) {
+  Labels out{{}, LabelKind::Token};
+  for (int t = 0; t < s.T(); ++t) out.text.push_back(s.token_label(t));
   return out;
 }
 
-std::vector<std::string> index_labels(int n, int offset = 0) {
-  std::vector<std::string> out;
-  for (int i = 0; i < n; ++i) out.push_back(std::to_string(offset + i));
+Labels feature_labels(const Scenario& s) {
+  Labels out{{}, LabelKind::Feature};
+  for (int i = 0; i < s.d_model(); ++i) out.text.push_back(s.feature_label(i));
+  return out;
+}
+
+Labels index_labels(int n, int offset = 0) {
+  Labels out;
+  for (int i = 0; i < n; ++i) out.text.push_back(std::to_string(offset + i));
   return out;
 }
 
@@ -39,11 +51,13 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
   const auto tokens = token_labels(s);
   const StageId X = StageId::input(StageKind::X);
 
-  auto shape = [&](int rows, int cols, std::vector<std::string> rl, std::vector<std::string> cl) {
+  auto shape = [&](int rows, int cols, Labels rl, Labels cl) {
     info.rows = rows;
     info.cols = cols;
-    info.row_labels = std::move(rl);
-    info.col_labels = std::move(cl);
+    info.row_labels = std::move(rl.text);
+    info.col_labels = std::move(cl.text);
+    info.row_label_kind = rl.kind;
+    info.col_label_kind = cl.kind;
   };
   const int wk = d.heads * d.d_k;
   const int wv = d.heads * d.d_v;
@@ -56,7 +70,7 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
       info.explanation =
           "One row per token: the vector the model holds for that token before this layer. "
           "Everything below is computed from these numbers and the weights.";
-      shape(d.T, d.d_model, tokens, index_labels(d.d_model));
+      shape(d.T, d.d_model, tokens, feature_labels(s));
       break;
     case StageKind::W_q: case StageKind::W_k: case StageKind::W_v: {
       const bool v = id.kind == StageKind::W_v;
@@ -66,7 +80,8 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
       info.formula = info.symbol;
       info.explanation = std::string("Learned during training. Multiplying a token's embedding by it gives that "
                                      "token's ") + role + " vector; column block i belongs to head i.";
-      shape(d.d_model, v ? wv : wk, index_labels(d.d_model), index_labels(v ? wv : wk));
+      // Row i of a weight matrix multiplies feature i of every token.
+      shape(d.d_model, v ? wv : wk, feature_labels(s), index_labels(v ? wv : wk));
       info.active = true;
       break;
     }
@@ -77,7 +92,7 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
       info.symbol = kind_name(id.kind);
       info.formula = info.symbol;
       info.explanation = "Added to every token's projection, so a projection can be non-zero even for a zero input.";
-      shape(1, v ? wv : wk, {"bias"}, index_labels(v ? wv : wk));
+      shape(1, v ? wv : wk, Labels{{"bias"}, LabelKind::Index}, index_labels(v ? wv : wk));
       info.active = s.use_bias;
       break;
     }
@@ -96,7 +111,7 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
       info.symbol = "b_o";
       info.formula = "b_o";
       info.explanation = "Added to every token's output vector.";
-      shape(1, d.d_out, {"bias"}, index_labels(d.d_out));
+      shape(1, d.d_out, Labels{{"bias"}, LabelKind::Index}, index_labels(d.d_out));
       info.active = s.use_output_bias;
       break;
     case StageKind::Mask:

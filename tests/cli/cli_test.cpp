@@ -2,6 +2,7 @@
 // written with -o, and traces that are strict JSON.
 
 #include "cli.h"
+#include "attention_lab/lesson.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/engine.h"
 #include "attention_lab/presets.h"
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 using namespace attention_lab;
@@ -99,6 +101,11 @@ TEST(Cli, PresetsListsEveryPreset) {
   const CliResult r = run({"presets"});
   EXPECT_EQ(r.code, cli::kExitOk);
   for (const auto& p : presets()) EXPECT_NE(r.out.find(p.name + "\t"), std::string::npos) << p.name;
+  // The sized family, with an example that really is a preset.
+  EXPECT_NE(r.out.find("random-T-D-H\t"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("random-64-32-4"), std::string::npos);
+  EXPECT_TRUE(make_preset("random-64-32-4"));
+  EXPECT_NE(run({"--help"}).out.find("random-64-32-4"), std::string::npos);
   const CliResult extra = run({"presets", "more"});
   EXPECT_EQ(extra.code, cli::kExitBadInput);
   EXPECT_TRUE(one_line_error(extra, "presets: takes no arguments"));
@@ -127,7 +134,8 @@ TEST(Cli, PresetWithOutputWritesTheFile) {
 TEST(Cli, UnknownPresetListsTheNames) {
   const CliResult r = run({"preset", "nope"});
   EXPECT_EQ(r.code, cli::kExitBadInput);
-  EXPECT_TRUE(one_line_error(r, "preset: expected one of fat-cat, book, naive, multi-head, found 'nope'"));
+  EXPECT_TRUE(one_line_error(
+      r, "preset: expected one of fat-cat, book, naive, multi-head or random-T-D-H (e.g. random-64-32-4), found 'nope'"));
   EXPECT_EQ(run({"preset"}).code, cli::kExitBadInput);
   EXPECT_EQ(run({"preset", "book", "naive"}).code, cli::kExitBadInput);
 }
@@ -172,7 +180,74 @@ TEST(Cli, ValidateReportsSyntaxErrorsAndMissingFilesOnOneLine) {
   EXPECT_TRUE(one_line_error(r, "absent.json: cannot read"));
   r = run({"validate"});
   EXPECT_EQ(r.code, cli::kExitBadInput);
-  EXPECT_TRUE(one_line_error(r, "validate: expected one scenario file"));
+  EXPECT_TRUE(one_line_error(r, "validate: expected one scenario or lesson file"));
+}
+
+TEST(Cli, ValidateWarnsLikeTraceOfARowThatMayAttendToNothing) {
+  TempDir dir;
+  Scenario s = *make_preset("book");
+  s.mask_kind = MaskKind::Custom;
+  s.custom_mask = Matrix::Ones(6, 6);
+  s.custom_mask.row(2).setZero();  // token 2 may attend to nothing
+  const auto path = scenario_file(dir, "empty-row.json", s);
+  const CliResult trace = run({"trace", path});
+  ASSERT_EQ(trace.code, cli::kExitOk);
+  ASSERT_NE(trace.err, "") << "trace should warn";
+  const CliResult r = run({"validate", path});
+  EXPECT_EQ(r.code, cli::kExitOk);
+  EXPECT_EQ(r.err, trace.err);  // the same warnings, word for word
+  EXPECT_EQ(r.out, path + ": ok (T=6, d_model=3, heads=1, d_k=2, d_v=2, d_out=2, mask custom), 1 warning\n");
+}
+
+// A lesson file next to its scenario, as a teacher writes one.
+std::string lesson_file(const TempDir& dir, const std::string& steps) {
+  EXPECT_EQ(save_scenario(*make_preset("book"), (dir / "book.json").string()), "");
+  const auto path = (dir / "lesson.json").string();
+  write_text(dir / "lesson.json", R"({"format": "attention-lab/lesson@1", "title": "Masks", "scenario": "book.json",
+    "steps": )" + steps + "}");
+  return path;
+}
+
+TEST(Cli, ValidateChecksALessonFileAndEveryStepsScenario) {
+  TempDir dir;
+  const auto path = lesson_file(dir, R"([{"title": "One", "text": "a"}, {"title": "Two", "text": "b",
+    "apply": [{"mask": "causal"}]}])");
+  const CliResult r = run({"validate", path});
+  EXPECT_EQ(r.code, cli::kExitOk) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, path + ": ok (lesson 'Masks', 2 steps; scenario T=6, d_model=3, heads=1, d_k=2, d_v=2, d_out=2, mask none)\n");
+}
+
+TEST(Cli, ValidateNamesTheBadStepOfALesson) {
+  TempDir dir;
+  const auto path = lesson_file(dir, R"([{"title": "One", "text": "a"}, {"title": "Two", "text": "b",
+    "show": ["weights[3]"]}])");
+  const CliResult r = run({"validate", path});
+  EXPECT_EQ(r.code, cli::kExitBadInput);
+  EXPECT_TRUE(one_line_error(r, path + ": "));
+  EXPECT_TRUE(one_line_error(r, "weights[3]"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, ValidateWarnsOnceAtTheFirstStepOfALessonWhereARowAttendsToNothing) {
+  TempDir dir;
+  const auto path = lesson_file(dir, R"([{"title": "Fine", "text": "a"},
+    {"title": "Empty row", "text": "b", "apply": [{"mask": [[1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0],
+      [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]}]},
+    {"title": "Still", "text": "c"}])");
+  const CliResult r = run({"validate", path});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  EXPECT_NE(r.out.find(", 1 warning"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.rfind("warning: step 2 ('Empty row'): ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(Cli, EveryBuiltInLessonValidates) {
+  for (const auto& file : lesson_files(std::filesystem::path(ATTENTION_LAB_TEST_DATA_DIR) / "../assets/lessons")) {
+    const CliResult r = run({"validate", file.string()});
+    EXPECT_EQ(r.code, cli::kExitOk) << file << ": " << r.err;
+    EXPECT_NE(r.out.find(": ok (lesson '"), std::string::npos) << r.out;
+  }
 }
 
 TEST(Cli, AStringWithANewlineStillGivesAOneLineError) {

@@ -198,6 +198,44 @@ TEST(Edits, TokenLabelsAreCheckedAndShown) {
   EXPECT_EQ(t.token_label(1), "t1");
 }
 
+TEST(Edits, FeatureNamesAreCheckedAndShown) {
+  const Scenario s = attention_lab::test::preset("book");  // d_model = 3, no names
+  expect_refused(s, SetFeatureLabel{3, "x"}, "feature name: expected an index from 0 to 2, found 3 (d_model = 3)");
+  expect_refused(s, SetFeatureLabel{-1, "x"}, "found -1");
+  expect_refused(s, SetFeatureLabel{0, std::string(limits::kMaxTokenLabelLength + 1, 'a')}, "expected at most 64");
+  Scenario t = s;
+  const Applied first = apply_edit(t, SetFeatureLabel{2, "colour"});
+  ASSERT_EQ(first.error, "");
+  EXPECT_EQ(t.features, (std::vector<std::string>{"", "", "colour"}));
+  EXPECT_EQ(t.feature_label(2), "colour");
+  EXPECT_EQ(t.feature_label(0), "0");
+  // The first name's inverse is "no names", a list, not a copy of the scenario.
+  const auto* inverse = std::get_if<SetLabels>(&first.inverse);
+  ASSERT_NE(inverse, nullptr);
+  EXPECT_EQ(inverse->which, LabelList::Features);
+  EXPECT_TRUE(inverse->labels.empty());
+  const Applied second = apply_edit(t, SetFeatureLabel{2, "hue"});
+  ASSERT_EQ(second.error, "");
+  const auto* one = std::get_if<SetFeatureLabel>(&second.inverse);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->label, "colour");
+  // Names change no number.
+  EXPECT_FALSE(second.stale.everything());
+  EXPECT_TRUE(second.stale.entries().empty());
+}
+
+TEST(Edits, SetLabelsReplacesAWholeListOrClearsIt) {
+  const Scenario s = attention_lab::test::preset("book");
+  expect_refused(s, SetLabels{LabelList::Tokens, {"a", "b"}}, "tokens: expected 6 labels (T) or none, found 2");
+  expect_refused(s, SetLabels{LabelList::Features, {"a", "b", std::string(65, 'x')}},
+                 "features[2]: expected at most 64 characters, found 65");
+  Scenario t = s;
+  ASSERT_EQ(apply_edit(t, SetLabels{LabelList::Tokens, {}}).error, "");
+  EXPECT_EQ(t.token_label(1), "t1");
+  ASSERT_EQ(apply_edit(t, SetLabels{LabelList::Features, {"x", "y", "z"}}).error, "");
+  EXPECT_EQ(t.feature_label(1), "y");
+}
+
 TEST(Edits, ReplaceScenarioRefusesAnInvalidOne) {
   Scenario bad = attention_lab::test::preset("book");
   bad.heads = 0;
@@ -227,6 +265,8 @@ TEST(Edits, DescriptionsReadLikeMenuItems) {
   EXPECT_EQ(describe(SetToggle{Toggle::OutputProjection, false}), "W_o off");
   EXPECT_EQ(describe(SetTemperature{0.25f}), "temperature = 0.25");
   EXPECT_EQ(describe(SetTokenLabel{1, "cat"}), "token 1 = \"cat\"");
+  EXPECT_EQ(describe(SetFeatureLabel{0, "size"}), "feature 0 = \"size\"");
+  EXPECT_EQ(describe(SetLabels{LabelList::Features, {}}), "clear feature names");
 }
 
 TEST(Edits, ARefusedEditLeavesTheDocumentAlone) {

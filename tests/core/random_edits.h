@@ -49,7 +49,9 @@ class RandomEdits {
           if (auto p = std::get<SetPin>(random_pin(d)); p.value && canonical(p.key.stage.kind)) pins[p.key] = *p.value;
         return SetPins{pins};
       }
-      case 9: return SetTokenLabel{pick(0, d.T - 1), pick(0, 1) ? "tok" + std::to_string(pick(0, 99)) : ""};
+      case 9:
+        if (pick(0, 2) == 0) return SetFeatureLabel{pick(0, d.d_model - 1), pick(0, 1) ? "f" + std::to_string(pick(0, 99)) : ""};
+        return SetTokenLabel{pick(0, d.T - 1), pick(0, 1) ? "tok" + std::to_string(pick(0, 99)) : ""};
       case 10: {  // a whole matrix
         const StageKind k = pick(0, 1) ? StageKind::X : StageKind::W_v;
         Matrix m = input_of(s, k);

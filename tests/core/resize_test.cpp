@@ -50,6 +50,20 @@ TEST(Resize, GrowingTKeepsEveryTokenAndAddsNewOnes) {
   EXPECT_EQ(g.W_o, s.W_o);
 }
 
+TEST(Resize, DModelKeepsTheFeatureNamesThatStillHaveAColumn) {
+  Scenario s = full();  // d_model = 5
+  s.features = {"a", "b", "c", "d", "e"};
+  const Scenario grown = resized(s, Dimension::d_model, 7);
+  EXPECT_EQ(grown.features, (std::vector<std::string>{"a", "b", "c", "d", "e", "", ""}));
+  EXPECT_EQ(grown.feature_label(6), "6");
+  const Scenario shrunk = resized(s, Dimension::d_model, 2);
+  EXPECT_EQ(shrunk.features, (std::vector<std::string>{"a", "b"}));
+  // Without names, a resize invents none.
+  EXPECT_TRUE(resized(full(), Dimension::d_model, 7).features.empty());
+  // Other sizes leave the names alone.
+  EXPECT_EQ(resized(s, Dimension::T, 6).features, s.features);
+}
+
 TEST(Resize, ShrinkingTKeepsTheFirstTokens) {
   const Scenario s = full();
   const Scenario g = resized(s, Dimension::T, 2);

@@ -37,6 +37,7 @@ Scenario everything() {
   s.title = "quotes \" backslash \\ newline \n tab \t bell \x07 and ünïcödé →";
   s.description = "second line\nthird";
   s.tokens = {"a", "", "ç"};  // an empty label is shown as the index
+  s.features = {"noun", "", "\"quoted\"", "plural →"};
   s.X(0, 0) = -0.0f;
   s.X(0, 1) = 1e-40f;  // subnormal
   s.X(0, 2) = 3.0e38f;
@@ -485,6 +486,30 @@ TEST(ScenarioBadInput, TokensMustMatchTAndBeShortStrings) {
   EXPECT_EQ(parse_error(j), "tokens[5]: expected at most 64 characters, found 65");
   j["tokens"] = "abc";
   EXPECT_EQ(parse_error(j), "tokens: expected a list of 6 strings, found string \"abc\"");
+}
+
+TEST(ScenarioBadInput, FeaturesMustMatchDModelAndBeShortStrings) {
+  json j = book_json();  // d_model = 3
+  j["features"] = {"a", "b"};
+  EXPECT_EQ(parse_error(j), "features: expected 3 names (d_model, the columns of X), found 2");
+  j["features"] = {"a", nullptr, "c"};
+  EXPECT_EQ(parse_error(j), "features[1]: expected a string, found null");
+  j["features"] = {"a", "b", std::string(65, 'x')};
+  EXPECT_EQ(parse_error(j), "features[2]: expected at most 64 characters, found 65");
+  j["features"] = 3;
+  EXPECT_EQ(parse_error(j), "features: expected a list of 3 strings, found 3");
+}
+
+TEST(ScenarioIo, FeatureNamesAreSavedOnlyWhenGiven) {
+  Scenario s = attention_lab::test::preset("book");
+  EXPECT_FALSE(json::parse(scenario_to_json(s)).contains("features"));
+  s.features = {"size", "", "colour"};
+  const json j = json::parse(scenario_to_json(s));
+  EXPECT_EQ(j["features"], json({"size", "", "colour"}));
+  const LoadResult back = parse_scenario(scenario_to_json(s));
+  ASSERT_EQ(back.error, "");
+  EXPECT_EQ(back.scenario->feature_label(0), "size");
+  EXPECT_EQ(back.scenario->feature_label(1), "1");  // empty: the index
 }
 
 TEST(ScenarioBadInput, BadPinsNameThePin) {

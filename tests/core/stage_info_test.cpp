@@ -98,6 +98,42 @@ TEST(StageInfo, RowsOfTokenStagesAreLabelledWithTheTokens) {
   EXPECT_EQ(describe_stage(s, StageId::input(StageKind::Mask)).domain, ValueDomain::Binary);
 }
 
+TEST(StageInfo, FeatureNamesLabelTheColumnsOfXAndTheRowsOfTheWeights) {
+  Scenario s = attention_lab::test::preset("book");
+  s.features = {"size", "", "colour"};
+  const std::vector<std::string> names = {"size", "1", "colour"};
+  EXPECT_EQ(describe_stage(s, StageId::input(StageKind::X)).col_labels, names);
+  for (StageKind k : {StageKind::W_q, StageKind::W_k, StageKind::W_v})
+    EXPECT_EQ(describe_stage(s, StageId::input(k)).row_labels, names) << kind_name(k);
+  EXPECT_EQ(describe_stage(s, StageId::input(StageKind::X)).col_label_kind, LabelKind::Feature);
+  EXPECT_EQ(describe_stage(s, StageId::input(StageKind::W_k)).row_label_kind, LabelKind::Feature);
+  // Q's columns are projections, not features: they keep their indices.
+  const auto q = describe_stage(s, StageId::input(StageKind::Q));
+  EXPECT_EQ(q.col_labels.front(), "0");
+  EXPECT_EQ(q.col_label_kind, LabelKind::Index);
+  EXPECT_EQ(q.row_label_kind, LabelKind::Token);
+}
+
+TEST(StageInfo, EveryLabelSaysWhetherItNamesATokenAFeatureOrAnIndex) {
+  const Scenario s = attention_lab::test::preset("book");
+  for (const StageId id : pipeline(s)) {
+    const auto info = describe_stage(s, id);
+    const bool t_by_t = info.rows == s.T() && info.cols == s.T() && id.kind != StageKind::X;
+    if (id.kind == StageKind::X || id.kind == StageKind::W_q || id.kind == StageKind::W_k || id.kind == StageKind::W_v) {
+      EXPECT_EQ(id.kind == StageKind::X ? info.col_label_kind : info.row_label_kind, LabelKind::Feature) << to_string(id);
+    }
+    if (t_by_t) {
+      EXPECT_EQ(info.col_label_kind, LabelKind::Token) << to_string(id);
+    }
+    // whatever names a token shows its label
+    for (std::size_t r = 0; r < info.row_labels.size(); ++r) {
+      if (info.row_label_kind == LabelKind::Token) {
+        EXPECT_EQ(info.row_labels[r], s.token_label(static_cast<int>(r)));
+      }
+    }
+  }
+}
+
 TEST(StageInfo, HeadViewsAreLabelledWithTheirColumnsOfTheWholeMatrix) {
   const Scenario s = attention_lab::test::preset("multi-head");  // d_k = 4
   const auto q2 = describe_stage(s, StageId::of_head(StageKind::HeadQ, 2));

@@ -3,6 +3,7 @@
 
 #include "attention_lab/document.h"
 #include "attention_lab/edit.h"
+#include "attention_lab/scenario_io.h"
 
 #include "random_edits.h"
 #include "test_support.h"
@@ -106,6 +107,15 @@ TEST(Undo, EachKindOfEditHasAnExactInverse) {
        }(),
        SetTokenLabel{0, "first"}},
       {book, SetTokenLabel{0, "first"}},
+      {book, SetFeatureLabel{1, "size"}},
+      {[] {
+         Scenario s = attention_lab::test::preset("book");
+         s.features = {"a", "b", "c"};
+         return s;
+       }(),
+       SetFeatureLabel{1, "size"}},
+      {book, SetLabels{LabelList::Tokens, {}}},
+      {book, SetLabels{LabelList::Features, {"x", "y", "z"}}},
       {book, ReplaceScenario{std::make_shared<const Scenario>(attention_lab::test::preset("naive"))}},
   };
   for (const auto& [start, edit] : cases) {
@@ -117,6 +127,45 @@ TEST(Undo, EachKindOfEditHasAnExactInverse) {
     EXPECT_TRUE(engine_is_fresh(doc)) << describe(edit);
     EXPECT_FALSE(doc.modified()) << describe(edit);
   }
+}
+
+TEST(Undo, RenamesUndoRedoAndSurviveSavingAndLoading) {
+  const Scenario book = attention_lab::test::preset("book");
+  Document doc(book);
+  ASSERT_EQ(doc.apply(SetTokenLabel{2, "begins"}), "");
+  ASSERT_EQ(doc.apply(SetFeatureLabel{0, "size"}), "");
+  ASSERT_EQ(doc.apply(SetFeatureLabel{0, "scale"}), "");
+  EXPECT_EQ(doc.scenario().token_label(2), "begins");
+  EXPECT_EQ(doc.scenario().feature_label(0), "scale");
+  EXPECT_EQ(doc.undo_label(), "feature 0 = \"scale\"");
+
+  ASSERT_TRUE(doc.undo());
+  EXPECT_EQ(doc.scenario().feature_label(0), "size");
+  ASSERT_TRUE(doc.undo());
+  EXPECT_TRUE(doc.scenario().features.empty());  // back to no names at all, not three empty ones
+  ASSERT_TRUE(doc.undo());
+  EXPECT_TRUE(scenarios_identical(doc.scenario(), book));
+  EXPECT_FALSE(doc.modified());
+
+  ASSERT_TRUE(doc.redo());
+  ASSERT_TRUE(doc.redo());
+  ASSERT_TRUE(doc.redo());
+  EXPECT_EQ(doc.scenario().token_label(2), "begins");
+  EXPECT_EQ(doc.scenario().feature_label(0), "scale");
+
+  const LoadResult back = parse_scenario(scenario_to_json(doc.scenario()));
+  ASSERT_EQ(back.error, "");
+  EXPECT_TRUE(scenarios_identical(*back.scenario, doc.scenario()));
+  EXPECT_EQ(back.scenario->token_label(2), "begins");
+  EXPECT_EQ(back.scenario->feature_label(0), "scale");
+}
+
+TEST(Undo, ARefusedRenameNamesTheIndexAndChangesNothing) {
+  Document doc(attention_lab::test::preset("book"));
+  EXPECT_EQ(doc.apply(SetTokenLabel{9, "x"}), "token label: expected an index from 0 to 5, found 9 (T = 6)");
+  EXPECT_EQ(doc.apply(SetFeatureLabel{-2, "x"}), "feature name: expected an index from 0 to 2, found -2 (d_model = 3)");
+  EXPECT_FALSE(doc.modified());
+  EXPECT_FALSE(doc.can_undo());
 }
 
 TEST(Undo, AnEditAfterUndoClearsTheRedoStack) {

@@ -38,6 +38,8 @@ inline ::testing::AssertionResult scenarios_identical(const Scenario& a, const S
   if (a.title != b.title) return fail() << "title: '" << a.title << "' vs '" << b.title << "'";
   if (a.description != b.description) return fail() << "description differs";
   if (a.tokens != b.tokens) return fail() << "tokens differ (" << a.tokens.size() << " vs " << b.tokens.size() << ")";
+  if (a.features != b.features)
+    return fail() << "features differ (" << a.features.size() << " vs " << b.features.size() << ")";
   const std::pair<const char*, const Matrix Scenario::*> matrices[] = {
       {"X", &Scenario::X},     {"W_q", &Scenario::W_q}, {"W_k", &Scenario::W_k},
       {"W_v", &Scenario::W_v}, {"W_o", &Scenario::W_o}, {"b_q", &Scenario::b_q},

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -84,4 +85,15 @@ TEST(NumberFormat, CellValuesUseFixedDecimalsSoTinyOnesTakeNoMoreRoom) {
   EXPECT_EQ(format_cell_value(std::numeric_limits<float>::quiet_NaN()), "NaN");
   // Every value below 1e5 is as wide as any other of the same integer part.
   for (const float v : {1e-7f, 3e-4f, 0.004f, 0.5f, 0.99f}) EXPECT_EQ(format_cell_value(v).size(), 4u) << v;
+}
+
+TEST(NumberFormat, PercentagesNeverReadMinusZero) {
+  EXPECT_EQ(format_percent(0.123), "12.3 %");
+  EXPECT_EQ(format_percent(1.0), "100.0 %");
+  EXPECT_EQ(format_percent(-1e-9), "0.0 %");  // 1 − (a sum a hair above 1)
+  EXPECT_EQ(format_percent(-0.0), "0.0 %");
+  EXPECT_EQ(format_percent(-0.0004), "0.0 %");
+  EXPECT_EQ(format_percent(-0.25), "−25.0 %");
+  EXPECT_EQ(format_percent(0.5, 0), "50 %");
+  EXPECT_EQ(format_percent(std::nan("")), "NaN %");
 }

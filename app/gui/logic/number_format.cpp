@@ -33,4 +33,14 @@ std::string format_factor(float v, int digits) {
   return v < 0 ? "(" + s + ")" : s;
 }
 
+std::string format_percent(double fraction, int decimals) {
+  if (std::isnan(fraction)) return "NaN %";
+  if (std::isinf(fraction)) return fraction < 0 ? "−∞ %" : "∞ %";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, std::fabs(100.0 * fraction));
+  const std::string s = buf;
+  const bool rounds_to_zero = s.find_first_not_of("0.") == std::string::npos;
+  return (fraction < 0 && !rounds_to_zero ? "−" : "") + s + " %";
+}
+
 }  // namespace attention_lab::gui

@@ -16,5 +16,9 @@ std::string format_number(float v, int digits = 2);
 std::string format_cell_value(float v, int digits = 2);
 // Wraps negatives in parentheses for products: "(−0.31)".
 std::string format_factor(float v, int digits = 2);
+// A share as a percentage with `decimals` decimals: 0.123 → "12.3 %". A share
+// that rounds to zero reads "0.0 %", never "−0.0 %" (1 − a sum of weights
+// that is a hair above 1 is a tiny negative number).
+std::string format_percent(double fraction, int decimals = 1);
 
 }  // namespace attention_lab::gui

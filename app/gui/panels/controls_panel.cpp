@@ -60,6 +60,9 @@ void draw_controls_panel(AppState& state) {
   if (s.use_w_o) dimension_input(state, "d_out", Dimension::d_out, d.d_out, kMaxModelDim, "Columns of W_o");
 
   ImGui::Separator();
+  draw_words_section(state);
+
+  ImGui::Separator();
   ImGui::TextDisabled("Attention");
   const char* kinds[] = {"none", "causal", "custom"};
   int kind = static_cast<int>(s.mask_kind);

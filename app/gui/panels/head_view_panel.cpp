@@ -64,12 +64,15 @@ void draw_head_view_panel(AppState& state) {
   else ImGui::TextDisabled("%d heads", s.heads);
   push_wrap_at_visible_edge();
   ImGui::TextDisabled("Left: the token asking (query). Right: the tokens it looks at (keys). Thicker = more weight. "
-                      "Hover a token to see only its lines; click a line to select that weight.");
+                      "Hover a token to see only its lines and their weights; click a line to select that weight.");
   ImGui::PopTextWrapPos();
   const int legend_head = hv.all_heads && s.heads > 1 ? head_legend(state, s.heads) : -1;
 
-  const float row_h = std::max(ImGui::GetTextLineHeightWithSpacing() * 1.2f, 18.0f);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // Rows share the panel's height, from a readable minimum up to a spacing
+  // that still reads as one picture (a few tokens need not span a tall screen).
+  const float min_row_h = std::max(ImGui::GetTextLineHeightWithSpacing() * 1.2f, 18.0f);
+  const float row_h = std::clamp(avail.y / static_cast<float>(std::max(T, 1)), min_row_h, 4.0f * min_row_h);
   const float note_h = 3 * ImGui::GetTextLineHeightWithSpacing();  // the long-sequence slider and note
   int fits = std::max(1, static_cast<int>((avail.y - row_h) / row_h));
   if (T > fits) fits = std::max(1, static_cast<int>((avail.y - row_h - note_h) / row_h));
@@ -93,10 +96,10 @@ void draw_head_view_panel(AppState& state) {
     }
     inside /= std::max(heads_counted, 1);
     push_wrap_at_visible_edge();
-    ImGui::TextDisabled("'%s' gives %.1f %% of its attention%s to the %d tokens shown, %.1f %% to the others. "
+    ImGui::TextDisabled("'%s' gives %s of its attention%s to the %d tokens shown, %s to the others. "
                         "Lines under 1 %% are not drawn; hover a query on the left for its share.",
-                        s.token_label(query).c_str(), 100.0 * inside, hv.all_heads ? " (mean over the heads)" : "",
-                        fits, 100.0 * (1.0 - inside));
+                        s.token_label(query).c_str(), format_percent(inside).c_str(),
+                        hv.all_heads ? " (mean over the heads)" : "", fits, format_percent(1.0 - inside).c_str());
     ImGui::PopTextWrapPos();
   }
   hv.first_token = std::clamp(hv.first_token, 0, std::max(0, T - fits));
@@ -105,7 +108,8 @@ void draw_head_view_panel(AppState& state) {
   const float label_w = 110.0f * ImGui::GetFontSize() / 16.0f;
   HeadViewLayout layout;
   layout.left_x = origin.x + label_w + 8;
-  layout.right_x = origin.x + std::min(avail.x, 720.0f) - label_w - 8;
+  // The lines span the panel's whole width.
+  layout.right_x = std::max(origin.x + avail.x - label_w - 8, layout.left_x + 80.0f);
   layout.top = origin.y;
   layout.row_height = row_h;
   layout.first_token = hv.first_token;
@@ -127,11 +131,12 @@ void draw_head_view_panel(AppState& state) {
   // Only the rows of the token window: at T=1024 with twelve heads, whole
   // weight matrices would be 12 million exponentials a frame.
   std::vector<AttentionLine> all;
+  std::vector<Matrix> windows;  // the drawn heads' weight rows, for the numbers on hover
   for (int h = 0; h < s.heads; ++h) {
     if (!hv.all_heads && h != state.focused_head) continue;
     if (legend_head >= 0 && h != legend_head) continue;
-    const Matrix window = doc.engine().rows(StageId::of_head(StageKind::Weights, h), layout.first_token, layout.token_count);
-    auto lines = attention_lines(window, h, layout, 0.01f, hover_query, hover_key, layout.first_token);
+    windows.push_back(doc.engine().rows(StageId::of_head(StageKind::Weights, h), layout.first_token, layout.token_count));
+    auto lines = attention_lines(windows.back(), h, layout, 0.01f, hover_query, hover_key, layout.first_token);
     all.insert(all.end(), lines.begin(), lines.end());
   }
   std::sort(all.begin(), all.end(), [](const AttentionLine& a, const AttentionLine& b) { return a.weight < b.weight; });
@@ -158,6 +163,30 @@ void draw_head_view_panel(AppState& state) {
     const ImU32 lit = IM_COL32(255, 140, 0, 255);
     dl->AddText(ImVec2(layout.left_x - 6 - w, y), t == hover_query ? lit : text, label.c_str());
     dl->AddText(ImVec2(layout.right_x + 6, y), t == hover_key ? lit : text, label.c_str());
+  }
+
+  // Hovering a token prints its weights at the far end of its lines (every
+  // token in the window, even those under 1 % that have no line): with
+  // several heads drawn, the mean over them.
+  if ((hover_query >= 0 || hover_key >= 0) && !windows.empty()) {
+    const float line_h = ImGui::GetTextLineHeight();
+    const ImU32 bg = ImGui::GetColorU32(ImGuiCol_WindowBg, 0.85f), fg = ImGui::GetColorU32(ImGuiCol_Text);
+    for (int t = layout.first_token; t < layout.first_token + layout.token_count; ++t) {
+      double sum = 0.0;
+      for (const Matrix& w : windows)
+        sum += static_cast<double>(hover_query >= 0 ? w(hover_query - layout.first_token, t)
+                                                    : w(t - layout.first_token, hover_key));
+      const std::string text = format_number(static_cast<float>(sum / static_cast<double>(windows.size())), 2);
+      const float tw = ImGui::CalcTextSize(text.c_str()).x;
+      const float x = hover_query >= 0 ? layout.right_x - tw - 6 : layout.left_x + 6;
+      const float y = layout.y_of(t) - line_h * 0.5f;
+      dl->AddRectFilled(ImVec2(x - 3, y - 1), ImVec2(x + tw + 3, y + line_h + 1), bg, 3.0f);
+      dl->AddText(ImVec2(x, y), fg, text.c_str());
+    }
+    if (windows.size() > 1)
+      ImGui::SetTooltip("'%s': mean weight over the %d heads drawn; hover a head in the legend for one head's",
+                        s.token_label(hover_query >= 0 ? hover_query : hover_key).c_str(),
+                        static_cast<int>(windows.size()));
   }
 
   // Click a line: select that weight everywhere (pipeline, inspector).

@@ -48,6 +48,7 @@ void draw_help_windows(AppState& state) {
           {"Click", "select (sticky); Esc clears"},
           {"Drag up/down", "change an input, or pin a computed cell (Shift: finer)"},
           {"Double-click / Enter", "type an exact value for the hovered / selected cell"},
+          {"Double-click a token or feature label", "rename it in place (Enter applies, Esc cancels)"},
           {"Click a mask cell", "toggle it (switches to a custom mask)"},
           {"Wheel over a heatmap", "zoom it (when the wheel started over it; otherwise the page scrolls)"},
           {"Ctrl+drag", "pan a zoomed heatmap"},

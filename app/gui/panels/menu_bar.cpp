@@ -76,6 +76,12 @@ std::filesystem::path find_lesson(const std::string& name_or_path) {
   return lessons_dir() / (name_or_path + ".json");
 }
 
+std::string builtin_lesson_names() {
+  std::string names;
+  for (const auto& file : lesson_files(lessons_dir())) names += (names.empty() ? "" : ", ") + file.stem().string();
+  return names.empty() ? "(none installed in " + lessons_dir().string() + ")" : names;
+}
+
 bool load_file_into(AppState& state, const std::string& path) {
   if (state.busy()) {
     state.set_status("Busy: " + state.job->what());

@@ -35,6 +35,11 @@ void draw_typing_popup(AppState& state);
 // The view chosen by the centre's tabs (pipeline, head view, …); exports draw it too.
 void draw_centre_view(AppState& state);
 void draw_blank_screen(AppState& state);
+void draw_rename_popup(AppState& state);
+// The controls panel's list of tokens and feature names, each a text field.
+void draw_words_section(AppState& state);
+// The edit that renames token or feature `index` (rename_popup.cpp).
+Edit rename_edit(LabelKind kind, int index, std::string name);
 
 // PushTextWrapPos at the right edge of what the window shows. (Wrapping at 0,
 // the content edge, keeps a horizontally scrolled view as wide as its widest
@@ -56,6 +61,8 @@ bool load_file_into(AppState& state, const std::string& path);
 std::filesystem::path lessons_dir();
 // A built-in lesson name ("causal-masking") or a lesson file path.
 std::filesystem::path find_lesson(const std::string& name_or_path);
+// The built-in lessons' names, in teaching order, for an error message.
+std::string builtin_lesson_names();
 void step_to(AppState& state, int step);
 
 }  // namespace attention_lab::gui

@@ -43,7 +43,7 @@ float estimated_width(AppState& state, StageId id, bool transposed) {
   const StageInfo& info = state.stage_info(id);
   const int cols = transposed ? info.rows : info.cols;
   const int rows = transposed ? info.cols : info.rows;
-  const float label_w = rows == state.doc->scenario().T() && !transposed ? 52.0f : 22.0f;
+  const float label_w = row_label_width(info, state.doc->scenario(), transposed);
   return label_w + static_cast<float>(cols) * displayed_cell_px(cell_px(state), max_px(), rows, cols) + 8.0f;
 }
 

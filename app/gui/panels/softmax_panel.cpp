@@ -4,6 +4,7 @@
 #include "attention_lab/softmax_breakdown.h"
 #include "attention_lab/stage_info.h"
 #include "logic/number_format.h"
+#include "logic/signed_bars.h"
 
 #include <imgui.h>
 
@@ -27,20 +28,36 @@ float widest_bar_label(std::initializer_list<const RowVector*> rows) {
   return widest;
 }
 
-// One vector as a row of labelled bars (height ∝ value within the row's
-// range), with every number printed under its bar. Column `hidden` (−1:
-// none) is the quiz's answer: a "?" instead of its bar and number.
-void bar_row(const char* label, const RowVector& v, const Scenario& s, float bar_w, ImU32 colour, bool probability,
+ImU32 to_u32(Rgb c) {
+  return IM_COL32(static_cast<int>(c.r * 255.0f + 0.5f), static_cast<int>(c.g * 255.0f + 0.5f),
+                  static_cast<int>(c.b * 255.0f + 0.5f), 255);
+}
+
+// A masked key (−∞): no bar, since no height can stand for it, but a short
+// hatched stub hanging from the zero line, so the eye sees "forbidden", not
+// "missing" and not "very large".
+void minus_infinity_stub(ImDrawList* dl, float x0, float x1, float zero_y) {
+  const float stub = 7.0f * ImGui::GetFontSize() / 16.0f;
+  const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  dl->PushClipRect(ImVec2(x0, zero_y), ImVec2(x1, zero_y + stub), true);
+  for (float x = x0 - stub; x < x1; x += 4.0f) dl->AddLine(ImVec2(x, zero_y + stub), ImVec2(x + stub, zero_y), grey);
+  dl->PopClipRect();
+  dl->AddRect(ImVec2(x0, zero_y), ImVec2(x1, zero_y + stub), grey);
+}
+
+// One vector as a row of labelled bars around one zero line: positive values
+// up in red, negative ones down in blue (the heatmaps' colours), probabilities
+// in `prob_colour`, −∞ as a stub; every number printed under its bar.
+// Column `hidden` (−1: none) is the quiz's answer: a "?" instead of its bar
+// and number.
+void bar_row(const char* label, const RowVector& v, float bar_w, ImU32 prob_colour, bool probability,
              int hidden = -1) {
   ImGui::TextUnformatted(label);
-  float lo = 0.0f, hi = probability ? 1.0f : 0.0f;
-  for (Eigen::Index i = 0; i < v.size(); ++i)
-    if (std::isfinite(v[i])) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
-  if (hi - lo < 1e-12f) hi = lo + 1.0f;
+  const BarScale scale = bar_scale(v, probability);
   const float h = 46.0f * ImGui::GetFontSize() / 16.0f;
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float zero_y = p0.y + h * (hi / (hi - lo));
+  const float zero_y = p0.y + scale.zero_at(h);
   for (Eigen::Index i = 0; i < v.size(); ++i) {
     const float x = p0.x + bar_w * static_cast<float>(i);
     const float value = v[i];
@@ -53,20 +70,22 @@ void bar_row(const char* label, const RowVector& v, const Scenario& s, float bar
                   IM_COL32(0, 0, 0, 255), "?");
       continue;
     }
-    if (std::isinf(value) && value < 0) {
-      dl->AddRectFilled(ImVec2(x + 2, p0.y), ImVec2(x + bar_w - 2, p0.y + h), IM_COL32(80, 84, 95, 255));
-    } else if (std::isfinite(value)) {
-      const float y = p0.y + h * ((hi - value) / (hi - lo));
-      dl->AddRectFilled(ImVec2(x + 2, std::min(y, zero_y)), ImVec2(x + bar_w - 2, std::max(y, zero_y) + 1), colour);
+    const Bar bar = bar_for(value, scale, h);
+    const bool neg_inf = bar.kind == BarKind::MinusInfinity;
+    if (neg_inf) {
+      minus_infinity_stub(dl, x + 2, x + bar_w - 2, zero_y);
+    } else if (bar.kind == BarKind::Up || bar.kind == BarKind::Down) {
+      const ImU32 colour = probability ? prob_colour : to_u32(signed_bar_colour(value));
+      dl->AddRectFilled(ImVec2(x + 2, p0.y + bar.top), ImVec2(x + bar_w - 2, p0.y + bar.bottom + 1), colour);
     }
     const std::string t = bar_label(value);
     const float tw = ImGui::CalcTextSize(t.c_str()).x;
-    dl->AddText(ImVec2(x + (bar_w - tw) * 0.5f, p0.y + h + 2), ImGui::GetColorU32(ImGuiCol_Text), t.c_str());
+    dl->AddText(ImVec2(x + (bar_w - tw) * 0.5f, p0.y + h + 2),
+                ImGui::GetColorU32(neg_inf ? ImGuiCol_TextDisabled : ImGuiCol_Text), t.c_str());
   }
   dl->AddLine(ImVec2(p0.x, zero_y), ImVec2(p0.x + bar_w * static_cast<float>(v.size()), zero_y),
               ImGui::GetColorU32(ImGuiCol_TextDisabled));
   ImGui::Dummy(ImVec2(bar_w * static_cast<float>(v.size()), h + ImGui::GetTextLineHeightWithSpacing() + 4));
-  (void)s;
 }
 
 // Stages whose rows are the tokens (queries, for the mask and the T×T stages).
@@ -145,27 +164,27 @@ void draw_softmax_panel(AppState& state) {
   const int hide_scaled = hidden_in(StageKind::Scaled), hide_masked = hidden_in(StageKind::Masked);
   const int hide_weights = hidden_in(StageKind::Weights);
   const int hide_shifted = hide_masked;  // Ŝ − max, with the max printed beside it
-  const ImU32 signed_colour = IM_COL32(214, 96, 77, 255), prob_colour = IM_COL32(33, 145, 140, 255);
+  const ImU32 prob_colour = IM_COL32(33, 145, 140, 255);
   // Where each numbered row ends, as a scroll position that shows it whole.
   float scroll_at_row[7] = {};
   const auto row_end = [&](int n) {
     scroll_at_row[n] = std::max(0.0f, ImGui::GetCursorPosY() - ImGui::GetWindowHeight() + ImGui::GetStyle().WindowPadding.y * 2);
   };
-  bar_row("1. scores  S = q·kⱼ", b.scores, s, bar_w, signed_colour, false, hidden_in(StageKind::Scores));
+  bar_row("1. scores  S = q·kⱼ", b.scores, bar_w, prob_colour, false, hidden_in(StageKind::Scores));
   row_end(1);
   char divided[96];
   std::snprintf(divided, sizeof divided, "2. scaled  S′ = S ÷ %s%.3g", s.scale ? "√d_k ÷ τ = S ÷ " : "τ = S ÷ ", b.divisor);
-  bar_row(divided, b.scaled, s, bar_w, signed_colour, false, hide_scaled);
+  bar_row(divided, b.scaled, bar_w, prob_colour, false, hide_scaled);
   row_end(2);
-  bar_row("3. masked  Ŝ (−∞ where the mask forbids)", b.masked, s, bar_w, signed_colour, false, hide_masked);
+  bar_row("3. masked  Ŝ (−∞ where the mask forbids)", b.masked, bar_w, prob_colour, false, hide_masked);
   const bool max_is_asked = hide_masked >= 0 && b.masked[hide_masked] == b.max;  // the max would give it away
   const std::string minus = "4. minus the row max (" + (max_is_asked ? std::string("?") : format_number(b.max, 3)) +
                             "): every entry ≤ 0, nothing overflows";
-  bar_row(minus.c_str(), b.shifted, s, bar_w, signed_colour, false, hide_shifted);
+  bar_row(minus.c_str(), b.shifted, bar_w, prob_colour, false, hide_shifted);
   row_end(4);
-  bar_row("5. exp: e^(Ŝⱼ − max), between 0 and 1", b.exps, s, bar_w, prob_colour, true);
+  bar_row("5. exp: e^(Ŝⱼ − max), between 0 and 1", b.exps, bar_w, prob_colour, true);
   const std::string divide = "6. ÷ the sum (" + format_number(static_cast<float>(b.sum), 3) + ") = weights";
-  bar_row(divide.c_str(), b.weights, s, bar_w, prob_colour, true, hide_weights);
+  bar_row(divide.c_str(), b.weights, bar_w, prob_colour, true, hide_weights);
   row_end(6);
   // A lesson step that opens here with a quiz brings its "?" on screen: the
   // lowest row that hides it (the weights sit below the fold of a short window).
@@ -190,7 +209,7 @@ void draw_softmax_panel(AppState& state) {
   if (preview.size() == n) {
     // At the scenario's own τ the preview is the weights row again.
     const bool same_tau = std::fabs(sc.preview_temperature - s.temperature) <= 1e-6f * s.temperature;
-    bar_row("weights at this τ (below 1 sharper, above 1 flatter)", preview, s, bar_w, prob_colour, true,
+    bar_row("weights at this τ (below 1 sharper, above 1 flatter)", preview, bar_w, prob_colour, true,
             same_tau ? hide_weights : -1);
     ImGui::Text("entropy at this τ: %s nats", format_number(static_cast<float>(entropy_of(preview)), 3).c_str());
   }

@@ -3,6 +3,7 @@
 #include "attention_lab/stage_info.h"
 #include "logic/colormap.h"
 #include "logic/gesture.h"
+#include "logic/label_hit.h"
 #include "logic/number_format.h"
 #include "logic/matrix_csv.h"
 #include "logic/pooling.h"
@@ -59,6 +60,16 @@ float draw_colour_bar(ImDrawList* dl, ImVec2 p, float width, int colormap, float
   dl->AddText(ImVec2(p.x + at.hi_x, p.y + h + 1 + (at.stacked ? line_h : 0.0f)), text, hi.c_str());
   return h + 1 + line_h * (at.stacked ? 2.0f : 1.0f);
 }
+
+}  // namespace
+
+float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed) {
+  const LabelKind kind = transposed ? info.col_label_kind : info.row_label_kind;
+  const bool named = kind == LabelKind::Token || (kind == LabelKind::Feature && !scenario.features.empty());
+  return named ? 52.0f : 22.0f;
+}
+
+namespace {
 
 bool pinned(const Scenario& s, StageId id, int r, int c) {
   const Dims d = s.dims();
@@ -134,7 +145,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   ImGui::PushID(state.heatmap_instances[{id, showing_difference}]++);
   ImGui::BeginGroup();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float label_w = opt.show_labels ? (shown_rows == doc.scenario().T() && !opt.transposed ? 52.0f : 22.0f) : 0.0f;
+  const float label_w = opt.show_labels ? row_label_width(info, doc.scenario(), opt.transposed) : 0.0f;
   const float col_label_h = opt.show_labels ? ImGui::GetTextLineHeight() : 0.0f;
 
   // Title: symbol and shape, e.g. "Q  7×4"; the full name and formula in the tooltip.
@@ -516,6 +527,15 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         state.apply(SetMatrix{id, seeded_matrix(seed, id.kind, rows, cols, fan_in), "randomize"});
       }
       ImGui::EndPopup();
+    }
+  }
+
+  // A token or feature label renames it on a double-click (the pointer says so on hover).
+  if (opt.show_labels && opt.interactive && !showing_difference && ImGui::IsWindowHovered()) {
+    const auto hit = label_at(rect, label_w, col_label_h, vis, shown_rows, shown_cols, io.MousePos.x, io.MousePos.y);
+    if (const auto name = hit ? label_name(info, opt.transposed, *hit) : std::nullopt) {
+      ImGui::SetMouseCursor(ImGuiMouseCursor_TextInput);
+      if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) state.start_rename(name->kind, name->index);
     }
   }
 

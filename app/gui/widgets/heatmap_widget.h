@@ -36,6 +36,11 @@ struct HeatmapEvents {
 
 HeatmapEvents draw_heatmap(AppState& state, StageId stage, const HeatmapOptions& options);
 
+// The width of the row-label strip left of a heatmap's cells: room for a word
+// when the rows shown are named (tokens, or features once one has a name),
+// a narrow column for indices otherwise.
+float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed);
+
 // The on-screen cell size of a rows × cols matrix: `cell_px`, unless that
 // would make it larger than `max_px` on its longer side.
 float displayed_cell_px(float cell_px, float max_px, int rows, int cols);

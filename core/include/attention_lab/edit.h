@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace attention_lab {
 
@@ -72,9 +73,26 @@ struct SetTemperature {
   float value = 1.0f;
 };
 
+// Renames token `index` (a row of X); "" shows the index again.
 struct SetTokenLabel {
   int index = 0;
   std::string label;
+};
+
+// Renames feature `index` (a column of X, a row of W_q, W_k and W_v).
+struct SetFeatureLabel {
+  int index = 0;
+  std::string label;
+};
+
+enum class LabelList { Tokens, Features };
+
+// Replaces a whole list of labels; {} means "none, show the indices". It is
+// the inverse of the first rename in a scenario without names, which is
+// cheaper than keeping a copy of the whole scenario.
+struct SetLabels {
+  LabelList which = LabelList::Tokens;
+  std::vector<std::string> labels;
 };
 
 // Swaps in a whole scenario (load a preset, undo of a resize).
@@ -84,7 +102,7 @@ struct ReplaceScenario {
 };
 
 using Edit = std::variant<SetCell, SetMatrix, SetPin, SetPins, SetDimension, SetMask, SetToggle,
-                          SetTemperature, SetTokenLabel, ReplaceScenario>;
+                          SetTemperature, SetTokenLabel, SetFeatureLabel, SetLabels, ReplaceScenario>;
 
 // Short text for menus and logs: "X[2][1] = 0.5", "heads = 4", "pin scores[0][2][3] = 5".
 std::string describe(const Edit& edit);

@@ -43,6 +43,9 @@ struct Scenario {
   std::string title;
   std::string description;
   std::vector<std::string> tokens;  // T labels; empty entries are shown as the index
+  // d_model names of X's columns (the features: "noun", "plural"…), also the
+  // rows of W_q, W_k and W_v. Empty list = none; empty entries show the index.
+  std::vector<std::string> features;
 
   Matrix X;     // T × d_model
   Matrix W_q;   // d_model × h·d_k
@@ -77,6 +80,8 @@ struct Scenario {
 
   // The label of token t, falling back to "t<index>".
   std::string token_label(int t) const;
+  // The name of feature (column of X) i, falling back to the index "<i>".
+  std::string feature_label(int i) const;
 
   // The mask actually applied: 1 where query row may attend to key column.
   Matrix effective_mask() const;

@@ -18,6 +18,14 @@ enum class ValueDomain {
   Binary,       // the 0/1 mask
 };
 
+// What the labels along one side of a stage name, so a front end knows which
+// edit renames one (tokens: SetTokenLabel; features: SetFeatureLabel).
+enum class LabelKind {
+  Index,    // a dimension index or "bias": not a name the user chose
+  Token,    // a token of the scenario (a row of X)
+  Feature,  // a feature of the scenario (a column of X)
+};
+
 // How a user may change a stage's cells.
 enum class Editability {
   EditCells,  // an input: cells are edited for real
@@ -35,6 +43,8 @@ struct StageInfo {
   int cols = 0;
   std::vector<std::string> row_labels;  // tokens or dimension indices
   std::vector<std::string> col_labels;
+  LabelKind row_label_kind = LabelKind::Index;
+  LabelKind col_label_kind = LabelKind::Index;
   std::vector<StageId> inputs;  // the stages it is computed from (empty for inputs)
   ValueDomain domain = ValueDomain::Signed;
   Editability editability = Editability::PinCells;
