@@ -855,7 +855,9 @@ void App::write_probe() const {
       << ", \"tokens\": " << label_list(LabelKind::Token)
       << ", \"features\": " << label_list(LabelKind::Feature) << ", \"renaming\": "
       << (state_.rename.open ? "{\"kind\": \"" + std::string(state_.rename.kind == LabelKind::Feature ? "feature" : "token") +
-                                   "\", \"index\": " + std::to_string(state_.rename.index) + "}"
+                                   "\", \"index\": " + std::to_string(state_.rename.index) +
+                                   ", \"editing\": " + (state_.rename.editing ? "true" : "false") +
+                                   ", \"text\": " + json_text::quote(state_.rename.buffer) + "}"
                              : std::string("null"))
       << ", \"items\": {";
   for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)

@@ -63,7 +63,8 @@ struct RenameState {
   int index = 0;
   char buffer[limits::kMaxTokenLabelLength + 1] = {};  // ImGui stops typing at the limit
   bool open_requested = false;
-  bool open = false;  // the popup was drawn this frame (for the probe)
+  bool open = false;     // the popup was drawn this frame (for the probe)
+  bool editing = false;  // its text field has the keyboard (for the probe: typing goes there)
   std::string error;
 };
 

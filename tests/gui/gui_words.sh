@@ -28,20 +28,44 @@ else:
     print(int(h["x0"] + (index + 0.5) * (h["x1"] - h["x0"]) / cols), int(h["y0"] - 6))
 PY
 }
-# double_click_label STAGE SIDE INDEX WANT: double-clicks a label and waits for
-# the rename popup WANT (JSON) to open.
+# until_renaming SUBSET [S]: waits until the probe's "renaming" (the rename
+# popup: kind, index, editing, text) holds every key of SUBSET (JSON).
+until_renaming() {
+  python3 - "$probe" "$1" "${2:-10}" <<'PY'
+import json, sys, time
+path, want, deadline = sys.argv[1], json.loads(sys.argv[2]), time.time() + float(sys.argv[3])
+got = None
+while time.time() < deadline:
+    try:
+        got = json.load(open(path)).get("renaming")
+    except (OSError, ValueError):
+        got = None  # rewritten every frame
+    if isinstance(got, dict) and all(got.get(k) == v for k, v in want.items()):
+        sys.exit(0)
+    time.sleep(0.05)
+print("probe: renaming is %s, expected to contain %s" % (json.dumps(got), json.dumps(want)))
+sys.exit(1)
+PY
+}
+# double_click_label STAGE SIDE INDEX KIND: double-clicks a label and waits
+# until the rename popup for that token or feature has its text field active.
 double_click_label() {
   local x y
   read -r x y < <(label "$1" "$2" "$3")
   xdotool mousemove --window "$wid" "$x" "$y"
   settle 2
   xdotool click --repeat 2 --delay 60 1
-  if ! python3 "$here/probe.py" "$probe" wait renaming "$4" 5; then
+  if ! until_renaming "$4" 5; then
     shot "rename-$1-$2-$3-missed"
     fail "double-clicking the $2 label $3 of $1 at ($x, $y) did not open the rename popup ($(state) renaming=$(get renaming))"
     return 1
   fi
-  settle 2  # the popup's text field takes the keyboard focus one frame after it appears
+}
+# type_name TEXT: replaces the popup's text with TEXT (the field opens with
+# its text selected) and waits until the field holds it.
+type_name() {
+  xdotool type --delay 30 "$1"
+  until_renaming '{"text": "'"$1"'"}' 5 || fail "typing '$1' did not reach the rename field ($(get renaming))"
 }
 token() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[$1])" "$(get tokens)"; }
 feature() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[$1])" "$(get features)"; }
@@ -51,9 +75,8 @@ start_app --preset fat-cat
 [ "$(feature 1)" = 1 ] || fail "an unnamed feature shows '$(feature 1)', expected its index '1'"
 
 # 1. A token: double-click the row label of X, type, Enter.
-if double_click_label X row 2 '{"kind": "token", "index": 2}'; then
-  xdotool key --clearmodifiers ctrl+a
-  xdotool type --delay 30 "dog"
+if double_click_label X row 2 '{"kind": "token", "index": 2, "editing": true}'; then
+  type_name "dog"
   xdotool key Return
   python3 "$here/probe.py" "$probe" wait renaming null || fail "Enter did not close the rename popup"
   [ "$(token 2)" = dog ] || fail "after renaming, token 2 is '$(token 2)', expected 'dog'"
@@ -62,9 +85,8 @@ if double_click_label X row 2 '{"kind": "token", "index": 2}'; then
 fi
 
 # 2. A feature: double-click a column label of X.
-if double_click_label X col 1 '{"kind": "feature", "index": 1}'; then
-  xdotool key --clearmodifiers ctrl+a
-  xdotool type --delay 30 "size"
+if double_click_label X col 1 '{"kind": "feature", "index": 1, "editing": true}'; then
+  type_name "size"
   xdotool key Return
   python3 "$here/probe.py" "$probe" wait renaming null || fail "Enter did not close the feature popup"
   [ "$(feature 1)" = size ] || fail "after naming, feature 1 is '$(feature 1)', expected 'size'"
@@ -73,9 +95,8 @@ if double_click_label X col 1 '{"kind": "feature", "index": 1}'; then
 fi
 
 # 3. Esc cancels: nothing changes.
-if double_click_label X row 0 '{"kind": "token", "index": 0}'; then
-  xdotool key --clearmodifiers ctrl+a
-  xdotool type --delay 30 "zzz"
+if double_click_label X row 0 '{"kind": "token", "index": 0, "editing": true}'; then
+  type_name "zzz"
   xdotool key Escape
   python3 "$here/probe.py" "$probe" wait renaming null || fail "Esc did not close the rename popup"
   settle 2
@@ -99,9 +120,8 @@ stop_app
 # 5. A token from a column label of the weights (step 6 shows them): every
 #    label of that token follows, and Ctrl+Z brings the old name back.
 start_app --preset fat-cat --step 6
-if double_click_label 'weights[0]' col 5 '{"kind": "token", "index": 5}'; then
-  xdotool key --clearmodifiers ctrl+a
-  xdotool type --delay 30 "a"
+if double_click_label 'weights[0]' col 5 '{"kind": "token", "index": 5, "editing": true}'; then
+  type_name "a"
   xdotool key Return
   python3 "$here/probe.py" "$probe" wait renaming null || fail "Enter did not close the rename popup (weights)"
   [ "$(token 5)" = a ] || fail "renaming from A's column label: token 5 is '$(token 5)', expected 'a'"

@@ -58,6 +58,7 @@ void draw_rename_popup(AppState& state) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14.0f);
   const bool enter = ImGui::InputTextWithHint("##name", hint.c_str(), r.buffer, sizeof r.buffer,
                                               ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
+  r.editing = ImGui::IsItemActive();
   ImGui::TextDisabled("Enter applies, Esc cancels. Empty shows the index.");
   if (!r.error.empty()) text_colored(gfx::Accent::Error, "%s", r.error.c_str());
   const bool ok = ImGui::Button("OK");
