@@ -167,8 +167,8 @@ void draw_softmax_panel(AppState& state) {
   const ImU32 prob_colour = IM_COL32(33, 145, 140, 255);
   // Where each numbered row ends, as a scroll position that shows it whole.
   float scroll_at_row[7] = {};
-  const auto row_end = [&](int n) {
-    scroll_at_row[n] = std::max(0.0f, ImGui::GetCursorPosY() - ImGui::GetWindowHeight() + ImGui::GetStyle().WindowPadding.y * 2);
+  const auto row_end = [&](int numbered) {
+    scroll_at_row[numbered] = std::max(0.0f, ImGui::GetCursorPosY() - ImGui::GetWindowHeight() + ImGui::GetStyle().WindowPadding.y * 2);
   };
   bar_row("1. scores  S = q·kⱼ", b.scores, bar_w, prob_colour, false, hidden_in(StageKind::Scores));
   row_end(1);

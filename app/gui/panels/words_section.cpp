@@ -64,10 +64,13 @@ void name_list(AppState& state, LabelKind kind) {
 
 void draw_words_section(AppState& state) {
   const Scenario& s = state.doc->scenario();
-  ImGui::TextDisabled("Words");
+  // Folded by default: open, its lists would push the attention settings
+  // below the fold of a 720-pixel window.
+  const bool open = ImGui::TreeNode("Words");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("The tokens (rows of X) and the features (columns of X).\n"
-                      "Double-click a label on a heatmap to rename it there.");
+    ImGui::SetTooltip("Rename the tokens (rows of X) and the features (columns of X).\n"
+                      "Or double-click a label on a heatmap to rename it there.");
+  if (!open) return;
   ImGui::Text("Tokens");
   if (!s.tokens.empty()) {
     ImGui::SameLine();
@@ -82,6 +85,7 @@ void draw_words_section(AppState& state) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Forget every feature's name: show 0, 1, … (undoable)");
   }
   name_list(state, LabelKind::Feature);
+  ImGui::TreePop();
 }
 
 }  // namespace attention_lab::gui

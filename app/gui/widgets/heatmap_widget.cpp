@@ -224,20 +224,37 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       const float widest = ImGui::CalcTextSize(cl[static_cast<std::size_t>(end_col - 1)].c_str()).x;
       if (widest > px_per_cell - 2) index_every = nice_step(static_cast<int>(std::ceil((widest + 8.0f) / px_per_cell)));
     }
+    // Token columns narrower than their words ("mat" over a 24 px column)
+    // first get smaller text, down to 70 % of the labels' size, the same for
+    // every column; only then are they cut to "jo…".
+    const float avail = px_per_cell - 2;
+    const float font_px = ImGui::GetFontSize();
+    float token_px = font_px;
+    for (int c = first_col; c < end_col; ++c)
+      if (const std::string& t = cl[static_cast<std::size_t>(c)]; !has_digit(t))
+        if (const float w = ImGui::CalcTextSize(t.c_str()).x; w > avail)
+          token_px = std::min(token_px, std::max(0.7f * font_px, font_px * avail / w));
+    const TextMeasure token_measure = [&](std::string_view text) {
+      return ImGui::GetFont()->CalcTextSizeA(token_px, FLT_MAX, 0.0f, text.data(), text.data() + text.size()).x;
+    };
     for (int c = first_col; c < end_col; ++c) {
       const std::string& full = cl[static_cast<std::size_t>(c)];
-      std::string t = full;
-      const float avail = px_per_cell - 2;
-      if (has_digit(t)) {
-        if (c % index_every != 0) continue;
-      } else if (ImGui::CalcTextSize(t.c_str()).x > avail) {  // a token: "jour…", the whole word on hover
-        t = ellipsize(full, avail, measure);
-        if (t.empty() || t == kEllipsis) continue;  // "…" alone says nothing: leave the column unlabelled
-      }
-      const float w = ImGui::CalcTextSize(t.c_str()).x;
       const float cell_x = p0.x + (static_cast<float>(c) - vis[0]) * px_per_cell;
+      std::string t = full;
+      const bool index = has_digit(t);
+      if (index) {
+        if (c % index_every != 0) continue;
+      } else if (token_measure(t) > avail) {  // a token: "jour…", the whole word on hover
+        t = ellipsize(full, avail, token_measure);
+        if (t.empty() || t == kEllipsis) {  // "…" alone says nothing: the column's word only on hover
+          label_tip(ImVec2(cell_x, origin.y), ImVec2(cell_x + px_per_cell, origin.y + line_h), full);
+          continue;
+        }
+      }
+      const float size = index ? font_px : token_px;
+      const float w = index ? ImGui::CalcTextSize(t.c_str()).x : token_measure(t);
       const float x = cell_x + (px_per_cell - w) * 0.5f;
-      dl->AddText(ImVec2(x, origin.y), lc, t.c_str());
+      dl->AddText(ImGui::GetFont(), size, ImVec2(x, origin.y + (font_px - size)), lc, t.c_str());
       if (t != full) label_tip(ImVec2(cell_x, origin.y), ImVec2(cell_x + px_per_cell, origin.y + line_h), full);
     }
   }
