@@ -72,10 +72,12 @@ void draw_head_view_panel(AppState& state) {
   // Rows share the panel's height, from a readable minimum up to a spacing
   // that still reads as one picture (a few tokens need not span a tall screen).
   const float min_row_h = std::max(ImGui::GetTextLineHeightWithSpacing() * 1.2f, 18.0f);
-  const float row_h = std::clamp(avail.y / static_cast<float>(std::max(T, 1)), min_row_h, 4.0f * min_row_h);
+  // (One row's height stays free below the last token, as `fits` counts it:
+  // with avail.y / T the last of eight tokens never fitted and went missing.)
+  const float row_h = std::clamp(avail.y / static_cast<float>(std::max(T, 1) + 1), min_row_h, 4.0f * min_row_h);
   const float note_h = 3 * ImGui::GetTextLineHeightWithSpacing();  // the long-sequence slider and note
-  int fits = std::max(1, static_cast<int>((avail.y - row_h) / row_h));
-  if (T > fits) fits = std::max(1, static_cast<int>((avail.y - row_h - note_h) / row_h));
+  int fits = std::max(1, static_cast<int>((avail.y - row_h) / row_h + 1e-3f));
+  if (T > fits) fits = std::max(1, static_cast<int>((avail.y - row_h - note_h) / row_h + 1e-3f));
   if (T > fits) {
     // Long sequences: a window of tokens, scrolled with the slider.
     ImGui::SetNextItemWidth(220);
