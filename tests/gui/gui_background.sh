@@ -120,7 +120,10 @@ print(int(m[0]['y0']) if m else 99999)"; }
 for _ in $(seq 300); do [ "$(y_of 'scaled[0]')" -lt 150 ] && break; xdotool mousemove --window "$wid" 930 400 click 5; settle 1; done
 [ "$(y_of 'scaled[0]')" -lt 150 ] || fail "could not scroll to S′₀ ($(state))"
 [ "$(get difference_heatmaps)" = 0 ] || fail "Δ heatmaps right after a fresh snapshot ($(get difference_heatmaps))"
-xdotool mousemove --window "$wid" 27 361 click 1  # "scale by 1/√d_k" in the controls
+# "scale by 1/√d_k" in the controls, where the app says it is (its box is at the left end)
+read -r x y < <(python3 -c "
+import json; x0, y0, x1, y1 = json.load(open('$probe'))['items']['scale by 1/√d_k']; print(int(x0 + 8), int((y0 + y1) / 2))")
+xdotool mousemove --window "$wid" "$x" "$y" click 1
 wait_status "scale by 1/sqrt(d_k) off: done" || fail "unticking the scale did not compute ($(get status))"
 python3 "$here/probe.py" "$probe" atleast difference_heatmaps 1 10 || fail "no Δ heatmap for S′₀ after unticking the scale ($(state))"
 xdotool mousemove --window "$wid" 930 650

@@ -24,6 +24,7 @@ void dimension_input(AppState& state, const char* label, Dimension which, int va
 void toggle(AppState& state, const char* label, Toggle which, bool value, const char* tip) {
   bool v = value;
   if (ImGui::Checkbox(label, &v)) state.apply(SetToggle{which, v});
+  state.note_item(label);  // where it is, for the GUI tests (the panel's layout changes)
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
 }
 
