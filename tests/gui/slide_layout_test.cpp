@@ -177,6 +177,26 @@ TEST(SlideLayout, HeadsGoSideBySideWhenWideAndOnTwoRowsWhenTall) {
   for (const auto* l : {&wide, &tall}) EXPECT_TRUE(l->fits);
 }
 
+TEST(SlideLayout, WrappedHeadsAreBalancedTwoAndTwoNotThreeAndOne) {
+  const std::vector<SlideGroup> heads(4, SlideGroup{{matrix_box(8, 8)}});
+  // At the largest cells (45 px) two rows are needed and three heads would
+  // fit on the first: greedy rows would leave the fourth alone.
+  const SlideArea area{0, 0, 1400, 900};
+  const auto l = layout_slide(heads, area);
+  ASSERT_TRUE(l.fits);
+  ASSERT_EQ(l.rows, 2);
+  ASSERT_EQ(l.boxes.size(), 4u);
+  // Heads 0, 1 share the first row's top; 2, 3 the second's.
+  EXPECT_FLOAT_EQ(l.boxes[0].y, l.boxes[1].y);
+  EXPECT_FLOAT_EQ(l.boxes[2].y, l.boxes[3].y);
+  EXPECT_GT(l.boxes[2].y, l.boxes[1].y);
+  for (const auto& p : l.boxes) EXPECT_TRUE(inside(p, area));
+  // Balancing keeps the cell size that the greedy rows allowed.
+  SlideSpacing tight;
+  tight.min_cell = tight.max_cell = l.cell + 1.0f;
+  EXPECT_FALSE(layout_slide(heads, area, tight).fits);
+}
+
 TEST(SlideLayout, ALongEquationWrapsBeforeAnOperator) {
   SlideGroup eq;
   for (int i = 0; i < 6; ++i) {

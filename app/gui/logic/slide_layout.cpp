@@ -268,6 +268,17 @@ SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea&
     out.fits = true;
   }
   auto rows = flow(groups, area.width(), out.cell, sp);
+  // Wrapped rows are balanced: the narrowest width that needs no more rows
+  // gives four heads as 2 + 2, not 3 + 1 with one alone on the second row.
+  if (rows && rows->size() > 1) {
+    float narrow = 0.0f, wide = area.width();
+    for (int i = 0; i < 30; ++i) {
+      const float mid = 0.5f * (narrow + wide);
+      const auto r = flow(groups, mid, out.cell, sp);
+      (r && r->size() <= rows->size() ? wide : narrow) = mid;
+    }
+    rows = flow(groups, wide, out.cell, sp);
+  }
   if (!rows) {  // a piece wider than the area even at the smallest cells: one row per group
     rows.emplace();
     for (std::size_t g = 0; g < groups.size(); ++g) {

@@ -52,12 +52,13 @@ SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_ba
   const int rows = transposed ? info.cols : info.rows, cols = transposed ? info.rows : info.cols;
   const float line = ImGui::GetTextLineHeight();
   const float spacing = ImGui::GetStyle().ItemSpacing.y;
-  const float label_w = rows == state.doc->scenario().T() && !transposed ? 52.0f : 22.0f;
+  const float label_w = row_label_width(info, state.doc->scenario(), transposed);
   const std::string title = info.symbol + (transposed ? "ᵀ" : "") + "  " + std::to_string(rows) + "×" + std::to_string(cols);
   SlideBox b;
   b.fixed_w = label_w;
   b.cells_w = static_cast<float>(cols);
-  b.min_w = label_w + std::max(colour_bar ? 100.0f : 0.0f, ImGui::CalcTextSize(title.c_str()).x);
+  // The colour bar is at least its minimum width, however small the cells.
+  b.min_w = label_w + std::max(colour_bar ? colour_bar_width(0.0f) : 0.0f, ImGui::CalcTextSize(title.c_str()).x);
   b.above = line + spacing + line;
   b.cells_h = static_cast<float>(rows);
   b.below = colour_bar ? 3.0f + 8.0f + line + 2.0f : 3.0f + 4.0f;

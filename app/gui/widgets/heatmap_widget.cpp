@@ -66,7 +66,13 @@ float draw_colour_bar(ImDrawList* dl, ImVec2 p, float width, int colormap, float
 float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed) {
   const LabelKind kind = transposed ? info.col_label_kind : info.row_label_kind;
   const bool named = kind == LabelKind::Token || (kind == LabelKind::Feature && !scenario.features.empty());
-  return named ? 52.0f : 22.0f;
+  const float em = ImGui::GetFontSize() / 16.0f;
+  return (named ? 52.0f : 22.0f) * em;
+}
+
+float colour_bar_width(float cells_w) {
+  const float em = ImGui::GetFontSize() / 16.0f;
+  return std::clamp(cells_w, 100.0f * em, 160.0f * em);
 }
 
 namespace {
@@ -202,17 +208,25 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     const auto label_tip = [&](ImVec2 a, ImVec2 b, const std::string& full) {
       if (opt.interactive && ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(a, b)) ImGui::SetTooltip("%s", full.c_str());
     };
-    if (px_per_cell >= line_h * 0.9f)
+    // Rows shorter than a line of text (four heads side by side on a slide)
+    // get smaller text, down to 60 % of the labels' size; below that, none.
+    const float font_px = ImGui::GetFontSize();
+    const float row_px = std::min(font_px, font_px * px_per_cell / (line_h * 0.9f));
+    const float row_line_h = line_h * row_px / font_px;
+    const TextMeasure row_measure = [&](std::string_view text) {
+      return ImGui::GetFont()->CalcTextSizeA(row_px, FLT_MAX, 0.0f, text.data(), text.data() + text.size()).x;
+    };
+    if (row_px >= 0.6f * font_px)
       for (int r = static_cast<int>(vis[1]); r < std::min(shown_rows, static_cast<int>(std::ceil(vis[3]))); ++r) {
-        const float y = p0.y + (static_cast<float>(r) - vis[1]) * px_per_cell + (px_per_cell - line_h) * 0.5f;
-        if (y < p0.y - 1 || y + line_h > p1.y + 1 || static_cast<std::size_t>(r) >= rl.size()) continue;
+        const float y = p0.y + (static_cast<float>(r) - vis[1]) * px_per_cell + (px_per_cell - row_line_h) * 0.5f;
+        if (y < p0.y - 1 || y + row_line_h > p1.y + 1 || static_cast<std::size_t>(r) >= rl.size()) continue;
         const std::string& full = rl[static_cast<std::size_t>(r)];
         // A cut label ends in "…" (the full word is in the tooltip), so "t10…" never passes for "t10".
-        const std::string t = ellipsize(full, label_w - 4, measure);
+        const std::string t = ellipsize(full, label_w - 4, row_measure);
         if (t.empty()) continue;
-        const float w = ImGui::CalcTextSize(t.c_str()).x;
-        dl->AddText(ImVec2(p0.x - w - 4, y), lc, t.c_str());
-        if (t != full) label_tip(ImVec2(p0.x - label_w, y), ImVec2(p0.x, y + line_h), full);
+        const float w = row_measure(t);
+        dl->AddText(ImGui::GetFont(), row_px, ImVec2(p0.x - w - 4, y), lc, t.c_str());
+        if (t != full) label_tip(ImVec2(p0.x - label_w, y), ImVec2(p0.x, y + row_line_h), full);
       }
     const int first_col = static_cast<int>(vis[0]);
     const int end_col = std::min({shown_cols, static_cast<int>(std::ceil(vis[2])), static_cast<int>(cl.size())});
@@ -228,7 +242,6 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     // first get smaller text, down to 70 % of the labels' size, the same for
     // every column; only then are they cut to "jo…".
     const float avail = px_per_cell - 2;
-    const float font_px = ImGui::GetFontSize();
     float token_px = font_px;
     for (int c = first_col; c < end_col; ++c)
       if (const std::string& t = cl[static_cast<std::size_t>(c)]; !has_digit(t))
@@ -559,8 +572,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // Colour bar with its range.
   ImGui::SetCursorScreenPos(ImVec2(p0.x, p1.y + 3));
   if (opt.show_colour_bar && colormap != 2) {
-    const float em = ImGui::GetFontSize() / 16.0f;
-    float legend_h = draw_colour_bar(dl, ImVec2(p0.x, p1.y + 3), std::clamp(rect.width(), 100.0f * em, 160.0f * em),
+    float legend_h = draw_colour_bar(dl, ImVec2(p0.x, p1.y + 3), colour_bar_width(rect.width()),
                                      colormap, range, scale, decades) + 2;
     if (pool > 1) {
       // Say how a pixel summarises its cells, so a zoomed-out picture is read right.

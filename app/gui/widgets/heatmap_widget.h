@@ -38,8 +38,14 @@ HeatmapEvents draw_heatmap(AppState& state, StageId stage, const HeatmapOptions&
 
 // The width of the row-label strip left of a heatmap's cells: room for a word
 // when the rows shown are named (tokens, or features once one has a name),
-// a narrow column for indices otherwise.
+// a narrow column for indices otherwise. Both grow with the font, so a
+// presenter's larger labels are not cut to two letters.
 float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed);
+
+// The width of the colour bar under a heatmap whose cells are `cells_w`
+// wide: the cells' width, kept between 100 and 160 (at a 16 px font), so its
+// two limits always have room.
+float colour_bar_width(float cells_w);
 
 // The on-screen cell size of a rows × cols matrix: `cell_px`, unless that
 // would make it larger than `max_px` on its longer side.
