@@ -392,6 +392,7 @@ std::string App::init(GLFWwindow* window) {
     if (r < 0 || c < 0 || r >= m.rows() || c >= m.cols()) return "--select: cell outside " + to_string(*id);
     state_.selected = CellRef{*id, r, c};
   }
+  start_recovery(state_);
   return {};
 }
 
@@ -632,6 +633,7 @@ void App::frame() {
   // never sees its release: forget it once the button is up.
   if (state_.drag && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state_.drag.reset();
   state_.poll_job();
+  autosave_frame(state_);
   handle_shortcuts();
   if (state_.toggle_presenter_requested) state_.toggle_presenter_requested = false, toggle_presenter();
   if (state_.playing) {
@@ -735,6 +737,7 @@ void App::frame() {
   draw_blank_screen(state_);
   draw_pointer_spotlight(state_);
   draw_rename_popup(state_);
+  draw_recovery_dialog(state_);
 
   if (!state_.error_popup.empty()) ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
@@ -859,6 +862,10 @@ void App::write_probe() const {
                                    ", \"editing\": " + (state_.rename.editing ? "true" : "false") +
                                    ", \"text\": " + json_text::quote(state_.rename.buffer) + "}"
                              : std::string("null"))
+      << ", \"recovery\": {\"file\": "
+      << json_text::quote(state_.recovery.file())
+      << ", \"autosaves\": " << state_.recovery.autosaves << ", \"offered\": " << state_.recovery.offered.size()
+      << ", \"error\": " << json_text::quote(state_.recovery.error) << "}"
       << ", \"items\": {";
   for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)
     out << (it == state_.probe_items.begin() ? "" : ", ") << json_text::quote(it->first) << ": [" << it->second.x0

@@ -11,6 +11,7 @@
 #include "attention_lab/snapshot.h"
 #include "attention_lab/stage_info.h"
 #include "attention_lab/sqrt_dk_experiment.h"
+#include "autosave.h"
 #include "background_job.h"
 #include "gfx/gl_texture.h"
 #include "gfx/heatmap_renderer.h"
@@ -282,6 +283,8 @@ struct AppState {
   // the GUI tests can click them with real input; written by the probe.
   std::map<std::string, Rect> probe_items;
   void note_item(const std::string& name);  // the last item's rectangle
+
+  RecoveryState recovery;  // autosave to the recovery folder, and what crashed sessions left
 
   // Long work in progress (nullptr: none). While it runs the window shows the
   // last finished result and refuses edits.

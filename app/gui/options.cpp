@@ -29,6 +29,9 @@ usage: attention-lab [SCENARIO.json] [options]
   --frame-stats OUT    render --frames N frames of the finished result without waiting,
                        write median and 95th-percentile times of all but the first two
                        as JSON to OUT, exit
+  --recover            restore the unsaved work a crashed or killed session left
+                       (autosaved to $XDG_STATE_HOME/attention-lab/recovery/, by default
+                       ~/.local/state/attention-lab/recovery/) without asking first
   --hold-jobs-while FILE  (tests) background work starts only once FILE is gone
   --help, --version
 )";
@@ -70,6 +73,8 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       if (!value(v) || !to_int(v, k) || (k != 1 && k != 2 && k != 4))
         return {std::nullopt, "--export-scale: expected 1, 2 or 4, found '" + v + "'"};
       o.export_scale = k;
+    } else if (a == "--recover") {
+      o.recover = true;
     } else if (a == "--presenter") {
       o.presenter = true;
     } else if (a == "--version") {

@@ -27,11 +27,16 @@ start_app() {
   rm -f "$probe"
   # Settings of its own (never the user's font scale), and as many threads
   # as this machine's CI has, so background work takes as long everywhere.
-  XDG_CONFIG_HOME="$out/config" OMP_NUM_THREADS=2 "$app" "$@" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
+  # A recovery folder of its own, empty unless the test keeps it
+  # (keep_state=1): work an earlier, killed app left would be offered in a
+  # dialog over the window.
+  [ -n "${keep_state:-}" ] || rm -rf "$out/state"
+  XDG_STATE_HOME="$out/state" XDG_CONFIG_HOME="$out/config" OMP_NUM_THREADS=2 "$app" "$@" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
   pid=$!
   for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
   [ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }
-  wid=$(xdotool search --sync --onlyvisible --name "Attention Lab" | head -1)
+  # Its own window (by pid): a test may run two apps side by side.
+  wid=$(xdotool search --sync --onlyvisible --pid "$pid" | head -1)
   xdotool windowfocus --sync "$wid" 2>/dev/null || true
   settle 3
 }

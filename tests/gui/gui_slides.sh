@@ -19,7 +19,7 @@ start_at() {
   local size=$1
   shift
   rm -f "$probe"
-  XDG_CONFIG_HOME="$out/config" OMP_NUM_THREADS=2 "$app" "$@" --size "$size" --probe "$probe" 2>"$out/app.stderr" &
+  XDG_STATE_HOME="$out/state" XDG_CONFIG_HOME="$out/config" OMP_NUM_THREADS=2 "$app" "$@" --size "$size" --probe "$probe" 2>"$out/app.stderr" &
   pid=$!
   for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
   [ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }

@@ -73,6 +73,8 @@ void draw_help_windows(AppState& state) {
           {"F5", "presenter mode on / off (full screen, large text)"},
           {"F1", "this help"},
           {"Ctrl+Q", "quit (asks first when there are unsaved changes)"},
+          {"attention-lab --recover", "restore, without asking, what a crashed or killed session left unsaved (autosaved "
+                                      "a few seconds after each change; the next start offers it too)"},
       };
       if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
         // The key column as wide as its longest entry, the description wraps in the rest.

@@ -79,6 +79,9 @@ class Document {
   // differs between documents: what views derived from the scenario cache by.
   std::uint64_t revision() const { return revision_; }
   void mark_saved() { saved_serial_ = state_serial(); }
+  // Work restored after a crash is on no disk but the recovery folder: it
+  // stays unsaved until the next save, whatever undo reaches.
+  void mark_unsaved() { saved_serial_ = kNeverSaved; }
 
   // Kept for the undo menu and memory: the oldest entries go first.
   static constexpr std::size_t kMaxUndo = 1000;
@@ -105,6 +108,7 @@ class Document {
   std::uint64_t revision_ = 0;
   void touch();
   std::uint64_t next_serial_ = 1;
+  static constexpr std::uint64_t kNeverSaved = ~std::uint64_t{0};  // no state has this serial
   std::uint64_t saved_serial_ = 0;
   std::uint64_t base_serial_ = 0;  // the state below the oldest entry: not 0 once old entries were dropped
 };
