@@ -761,7 +761,9 @@ void App::frame() {
       ImGui::CloseCurrentPopup();
     }
     ImGui::SameLine();
-    if (ImGui::Button("Quit without saving")) state_.quit = true, state_.confirm_quit = false, ImGui::CloseCurrentPopup();
+    const bool drop = ImGui::Button("Quit without saving");
+    state_.note_item("quit without saving");
+    if (drop) state_.quit = true, state_.confirm_quit = false, ImGui::CloseCurrentPopup();
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) state_.confirm_quit = false, ImGui::CloseCurrentPopup();
     ImGui::EndPopup();
@@ -866,6 +868,7 @@ void App::write_probe() const {
       << json_text::quote(state_.recovery.file())
       << ", \"autosaves\": " << state_.recovery.autosaves << ", \"offered\": " << state_.recovery.offered.size()
       << ", \"error\": " << json_text::quote(state_.recovery.error) << "}"
+      << ", \"frame_times\": " << state_.frame_times.to_json()
       << ", \"items\": {";
   for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)
     out << (it == state_.probe_items.begin() ? "" : ", ") << json_text::quote(it->first) << ": [" << it->second.x0

@@ -17,6 +17,7 @@
 #include "gfx/heatmap_renderer.h"
 #include "logic/animation_clock.h"
 #include "logic/export_names.h"
+#include "logic/frame_histogram.h"
 #include "logic/colormap.h"
 #include "logic/gesture.h"
 #include "logic/heatmap_view.h"
@@ -284,6 +285,7 @@ struct AppState {
   std::map<std::string, Rect> probe_items;
   void note_item(const std::string& name);  // the last item's rectangle
 
+  FrameHistogram frame_times;  // every frame's work time, for the probe (scripts/soak)
   RecoveryState recovery;  // autosave to the recovery folder, and what crashed sessions left
 
   // Long work in progress (nullptr: none). While it runs the window shows the

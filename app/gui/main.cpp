@@ -16,6 +16,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -153,6 +154,7 @@ int main(int argc, char** argv) {
           glfwPollEvents();
         else
           glfwWaitEventsTimeout(0.25);
+        const auto work_started = std::chrono::steady_clock::now();  // not the wait for input
         // A font scale change (Ctrl+plus/minus, presenter mode) rebuilds the atlas
         // at the new size between frames, so text stays sharp instead of stretched.
         if (const float size = app.wanted_font_size(); size != attention_lab::gfx::current_font_size())
@@ -178,6 +180,8 @@ int main(int argc, char** argv) {
         const bool last_frame = frame >= std::max(opts.frames, 2);
         // A screenshot reads the back buffer, so its frame is not swapped.
         if (!(screenshot && last_frame)) glfwSwapBuffers(window);
+        app.state().frame_times.add(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - work_started).count());
         if (measuring && last_frame) glFinish();  // the last frame ends when the GPU is done, before any PNG
         timer.frame_finished(measuring && finished_result);  // an interactive session keeps no times
         if (measuring && last_frame) {
