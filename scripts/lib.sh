@@ -11,9 +11,12 @@ ATTENTION_LAB_PACKAGES=(
 repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
 
 # Installs only the packages that are not installed yet; sudo only when not root.
+#   ensure_packages             the packages every build needs (above)
+#   ensure_packages lintian …   those named (scripts/package's tools)
 ensure_packages() {
-  local missing=()
-  for pkg in "${ATTENTION_LAB_PACKAGES[@]}"; do
+  local missing=() wanted=("$@")
+  [ $# -eq 0 ] && wanted=("${ATTENTION_LAB_PACKAGES[@]}")
+  for pkg in "${wanted[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
   done
   [ ${#missing[@]} -eq 0 ] && return 0

@@ -340,10 +340,14 @@ std::string App::init(GLFWwindow* window) {
       state_.open_document(std::move(s), path);
     }
   };
-  if (!o.lesson.empty()) {
-    const auto path = find_lesson(o.lesson);
+  // The file given on the command line (what the desktop entry's %f passes) may be a lesson too.
+  const bool positional_lesson = o.lesson.empty() && !o.scenario_path.empty() && is_lesson_file(o.scenario_path);
+  const std::string& lesson_arg = positional_lesson ? o.scenario_path : o.lesson;
+  if (!lesson_arg.empty()) {
+    const auto path = find_lesson(lesson_arg);
     LoadedLesson l = load_lesson(path);
     if (!l.lesson) {
+      if (positional_lesson) return lesson_arg + ": " + l.error;
       std::error_code ec;
       if (!std::filesystem::exists(path, ec))  // neither a file nor a built-in name: say which names there are
         return "--lesson: expected a lesson file or one of " + builtin_lesson_names() + ", found '" + o.lesson + "'";
@@ -356,7 +360,10 @@ std::string App::init(GLFWwindow* window) {
     stages = pipeline(state_.doc->scenario());
   } else if (!o.scenario_path.empty()) {
     LoadResult r = load_scenario(o.scenario_path);
-    if (!r.scenario) return o.scenario_path + ": " + r.error;
+    if (!r.scenario)
+      return o.scenario_path + ": " + r.error +
+             " (attention-lab opens a scenario, a JSON object with X, W_q, W_k, W_v and heads, or a lesson, whose "
+             "\"format\" is \"attention-lab/lesson@1\")";
     open(std::move(*r.scenario), o.scenario_path);
   } else {
     const std::string name = o.preset.empty() ? std::string(kDefaultPreset) : o.preset;

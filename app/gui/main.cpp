@@ -7,6 +7,7 @@
 #include "logic/frame_timer.h"
 #include "logic/mouse_button_pacer.h"
 #include "gfx/fonts.h"
+#include "gfx/window_icon.h"
 #include "attention_lab/version.h"
 #include "options.h"
 
@@ -73,6 +74,9 @@ int main(int argc, char** argv) {
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   glfwWindowHint(GLFW_AUTO_ICONIFY, GLFW_FALSE);  // presenter mode stays up when focus moves away
+  // WM_CLASS, so a dock matches the window to attention-lab.desktop (StartupWMClass) and its icon.
+  glfwWindowHintString(GLFW_X11_CLASS_NAME, "attention-lab");
+  glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "attention-lab");
   const bool exporting = !opts.export_target.empty();
   if (exporting) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);  // --export renders off screen; nothing to show
   GLFWwindow* window = glfwCreateWindow(opts.width, opts.height, "Attention Lab", nullptr, nullptr);
@@ -81,6 +85,7 @@ int main(int argc, char** argv) {
     glfwTerminate();
     return 1;
   }
+  attention_lab::gfx::set_window_icon(window);
   glfwMakeContextCurrent(window);
   glfwSwapInterval(1);
   if (!gladLoadGL(glfwGetProcAddress)) {

@@ -8,7 +8,7 @@
 namespace attention_lab::gui {
 
 struct Options {
-  std::string scenario_path;   // positional SCENARIO.json
+  std::string scenario_path;   // positional SCENARIO.json or LESSON.json
   std::string preset;          // --preset NAME
   int step = -1;               // --step N (1-based on the command line; -1 = everything shown)
   int head = 0;                // --head I

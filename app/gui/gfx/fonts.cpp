@@ -1,10 +1,13 @@
 #include "gfx/fonts.h"
 
+#include "logic/data_paths.h"
+
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <string>
 
 namespace attention_lab::gfx {
 
@@ -30,9 +33,12 @@ void add_font(ImFontAtlas* atlas, float size) {
   // sub/superscript digits, arrows, math operators, shapes (◀), Latin Extended-C (ⱼ).
   static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000, 0x206F,
                                    0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0x2C60, 0x2C7F, 0};
-  const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-  if (std::filesystem::exists(path) && atlas->AddFontFromFileTTF(path, size, nullptr, ranges)) return;
-  std::fprintf(stderr, "attention-lab: %s not found; using the built-in font (math symbols will be missing)\n", path);
+  const std::string path = attention_lab::gui::font_path("DejaVuSans.ttf");
+  if (!path.empty() && atlas->AddFontFromFileTTF(path.c_str(), size, nullptr, ranges)) return;
+  std::fprintf(stderr,
+               "attention-lab: DejaVuSans.ttf not found in %s/fonts or the system's font folders (install "
+               "fonts-dejavu-core); using the built-in font (math symbols will be missing)\n",
+               attention_lab::gui::data_dir().c_str());
   ImFontConfig config;
   config.SizePixels = size;
   atlas->AddFontDefault(&config);

@@ -56,17 +56,13 @@ void action_save(AppState& state) {
   state.set_status("Saved " + state.file_path);
 }
 
-std::filesystem::path lessons_dir() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (const char* env = std::getenv("ATTENTION_LAB_LESSONS"); env && *env) return env;
-  // Installed: <prefix>/bin/attention-lab next to <prefix>/share/attention-lab/lessons.
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path installed = exe.parent_path().parent_path() / "share" / "attention-lab" / "lessons";
-    if (fs::is_directory(installed, ec)) return installed;
-  }
-  return fs::path(ATTENTION_LAB_SOURCE_ASSETS) / "lessons";
+bool is_lesson_file(const std::string& path) {
+  // The "format" key tells, before either is parsed in full.
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.find("attention-lab/lesson") != std::string::npos;
 }
 
 std::filesystem::path find_lesson(const std::string& name_or_path) {
@@ -93,13 +89,8 @@ bool load_file_into(AppState& state, const std::string& path) {
     state.job = std::make_unique<BackgroundJob>("Opening " + path, path);
     return true;
   }
-  // A lesson or a scenario? The "format" key tells, before either is parsed in full.
   {
-    std::ifstream in(path, std::ios::binary);
-    std::string head(4096, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    if (head.find("attention-lab/lesson") != std::string::npos) {
+    if (is_lesson_file(path)) {
       LoadedLesson l = load_lesson(path);
       if (!l.lesson) {
         state.error_popup = "Could not open the lesson " + path + "\n\n" + l.error + "\n\nThe current scenario is unchanged.";

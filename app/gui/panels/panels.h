@@ -3,6 +3,7 @@
 
 #include "app_state.h"
 #include "gfx/fonts.h"
+#include "logic/data_paths.h"  // lessons_dir(): the built-in lessons, installed or in the source tree
 
 #include <imgui.h>
 
@@ -57,8 +58,8 @@ void action_save_as_dialog(AppState& state);
 void action_export_png_dialog(AppState& state, ExportTarget target);
 void action_export_csv_dialog(AppState& state, StageId stage);
 bool load_file_into(AppState& state, const std::string& path);
-// The folder of the built-in lessons (installed, or the source tree's assets/lessons).
-std::filesystem::path lessons_dir();
+// A lesson or a scenario? A lesson file says "attention-lab/lesson" near its start.
+bool is_lesson_file(const std::string& path);
 // A built-in lesson name ("causal-masking") or a lesson file path.
 std::filesystem::path find_lesson(const std::string& name_or_path);
 // The built-in lessons' names, in teaching order, for an error message.
