@@ -115,15 +115,6 @@ std::string count_of_warnings(std::size_t n) {
   return ", " + std::to_string(n) + (n == 1 ? " warning" : " warnings");
 }
 
-// Whether the file is a lesson: its "format" says so (read from its start, as the app does).
-bool is_lesson_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(4096, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  return head.find("attention-lab/lesson") != std::string::npos;
-}
-
 // A lesson: the loader checks every step's changes and references; then
 // every step's scenario is computed, and each warning is printed once, at
 // the first step that has it.

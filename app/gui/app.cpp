@@ -7,6 +7,7 @@
 #include "gfx/screenshot.h"
 #include "logic/steps.h"
 #include "logic/derivation.h"
+#include "logic/provenance.h"
 #include "attention_lab/json_text.h"
 #include "attention_lab/scenario_io.h"
 #include "panels/panels.h"
@@ -259,6 +260,20 @@ bool AppState::quiz_hides(StageId stage, int row, int col) const {
   return false;
 }
 
+bool AppState::quiz_feeds(StageId stage, int row, int col) const {
+  if (!quiz.asking()) return false;
+  const Scenario& s = doc->scenario();
+  for (const Lit& l : provenance(s, stage, row, col)) {
+    const StageInfo info = describe_stage(s, l.stage);
+    if (l.cell_row >= 0 && quiz_hides(l.stage, l.cell_row, l.cell_col)) return true;
+    for (int c = 0; l.row >= 0 && c < info.cols; ++c)
+      if (quiz_hides(l.stage, l.row, c)) return true;
+    for (int r = 0; l.col >= 0 && r < info.rows; ++r)
+      if (quiz_hides(l.stage, r, l.col)) return true;
+  }
+  return false;
+}
+
 // [SECTION] Lessons
 
 void AppState::open_lesson(Lesson l, std::string path, int first_step) {
@@ -493,11 +508,14 @@ void App::handle_shortcuts() {
     const bool font_key = ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD || k.key == GLFW_KEY_MINUS ||
                                    k.key == GLFW_KEY_KP_SUBTRACT);
     if (editing_text()) {
-      // Keys belong to the text field being edited, except the font size and
-      // a clicker's PageDown/PageUp (never used in a one-line number field):
-      // a lecturer typing the room's answer can still move on.
-      if (font_key) change_font_scale(k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD ? 1.125f : 1.0f / 1.125f);
-      if (page && state_.lesson.lesson && !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
+      // Keys belong to the text field being edited, except the font size and,
+      // in the quiz's answer box, a clicker's PageDown/PageUp: a lecturer
+      // typing the room's answer can still move on. (In any other field, a
+      // word being renamed, turning the page would swap the scenario under
+      // the edit the field applies when it loses the keyboard.)
+      if (font_key) change_font_scale(k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD ? Settings::kFontStep : 1.0f / Settings::kFontStep);
+      if (page && state_.quiz.answer_focused && state_.lesson.lesson &&
+          !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
         state_.go_to_lesson_step(state_.lesson.step + (k.key == GLFW_KEY_PAGE_DOWN ? 1 : -1));
       continue;
     }
@@ -509,8 +527,8 @@ void App::handle_shortcuts() {
         case GLFW_KEY_O: action_open_dialog(state_); break;
         case GLFW_KEY_Q: request_close(); break;
         case GLFW_KEY_T: state_.take_snapshot(); break;
-        case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: change_font_scale(1.125f); break;
-        case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: change_font_scale(1.0f / 1.125f); break;
+        case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: change_font_scale(Settings::kFontStep); break;
+        case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: change_font_scale(1.0f / Settings::kFontStep); break;
         default: break;
       }
       continue;
@@ -673,7 +691,7 @@ void App::frame() {
           ? std::min(lesson_panel_height(state_, ImGui::GetContentRegionAvail().x) + ImGui::GetStyle().ItemSpacing.y,
                      ImGui::GetContentRegionAvail().y * 0.72f)
           : ImGui::GetTextLineHeightWithSpacing() * 5.2f;
-  const float em = ImGui::GetFontSize() / gfx::kBaseFontSize;  // panels grow with the font
+  const float em = gfx::em();  // panels grow with the font
   const float side_w = std::clamp(vp->WorkSize.x * 0.18f, 230.0f * em, 320.0f * em);
   float inspector_w = std::clamp(vp->WorkSize.x * 0.24f, 280.0f * em, 440.0f * em);
   if (state_.presenter) inspector_w = std::min(inspector_w, vp->WorkSize.x * 0.28f);  // the math gets the room

@@ -313,6 +313,9 @@ struct AppState {
   void check_quiz_answer();
   void show_quiz_answer();
   bool quiz_hides(StageId stage, int row, int col) const;
+  // A cell computed from one the quiz hides: its inspector shows the rule
+  // without numbers, which would print the answer as an operand.
+  bool quiz_feeds(StageId stage, int row, int col) const;
   // Lessons: open one (the scenario of its first step), move to a step.
   void open_lesson(Lesson lesson, std::string path, int step);
   void go_to_lesson_step(int step);

@@ -16,6 +16,7 @@ struct Settings {
   float font_scale = 1.0f;                // normal view
   float presenter_font_scale = 1.75f;     // presenter mode (F5): readable from the back of a room
   static constexpr std::size_t kMaxRecent = 8;
+  static constexpr float kFontStep = 1.125f;  // one Ctrl+plus or Ctrl+minus
   static constexpr float kMinFontScale = 0.75f;
   static constexpr float kMaxFontScale = 4.0f;
 

@@ -81,6 +81,12 @@ struct Layout {
   float height = 0.0f;  // 0: as tall as the content
 };
 
+// "Export step" in the pipeline outside a lesson slide: the step's own stages.
+bool exports_step_through_slide(const AppState& state, const ExportTarget& target) {
+  return target.kind == ExportKind::Step && state.centre == CentreView::Pipeline && !showing_slide(state) &&
+         state.step >= 0;
+}
+
 Layout layout_of(const AppState& state, const ExportTarget& target) {
   const float centre_w = std::max(state.centre_area.width(), 320.0f);
   const float centre_h = std::max(state.centre_area.height(), 240.0f);
@@ -90,7 +96,8 @@ Layout layout_of(const AppState& state, const ExportTarget& target) {
     case ExportKind::Step:
       // The pipeline grows downwards without limit; the close-up views fill the area they are given.
       // (A lesson step's slide fills its area, like the close-ups.)
-      if (state.centre == CentreView::Pipeline && !showing_slide(state)) return {centre_w, 0.0f};
+      if (state.centre == CentreView::Pipeline && !showing_slide(state) && !exports_step_through_slide(state, target))
+        return {centre_w, 0.0f};
       return {centre_w, centre_h};
   }
   return {};
@@ -100,7 +107,7 @@ void draw_target(AppState& state, const ExportTarget& target) {
   if (target.kind == ExportKind::Stage) {
     const StageInfo& info = state.stage_info(target.stage);
     ImGui::TextUnformatted(info.name.c_str());
-    const float em = ImGui::GetFontSize() / gfx::kBaseFontSize;
+    const float em = gfx::em();
     HeatmapOptions opt;
     opt.cell_px = state.cell_px * em;
     opt.max_px = 440.0f * em;
@@ -108,6 +115,8 @@ void draw_target(AppState& state, const ExportTarget& target) {
     draw_heatmap(state, target.stage, opt);
     return;
   }
+  // A step outside a lesson: the step-through's step as a slide, not the view.
+  if (exports_step_through_slide(state, target) && draw_step_through_slide(state)) return;
   draw_centre_view(state);
 }
 

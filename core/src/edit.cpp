@@ -438,9 +438,7 @@ struct Applier {
     if (index < 0 || index >= count)
       return fail(std::string(what) + ": expected an index from 0 to " + std::to_string(count - 1) + ", found " +
                   std::to_string(index) + " (" + (tokens ? "T" : "d_model") + " = " + std::to_string(count) + ")");
-    if (label.size() > static_cast<std::size_t>(limits::kMaxTokenLabelLength))
-      return fail(std::string(what) + ": expected at most " + std::to_string(limits::kMaxTokenLabelLength) +
-                  " characters, found " + std::to_string(label.size()));
+    if (auto e = limits::check_label_length(what, label); !e.empty()) return fail(e);
     auto& list = tokens ? s.tokens : s.features;
     if (list.empty()) {
       // The exact inverse is "no names" again, not `count` empty ones.
@@ -467,10 +465,9 @@ struct Applier {
       return fail(std::string(name) + ": expected " + std::to_string(count) + " labels (" +
                   (tokens ? "T" : "d_model") + ") or none, found " + std::to_string(e.labels.size()));
     for (std::size_t i = 0; i < e.labels.size(); ++i)
-      if (e.labels[i].size() > static_cast<std::size_t>(limits::kMaxTokenLabelLength))
-        return fail(std::string(name) + "[" + std::to_string(i) + "]: expected at most " +
-                    std::to_string(limits::kMaxTokenLabelLength) + " characters, found " +
-                    std::to_string(e.labels[i].size()));
+      if (auto err = limits::check_label_length(std::string(name) + "[" + std::to_string(i) + "]", e.labels[i]);
+          !err.empty())
+        return fail(err);
     auto& list = tokens ? s.tokens : s.features;
     out.inverse = SetLabels{e.which, list};
     list = e.labels;

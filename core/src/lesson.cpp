@@ -620,20 +620,24 @@ Scenario scenario_at_step(const Lesson& lesson, int step) {
   return s;
 }
 
+bool is_lesson_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  FormatSniffer sniffer;
+  try {
+    json::sax_parse(in, &sniffer);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return is_lesson_format(sniffer.format);
+}
+
 std::vector<std::filesystem::path> lesson_files(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> out;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file(ec) || entry.path().extension() != ".json") continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    FormatSniffer sniffer;
-    try {
-      json::sax_parse(in, &sniffer);
-    } catch (const std::exception&) {
-      continue;
-    }
-    if (is_lesson_format(sniffer.format)) out.push_back(entry.path());
-  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.is_regular_file(ec) && entry.path().extension() == ".json" && is_lesson_file(entry.path()))
+      out.push_back(entry.path());
   std::sort(out.begin(), out.end());
   // A teacher's order (order.txt) goes first: lessons build on each other,
   // and names sort "why-sqrt-dk" after "many-heads".

@@ -18,6 +18,13 @@ std::uint64_t estimated_bytes(const Dims& d) {
   return floats * sizeof(float);
 }
 
+std::string check_label_length(const std::string& where, const std::string& label) {
+  if (label.size() <= static_cast<std::size_t>(kMaxTokenLabelLength)) return {};
+  // Bytes, not letters: "ç" takes two of them.
+  return where + ": expected at most " + std::to_string(kMaxTokenLabelLength) + " bytes (UTF-8), found " +
+         std::to_string(label.size());
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   char buf[32];
   const double b = static_cast<double>(bytes);

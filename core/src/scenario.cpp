@@ -138,9 +138,10 @@ std::string validate(const Scenario& s) {
            std::to_string(s.features.size());
   for (const auto* list : {&s.tokens, &s.features})
     for (std::size_t i = 0; i < list->size(); ++i)
-      if ((*list)[i].size() > static_cast<std::size_t>(kMaxTokenLabelLength))
-        return std::string(list == &s.tokens ? "tokens[" : "features[") + std::to_string(i) + "]: expected at most " +
-               std::to_string(kMaxTokenLabelLength) + " bytes, found " + std::to_string((*list)[i].size());
+      if (auto e = check_label_length(std::string(list == &s.tokens ? "tokens[" : "features[") + std::to_string(i) + "]",
+                                      (*list)[i]);
+          !e.empty())
+        return e;
   for (auto [name, m] : {std::pair{"X", &s.X}, std::pair{"W_q", &s.W_q}, std::pair{"W_k", &s.W_k},
                          std::pair{"W_v", &s.W_v}})
     if (auto e = check_finite(name, *m); !e.empty()) return e;

@@ -210,9 +210,7 @@ Scenario parse_object(const json& root) {
       const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
       if (!t[i].is_string()) fail(where + ": expected a string, found " + type_of(t[i]));
       auto label = t[i].get<std::string>();
-      if (label.size() > static_cast<std::size_t>(kMaxTokenLabelLength))
-        fail(where + ": expected at most " + std::to_string(kMaxTokenLabelLength) + " characters, found " +
-             std::to_string(label.size()));
+      if (auto e = check_label_length(where, label); !e.empty()) fail(e);
       out.push_back(std::move(label));
     }
     return out;

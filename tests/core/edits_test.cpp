@@ -228,7 +228,7 @@ TEST(Edits, SetLabelsReplacesAWholeListOrClearsIt) {
   const Scenario s = attention_lab::test::preset("book");
   expect_refused(s, SetLabels{LabelList::Tokens, {"a", "b"}}, "tokens: expected 6 labels (T) or none, found 2");
   expect_refused(s, SetLabels{LabelList::Features, {"a", "b", std::string(65, 'x')}},
-                 "features[2]: expected at most 64 characters, found 65");
+                 "features[2]: expected at most 64 bytes (UTF-8), found 65");
   Scenario t = s;
   ASSERT_EQ(apply_edit(t, SetLabels{LabelList::Tokens, {}}).error, "");
   EXPECT_EQ(t.token_label(1), "t1");

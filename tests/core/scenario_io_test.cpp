@@ -483,7 +483,7 @@ TEST(ScenarioBadInput, TokensMustMatchTAndBeShortStrings) {
   j["tokens"] = {"a", 5, "c", "d", "e", "f"};
   EXPECT_EQ(parse_error(j), "tokens[1]: expected a string, found 5");
   j["tokens"] = {"a", "b", "c", "d", "e", std::string(65, 'x')};
-  EXPECT_EQ(parse_error(j), "tokens[5]: expected at most 64 characters, found 65");
+  EXPECT_EQ(parse_error(j), "tokens[5]: expected at most 64 bytes (UTF-8), found 65");
   j["tokens"] = "abc";
   EXPECT_EQ(parse_error(j), "tokens: expected a list of 6 strings, found string \"abc\"");
 }
@@ -495,7 +495,7 @@ TEST(ScenarioBadInput, FeaturesMustMatchDModelAndBeShortStrings) {
   j["features"] = {"a", nullptr, "c"};
   EXPECT_EQ(parse_error(j), "features[1]: expected a string, found null");
   j["features"] = {"a", "b", std::string(65, 'x')};
-  EXPECT_EQ(parse_error(j), "features[2]: expected at most 64 characters, found 65");
+  EXPECT_EQ(parse_error(j), "features[2]: expected at most 64 bytes (UTF-8), found 65");
   j["features"] = 3;
   EXPECT_EQ(parse_error(j), "features: expected a list of 3 strings, found 3");
 }

@@ -1,7 +1,13 @@
 # Sourced by the GUI tests that drive one running app with real X input.
-# The caller sets app, out (a directory) and here (this directory) first.
+# The caller sets app first, and out (a directory for probe, screenshots and
+# settings) if it was given one; here is set to this directory.
 # Every step waits for what the app says of itself in its --probe file, never
 # for a fixed time alone, so a slower or faster machine gives the same result.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=${out:-$(mktemp -d)}
+mkdir -p "$out"
+# Settings of its own (never the user's font scale or window layout).
+export XDG_CONFIG_HOME="$out/config"
 probe="$out/probe.json"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -21,17 +27,17 @@ settle() {
   now=$(get frame)
   python3 "$here/probe.py" "$probe" atleast frame $((now + ${1:-3})) 10 || fail "the app stopped drawing frames ($(state))"
 }
-# start_app ARGS...: starts the app with a probe, waits for its window, gives
-# it the keyboard and lets it lay itself out.
+# start_app ARGS...: starts the app with a probe in a window of $app_size
+# (default 1280x800), waits for its window, gives it the keyboard and lets it
+# lay itself out.
 start_app() {
   rm -f "$probe"
-  # Settings of its own (never the user's font scale), and as many threads
-  # as this machine's CI has, so background work takes as long everywhere.
   # A recovery folder of its own, empty unless the test keeps it
   # (keep_state=1): work an earlier, killed app left would be offered in a
-  # dialog over the window.
+  # dialog over the window. As many threads as this machine's CI has, so
+  # background work takes as long everywhere.
   [ -n "${keep_state:-}" ] || rm -rf "$out/state"
-  XDG_STATE_HOME="$out/state" XDG_CONFIG_HOME="$out/config" OMP_NUM_THREADS=2 "$app" "$@" --probe "$probe" --size 1280x800 2>"$out/app.stderr" &
+  XDG_STATE_HOME="$out/state" OMP_NUM_THREADS=2 "$app" "$@" --probe "$probe" --size "${app_size:-1280x800}" 2>"$out/app.stderr" &
   pid=$!
   for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
   [ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }

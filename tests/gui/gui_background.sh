@@ -5,11 +5,8 @@
 # usage: gui_background.sh APP_BINARY [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
-app=$1
-out=${2:-$(mktemp -d)}
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/app_session.sh"
+app=$1 out=${2:-}
+source "$(dirname "$0")/app_session.sh"
 
 # 1. The big layer computes in the background: frames keep coming meanwhile.
 start_app --preset random-4096-1024-16

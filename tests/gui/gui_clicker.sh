@@ -7,12 +7,8 @@
 # usage: gui_clicker.sh APP_BINARY LESSONS_DIR [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
-app=$1 lessons=$2
-out=${3:-$(mktemp -d)}
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")" && pwd)
-export XDG_CONFIG_HOME="$out/config"
-source "$here/app_session.sh"
+app=$1 lessons=$2 out=${3:-}
+source "$(dirname "$0")/app_session.sh"
 wait_for() { python3 "$here/probe.py" "$probe" wait "$@"; }
 
 # quiz_on_screen: waits until the quiz's "?" is where the audience sees it: in

@@ -5,11 +5,8 @@
 # usage: gui_interaction.sh APP_BINARY CLI_BINARY [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
-app=$1 cli=$2
-out=${3:-$(mktemp -d)}
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/app_session.sh"
+app=$1 cli=$2 out=${3:-}
+source "$(dirname "$0")/app_session.sh"
 scenario="$out/scenario.json"
 value_of() {  # value_of FILE MATRIX ROW COL
   python3 -c "import json,sys; print(json.load(open('$1'))['$2'][$3][$4])"

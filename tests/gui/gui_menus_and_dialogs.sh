@@ -6,11 +6,8 @@
 # usage: gui_menus_and_dialogs.sh APP_BINARY [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
-app=$1
-out=${2:-$(mktemp -d)}
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/app_session.sh"
+app=$1 out=${2:-}
+source "$(dirname "$0")/app_session.sh"
 cd "$out" || exit 1  # the Open dialog starts in the current folder
 printf '{ "not": "a scenario"' >"$out/broken.json"
 

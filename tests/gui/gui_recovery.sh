@@ -7,11 +7,8 @@
 # usage: gui_recovery.sh APP_BINARY CLI_BINARY [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
-app=$1 cli=$2
-out=${3:-$(mktemp -d)}
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/app_session.sh"
+app=$1 cli=$2 out=${3:-}
+source "$(dirname "$0")/app_session.sh"
 keep_state=1  # the apps below share one recovery folder, as a user's do
 state_dir="$out/state/attention-lab/recovery"
 rm -rf "$out/state"

@@ -7,31 +7,13 @@
 # usage: gui_slides.sh APP_BINARY LESSONS_DIR [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
-app=$1 lessons=$2
-out=${3:-$(mktemp -d)}
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")" && pwd)
-export XDG_CONFIG_HOME="$out/config"
-source "$here/app_session.sh"
-
-# start_at SIZE ARGS...: the app in a window of SIZE (start_app uses 1280x800).
-start_at() {
-  local size=$1
-  shift
-  rm -f "$probe"
-  XDG_STATE_HOME="$out/state" XDG_CONFIG_HOME="$out/config" OMP_NUM_THREADS=2 "$app" "$@" --size "$size" --probe "$probe" 2>"$out/app.stderr" &
-  pid=$!
-  for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done
-  [ -s "$probe" ] || { fail "the app wrote no probe"; cat "$out/app.stderr"; exit 1; }
-  wid=$(xdotool search --sync --onlyvisible --name "Attention Lab" | head -1)
-  xdotool windowfocus --sync "$wid" 2>/dev/null || true
-  settle 3
-}
+app=$1 lessons=$2 out=${3:-}
+source "$(dirname "$0")/app_session.sh"
 
 for size in 1024x768 1280x720; do
   for file in "$lessons"/*.json; do
     name=$(basename "$file" .json)
-    start_at "$size" --lesson "$name" --presenter
+    app_size=$size start_app --lesson "$name" --presenter
     [ "$(get presenter)" = true ] || fail "$name at $size: --presenter did not start presenter mode"
     count=$(get lesson_steps)
     [ "$count" -gt 0 ] || fail "$name at $size: the probe says the lesson has $count steps"
@@ -51,7 +33,7 @@ for size in 1024x768 1280x720; do
 done
 
 # Windowed too, and the whole pipeline stays one key (P) away.
-start_at 1280x800 --lesson attention-from-scratch --lesson-step 9
+start_app --lesson attention-from-scratch --lesson-step 9
 python3 "$here/slide_check.py" "$probe" 9 || fail "attention-from-scratch step 9 windowed at 1280x800"
 xdotool key p
 python3 "$here/probe.py" "$probe" wait slide false || fail "P did not switch to the whole pipeline"

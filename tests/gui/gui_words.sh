@@ -6,11 +6,8 @@
 # usage: gui_words.sh APP_BINARY [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
-app=$1
-out=${2:-$(mktemp -d)}
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/app_session.sh"
+app=$1 out=${2:-}
+source "$(dirname "$0")/app_session.sh"
 
 # label STAGE row|col INDEX: window coordinates of a label of the largest
 # drawing of STAGE: row labels sit just left of the cells, column labels just

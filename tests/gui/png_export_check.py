@@ -6,6 +6,8 @@
       slide-quality heatmap export: white background, a title band of dark text
       at the top, a colour bar (a long run of many distinct saturated colours),
       and no pixel block of a dialog or of the dark on-screen theme.
+  png_export_check.py dialog FILE.png             -> passes only if FILE does hold a block of
+      a dialog's colours (shows the check above can see one)
 """
 import sys
 
@@ -29,6 +31,19 @@ def pixel(rows, bpp, x, y):
 
 def near(a, b, tol=3):
     return all(abs(p - q) <= tol for p, q in zip(a, b))
+
+
+def dialog_blocks(w, h, bpp, rows):
+    """(name, colour, x, y) of the first 8x8 block of each dialog colour found."""
+    found = []
+    for name, colour in DIALOG_COLOURS.items():
+        for y in range(0, h - 8, 4):
+            hit = next((x for x in range(0, w - 8, 4)
+                        if all(near(pixel(rows, bpp, x + dx, y + dy), colour) for dx in (0, 7) for dy in (0, 7))), None)
+            if hit is not None:
+                found.append((name, colour, hit, y))
+                break
+    return found
 
 
 def check_heatmap(path, scale):
@@ -61,13 +76,7 @@ def check_heatmap(path, scale):
     if bar_row < 0:
         problems.append("no colour bar (no row with a long gradient run in the lower half)")
     # 4. No block of a dialog's or the dark theme's solid colours.
-    for name, colour in DIALOG_COLOURS.items():
-        for y in range(0, h - 8, 4):
-            hit = next((x for x in range(0, w - 8, 4)
-                        if all(near(pixel(rows, bpp, x + dx, y + dy), colour) for dx in (0, 7) for dy in (0, 7))), None)
-            if hit is not None:
-                problems.append("a block of the %s colour %s at (%d, %d)" % (name, colour, hit, y))
-                break
+    problems += ["a block of the %s colour %s at (%d, %d)" % hit for hit in dialog_blocks(w, h, bpp, rows)]
     return ["%s: %s" % (path, p) for p in problems], bar_row, best_colours
 
 
@@ -83,6 +92,11 @@ def main(argv):
         if not problems:
             print("%s: title, colour bar (row %d, %d colours), no dialog pixels" % (argv[2], bar_row, colours))
         return 1 if problems else 0
+    if len(argv) >= 3 and argv[1] == "dialog":  # the negative control: a screen copy with the dialog open
+        found = dialog_blocks(*read_png(argv[2]))
+        for hit in found:
+            print("%s: a block of the %s colour %s at (%d, %d)" % ((argv[2],) + hit))
+        return 0 if found else 1
     print(__doc__)
     return 2
 

@@ -4,6 +4,8 @@
   probe.py FILE cell STAGE ROW COL [N] -> "X Y" window coordinates of a cell's centre
                                       in the N-th (from 0) drawing of that stage
   probe.py FILE centre KEY          -> "X Y" centre of a [x0, y0, x1, y1] rectangle, once drawn
+  probe.py FILE item LABEL [S]       -> "X Y" centre of the item LABEL (a menu entry, a checkbox)
+                                      in probe["items"], once it is drawn, waiting up to S seconds
   probe.py FILE get KEY              -> a top-level value (JSON)
   probe.py FILE wait KEY VALUE [S]   -> waits until probe[KEY] == VALUE (JSON), up to S seconds
   probe.py FILE atleast KEY N [S]    -> waits until probe[KEY] >= N, up to S seconds
@@ -48,6 +50,17 @@ def main(argv):
                 return 0
             if time.time() > deadline:
                 raise SystemExit("probe: %s is empty" % argv[3])
+            time.sleep(0.1)
+    if cmd == "item":
+        deadline = time.time() + (float(argv[4]) if len(argv) > 4 else 10.0)
+        while True:  # a menu's items appear a frame after the click that opens it
+            rect = load(path).get("items", {}).get(argv[3])
+            if rect:
+                x0, y0, x1, y1 = rect
+                print(int((x0 + x1) / 2), int((y0 + y1) / 2))
+                return 0
+            if time.time() > deadline:
+                raise SystemExit("probe: no item %r drawn" % argv[3])
             time.sleep(0.1)
     if cmd == "get":
         print(json.dumps(load(path)[argv[3]]))

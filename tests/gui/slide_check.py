@@ -9,19 +9,10 @@ entirely inside "centre". The layout settles over a frame or two (a heatmap
 measures its labels once drawn), so the check is retried on newer frames
 until it passes or SECONDS (default 20) run out; then it prints what failed.
 """
-import json
 import sys
 import time
 
-
-def load(path):
-    for _ in range(50):
-        try:
-            with open(path) as f:
-                return json.load(f)
-        except (OSError, ValueError):
-            time.sleep(0.05)
-    raise SystemExit("slide_check: cannot read " + path)
+from probe import load  # the app rewrites the probe every frame: probe.load retries a torn read
 
 
 def problems(p, step):

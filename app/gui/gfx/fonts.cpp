@@ -63,6 +63,8 @@ void rebuild_fonts(float size) {
   malloc_trim(0);
 }
 
+float em() { return ImGui::GetFontSize() / kBaseFontSize; }
+
 float current_font_size() { return g_font_size; }
 
 bool theme_is_light() { return g_light; }

@@ -8,6 +8,9 @@ struct ImFontAtlas;
 namespace attention_lab::gfx {
 
 inline constexpr float kBaseFontSize = 16.0f;
+// The current ImGui font size over the base size: sizes written for a 16 px
+// font (a 52 px label strip) are multiplied by it, so they grow with the text.
+float em();
 
 void load_fonts(float size);         // before the first frame
 void rebuild_fonts(float size);      // between frames: atlas and GL texture

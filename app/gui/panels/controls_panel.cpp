@@ -88,6 +88,7 @@ void draw_controls_panel(AppState& state) {
     state.weights_scale = static_cast<ColourScale>(scale);
     state.colour_scales.clear();
   }
+  state.note_item("weights colour");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("How attention weights map to colours:\nlinear: 0 to 1\nlog: orders of magnitude (for many tokens)\n"
                       "per row: each row divided by its largest weight\nRight-click a weights heatmap to set it alone.");

@@ -107,7 +107,7 @@ void draw_head_view_panel(AppState& state) {
   hv.first_token = std::clamp(hv.first_token, 0, std::max(0, T - fits));
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float label_w = 110.0f * ImGui::GetFontSize() / 16.0f;
+  const float label_w = 110.0f * gfx::em();
   HeadViewLayout layout;
   layout.left_x = origin.x + label_w + 8;
   // The lines span the panel's whole width.
@@ -142,7 +142,7 @@ void draw_head_view_panel(AppState& state) {
     all.insert(all.end(), lines.begin(), lines.end());
   }
   std::sort(all.begin(), all.end(), [](const AttentionLine& a, const AttentionLine& b) { return a.weight < b.weight; });
-  const float em = ImGui::GetFontSize() / 16.0f;
+  const float em = gfx::em();
   for (const AttentionLine& l : all)
     dl->AddLine(ImVec2(l.x0, l.y0), ImVec2(l.x1, l.y1), head_colour_u32(l.head, 0.15f + 0.85f * l.weight),
                 (0.5f + 5.5f * l.weight) * em);

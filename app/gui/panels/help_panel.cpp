@@ -19,7 +19,7 @@ void draw_help_windows(AppState& state) {
     // Sized to the viewport, never beyond it: the table wraps its descriptions
     // instead of running off the right edge (at 1280×720 and in presenter mode).
     const ImGuiViewport* vp = ImGui::GetMainViewport();
-    const ImVec2 want(std::min(680.0f * ImGui::GetFontSize() / 16.0f, vp->WorkSize.x * 0.9f), vp->WorkSize.y * 0.85f);
+    const ImVec2 want(std::min(680.0f * gfx::em(), vp->WorkSize.x * 0.9f), vp->WorkSize.y * 0.85f);
     ImGui::SetNextWindowSize(want, ImGuiCond_Appearing);
     ImGui::SetNextWindowSizeConstraints(ImVec2(240, 160), ImVec2(vp->WorkSize.x, vp->WorkSize.y));
     ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),

@@ -49,7 +49,10 @@ void draw_inspector_panel(AppState& state) {
     text_between_terms(d.title, gfx::Accent::Highlight);
     text_between_terms(info.name, std::nullopt, true);
     text_between_terms("= " + d.formula);
-    text_between_terms("= " + d.numbers);
+    if (state.quiz_feeds(cell->stage, cell->row, cell->col))
+      text_between_terms("Its numbers include the quiz's answer: they show once it is answered.", std::nullopt, true);
+    else
+      text_between_terms("= " + d.numbers);
     if (!d.note.empty()) text_between_terms(d.note, gfx::Accent::Pin);
     ImGui::Spacing();
     text_between_terms(info.explanation, std::nullopt, true);

@@ -27,6 +27,9 @@ float lesson_panel_height(const AppState& state, float width);
 bool showing_slide(const AppState& state);
 // The centre view's slide of the current lesson step (export draws it too).
 void draw_slide_panel(AppState& state);
+// The step-through's current step as a slide (its stages of every head, as
+// their equations); false, drawing nothing, when it shows every step.
+bool draw_step_through_slide(AppState& state);
 // Presenter mode: a ring around the mouse pointer, so a room can follow it (L).
 void draw_pointer_spotlight(AppState& state);
 void draw_quiz_section(AppState& state);

@@ -15,10 +15,9 @@ namespace attention_lab::gui {
 namespace {
 
 // Cells grow with the font (presenter mode, Ctrl+plus), so values stay legible.
-float em() { return ImGui::GetFontSize() / 16.0f; }
-float cell_px(const AppState& state) { return state.cell_px * em(); }
+float cell_px(const AppState& state) { return state.cell_px * gfx::em(); }
 // Big stages shrink to this many pixels; zoom brings their cells back.
-float max_px() { return 440.0f * em(); }
+float max_px() { return 440.0f * gfx::em(); }
 
 // Cells revealed so far by the current step's animation (−1: all).
 int reveal_for(const AppState& state, StageKind kind, int rows, int cols) {

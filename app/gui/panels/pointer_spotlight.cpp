@@ -10,10 +10,11 @@ namespace attention_lab::gui {
 void draw_pointer_spotlight(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f) state.pointer_moved = true;
-  if (!state.presenter || !state.pointer_spotlight || !state.pointer_moved) return;
+  // Nothing shows on a blanked screen, the ring included.
+  if (!state.presenter || !state.pointer_spotlight || !state.pointer_moved || state.blank) return;
   const ImVec2 at = io.MousePos;
   if (!ImGui::IsMousePosValid(&at)) return;  // the pointer is outside the window
-  const float em = ImGui::GetFontSize() / gfx::kBaseFontSize;
+  const float em = gfx::em();
   const float radius = 22.0f * em;
   ImDrawList* dl = ImGui::GetForegroundDrawList();
   // A translucent disc lights up what is under the pointer without hiding it;

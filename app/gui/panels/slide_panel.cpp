@@ -9,6 +9,8 @@
 #include "attention_lab/stage_info.h"
 #include "logic/number_format.h"
 #include "logic/slide_layout.h"
+#include "logic/steps.h"
+#include "logic/text_fit.h"
 #include "widgets/heatmap_widget.h"
 
 #include <imgui.h>
@@ -88,7 +90,7 @@ struct SoftmaxRowBox {
 SoftmaxRowBox measure_softmax_row(const Scenario& s, const SoftmaxBreakdown& b) {
   SoftmaxRowBox m;
   for (int i = 0; i < s.T(); ++i) m.token_w = std::max(m.token_w, ImGui::CalcTextSize(s.token_label(i).c_str()).x);
-  m.token_w = std::min(m.token_w, 120.0f);
+  m.token_w = std::min(m.token_w, 120.0f * gfx::em());
   m.score_w = ImGui::CalcTextSize("Ŝ −00.000").x;
   m.weight_w = ImGui::CalcTextSize("0.000").x;
   for (Eigen::Index i = 0; i < b.masked.size(); ++i)
@@ -108,6 +110,18 @@ SlideBox softmax_box(const SoftmaxRowBox& m, int keys) {
   return b;
 }
 
+float text_width(std::string_view text) { return ImGui::CalcTextSize(text.data(), text.data() + text.size()).x; }
+
+// A token cut to `width` ends in "…"; the whole word shows on hover.
+void token_text(ImDrawList* dl, ImVec2 right_edge_top, float width, const std::string& full, ImU32 colour) {
+  const std::string t = ellipsize(full, width, text_width);
+  const float w = text_width(t);
+  const ImVec2 at(right_edge_top.x - w, right_edge_top.y);
+  dl->AddText(at, colour, t.c_str());
+  if (t != full && ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(at, ImVec2(at.x + w, at.y + ImGui::GetTextLineHeight())))
+    ImGui::SetTooltip("%s", full.c_str());
+}
+
 void draw_softmax_row(AppState& state, const LessonRow& which, const SoftmaxBreakdown& b, const SoftmaxRowBox& m,
                       ImVec2 at, float cell) {
   const Scenario& s = state.doc->scenario();
@@ -115,9 +129,8 @@ void draw_softmax_row(AppState& state, const LessonRow& which, const SoftmaxBrea
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const auto& hl = gfx::accent(gfx::Accent::Highlight);
   const ImU32 bar = ImGui::ColorConvertFloat4ToU32(ImVec4(hl.r, hl.g, hl.b, 0.85f));
-  std::string token = s.token_label(which.row);
-  if (token.size() > 12) token = token.substr(0, 11) + "…";
-  const std::string title = "softmax of row " + std::to_string(which.row) + " ('" + token + "')";
+  const std::string title = "softmax of row " + std::to_string(which.row) + " ('" +
+                            ellipsize(s.token_label(which.row), m.token_w, text_width) + "')";
   dl->AddText(at, text, title.c_str());
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const float x_token = at.x, x_score = x_token + m.token_w + 10, x_bar = x_score + m.score_w + 14;
@@ -131,16 +144,17 @@ void draw_softmax_row(AppState& state, const LessonRow& which, const SoftmaxBrea
     const float y = top + cell * static_cast<float>(k);
     const float ty = y + (cell - ImGui::GetTextLineHeight()) * 0.5f;
     const float w = b.weights[k];
-    dl->AddRectFilled(ImVec2(x_bar, y + 1), ImVec2(x_bar + std::max(0.0f, 3 * cell * w), y + cell - 1), bar);
+    // The quiz's answer (or a copy of it) is a "?" here as in the heatmaps.
+    const bool hide_score = state.quiz_hides(StageId::of_head(StageKind::Masked, which.head), which.row, k);
+    const bool hide_weight = state.quiz_hides(StageId::of_head(StageKind::Weights, which.head), which.row, k);
+    if (!hide_weight) dl->AddRectFilled(ImVec2(x_bar, y + 1), ImVec2(x_bar + std::max(0.0f, 3 * cell * w), y + cell - 1), bar);
     dl->AddRect(ImVec2(x_bar, y + 1), ImVec2(x_bar + 3 * cell, y + cell - 1), faint);
     if (!numbers) continue;
-    std::string key = s.token_label(k);
-    while (key.size() > 1 && ImGui::CalcTextSize(key.c_str()).x > m.token_w) key.pop_back();
-    dl->AddText(ImVec2(x_token + m.token_w - ImGui::CalcTextSize(key.c_str()).x, ty), faint, key.c_str());
+    token_text(dl, ImVec2(x_token + m.token_w, ty), m.token_w, s.token_label(k), faint);
     const float v = b.masked[k];
-    const std::string score = std::isinf(v) && v < 0 ? "−∞" : format_number(v, 3);
-    dl->AddText(ImVec2(x_score + m.score_w - ImGui::CalcTextSize(score.c_str()).x, ty), text, score.c_str());
-    dl->AddText(ImVec2(x_weight, ty), text, format_number(w, 3).c_str());
+    const std::string score = hide_score ? "?" : std::isinf(v) && v < 0 ? "−∞" : format_number(v, 3);
+    dl->AddText(ImVec2(x_score + m.score_w - text_width(score), ty), text, score.c_str());
+    dl->AddText(ImVec2(x_weight, ty), text, hide_weight ? "?" : format_number(w, 3).c_str());
   }
 }
 
@@ -163,16 +177,19 @@ bool showing_slide(const AppState& state) {
   return step && !step->show.empty() && !state.lesson.whole_pipeline && state.centre == CentreView::Pipeline;
 }
 
-void draw_slide_panel(AppState& state) {
-  const LessonStep* step = current_step(state);
-  if (!step) return;
+namespace {
+
+// `source` and `index` name the step (a lesson file and its step, or the
+// step-through and its step), so its equations are cut once per document
+// revision, not every frame.
+void draw_slide(AppState& state, const LessonStep* step, const std::string& source, int index) {
   const Scenario& s = state.doc->scenario();
   SlideState& slide = state.slide;
-  if (slide.revision != state.doc->revision() || slide.step != state.lesson.step || slide.lesson_path != state.lesson.path) {
+  if (slide.revision != state.doc->revision() || slide.step != index || slide.lesson_path != source) {
     slide.lines = slide_equations(s, slide_stages(s, *step));
     slide.revision = state.doc->revision();
-    slide.step = state.lesson.step;
-    slide.lesson_path = state.lesson.path;
+    slide.step = index;
+    slide.lesson_path = source;
   }
 
   std::optional<SoftmaxBreakdown> row;
@@ -185,7 +202,7 @@ void draw_slide_panel(AppState& state) {
   // The visible area of this view, less a margin that keeps the slide off its edges.
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float em = ImGui::GetFontSize() / gfx::kBaseFontSize;
+  const float em = gfx::em();
   const float margin = 6.0f * em;
   const SlideArea area{origin.x + margin, origin.y + margin, origin.x + avail.x - margin, origin.y + avail.y - margin};
   SlideSpacing spacing;
@@ -289,6 +306,24 @@ void draw_slide_panel(AppState& state) {
   // The view's content is exactly its area, so it never shows scroll bars for a slide that fits.
   ImGui::SetCursorScreenPos(origin);
   ImGui::Dummy(ImVec2(std::max(1.0f, avail.x - 1.0f), std::max(1.0f, layout.fits ? avail.y - 1.0f : layout.bounds.y1 - origin.y)));
+}
+
+}  // namespace
+
+void draw_slide_panel(AppState& state) {
+  if (const LessonStep* step = current_step(state)) draw_slide(state, step, state.lesson.path, state.lesson.step);
+}
+
+bool draw_step_through_slide(AppState& state) {
+  if (state.step < 0 || state.step >= static_cast<int>(steps().size())) return false;
+  // The stages the step reveals, of every head, as a lesson step that shows them.
+  LessonStep step;
+  const auto& kinds = steps()[static_cast<std::size_t>(state.step)].kinds;
+  for (const StageId id : pipeline(state.doc->scenario()))
+    if (std::find(kinds.begin(), kinds.end(), id.kind) != kinds.end()) step.show.push_back(id);
+  if (step.show.empty()) return false;
+  draw_slide(state, &step, "(step-through)", state.step);
+  return true;
 }
 
 }  // namespace attention_lab::gui

@@ -37,7 +37,7 @@ ImU32 to_u32(Rgb c) {
 // hatched stub hanging from the zero line, so the eye sees "forbidden", not
 // "missing" and not "very large".
 void minus_infinity_stub(ImDrawList* dl, float x0, float x1, float zero_y) {
-  const float stub = 7.0f * ImGui::GetFontSize() / 16.0f;
+  const float stub = 7.0f * gfx::em();
   const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   dl->PushClipRect(ImVec2(x0, zero_y), ImVec2(x1, zero_y + stub), true);
   for (float x = x0 - stub; x < x1; x += 4.0f) dl->AddLine(ImVec2(x, zero_y + stub), ImVec2(x + stub, zero_y), grey);
@@ -54,7 +54,7 @@ void bar_row(const char* label, const RowVector& v, float bar_w, ImU32 prob_colo
              int hidden = -1) {
   ImGui::TextUnformatted(label);
   const BarScale scale = bar_scale(v, probability);
-  const float h = 46.0f * ImGui::GetFontSize() / 16.0f;
+  const float h = 46.0f * gfx::em();
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float zero_y = p0.y + scale.zero_at(h);
@@ -150,16 +150,13 @@ void draw_softmax_panel(AppState& state) {
     }
     ImGui::Dummy(ImVec2(bar_w * static_cast<float>(n), ImGui::GetTextLineHeightWithSpacing()));
   }
-  // The quiz's answer stays hidden here too: in the row of its stage and in
-  // any row that prints the same number (masked = scaled where allowed,
-  // scaled = scores when the divisor is 1), and its shift by the row max.
+  // The quiz's answer stays hidden here too, by the pipeline's rule (the
+  // asked cell and its copies), and its shift by the row max.
   const auto hidden_in = [&](StageKind kind) {
     if (!state.quiz.asking()) return -1;
     const CellRef& quiz = state.quiz.round->question.cell;
-    if (!is_per_head(quiz.stage.kind) || quiz.stage.head != head || quiz.row != sc.row) return -1;
-    const CellRef asked = copy_source(s, quiz);
-    const CellRef here = copy_source(s, CellRef{StageId::of_head(kind, head), quiz.row, quiz.col});
-    return asked == here ? quiz.col : -1;
+    if (quiz.row != sc.row) return -1;
+    return state.quiz_hides(StageId::of_head(kind, head), quiz.row, quiz.col) ? quiz.col : -1;
   };
   const int hide_scaled = hidden_in(StageKind::Scaled), hide_masked = hidden_in(StageKind::Masked);
   const int hide_weights = hidden_in(StageKind::Weights);

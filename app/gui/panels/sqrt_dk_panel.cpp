@@ -72,7 +72,7 @@ void draw_sqrt_dk_panel(AppState& state) {
   }
   const SqrtDkResult& r = x.result;
   const float w = std::min(ImGui::GetContentRegionAvail().x * 0.48f, 460.0f);
-  const ImVec2 size(w, 160.0f * ImGui::GetFontSize() / 16.0f);
+  const ImVec2 size(w, 160.0f * gfx::em());
   ImGui::BeginGroup();
   draw_histogram("q·k (not scaled)", r.unscaled.histogram, IM_COL32(230, 159, 0, 255), size);
   ImGui::EndGroup();

@@ -66,12 +66,12 @@ float draw_colour_bar(ImDrawList* dl, ImVec2 p, float width, int colormap, float
 float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed) {
   const LabelKind kind = transposed ? info.col_label_kind : info.row_label_kind;
   const bool named = kind == LabelKind::Token || (kind == LabelKind::Feature && !scenario.features.empty());
-  const float em = ImGui::GetFontSize() / 16.0f;
+  const float em = gfx::em();
   return (named ? 52.0f : 22.0f) * em;
 }
 
 float colour_bar_width(float cells_w) {
-  const float em = ImGui::GetFontSize() / 16.0f;
+  const float em = gfx::em();
   return std::clamp(cells_w, 100.0f * em, 160.0f * em);
 }
 

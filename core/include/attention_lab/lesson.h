@@ -89,6 +89,8 @@ LoadedLesson load_lesson(const std::filesystem::path& path);
 // with "attention-lab/lesson"), so "open" can tell lessons from scenarios
 // before parsing either in full.
 bool is_lesson_text(std::string_view json_text);
+// The same for a file, read only up to its "format" (false if it cannot be read).
+bool is_lesson_file(const std::filesystem::path& path);
 
 // The checks parse_lesson makes, for a lesson built or changed in memory:
 // the first problem, or an empty string.

@@ -23,6 +23,10 @@ inline constexpr int kMaxTokenLabelLength = 64;   // bytes of one token label
 // stage on screen, the mask, concat and output. An estimate to within ~10 %.
 std::uint64_t estimated_bytes(const Dims& dims);
 
+// A token label or feature name over kMaxTokenLabelLength bytes: the error
+// "WHERE: expected at most 64 bytes (UTF-8), found N"; else an empty string.
+std::string check_label_length(const std::string& where, const std::string& label);
+
 // "2.3 GiB", "512 MiB", "12 KiB".
 std::string format_bytes(std::uint64_t bytes);
 
