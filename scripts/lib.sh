@@ -6,6 +6,7 @@ ATTENTION_LAB_PACKAGES=(
   libimgui-dev libglfw3-dev python3-glad libeigen3-dev libgtest-dev libbenchmark-dev
   nlohmann-json3-dev libstb-dev libgl1-mesa-dri libgl1-mesa-dev fonts-dejavu-core
   xvfb xauth xdotool x11-apps
+  clang libclang-rt-14-dev libomp-dev
 )
 
 repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }

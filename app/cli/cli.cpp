@@ -158,12 +158,7 @@ int cmd_validate(const Args& a, std::ostream& out, std::ostream& err) {
 int cmd_preset(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.positional.size() != 1) return usage_error(err, "preset: expected a preset name (list them with 'presets')");
   const auto s = make_preset(a.positional[0]);
-  if (!s) {
-    std::string names;
-    for (const auto& p : presets()) names += (names.empty() ? "" : ", ") + p.name;
-    return usage_error(err, "preset: expected one of " + names + " or random-T-D-H (e.g. random-64-32-4), found '" +
-                                a.positional[0] + "'");
-  }
+  if (!s) return usage_error(err, "preset: " + preset_problem(a.positional[0]));
   return emit(scenario_to_json(*s), a.output, out, err);
 }
 

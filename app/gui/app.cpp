@@ -383,7 +383,7 @@ std::string App::init(GLFWwindow* window) {
   } else {
     const std::string name = o.preset.empty() ? std::string(kDefaultPreset) : o.preset;
     auto s = make_preset(name);
-    if (!s) return "--preset: unknown preset '" + name + "' (fat-cat, book, naive, multi-head, random-T-D-H)";
+    if (!s) return "--preset: " + preset_problem(name);  // a random-T-D-H too big for memory says what it needs
     open(std::move(*s), "");
   }
   const int heads = state_.job ? opened_heads : state_.doc->scenario().heads;

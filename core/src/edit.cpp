@@ -159,6 +159,8 @@ std::string resize(Scenario& s, Dimension which, int value) {
   if (!s.use_w_o) n.d_out = n.heads * n.d_v;
   // W_o usually maps back to d_model; keep that link when d_model changes.
   if (which == Dimension::d_model && s.use_w_o && d.d_out == d.d_model) n.d_out = n.d_model;
+  // Within the limits but more than this computer has: refuse before allocating.
+  if (auto problem = memory_problem(n); !problem.empty()) return std::string(to_string(which)) + ": " + problem;
 
   s.X = regrow(s.X, n.T, n.d_model, 0, 0, s, StageKind::X, 1);
   s.W_q = regrow(s.W_q, n.d_model, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_q, n.d_model);

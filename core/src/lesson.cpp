@@ -1,6 +1,7 @@
 #include "attention_lab/lesson.h"
 
 #include "attention_lab/engine.h"
+#include "attention_lab/excerpt.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/presets.h"
 #include "attention_lab/scenario_io.h"
@@ -88,7 +89,7 @@ void check_keys(const json& object, const std::string& where, const std::vector<
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-    fail((where.empty() ? "" : where + ".") + key + ": unknown key (expected one of " + list + ")");
+    fail((where.empty() ? "" : where + ".") + excerpt(key) + ": unknown key (expected one of " + list + ")");
   }
 }
 
@@ -259,7 +260,12 @@ class Parser {
       const json& p = root["preset"];
       if (!p.is_string()) fail("preset: expected one of " + preset_names() + ", found " + found(p));
       auto s = make_preset(p.get<std::string>());
-      if (!s) fail("preset: expected one of " + preset_names() + ", found " + found(p));
+      if (!s) {
+        // A random-T-D-H that is too big says why (with the bytes it needs); other names list the presets.
+        const std::string problem = preset_problem(p.get<std::string>());
+        if (problem.rfind("random-", 0) == 0) fail("preset: " + problem);
+        fail("preset: expected one of " + preset_names() + ", found " + found(p));
+      }
       lesson_.scenario = std::move(*s);
       lesson_.preset = p.get<std::string>();
       return;
@@ -273,16 +279,35 @@ class Parser {
     }
     if (!sc.is_string() || sc.get<std::string>().empty())
       fail("scenario: expected a scenario object { … } or the path of a scenario file, found " + found(sc));
-    const std::filesystem::path relative = sc.get<std::string>();
-    const std::filesystem::path path = relative.is_absolute() ? relative : base_dir_ / relative;
+    const std::filesystem::path path = base_dir_ / sc.get<std::string>();  // an absolute path replaces base_dir_
+    check_inside_lesson_folder(path, sc);
     LoadResult r = load_scenario(path);
     if (!r.scenario) {
-      // load_scenario names the path itself when it cannot read the file.
-      const bool names_path = r.error.rfind(path.string(), 0) == 0;
-      fail("scenario " + found(sc) + ": " + (names_path ? "" : path.string() + ": ") + r.error);
+      // load_scenario starts with the path when it cannot read the file. The path came
+      // partly from the lesson, so it is quoted as an excerpt.
+      std::string why = r.error;
+      if (why.rfind(path.string() + ": ", 0) == 0) why.erase(0, path.string().size() + 2);
+      fail("scenario " + found(sc) + ": " + excerpt(path.string(), 300) + ": " + why);
     }
     lesson_.scenario = std::move(*r.scenario);
     lesson_.scenario_file = path;
+  }
+
+  // A lesson from a stranger must not make the app read files elsewhere
+  // ("../../.ssh/id_rsa", "/etc/passwd", or a link inside the folder that
+  // points out of it): the path, links resolved, must lead into the lesson's
+  // folder or below.
+  void check_inside_lesson_folder(const std::filesystem::path& path, const json& given) const {
+    std::error_code ec;
+    const auto folder = std::filesystem::weakly_canonical(base_dir_.empty() ? "." : base_dir_, ec);
+    const std::string refused = "scenario " + found(given) + ": expected a file inside the lesson's folder " +
+                                excerpt(folder.string(), 200);
+    if (ec) fail(refused + ", found a folder that cannot be resolved (" + ec.message() + ")");
+    const auto target = std::filesystem::weakly_canonical(path, ec);
+    if (ec) fail(refused + ", found a path that cannot be resolved (" + ec.message() + ")");
+    const auto [f, t] = std::mismatch(folder.begin(), folder.end(), target.begin(), target.end());
+    if (f != folder.end() || t == target.end())
+      fail(refused + ", found a path that leads to " + excerpt(target.string(), 200));
   }
 
   LessonStep read_step(const json& j, const std::string& where) {
@@ -534,9 +559,8 @@ LoadedLesson parse_lesson(const std::string& text, const std::filesystem::path& 
   try {
     root = json::parse(text);
   } catch (const json::exception& e) {
-    std::string what = e.what();
-    if (const auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    result.error = "invalid JSON: " + what;
+    // The parser quotes what it read last, which may be a whole 10 MB line: keep a short, escaped tail.
+    result.error = "invalid JSON: " + json_error_message(e.what());
     return result;
   }
   if (const std::size_t depth = nesting_depth(text); depth > kMaxNesting) {
@@ -547,9 +571,9 @@ LoadedLesson parse_lesson(const std::string& text, const std::filesystem::path& 
   try {
     result.lesson = Parser(base_dir).parse(root);
   } catch (const FieldError& e) {
-    result.error = e.message;
+    result.error = cap_message(e.message);
   } catch (const std::exception& e) {  // e.g. out of memory: report, never crash
-    result.error = std::string("could not load the lesson: ") + e.what();
+    result.error = cap_message(std::string("could not load the lesson: ") + e.what());
   }
   return result;
 }

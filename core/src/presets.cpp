@@ -1,7 +1,11 @@
 #include "attention_lab/presets.h"
 
+#include "attention_lab/excerpt.h"
+#include "attention_lab/limits.h"
 #include "attention_lab/seeded_fill.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <initializer_list>
@@ -214,20 +218,64 @@ Scenario random_scenario(int T, int d_model, int heads, MaskKind mask, std::uint
   return s;
 }
 
+namespace {
+
+// The sizes of "random-T-D-H", or nullopt when `name` is not of that form.
+std::optional<std::array<int, 3>> random_preset_sizes(std::string_view name) {
+  if (name.substr(0, 7) != "random-") return std::nullopt;
+  std::array<int, 3> v = {0, 0, 0};
+  std::size_t pos = 7;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto end = name.find('-', pos);
+    const auto part = name.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v[i]);
+    if (ec != std::errc{} || ptr != part.data() + part.size() || v[i] < 1) return std::nullopt;
+    if ((end == std::string_view::npos) != (i == 2)) return std::nullopt;
+    pos = end + 1;
+  }
+  return v;
+}
+
+// Checked before random_scenario allocates T × d_model and the weights.
+std::string random_size_problem(int T, int d_model, int heads) {
+  using namespace limits;
+  Dims d;
+  d.T = T, d.d_model = d_model, d.heads = heads;
+  d.d_k = d.d_v = std::max(1, d_model / heads);
+  d.d_out = d_model;
+  const std::string need = " (size limit; that size would need about " + format_bytes(estimated_bytes(d)) + ")";
+  if (T > kMaxTokens) return "T: expected 1 to " + std::to_string(kMaxTokens) + ", found " + std::to_string(T) + need;
+  if (d_model > kMaxModelDim)
+    return "d_model: expected 1 to " + std::to_string(kMaxModelDim) + ", found " + std::to_string(d_model) + need;
+  if (heads > kMaxHeads)
+    return "heads: expected 1 to " + std::to_string(kMaxHeads) + ", found " + std::to_string(heads) + need;
+  if (heads * d.d_k > kMaxProjectionWidth)
+    return "heads*d_k: expected at most " + std::to_string(kMaxProjectionWidth) + ", found " +
+           std::to_string(heads * d.d_k) + need;
+  return memory_problem(d);
+}
+
+}  // namespace
+
+std::string preset_problem(std::string_view name) {
+  if (const auto v = random_preset_sizes(name)) {
+    if (auto problem = random_size_problem((*v)[0], (*v)[1], (*v)[2]); !problem.empty())
+      return std::string(name) + ": " + problem;
+    return {};
+  }
+  for (const auto& p : presets())
+    if (p.name == name) return {};
+  std::string names;
+  for (const auto& p : presets()) names += (names.empty() ? "" : ", ") + p.name;
+  return "expected one of " + names + " or random-T-D-H (e.g. random-64-32-4), found '" + excerpt(name) + "'";
+}
+
 std::optional<Scenario> make_preset(std::string_view name) {
   // "random-T-D-H": a seeded random layer of that size, causal (benchmarks, big-size views).
   if (name.substr(0, 7) == "random-") {
-    int v[3] = {0, 0, 0};
-    std::size_t pos = 7;
-    for (int i = 0; i < 3; ++i) {
-      const auto end = name.find('-', pos);
-      const auto part = name.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-      const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v[i]);
-      if (ec != std::errc{} || ptr != part.data() + part.size() || v[i] < 1) return std::nullopt;
-      if ((end == std::string_view::npos) != (i == 2)) return std::nullopt;
-      pos = end + 1;
-    }
-    Scenario s = random_scenario(v[0], v[1], v[2], MaskKind::Causal, 0x5eedULL);
+    const auto v = random_preset_sizes(name);
+    if (!v || !random_size_problem((*v)[0], (*v)[1], (*v)[2]).empty()) return std::nullopt;
+    Scenario s = random_scenario((*v)[0], (*v)[1], (*v)[2], MaskKind::Causal, 0x5eedULL);
     if (!validate(s).empty()) return std::nullopt;
     return s;
   }

@@ -1,5 +1,6 @@
 #include "attention_lab/scenario_io.h"
 
+#include "attention_lab/excerpt.h"
 #include "attention_lab/json_text.h"
 #include "attention_lab/limits.h"
 
@@ -244,7 +245,7 @@ Scenario parse_object(const json& root) {
           fail(w + ".stage: expected one of Q, K, V, scores[h], scaled[h], masked[h], weights[h], context[h], "
                    "output, found " + type_of(p["stage"]));
         if (is_per_head(id->kind) && id->head >= H)
-          fail(w + ".stage: expected a head below " + std::to_string(H) + ", found " + p["stage"].dump());
+          fail(w + ".stage: expected a head below " + std::to_string(H) + ", found \"" + to_string(*id) + "\"");
         int cols = T;
         if (id->kind == StageKind::Q || id->kind == StageKind::K) cols = static_cast<int>(wk);
         if (id->kind == StageKind::V) cols = static_cast<int>(wv);
@@ -263,6 +264,8 @@ Scenario parse_object(const json& root) {
     if (std::find(known.begin(), known.end(), key) == known.end()) s.unknown_fields.emplace_back(key, value.dump());
   }
   if (auto err = validate(s); !err.empty()) fail(err);
+  // The engine's T×T stages per head are what a big file costs; refused here, before they exist.
+  if (auto err = limits::memory_problem(s.dims()); !err.empty()) fail(err);
   return s;
 }
 
@@ -297,9 +300,8 @@ LoadResult parse_scenario(const std::string& text) {
   try {
     root = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
-    std::string what = e.what();
-    if (const auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    result.error = "invalid JSON: " + what;
+    // The parser quotes what it read last, which may be a whole 10 MB line: keep a short, escaped tail.
+    result.error = "invalid JSON: " + json_error_message(e.what());
     return result;
   }
   // The parser is iterative but dump() recurses once per level: an unknown key
@@ -312,9 +314,9 @@ LoadResult parse_scenario(const std::string& text) {
   try {
     result.scenario = parse_object(root);
   } catch (const FieldError& e) {
-    result.error = e.message;
+    result.error = cap_message(e.message);
   } catch (const std::exception& e) {  // e.g. out of memory: report, never crash
-    result.error = std::string("could not load: ") + e.what();
+    result.error = cap_message(std::string("could not load: ") + e.what());
   }
   return result;
 }

@@ -163,13 +163,13 @@ TEST(Lesson, AScenarioPathIsReadRelativeToTheLessonFile) {
   EXPECT_EQ(l.lesson->scenario_file, dir.path() / "scenes" / "naive.json");
 }
 
-TEST(Lesson, AnAbsoluteScenarioPathIsUsedAsIs) {
+TEST(Lesson, AnAbsoluteScenarioPathInsideTheLessonFolderIsUsed) {
   TempDir dir;
   ASSERT_EQ(save_scenario(preset("book"), dir / "book.json"), "");
   json j = base_lesson();
   j.erase("preset");
   j["scenario"] = (dir / "book.json").string();
-  const LoadedLesson l = parse_lesson(j.dump(), "/nonexistent");
+  const LoadedLesson l = parse_lesson(j.dump(), dir.path());
   ASSERT_TRUE(l.lesson.has_value()) << l.error;
   EXPECT_TRUE(scenarios_identical(l.lesson->scenario, preset("book")));
 }

@@ -21,13 +21,26 @@ inline constexpr int kMaxTokenLabelLength = 64;   // bytes of one token label
 // Bytes the engine keeps for a scenario of these sizes: inputs and weights,
 // Q, K, V, two T×T stages per head (scores and weights), a T×T cache for the
 // stage on screen, the mask, concat and output. An estimate to within ~10 %.
+// Saturates at UINT64_MAX for absurd sizes (T = 10^9 asked by a file).
 std::uint64_t estimated_bytes(const Dims& dims);
 
 // A token label or feature name over kMaxTokenLabelLength bytes: the error
 // "WHERE: expected at most 64 bytes (UTF-8), found N"; else an empty string.
 std::string check_label_length(const std::string& where, const std::string& label);
 
-// "2.3 GiB", "512 MiB", "12 KiB".
+// "2.3 GiB", "512 MiB", "12 KiB", "1.2 TiB".
 std::string format_bytes(std::uint64_t bytes);
+
+// The memory a scenario may take: what the system reports as available now
+// (MemAvailable in /proc/meminfo), or less when the environment variable
+// ATTENTION_LAB_MEMORY_LIMIT_MIB sets a lower limit (the fuzz targets use it
+// to stay small). UINT64_MAX when neither is known.
+std::uint64_t memory_budget();
+
+// "" when a scenario of these sizes fits into `budget` bytes; otherwise why
+// not, with the bytes it would need, so a size that would not fit is refused
+// before anything is allocated instead of being left to the OOM killer.
+std::string memory_problem(const Dims& dims, std::uint64_t budget);
+inline std::string memory_problem(const Dims& dims) { return memory_problem(dims, memory_budget()); }
 
 }  // namespace attention_lab::limits

@@ -25,6 +25,11 @@ inline constexpr std::string_view kDefaultPreset = "fat-cat";
 // a seeded random causal layer with d_k = d_v = D/H and W_o.
 std::optional<Scenario> make_preset(std::string_view name);
 
+// Why make_preset(name) gives nothing, or "" when it gives a scenario: a
+// random-T-D-H beyond the size limits or the memory available is refused
+// before anything is allocated, with the bytes it would need.
+std::string preset_problem(std::string_view name);
+
 // Seeded random weights and inputs of the given size (d_k = d_v = d_model / heads, W_o on).
 Scenario random_scenario(int T, int d_model, int heads, MaskKind mask, std::uint64_t seed);
 

@@ -1,0 +1,243 @@
+#include "round_trip.h"
+
+#include "attention_lab/cell_ref.h"
+#include "attention_lab/engine.h"
+#include "attention_lab/lesson.h"
+#include "attention_lab/scenario_io.h"
+#include "attention_lab/stage_info.h"
+#include "attention_lab/trace_io.h"
+
+#include <nlohmann/json.hpp>
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <tuple>
+#include <sstream>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace attention_lab::fuzz {
+
+namespace {
+
+// Bit-for-bit equality, so NaN equals NaN and −0 differs from +0.
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+std::string cell_name(const std::string& what, Eigen::Index r, Eigen::Index c) {
+  return what + "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
+}
+
+std::string matrix_difference(MatrixView a, MatrixView b, const std::string& what) {
+  if (a.rows() != b.rows() || a.cols() != b.cols())
+    return what + ": shape " + std::to_string(a.rows()) + "x" + std::to_string(a.cols()) + " became " +
+           std::to_string(b.rows()) + "x" + std::to_string(b.cols());
+  for (Eigen::Index r = 0; r < a.rows(); ++r)
+    for (Eigen::Index c = 0; c < a.cols(); ++c)
+      if (!same_bits(a(r, c), b(r, c)))
+        return cell_name(what, r, c) + ": " + std::to_string(a(r, c)) + " became " + std::to_string(b(r, c));
+  return {};
+}
+
+// Everything a save must keep, compared field by field.
+std::string scenario_difference(const Scenario& a, const Scenario& b) {
+  if (a.dims() != b.dims()) return "dims changed";
+  for (auto [name, x, y] : {std::tuple{"X", &a.X, &b.X}, std::tuple{"W_q", &a.W_q, &b.W_q},
+                            std::tuple{"W_k", &a.W_k, &b.W_k}, std::tuple{"W_v", &a.W_v, &b.W_v}})
+    if (auto d = matrix_difference(*x, *y, name); !d.empty()) return d;
+  if (a.use_bias != b.use_bias || a.use_w_o != b.use_w_o || a.use_output_bias != b.use_output_bias)
+    return "bias / W_o / b_o switches changed";
+  if (a.use_bias)
+    for (auto [name, x, y] : {std::tuple{"b_q", &a.b_q, &b.b_q}, std::tuple{"b_k", &a.b_k, &b.b_k},
+                              std::tuple{"b_v", &a.b_v, &b.b_v}})
+      if (auto d = matrix_difference(*x, *y, name); !d.empty()) return d;
+  if (a.use_w_o)
+    if (auto d = matrix_difference(a.W_o, b.W_o, "W_o"); !d.empty()) return d;
+  if (a.use_output_bias)
+    if (auto d = matrix_difference(a.b_o, b.b_o, "b_o"); !d.empty()) return d;
+  if (a.mask_kind != b.mask_kind) return "mask kind changed";
+  if (a.mask_kind == MaskKind::Custom)
+    if (auto d = matrix_difference(a.custom_mask, b.custom_mask, "mask"); !d.empty()) return d;
+  if (a.scale != b.scale) return "scale changed";
+  if (!same_bits(a.temperature, b.temperature)) return "temperature changed";
+  if (a.tokens != b.tokens) return "tokens changed";
+  if (a.features != b.features) return "features changed";
+  if (a.title != b.title || a.description != b.description) return "title or description changed";
+  if (a.seed != b.seed) return "seed changed";
+  if (a.pins.size() != b.pins.size()) return "number of pins changed";
+  for (auto i = a.pins.begin(), j = b.pins.begin(); i != a.pins.end(); ++i, ++j)
+    if (!(i->first == j->first) || !same_bits(i->second, j->second)) return "pin on " + to_string(i->first.stage) + " changed";
+  if (a.unknown_fields.size() != b.unknown_fields.size()) return "number of unknown keys kept changed";
+  for (std::size_t i = 0; i < a.unknown_fields.size(); ++i)
+    if (a.unknown_fields[i] != b.unknown_fields[i]) return "unknown key " + a.unknown_fields[i].first.substr(0, 40) + " changed";
+  return {};
+}
+
+// The properties every computed scenario has, whatever its numbers: weights
+// in [0, 1], each row summing to 1 (or 0 when its mask allows no key) unless
+// the user pinned a weight of that row.
+std::string weights_problem(const Scenario& s, StageId id, MatrixView w) {
+  const std::string what = to_string(id);
+  for (Eigen::Index r = 0; r < w.rows(); ++r) {
+    const auto pinned = std::find_if(s.pins.begin(), s.pins.end(), [&](const auto& pin) {
+      return pin.first.stage == id && pin.first.row == r;
+    });
+    if (pinned != s.pins.end()) continue;
+    double sum = 0;
+    bool finite = true;
+    for (Eigen::Index c = 0; c < w.cols(); ++c) {
+      const float v = w(r, c);
+      if (!std::isfinite(v)) { finite = false; continue; }
+      if (v < 0.0f || v > 1.0f) return cell_name(what, r, c) + ": a weight outside [0, 1]: " + std::to_string(v);
+      sum += static_cast<double>(v);
+    }
+    // A row sums to 1, or to 0 when its mask allows no key (README: "The math, exactly").
+    if (finite && std::abs(sum - 1.0) > 1e-3 && sum != 0.0)
+      return what + " row " + std::to_string(r) + ": weights sum to " + std::to_string(sum);
+  }
+  return {};
+}
+
+// Computes every stage of `s`, saves it, loads it back and computes again.
+std::string check_scenario(const Scenario& s) {
+  Engine engine;
+  engine.recompute_all(s);
+  const auto stages = pipeline(s);
+  for (const StageId id : stages) {
+    const MatrixView m = engine.stage(id);
+    const StageShape shape = stage_shape(s, id);
+    if (m.rows() != shape.rows || m.cols() != shape.cols) return to_string(id) + ": not the shape stage_shape says";
+    if (id.kind == StageKind::Weights)
+      if (auto p = weights_problem(s, id, m); !p.empty()) return p;
+  }
+  const std::string saved = scenario_to_json(s);
+  LoadResult again = parse_scenario(saved);
+  if (!again.scenario) return "the saved scenario does not load again: " + again.error;
+  if (auto d = scenario_difference(s, *again.scenario); !d.empty()) return "save and reload: " + d;
+  if (scenario_to_json(*again.scenario) != saved) return "saving the reloaded scenario gives other text";
+  Engine reloaded;
+  reloaded.recompute_all(*again.scenario);
+  for (const StageId id : stages)
+    if (auto d = matrix_difference(engine.stage(id), reloaded.stage(id), to_string(id)); !d.empty())
+      return "computed again after reloading: " + d;
+  return {};
+}
+
+// A parser's error: one line, short (error messages quote files only in short, escaped excerpts).
+std::string error_problem(const std::string& error) {
+  if (error.empty()) return "refused without a message";
+  if (error.size() > 1000) return "an error message of " + std::to_string(error.size()) + " bytes";
+  for (const char ch : error)
+    if (static_cast<unsigned char>(ch) < 0x20) return "a control character in the error message: " + error.substr(0, 200);
+  return {};
+}
+
+float trace_number(const nlohmann::json& j) {
+  if (j.is_string()) {
+    const auto s = j.get<std::string>();
+    if (s == "inf") return std::numeric_limits<float>::infinity();
+    if (s == "-inf") return -std::numeric_limits<float>::infinity();
+    if (s == "nan") return std::numeric_limits<float>::quiet_NaN();
+    throw std::runtime_error("a string that is not inf, -inf or nan: " + s.substr(0, 40));
+  }
+  // Written in shortest round-trip float32 form: reading it as double and
+  // rounding to float gives the same bits back.
+  return static_cast<float>(j.get<double>());
+}
+
+std::string trace_matrix_difference(const nlohmann::json& j, MatrixView m, const std::string& what) {
+  if (!j.is_array() || j.size() != static_cast<std::size_t>(m.rows())) return what + ": not " + std::to_string(m.rows()) + " rows";
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    const auto& row = j[static_cast<std::size_t>(r)];
+    if (!row.is_array() || row.size() != static_cast<std::size_t>(m.cols()))
+      return what + "[" + std::to_string(r) + "]: not " + std::to_string(m.cols()) + " numbers";
+    for (Eigen::Index c = 0; c < m.cols(); ++c) {
+      const float v = trace_number(row[static_cast<std::size_t>(c)]);
+      // NaN's payload and sign are not kept by "nan"; every other number is.
+      if (!(std::isnan(v) && std::isnan(m(r, c))) && !same_bits(v, m(r, c)))
+        return cell_name(what, r, c) + ": the trace says " + std::to_string(v) + ", the engine " + std::to_string(m(r, c));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+void configure_for_fuzzing() {
+  Eigen::setNbThreads(1);
+#ifdef _OPENMP
+  omp_set_num_threads(1);
+#endif
+  // 64 MiB: T up to ~2000 with one head. Larger sizes exercise the refusal path.
+  ::setenv("ATTENTION_LAB_MEMORY_LIMIT_MIB", "64", 1);
+}
+
+std::string check_scenario_file(std::string_view bytes) {
+  const LoadResult r = parse_scenario(std::string(bytes));
+  if (!r.scenario) return error_problem(r.error);
+  if (!r.error.empty()) return "a loaded scenario with an error message";
+  if (auto e = validate(*r.scenario); !e.empty()) return "loaded, but validate() refuses it: " + e;
+  return check_scenario(*r.scenario);
+}
+
+std::string check_lesson_file(std::string_view bytes, const std::filesystem::path& folder) {
+  const std::string text(bytes);
+  const bool sniffed = is_lesson_text(text);
+  const LoadedLesson l = parse_lesson(text, folder);
+  if (!l.lesson) return error_problem(l.error);
+  if (!sniffed) return "a lesson that is_lesson_text does not recognize";
+  const Lesson& lesson = *l.lesson;
+  if (auto e = validate_lesson(lesson); !e.empty()) return "parsed, but validate_lesson refuses it: " + e;
+  for (int step = -1; step < static_cast<int>(lesson.steps.size()); ++step) {
+    const Scenario s = scenario_at_step(lesson, step);
+    if (auto e = validate(s); !e.empty()) return "step " + std::to_string(step) + ": an invalid scenario: " + e;
+    if (auto e = check_scenario(s); !e.empty()) return "step " + std::to_string(step) + ": " + e;
+  }
+  return {};
+}
+
+std::string check_trace_of(std::string_view scenario_bytes) {
+  const LoadResult r = parse_scenario(std::string(scenario_bytes));
+  if (!r.scenario) return error_problem(r.error);
+  Engine engine;
+  engine.recompute_all(*r.scenario);
+  std::ostringstream out;
+  write_trace(out, engine);
+  try {
+    const auto trace = nlohmann::json::parse(out.str());
+    if (trace.at("format") != kTraceFormat) return "the trace's format tag";
+    const Dims d = engine.dims();
+    const auto& dims = trace.at("dims");
+    if (dims.at("T") != d.T || dims.at("d_model") != d.d_model || dims.at("heads") != d.heads ||
+        dims.at("d_k") != d.d_k || dims.at("d_v") != d.d_v || dims.at("d_out") != d.d_out)
+      return "the trace's dims";
+    for (auto kind : {StageKind::X, StageKind::Q, StageKind::K, StageKind::V, StageKind::Concat, StageKind::Output})
+      if (auto e = trace_matrix_difference(trace.at(kind_name(kind)), engine.stage(StageId::input(kind)), kind_name(kind));
+          !e.empty())
+        return e;
+    const auto& heads = trace.at("heads");
+    if (!heads.is_array() || heads.size() != static_cast<std::size_t>(d.heads)) return "the trace's list of heads";
+    for (int h = 0; h < d.heads; ++h)
+      for (auto kind : {StageKind::HeadQ, StageKind::HeadK, StageKind::HeadV, StageKind::Scores, StageKind::Scaled,
+                        StageKind::Masked, StageKind::Weights, StageKind::Context}) {
+        const StageId id = StageId::of_head(kind, h);
+        if (auto e = trace_matrix_difference(heads[static_cast<std::size_t>(h)].at(kind_name(kind)), engine.stage(id),
+                                             to_string(id));
+            !e.empty())
+          return e;
+      }
+    if (trace.at("warnings").size() != engine.warnings().size()) return "the trace's warnings";
+  } catch (const std::exception& e) {
+    return std::string("the trace is not the JSON it should be: ") + e.what();
+  }
+  return {};
+}
+
+}  // namespace attention_lab::fuzz

@@ -1,0 +1,83 @@
+// The fuzz targets' checks (fuzz/checks/round_trip.h) on every committed seed
+// and on every input a fuzzer once failed on (fuzz/regressions/TARGET/), in
+// the normal build: a fixed crash stays fixed without clang or libFuzzer.
+
+#include "checks/round_trip.h"
+
+#include "attention_lab/lesson.h"
+#include "attention_lab/scenario_io.h"
+
+#include "scoped_env.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace attention_lab;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kFuzzDir = fs::path(ATTENTION_LAB_FUZZ_DIR);
+
+std::vector<fs::path> files_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.is_regular_file()) out.push_back(entry.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// As the fuzz targets run: inputs asking for more than 64 MiB are refused.
+test::ScopedEnv fuzz_budget() { return test::ScopedEnv("ATTENTION_LAB_MEMORY_LIMIT_MIB", "64"); }
+
+}  // namespace
+
+TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheScenarioCheck) {
+  const auto budget = fuzz_budget();
+  const auto seeds = files_in(kFuzzDir / "corpus" / "scenario");
+  ASSERT_GE(seeds.size(), 5u);
+  for (const auto& f : seeds) {
+    EXPECT_TRUE(parse_scenario(read_file(f)).scenario.has_value()) << f << ": a seed should load";
+    EXPECT_EQ(fuzz::check_scenario_file(read_file(f)), "") << f;
+  }
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "scenario"))
+    EXPECT_EQ(fuzz::check_scenario_file(read_file(f)), "") << f;
+}
+
+TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheLessonCheck) {
+  const auto budget = fuzz_budget();
+  const fs::path folder = kFuzzDir / "lesson-folder";
+  const auto seeds = files_in(kFuzzDir / "corpus" / "lesson");
+  ASSERT_GE(seeds.size(), 5u);
+  for (const auto& f : seeds) {
+    const LoadedLesson l = parse_lesson(read_file(f), folder);
+    // outside-the-folder.json is there to keep the refusal of paths out of the folder covered.
+    EXPECT_EQ(l.lesson.has_value(), f.stem() != "outside-the-folder") << f << ": " << l.error;
+    EXPECT_EQ(fuzz::check_lesson_file(read_file(f), folder), "") << f;
+  }
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "lesson"))
+    EXPECT_EQ(fuzz::check_lesson_file(read_file(f), folder), "") << f;
+}
+
+TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheTraceCheck) {
+  const auto budget = fuzz_budget();
+  const auto seeds = files_in(kFuzzDir / "corpus" / "trace");
+  ASSERT_GE(seeds.size(), 3u);
+  for (const auto& f : seeds) EXPECT_EQ(fuzz::check_trace_of(read_file(f)), "") << f;
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "trace"))
+    EXPECT_EQ(fuzz::check_trace_of(read_file(f)), "") << f;
+}
