@@ -38,7 +38,9 @@ std::string format_bytes(std::uint64_t bytes) {
   char buf[32];
   const double b = static_cast<double>(bytes);
   constexpr double KiB = 1024.0, MiB = KiB * 1024, GiB = MiB * 1024, TiB = GiB * 1024;
-  if (b >= 1024 * TiB) std::snprintf(buf, sizeof buf, "%.3g PiB", b / (1024 * TiB));
+  constexpr double PiB = TiB * 1024, EiB = PiB * 1024;
+  if (b >= EiB) std::snprintf(buf, sizeof buf, "%.0f EiB", b / EiB);
+  else if (b >= PiB) std::snprintf(buf, sizeof buf, "%.0f PiB", b / PiB);
   else if (b >= TiB) std::snprintf(buf, sizeof buf, "%.1f TiB", b / TiB);
   else if (b >= GiB) std::snprintf(buf, sizeof buf, "%.1f GiB", b / GiB);
   else if (b >= MiB) std::snprintf(buf, sizeof buf, "%.0f MiB", b / MiB);

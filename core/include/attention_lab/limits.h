@@ -28,7 +28,7 @@ std::uint64_t estimated_bytes(const Dims& dims);
 // "WHERE: expected at most 64 bytes (UTF-8), found N"; else an empty string.
 std::string check_label_length(const std::string& where, const std::string& label);
 
-// "2.3 GiB", "512 MiB", "12 KiB", "1.2 TiB".
+// "2.3 GiB", "512 MiB", "12 KiB", "1.2 TiB", "16 EiB".
 std::string format_bytes(std::uint64_t bytes);
 
 // The memory a scenario may take: what the system reports as available now
