@@ -350,7 +350,7 @@ std::string scenario_to_json(const Scenario& s) {
   std::ostringstream out;
   out << "{\n";
   bool first = true;
-  auto key = [&](const char* k) {
+  auto key = [&](const std::string& k) {  // std::string: a kept key may hold a NUL (fuzz/regressions)
     out << (first ? "" : ",\n") << "  " << quote(k) << ": ";
     first = false;
   };
@@ -400,7 +400,7 @@ std::string scenario_to_json(const Scenario& s) {
     first_pin = false;
   }
   out << (first_pin ? "]}" : "\n  ]}");
-  for (const auto& [k, v] : s.unknown_fields) key(k.c_str()), out << v;
+  for (const auto& [k, v] : s.unknown_fields) key(k), out << v;
   out << "\n}\n";
   return out.str();
 }
