@@ -1,6 +1,7 @@
 #include "attention_lab/cell_ref.h"
 
 #include "attention_lab/stage_info.h"
+#include "attention_lab/stage_registry.h"
 
 #include <algorithm>
 
@@ -11,27 +12,29 @@ std::string to_string(const CellRef& cell) {
 }
 
 std::string stage_problem(const Scenario& scenario, StageId stage) {
+  const std::string name = to_string(stage);
+  if (stage.layer != 0) return name + ": a scenario is one layer (layer 0); there is no layer " + std::to_string(stage.layer);
+  if (stage.role != Role::Value) return name + ": gradients are not computed yet; only values can be shown";
   const auto stages = pipeline(scenario);
   if (std::find(stages.begin(), stages.end(), stage) != stages.end()) return {};
-  const std::string name = to_string(stage);
   if (is_per_head(stage.kind)) {
     if (scenario.heads == 1) return name + ": the scenario has 1 head, so the only head is 0";
     return name + ": the scenario has " + std::to_string(scenario.heads) + " heads, numbered 0 to " +
            std::to_string(scenario.heads - 1);
   }
-  switch (stage.kind) {
-    case StageKind::b_q: case StageKind::b_k: case StageKind::b_v:
-      return name + ": the biases are off in this scenario";
-    case StageKind::W_o: return name + ": the output projection W_o is off in this scenario";
-    case StageKind::b_o: return name + ": the output bias b_o is off in this scenario";
-    default: return name + ": not a stage of this scenario";
+  switch (spec(stage.kind).requires_setting) {
+    case Requires::Biases: return name + ": the biases are off in this scenario";
+    case Requires::OutputProjection: return name + ": the output projection W_o is off in this scenario";
+    case Requires::OutputBias: return name + ": the output bias b_o is off in this scenario";
+    case Requires::Nothing: break;
   }
+  return name + ": not a stage of this scenario";
 }
 
 StageShape stage_shape(const Scenario& scenario, StageId stage) {
   if (!stage_problem(scenario, stage).empty()) return {};
-  const StageInfo info = describe_stage(scenario, stage);
-  return {info.rows, info.cols};
+  const Dims d = scenario.dims();
+  return {stage_rows(stage.kind, d), stage_cols(stage.kind, d)};
 }
 
 std::string cell_problem(const Scenario& scenario, const CellRef& cell) {

@@ -2,6 +2,7 @@
 
 #include "attention_lab/limits.h"
 #include "attention_lab/seeded_fill.h"
+#include "attention_lab/stage_registry.h"
 
 #include <charconv>
 #include <cmath>
@@ -44,41 +45,24 @@ std::string cell(StageId id, int r, int c) {
 }
 
 Matrix* input_matrix(Scenario& s, StageKind kind) {
-  switch (kind) {
-    case StageKind::X: return &s.X;
-    case StageKind::W_q: return &s.W_q;
-    case StageKind::W_k: return &s.W_k;
-    case StageKind::W_v: return &s.W_v;
-    case StageKind::b_q: return &s.b_q;
-    case StageKind::b_k: return &s.b_k;
-    case StageKind::b_v: return &s.b_v;
-    case StageKind::W_o: return &s.W_o;
-    case StageKind::b_o: return &s.b_o;
-    default: return nullptr;
-  }
+  const auto member = spec(kind).member;
+  return member ? &(s.*member) : nullptr;
 }
 
 // Whether an input is in use, so editing it means something.
 std::string inactive_reason(const Scenario& s, StageKind kind) {
-  switch (kind) {
-    case StageKind::b_q: case StageKind::b_k: case StageKind::b_v:
-      return s.use_bias ? "" : std::string(kind_name(kind)) + ": biases are off; turn them on first";
-    case StageKind::W_o: return s.use_w_o ? "" : "W_o: the output projection is off; turn it on first";
-    case StageKind::b_o: return s.use_output_bias ? "" : "b_o: the output bias is off; turn it on first";
-    default: return "";
+  if (setting_on(s, spec(kind).requires_setting)) return "";
+  switch (spec(kind).requires_setting) {
+    case Requires::Biases: return std::string(kind_name(kind)) + ": biases are off; turn them on first";
+    case Requires::OutputProjection: return std::string(kind_name(kind)) + ": the output projection is off; turn it on first";
+    case Requires::OutputBias: return std::string(kind_name(kind)) + ": the output bias is off; turn it on first";
+    case Requires::Nothing: break;
   }
+  return "";
 }
 
 // The head that column `col` of an input belongs to (-1: every head).
-int head_of_column(const Scenario& s, StageKind kind, int col) {
-  const Dims d = s.dims();
-  switch (kind) {
-    case StageKind::W_q: case StageKind::W_k: case StageKind::b_q: case StageKind::b_k:
-      return d.d_k > 0 ? col / d.d_k : -1;
-    case StageKind::W_v: case StageKind::b_v: return d.d_v > 0 ? col / d.d_v : -1;
-    default: return -1;
-  }
-}
+int head_of_column(const Scenario& s, StageKind kind, int col) { return head_of_column(kind, col, s.dims()); }
 
 std::string check_value(const std::string& what, float v) {
   if (std::isfinite(v)) return {};
@@ -190,22 +174,15 @@ std::string resize(Scenario& s, Dimension which, int value) {
   std::map<PinKey, float> kept;
   for (const auto& [key, v] : s.pins) {
     PinKey k = key;
-    if (k.stage.kind == StageKind::Q || k.stage.kind == StageKind::K || k.stage.kind == StageKind::V) {
-      const int old_w = k.stage.kind == StageKind::V ? d.d_v : d.d_k;
-      const int new_w = k.stage.kind == StageKind::V ? now.d_v : now.d_k;
+    const StageSpec& sp = spec(k.stage.kind);
+    if (const int old_w = extent(sp.cols == Extent::VWidth ? Extent::d_v : Extent::d_k, d);
+        !sp.per_head && (sp.cols == Extent::QKWidth || sp.cols == Extent::VWidth) && old_w > 0) {
+      const int new_w = extent(sp.cols == Extent::VWidth ? Extent::d_v : Extent::d_k, now);
       if (k.col % old_w >= new_w) continue;  // its column of the head is gone
       k.col = k.col / old_w * new_w + k.col % old_w;
     }
-    int rows = now.T, cols = now.T;
-    switch (k.stage.kind) {
-      case StageKind::Q: case StageKind::K: cols = now.heads * now.d_k; break;
-      case StageKind::V: cols = now.heads * now.d_v; break;
-      case StageKind::Context: cols = now.d_v; break;
-      case StageKind::Output: cols = now.d_out; break;
-      default: break;
-    }
-    const bool head_gone = is_per_head(k.stage.kind) && k.stage.head >= now.heads;
-    if (!head_gone && k.row < rows && k.col < cols) kept[k] = v;
+    const bool head_gone = sp.per_head && k.stage.head >= now.heads;
+    if (!head_gone && k.row < stage_rows(k.stage.kind, now) && k.col < stage_cols(k.stage.kind, now)) kept[k] = v;
   }
   s.pins = std::move(kept);
   return {};
@@ -215,35 +192,22 @@ std::string resize(Scenario& s, Dimension which, int value) {
 
 // Moves a pin on a view (Q[h], concat) to the storage it views.
 std::optional<PinKey> normalize_pin(const Scenario& s, PinKey k) {
-  const Dims d = s.dims();
-  switch (k.stage.kind) {
-    case StageKind::HeadQ: return PinKey{StageId::input(StageKind::Q), k.row, k.stage.head * d.d_k + k.col};
-    case StageKind::HeadK: return PinKey{StageId::input(StageKind::K), k.row, k.stage.head * d.d_k + k.col};
-    case StageKind::HeadV: return PinKey{StageId::input(StageKind::V), k.row, k.stage.head * d.d_v + k.col};
-    case StageKind::Concat:
-      if (d.d_v <= 0) return std::nullopt;
-      return PinKey{StageId::of_head(StageKind::Context, k.col / d.d_v), k.row, k.col % d.d_v};
-    default: break;
-  }
   if (is_input(k.stage.kind)) return std::nullopt;
   // Layer stages have no head; a stray head field would make a key nothing reads.
   if (!is_per_head(k.stage.kind)) k.stage.head = 0;
-  return k;
+  const auto stored = storage_cell(CellRef{k.stage, k.row, k.col}, s.dims());
+  if (!stored) return std::nullopt;
+  return PinKey{stored->stage, stored->row, stored->col};
 }
 
 std::string check_pin(const Scenario& s, const PinKey& k) {
   const Dims d = s.dims();
-  int rows = d.T, cols = d.T;
-  switch (k.stage.kind) {
-    case StageKind::Q: case StageKind::K: cols = d.heads * d.d_k; break;
-    case StageKind::V: cols = d.heads * d.d_v; break;
-    case StageKind::Context: cols = d.d_v; break;
-    case StageKind::Output: cols = d.d_out; break;
-    default: break;
-  }
+  const int rows = stage_rows(k.stage.kind, d), cols = stage_cols(k.stage.kind, d);
   if (is_per_head(k.stage.kind) && (k.stage.head < 0 || k.stage.head >= d.heads))
     return "pin: expected a head from 0 to " + std::to_string(d.heads - 1) + ", found " +
            std::to_string(k.stage.head);
+  if (k.stage.layer != 0 || k.stage.role != Role::Value)
+    return "pin on " + to_string(k.stage) + ": a scenario has one layer of values; pins go on layer 0";
   if (k.row < 0 || k.col < 0 || k.row >= rows || k.col >= cols)
     return "pin on " + to_string(k.stage) + ": expected a cell within " + std::to_string(rows) + " x " +
            std::to_string(cols) + ", found row " + std::to_string(k.row) + ", column " + std::to_string(k.col);
@@ -252,9 +216,7 @@ std::string check_pin(const Scenario& s, const PinKey& k) {
 
 // A pin set or removed changes that one cell of its (canonical) stage.
 void mark_pin(Invalidation& inv, const PinKey& k, const Dims& d) {
-  int head = is_per_head(k.stage.kind) ? k.stage.head : -1;
-  if (k.stage.kind == StageKind::Q || k.stage.kind == StageKind::K) head = d.d_k ? k.col / d.d_k : -1;
-  if (k.stage.kind == StageKind::V) head = d.d_v ? k.col / d.d_v : -1;
+  const int head = is_per_head(k.stage.kind) ? k.stage.head : head_of_column(k.stage.kind, k.col, d);
   inv.mark_cell(k.stage.kind, head, k.row, k.col);
 }
 

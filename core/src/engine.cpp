@@ -1,6 +1,7 @@
 #include "attention_lab/engine.h"
 
 #include "attention_lab/softmax.h"
+#include "attention_lab/stage_registry.h"
 
 #include <sys/mman.h>
 
@@ -1598,15 +1599,9 @@ MatrixView Engine::stage(StageId id) const {
   const auto dk = to_index(dims_.d_k);
   const auto dv = to_index(dims_.d_v);
   switch (id.kind) {
-    case StageKind::X: return s.X;
-    case StageKind::W_q: return s.W_q;
-    case StageKind::W_k: return s.W_k;
-    case StageKind::W_v: return s.W_v;
-    case StageKind::b_q: return s.b_q;
-    case StageKind::b_k: return s.b_k;
-    case StageKind::b_v: return s.b_v;
-    case StageKind::W_o: return s.W_o;
-    case StageKind::b_o: return s.b_o;
+    case StageKind::X: case StageKind::W_q: case StageKind::W_k: case StageKind::W_v: case StageKind::b_q:
+    case StageKind::b_k: case StageKind::b_v: case StageKind::W_o: case StageKind::b_o:
+      return s.*spec(id.kind).member;  // an input: the scenario's own matrix
     case StageKind::Mask: return mask_;
     case StageKind::Q: return Q_;
     case StageKind::K: return K_;
@@ -1626,22 +1621,18 @@ MatrixView Engine::stage(StageId id) const {
 }
 
 std::uint64_t Engine::version(StageId id) const {
-  StageKind kind = id.kind;
-  int head = id.head;
-  // Views share the version of the storage they show.
-  if (kind == StageKind::HeadQ) kind = StageKind::Q;
-  if (kind == StageKind::HeadK) kind = StageKind::K;
-  if (kind == StageKind::HeadV) kind = StageKind::V;
-  const auto h = is_per_head(kind) ? static_cast<std::size_t>(head) : 0u;
-  if (kind == StageKind::Q || kind == StageKind::K || kind == StageKind::V) {
+  const auto h = is_per_head(id.kind) ? static_cast<std::size_t>(id.head) : 0u;
+  // A head's block of Q, K or V shares the version its head's block of the
+  // whole matrix is kept under.
+  if (spec(id.kind).view == ViewKind::HeadSlice)
+    return h < versions_.size() ? versions_[h][idx(spec(id.kind).storage)] : 0;
+  if (id.kind == StageKind::Q || id.kind == StageKind::K || id.kind == StageKind::V) {
     // Q as a whole changed when any head's block did.
     std::uint64_t v = 0;
-    for (const auto& per_head : versions_) v = std::max(v, per_head[idx(kind)]);
-    if (id.kind == StageKind::HeadQ || id.kind == StageKind::HeadK || id.kind == StageKind::HeadV)
-      return h < versions_.size() ? versions_[h][idx(kind)] : 0;
+    for (const auto& per_head : versions_) v = std::max(v, per_head[idx(id.kind)]);
     return v;
   }
-  return h < versions_.size() ? versions_[h][idx(kind)] : 0;
+  return h < versions_.size() ? versions_[h][idx(id.kind)] : 0;
 }
 
 std::size_t Engine::bytes_kept() const {

@@ -1,6 +1,7 @@
 #include "attention_lab/quiz.h"
 
 #include "attention_lab/stage_info.h"
+#include "attention_lab/stage_registry.h"
 
 #include <algorithm>
 #include <cctype>
@@ -75,10 +76,8 @@ std::optional<CellRef> copied_from(const Scenario& s, const CellRef& cell) {
   const Dims d = s.dims();
   const auto head = [&](StageKind k, int col) { return CellRef{StageId::of_head(k, h), r, col}; };
   const auto layer = [&](StageKind k, int col) { return CellRef{StageId::input(k), r, col}; };
+  if (spec(cell.stage.kind).view != ViewKind::Stored) return storage_cell(cell, d);  // a view copies what it shows
   switch (cell.stage.kind) {
-    case StageKind::HeadQ: return layer(StageKind::Q, h * d.d_k + c);
-    case StageKind::HeadK: return layer(StageKind::K, h * d.d_k + c);
-    case StageKind::HeadV: return layer(StageKind::V, h * d.d_v + c);
     case StageKind::Scaled: {
       // The engine divides by √d_k·τ: exactly the score when that is 1.
       const double divisor = (s.scale ? std::sqrt(static_cast<double>(d.d_k)) : 1.0) * static_cast<double>(s.temperature);
@@ -88,9 +87,6 @@ std::optional<CellRef> copied_from(const Scenario& s, const CellRef& cell) {
     case StageKind::Masked:
       if (mask_allows(s, r, c)) return head(StageKind::Scaled, c);
       return std::nullopt;  // −∞
-    case StageKind::Concat:
-      if (d.d_v <= 0) return std::nullopt;
-      return CellRef{StageId::of_head(StageKind::Context, c / d.d_v), r, c % d.d_v};
     case StageKind::Output:
       if (!s.use_w_o && !s.use_output_bias) return layer(StageKind::Concat, c);
       return std::nullopt;

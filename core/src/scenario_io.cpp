@@ -3,6 +3,7 @@
 #include "attention_lab/excerpt.h"
 #include "attention_lab/json_text.h"
 #include "attention_lab/limits.h"
+#include "attention_lab/stage_registry.h"
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,16 @@ struct FieldError {
 };
 
 [[noreturn]] void fail(std::string msg) { throw FieldError{std::move(msg)}; }
+
+// "Q, K, V, scores[h], …, output": the stages a pin may be stored on.
+std::string pinnable_stage_names() {
+  std::string out;
+  for (const StageSpec& sp : all_stages()) {
+    if (sp.input || sp.view != ViewKind::Stored) continue;
+    out += (out.empty() ? "" : ", ") + std::string(sp.id_name) + (sp.per_head ? "[h]" : "");
+  }
+  return out;
+}
 
 std::string type_of(const json& j) {
   if (j.is_string()) {
@@ -240,17 +251,13 @@ Scenario parse_object(const json& root) {
         if (!p.is_object() || !p.contains("stage") || !p["stage"].is_string())
           fail(w + ": expected {\"stage\": \"scores[0]\", \"row\": r, \"col\": c, \"value\": v}, found " + type_of(p));
         const auto id = parse_stage_id(p["stage"].get<std::string>());
-        if (!id || is_input(id->kind) || id->kind == StageKind::HeadQ || id->kind == StageKind::HeadK ||
-            id->kind == StageKind::HeadV || id->kind == StageKind::Concat)
-          fail(w + ".stage: expected one of Q, K, V, scores[h], scaled[h], masked[h], weights[h], context[h], "
-                   "output, found " + type_of(p["stage"]));
+        // Files keep pins where they are stored: not on inputs, not on views (Q[h], concat).
+        const bool pinnable = id && !is_input(id->kind) && spec(id->kind).view == ViewKind::Stored &&
+                              id->layer == 0 && id->role == Role::Value;
+        if (!pinnable) fail(w + ".stage: expected one of " + pinnable_stage_names() + ", found " + type_of(p["stage"]));
         if (is_per_head(id->kind) && id->head >= H)
           fail(w + ".stage: expected a head below " + std::to_string(H) + ", found \"" + to_string(*id) + "\"");
-        int cols = T;
-        if (id->kind == StageKind::Q || id->kind == StageKind::K) cols = static_cast<int>(wk);
-        if (id->kind == StageKind::V) cols = static_cast<int>(wv);
-        if (id->kind == StageKind::Context) cols = d.d_v;
-        if (id->kind == StageKind::Output) cols = d.d_out;
+        const int cols = stage_cols(id->kind, d);
         if (!p.contains("row") || !p.contains("col") || !p.contains("value"))
           fail(w + ": expected the keys row, col and value");
         const int r = read_int(p["row"], w + ".row", 0, T - 1);

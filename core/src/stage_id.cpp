@@ -1,48 +1,62 @@
 #include "attention_lab/stage_id.h"
 
+#include "attention_lab/stage_registry.h"
+
 #include <charconv>
 
 namespace attention_lab {
 
-namespace {
-constexpr const char* kNames[kStageKindCount] = {
-    "X", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "W_o", "b_o", "mask",
-    "Q", "K", "V",
-    "Q", "K", "V",  // a head's block: "Q[1]"
-    "scores", "scaled", "masked", "weights", "context",
-    "concat", "output",
-};
-}  // namespace
+bool is_input(StageKind kind) { return spec(kind).input; }
 
-bool is_input(StageKind kind) { return kind <= StageKind::Mask; }
+bool is_per_head(StageKind kind) { return spec(kind).per_head; }
 
-bool is_per_head(StageKind kind) { return kind >= StageKind::HeadQ && kind <= StageKind::Context; }
-
-const char* kind_name(StageKind kind) { return kNames[static_cast<int>(kind)]; }
+const char* kind_name(StageKind kind) { return spec(kind).id_name; }
 
 std::string to_string(StageId id) {
-  std::string s = kind_name(id.kind);
+  std::string s;
+  if (id.layer != 0) s += "L" + std::to_string(id.layer) + ".";
+  if (id.role == Role::Gradient) s += "grad.";
+  s += kind_name(id.kind);
   if (is_per_head(id.kind)) s += "[" + std::to_string(id.head) + "]";
   return s;
 }
 
+namespace {
+
+// Reads a non-negative decimal that fills `digits` entirely.
+bool whole_number(std::string_view digits, int& out) {
+  if (digits.empty()) return false;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+  return ec == std::errc{} && end == digits.data() + digits.size() && out >= 0;
+}
+
+}  // namespace
+
 std::optional<StageId> parse_stage_id(std::string_view text) {
+  int layer = 0;
+  if (text.size() > 1 && text[0] == 'L' && text[1] >= '0' && text[1] <= '9') {
+    const auto dot = text.find('.');
+    if (dot == std::string_view::npos || !whole_number(text.substr(1, dot - 1), layer) || layer == 0)
+      return std::nullopt;  // "L0." is never written: layer 0 has no prefix
+    text.remove_prefix(dot + 1);
+  }
+  Role role = Role::Value;
+  if (text.starts_with("grad.")) {
+    role = Role::Gradient;
+    text.remove_prefix(5);
+  }
   std::string_view name = text;
   int head = 0;
   bool has_head = false;
   if (const auto open = text.find('['); open != std::string_view::npos) {
     if (text.back() != ']' || open + 2 > text.size() - 1) return std::nullopt;
-    const auto digits = text.substr(open + 1, text.size() - open - 2);
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), head);
-    if (ec != std::errc{} || end != digits.data() + digits.size() || head < 0) return std::nullopt;
+    if (!whole_number(text.substr(open + 1, text.size() - open - 2), head)) return std::nullopt;
     name = text.substr(0, open);
     has_head = true;
   }
-  for (int k = 0; k < kStageKindCount; ++k) {
-    if (name != kNames[k]) continue;
-    const auto kind = static_cast<StageKind>(k);
-    if (has_head != is_per_head(kind)) continue;  // "Q" is all heads, "Q[1]" one head
-    return StageId{kind, has_head ? head : 0};
+  for (const StageSpec& sp : all_stages()) {
+    if (name != sp.id_name || has_head != sp.per_head) continue;  // "Q" is all heads, "Q[1]" one head
+    return StageId{sp.kind, has_head ? head : 0, layer, role};
   }
   return std::nullopt;
 }

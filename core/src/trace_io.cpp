@@ -1,6 +1,7 @@
 #include "attention_lab/trace_io.h"
 
 #include "attention_lab/json_text.h"
+#include "attention_lab/stage_registry.h"
 
 namespace attention_lab {
 
@@ -11,28 +12,32 @@ void write_trace(std::ostream& out, const Engine& engine) {
   out << "{\n  \"format\": " << quote(kTraceFormat) << ",\n";
   out << "  \"dims\": {\"T\": " << d.T << ", \"d_model\": " << d.d_model << ", \"heads\": " << d.heads
       << ", \"d_k\": " << d.d_k << ", \"d_v\": " << d.d_v << ", \"d_out\": " << d.d_out << "},\n";
-  for (auto kind : {StageKind::X, StageKind::Q, StageKind::K, StageKind::V}) {
-    out << "  " << quote(kind_name(kind)) << ": ";
-    write_matrix(out, engine.stage(StageId::input(kind)), 2);
-    out << ",\n";
-  }
+  // Top-level stages in the math's order up to the heads, then each head's
+  // entry, then what comes after the heads; the registry says which are traced.
+  const auto top = [&](Trace where) {
+    for (const StageSpec& sp : all_stages()) {
+      if (sp.trace != where) continue;
+      out << "  " << quote(sp.id_name) << ": ";
+      write_matrix(out, engine.stage(StageId::input(sp.kind)), 2);
+      out << ",\n";
+    }
+  };
+  top(Trace::Top);
   out << "  \"heads\": [";
   for (int h = 0; h < d.heads; ++h) {
     out << (h ? ", {" : "{");
     bool first = true;
-    for (auto kind : {StageKind::HeadQ, StageKind::HeadK, StageKind::HeadV, StageKind::Scores, StageKind::Scaled,
-                      StageKind::Masked, StageKind::Weights, StageKind::Context}) {
-      out << (first ? "\n" : ",\n") << "    " << quote(kind_name(kind)) << ": ";
-      write_matrix(out, engine.stage(StageId::of_head(kind, h)), 4);
+    for (const StageSpec& sp : all_stages()) {
+      if (sp.trace != Trace::InHead) continue;
+      out << (first ? "\n" : ",\n") << "    " << quote(sp.id_name) << ": ";
+      write_matrix(out, engine.stage(StageId::of_head(sp.kind, h)), 4);
       first = false;
     }
     out << "\n  }";
   }
-  out << "],\n  \"concat\": ";
-  write_matrix(out, engine.stage(StageId::input(StageKind::Concat)), 2);
-  out << ",\n  \"output\": ";
-  write_matrix(out, engine.stage(StageId::input(StageKind::Output)), 2);
-  out << ",\n  \"warnings\": [";
+  out << "],\n";
+  top(Trace::AfterHeads);
+  out << "  \"warnings\": [";
   bool first = true;
   for (const auto& w : engine.warnings()) {
     out << (first ? "" : ", ") << quote(w.message);

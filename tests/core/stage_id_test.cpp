@@ -49,3 +49,29 @@ TEST(StageId, InputsAndPerHeadKindsAreClassified) {
   EXPECT_FALSE(is_per_head(StageKind::Q));
   EXPECT_FALSE(is_per_head(StageKind::Concat));
 }
+
+TEST(StageId, LayersAndGradientsArePrefixesThatParseBack) {
+  StageId id = StageId::of_head(StageKind::Weights, 3);
+  id.layer = 5;
+  EXPECT_EQ(to_string(id), "L5.weights[3]");
+  EXPECT_EQ(parse_stage_id("L5.weights[3]"), id);
+  id.role = Role::Gradient;
+  EXPECT_EQ(to_string(id), "L5.grad.weights[3]");
+  EXPECT_EQ(parse_stage_id("L5.grad.weights[3]"), id);
+  id.layer = 0;
+  EXPECT_EQ(to_string(id), "grad.weights[3]");
+  EXPECT_EQ(parse_stage_id("grad.weights[3]"), id);
+  for (int k = 0; k < kStageKindCount; ++k) {
+    const auto kind = static_cast<StageKind>(k);
+    StageId each = is_per_head(kind) ? StageId::of_head(kind, 2) : StageId::input(kind);
+    each.layer = 11;
+    each.role = Role::Gradient;
+    EXPECT_EQ(parse_stage_id(to_string(each)), each) << to_string(each);
+  }
+}
+
+TEST(StageId, MalformedLayerPrefixesParseToNothing) {
+  for (const char* text : {"L0.weights[0]", "L.weights[0]", "L5weights[0]", "L5.", "L-1.weights[0]", "L5.L6.X",
+                           "grad.", "grad.grad.X", "L5 .X", "l5.X", "L99999999999.X"})
+    EXPECT_FALSE(parse_stage_id(text).has_value()) << "'" << text << "'";
+}

@@ -349,10 +349,10 @@ TEST(Derivation, ACellOutsideTheStageDerivesNothing) {
 // and never prints the cell's value after an "=": the learner finishes the sum.
 TEST(DerivationHint, EveryComputedCellGetsAHintThatStopsBeforeItsValue) {
   for (const char* preset : {"fat-cat", "book", "naive", "multi-head"}) {
-    Scenario s = *make_preset(preset);
     for (const bool w_o : {true, false}) {
-      s.use_w_o = w_o;
-      const Document doc(s);
+      Document doc(*make_preset(preset));
+      // Through the edit, which fills W_o when a preset has none.
+      ASSERT_EQ(doc.apply(SetToggle{Toggle::OutputProjection, w_o}), "") << preset;
       for (const StageId id : pipeline(doc.scenario())) {
         if (is_input(id.kind)) continue;
         const MatrixView m = doc.stage(id);

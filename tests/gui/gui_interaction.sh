@@ -23,8 +23,9 @@ read -r x y < <(python3 "$here/probe.py" "$probe" cell Q 2 1)
 xdotool mousemove --window "$wid" "$x" "$y"
 python3 "$here/probe.py" "$probe" wait hovered '{"stage": "Q", "row": 2, "col": 1}' || fail "hovering Q[2,1] did not register"
 python3 "$here/probe.py" "$probe" wait inspector '"Q[2,1]   (token '"'"'cat'"'"')"' || fail "the inspector does not show Q[2,1]"
-lit=$(python3 "$here/probe.py" "$probe" get lit)
-[ "$lit" -ge 2 ] || fail "hovering Q[2,1] lit $lit source regions, expected X's row and W_q's column"
+# The sources are lit from the frame after the hover registers: wait for them.
+python3 "$here/probe.py" "$probe" atleast lit 2 ||
+  fail "hovering Q[2,1] lit $(python3 "$here/probe.py" "$probe" get lit) source regions, expected X's row and W_q's column"
 xdotool mousemove --window "$wid" 5 400
 python3 "$here/probe.py" "$probe" wait hovered 'null' || fail "moving away did not clear the hover"
 

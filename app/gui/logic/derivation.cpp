@@ -1,6 +1,7 @@
 #include "logic/derivation.h"
 
 #include "attention_lab/stage_info.h"
+#include "attention_lab/stage_registry.h"
 #include "logic/number_format.h"
 
 #include <cmath>
@@ -30,11 +31,9 @@ std::string dot_terms(const RowVector& a, const RowVector& b, float total) {
 constexpr const char* kAsked = " = ?";
 
 std::string pin_note(const Scenario& s, StageId id, int r, int c, float computed) {
-  PinKey key{id, r, c};
-  if (id.kind == StageKind::HeadQ) key = {StageId::input(StageKind::Q), r, id.head * s.dims().d_k + c};
-  if (id.kind == StageKind::HeadK) key = {StageId::input(StageKind::K), r, id.head * s.dims().d_k + c};
-  if (id.kind == StageKind::HeadV) key = {StageId::input(StageKind::V), r, id.head * s.dims().d_v + c};
-  const auto it = s.pins.find(key);
+  const auto stored = storage_cell(CellRef{id, r, c}, s.dims());
+  if (!stored) return {};
+  const auto it = s.pins.find(PinKey{stored->stage, stored->row, stored->col});
   if (it == s.pins.end()) return {};
   return "Pinned to " + format_number(it->second, 3) + " (computed: " + format_number(computed, 3) +
          "). Everything downstream uses the pinned value.";

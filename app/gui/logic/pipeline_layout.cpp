@@ -1,6 +1,7 @@
 #include "logic/pipeline_layout.h"
 
 #include "attention_lab/stage_info.h"
+#include "attention_lab/stage_registry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -57,8 +58,7 @@ std::vector<EquationLine> pipeline_equations(const Scenario& s, int head) {
   std::vector<EquationLine> lines;
   StageId previous{StageKind::X, -1};
   for (const StageId id : pipeline(s)) {
-    if (is_input(id.kind) || id.kind == StageKind::HeadQ || id.kind == StageKind::HeadK || id.kind == StageKind::HeadV)
-      continue;
+    if (is_input(id.kind) || spec(id.kind).view == ViewKind::HeadSlice) continue;
     if (is_per_head(id.kind) && id.head != head) continue;
     // Concat of one head is the head's context itself: skip the no-op line.
     if (id.kind == StageKind::Concat && s.heads == 1) continue;

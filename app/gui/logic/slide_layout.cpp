@@ -1,5 +1,7 @@
 #include "logic/slide_layout.h"
 
+#include "attention_lab/stage_registry.h"
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -11,7 +13,7 @@ namespace attention_lab::gui {
 
 namespace {
 
-bool is_head_view(StageKind k) { return k == StageKind::HeadQ || k == StageKind::HeadK || k == StageKind::HeadV; }
+bool is_head_view(StageKind k) { return spec(k).view == ViewKind::HeadSlice; }
 
 Term matrix(StageId id) { return {Term::Kind::Matrix, id, false, {}}; }
 Term op(std::string text) { return {Term::Kind::Operator, {}, false, std::move(text)}; }
@@ -141,13 +143,14 @@ std::vector<EquationLine> slide_equations(const Scenario& s, const std::vector<S
 
   // Head blocks asked for on their own: the split of the whole matrix,
   // continuing the line that ends with it ("X · W_q = Q = Q₀ | Q₁ | …").
-  for (const StageKind view : {StageKind::HeadQ, StageKind::HeadK, StageKind::HeadV}) {
+  for (const StageSpec& view_spec : all_stages()) {
+    if (view_spec.view != ViewKind::HeadSlice) continue;
+    const StageKind view = view_spec.kind;
     std::vector<StageId> blocks;
     for (const StageId id : wanted)
       if (id.kind == view && remaining.count(id)) blocks.push_back(id);
     if (blocks.empty()) continue;
-    const StageKind whole_kind = view == StageKind::HeadQ ? StageKind::Q : view == StageKind::HeadK ? StageKind::K : StageKind::V;
-    const StageId whole = StageId::input(whole_kind);
+    const StageId whole = StageId::input(view_spec.storage);
     EquationLine* target = nullptr;
     for (auto& line : chosen)
       if (!line.terms.empty() && line.terms.back().kind == Term::Kind::Matrix && line.terms.back().stage == whole) target = &line;

@@ -3,6 +3,7 @@
 #include "attention_lab/quiz.h"
 #include "attention_lab/softmax_breakdown.h"
 #include "attention_lab/stage_info.h"
+#include "attention_lab/stage_registry.h"
 #include "logic/number_format.h"
 #include "logic/signed_bars.h"
 
@@ -89,17 +90,7 @@ void bar_row(const char* label, const RowVector& v, float bar_w, ImU32 prob_colo
 }
 
 // Stages whose rows are the tokens (queries, for the mask and the T×T stages).
-bool has_token_rows(StageKind kind) {
-  switch (kind) {
-    case StageKind::X: case StageKind::Mask: case StageKind::Q: case StageKind::K: case StageKind::V:
-    case StageKind::HeadQ: case StageKind::HeadK: case StageKind::HeadV: case StageKind::Scores:
-    case StageKind::Scaled: case StageKind::Masked: case StageKind::Weights: case StageKind::Context:
-    case StageKind::Concat: case StageKind::Output:
-      return true;
-    default:
-      return false;
-  }
-}
+bool has_token_rows(StageKind kind) { return spec(kind).row_labels == SideLabels::Token; }
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "widgets/heatmap_widget.h"
 
 #include "attention_lab/stage_info.h"
+#include "attention_lab/stage_registry.h"
 #include "logic/colormap.h"
 #include "logic/gesture.h"
 #include "logic/label_hit.h"
@@ -78,29 +79,16 @@ float colour_bar_width(float cells_w) {
 namespace {
 
 bool pinned(const Scenario& s, StageId id, int r, int c) {
-  const Dims d = s.dims();
-  PinKey k{id, r, c};
-  if (id.kind == StageKind::HeadQ) k = {StageId::input(StageKind::Q), r, id.head * d.d_k + c};
-  if (id.kind == StageKind::HeadK) k = {StageId::input(StageKind::K), r, id.head * d.d_k + c};
-  if (id.kind == StageKind::HeadV) k = {StageId::input(StageKind::V), r, id.head * d.d_v + c};
-  if (id.kind == StageKind::Concat && d.d_v > 0) k = {StageId::of_head(StageKind::Context, c / d.d_v), r, c % d.d_v};
-  return s.pins.count(k) > 0;
+  const auto stored = storage_cell(CellRef{id, r, c}, s.dims());
+  return stored && s.pins.count(PinKey{stored->stage, stored->row, stored->col}) > 0;
 }
 
 // Where a stored pin shows on stage `id`, if it shows there at all: pins on
 // Q/K/V appear on the head views too, pins on a head's context on concat.
 std::optional<Cell> pinned_cell(const Scenario& s, StageId id, const PinKey& k) {
-  const Dims d = s.dims();
-  if (k.stage == id) return Cell{k.row, k.col};
-  const auto view_of = [&](StageKind whole, StageKind view, int width) -> std::optional<Cell> {
-    if (k.stage.kind != whole || id.kind != view || width <= 0 || k.col / width != id.head) return std::nullopt;
-    return Cell{k.row, k.col % width};
-  };
-  if (auto c = view_of(StageKind::Q, StageKind::HeadQ, d.d_k)) return c;
-  if (auto c = view_of(StageKind::K, StageKind::HeadK, d.d_k)) return c;
-  if (auto c = view_of(StageKind::V, StageKind::HeadV, d.d_v)) return c;
-  if (id.kind == StageKind::Concat && k.stage.kind == StageKind::Context) return Cell{k.row, k.stage.head * d.d_v + k.col};
-  return std::nullopt;
+  const auto at = view_cell(CellRef{k.stage, k.row, k.col}, id, s.dims());
+  if (!at) return std::nullopt;
+  return Cell{at->row, at->col};
 }
 
 // The smallest of 1, 2, 5, 10, 20, 50, … that is at least `n`: an axis

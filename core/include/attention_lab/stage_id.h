@@ -25,9 +25,15 @@ inline constexpr int kStageKindCount = static_cast<int>(StageKind::Output) + 1;
 bool is_input(StageKind kind);
 bool is_per_head(StageKind kind);
 
+// What a stage's numbers are: the values the forward pass computes, or (for
+// training, next) the gradient of the loss with respect to them.
+enum class Role : unsigned char { Value, Gradient };
+
 struct StageId {
   StageKind kind = StageKind::X;
-  int head = 0;  // meaningful only when is_per_head(kind); 0 otherwise
+  int head = 0;   // meaningful only when is_per_head(kind); 0 otherwise
+  int layer = 0;  // which layer of a model; a scenario is one layer, layer 0
+  Role role = Role::Value;
 
   static StageId input(StageKind k) { return {k, 0}; }
   static StageId of_head(StageKind k, int h) { return {k, h}; }
@@ -35,7 +41,10 @@ struct StageId {
   friend auto operator<=>(const StageId&, const StageId&) = default;
 };
 
-// "X", "W_q", "mask", "Q", "scores[2]", "weights[0]", "output" …
+// "X", "W_q", "mask", "Q", "scores[2]", "weights[0]", "output" …; a layer
+// other than 0 is a prefix ("L5.weights[3]"), a gradient another
+// ("grad.weights[3]", "L5.grad.weights[3]"), so every id of a one-layer
+// scenario reads as before.
 std::string to_string(StageId id);
 // Inverse of to_string; nullopt when the text names no stage.
 std::optional<StageId> parse_stage_id(std::string_view text);

@@ -1,0 +1,114 @@
+#pragma once
+// The one table of stages. Every fact about a stage kind that does not
+// depend on how it is computed lives here: its name in ids and trace files,
+// its title, symbol and formula, its shape as a rule over the scenario's
+// dimensions, what labels its sides, what it is computed from, whether it is
+// per head, whether it is edited (an input) or pinned (computed), which
+// setting turns it on, and where a view keeps its cells. The engine, edits,
+// file I/O, descriptions, provenance and the front ends read it; adding a
+// stage is one entry here plus its kernel in the engine
+// (tests/core/registry_test.cpp walks the table and checks each entry is
+// computed, traced, described and addressable).
+
+#include "attention_lab/scenario.h"
+#include "attention_lab/stage_id.h"
+#include "attention_lab/stage_info.h"
+
+#include "attention_lab/cell_ref.h"
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace attention_lab {
+
+// A dimension of a stage, as a rule over Dims.
+enum class Extent {
+  One,       // a bias row
+  T,         // tokens
+  d_model,   // features of X
+  QKWidth,   // heads·d_k: Q and K, all heads side by side
+  VWidth,    // heads·d_v
+  d_k,       // one head's query/key width
+  d_v,       // one head's value width
+  d_out,     // the output's width
+};
+int extent(Extent e, const Dims& d);
+const char* extent_name(Extent e);  // "heads*d_k": for error messages
+
+// What the labels along one side of a stage say.
+enum class SideLabels {
+  Token,       // the scenario's tokens
+  Feature,     // the scenario's features
+  Index,       // 0, 1, 2, …
+  HeadIndex,   // indices of the whole matrix this head's block sits in (h·width + i)
+  Bias,        // the single row of a bias: "bias"
+};
+
+// The setting that has to be on for a stage to be part of the pipeline.
+enum class Requires { Nothing, Biases, OutputProjection, OutputBias };
+
+// How a stage's cells relate to stored cells, so a pin or a highlight on a
+// view reaches what is stored.
+enum class ViewKind {
+  Stored,          // its own cells
+  HeadSlice,       // head h's column block of a layer-wide stage (Q[h] of Q)
+  HeadsSideBySide, // every head's per-head stage side by side (concat of contexts)
+};
+
+// Where a trace file (trace@1) holds a stage.
+enum class Trace {
+  No,          // not written (the weights are in the scenario file)
+  Top,         // a top-level key before "heads"
+  InHead,      // a key of each entry of "heads"
+  AfterHeads,  // a top-level key after "heads"
+};
+
+struct StageSpec {
+  StageKind kind;
+  const char* id_name;   // in ids and trace files: "scores", "W_q"
+  bool per_head;         // one matrix per head ("scores[2]")
+  bool input;            // edited for real (else computed; cells can be pinned)
+  Extent rows, cols;
+  SideLabels row_labels, col_labels;
+  ValueDomain domain;
+  Requires requires_setting;
+  ViewKind view;
+  StageKind storage;     // what a view shows (HeadQ → Q, Concat → Context); the kind itself when Stored
+  Matrix Scenario::*member;  // where an input lives in the scenario (nullptr: the mask, computed stages)
+  Trace trace;           // where `trace` writes it
+  // Words and math; `h` is the head (0 for layer stages).
+  const char* title;                                            // "Attention scores"
+  std::string (*symbol)(int h);                                 // "S₁"
+  std::string (*formula)(const Scenario& s, const Dims& d, int h);  // "S₁ = Q₁·K₁ᵀ"
+  std::string (*explanation)(const Scenario& s, const Dims& d, int h);
+  std::vector<StageId> (*inputs)(const Scenario& s, int h);     // what it is computed from
+  std::string (*title_note)(const Scenario& s) = nullptr;       // added to the title: "Mask (causal)"
+};
+
+// Every stage kind, in StageKind order (all_stages()[k].kind == StageKind(k)).
+std::span<const StageSpec> all_stages();
+const StageSpec& spec(StageKind kind);
+
+// Rows and columns of a stage under `d` (whether or not the stage is active).
+int stage_rows(StageKind kind, const Dims& d);
+int stage_cols(StageKind kind, const Dims& d);
+
+// Whether the scenario's settings turn the stage on (biases, W_o, b_o).
+bool setting_on(const Scenario& s, Requires r);
+
+// The stored cell a cell of a view shows (Q[1][r][c] → Q[r][1·d_k + c],
+// concat[r][c] → context[c / d_v][r][c % d_v]); the same cell for stored
+// stages. nullopt when the view has no storage under `d` (d_v = 0).
+std::optional<CellRef> storage_cell(const CellRef& cell, const Dims& d);
+
+// Where a stored cell shows on stage `view` (the inverse of storage_cell), or
+// nullopt when `view` does not show it.
+std::optional<CellRef> view_cell(const CellRef& stored, StageId view, const Dims& d);
+
+// The head a column of a layer-wide stage belongs to (W_q, Q, b_v…): -1 for
+// stages whose columns are not head blocks.
+int head_of_column(StageKind kind, int col, const Dims& d);
+
+}  // namespace attention_lab

@@ -1,0 +1,354 @@
+#include "attention_lab/stage_registry.h"
+
+#include "attention_lab/cell_ref.h"
+
+#include <array>
+#include <cstdlib>
+
+namespace attention_lab {
+
+int extent(Extent e, const Dims& d) {
+  switch (e) {
+    case Extent::One: return 1;
+    case Extent::T: return d.T;
+    case Extent::d_model: return d.d_model;
+    case Extent::QKWidth: return d.heads * d.d_k;
+    case Extent::VWidth: return d.heads * d.d_v;
+    case Extent::d_k: return d.d_k;
+    case Extent::d_v: return d.d_v;
+    case Extent::d_out: return d.d_out;
+  }
+  return 0;
+}
+
+const char* extent_name(Extent e) {
+  switch (e) {
+    case Extent::One: return "1";
+    case Extent::T: return "T";
+    case Extent::d_model: return "d_model";
+    case Extent::QKWidth: return "heads*d_k";
+    case Extent::VWidth: return "heads*d_v";
+    case Extent::d_k: return "d_k";
+    case Extent::d_v: return "d_v";
+    case Extent::d_out: return "d_out";
+  }
+  return "?";
+}
+
+namespace {
+
+using K = StageKind;
+using E = Extent;
+using L = SideLabels;
+
+StageId layer(K k) { return StageId::input(k); }
+StageId head(K k, int h) { return StageId::of_head(k, h); }
+
+std::string fixed(const char* text) { return text; }
+
+// "W_q" → "query"; the three projections share their words.
+struct Projection {
+  const char* plural;   // "queries"
+  const char* single;   // "query"
+  const char* letter;   // "Q"
+  const char* lower;    // "q"
+};
+constexpr Projection kProjection[3] = {
+    {"queries", "query", "Q", "q"}, {"keys", "key", "K", "k"}, {"values", "value", "V", "v"}};
+
+template <int P>
+StageSpec weights_spec() {
+  return {K(int(K::W_q) + P), P == 0 ? "W_q" : P == 1 ? "W_k" : "W_v", false, true, E::d_model,
+          P == 2 ? E::VWidth : E::QKWidth, L::Feature, L::Index, ValueDomain::Signed, Requires::Nothing,
+          ViewKind::Stored, K(int(K::W_q) + P),
+          P == 0 ? &Scenario::W_q : P == 1 ? &Scenario::W_k : &Scenario::W_v, Trace::No,
+          P == 0 ? "Weights for the queries" : P == 1 ? "Weights for the keys" : "Weights for the values",
+          [](int) { return "W_" + std::string(kProjection[P].lower); },
+          [](const Scenario&, const Dims&, int) { return "W_" + std::string(kProjection[P].lower); },
+          [](const Scenario&, const Dims&, int) {
+            return "Learned during training. Multiplying a token's embedding by it gives that token's " +
+                   std::string(kProjection[P].single) + " vector; column block i belongs to head i.";
+          },
+          [](const Scenario&, int) { return std::vector<StageId>{}; }};
+}
+
+template <int P>
+StageSpec bias_spec() {
+  return {K(int(K::b_q) + P), P == 0 ? "b_q" : P == 1 ? "b_k" : "b_v", false, true, E::One,
+          P == 2 ? E::VWidth : E::QKWidth, L::Bias, L::Index, ValueDomain::Signed, Requires::Biases,
+          ViewKind::Stored, K(int(K::b_q) + P),
+          P == 0 ? &Scenario::b_q : P == 1 ? &Scenario::b_k : &Scenario::b_v, Trace::No,
+          P == 0 ? "Bias of the queries" : P == 1 ? "Bias of the keys" : "Bias of the values",
+          [](int) { return "b_" + std::string(kProjection[P].lower); },
+          [](const Scenario&, const Dims&, int) { return "b_" + std::string(kProjection[P].lower); },
+          [](const Scenario&, const Dims&, int) {
+            return fixed("Added to every token's projection, so a projection can be non-zero even for a zero input.");
+          },
+          [](const Scenario&, int) { return std::vector<StageId>{}; }};
+}
+
+template <int P>
+StageSpec projection_spec() {
+  return {K(int(K::Q) + P), kProjection[P].letter, false, false, E::T, P == 2 ? E::VWidth : E::QKWidth,
+          L::Token, L::Index, ValueDomain::Signed, Requires::Nothing, ViewKind::Stored, K(int(K::Q) + P), nullptr,
+          Trace::Top, P == 0 ? "Queries" : P == 1 ? "Keys" : "Values",
+          [](int) { return std::string(kProjection[P].letter); },
+          [](const Scenario& s, const Dims&, int) {
+            const std::string l = kProjection[P].lower;
+            return std::string(kProjection[P].letter) + " = X·W_" + l + (s.use_bias ? " + b_" + l : "");
+          },
+          [](const Scenario&, const Dims&, int) {
+            return fixed(P == 0   ? "Each row is what that token is looking for in the other tokens."
+                         : P == 1 ? "Each row is what that token offers to be found by: queries are compared with it."
+                                  : "Each row is the information that token passes on to whoever attends to it.");
+          },
+          [](const Scenario& s, int) {
+            std::vector<StageId> in{layer(K::X), layer(K(int(K::W_q) + P))};
+            if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
+            return in;
+          }};
+}
+
+template <int P>
+StageSpec head_projection_spec() {
+  return {K(int(K::HeadQ) + P), kProjection[P].letter, true, false, E::T, P == 2 ? E::d_v : E::d_k, L::Token,
+          L::HeadIndex, ValueDomain::Signed, Requires::Nothing, ViewKind::HeadSlice, K(int(K::Q) + P), nullptr, Trace::InHead,
+          P == 0 ? "Queries" : P == 1 ? "Keys" : "Values",
+          [](int h) { return kProjection[P].letter + subscript(h); },
+          [](const Scenario&, const Dims& d, int h) {
+            const std::string l = kProjection[P].letter;
+            const int w = P == 2 ? d.d_v : d.d_k;
+            return l + subscript(h) + " = " + l + "[:, " + std::to_string(h * w) + ":" + std::to_string((h + 1) * w) + "]";
+          },
+          [](const Scenario&, const Dims& d, int h) {
+            const int w = P == 2 ? d.d_v : d.d_k;
+            return "This head's slice of " + std::string(kProjection[P].letter) + ": the columns " +
+                   std::to_string(h * w) + " to " + std::to_string((h + 1) * w - 1) +
+                   ". Each head works on its own slice, so heads can learn to look for different things.";
+          },
+          [](const Scenario&, int) { return std::vector<StageId>{layer(K(int(K::Q) + P))}; }};
+}
+
+std::string scaled_formula(const Scenario& s, const Dims& d, int h) {
+  std::string f = "S" + subscript(h);
+  if (s.scale) f += " / √" + std::to_string(d.d_k);
+  if (s.temperature != 1.0f) f += " / τ";
+  return "S′" + subscript(h) + " = " + f;
+}
+
+std::string scaled_explanation(const Scenario& s, const Dims&, int) {
+  std::string text =
+      s.scale ? "A dot product of d_k random-ish terms grows like √d_k; dividing by √d_k keeps the scores near "
+                "unit size, so softmax does not collapse onto a single token and gradients stay alive."
+              : "Scaling is off: these are the raw scores (divided by the temperature only). Try larger d_k and "
+                "watch the softmax saturate.";
+  if (s.temperature != 1.0f)
+    text += " The temperature τ = " + std::to_string(s.temperature) +
+            " also divides them: below 1 sharpens the weights, above 1 flattens them.";
+  return text;
+}
+
+std::string output_formula(const Scenario& s, const Dims&, int) {
+  return std::string("O = C") + (s.use_w_o ? "·W_o" : "") + (s.use_output_bias ? " + b_o" : "");
+}
+
+std::string concat_formula(const Scenario&, const Dims& d, int) {
+  std::string f = "C = [";
+  for (int k = 0; k < d.heads; ++k) f += (k ? ", C" : "C") + subscript(k);
+  return f + "]";
+}
+
+const std::array<StageSpec, kStageKindCount>& table() {
+  static const std::array<StageSpec, kStageKindCount> t = {{
+      {K::X, "X", false, true, E::T, E::d_model, L::Token, L::Feature, ValueDomain::Signed, Requires::Nothing,
+       ViewKind::Stored, K::X, &Scenario::X, Trace::Top, "Input embeddings", [](int) { return fixed("X"); },
+       [](const Scenario&, const Dims&, int) { return fixed("X"); },
+       [](const Scenario&, const Dims&, int) {
+         return fixed("One row per token: the vector the model holds for that token before this layer. "
+                      "Everything below is computed from these numbers and the weights.");
+       },
+       [](const Scenario&, int) { return std::vector<StageId>{}; }},
+      weights_spec<0>(),
+      weights_spec<1>(),
+      weights_spec<2>(),
+      bias_spec<0>(),
+      bias_spec<1>(),
+      bias_spec<2>(),
+      {K::W_o, "W_o", false, true, E::VWidth, E::d_out, L::Index, L::Index, ValueDomain::Signed,
+       Requires::OutputProjection, ViewKind::Stored, K::W_o, &Scenario::W_o, Trace::No, "Output projection",
+       [](int) { return fixed("W_o"); }, [](const Scenario&, const Dims&, int) { return fixed("W_o"); },
+       [](const Scenario&, const Dims&, int) {
+         return fixed("Learned weights that mix the heads' concatenated contexts back into one vector per token, "
+                      "so what each head found can be combined.");
+       },
+       [](const Scenario&, int) { return std::vector<StageId>{}; }},
+      {K::b_o, "b_o", false, true, E::One, E::d_out, L::Bias, L::Index, ValueDomain::Signed, Requires::OutputBias,
+       ViewKind::Stored, K::b_o, &Scenario::b_o, Trace::No, "Output bias", [](int) { return fixed("b_o"); },
+       [](const Scenario&, const Dims&, int) { return fixed("b_o"); },
+       [](const Scenario&, const Dims&, int) { return fixed("Added to every token's output vector."); },
+       [](const Scenario&, int) { return std::vector<StageId>{}; }},
+      {K::Mask, "mask", false, true, E::T, E::T, L::Token, L::Token, ValueDomain::Binary, Requires::Nothing,
+       ViewKind::Stored, K::Mask, nullptr, Trace::No, "Mask", [](int) { return fixed("M"); },
+       [](const Scenario&, const Dims&, int) { return fixed("M"); },
+       [](const Scenario& s, const Dims&, int) {
+         return fixed(s.mask_kind == MaskKind::Causal
+                          ? "1 where a token may look at another. Causal: each token sees itself and the tokens "
+                            "before it, never the ones after, because a language model must predict the next token "
+                            "without seeing it."
+                          : "1 where the query token (row) may attend to the key token (column), 0 where it may not.");
+       },
+       [](const Scenario&, int) { return std::vector<StageId>{}; },
+       [](const Scenario& s) { return std::string(" (") + to_string(s.mask_kind) + ")"; }},
+      projection_spec<0>(),
+      projection_spec<1>(),
+      projection_spec<2>(),
+      head_projection_spec<0>(),
+      head_projection_spec<1>(),
+      head_projection_spec<2>(),
+      {K::Scores, "scores", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Signed, Requires::Nothing,
+       ViewKind::Stored, K::Scores, nullptr, Trace::InHead, "Attention scores",
+       [](int h) { return "S" + subscript(h); },
+       [](const Scenario&, const Dims&, int h) { return "S" + subscript(h) + " = Q" + subscript(h) + "·K" + subscript(h) + "ᵀ"; },
+       [](const Scenario&, const Dims&, int) {
+         return fixed("Entry (r, c) is the dot product of token r's query with token c's key: large when they point "
+                      "the same way, i.e. when token c has what token r is looking for.");
+       },
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::HeadQ, h), head(K::HeadK, h)}; }},
+      {K::Scaled, "scaled", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Signed, Requires::Nothing,
+       ViewKind::Stored, K::Scaled, nullptr, Trace::InHead, "Scaled scores", [](int h) { return "S′" + subscript(h); },
+       scaled_formula, scaled_explanation,
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Scores, h)}; }},
+      {K::Masked, "masked", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Signed, Requires::Nothing,
+       ViewKind::Stored, K::Masked, nullptr, Trace::InHead, "Masked scores", [](int h) { return "Ŝ" + subscript(h); },
+       [](const Scenario&, const Dims&, int h) {
+         return "Ŝ" + subscript(h) + " = S′" + subscript(h) + " + mask (−∞ where M = 0)";
+       },
+       [](const Scenario&, const Dims&, int) {
+         return fixed("Cells the mask forbids become −∞, so after softmax they get exactly zero weight: the query "
+                      "token cannot take anything from that key token.");
+       },
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Scaled, h), layer(K::Mask)}; }},
+      {K::Weights, "weights", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Probability,
+       Requires::Nothing, ViewKind::Stored, K::Weights, nullptr, Trace::InHead, "Attention weights",
+       [](int h) { return "A" + subscript(h); },
+       [](const Scenario&, const Dims&, int h) { return "A" + subscript(h) + " = softmax(Ŝ" + subscript(h) + ")"; },
+       [](const Scenario&, const Dims&, int) {
+         return fixed("Softmax along each row turns scores into proportions: every entry is between 0 and 1 and "
+                      "each row sums to 1. Row r says how much of each token's value goes into token r's new vector.");
+       },
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Masked, h)}; }},
+      {K::Context, "context", true, false, E::T, E::d_v, L::Token, L::HeadIndex, ValueDomain::Signed,
+       Requires::Nothing, ViewKind::Stored, K::Context, nullptr, Trace::InHead, "Context vectors",
+       [](int h) { return "C" + subscript(h); },
+       [](const Scenario&, const Dims&, int h) { return "C" + subscript(h) + " = A" + subscript(h) + "·V" + subscript(h); },
+       [](const Scenario&, const Dims&, int) {
+         return fixed("Each row is a weighted average of the value vectors, using that token's attention weights: "
+                      "the new representation of the token, informed by the tokens it attended to.");
+       },
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Weights, h), head(K::HeadV, h)}; }},
+      {K::Concat, "concat", false, false, E::T, E::VWidth, L::Token, L::Index, ValueDomain::Signed,
+       Requires::Nothing, ViewKind::HeadsSideBySide, K::Context, nullptr, Trace::AfterHeads, "Concatenated heads",
+       [](int) { return fixed("C"); }, concat_formula,
+       [](const Scenario&, const Dims&, int) {
+         return fixed("The heads' context vectors side by side, one block of d_v columns per head.");
+       },
+       [](const Scenario& s, int) {
+         std::vector<StageId> in;
+         for (int k = 0; k < s.heads; ++k) in.push_back(head(K::Context, k));
+         return in;
+       }},
+      {K::Output, "output", false, false, E::T, E::d_out, L::Token, L::Index, ValueDomain::Signed,
+       Requires::Nothing, ViewKind::Stored, K::Output, nullptr, Trace::AfterHeads, "Output",
+       [](int) { return fixed("O"); }, output_formula,
+       [](const Scenario& s, const Dims&, int) {
+         return fixed(s.use_w_o ? "The concatenated contexts mixed by the output projection: what the layer passes on."
+                                : "Without an output projection the layer's output is the concatenated context.");
+       },
+       [](const Scenario& s, int) {
+         std::vector<StageId> in{layer(K::Concat)};
+         if (s.use_w_o) in.push_back(layer(K::W_o));
+         if (s.use_output_bias) in.push_back(layer(K::b_o));
+         return in;
+       }},
+  }};
+  return t;
+}
+
+// The table is in StageKind order; checked once, so a misplaced entry fails
+// the first run of any program rather than answering for the wrong stage.
+const std::array<StageSpec, kStageKindCount>& checked_table() {
+  static const bool ok = [] {
+    for (int k = 0; k < kStageKindCount; ++k)
+      if (table()[static_cast<std::size_t>(k)].kind != static_cast<StageKind>(k)) std::abort();
+    return true;
+  }();
+  (void)ok;
+  return table();
+}
+
+}  // namespace
+
+std::span<const StageSpec> all_stages() { return checked_table(); }
+
+const StageSpec& spec(StageKind kind) { return checked_table()[static_cast<std::size_t>(kind)]; }
+
+int stage_rows(StageKind kind, const Dims& d) { return extent(spec(kind).rows, d); }
+int stage_cols(StageKind kind, const Dims& d) { return extent(spec(kind).cols, d); }
+
+bool setting_on(const Scenario& s, Requires r) {
+  switch (r) {
+    case Requires::Nothing: return true;
+    case Requires::Biases: return s.use_bias;
+    case Requires::OutputProjection: return s.use_w_o;
+    case Requires::OutputBias: return s.use_output_bias;
+  }
+  return true;
+}
+
+std::optional<CellRef> storage_cell(const CellRef& cell, const Dims& d) {
+  const StageSpec& sp = spec(cell.stage.kind);
+  switch (sp.view) {
+    case ViewKind::Stored: return cell;
+    case ViewKind::HeadSlice: {
+      const int w = stage_cols(cell.stage.kind, d);
+      StageId whole = StageId::input(sp.storage);
+      whole.layer = cell.stage.layer;
+      whole.role = cell.stage.role;
+      return CellRef{whole, cell.row, cell.stage.head * w + cell.col};
+    }
+    case ViewKind::HeadsSideBySide: {
+      const int w = stage_cols(sp.storage, d);
+      if (w <= 0) return std::nullopt;
+      StageId part = StageId::of_head(sp.storage, cell.col / w);
+      part.layer = cell.stage.layer;
+      part.role = cell.stage.role;
+      return CellRef{part, cell.row, cell.col % w};
+    }
+  }
+  return cell;
+}
+
+std::optional<CellRef> view_cell(const CellRef& stored, StageId view, const Dims& d) {
+  if (stored.stage == view) return CellRef{view, stored.row, stored.col};
+  const StageSpec& sp = spec(view.kind);
+  if (sp.view == ViewKind::Stored || stored.stage.kind != sp.storage || stored.stage.layer != view.layer ||
+      stored.stage.role != view.role)
+    return std::nullopt;
+  if (sp.view == ViewKind::HeadSlice) {
+    const int w = stage_cols(view.kind, d);
+    if (w <= 0 || stored.col / w != view.head) return std::nullopt;
+    return CellRef{view, stored.row, stored.col % w};
+  }
+  const int w = stage_cols(sp.storage, d);
+  return CellRef{view, stored.row, stored.stage.head * w + stored.col};
+}
+
+int head_of_column(StageKind kind, int col, const Dims& d) {
+  const StageSpec& sp = spec(kind);
+  if (sp.per_head) return -1;
+  const int w = sp.cols == Extent::QKWidth ? d.d_k : sp.cols == Extent::VWidth ? d.d_v : 0;
+  // W_o's rows are the head blocks, not its columns.
+  return w > 0 ? col / w : -1;
+}
+
+}  // namespace attention_lab

@@ -1,0 +1,163 @@
+// The stage registry walked entry by entry: every stage kind is named,
+// computed in the shape the table says, described, traced where the table
+// says, part of the pipeline when its setting is on, and every cell of a view
+// reaches its storage and back.
+
+#include "attention_lab/cell_ref.h"
+#include "attention_lab/engine.h"
+#include "attention_lab/seeded_fill.h"
+#include "attention_lab/stage_info.h"
+#include "attention_lab/stage_registry.h"
+#include "attention_lab/trace_io.h"
+#include "test_support.h"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+using namespace attention_lab;
+using attention_lab::test::preset;
+
+namespace {
+
+// Two heads with d_k ≠ d_v ≠ d_out and every optional stage on, so no two
+// extents coincide by accident.
+Scenario everything_on() {
+  Scenario s = preset("multi-head");
+  s.use_bias = true;
+  s.use_w_o = true;
+  s.use_output_bias = true;
+  const Dims d = s.dims();
+  s.b_q = Matrix::Constant(1, d.heads * d.d_k, 0.1f);
+  s.b_k = Matrix::Constant(1, d.heads * d.d_k, -0.1f);
+  s.b_v = Matrix::Constant(1, d.heads * d.d_v, 0.2f);
+  s.W_o = seeded_matrix(7, StageKind::W_o, d.heads * d.d_v, 5, d.heads * d.d_v);
+  s.b_o = Matrix::Constant(1, 5, 0.3f);
+  return s;
+}
+
+std::vector<StageId> ids_of(const StageSpec& sp, const Dims& d) {
+  std::vector<StageId> out;
+  if (!sp.per_head) return {StageId::input(sp.kind)};
+  for (int h = 0; h < d.heads; ++h) out.push_back(StageId::of_head(sp.kind, h));
+  return out;
+}
+
+}  // namespace
+
+TEST(Registry, IsInStageKindOrderAndNamesAreUnique) {
+  std::set<std::pair<std::string, bool>> names;
+  ASSERT_EQ(all_stages().size(), static_cast<std::size_t>(kStageKindCount));
+  for (int k = 0; k < kStageKindCount; ++k) {
+    const StageSpec& sp = all_stages()[static_cast<std::size_t>(k)];
+    EXPECT_EQ(sp.kind, static_cast<StageKind>(k));
+    EXPECT_TRUE(names.insert({sp.id_name, sp.per_head}).second) << sp.id_name;
+    EXPECT_EQ(&spec(sp.kind), &sp);
+  }
+}
+
+TEST(Registry, EveryStageIsComputedInTheShapeTheTableGives) {
+  const Scenario s = everything_on();
+  ASSERT_EQ(validate(s), "");
+  Engine engine;
+  engine.recompute_all(s);
+  const Dims d = s.dims();
+  for (const StageSpec& sp : all_stages())
+    for (const StageId id : ids_of(sp, d)) {
+      const MatrixView m = engine.stage(id);
+      EXPECT_EQ(m.rows(), stage_rows(sp.kind, d)) << to_string(id);
+      EXPECT_EQ(m.cols(), stage_cols(sp.kind, d)) << to_string(id);
+      EXPECT_GT(m.size(), 0) << to_string(id);
+      EXPECT_NE(engine.version(id), 0u) << to_string(id) << " was never computed";
+    }
+}
+
+TEST(Registry, EveryStageIsDescribedFromItsEntry) {
+  const Scenario s = everything_on();
+  const Dims d = s.dims();
+  for (const StageSpec& sp : all_stages())
+    for (const StageId id : ids_of(sp, d)) {
+      const StageInfo info = describe_stage(s, id);
+      const std::string what = to_string(id);
+      EXPECT_FALSE(info.name.empty()) << what;
+      EXPECT_FALSE(info.symbol.empty()) << what;
+      EXPECT_NE(info.formula.find(info.symbol), std::string::npos) << what << ": " << info.formula;
+      EXPECT_FALSE(info.explanation.empty()) << what;
+      EXPECT_EQ(info.rows, stage_rows(sp.kind, d)) << what;
+      EXPECT_EQ(info.cols, stage_cols(sp.kind, d)) << what;
+      EXPECT_EQ(info.row_labels.size(), static_cast<std::size_t>(info.rows)) << what;
+      EXPECT_EQ(info.col_labels.size(), static_cast<std::size_t>(info.cols)) << what;
+      EXPECT_EQ(info.editability == Editability::EditCells, sp.input) << what;
+      EXPECT_EQ(info.inputs.empty(), sp.input) << what << ": inputs are made of nothing, computed stages of something";
+      for (const StageId in : info.inputs) EXPECT_EQ(stage_problem(s, in), "") << what << " reads " << to_string(in);
+    }
+}
+
+TEST(Registry, EveryStageIsInThePipelineExactlyWhenItsSettingIsOn) {
+  const Scenario on = everything_on();
+  Scenario off = on;
+  off.use_bias = off.use_w_o = off.use_output_bias = false;
+  for (const Scenario* s : std::initializer_list<const Scenario*>{&on, &off}) {
+    const auto stages = pipeline(*s);
+    for (const StageSpec& sp : all_stages())
+      for (const StageId id : ids_of(sp, s->dims())) {
+        const auto n = std::count(stages.begin(), stages.end(), id);
+        EXPECT_EQ(n, setting_on(*s, sp.requires_setting) ? 1 : 0) << to_string(id);
+      }
+  }
+}
+
+TEST(Registry, TheTraceHoldsExactlyTheStagesTheTableMarks) {
+  const Scenario s = everything_on();
+  Engine engine;
+  engine.recompute_all(s);
+  std::ostringstream out;
+  write_trace(out, engine);
+  const auto trace = nlohmann::json::parse(out.str());
+  for (const StageSpec& sp : all_stages()) {
+    // "Q" names both the whole matrix (top level) and a head's block (in a head).
+    const bool written = sp.per_head ? trace["heads"][0].contains(sp.id_name) : trace.contains(sp.id_name);
+    const bool marked = sp.per_head ? sp.trace == Trace::InHead : sp.trace == Trace::Top || sp.trace == Trace::AfterHeads;
+    EXPECT_EQ(written, marked) << sp.id_name;
+    if (sp.trace == Trace::InHead) {
+      EXPECT_EQ(trace["heads"][1][sp.id_name].size(), static_cast<std::size_t>(stage_rows(sp.kind, s.dims())));
+    }
+  }
+}
+
+TEST(Registry, EveryCellOfAViewReachesItsStorageAndBack) {
+  const Scenario s = everything_on();
+  const Dims d = s.dims();
+  Engine engine;
+  engine.recompute_all(s);
+  for (const StageSpec& sp : all_stages())
+    for (const StageId id : ids_of(sp, d))
+      for (int r = 0; r < stage_rows(sp.kind, d); ++r)
+        for (int c = 0; c < stage_cols(sp.kind, d); ++c) {
+          const CellRef cell{id, r, c};
+          const auto stored = storage_cell(cell, d);
+          ASSERT_TRUE(stored) << to_string(cell);
+          EXPECT_EQ(spec(stored->stage.kind).view, ViewKind::Stored) << to_string(cell);
+          EXPECT_EQ(engine.stage(stored->stage)(stored->row, stored->col), engine.stage(id)(r, c)) << to_string(cell);
+          const auto back = view_cell(*stored, id, d);
+          ASSERT_TRUE(back) << to_string(cell);
+          EXPECT_EQ(*back, cell);
+        }
+}
+
+TEST(Registry, HeadOfAColumnFollowsTheHeadBlocks) {
+  const Scenario s = everything_on();
+  const Dims d = s.dims();
+  for (const StageSpec& sp : all_stages()) {
+    if (sp.per_head) continue;
+    for (int c = 0; c < stage_cols(sp.kind, d); ++c) {
+      const int h = head_of_column(sp.kind, c, d);
+      const int expected = sp.cols == Extent::QKWidth ? c / d.d_k : sp.cols == Extent::VWidth ? c / d.d_v : -1;
+      EXPECT_EQ(h, expected) << sp.id_name << " column " << c;
+    }
+  }
+}
