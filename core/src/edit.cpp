@@ -28,6 +28,7 @@ const char* to_string(Toggle t) {
     case Toggle::Bias: return "biases";
     case Toggle::OutputProjection: return "W_o";
     case Toggle::OutputBias: return "b_o";
+    case Toggle::Alibi: return "ALiBi position bias";
   }
   return "?";
 }
@@ -56,6 +57,7 @@ std::string inactive_reason(const Scenario& s, StageKind kind) {
     case Requires::Biases: return std::string(kind_name(kind)) + ": biases are off; turn them on first";
     case Requires::OutputProjection: return std::string(kind_name(kind)) + ": the output projection is off; turn it on first";
     case Requires::OutputBias: return std::string(kind_name(kind)) + ": the output bias is off; turn it on first";
+    case Requires::Alibi: return std::string(kind_name(kind)) + ": ALiBi is off; turn it on first";
     case Requires::Nothing: break;
   }
   return "";
@@ -206,6 +208,9 @@ std::string check_pin(const Scenario& s, const PinKey& k) {
   if (is_per_head(k.stage.kind) && (k.stage.head < 0 || k.stage.head >= d.heads))
     return "pin: expected a head from 0 to " + std::to_string(d.heads - 1) + ", found " +
            std::to_string(k.stage.head);
+  if (spec(k.stage.kind).positional)
+    return "pin on " + to_string(k.stage) + ": it is computed from the positions alone, so it cannot be pinned; pin the "
+           "masked score it feeds instead";
   if (k.stage.layer != 0 || k.stage.role != Role::Value)
     return "pin on " + to_string(k.stage) + ": a scenario has one layer of values; pins go on layer 0";
   if (k.row < 0 || k.col < 0 || k.row >= rows || k.col >= cols)
@@ -238,7 +243,7 @@ struct Applier {
         // one cell back, not a T×T copy in every undo entry
         out.inverse = SetCell{e.target, e.row, e.col, s.custom_mask(e.row, e.col)};
       } else {
-        out.inverse = SetMask{s.mask_kind, s.custom_mask};
+        out.inverse = SetMask{s.mask_kind, s.custom_mask, s.window};
         s.custom_mask = s.effective_mask();  // start from what the user sees
         s.mask_kind = MaskKind::Custom;
       }
@@ -326,8 +331,13 @@ struct Applier {
       if (!((e.custom->array() == 0.0f) || (e.custom->array() == 1.0f)).all())
         return fail("mask: expected only 0 and 1");
     }
-    out.inverse = SetMask{s.mask_kind, s.custom_mask};
+    const int window = e.window >= 0 ? e.window : s.window;
+    if (e.kind == MaskKind::Window && !(window >= 1 && window <= limits::kMaxTokens))
+      return fail("mask.window: expected a whole number from 1 to " + std::to_string(limits::kMaxTokens) + ", found " +
+                  std::to_string(window));
+    out.inverse = SetMask{s.mask_kind, s.custom_mask, s.window};
     s.mask_kind = e.kind;
+    s.window = window;
     if (e.custom) s.custom_mask = *e.custom;
     if (s.mask_kind == MaskKind::Custom && s.custom_mask.rows() != s.X.rows())
       s.custom_mask = seeded_matrix(s.seed, StageKind::Mask, s.T(), s.T(), 1);
@@ -373,6 +383,10 @@ struct Applier {
         s.use_output_bias = e.on;
         out.stale.mark_all_heads(StageKind::b_o);
         return;
+      case Toggle::Alibi:
+        s.alibi = e.on;
+        out.stale.mark_all_heads(StageKind::PositionBias);
+        return;
     }
   }
 
@@ -382,6 +396,7 @@ struct Applier {
       case Toggle::Bias: return s.use_bias;
       case Toggle::OutputProjection: return s.use_w_o;
       case Toggle::OutputBias: return s.use_output_bias;
+      case Toggle::Alibi: return s.alibi;
     }
     return false;
   }

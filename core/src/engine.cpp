@@ -171,6 +171,15 @@ void Engine::refresh_settings() {
   use_div_ = !(inverse <= static_cast<double>(std::numeric_limits<float>::max()));
   scale_mul_ = static_cast<float>(inverse);
   scale_div_ = static_cast<float>(divisor);
+  alibi_.clear();
+  if (s.alibi)
+    for (double m : alibi_slopes(dims_.heads)) alibi_.push_back(static_cast<float>(m));
+}
+
+void Engine::add_position_bias(int h, Index i, float* x, Index n) const {
+  if (alibi_.empty()) return;
+  const float m = alibi_[uz(h)];
+  for (Index j = 0; j < n; ++j) x[j] += m * static_cast<float>(j - i);
 }
 
 void Engine::index_pins() {
@@ -208,7 +217,8 @@ void Engine::full_forward() {
   for (int h = 0; h < dims_.heads; ++h) all[uz(h)] = h;
   head_pass(all, true, &work);
   for (int h = 0; h < dims_.heads; ++h)
-    for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
+    for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::PositionBias, StageKind::Masked,
+                   StageKind::Weights, StageKind::Context})
       bump(k, h, true);
   bump(StageKind::Concat, 0, true);
   full_output(&work);
@@ -293,7 +303,7 @@ void Engine::recompute_heads(const Invalidation& what) {
   for (auto& d : dirty) {
     if (d[idx(StageKind::Q)] || d[idx(StageKind::K)]) d[idx(StageKind::Scores)] = true;
     if (d[idx(StageKind::Scores)]) d[idx(StageKind::Scaled)] = true;
-    if (d[idx(StageKind::Scaled)]) d[idx(StageKind::Masked)] = true;
+    if (d[idx(StageKind::Scaled)] || d[idx(StageKind::PositionBias)]) d[idx(StageKind::Masked)] = true;
     if (d[idx(StageKind::Masked)]) d[idx(StageKind::Weights)] = true;
     if (d[idx(StageKind::Weights)] || d[idx(StageKind::V)]) d[idx(StageKind::Context)] = true;
     if (d[idx(StageKind::Context)]) output_dirty = true;
@@ -329,7 +339,8 @@ void Engine::recompute_heads(const Invalidation& what) {
   head_pass(without, false, &work);
   for (int h = 0; h < H; ++h) {
     const auto& d = dirty[uz(h)];
-    for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
+    for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::PositionBias, StageKind::Masked,
+                   StageKind::Weights, StageKind::Context})
       if (d[idx(k)]) bump(k, h, true);
   }
   if (!with_scores.empty() || !without.empty()) bump(StageKind::Concat, 0, true);
@@ -450,13 +461,10 @@ void Engine::load_mask() {
       mask_.setZero();
       mask_.triangularView<Eigen::Lower>().setOnes();  // query r may see keys 0…r
       break;
+    case MaskKind::Window: mask_ = s.effective_mask(); break;
     case MaskKind::Custom: mask_ = s.custom_mask; break;
   }
-  switch (scenario_->mask_kind) {
-    case MaskKind::None: mask_shape_ = MaskShape::None; break;
-    case MaskKind::Causal: mask_shape_ = MaskShape::Causal; break;
-    case MaskKind::Custom: mask_shape_ = MaskShape::Custom; break;
-  }
+  mask_shape_ = shape_of(s.mask_kind);
   mask_block_count_.assign(uz(nb_ * nb_), 0);
   for (Index i = 0; i < T; ++i) {
     const Index bi = i / kBlock;
@@ -465,6 +473,16 @@ void Engine::load_mask() {
       mask_block_count_[uz(bi * nb_ + bj)] += static_cast<int>((mask_.row(i).segment(j0, w).array() != 0.0f).count());
     }
   }
+}
+
+Engine::MaskShape Engine::shape_of(MaskKind kind) {
+  switch (kind) {
+    case MaskKind::None: return MaskShape::None;
+    case MaskKind::Causal: return MaskShape::Causal;
+    case MaskKind::Window: return MaskShape::Window;
+    case MaskKind::Custom: return MaskShape::Custom;
+  }
+  return MaskShape::Custom;
 }
 
 // The columns [0, extent) that hold every allowed cell of block row bi.
@@ -557,13 +575,15 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
 // a recomputed row and a weights row share this arithmetic, so they agree
 // bit for bit.
 Index Engine::scaled_masked_prefix(int h, Index i, Index limit, float* x) const {
-  const Index n = mask_shape_ == MaskShape::Causal ? std::min(limit, i + 1) : limit;
+  const bool ends_at_diagonal = mask_shape_ == MaskShape::Causal || mask_shape_ == MaskShape::Window;
+  const Index n = ends_at_diagonal ? std::min(limit, i + 1) : limit;
   const float* s = heads_[uz(h)].S.row(i).data();
   if (use_div_)
     for (Index j = 0; j < n; ++j) x[j] = s[j] / scale_div_;
   else
     for (Index j = 0; j < n; ++j) x[j] = s[j] * scale_mul_;
-  if (mask_shape_ == MaskShape::Custom) {
+  add_position_bias(h, i, x, n);
+  if (mask_shape_ == MaskShape::Custom || mask_shape_ == MaskShape::Window) {
     const float* m = mask_.row(i).data();
     for (Index j = 0; j < n; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
   }
@@ -1021,8 +1041,9 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
     return;
   }
   if (!allowed) return;  // (rows that are not direct have no pins on scaled or masked)
-  const float xo = scale_value(s_old);
-  const float xn = k ? scale_value(sir) : xo;
+  const float bias = position_bias(h, i, r);
+  const float xo = scale_value(s_old) + bias;
+  const float xn = k ? scale_value(sir) + bias : xo;
   const float offset = hs.offset[uz(i)];
   const float eo = fast_exp(xo - offset), en = fast_exp(xn - offset);
   if (eo == 0.0f && en == 0.0f) return;  // neither reads V_r nor counts in Z
@@ -1234,12 +1255,8 @@ void Engine::edit_output_column(Index c) {
 // One mask cell: row i of every head.
 void Engine::edit_mask_cell(Index i, Index j) {
   const Scenario& s = *scenario_;
-  const float v = s.mask_kind == MaskKind::Custom ? s.custom_mask(i, j)
-                  : s.mask_kind == MaskKind::Causal ? (j <= i ? 1.0f : 0.0f)
-                                                    : 1.0f;
-  const MaskShape shape = s.mask_kind == MaskKind::Custom   ? MaskShape::Custom
-                          : s.mask_kind == MaskKind::Causal ? MaskShape::Causal
-                                                            : MaskShape::None;
+  const float v = s.mask_allows(static_cast<int>(i), static_cast<int>(j)) ? 1.0f : 0.0f;
+  const MaskShape shape = shape_of(s.mask_kind);
   if (shape != mask_shape_) {
     // The kind changed (to custom) while the values stayed: the row
     // arithmetic is the same for every shape, so nothing else is stale.
@@ -1326,11 +1343,12 @@ float Engine::masked_value(int h, Index i, Index j) const {
     const int ri = static_cast<int>(i), rj = static_cast<int>(j);
     if (auto it = pins.find(PinKey{StageId{StageKind::Masked, h}, ri, rj}); it != pins.end()) return it->second;
     if (!allowed(i, j)) return -kInf;
-    if (auto it = pins.find(PinKey{StageId{StageKind::Scaled, h}, ri, rj}); it != pins.end()) return it->second;
+    if (auto it = pins.find(PinKey{StageId{StageKind::Scaled, h}, ri, rj}); it != pins.end())
+      return it->second + position_bias(h, i, j);
   } else if (!allowed(i, j)) {
     return -kInf;
   }
-  return scale_value(heads_[uz(h)].S(i, j));
+  return scale_value(heads_[uz(h)].S(i, j)) + position_bias(h, i, j);
 }
 
 // Row i of masked_h (all T columns), pins included.
@@ -1348,12 +1366,14 @@ void Engine::masked_row(int h, Index i, float* x) const {
     for (auto it = pins.lower_bound(PinKey{sid, static_cast<int>(i), 0});
          it != pins.end() && it->first.stage == sid && it->first.row == i; ++it)
       x[it->first.col] = it->second;
+    add_position_bias(h, i, x, T);
     for (Index j = 0; j < T; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
     const StageId mid{StageKind::Masked, h};
     for (auto it = pins.lower_bound(PinKey{mid, static_cast<int>(i), 0});
          it != pins.end() && it->first.stage == mid && it->first.row == i; ++it)
       x[it->first.col] = it->second;
   } else {
+    add_position_bias(h, i, x, T);
     for (Index j = 0; j < T; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
   }
 }
@@ -1448,6 +1468,16 @@ namespace {
 std::atomic<std::uint64_t> g_next_version{1};
 }  // namespace
 
+// Which of a head's Changes tracks a derived stage.
+int Engine::changes_of(StageKind kind) {
+  switch (kind) {
+    case StageKind::Scaled: return 0;
+    case StageKind::Masked: return 1;
+    case StageKind::PositionBias: return 3;
+    default: return 2;  // weights
+  }
+}
+
 void Engine::bump(StageKind kind, int head, bool full) {
   ++counts_[idx(kind)];
   if (full) ++full_counts_[idx(kind)];
@@ -1459,8 +1489,10 @@ void Engine::bump(StageKind kind, int head, bool full) {
   const auto h = per_block && head >= 0 ? static_cast<std::size_t>(head) : 0u;
   const std::uint64_t v = g_next_version.fetch_add(1, std::memory_order_relaxed);
   if (h < versions_.size()) versions_[h][idx(kind)] = v;
-  if (full && h < heads_.size() && (kind == StageKind::Scaled || kind == StageKind::Masked || kind == StageKind::Weights)) {
-    Changes& c = heads_[h].changes[kind == StageKind::Scaled ? 0 : kind == StageKind::Masked ? 1 : 2];
+  if (full && h < heads_.size() &&
+      (kind == StageKind::Scaled || kind == StageKind::Masked || kind == StageKind::Weights ||
+       kind == StageKind::PositionBias)) {
+    Changes& c = heads_[h].changes[changes_of(kind)];
     c.full = v;
     c.cols.clear();
   }
@@ -1469,12 +1501,12 @@ void Engine::bump(StageKind kind, int head, bool full) {
 // Row `row` (or column `col`) of scaled, masked or weights of `head` changed
 // in place; the bump that follows gives it a version ≥ the next one now.
 void Engine::note_row(StageKind kind, int head, Index row) {
-  Changes& c = heads_[uz(head)].changes[kind == StageKind::Scaled ? 0 : kind == StageKind::Masked ? 1 : 2];
+  Changes& c = heads_[uz(head)].changes[changes_of(kind)];
   c.rows[uz(row)] = g_next_version.load(std::memory_order_relaxed);
 }
 
 void Engine::note_col(StageKind kind, int head, Index col) {
-  Changes& c = heads_[uz(head)].changes[kind == StageKind::Scaled ? 0 : kind == StageKind::Masked ? 1 : 2];
+  Changes& c = heads_[uz(head)].changes[changes_of(kind)];
   constexpr std::size_t kMaxCols = 64;
   if (c.cols.size() >= kMaxCols) {
     // forget the older half: copies older than what was forgotten are rebuilt whole
@@ -1507,6 +1539,10 @@ void Engine::fill_derived_row(StageId id, Index i, float* out) const {
       break;
     }
     case StageKind::Masked: masked_row(id.head, i, out); break;
+    case StageKind::PositionBias:
+      std::fill(out, out + T, 0.0f);
+      add_position_bias(id.head, i, out, T);
+      break;
     default: weights_row(id.head, i, out, scratch_a(T).data()); break;
   }
 }
@@ -1517,7 +1553,7 @@ void Engine::patch_derived(Derived& d) const {
   const int h = d.id.head;
   const Index T = dims_.T;
   const std::uint64_t since = d.version;
-  const Changes& c = heads_[uz(h)].changes[d.id.kind == StageKind::Scaled ? 0 : d.id.kind == StageKind::Masked ? 1 : 2];
+  const Changes& c = heads_[uz(h)].changes[changes_of(d.id.kind)];
   const bool whole = d.m.rows() != T || d.m.cols() != T || since < c.full || since == 0;
   if (d.m.rows() != T || d.m.cols() != T) {
     d.m.resize(T, T);
@@ -1549,7 +1585,8 @@ void Engine::patch_derived(Derived& d) const {
 }
 
 Matrix Engine::rows(StageId id, Index first, Index count) const {
-  const bool derived_kind = id.kind == StageKind::Scaled || id.kind == StageKind::Masked || id.kind == StageKind::Weights;
+  const bool derived_kind = id.kind == StageKind::Scaled || id.kind == StageKind::PositionBias ||
+                            id.kind == StageKind::Masked || id.kind == StageKind::Weights;
   if (!derived_kind) {
     const MatrixView all = stage(id);
     first = std::clamp<Index>(first, 0, all.rows());
@@ -1612,7 +1649,8 @@ MatrixView Engine::stage(StageId id) const {
     case StageKind::Scores:
       complete_scores(id.head);
       return heads_[static_cast<std::size_t>(h)].S;
-    case StageKind::Scaled: case StageKind::Masked: case StageKind::Weights: return derived(id);
+    case StageKind::Scaled: case StageKind::PositionBias: case StageKind::Masked: case StageKind::Weights:
+      return derived(id);
     case StageKind::Context: return concat_.middleCols(h * dv, dv);
     case StageKind::Concat: return concat_;
     case StageKind::Output: return output_;

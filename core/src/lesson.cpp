@@ -209,7 +209,7 @@ const std::vector<std::string>& step_keys() {
 }
 
 const std::vector<std::string>& change_keys() {
-  static const std::vector<std::string> keys = {"mask", "temperature", "scale", "bias", "W_o", "b_o", "set",
+  static const std::vector<std::string> keys = {"mask", "temperature", "scale", "bias", "W_o", "b_o", "alibi", "set",
                                                 "pin", "clear_pins", "T", "d_model", "heads", "d_k", "d_v",
                                                 "d_out", "focus_head"};
   return keys;
@@ -410,6 +410,7 @@ class Parser {
     if (key == "bias") return toggle(Toggle::Bias);
     if (key == "W_o") return toggle(Toggle::OutputProjection);
     if (key == "b_o") return toggle(Toggle::OutputBias);
+    if (key == "alibi") return toggle(Toggle::Alibi);
     if (key == "set") {
       const CellRef cell = read_cell(v, w, s, {"stage", "row", "col", "value"}, &is_input_kind,
                                      "an input such as \"X\", \"W_q\" or \"mask\" (computed stages are changed "
@@ -442,13 +443,20 @@ class Parser {
 
   SetMask read_mask(const json& v, const std::string& w) const {
     const int T = current_.T();
-    const std::string expected = "expected \"none\", \"causal\" or " + std::to_string(T) + " rows of " +
+    const std::string expected = "expected \"none\", \"causal\", {\"window\": W} or " + std::to_string(T) + " rows of " +
                                  std::to_string(T) + " zeros and ones (T x T)";
     if (v.is_string()) {
       const std::string kind = v.get<std::string>();
       if (kind == "none") return SetMask{MaskKind::None, std::nullopt};
       if (kind == "causal") return SetMask{MaskKind::Causal, std::nullopt};
       fail(w + ": " + expected + ", found " + found(v));
+    }
+    if (v.is_object()) {
+      if (v.size() != 1 || !v.contains("window")) fail(w + ": " + expected + ", found " + found(v));
+      const json& n = v["window"];
+      if (!n.is_number_integer() || n.get<long long>() < 1 || n.get<long long>() > limits::kMaxTokens)
+        fail(w + ".window: expected a whole number from 1 to " + std::to_string(limits::kMaxTokens) + ", found " + found(n));
+      return SetMask{MaskKind::Window, std::nullopt, static_cast<int>(n.get<long long>())};
     }
     if (!v.is_array()) fail(w + ": " + expected + ", found " + found(v));
     if (v.size() != static_cast<std::size_t>(T)) fail(w + ": " + expected + ", found " + std::to_string(v.size()) + " rows");

@@ -22,16 +22,6 @@ std::string short_number(double v) {
   return buf;
 }
 
-// Whether query r may attend to key c (the mask, without building the T × T matrix).
-bool mask_allows(const Scenario& s, int r, int c) {
-  switch (s.mask_kind) {
-    case MaskKind::None: return true;
-    case MaskKind::Causal: return c <= r;
-    case MaskKind::Custom:
-      return r < s.custom_mask.rows() && c < s.custom_mask.cols() && s.custom_mask(r, c) != 0.0f;
-  }
-  return true;
-}
 
 // For a weights stage, the head's masked scores and how many keys each row
 // may see; empty for other stages.
@@ -85,7 +75,7 @@ std::optional<CellRef> copied_from(const Scenario& s, const CellRef& cell) {
       return std::nullopt;
     }
     case StageKind::Masked:
-      if (mask_allows(s, r, c)) return head(StageKind::Scaled, c);
+      if (s.mask_allows(r, c) && !s.alibi) return head(StageKind::Scaled, c);  // ALiBi adds its bias
       return std::nullopt;  // −∞
     case StageKind::Output:
       if (!s.use_w_o && !s.use_output_bias) return layer(StageKind::Concat, c);

@@ -11,6 +11,7 @@ const char* to_string(MaskKind kind) {
   switch (kind) {
     case MaskKind::None: return "none";
     case MaskKind::Causal: return "causal";
+    case MaskKind::Window: return "window";
     case MaskKind::Custom: return "custom";
   }
   return "none";
@@ -48,9 +49,45 @@ Matrix Scenario::effective_mask() const {
       m.triangularView<Eigen::Lower>().setOnes();  // query r may see keys 0…r
       return m;
     }
+    case MaskKind::Window: {
+      Matrix m = Matrix::Zero(n, n);
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const Eigen::Index first = std::max<Eigen::Index>(0, i - window + 1);
+        m.row(i).segment(first, i - first + 1).setOnes();  // keys i − W + 1 … i
+      }
+      return m;
+    }
     case MaskKind::Custom: return custom_mask;
   }
   return Matrix::Ones(n, n);
+}
+
+std::vector<double> alibi_slopes(int heads) {
+  std::vector<double> out;
+  if (heads <= 0) return out;
+  auto power_of_two = [](int n) {
+    std::vector<double> s;
+    for (int h = 0; h < n; ++h) s.push_back(std::exp2(-8.0 * (h + 1) / n));
+    return s;
+  };
+  int p = 1;
+  while (p * 2 <= heads) p *= 2;
+  out = power_of_two(p);
+  if (p == heads) return out;
+  const std::vector<double> twice = power_of_two(2 * p);
+  for (std::size_t i = 0; static_cast<int>(out.size()) < heads; i += 2) out.push_back(twice[i]);
+  return out;
+}
+
+bool Scenario::mask_allows(int row, int col) const {
+  switch (mask_kind) {
+    case MaskKind::None: return true;
+    case MaskKind::Causal: return col <= row;
+    case MaskKind::Window: return col <= row && row - col < window;
+    case MaskKind::Custom:
+      return row < custom_mask.rows() && col < custom_mask.cols() && custom_mask(row, col) != 0.0f;
+  }
+  return true;
 }
 
 namespace {
@@ -121,6 +158,9 @@ std::string validate(const Scenario& s) {
   if (s.use_output_bias)
     if (auto e = check_shape("b_o", s.b_o, 1, "a single row", d_out, s.use_w_o ? "d_out" : "heads*d_v"); !e.empty())
       return e;
+  if (s.mask_kind == MaskKind::Window && !(s.window >= 1 && s.window <= kMaxTokens))
+    return "mask.window: expected a whole number from 1 to " + std::to_string(kMaxTokens) + ", found " +
+           std::to_string(s.window);
   if (s.mask_kind == MaskKind::Custom) {
     if (auto e = check_shape("mask", s.custom_mask, T, "T", T, "T"); !e.empty()) return e;
     for (Eigen::Index r = 0; r < T; ++r)

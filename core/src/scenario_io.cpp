@@ -35,7 +35,7 @@ struct FieldError {
 std::string pinnable_stage_names() {
   std::string out;
   for (const StageSpec& sp : all_stages()) {
-    if (sp.input || sp.view != ViewKind::Stored) continue;
+    if (sp.input || sp.positional || sp.view != ViewKind::Stored) continue;
     out += (out.empty() ? "" : ", ") + std::string(sp.id_name) + (sp.per_head ? "[h]" : "");
   }
   return out;
@@ -119,8 +119,8 @@ Matrix read_vector(const json& j, const std::string& name, std::size_t expected,
 
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> keys = {"X", "W_q", "W_k", "W_v", "heads", "b_q", "b_k", "b_v", "W_o", "b_o",
-                                                "mask", "scale", "temperature", "tokens", "features", "title", "description",
-                                                "attention_lab"};
+                                                "mask", "scale", "temperature", "alibi", "tokens", "features", "title",
+                                                "description", "attention_lab"};
   return keys;
 }
 
@@ -187,7 +187,12 @@ Scenario parse_object(const json& root) {
       const auto kind = m.get<std::string>();
       if (kind == "none") s.mask_kind = MaskKind::None;
       else if (kind == "causal") s.mask_kind = MaskKind::Causal;
-      else fail("mask: expected \"none\", \"causal\" or a T x T list of rows of 0/1, found " + type_of(m));
+      else fail("mask: expected \"none\", \"causal\", {\"window\": W} or a T x T list of rows of 0/1, found " + type_of(m));
+    } else if (m.is_object()) {
+      if (!m.contains("window") || m.size() != 1)
+        fail("mask: expected {\"window\": W} (the keys each query sees, itself included), found " + type_of(m));
+      s.window = read_int(m["window"], "mask.window", 1, kMaxTokens);
+      s.mask_kind = MaskKind::Window;
     } else {
       s.custom_mask = read_matrix(m, "mask", kMaxTokens, "T", kMaxTokens, "T");
       if (s.custom_mask.rows() != T || s.custom_mask.cols() != T)
@@ -204,6 +209,10 @@ Scenario parse_object(const json& root) {
   if (root.contains("scale")) {
     if (!root["scale"].is_boolean()) fail("scale: expected true or false, found " + type_of(root["scale"]));
     s.scale = root["scale"].get<bool>();
+  }
+  if (root.contains("alibi")) {
+    if (!root["alibi"].is_boolean()) fail("alibi: expected true or false, found " + type_of(root["alibi"]));
+    s.alibi = root["alibi"].get<bool>();
   }
   if (root.contains("temperature")) {
     s.temperature = read_float(root["temperature"], "temperature");
@@ -252,7 +261,8 @@ Scenario parse_object(const json& root) {
           fail(w + ": expected {\"stage\": \"scores[0]\", \"row\": r, \"col\": c, \"value\": v}, found " + type_of(p));
         const auto id = parse_stage_id(p["stage"].get<std::string>());
         // Files keep pins where they are stored: not on inputs, not on views (Q[h], concat).
-        const bool pinnable = id && !is_input(id->kind) && spec(id->kind).view == ViewKind::Stored &&
+        const bool pinnable = id && !is_input(id->kind) && !spec(id->kind).positional &&
+                              spec(id->kind).view == ViewKind::Stored &&
                               id->layer == 0 && id->role == Role::Value;
         if (!pinnable) fail(w + ".stage: expected one of " + pinnable_stage_names() + ", found " + type_of(p["stage"]));
         if (is_per_head(id->kind) && id->head >= H)
@@ -381,9 +391,12 @@ std::string scenario_to_json(const Scenario& s) {
   key("mask");
   if (s.mask_kind == MaskKind::Custom)
     json_text::write_matrix(out, s.custom_mask, 2);
+  else if (s.mask_kind == MaskKind::Window)
+    out << "{\"window\": " << s.window << "}";
   else
     out << quote(to_string(s.mask_kind));
   key("scale"), out << (s.scale ? "true" : "false");
+  if (s.alibi) key("alibi"), out << "true";
   key("temperature"), json_text::write_number(out, s.temperature);
   key("X"), json_text::write_matrix(out, s.X, 2);
   key("W_q"), json_text::write_matrix(out, s.W_q, 2);

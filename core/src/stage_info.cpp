@@ -79,7 +79,7 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
     in.role = Role::Value;  // a gradient is described from the values it is made of, for now
   }
   info.domain = sp.domain;
-  info.editability = sp.input ? Editability::EditCells : Editability::PinCells;
+  info.editability = sp.input ? Editability::EditCells : sp.positional ? Editability::ReadOnly : Editability::PinCells;
   info.active = setting_on(s, sp.requires_setting);
   return info;
 }

@@ -3,6 +3,7 @@
 #include "attention_lab/cell_ref.h"
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 
 namespace attention_lab {
@@ -191,6 +192,11 @@ const std::array<StageSpec, kStageKindCount>& table() {
        ViewKind::Stored, K::Mask, nullptr, Trace::No, "Mask", [](int) { return fixed("M"); },
        [](const Scenario&, const Dims&, int) { return fixed("M"); },
        [](const Scenario& s, const Dims&, int) {
+         if (s.mask_kind == MaskKind::Window)
+           return "1 where a token may look at another. Sliding window of " + std::to_string(s.window) +
+                  ": each token sees itself and the " + std::to_string(s.window - 1) +
+                  " tokens before it, so a long text costs T·W scores instead of T². Information from further back "
+                  "still arrives, one window per layer (Mistral, Gemma 2 and Longformer work this way).";
          return fixed(s.mask_kind == MaskKind::Causal
                           ? "1 where a token may look at another. Causal: each token sees itself and the tokens "
                             "before it, never the ones after, because a language model must predict the next token "
@@ -198,7 +204,10 @@ const std::array<StageSpec, kStageKindCount>& table() {
                           : "1 where the query token (row) may attend to the key token (column), 0 where it may not.");
        },
        [](const Scenario&, int) { return std::vector<StageId>{}; },
-       [](const Scenario& s) { return std::string(" (") + to_string(s.mask_kind) + ")"; }},
+       [](const Scenario& s) {
+         if (s.mask_kind == MaskKind::Window) return " (window of " + std::to_string(s.window) + ")";
+         return std::string(" (") + to_string(s.mask_kind) + ")";
+       }},
       projection_spec<0>(),
       projection_spec<1>(),
       projection_spec<2>(),
@@ -218,16 +227,41 @@ const std::array<StageSpec, kStageKindCount>& table() {
        ViewKind::Stored, K::Scaled, nullptr, Trace::InHead, "Scaled scores", [](int h) { return "S′" + subscript(h); },
        scaled_formula, scaled_explanation,
        [](const Scenario&, int h) { return std::vector<StageId>{head(K::Scores, h)}; }},
+      {K::PositionBias, "position_bias", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Signed,
+       Requires::Alibi, ViewKind::Stored, K::PositionBias, nullptr, Trace::InHead, "Position bias (ALiBi)",
+       [](int h) { return "B" + subscript(h); },
+       [](const Scenario& s, const Dims& d, int h) {
+         const auto slopes = alibi_slopes(d.heads);
+         char m[32];
+         std::snprintf(m, sizeof m, "%.4g", h < static_cast<int>(slopes.size()) ? slopes[static_cast<std::size_t>(h)] : 0.0);
+         (void)s;
+         return "B" + subscript(h) + "[i][j] = m" + subscript(h) + "·(j − i), m" + subscript(h) + " = " + m;
+       },
+       [](const Scenario&, const Dims& d, int h) {
+         return "ALiBi gives no position to the tokens themselves; instead each head subtracts from a score a "
+                "penalty that grows with the distance between query i and key j: m·(i − j). Head " +
+                std::to_string(h) + " of " + std::to_string(d.heads) +
+                " has slope m = 2^(−8·" + std::to_string(h + 1) + "/" + std::to_string(d.heads) +
+                ") (the paper's rule): steep heads look near, gentle ones far. It depends only on positions, so it "
+                "cannot be edited; pin a masked score to change one cell.";
+       },
+       [](const Scenario&, int) { return std::vector<StageId>{}; }, nullptr, true},
       {K::Masked, "masked", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Masked, nullptr, Trace::InHead, "Masked scores", [](int h) { return "Ŝ" + subscript(h); },
-       [](const Scenario&, const Dims&, int h) {
-         return "Ŝ" + subscript(h) + " = S′" + subscript(h) + " + mask (−∞ where M = 0)";
+       [](const Scenario& s, const Dims&, int h) {
+         return "Ŝ" + subscript(h) + " = S′" + subscript(h) + (s.alibi ? " + B" + subscript(h) : std::string()) +
+                " + mask (−∞ where M = 0)";
        },
-       [](const Scenario&, const Dims&, int) {
-         return fixed("Cells the mask forbids become −∞, so after softmax they get exactly zero weight: the query "
-                      "token cannot take anything from that key token.");
+       [](const Scenario& s, const Dims&, int) {
+         return std::string(s.alibi ? "The position bias is added to every score. " : "") +
+                "Cells the mask forbids become −∞, so after softmax they get exactly zero weight: the query "
+                "token cannot take anything from that key token.";
        },
-       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Scaled, h), layer(K::Mask)}; }},
+       [](const Scenario& s, int h) {
+         std::vector<StageId> in{head(K::Scaled, h), layer(K::Mask)};
+         if (s.alibi) in.push_back(head(K::PositionBias, h));
+         return in;
+       }},
       {K::Weights, "weights", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Probability,
        Requires::Nothing, ViewKind::Stored, K::Weights, nullptr, Trace::InHead, "Attention weights",
        [](int h) { return "A" + subscript(h); },
@@ -301,6 +335,7 @@ bool setting_on(const Scenario& s, Requires r) {
     case Requires::Biases: return s.use_bias;
     case Requires::OutputProjection: return s.use_w_o;
     case Requires::OutputBias: return s.use_output_bias;
+    case Requires::Alibi: return s.alibi;
   }
   return true;
 }

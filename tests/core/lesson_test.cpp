@@ -517,17 +517,20 @@ TEST(LessonBadInput, AChangeIsAnObjectWithOneKnownKey) {
                R"(steps[0].apply[0]: expected an object with one change such as {"mask": "causal"} or {"temperature": 0.5}, found an object with 2 keys)");
   expect_error(with_changes(json::parse(R"([{"tempreature": 2}])")),
                "steps[0].apply[0].tempreature: unknown key (expected one of mask, temperature, scale, bias, W_o, b_o, "
-               "set, pin, clear_pins, T, d_model, heads, d_k, d_v, d_out, focus_head)");
+               "alibi, set, pin, clear_pins, T, d_model, heads, d_k, d_v, d_out, focus_head)");
 }
 
 TEST(LessonBadInput, EachChangeChecksItsValue) {
   const std::pair<const char*, const char*> cases[] = {
       {R"([{"mask": "casual"}])",
-       R"(steps[0].apply[0].mask: expected "none", "causal" or 7 rows of 7 zeros and ones (T x T), found "casual")"},
+       R"(steps[0].apply[0].mask: expected "none", "causal", {"window": W} or 7 rows of 7 zeros and ones (T x T), found "casual")"},
       {R"([{"mask": [[1]]}])",
-       R"(steps[0].apply[0].mask: expected "none", "causal" or 7 rows of 7 zeros and ones (T x T), found 1 rows)"},
+       R"(steps[0].apply[0].mask: expected "none", "causal", {"window": W} or 7 rows of 7 zeros and ones (T x T), found 1 rows)"},
       {R"([{"mask": [[1,0,0,0,0,0,0],[1,2,0,0,0,0,0],[1,1,1,0,0,0,0],[1,1,1,1,0,0,0],[1,1,1,1,1,0,0],[1,1,1,1,1,1,0],[1,1,1,1,1,1,1]]}])",
        "steps[0].apply[0].mask[1][1]: expected 0 or 1, found 2"},
+      {R"([{"mask": {"window": 0}}])", "steps[0].apply[0].mask.window: expected a whole number from 1 to 4096, found 0"},
+      {R"([{"mask": {"window": 2, "size": 3}}])",
+       R"(steps[0].apply[0].mask: expected "none", "causal", {"window": W} or 7 rows of 7 zeros and ones (T x T), found )"},
       {R"([{"temperature": "hot"}])", R"(steps[0].apply[0].temperature: expected a number, found "hot")"},
       {R"([{"temperature": 0}])", "steps[0].apply[0].temperature: expected a number greater than 0, found 0"},
       {R"([{"temperature": 1e-60}])",

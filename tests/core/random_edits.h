@@ -31,10 +31,11 @@ class RandomEdits {
         return SetCell{StageId::input(k), r, c, k == StageKind::Mask ? static_cast<float>(pick(0, 1)) : value(-2, 2)};
       }
       case 3: case 4: return random_pin(d);
-      case 5: return SetToggle{static_cast<Toggle>(pick(0, 3)), pick(0, 1) == 1};
+      case 5: return SetToggle{static_cast<Toggle>(pick(0, 4)), pick(0, 1) == 1};
       case 6: return SetTemperature{value(0.25f, 4.0f)};
       case 7: {
-        const auto kind_of = static_cast<MaskKind>(pick(0, 2));
+        const auto kind_of = static_cast<MaskKind>(pick(0, 3));
+        if (kind_of == MaskKind::Window) return SetMask{kind_of, std::nullopt, pick(1, d.T + 1)};
         if (kind_of == MaskKind::Custom && pick(0, 1)) {
           Matrix m(d.T, d.T);
           for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(pick(0, 1));

@@ -110,7 +110,7 @@ TEST(ScenarioIo, EveryPresetAndRandomScenarioRoundTrips) {
     o.bias = seed % 2 == 0;
     o.w_o = seed % 3 == 0;
     o.b_o = seed > 3;
-    o.mask = static_cast<MaskKind>(seed % 3);
+    o.mask = static_cast<MaskKind>(seed % 4);
     all.push_back(attention_lab::test::random_scenario(seed, o));
   }
   for (const Scenario& s : all) {
@@ -438,10 +438,34 @@ TEST(ScenarioBadInput, BadMasksNameTheCellOrTheShape) {
   EXPECT_EQ(parse_error(j), "mask: expected 6 rows x 6 columns (T x T), found 2 x 2");
   j = book_json();
   j["mask"] = "diagonal";
-  EXPECT_EQ(parse_error(j), "mask: expected \"none\", \"causal\" or a T x T list of rows of 0/1, found string \"diagonal\"");
+  EXPECT_EQ(parse_error(j), "mask: expected \"none\", \"causal\", {\"window\": W} or a T x T list of rows of 0/1, found string \"diagonal\"");
   j = book_json();
   j["mask"] = 1;
   EXPECT_EQ(parse_error(j), "mask: expected a list of rows, found 1");
+  j = book_json();
+  j["mask"] = {{"window", 0}};
+  EXPECT_EQ(parse_error(j), "mask.window: expected a whole number from 1 to 4096, found 0");
+  j["mask"] = {{"window", 2.5}};
+  EXPECT_EQ(parse_error(j).substr(0, 12), "mask.window:");
+  j["mask"] = {{"window", "3"}};
+  EXPECT_EQ(parse_error(j).substr(0, 12), "mask.window:");
+  j["mask"] = {{"width", 3}};
+  EXPECT_EQ(parse_error(j), "mask: expected {\"window\": W} (the keys each query sees, itself included), found an object");
+  j["mask"] = {{"window", 3}, {"extra", 1}};
+  EXPECT_EQ(parse_error(j).substr(0, 28), "mask: expected {\"window\": W}");
+}
+
+TEST(ScenarioIo, ASlidingWindowSavesAndLoadsBack) {
+  auto j = book_json();
+  j["mask"] = {{"window", 3}};
+  const LoadResult r = parse_scenario(j.dump());
+  ASSERT_TRUE(r.scenario) << r.error;
+  EXPECT_EQ(r.scenario->mask_kind, MaskKind::Window);
+  EXPECT_EQ(r.scenario->window, 3);
+  EXPECT_NE(scenario_to_json(*r.scenario).find("\"mask\": {\"window\": 3}"), std::string::npos);
+  const LoadResult back = parse_scenario(scenario_to_json(*r.scenario));
+  ASSERT_TRUE(back.scenario) << back.error;
+  EXPECT_TRUE(attention_lab::test::scenarios_identical(*back.scenario, *r.scenario));
 }
 
 TEST(ScenarioBadInput, TemperatureMustBePositive) {

@@ -38,7 +38,7 @@ TEST(Undo, UndoingEveryRandomEditRestoresTheOriginalAndRedoingRestoresTheFinal) 
     RandomOptions o;
     o.heads = static_cast<int>(seed % 3) + 1;
     o.bias = seed % 2 == 0;
-    o.mask = static_cast<MaskKind>(seed % 3);
+    o.mask = static_cast<MaskKind>(seed % 4);
     const Scenario original = attention_lab::test::random_scenario(seed, o);
     Document doc(original);
     RandomEdits edits(seed);

@@ -5,6 +5,7 @@
 #include "attention_lab/engine.h"
 #include "attention_lab/scenario.h"
 #include "attention_lab/seeded_fill.h"
+#include "attention_lab/stage_registry.h"
 
 #include <gtest/gtest.h>
 
@@ -50,7 +51,9 @@ inline ::testing::AssertionResult scenarios_identical(const Scenario& a, const S
   if (a.heads != b.heads) return fail() << "heads: " << a.heads << " vs " << b.heads;
   if (a.mask_kind != b.mask_kind)
     return fail() << "mask kind: " << to_string(a.mask_kind) << " vs " << to_string(b.mask_kind);
+  if (a.window != b.window) return fail() << "window: " << a.window << " vs " << b.window;
   if (a.scale != b.scale) return fail() << "scale differs";
+  if (a.alibi != b.alibi) return fail() << "alibi differs";
   if (a.temperature != b.temperature) return fail() << "temperature: " << a.temperature << " vs " << b.temperature;
   if (a.use_bias != b.use_bias) return fail() << "use_bias differs";
   if (a.use_w_o != b.use_w_o) return fail() << "use_w_o differs";
@@ -61,16 +64,15 @@ inline ::testing::AssertionResult scenarios_identical(const Scenario& a, const S
   return ::testing::AssertionSuccess();
 }
 
-// Every stage the engine shows for a scenario of these dimensions.
+// Every stage the engine shows for a scenario of these dimensions (the
+// registry's kinds, every head of the per-head ones; inputs left out).
 inline std::vector<StageId> all_stages(const Dims& d) {
   std::vector<StageId> out;
-  for (auto k : {StageKind::X, StageKind::Mask, StageKind::Q, StageKind::K, StageKind::V, StageKind::Concat,
-                 StageKind::Output})
-    out.push_back(StageId::input(k));
-  for (int h = 0; h < d.heads; ++h)
-    for (auto k : {StageKind::HeadQ, StageKind::HeadK, StageKind::HeadV, StageKind::Scores, StageKind::Scaled,
-                   StageKind::Masked, StageKind::Weights, StageKind::Context})
-      out.push_back(StageId::of_head(k, h));
+  for (const StageSpec& sp : attention_lab::all_stages()) {
+    if (sp.member) continue;  // the scenario's own matrices
+    if (!sp.per_head) out.push_back(StageId::input(sp.kind));
+    for (int h = 0; sp.per_head && h < d.heads; ++h) out.push_back(StageId::of_head(sp.kind, h));
+  }
   return out;
 }
 
@@ -94,11 +96,11 @@ inline ::testing::AssertionResult engines_identical(const Engine& a, const Engin
 // (see engine.h): those round differently from a full recompute, so an
 // incrementally updated engine is compared with a fresh one this way.
 inline ::testing::AssertionResult matrices_near_stage(MatrixView a, MatrixView b, double rel,
-                                                      const std::string& label) {
+                                                      const std::string& label, double scale_floor = 0.0) {
   if (a.rows() != b.rows() || a.cols() != b.cols())
     return ::testing::AssertionFailure() << label << ": shape " << a.rows() << "x" << a.cols() << " vs " << b.rows()
                                          << "x" << b.cols();
-  double scale = 0.0;
+  double scale = scale_floor;
   for (Eigen::Index r = 0; r < b.rows(); ++r)
     for (Eigen::Index c = 0; c < b.cols(); ++c)
       if (std::isfinite(b(r, c))) scale = std::max(scale, std::abs(static_cast<double>(b(r, c))));
@@ -118,8 +120,20 @@ inline ::testing::AssertionResult matrices_near_stage(MatrixView a, MatrixView b
 // the same warnings word for word.
 inline ::testing::AssertionResult engines_near(const Engine& a, const Engine& b, double rel = 1e-5) {
   if (!(a.dims() == b.dims())) return ::testing::AssertionFailure() << "dims differ";
-  for (const StageId id : all_stages(a.dims()))
-    if (auto r = matrices_near_stage(a.stage(id), b.stage(id), rel, to_string(id)); !r) return r;
+  for (const StageId id : all_stages(a.dims())) {
+    // A score is a dot product: two float computations of it differ by about
+    // an ulp of its terms q_i·k_i, however much they cancel. So scores (and
+    // the scaled and masked ones) are compared relative to max|q|·max|k| when
+    // that is larger than the scores themselves.
+    double floor = 0.0;
+    if (id.kind == StageKind::Scores || id.kind == StageKind::Scaled || id.kind == StageKind::Masked) {
+      const MatrixView q = b.stage(StageId::of_head(StageKind::HeadQ, id.head));
+      const MatrixView k = b.stage(StageId::of_head(StageKind::HeadK, id.head));
+      if (q.size() > 0 && k.size() > 0 && q.allFinite() && k.allFinite())
+        floor = static_cast<double>(q.cwiseAbs().maxCoeff()) * static_cast<double>(k.cwiseAbs().maxCoeff());
+    }
+    if (auto r = matrices_near_stage(a.stage(id), b.stage(id), rel, to_string(id), floor); !r) return r;
+  }
   if (a.warnings().size() != b.warnings().size())
     return ::testing::AssertionFailure() << "warnings: " << a.warnings().size() << " vs " << b.warnings().size();
   for (std::size_t i = 0; i < a.warnings().size(); ++i)
@@ -168,6 +182,7 @@ inline Scenario random_scenario(std::uint32_t seed, const RandomOptions& o) {
     s.b_o = fill(1, o.w_o ? d_out : o.heads * o.d_v);
   }
   s.mask_kind = o.mask;
+  if (o.mask == MaskKind::Window) s.window = std::max(1, o.T / 2);
   if (o.mask == MaskKind::Custom) {
     s.custom_mask = Matrix::Ones(o.T, o.T);
     std::bernoulli_distribution off(0.3);

@@ -26,7 +26,9 @@ The reference follows the engine's math (tokens are rows):
   Q = X·W_q + b_q, K = X·W_k + b_k, V = X·W_v + b_v
   head i: Q_i, K_i, V_i = i-th column blocks (widths d_k, d_k, d_v)
   scores_i = Q_i·K_iᵀ; scaled_i = scores_i / √d_k (if scale) / temperature
-  masked_i = scaled_i with -inf where the mask forbids
+  position_bias_i[q][k] = m_i·(k − q) with ALiBi's slopes (get_slopes below, from
+    the paper's reference code); only with "alibi": true
+  masked_i = scaled_i (+ position_bias_i) with -inf where the mask forbids
   weights_i = row softmax of masked_i (a row that is all -inf gives all 0)
   context_i = weights_i·V_i; concat = [context_0 … context_{h-1}]
   output = concat·W_o + b_o (W_o and b_o each optional)
@@ -87,6 +89,7 @@ def load_scenario(path):
         "scale": raw.get("scale", True),
         "temperature": float(f32(raw.get("temperature", 1.0))),
         "tokens": raw.get("tokens"),
+        "alibi": raw.get("alibi", False),
     }
     if any(k in raw for k in ("b_q", "b_k", "b_v")):  # a missing one next to given ones is zero
         s["b_q"] = f32(raw["b_q"]) if "b_q" in raw else np.zeros(s["W_q"].shape[1])
@@ -103,9 +106,13 @@ def load_scenario(path):
         s["mask"] = np.ones((T, T))
     elif mask == "causal":
         s["mask"] = np.tril(np.ones((T, T)))
+    elif isinstance(mask, dict):
+        # A sliding window (Mistral's definition): key j allowed iff i - W < j <= i.
+        W = int(mask["window"])
+        s["mask"] = np.array([[1.0 if i - W < j <= i else 0.0 for j in range(T)] for i in range(T)])
     else:
         s["mask"] = np.asarray(mask, dtype=np.float64)
-    s["mask_kind"] = mask if isinstance(mask, str) else "custom"
+    s["mask_kind"] = mask if isinstance(mask, str) else "window" if isinstance(mask, dict) else "custom"
     return s
 
 
@@ -126,6 +133,18 @@ def softmax_rows(m):
     return out
 
 
+def get_slopes(n):
+    """ALiBi's head slopes, as in Press et al.'s reference code (ofirpress/attention_with_linear_biases)."""
+    def get_slopes_power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        ratio = start
+        return [start * ratio ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return get_slopes_power_of_2(closest_power_of_2) + get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2]
+
+
 def reference(s):
     X, H = s["X"], s["heads"]
     T, d_model = X.shape
@@ -141,15 +160,26 @@ def reference(s):
         scores = Qi @ Ki.T
         scaled = scores / math.sqrt(d_k) if s["scale"] else scores.copy()
         scaled = scaled / s["temperature"]
-        masked = np.where(s["mask"] != 0, scaled, -math.inf)
+        head = {}
+        if s["alibi"]:
+            # The engine keeps each slope as a float32 and multiplies in float32;
+            # the reference uses the same float32 slope, in float64 arithmetic.
+            m = float(f32(get_slopes(H)[i]))
+            bias = np.array([[m * (k - q) for k in range(T)] for q in range(T)])
+            head["position_bias"] = bias
+            scaled_plus = scaled + bias
+        else:
+            scaled_plus = scaled
+        masked = np.where(s["mask"] != 0, scaled_plus, -math.inf)
         weights = softmax_rows(masked)
         context = weights @ Vi
         for r in range(T):
             if not np.isfinite(masked[r]).any():
                 label = s["tokens"][r] if s["tokens"] and s["tokens"][r] else f"t{r}"
                 warnings.append(f"head {i}, row {r} ('{label}'): {NO_ALLOWED_KEY}")
-        heads.append({"Q": Qi, "K": Ki, "V": Vi, "scores": scores, "scaled": scaled, "masked": masked,
-                      "weights": weights, "context": context})
+        head.update({"Q": Qi, "K": Ki, "V": Vi, "scores": scores, "scaled": scaled, "masked": masked,
+                     "weights": weights, "context": context})
+        heads.append(head)
         contexts.append(context)
     concat = np.concatenate(contexts, axis=1)
     output = concat @ s["W_o"] if s["W_o"] is not None else concat.copy()
@@ -191,6 +221,11 @@ def mha_check(s, ref):
         mha.out_proj.bias.copy_(torch.from_numpy(s["b_o"] if s["b_o"] is not None else zeros))
         x = torch.from_numpy(s["X"]).unsqueeze(0)
         attn_mask = torch.from_numpy(s["mask"] == 0)  # True = may not attend
+        if s["alibi"]:
+            # ALiBi as PyTorch users add it: a float mask per head, added to the scaled scores.
+            T = s["X"].shape[0]
+            bias = np.stack([ref["heads"][i]["position_bias"] for i in range(H)])
+            attn_mask = torch.from_numpy(np.where(s["mask"] == 0, -math.inf, bias).reshape(H, T, T))
         out, weights = mha(x, x, x, attn_mask=attn_mask, need_weights=True, average_attn_weights=False)
     diff_out = np.abs(out[0].numpy() - ref["output"]).max()
     diff_w = max(np.abs(weights[0, i].numpy() - ref["heads"][i]["weights"]).max() for i in range(H))
@@ -240,7 +275,8 @@ def trace_text(ref):
     heads = []
     for h in ref["heads"]:
         parts = [f'    "{k}": {matrix_text(h[k], num, 4)}'
-                 for k in ("Q", "K", "V", "scores", "scaled", "masked", "weights", "context")]
+                 for k in ("Q", "K", "V", "scores", "scaled", "position_bias", "masked", "weights", "context")
+                 if k in h]
         heads.append("{\n" + ",\n".join(parts) + "\n  }")
     out.append('  "heads": [' + ", ".join(heads) + "],")
     out.append(f'  "concat": {matrix_text(ref["concat"], num, 2)},')
@@ -256,9 +292,11 @@ def scenario_text(c):
     fields = [("title", json.dumps(c["title"])), ("description", json.dumps(c["description"])),
               ("tokens", json.dumps(c["tokens"])), ("heads", str(c["heads"]))]
     mask = c["mask"]
-    fields.append(("mask", json.dumps(mask) if isinstance(mask, str)
+    fields.append(("mask", json.dumps(mask) if isinstance(mask, (str, dict))
                    else matrix_text(mask, lambda v: str(int(v)), 2)))
     fields += [("scale", "true" if c["scale"] else "false"), ("temperature", num32(c["temperature"]))]
+    if c.get("alibi"):
+        fields.append(("alibi", "true"))
     for k in ("X", "W_q", "W_k", "W_v"):
         fields.append((k, matrix_text(c[k], num32, 2)))
     for k in ("b_q", "b_k", "b_v"):
@@ -278,7 +316,7 @@ def scenario_text(c):
 
 
 def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="none", bias=False,
-                w_o=None, b_o=False, scale=True, temperature=1.0):
+                w_o=None, b_o=False, scale=True, temperature=1.0, alibi=False):
     """A small scenario of float32-representable values drawn with a fixed seed.
     w_o: None (no W_o) or d_out."""
     rng = np.random.default_rng(seed)
@@ -287,7 +325,7 @@ def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="n
         return f32(rng.uniform(-1.0, 1.0, size=shape) * spread)  # float64 draw, rounded to float32
 
     c = {"title": name, "description": description, "tokens": [f"tok{i}" for i in range(T)],
-         "heads": heads, "mask": mask, "scale": scale, "temperature": temperature,
+         "heads": heads, "mask": mask, "scale": scale, "temperature": temperature, "alibi": alibi,
          "X": draw((T, d_model), 1.0)}
     spread = 1.7 / math.sqrt(d_model)  # projections O(1)
     c["W_q"] = draw((d_model, heads * d_k), spread)
@@ -334,6 +372,27 @@ def random_cases():
         random_case(108, "temperature_two_scale_off",
                     "Temperature 2 with scaling off: scaled = scores / 2, flatter weights.",
                     T=4, d_model=3, heads=1, d_k=3, d_v=2, scale=False, temperature=2.0),
+        random_case(110, "sliding_window_of_two",
+                    "A sliding window of 2: each token sees itself and the one before; two heads, biases, "
+                    "square W_o and b_o, so nn.MultiheadAttention checks it too.",
+                    T=6, d_model=4, heads=2, d_k=2, d_v=2, mask={"window": 2}, bias=True, w_o=4, b_o=True),
+        random_case(111, "sliding_window_of_one",
+                    "A window of 1: each token sees only itself, every weight on the diagonal is 1 and each "
+                    "context is the token's own value.",
+                    T=4, d_model=3, heads=1, d_k=2, d_v=3, mask={"window": 1}),
+        random_case(112, "sliding_window_wider_than_text",
+                    "A window of 9 over 5 tokens: the same numbers as a causal mask.",
+                    T=5, d_model=4, heads=2, d_k=3, d_v=2, mask={"window": 9}, w_o=4),
+        random_case(113, "alibi_four_heads_causal",
+                    "ALiBi over four heads (slopes 1/4, 1/16, 1/64, 1/256), causal, biases, square W_o.",
+                    T=7, d_model=8, heads=4, d_k=2, d_v=2, mask="causal", bias=True, w_o=8, alibi=True),
+        random_case(114, "alibi_three_heads_no_mask",
+                    "ALiBi over three heads (not a power of two: the paper's interleaved rule), no mask, so keys "
+                    "after the query get a positive bias.",
+                    T=5, d_model=6, heads=3, d_k=2, d_v=3, alibi=True),
+        random_case(115, "alibi_window_temperature",
+                    "ALiBi with a sliding window of 3 and temperature 0.5.",
+                    T=6, d_model=4, heads=2, d_k=2, d_v=2, mask={"window": 3}, temperature=0.5, alibi=True, w_o=4),
         random_case(109, "single_token",
                     "T = 1: every weight is 1 and each context is the token's own value.",
                     T=1, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", bias=True, w_o=4, b_o=True),

@@ -125,6 +125,16 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
     case StageKind::Masked: {
       const bool allowed = layer(StageKind::Mask)(r, c) != 0.0f;
       const float scaled = stage(StageKind::Scaled)(r, c);
+      if (allowed && s.alibi) {
+        // ALiBi: the position bias is added where the mask allows.
+        const float bias = stage(StageKind::PositionBias)(r, c);
+        const float masked = stage(StageKind::Masked)(r, c);
+        out.formula = "S′" + hs + at + " + B" + hs + at + "  (the mask allows it)";
+        out.numbers = format_number(scaled, 3) + " + " + format_number(bias, 3) + " = " + format_number(masked, 3);
+        out.hint = format_number(scaled, 3) + " + " + format_number(bias, 3) + kAsked;
+        out.note = pin_note(s, id, r, c, masked);
+        break;
+      }
       out.formula = allowed ? "S′" + hs + at + "  (the mask allows it)" : "−∞  (the mask forbids it)";
       out.numbers = allowed ? format_number(scaled, 3)
                             : "'" + s.token_label(r) + "' may not look at '" + s.token_label(c) + "' → −∞";
@@ -217,6 +227,16 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       }
       out.hint += kAsked;
       out.note = pin_note(s, id, r, c, computed);
+      break;
+    }
+    case StageKind::PositionBias: {
+      const auto slopes = alibi_slopes(d.heads);
+      const double slope = h < static_cast<int>(slopes.size()) ? slopes[static_cast<std::size_t>(h)] : 0.0;
+      out.formula = "m" + hs + "·(j − i) = m" + hs + "·(" + std::to_string(c) + " − " + std::to_string(r) + ")";
+      out.numbers = format_number(static_cast<float>(slope), 4) + " × " + format_number(static_cast<float>(c - r), 0) + " = " +
+                    format_number(value, 3);
+      out.hint = format_number(static_cast<float>(slope), 4) + " × " + format_number(static_cast<float>(c - r), 0) + kAsked;
+      out.note = "Computed from the positions alone: it cannot be edited or pinned (pin the masked score instead).";
       break;
     }
     default:

@@ -35,7 +35,11 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
       t = {matrix(in[0]), op(text.empty() ? "× 1" : text)};
       break;
     }
-    case StageKind::Masked: t = {matrix(in[0]), op("+ mask"), matrix(in[1])}; break;
+    case StageKind::Masked:
+      t = {matrix(in[0])};
+      if (in.size() > 2) t.push_back(op("+")), t.push_back(matrix(in[2]));  // ALiBi's position bias
+      t.push_back(op("+ mask")), t.push_back(matrix(in[1]));
+      break;
     case StageKind::Weights: t = {matrix(in[0]), op("softmax →")}; break;
     case StageKind::Context: t = {matrix(in[0]), op("·"), matrix(in[1])}; break;
     case StageKind::Concat:

@@ -38,6 +38,7 @@ std::vector<Lit> provenance(const Scenario& s, StageId id, int r, int c) {
     case StageKind::Masked:
       out.push_back({head(StageKind::Scaled), -1, -1, r, c});
       out.push_back({layer(StageKind::Mask), -1, -1, r, c});
+      if (s.alibi) out.push_back({head(StageKind::PositionBias), -1, -1, r, c});
       break;
     case StageKind::Weights: out.push_back({head(StageKind::Masked), r, -1, r, c}); break;
     case StageKind::Context:

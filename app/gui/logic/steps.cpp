@@ -11,7 +11,7 @@ const std::vector<Step>& steps() {
       {"2. Project to Q, K, V", {K::Q, K::K, K::V, K::HeadQ, K::HeadK, K::HeadV}, K::Q, StepAnimation::Product},
       {"3. Scores Q·Kᵀ", {K::Scores}, K::Scores, StepAnimation::Product},
       {"4. Scale by 1/√d_k", {K::Scaled}, K::Scaled},
-      {"5. Mask", {K::Masked}, K::Masked},
+      {"5. Mask", {K::PositionBias, K::Masked}, K::Masked},  // ALiBi adds its bias here too
       {"6. Softmax", {K::Weights}, K::Weights, StepAnimation::Softmax},
       {"7. Weighted sum of V", {K::Context}, K::Context, StepAnimation::Product},
       {"8. Concatenate heads", {K::Concat}, K::Concat},

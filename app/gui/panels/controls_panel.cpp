@@ -65,11 +65,26 @@ void draw_controls_panel(AppState& state) {
 
   ImGui::Separator();
   ImGui::TextDisabled("Attention");
-  const char* kinds[] = {"none", "causal", "custom"};
+  // In the order of MaskKind.
+  const char* kinds[] = {"none", "causal", "window", "custom"};
   int kind = static_cast<int>(s.mask_kind);
-  if (ImGui::Combo("mask", &kind, kinds, 3)) state.apply(SetMask{static_cast<MaskKind>(kind), std::nullopt});
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("causal: each token sees only itself and earlier tokens.\ncustom: click mask cells to toggle them.");
+  // A window keeps its width across kind changes; the first one sees half the tokens.
+  const int default_window = s.window >= 1 ? s.window : std::max(1, s.T() / 2);
+  if (ImGui::Combo("mask", &kind, kinds, IM_ARRAYSIZE(kinds)))
+    state.apply(SetMask{static_cast<MaskKind>(kind), std::nullopt, default_window});
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("causal: each token sees only itself and earlier tokens.\n"
+                      "window (sliding): itself and the W − 1 tokens before it.\n"
+                      "custom: click mask cells to toggle them.");
+  if (s.mask_kind == MaskKind::Window) {
+    int w = s.window;
+    if (ImGui::InputInt("window W", &w, 1, 4) && w != s.window)
+      state.apply(SetMask{MaskKind::Window, std::nullopt, std::clamp(w, 1, std::max(1, s.T()))});
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keys each token sees, itself included (1 to T)");
+  }
   toggle(state, "scale by 1/√d_k", Toggle::Scale, s.scale, "Divide the scores by √d_k before softmax");
+  toggle(state, "ALiBi position bias", Toggle::Alibi, s.alibi,
+         "Add m·(j − i) to each head's scaled scores: a penalty that grows with distance, a different slope m per head");
   float t = s.temperature;
   const bool changed = ImGui::SliderFloat("temperature", &t, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
   if (ImGui::IsItemActivated()) state.temperature_gesture = state.doc->begin_gesture();

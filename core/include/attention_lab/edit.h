@@ -17,7 +17,7 @@
 namespace attention_lab {
 
 enum class Dimension { T, d_model, heads, d_k, d_v, d_out };
-enum class Toggle { Scale, Bias, OutputProjection, OutputBias };
+enum class Toggle { Scale, Bias, OutputProjection, OutputBias, Alibi };
 
 const char* to_string(Dimension d);
 const char* to_string(Toggle t);
@@ -62,6 +62,7 @@ struct SetDimension {
 struct SetMask {
   MaskKind kind = MaskKind::None;
   std::optional<Matrix> custom;
+  int window = -1;  // the window's width (Scenario::window); -1 keeps the scenario's
 };
 
 struct SetToggle {

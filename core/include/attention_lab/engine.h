@@ -221,7 +221,7 @@ class Engine {
     std::vector<float> drift;          // error estimate of U and R rows (see above)
     float cmax = 0.0f;                 // largest |context| of the head: the drift unit
     float score_error = 0.0f;          // bound of the rounding rank-one updates added to S
-    Changes changes[3];                // scaled, masked, weights
+    Changes changes[4];                // scaled, masked, weights, position_bias (see changes_of)
   };
   // What edit_rows knows of one head before its pass over the rows.
   struct HeadEdit {
@@ -293,6 +293,12 @@ class Engine {
 
   // [SECTION] Values
   float scale_value(float s) const { return use_div_ ? s / scale_div_ : s * scale_mul_; }
+  // ALiBi's m_h·(j − i), or 0 without ALiBi: what masked adds to scaled.
+  float position_bias(int h, Eigen::Index i, Eigen::Index j) const {
+    return alibi_.empty() ? 0.0f : alibi_[static_cast<std::size_t>(h)] * static_cast<float>(j - i);
+  }
+  void add_position_bias(int h, Eigen::Index i, float* x, Eigen::Index n) const;
+  static int changes_of(StageKind kind);
   float masked_value(int h, Eigen::Index i, Eigen::Index j) const;
   void masked_row(int h, Eigen::Index i, float* x) const;
   bool row_is_direct(int h, Eigen::Index i) const;
@@ -328,10 +334,14 @@ class Engine {
   Matrix R_;  // partial outputs, T × h·d_out (empty until built)
   std::vector<std::uint8_t> r_valid_;  // per head: R_h = U_h·W_o_h
   mutable std::vector<HeadState> heads_;
-  enum class MaskShape { None, Causal, Custom } mask_shape_ = MaskShape::None;
+  // Causal and Window rows end at the diagonal, so the row arithmetic stops
+  // there; Custom and Window rows also read mask_ for the cells before it.
+  enum class MaskShape { None, Causal, Window, Custom } mask_shape_ = MaskShape::None;
+  static MaskShape shape_of(MaskKind kind);
   std::vector<int> mask_block_count_;  // nb×nb: allowed cells per block
   Eigen::Index nb_ = 0;                // blocks per side
   float scale_mul_ = 1.0f, scale_div_ = 1.0f;
+  std::vector<float> alibi_;  // per head: ALiBi's slope m_h (empty when ALiBi is off)
   bool use_div_ = false;
   std::map<PinKey, float> pins_;        // the scenario's pins at the last recompute
   std::vector<std::uint8_t> row_pins_;  // [h·T + i]: kinds of pins in that row (bits)

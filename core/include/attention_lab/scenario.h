@@ -14,7 +14,9 @@
 
 namespace attention_lab {
 
-enum class MaskKind { None, Causal, Custom };
+// None: every key; Causal: keys 0…i; Window: the last `window` keys up to i
+// (i − window < j ≤ i, a sliding window); Custom: the user's 0/1 matrix.
+enum class MaskKind { None, Causal, Window, Custom };
 
 const char* to_string(MaskKind kind);
 
@@ -59,11 +61,15 @@ struct Scenario {
   int heads = 1;
   MaskKind mask_kind = MaskKind::None;
   Matrix custom_mask;  // T × T of 0/1 (1 = may attend); kept even when another kind is active
+  int window = 0;      // keys a query sees with MaskKind::Window (≥ 1); kept like custom_mask
   bool scale = true;
   float temperature = 1.0f;
   bool use_bias = false;
   bool use_w_o = false;
   bool use_output_bias = false;
+  // ALiBi (Press et al. 2022): each head adds m_h·(j − i) to its scaled scores
+  // before the mask, m_h from alibi_slopes(); no position is put into X.
+  bool alibi = false;
 
   // Seed of the generator that fills cells a dimension change creates.
   std::uint64_t seed = 0x5eedULL;
@@ -85,7 +91,14 @@ struct Scenario {
 
   // The mask actually applied: 1 where query row may attend to key column.
   Matrix effective_mask() const;
+  // One cell of it, without building the T × T matrix.
+  bool mask_allows(int row, int col) const;
 };
+
+// ALiBi's slope of each of `heads` heads: 2^(−8(h+1)/n) for n a power of two;
+// otherwise those of the largest power of two below n, then every other slope
+// of twice that power (the paper's rule, as in its reference code and HF).
+std::vector<double> alibi_slopes(int heads);
 
 // Checks every shape and value of a scenario built in memory; returns the
 // first problem as a user-readable message, or an empty string.

@@ -15,7 +15,7 @@ enum class StageKind {
   // Computed for all heads at once
   Q, K, V,
   // Computed per head
-  HeadQ, HeadK, HeadV, Scores, Scaled, Masked, Weights, Context,
+  HeadQ, HeadK, HeadV, Scores, Scaled, PositionBias, Masked, Weights, Context,
   // Computed after the heads
   Concat, Output,
 };

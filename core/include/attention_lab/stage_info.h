@@ -30,6 +30,7 @@ enum class LabelKind {
 enum class Editability {
   EditCells,  // an input: cells are edited for real
   PinCells,   // computed: cells can be overridden by pins
+  ReadOnly,   // computed from positions alone: nothing to edit or pin
 };
 
 struct StageInfo {

@@ -47,7 +47,7 @@ enum class SideLabels {
 };
 
 // The setting that has to be on for a stage to be part of the pipeline.
-enum class Requires { Nothing, Biases, OutputProjection, OutputBias };
+enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi };
 
 // How a stage's cells relate to stored cells, so a pin or a highlight on a
 // view reaches what is stored.
@@ -85,6 +85,9 @@ struct StageSpec {
   std::string (*explanation)(const Scenario& s, const Dims& d, int h);
   std::vector<StageId> (*inputs)(const Scenario& s, int h);     // what it is computed from
   std::string (*title_note)(const Scenario& s) = nullptr;       // added to the title: "Mask (causal)"
+  // Computed from the tokens' positions alone (ALiBi's bias): it reads no
+  // other stage, and its cells are read only (pin the stage it feeds instead).
+  bool positional = false;
 };
 
 // Every stage kind, in StageKind order (all_stages()[k].kind == StageKind(k)).
