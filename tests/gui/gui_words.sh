@@ -74,6 +74,7 @@ start_app --preset fat-cat
 # 1. A token: double-click the row label of X, type, Enter.
 if double_click_label X row 2 '{"kind": "token", "index": 2, "editing": true}'; then
   type_name "dog"
+  shot "rename-popup"  # the popup open over the label, for a person to look at
   xdotool key Return
   python3 "$here/probe.py" "$probe" wait renaming null || fail "Enter did not close the rename popup"
   [ "$(token 2)" = dog ] || fail "after renaming, token 2 is '$(token 2)', expected 'dog'"
