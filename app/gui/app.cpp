@@ -853,7 +853,11 @@ void App::write_probe() const {
       << ", \"inspector\": " << json_text::quote(inspector) << ", \"frame\": " << ImGui::GetFrameCount()
       << ", \"busy\": " << (state_.busy() ? "true" : "false") << ", \"cancel_button\": [" << state_.cancel_button.x0
       << ", " << state_.cancel_button.y0 << ", " << state_.cancel_button.x1 << ", " << state_.cancel_button.y1
-      << "], \"T\": " << state_.doc->scenario().T() << ", \"lesson_step\": "
+      << "], \"T\": " << state_.doc->scenario().T() << ", \"mask\": "
+      << json_text::quote(std::string(to_string(state_.doc->scenario().mask_kind)) +
+                          (state_.doc->scenario().mask_kind == MaskKind::Window
+                               ? " " + std::to_string(state_.doc->scenario().window) : std::string()))
+      << ", \"alibi\": " << (state_.doc->scenario().alibi ? "true" : "false") << ", \"lesson_step\": "
       << (state_.lesson.lesson ? state_.lesson.step + 1 : 0) << ", \"quiz\": "
       << (state_.quiz.round ? json_text::quote(to_string(state_.quiz.round->question.cell)) : std::string("null"))
       << ", \"quiz_truth\": " << (state_.quiz.round ? state_.quiz.round->question.truth : 0.0)

@@ -72,6 +72,7 @@ void draw_controls_panel(AppState& state) {
   const int default_window = s.window >= 1 ? s.window : std::max(1, s.T() / 2);
   if (ImGui::Combo("mask", &kind, kinds, IM_ARRAYSIZE(kinds)))
     state.apply(SetMask{static_cast<MaskKind>(kind), std::nullopt, default_window});
+  state.note_item("mask");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("causal: each token sees only itself and earlier tokens.\n"
                       "window (sliding): itself and the W − 1 tokens before it.\n"

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The attention variants' controls with real X input: the ALiBi checkbox adds
+# each head's position_bias heatmap (and Ctrl+Z takes it away again), and the
+# mask list's "window" item gives a sliding window of half the tokens; the
+# inspector explains a bias cell as m·(j − i).
+# usage: gui_variants.sh APP_BINARY [OUT_DIR]
+set -u
+source "$(dirname "$0")/run_in_xvfb.sh"
+app=$1 out=${2:-}
+source "$(dirname "$0")/app_session.sh"
+
+drawn() {  # drawn STAGE: exits 0 when a heatmap of STAGE is on the probe's list
+  python3 -c "import json,sys; sys.exit(0 if any(m['stage'] == sys.argv[2] for m in json.load(open(sys.argv[1]))['heatmaps']) else 1)" "$probe" "$1"
+}
+until_drawn() {  # until_drawn STAGE yes|no
+  for _ in $(seq 100); do
+    if drawn "$1"; then [ "$2" = yes ] && return 0; else [ "$2" = no ] && return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+start_app --preset fat-cat --step 5
+[ "$(get alibi)" = false ] || fail "fat-cat starts with ALiBi on"
+
+# 1. ALiBi on, with a click on its checkbox: the bias is a heatmap of its own.
+read -r x y < <(python3 "$here/probe.py" "$probe" item "ALiBi position bias")
+xdotool mousemove --window "$wid" "$x" "$y" click 1
+python3 "$here/probe.py" "$probe" wait alibi true || fail "clicking 'ALiBi position bias' did not turn ALiBi on ($(state))"
+until_drawn "position_bias[0]" yes || fail "with ALiBi on, no position_bias[0] heatmap is drawn"
+settle 3
+read -r x y < <(python3 "$here/probe.py" "$probe" cell "position_bias[0]" 5 2)
+xdotool mousemove --window "$wid" "$x" "$y"
+python3 "$here/probe.py" "$probe" contains inspector "B₀[5,2]" || fail "hovering position_bias[0][5,2] does not inspect it ($(get inspector))"
+shot alibi-on
+xdotool mousemove --window "$wid" 5 400
+
+# 2. Ctrl+Z: ALiBi off again, its heatmap gone.
+xdotool key ctrl+z
+python3 "$here/probe.py" "$probe" wait alibi false || fail "Ctrl+Z did not turn ALiBi off"
+until_drawn "position_bias[0]" no || fail "after Ctrl+Z a position_bias heatmap is still drawn"
+
+# 3. The mask list: its third item is the sliding window, of T/2 = 3 keys for 7 tokens.
+rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['mask'])" "$probe") ||
+  fail "the mask list is not on the probe's items"
+read -r x0 y0 x1 y1 <<<"$rect"
+xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")" click 1
+python3 "$here/probe.py" "$probe" wait popup true || fail "clicking the mask list opened nothing"
+settle 2
+xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int($y1 + 2.5 * ($y1 - $y0) + 4))")" click 1
+python3 "$here/probe.py" "$probe" wait mask '"window 3"' || fail "choosing 'window' gave mask $(get mask), expected 'window 3'"
+settle 3
+shot window
+stop_app
+
+[ $fails -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }
