@@ -134,12 +134,7 @@ python3 "$here/probe.py" "$probe" wait recovery '{"file": "", "autosaves": 0, "o
   fail "after a kill, the next start did not offer one recovery file ($(python3 "$here/probe.py" "$probe" get recovery))"
 settle 3
 shot recovery-dialog
-read -r x y < <(python3 - "$probe" <<'PY'
-import json, sys
-x0, y0, x1, y1 = json.load(open(sys.argv[1]))["items"]["recovery restore"]
-print(int((x0 + x1) / 2), int((y0 + y1) / 2))
-PY
-)
+read -r x y < <(python3 "$here/probe.py" "$probe" item "recovery restore")
 xdotool mousemove --window "$wid" "$x" "$y"
 settle 2
 xdotool click 1
@@ -159,12 +154,7 @@ probe="$out/probe-f.json"
 start_app
 python3 "$here/probe.py" "$probe" wait recovery '{"file": "", "autosaves": 0, "offered": 1, "error": ""}' ||
   fail "B's file is not offered after B died ($(python3 "$here/probe.py" "$probe" get recovery))"
-read -r x y < <(python3 - "$probe" <<'PY'
-import json, sys
-x0, y0, x1, y1 = json.load(open(sys.argv[1]))["items"]["recovery discard"]
-print(int((x0 + x1) / 2), int((y0 + y1) / 2))
-PY
-)
+read -r x y < <(python3 "$here/probe.py" "$probe" item "recovery discard")
 xdotool mousemove --window "$wid" "$x" "$y"
 settle 2
 xdotool click 1
