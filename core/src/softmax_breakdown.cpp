@@ -56,6 +56,7 @@ SoftmaxBreakdown softmax_breakdown(const Document& doc, int head, int row) {
   b.scores = doc.stage(StageId::of_head(StageKind::Scores, head)).row(r);
   b.scaled = doc.stage(StageId::of_head(StageKind::Scaled, head)).row(r);
   b.mask = doc.stage(StageId::input(StageKind::Mask)).row(r);
+  if (s.alibi) b.position_bias = doc.stage(StageId::of_head(StageKind::PositionBias, head)).row(r);
   b.masked = doc.stage(StageId::of_head(StageKind::Masked, head)).row(r);
   b.engine_weights = doc.stage(StageId::of_head(StageKind::Weights, head)).row(r);
 
@@ -120,6 +121,7 @@ RowVector weights_at_temperature(const SoftmaxBreakdown& b, double temperature) 
   if (!b.error.empty() || !(temperature > 0.0) || !std::isfinite(temperature)) return {};
   RowVector scaled = scale_row(b.scores, b.scale_divisor * temperature);
   lay_pins(scaled, b.scaled_pins);
+  if (b.position_bias.size() == scaled.size()) scaled += b.position_bias;  // ALiBi: masked = scaled + bias
   RowVector masked = mask_row(scaled, b.mask);
   lay_pins(masked, b.masked_pins);
   RowVector weights(masked.size());

@@ -131,6 +131,22 @@ TEST(SoftmaxBreakdown, AtTheDocumentsTemperatureThePreviewIsTheEnginesRow) {
   }
 }
 
+TEST(SoftmaxBreakdown, WithAlibiTheBiasIsItsOwnRowAndThePreviewKeepsIt) {
+  Scenario s = preset("multi-head");
+  s.alibi = true;
+  const Document doc(s);
+  for (int h = 0; h < s.heads; ++h)
+    for (int r = 0; r < s.T(); ++r) {
+      const SoftmaxBreakdown b = softmax_breakdown(doc, h, r);
+      ASSERT_EQ(b.position_bias.size(), s.T());
+      EXPECT_TRUE(attention_lab::test::matrices_near(
+          b.position_bias, doc.stage(StageId::of_head(StageKind::PositionBias, h)).row(r), 0, 0, "bias"));
+      EXPECT_TRUE(attention_lab::test::matrices_near(weights_at_temperature(b, 1.0), b.engine_weights, 1e-6, 1e-7,
+                                                     "head " + std::to_string(h) + " row " + std::to_string(r)));
+    }
+  EXPECT_EQ(softmax_breakdown(Document(preset("multi-head")), 0, 3).position_bias.size(), 0);
+}
+
 TEST(SoftmaxBreakdown, ThePreviewAtATemperatureIsWhatTheEngineComputesThere) {
   for (const float tau : {0.05f, 0.3f, 2.0f, 7.5f}) {
     Document doc(preset("multi-head"));

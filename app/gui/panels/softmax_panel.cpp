@@ -164,7 +164,13 @@ void draw_softmax_panel(AppState& state) {
   std::snprintf(divided, sizeof divided, "2. scaled  S′ = S ÷ %s%.3g", s.scale ? "√d_k ÷ τ = S ÷ " : "τ = S ÷ ", b.divisor);
   bar_row(divided, b.scaled, bar_w, prob_colour, false, hide_scaled);
   row_end(2);
-  bar_row("3. masked  Ŝ (−∞ where the mask forbids)", b.masked, bar_w, prob_colour, false, hide_masked);
+  if (b.position_bias.size() > 0) {
+    // ALiBi: the bias is added before the mask; its own bars show the distance penalty.
+    bar_row("   + position bias  B = m·(j − i)  (ALiBi)", b.position_bias, bar_w, prob_colour, false);
+    bar_row("3. masked  Ŝ = S′ + B (−∞ where the mask forbids)", b.masked, bar_w, prob_colour, false, hide_masked);
+  } else {
+    bar_row("3. masked  Ŝ (−∞ where the mask forbids)", b.masked, bar_w, prob_colour, false, hide_masked);
+  }
   const bool max_is_asked = hide_masked >= 0 && b.masked[hide_masked] == b.max;  // the max would give it away
   const std::string minus = "4. minus the row max (" + (max_is_asked ? std::string("?") : format_number(b.max, 3)) +
                             "): every entry ≤ 0, nothing overflows";

@@ -23,7 +23,8 @@ struct SoftmaxBreakdown {
   RowVector scores;   // S[row] = Q[row]·Kᵀ
   RowVector scaled;   // scores · 1/(√d_k if scaling is on)/τ
   RowVector mask;     // the mask's row: 1 where this query may attend to the key, 0 where not
-  RowVector masked;   // scaled, with −∞ where the mask forbids
+  RowVector position_bias;  // ALiBi's m·(j − i) for this row; empty when ALiBi is off
+  RowVector masked;   // scaled (+ position_bias), with −∞ where the mask forbids
   RowVector engine_weights;  // the engine's weights row (differs from `weights` only where weights are pinned)
 
   // The divisor of the scaled stage, split in its two factors.
