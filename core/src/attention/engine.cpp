@@ -1,0 +1,392 @@
+// The engine: what is stale after an edit, the order of the work, storage and the mask (see engine.h).
+
+#include "attention/engine_internal.h"
+#include "attention_lab/softmax.h"
+#include "attention_lab/stage_registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attention_lab {
+
+using namespace engine_detail;
+
+// [SECTION] Invalidation
+
+void Invalidation::mark(StageKind kind, int head) { entries_.push_back({kind, head}); }
+void Invalidation::mark_all_heads(StageKind kind) { entries_.push_back({kind, -1}); }
+void Invalidation::mark_everything() { everything_ = true; }
+void Invalidation::mark_cell(StageKind kind, int head, int row, int col, float old_value) {
+  entries_.push_back({kind, head, row, col, old_value});
+}
+
+// [SECTION] Scheduling
+
+void Engine::recompute_all(const Scenario& scenario) {
+  Invalidation all;
+  all.mark_everything();
+  recompute(scenario, all);
+}
+
+void Engine::recompute(const Scenario& scenario, const Invalidation& what) {
+  scenario_ = &scenario;
+  const bool reshape = dims_ != scenario.dims() || heads_.size() != static_cast<std::size_t>(scenario.heads);
+  try {
+    if (reshape || what.everything()) {
+      if (reshape) resize_storage();
+      full_forward();
+    } else {
+      refresh_settings();
+      index_pins();
+      if (!recompute_cells(what)) recompute_heads(what);
+    }
+  } catch (const Cancelled&) {
+    // Half-computed: make sure any further recompute starts from scratch.
+    dims_ = Dims{};
+    heads_.clear();
+    cache_.clear();
+    throw;
+  }
+  finish();
+}
+
+void Engine::finish() {
+  // R is rebuilt by the next edit that needs it when no head keeps it now
+  if (std::none_of(r_valid_.begin(), r_valid_.end(), [](std::uint8_t v) { return v != 0; })) R_.resize(0, 0);
+  collect_warnings();
+  if (control_.p) control_.p->progress.store(1.0f);
+}
+
+void Engine::refresh_settings() {
+  const Scenario& s = *scenario_;
+  // Computed in double, then rounded once, so scaling adds no error of its own.
+  const double divisor = (s.scale ? std::sqrt(static_cast<double>(dims_.d_k)) : 1.0) *
+                         static_cast<double>(s.temperature);
+  const double inverse = 1.0 / divisor;
+  // A temperature near 0: the factor would be ∞, and 0·∞ is NaN where x/tiny is 0.
+  use_div_ = !(inverse <= static_cast<double>(std::numeric_limits<float>::max()));
+  scale_mul_ = static_cast<float>(inverse);
+  scale_div_ = static_cast<float>(divisor);
+  alibi_.clear();
+  if (s.alibi)
+    for (double m : alibi_slopes(dims_.heads)) alibi_.push_back(static_cast<float>(m));
+}
+
+void Engine::add_position_bias(int h, Index i, float* x, Index n) const {
+  if (alibi_.empty()) return;
+  const float m = alibi_[uz(h)];
+  for (Index j = 0; j < n; ++j) x[j] += m * static_cast<float>(j - i);
+}
+
+void Engine::index_pins() {
+  const Index T = dims_.T;
+  row_pins_.assign(uz(T * dims_.heads), 0);
+  pins_ = scenario_->pins;  // kept, so stage() never reads the scenario for computed stages
+  for (const auto& [key, value] : pins_) {
+    std::uint8_t bit = 0;
+    switch (key.stage.kind) {
+      case StageKind::Scores: bit = kPinScores; break;
+      case StageKind::Scaled: case StageKind::Masked: bit = kPinScaledMasked; break;
+      case StageKind::Weights: bit = kPinWeights; break;
+      case StageKind::Context: bit = kPinContext; break;
+      default: break;
+    }
+    const int h = key.stage.head;
+    if (bit != 0 && h >= 0 && h < dims_.heads && key.row >= 0 && key.row < dims_.T)
+      row_pins_[uz(ix(h) * T + key.row)] |= bit;
+  }
+}
+
+void Engine::full_forward() {
+  refresh_settings();
+  index_pins();
+  load_mask();
+  const double T = dims_.T, hk = dims_.heads * dims_.d_k, hv = dims_.heads * dims_.d_v;
+  const double total = 2.0 * T * dims_.d_model * (2.0 * hk + hv) + 2.0 * T * T * (hk + hv) +
+                       (scenario_->use_w_o ? 2.0 * T * hv * dims_.d_out : 0.0);
+  Work work(control_.p, total);
+  for (auto k : {StageKind::X, StageKind::W_q, StageKind::W_k, StageKind::W_v, StageKind::b_q, StageKind::b_k,
+                 StageKind::b_v, StageKind::W_o, StageKind::b_o, StageKind::Mask})
+    bump(k, 0, true);
+  for (auto k : {StageKind::Q, StageKind::K, StageKind::V}) compute_projection(k, -1, &work);
+  std::vector<int> all(uz(dims_.heads));
+  for (int h = 0; h < dims_.heads; ++h) all[uz(h)] = h;
+  head_pass(all, true, &work);
+  for (int h = 0; h < dims_.heads; ++h)
+    for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::PositionBias, StageKind::Masked,
+                   StageKind::Weights, StageKind::Context})
+      bump(k, h, true);
+  bump(StageKind::Concat, 0, true);
+  full_output(&work);
+}
+
+// Head-level invalidation: whole stages of whole heads, as settings and
+// whole-matrix edits need.
+void Engine::recompute_heads(const Invalidation& what) {
+  const int H = dims_.heads;
+  std::vector<std::array<bool, kStageKindCount>> dirty(uz(H));
+  for (auto& d : dirty) d.fill(false);
+  bool output_dirty = false;
+  bool mask_dirty = false;
+
+  auto mark = [&](StageKind kind, int head) {
+    for (int h = 0; h < H; ++h)
+      if (head < 0 || head == h) dirty[uz(h)][idx(kind)] = true;
+  };
+
+  // Map what changed onto the computed stages that read it directly; the
+  // propagation below takes care of everything further downstream.
+  for (const auto& e : what.entries()) {
+    const StageKind kind = e.kind;
+    const int h = e.head < H ? e.head : -1;
+    switch (kind) {
+      case StageKind::X:
+        bump(kind, 0, true);
+        mark(StageKind::Q, -1), mark(StageKind::K, -1), mark(StageKind::V, -1);
+        break;
+      case StageKind::W_q: case StageKind::b_q: bump(kind, 0, true); mark(StageKind::Q, h); break;
+      case StageKind::W_k: case StageKind::b_k: bump(kind, 0, true); mark(StageKind::K, h); break;
+      case StageKind::W_v: case StageKind::b_v: bump(kind, 0, true); mark(StageKind::V, h); break;
+      case StageKind::W_o:
+        bump(kind, 0, true);
+        output_dirty = true;
+        std::fill(r_valid_.begin(), r_valid_.end(), std::uint8_t{0});
+        break;
+      case StageKind::b_o: bump(kind, 0, true); output_dirty = true; break;
+      case StageKind::Mask: mask_dirty = true; break;
+      case StageKind::Q: case StageKind::HeadQ: mark(StageKind::Q, h); break;
+      case StageKind::K: case StageKind::HeadK: mark(StageKind::K, h); break;
+      case StageKind::V: case StageKind::HeadV: mark(StageKind::V, h); break;
+      case StageKind::Concat: mark(StageKind::Context, h); break;
+      case StageKind::Output: output_dirty = true; break;
+      default: mark(kind, h); break;
+    }
+  }
+
+  bool any_head = false;
+  for (const auto& d : dirty)
+    for (bool b : d) any_head = any_head || b;
+
+  if (mask_dirty) {
+    const Matrix old = mask_;
+    load_mask();
+    // A few rows changed (undo of a toggle, a causal mask made custom): only
+    // those rows of every head.
+    std::vector<Index> rows;
+    for (Index i = 0; i < mask_.rows(); ++i)
+      if (old.rows() != mask_.rows() || mask_.row(i) != old.row(i)) rows.push_back(i);
+    bump(StageKind::Mask, 0, true);
+    if (!any_head && !output_dirty && ix(rows.size()) <= std::max<Index>(4, dims_.T / 16)) {
+      for (int h = 0; h < H; ++h) ensure_blocks_for_mask(h);
+#pragma omp parallel for schedule(dynamic)
+      for (int h = 0; h < H; ++h)
+        for (Index i : rows) recompute_row(h, i);
+      for (Index i : rows) output_row(i);
+      for (int h = 0; h < H; ++h)
+        for (Index i : rows) note_row(StageKind::Masked, h, i);
+      if (!rows.empty()) {
+        for (int h = 0; h < H; ++h)
+          for (auto k : {StageKind::Masked, StageKind::Weights, StageKind::Context}) bump(k, h, false);
+        bump(StageKind::Concat, 0, false);
+        bump(StageKind::Output, 0, false);
+      }
+      return;
+    }
+    mark(StageKind::Masked, -1);
+  }
+
+  // Propagate staleness down each head's chain, then into the output.
+  for (auto& d : dirty) {
+    if (d[idx(StageKind::Q)] || d[idx(StageKind::K)]) d[idx(StageKind::Scores)] = true;
+    if (d[idx(StageKind::Scores)]) d[idx(StageKind::Scaled)] = true;
+    if (d[idx(StageKind::Scaled)] || d[idx(StageKind::PositionBias)]) d[idx(StageKind::Masked)] = true;
+    if (d[idx(StageKind::Masked)]) d[idx(StageKind::Weights)] = true;
+    if (d[idx(StageKind::Weights)] || d[idx(StageKind::V)]) d[idx(StageKind::Context)] = true;
+    if (d[idx(StageKind::Context)]) output_dirty = true;
+  }
+
+  double total = 0.0;
+  for (const auto& d : dirty) {
+    const double T = dims_.T;
+    total += (d[idx(StageKind::Scores)] ? 2.0 * T * T * dims_.d_k : 0.0) +
+             (d[idx(StageKind::Context)] ? 2.0 * T * T * dims_.d_v : 0.0);
+  }
+  Work work(control_.p, total + 2.0 * dims_.T * dims_.heads * dims_.d_v * dims_.d_out);
+
+  for (auto k : {StageKind::Q, StageKind::K, StageKind::V}) {
+    bool all_heads = H > 0;
+    for (const auto& d : dirty) all_heads = all_heads && d[idx(k)];
+    if (all_heads) {
+      compute_projection(k, -1, &work);
+    } else {
+      for (int h = 0; h < H; ++h)
+        if (dirty[uz(h)][idx(k)]) compute_projection(k, h, &work);
+    }
+  }
+  std::vector<int> with_scores, without;
+  for (int h = 0; h < H; ++h) {
+    const auto& d = dirty[uz(h)];
+    if (d[idx(StageKind::Scores)])
+      with_scores.push_back(h);
+    else if (d[idx(StageKind::Context)])
+      without.push_back(h);
+  }
+  head_pass(with_scores, true, &work);
+  head_pass(without, false, &work);
+  for (int h = 0; h < H; ++h) {
+    const auto& d = dirty[uz(h)];
+    for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::PositionBias, StageKind::Masked,
+                   StageKind::Weights, StageKind::Context})
+      if (d[idx(k)]) bump(k, h, true);
+  }
+  if (!with_scores.empty() || !without.empty()) bump(StageKind::Concat, 0, true);
+  if (output_dirty) full_output(&work);
+}
+
+// Cell-level invalidation. Returns false when `what` is better handled by
+// recompute_heads (head-level entries, or many cells at once).
+bool Engine::recompute_cells(const Invalidation& what) {
+  const auto& entries = what.entries();
+  if (entries.empty()) return true;  // no number changed (a token label): finish() refreshes the warnings
+  for (const auto& e : entries)
+    if (!e.is_cell()) return false;
+  if (entries.size() == 1) {
+    const auto& e = entries.front();
+    switch (e.kind) {
+      case StageKind::X:
+        bump(e.kind, 0, false);
+        edit_x_row(e.row, e.col, e.old_value);
+        return true;
+      case StageKind::W_q: case StageKind::b_q:
+        bump(e.kind, 0, false);
+        edit_qk_column(StageKind::Q, e.col);
+        return true;
+      case StageKind::W_k: case StageKind::b_k:
+        bump(e.kind, 0, false);
+        edit_qk_column(StageKind::K, e.col);
+        return true;
+      case StageKind::W_v: case StageKind::b_v:
+        bump(e.kind, 0, false);
+        edit_v_column(e.col);
+        return true;
+      case StageKind::W_o:
+        bump(e.kind, 0, false);
+        edit_output_column(e.col);
+        if (scenario_->use_w_o && R_.size() != 0 && dims_.d_v > 0) {
+          const int h = e.row / dims_.d_v;
+          if (h < dims_.heads && r_valid_[uz(h)]) {
+            const Index dv = dims_.d_v, dout = dims_.d_out;
+            R_.col(ix(h) * dout + e.col).noalias() =
+                U_.middleCols(ix(h) * dv, dv) * scenario_->W_o.block(ix(h) * dv, e.col, dv, 1);
+          }
+        }
+        return true;
+      case StageKind::b_o:
+        bump(e.kind, 0, false);
+        edit_output_column(e.col);
+        return true;
+      case StageKind::Mask:
+        edit_mask_cell(e.row, e.col);
+        return true;
+      default:
+        edit_pin(e);
+        return true;
+    }
+  }
+  // Several pins at once (SetPins): those that recompute whole rows can be
+  // applied one by one against the final state; Q, K and V pins go head-level.
+  if (entries.size() > 256) return false;
+  for (const auto& e : entries)
+    switch (e.kind) {
+      case StageKind::Scores: case StageKind::Scaled: case StageKind::Masked: case StageKind::Weights:
+      case StageKind::Context: case StageKind::Output: break;
+      default: return false;
+    }
+  for (const auto& e : entries) edit_pin(e);
+  return true;
+}
+
+// [SECTION] Storage and the mask
+
+void Engine::resize_storage() {
+  const Scenario& s = *scenario_;
+  dims_ = s.dims();
+  const Index T = dims_.T;
+  Q_.resize(T, ix(dims_.heads * dims_.d_k));
+  K_.resize(T, ix(dims_.heads * dims_.d_k));
+  V_.resize(T, ix(dims_.heads * dims_.d_v));
+  U_.resize(T, ix(dims_.heads * dims_.d_v));
+  concat_.resize(T, ix(dims_.heads * dims_.d_v));
+  output_.resize(T, ix(dims_.d_out));
+  R_.resize(0, 0);
+  r_valid_.assign(uz(dims_.heads), 0);
+  nb_ = (T + kBlock - 1) / kBlock;
+  heads_.clear();
+  heads_.resize(uz(dims_.heads));
+  for (auto& hs : heads_) {
+    hs.S.resize(T, T);
+    advise_huge_pages(hs.S);
+    hs.S.setZero();  // blocks not computed yet hold 0, never garbage
+    hs.valid.assign(uz(nb_ * nb_), 0);
+    hs.offset.assign(uz(T), 0.0f);
+    hs.sum.assign(uz(T), 0.0);
+    hs.cscale.assign(uz(T), 0.0f);
+    hs.issue.assign(uz(T), RowIssue::None);
+    hs.direct.assign(uz(T), 0);
+    hs.drift.assign(uz(T), 0.0f);
+    hs.cmax = 0.0f;
+    for (auto& c : hs.changes) c.rows.assign(uz(T), 0);
+  }
+  out_age_.assign(uz(T), 0);
+  for (auto& e : proj_err_) e.assign(uz(T), 0.0f);
+  versions_.assign(static_cast<std::size_t>(std::max(dims_.heads, 1)), {});
+  cache_.clear();
+}
+
+// The mask the scenario applies (Scenario::effective_mask), written in place.
+void Engine::load_mask() {
+  const Scenario& s = *scenario_;
+  const Index T = dims_.T;
+  if (mask_.rows() != T || mask_.cols() != T) {
+    mask_.resize(T, T);
+    advise_huge_pages(mask_);
+  }
+  switch (s.mask_kind) {
+    case MaskKind::None: mask_.setOnes(); break;
+    case MaskKind::Causal:
+      mask_.setZero();
+      mask_.triangularView<Eigen::Lower>().setOnes();  // query r may see keys 0…r
+      break;
+    case MaskKind::Window: mask_ = s.effective_mask(); break;
+    case MaskKind::Custom: mask_ = s.custom_mask; break;
+  }
+  mask_shape_ = shape_of(s.mask_kind);
+  mask_block_count_.assign(uz(nb_ * nb_), 0);
+  for (Index i = 0; i < T; ++i) {
+    const Index bi = i / kBlock;
+    for (Index bj = 0; bj < nb_; ++bj) {
+      const Index j0 = bj * kBlock, w = std::min(kBlock, T - j0);
+      mask_block_count_[uz(bi * nb_ + bj)] += static_cast<int>((mask_.row(i).segment(j0, w).array() != 0.0f).count());
+    }
+  }
+}
+
+Engine::MaskShape Engine::shape_of(MaskKind kind) {
+  switch (kind) {
+    case MaskKind::None: return MaskShape::None;
+    case MaskKind::Causal: return MaskShape::Causal;
+    case MaskKind::Window: return MaskShape::Window;
+    case MaskKind::Custom: return MaskShape::Custom;
+  }
+  return MaskShape::Custom;
+}
+
+// The columns [0, extent) that hold every allowed cell of block row bi.
+Index Engine::extent(Index bi) const {
+  for (Index bj = nb_ - 1; bj >= 0; --bj)
+    if (mask_block_count_[uz(bi * nb_ + bj)] > 0) return std::min(ix(dims_.T), (bj + 1) * kBlock);
+  return 0;
+}
+
+}  // namespace attention_lab

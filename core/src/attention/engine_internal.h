@@ -1,0 +1,122 @@
+#pragma once
+// What the engine's source files share (core/src/attention/): index
+// helpers, the constants that bound its rounding and its blocks, thread-local
+// scratch rows, and the progress/cancellation counter. Not a public header.
+
+#include "attention_lab/engine.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace attention_lab::engine_detail {
+
+using Index = Eigen::Index;
+
+constexpr std::size_t idx(StageKind k) { return static_cast<std::size_t>(k); }
+inline std::size_t uz(Index i) { return static_cast<std::size_t>(i); }
+inline Index ix(int i) { return static_cast<Index>(i); }
+inline Index ix(std::size_t i) { return static_cast<Index>(i); }
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Scores are computed in square blocks of this many cells per side; a block
+// is skipped when the mask allows none of its cells.
+constexpr Index kBlock = 64;
+// Rows are recomputed from scratch before their error estimate (in float ulps
+// of the head's largest context value) passes this.
+constexpr float kDriftLimit = 64.0f;
+// Output rows are recomputed exactly after this many rank-one updates.
+constexpr std::uint8_t kOutAgeLimit = 64;
+// How far an incrementally updated entry may rise above its row's offset
+// (e^40 ≈ 2e17 stays far from float overflow) before the row is recomputed.
+constexpr float kMaxRise = 40.0f;
+// Rows of Q, K and V updated by X's changes keep an error bound below this
+// fraction of their largest value (16 float ulps), else they are recomputed.
+constexpr float kProjTolerance = 0x1p-20f;
+// A head's scores updated by rank-one products (W_q or W_k edits) keep their
+// rounding below this fraction of the largest score (16 float ulps): then a
+// weight moves by about 1e-6 at most, else the scores are computed anew.
+constexpr float kScoreTolerance = 0x1p-20f;
+// How many rows ahead a pass down a column of the scores prefetches.
+constexpr long kPrefetchRows = 4;
+
+// Kinds of pins a row of a head holds (Engine::row_pins_).
+enum PinBits : std::uint8_t {
+  kPinScores = 1,
+  kPinScaledMasked = 2,  // the row's masked values need the pin lookups
+  kPinWeights = 4,
+  kPinContext = 8,
+};
+
+// A hash of the row index in [0, 1), so rows start their error budgets at
+// different points and reach the refresh limit on different edits.
+inline float stagger(Index i) {
+  const std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u;
+  return static_cast<float>(h >> 8) / static_cast<float>(1u << 24);
+}
+inline float drift_start(Index i) { return stagger(i) * (kDriftLimit / 2.0f); }
+inline std::uint8_t age_start(Index i) { return static_cast<std::uint8_t>(stagger(i) * (kOutAgeLimit / 2)); }
+
+// T×T matrices read down their columns (scores) and R, streamed on every
+// edit, touch a new 4 KiB page every row: backed by 2 MiB pages where the
+// kernel allows it, they cost far fewer TLB misses. Call before first touch.
+inline void advise_huge_pages(Matrix& m) {
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(m.data());
+  const auto end = begin + static_cast<std::uintptr_t>(m.size()) * sizeof(float);
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1), last = end & ~(kHuge - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);  // advice only
+#else
+  (void)m;
+#endif
+}
+
+// Scratch space for one thread (rows of T floats).
+inline std::vector<float>& scratch_a(Index n) {
+  thread_local std::vector<float> v;
+  if (ix(v.size()) < n) v.resize(uz(n));
+  return v;
+}
+inline std::vector<float>& scratch_b(Index n) {
+  thread_local std::vector<float> v;
+  if (ix(v.size()) < n) v.resize(uz(n));
+  return v;
+}
+
+
+}  // namespace attention_lab::engine_detail
+
+namespace attention_lab {
+
+// [SECTION] Progress and cancellation
+
+class Engine::Work {
+ public:
+  Work(ComputeControl* control, double total) : control_(control), total_(std::max(total, 1.0)) {
+    if (control_) control_->progress.store(0.0f);
+  }
+  // Called by any thread after finishing `amount` of the work; false once
+  // the owner asked to cancel.
+  bool step(double amount) {
+    if (!control_) return true;
+    const double done = done_.fetch_add(amount) + amount;
+    control_->progress.store(static_cast<float>(std::min(1.0, done / total_)));
+    return !control_->cancel.load(std::memory_order_relaxed);
+  }
+  void check() const {
+    if (control_ && control_->cancel.load(std::memory_order_relaxed)) throw Cancelled();
+  }
+
+ private:
+  ComputeControl* control_;
+  double total_;
+  std::atomic<double> done_{0.0};
+};
+
+}  // namespace attention_lab

@@ -1,0 +1,548 @@
+// The engine's incremental paths: single-cell edits of X, the weights, the mask and pins (see engine.h).
+
+#include "attention/engine_internal.h"
+#include "attention_lab/softmax.h"
+#include "attention_lab/stage_registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attention_lab {
+
+using namespace engine_detail;
+
+// [SECTION] Incremental paths
+
+// Columns [first, first + width) of row r of Q, K or V from X_r, pins included.
+void Engine::recompute_projection_row(StageKind kind, Index r, Index first, Index width) {
+  const Scenario& s = *scenario_;
+  const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
+  const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
+  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
+  auto row = out.row(r).segment(first, width);
+  row.noalias() = s.X.row(r) * W.middleCols(first, width);
+  if (s.use_bias) row += b.row(0).segment(first, width);
+  apply_projection_pins(kind, r, first, width);
+}
+
+// Row r of Q, K or V after X(r, c) changed by delta: the row plus delta times
+// row c of W, when the rounding that adds stays far below the tolerance of
+// incremental = full. The bound of each row's accumulated error (absolute,
+// about one unit roundoff of the terms per update) decides; past it, or when
+// delta is unknown or not finite, the caller recomputes the row exactly.
+bool Engine::shift_projection_row(StageKind kind, Index r, Index c, float delta) {
+  if (!std::isfinite(delta)) return false;
+  const Scenario& s = *scenario_;
+  const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
+  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
+  if (out.cols() == 0) return true;
+  auto row = out.row(r);
+  const auto w = W.row(c);
+  constexpr float kUnitRoundoff = 0x1p-24f;
+  const float before = row.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
+  const float step = std::abs(delta) * w.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
+  float& bound = proj_error(kind)[uz(r)];
+  const float grown = bound + kUnitRoundoff * (before + 2.0f * step);
+  if (!std::isfinite(grown) || grown > kProjTolerance * (before + step)) return false;
+  row.noalias() += delta * w;
+  const float after = row.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
+  // cancellation: the row shrank so much that the bound is no longer small next to it
+  if (!std::isfinite(after) || grown > kProjTolerance * after) return false;
+  bound = grown;
+  apply_projection_pins(kind, r, 0, out.cols());
+  return true;
+}
+
+// Pinned cells of row r of Q, K or V within [first, first + width).
+void Engine::apply_projection_pins(StageKind kind, Index r, Index first, Index width) {
+  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
+  const StageId id{kind, 0};
+  const auto& pins = pins_;
+  for (auto it = pins.lower_bound(PinKey{id, static_cast<int>(r), 0});
+       it != pins.end() && it->first.stage == id && it->first.row == r; ++it)
+    if (it->first.col >= first && it->first.col < first + width) out(r, it->first.col) = it->second;
+}
+
+// One cell of Q, K or V: its pin, or X_r·W_c + b_c.
+void Engine::recompute_projection_cell(StageKind kind, Index r, Index c) {
+  const Scenario& s = *scenario_;
+  const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
+  const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
+  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
+  const auto it = pins_.find(PinKey{StageId{kind, 0}, static_cast<int>(r), static_cast<int>(c)});
+  if (it != pins_.end()) {
+    out(r, c) = it->second;
+    return;
+  }
+  out(r, c) = s.X.row(r).dot(W.col(c));
+  if (s.use_bias) out(r, c) += b(0, c);
+}
+
+// One cell of X: row r of Q, K and V, a row and a column of every head's
+// scores, a factor and an entry of every softmax row, a rank-one update of
+// U and R, and the output rows re-summed.
+void Engine::edit_x_row(Index r, Index c, float old_value) {
+  const int H = dims_.heads;
+  const RowVector v_old = V_.row(r);
+  const StageKind kinds[] = {StageKind::Q, StageKind::K, StageKind::V};
+  const float delta = scenario_->X(r, c) - old_value;
+  bool shifted[3] = {false, false, false};
+  for (int t = 0; t < 3; ++t) shifted[t] = shift_projection_row(kinds[t], r, c, delta);
+  if (!(shifted[0] && shifted[1] && shifted[2])) {
+    // X_r·W exactly, in column halves so both threads stream weights
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < 6; ++t) {
+      if (shifted[t / 2]) continue;
+      const Index cols = (kinds[t / 2] == StageKind::V ? V_ : Q_).cols(), half = cols / 2;
+      recompute_projection_row(kinds[t / 2], r, t % 2 == 0 ? 0 : half, t % 2 == 0 ? half : cols - half);
+    }
+    for (int t = 0; t < 3; ++t)
+      if (!shifted[t]) proj_error(kinds[t])[uz(r)] = 0.0f;  // exact again
+  }
+  for (auto k : kinds)
+    for (int h = 0; h < H; ++h) bump(k, h, false);
+  std::vector<int> all(uz(H));
+  for (int h = 0; h < H; ++h) all[uz(h)] = h;
+  if (scenario_->use_w_o)
+    for (int h = 0; h < H; ++h)
+      if (!r_valid_[uz(h)]) build_r(h);
+  edit_rows(all, r, true, true, true, v_old);
+  for (int h = 0; h < H; ++h) {
+    note_row(StageKind::Scaled, h, r);
+    note_col(StageKind::Scaled, h, r);
+    note_row(StageKind::Masked, h, r);
+    note_col(StageKind::Masked, h, r);
+    for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
+      bump(k, h, false);
+  }
+}
+
+// Row r of Q (q), K (k) and/or V (v) changed in the columns of `heads`;
+// v_old is V's old row r (every head's columns). Row r of each head is
+// recomputed; every other row's softmax changes in entry r only, so its sum,
+// U and R change by that entry, unless the row must be recomputed: a direct
+// row, a new maximum far above its offset, or an error estimate past
+// kDriftLimit (see engine.h). One pass over the rows does every head of a row
+// and then its output, so each row's Q, U, concat, R and output are read once
+// while in cache (threads take different rows).
+void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, bool v, const RowVector& v_old) {
+  const Scenario& s = *scenario_;
+  const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v, dout = dims_.d_out;
+  const auto n_heads = static_cast<long>(heads.size());
+  if (edits_.size() < uz(dims_.heads)) edits_.resize(uz(dims_.heads));
+  // Per head: the new scores row r, and V_h,r·W_o_h before and after (U's
+  // rank-one change mapped to R).
+#pragma omp parallel for schedule(dynamic)
+  for (long t = 0; t < n_heads; ++t) {
+    const int h = heads[uz(t)];
+    HeadEdit& he = edits_[uz(h)];
+    const auto v_new = V_.row(r).segment(ix(h) * dv, dv);
+    const auto v_was = v_old.segment(ix(h) * dv, dv);
+    he.vmax_old = dv > 0 ? v_was.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
+    he.vmax_new = dv > 0 ? v_new.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
+    he.inv_unit = 1.0 / static_cast<double>(std::max(heads_[uz(h)].cmax, std::numeric_limits<float>::min()));
+    he.has_y = (k || v) && s.use_w_o && r_valid_[uz(h)];
+    if (he.has_y) {
+      const auto Wo = s.W_o.middleRows(ix(h) * dv, dv);
+      he.y_old.resize(1, dout);
+      he.y_new.resize(1, dout);
+      he.y_old.noalias() = v_was * Wo;
+      he.y_new.noalias() = v_new * Wo;
+    }
+    HeadState& hs = heads_[uz(h)];
+    if (q) {
+      hs.S.row(r).noalias() = Q_.row(r).segment(ix(h) * dk, dk) * K_.middleCols(ix(h) * dk, dk).transpose();
+      if (row_pins_[uz(ix(h) * T + r)] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
+    } else if (k) {
+      hs.S(r, r) = Q_.row(r).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(h) * dk, dk));
+      if (row_pins_[uz(ix(h) * T + r)] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
+    }
+    // row r whole, while W_o_h is in cache from y
+    recompute_row(h, r);
+  }
+  // every head keeps R: each output row is summed from R in the same pass
+  bool fused = s.use_w_o && R_.rows() == T;
+  for (int h = 0; h < dims_.heads && fused; ++h) fused = r_valid_[uz(h)] != 0;
+  std::vector<std::uint8_t> is_edited(uz(dims_.heads), 0);
+  for (int h : heads) is_edited[uz(h)] = 1;
+  // A changed Q row changes only its own row; a changed K or V row every row
+  // that may attend to it.
+  const long first = k || v ? 0 : static_cast<long>(r);
+  const long last = k || v ? static_cast<long>(T) : static_cast<long>(r) + 1;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (long li = first; li < last; ++li) {
+    const Index i = li;
+    thread_local std::vector<RowUpdate> upd;
+    if (upd.size() < uz(dims_.heads)) upd.resize(uz(dims_.heads));
+    // Column r of each head's scores is one cache line per row, each on its
+    // own page, where the hardware does not prefetch: ask for a later row's.
+    if (li + kPrefetchRows < last)
+      for (long t = 0; t < n_heads; ++t) __builtin_prefetch(&heads_[uz(heads[uz(t)])].S(i + kPrefetchRows, r), 1);
+    bool changed = false;
+    for (long t = 0; t < n_heads; ++t) {
+      const int h = heads[uz(t)];
+      edit_entry(h, i, r, k, v, v_old.data() + ix(h) * dv, edits_[uz(h)], upd[uz(h)]);
+      changed = changed || upd[uz(h)].state != 0;
+    }
+    if (!changed) continue;
+    if (fused) {
+      auto out = output_.row(i);
+      out.setZero();
+      bool pinned = false;
+      for (int h = 0; h < dims_.heads; ++h) {
+        auto seg = R_.row(i).segment(ix(h) * dout, dout);
+        if (is_edited[uz(h)] && upd[uz(h)].state == 1) {
+          const HeadEdit& he = edits_[uz(h)];
+          seg += he.y_old * upd[uz(h)].a + he.y_new * upd[uz(h)].b;
+        }
+        out += seg * heads_[uz(h)].cscale[uz(i)];
+        pinned = pinned || (row_pins_[uz(ix(h) * T + i)] & kPinContext);
+      }
+      if (pinned) out.noalias() = concat_.row(i) * s.W_o;  // context pins: from concat
+      if (s.use_output_bias) out += s.b_o.row(0);
+      apply_row_pins(StageKind::Output, 0, i);
+      out_age_[uz(i)] = 0;
+      continue;
+    }
+    for (long t = 0; t < n_heads; ++t) {
+      const int h = heads[uz(t)];
+      const HeadEdit& he = edits_[uz(h)];
+      if (upd[uz(h)].state == 1 && he.has_y)
+        R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[uz(h)].a + he.y_new * upd[uz(h)].b;
+    }
+    output_row(i);
+  }
+  bump(StageKind::Concat, 0, false);
+  bump(StageKind::Output, 0, false);
+}
+
+// Row i ≠ r of head h after row r of its K or V changed (see edit_rows):
+// scores entry (i, r), then softmax entry r, U and concat of row i, or the
+// whole row recomputed. Says in `out` what it did and, for an update, U_i's
+// change as a·V_r(old) + b·V_r(new) (R's is a·y_old + b·y_new).
+void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_old, const HeadEdit& he,
+                        RowUpdate& out) {
+  out.state = 0;
+  if (i == r) {
+    out.state = 2;  // recomputed whole by edit_rows
+    return;
+  }
+  HeadState& hs = heads_[uz(h)];
+  const Index dk = dims_.d_k, dv = dims_.d_v;
+  const std::uint8_t pins = row_pins_[uz(ix(h) * dims_.T + i)];
+  float& sir = hs.S(i, r);
+  const float s_old = sir;
+  const bool causal = mask_shape_ == MaskShape::Causal;
+  const bool allowed = causal ? r <= i : mask_(i, r) != 0.0f;
+  // the new score; a block the mask hides that was never computed is
+  // computed whole when shown
+  if (k && (allowed || hs.valid[uz((i / kBlock) * nb_ + r / kBlock)])) {
+    sir = Q_.row(i).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(h) * dk, dk));
+    if (pins & kPinScores) {
+      const auto it = pins_.find(PinKey{StageId{StageKind::Scores, h}, static_cast<int>(i), static_cast<int>(r)});
+      if (it != pins_.end()) sir = it->second;
+    }
+  }
+  if (hs.direct[uz(i)]) {
+    // weights computed explicitly: only a pin or an allowed key at r can make them read column r
+    if (allowed || (pins & (kPinScaledMasked | kPinWeights))) {
+      recompute_row(h, i);
+      out.state = 2;
+    }
+    return;
+  }
+  if (!allowed) return;  // (rows that are not direct have no pins on scaled or masked)
+  const float bias = position_bias(h, i, r);
+  const float xo = scale_value(s_old) + bias;
+  const float xn = k ? scale_value(sir) + bias : xo;
+  const float offset = hs.offset[uz(i)];
+  const float eo = fast_exp(xo - offset), en = fast_exp(xn - offset);
+  if (eo == 0.0f && en == 0.0f) return;  // neither reads V_r nor counts in Z
+  const double z_old = hs.sum[uz(i)];
+  // (only V_r changed: the sum stays exactly as it was)
+  const double z = k ? z_old - static_cast<double>(eo) + static_cast<double>(en) : z_old;
+  bool exact = !(xn - offset <= kMaxRise) || !(z > 0.0);  // NaN, +∞ or a new max far above the offset
+  const double inv_z = 1.0 / z;
+  float drift = 0.0f;
+  if (!exact) {
+    // The error U_i carries grows by Z_old/Z as the row renormalizes, plus
+    // this update's own rounding (about one ulp of the result and of each term).
+    const double terms = static_cast<double>(eo) * static_cast<double>(he.vmax_old) +
+                         static_cast<double>(en) * static_cast<double>(he.vmax_new);
+    drift = static_cast<float>((static_cast<double>(hs.drift[uz(i)]) * z_old + terms * he.inv_unit) * inv_z + 1.0);
+    exact = !(drift <= kDriftLimit);
+  }
+  if (exact) {
+    recompute_row(h, i);
+    out.state = 2;
+    return;
+  }
+  auto u = U_.row(i).segment(ix(h) * dv, dv);
+  const auto v_new = V_.row(r).segment(ix(h) * dv, dv);
+  if (v)
+    u += v_new * en - Eigen::Map<const RowVector>(v_old, dv) * eo;
+  else
+    u += v_new * (en - eo);
+  hs.sum[uz(i)] = z;
+  hs.cscale[uz(i)] = static_cast<float>(inv_z);
+  hs.drift[uz(i)] = drift;
+  if (k) note_row(StageKind::Weights, h, i);
+  // concat only: R_i is updated with the output, in edit_rows
+  concat_.row(i).segment(ix(h) * dv, dv) = u * hs.cscale[uz(i)];
+  if (pins & kPinContext) apply_row_pins(StageKind::Context, h, i);
+  out.state = 1;
+  out.a = -eo;
+  out.b = en;
+}
+
+// A column of W_q or W_k (or a cell of b_q, b_k): one column of Q or K, then
+// that head from its scores on, and the output by its change in concat.
+void Engine::edit_qk_column(StageKind kind, Index c) {
+  const Scenario& s = *scenario_;
+  const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
+  const int h = static_cast<int>(c / dk);
+  const Matrix& W = kind == StageKind::Q ? s.W_q : s.W_k;
+  const Matrix& b = kind == StageKind::Q ? s.b_q : s.b_k;
+  Matrix& P = kind == StageKind::Q ? Q_ : K_;
+  const Eigen::VectorXf old_col = P.col(c);
+  P.col(c).noalias() = s.X * W.col(c);
+  if (s.use_bias) P.col(c).array() += b(0, c);
+  const StageId id{kind, 0};
+  for (auto it = pins_.lower_bound(PinKey{id, 0, 0}); it != pins_.end() && it->first.stage == id; ++it)
+    if (it->first.col == c) P(it->first.row, c) = it->second;
+  bump(kind, h, false);
+
+  const Matrix old_concat = concat_.middleCols(ix(h) * dv, dv);
+  // the scores by a rank-one update when its rounding stays small, else anew;
+  // the softmax and context of every row from them
+  head_pass({h}, !shift_scores(kind, h, c, old_col), nullptr);
+  for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
+    bump(k, h, true);
+  bump(StageKind::Concat, 0, false);
+  if (s.use_w_o) {
+    output_.noalias() += (concat_.middleCols(ix(h) * dv, dv) - old_concat) * s.W_o.middleRows(ix(h) * dv, dv);
+    for (Index i = 0; i < T; ++i) out_age_[uz(i)] = static_cast<std::uint8_t>(std::min<int>(out_age_[uz(i)] + 1, 255));
+    // pinned output cells stay pinned
+    const StageId oid{StageKind::Output, 0};
+    for (auto it = pins_.lower_bound(PinKey{oid, 0, 0}); it != pins_.end() && it->first.stage == oid; ++it)
+      output_(it->first.row, it->first.col) = it->second;
+    refresh_aged_outputs();
+  } else {
+    for (Index i = 0; i < T; ++i) output_row(i);
+  }
+  bump(StageKind::Output, 0, false);
+}
+
+// Scores of head h after column c of Q (or K) changed from old_col: one
+// column of Q_h·K_hᵀ's factors changed, so S_h moves by a rank-one product,
+// ΔQ_c·K_cᵀ (or Q_c·ΔK_cᵀ), on the blocks computed so far (the others are
+// computed whole when needed). The head keeps a bound of the rounding these
+// updates added; past kScoreTolerance of the largest score (or on a value
+// that is not finite) this says no, and the caller computes the scores anew.
+bool Engine::shift_scores(StageKind kind, int h, Index c, const Eigen::VectorXf& old_col) {
+  HeadState& hs = heads_[uz(h)];
+  const Index T = dims_.T;
+  const Matrix& P = kind == StageKind::Q ? Q_ : K_;
+  const Matrix& other = kind == StageKind::Q ? K_ : Q_;
+  // (NaN in a maximum would otherwise be dropped: Eigen's plain maxCoeff
+  // skips it unless it comes first, so the checks below use PropagateNaN)
+  const Eigen::VectorXf delta = P.col(c) - old_col;
+  const auto a = kind == StageKind::Q ? delta : Eigen::VectorXf(other.col(c));  // S_ij += a_i·b_j
+  const auto b = kind == StageKind::Q ? Eigen::VectorXf(other.col(c)) : delta;
+  const float step =
+      T > 0 ? a.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() * b.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
+  if (!std::isfinite(step)) return false;
+  std::vector<Index> blocks;
+  for (Index blk = 0; blk < nb_ * nb_; ++blk)
+    if (hs.valid[uz(blk)]) blocks.push_back(blk);
+  float largest = 0.0f;
+  bool finite = true;
+  const auto n = static_cast<long>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 4) reduction(max : largest) reduction(&& : finite)
+  for (long t = 0; t < n; ++t) {
+    const Index i0 = blocks[uz(t)] / nb_ * kBlock, j0 = blocks[uz(t)] % nb_ * kBlock;
+    const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, T - j0);
+    auto block = hs.S.block(i0, j0, rows, cols);
+    block.noalias() += a.segment(i0, rows) * b.segment(j0, cols).transpose();
+    const float m = block.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
+    finite = finite && std::isfinite(m);
+    largest = std::max(largest, m);
+  }
+  for (Index i = 0; i < T; ++i)
+    if (row_pins_[uz(ix(h) * T + i)] & kPinScores) apply_row_pins(StageKind::Scores, h, i);
+  // each updated cell rounds by at most one unit roundoff of its value and of the product added
+  constexpr float kUnitRoundoff = 0x1p-24f;
+  const float grown = hs.score_error + kUnitRoundoff * (largest + step);
+  if (!finite || !(grown <= kScoreTolerance * largest)) return false;
+  hs.score_error = grown;
+  return true;
+}
+
+// A column of W_v (or a cell of b_v): one column of V, of U (exactly, from
+// the softmax state) and of concat; the output by a rank-one product.
+void Engine::edit_v_column(Index c) {
+  const Scenario& s = *scenario_;
+  const Index T = dims_.T, dv = dims_.d_v, dout = dims_.d_out;
+  const int h = static_cast<int>(c / dv);
+  const Index cl = c - ix(h) * dv;
+  V_.col(c).noalias() = s.X * s.W_v.col(c);
+  if (s.use_bias) V_.col(c).array() += s.b_v(0, c);
+  const StageId vid{StageKind::V, 0};
+  for (auto it = pins_.lower_bound(PinKey{vid, 0, 0}); it != pins_.end() && it->first.stage == vid; ++it)
+    if (it->first.col == c) V_(it->first.row, c) = it->second;
+  bump(StageKind::V, h, false);
+
+  HeadState& hs = heads_[uz(h)];
+  const Eigen::VectorXf old_u = U_.col(c), old_concat = concat_.col(c);
+  const auto vcol = V_.col(c);
+  const auto n_rows = static_cast<long>(T);
+#pragma omp parallel for schedule(dynamic, 16)
+  for (long li = 0; li < n_rows; ++li) {
+    const Index i = li;
+    float* x = scratch_a(T).data();
+    float* e = scratch_b(T).data();
+    if (hs.direct[uz(i)]) {
+      weights_row(h, i, e, x);
+      U_(i, c) = Eigen::Map<const RowVector>(e, T).dot(vcol.transpose());
+    } else {
+      const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
+      exp_shifted(x, hs.offset[uz(i)], e, n);
+      U_(i, c) = n > 0 ? Eigen::Map<const RowVector>(e, n).dot(vcol.head(n).transpose()) : 0.0f;
+    }
+    concat_(i, c) = U_(i, c) * hs.cscale[uz(i)];
+  }
+  const StageId cid{StageKind::Context, h};
+  for (auto it = pins_.lower_bound(PinKey{cid, 0, 0}); it != pins_.end() && it->first.stage == cid; ++it)
+    if (it->first.col == cl) concat_(it->first.row, c) = it->second;
+  bump(StageKind::Context, h, false);
+  bump(StageKind::Concat, 0, false);
+
+  if (s.use_w_o) {
+    const auto wrow = s.W_o.row(c);
+    output_.noalias() += (concat_.col(c) - old_concat) * wrow;
+    if (r_valid_[uz(h)]) {
+      R_.middleCols(ix(h) * dout, dout).noalias() += (U_.col(c) - old_u) * wrow;
+      for (Index i = 0; i < T; ++i) hs.drift[uz(i)] += 1.0f;
+    }
+    for (Index i = 0; i < T; ++i) out_age_[uz(i)] = static_cast<std::uint8_t>(std::min<int>(out_age_[uz(i)] + 1, 255));
+    const StageId oid{StageKind::Output, 0};
+    for (auto it = pins_.lower_bound(PinKey{oid, 0, 0}); it != pins_.end() && it->first.stage == oid; ++it)
+      output_(it->first.row, it->first.col) = it->second;
+    // rows whose R drifted too far, then output rows updated too often
+    std::vector<Index> stale;
+    for (Index i = 0; i < T; ++i)
+      if (!hs.direct[uz(i)] && hs.drift[uz(i)] > kDriftLimit) stale.push_back(i);
+    const auto n_stale = static_cast<long>(stale.size());
+#pragma omp parallel for schedule(dynamic, 8)
+    for (long t = 0; t < n_stale; ++t) {
+      recompute_row(h, stale[uz(t)]);
+      output_row(stale[uz(t)]);
+    }
+    refresh_aged_outputs();
+  } else {
+    output_.col(c) = concat_.col(c);
+    if (s.use_output_bias) output_.col(c).array() += s.b_o(0, c);
+    const StageId oid{StageKind::Output, 0};
+    for (auto it = pins_.lower_bound(PinKey{oid, 0, 0}); it != pins_.end() && it->first.stage == oid; ++it)
+      if (it->first.col == c) output_(it->first.row, c) = it->second;
+  }
+  bump(StageKind::Output, 0, false);
+}
+
+// A cell of W_o or b_o: one column of the output.
+void Engine::edit_output_column(Index c) {
+  const Scenario& s = *scenario_;
+  if (s.use_w_o)
+    output_.col(c).noalias() = concat_ * s.W_o.col(c);
+  else
+    output_.col(c) = concat_.col(c);
+  if (s.use_output_bias) output_.col(c).array() += s.b_o(0, c);
+  const StageId oid{StageKind::Output, 0};
+  for (auto it = pins_.lower_bound(PinKey{oid, 0, 0}); it != pins_.end() && it->first.stage == oid; ++it)
+    if (it->first.col == c) output_(it->first.row, c) = it->second;
+  bump(StageKind::Output, 0, false);
+}
+
+// One mask cell: row i of every head.
+void Engine::edit_mask_cell(Index i, Index j) {
+  const Scenario& s = *scenario_;
+  const float v = s.mask_allows(static_cast<int>(i), static_cast<int>(j)) ? 1.0f : 0.0f;
+  const MaskShape shape = shape_of(s.mask_kind);
+  if (shape != mask_shape_) {
+    // The kind changed (to custom) while the values stayed: the row
+    // arithmetic is the same for every shape, so nothing else is stale.
+    mask_shape_ = shape;
+  }
+  bump(StageKind::Mask, 0, false);
+  if (mask_(i, j) == v) return;
+  const Index b = (i / kBlock) * nb_ + j / kBlock;
+  mask_block_count_[uz(b)] += v != 0.0f ? 1 : -1;
+  mask_(i, j) = v;
+  const int H = dims_.heads;
+  if (v != 0.0f)
+    for (int h = 0; h < H; ++h)
+      if (!heads_[uz(h)].valid[uz(b)]) compute_block(h, i / kBlock, j / kBlock);
+#pragma omp parallel for schedule(dynamic)
+  for (int h = 0; h < H; ++h) recompute_row(h, i);
+  for (int h = 0; h < H; ++h) note_row(StageKind::Masked, h, i);
+  output_row(i);
+  for (int h = 0; h < H; ++h)
+    for (auto k : {StageKind::Masked, StageKind::Weights, StageKind::Context}) bump(k, h, false);
+  bump(StageKind::Concat, 0, false);
+  bump(StageKind::Output, 0, false);
+}
+
+// A pin set or removed (its canonical key): the row it sits in.
+void Engine::edit_pin(const Invalidation::Entry& e) {
+  const Index r = e.row, c = e.col;
+  const Index dk = dims_.d_k, dv = dims_.d_v;
+  if (e.kind == StageKind::Scores) {
+    auto& hs = heads_[uz(e.head)];
+    const auto it = pins_.find(PinKey{StageId{StageKind::Scores, e.head}, e.row, e.col});
+    hs.S(r, c) = it != pins_.end()
+                     ? it->second
+                     : Q_.row(r).segment(ix(e.head) * dk, dk).dot(K_.row(c).segment(ix(e.head) * dk, dk));
+    bump(StageKind::Scores, e.head, false);
+  }
+  switch (e.kind) {
+    case StageKind::Q: case StageKind::K: case StageKind::V: {
+      const int h = static_cast<int>(c / (e.kind == StageKind::V ? dv : dk));
+      const RowVector v_old = V_.row(r);
+      recompute_projection_cell(e.kind, r, c);
+      bump(e.kind, h, false);
+      if (scenario_->use_w_o && e.kind != StageKind::Q)
+        for (int g = 0; g < dims_.heads; ++g)
+          if (!r_valid_[uz(g)]) build_r(g);
+      edit_rows({h}, r, e.kind == StageKind::Q, e.kind == StageKind::K, e.kind == StageKind::V, v_old);
+      for (auto k : {StageKind::Scaled, StageKind::Masked}) {
+        if (e.kind == StageKind::Q) note_row(k, h, r);
+        if (e.kind == StageKind::K) note_col(k, h, r);
+      }
+      for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
+        if (e.kind != StageKind::V || k == StageKind::Context) bump(k, h, false);
+      return;
+    }
+    case StageKind::Scores: case StageKind::Scaled: case StageKind::Masked: case StageKind::Weights:
+      if (e.kind == StageKind::Scores || e.kind == StageKind::Scaled) note_row(StageKind::Scaled, e.head, r);
+      if (e.kind != StageKind::Weights) note_row(StageKind::Masked, e.head, r);
+      recompute_row(e.head, r);
+      if (e.kind == StageKind::Scores || e.kind == StageKind::Scaled) bump(StageKind::Scaled, e.head, false);
+      if (e.kind != StageKind::Weights) bump(StageKind::Masked, e.head, false);
+      bump(StageKind::Weights, e.head, false);
+      [[fallthrough]];
+    case StageKind::Context:
+      if (e.kind == StageKind::Context) set_concat_row(e.head, r);
+      bump(StageKind::Context, e.head, false);
+      bump(StageKind::Concat, 0, false);
+      [[fallthrough]];
+    case StageKind::Output:
+      output_row(r);
+      bump(StageKind::Output, 0, false);
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace attention_lab

@@ -1,0 +1,323 @@
+// The engine's kernels: projections, the blocked scores, one head's softmax and context, the output.
+
+#include "attention/engine_internal.h"
+#include "attention_lab/softmax.h"
+#include "attention_lab/stage_registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attention_lab {
+
+using namespace engine_detail;
+
+// [SECTION] Kernels
+
+// Q, K or V for one head's column block (head < 0: all of them), in chunks of
+// rows so a cancel is noticed within a few milliseconds.
+void Engine::compute_projection(StageKind kind, int head, Work* work) {
+  const Scenario& s = *scenario_;
+  const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
+  const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
+  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
+  const Index width = head < 0 ? out.cols() : ix(kind == StageKind::V ? dims_.d_v : dims_.d_k);
+  const Index first = head < 0 ? 0 : ix(head) * width;
+  const Index T = dims_.T;
+  constexpr Index kChunk = 256;
+  for (Index r0 = 0; r0 < T; r0 += kChunk) {
+    const Index rows = std::min(kChunk, T - r0);
+    // this head's columns of X·W
+    out.block(r0, first, rows, width).noalias() = s.X.middleRows(r0, rows) * W.middleCols(first, width);
+    if (work) {
+      work->step(2.0 * static_cast<double>(rows * width * W.rows()));
+      work->check();
+    }
+  }
+  // + b, broadcast over tokens
+  if (s.use_bias) out.middleCols(first, width).rowwise() += b.row(0).segment(first, width);
+  if (head < 0) {
+    std::fill(proj_error(kind).begin(), proj_error(kind).end(), 0.0f);  // every row exact again
+    apply_pins(kind, -1);
+    for (int h = 0; h < dims_.heads; ++h) bump(kind, h, true);
+  } else {
+    apply_pins(kind, head);
+    bump(kind, head, true);
+  }
+}
+
+// Scores (optionally), softmax state, U and concat of every row of `heads`,
+// in tasks of one block of rows, the largest first. R of those heads becomes
+// stale.
+void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* work) {
+  if (heads.empty()) return;
+  for (int h : heads) {
+    auto& hs = heads_[uz(h)];
+    if (with_scores) {
+      std::fill(hs.valid.begin(), hs.valid.end(), std::uint8_t{0});
+      hs.score_error = 0.0f;  // every score is computed anew
+    } else
+      ensure_blocks_for_mask(h);
+    r_valid_[uz(h)] = 0;
+  }
+  std::vector<std::pair<int, Index>> tasks;
+  for (Index bi = nb_ - 1; bi >= 0; --bi)
+    for (int h : heads) tasks.emplace_back(h, bi);
+  std::atomic<bool> stop{false};
+  const auto n = static_cast<long>(tasks.size());
+  const double per_cell = 2.0 * ((with_scores ? dims_.d_k : 0) + dims_.d_v);
+#pragma omp parallel
+  {
+    thread_local std::vector<float> scratch;  // kept: a fresh one would page-fault every pass
+#pragma omp for schedule(dynamic, 1)
+    for (long t = 0; t < n; ++t) {
+      if (stop.load(std::memory_order_relaxed)) continue;
+      const auto [h, bi] = tasks[uz(t)];
+      head_block(h, bi, with_scores, scratch);
+      if (work) {
+        const double rows = static_cast<double>(std::min(kBlock, ix(dims_.T) - bi * kBlock));
+        if (!work->step(per_cell * rows * static_cast<double>(extent(bi)))) stop.store(true);
+      }
+    }
+  }
+  if (stop.load()) throw Cancelled();
+  const Index dv = dims_.d_v;
+  for (int h : heads) {
+    auto& hs = heads_[uz(h)];
+    const auto block = concat_.middleCols(ix(h) * dv, dv);
+    hs.cmax = block.size() > 0 ? block.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
+    if (!std::isfinite(hs.cmax)) hs.cmax = 0.0f;  // then every incremental update recomputes its row
+  }
+}
+
+// masked_ij = S_ij / √d_k / temperature for j < n, −∞ where a custom mask
+// forbids; n is `limit` cut to the causal extent of row i. The forward pass,
+// a recomputed row and a weights row share this arithmetic, so they agree
+// bit for bit.
+Index Engine::scaled_masked_prefix(int h, Index i, Index limit, float* x) const {
+  const bool ends_at_diagonal = mask_shape_ == MaskShape::Causal || mask_shape_ == MaskShape::Window;
+  const Index n = ends_at_diagonal ? std::min(limit, i + 1) : limit;
+  const float* s = heads_[uz(h)].S.row(i).data();
+  if (use_div_)
+    for (Index j = 0; j < n; ++j) x[j] = s[j] / scale_div_;
+  else
+    for (Index j = 0; j < n; ++j) x[j] = s[j] * scale_mul_;
+  add_position_bias(h, i, x, n);
+  if (mask_shape_ == MaskShape::Custom || mask_shape_ == MaskShape::Window) {
+    const float* m = mask_.row(i).data();
+    for (Index j = 0; j < n; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
+  }
+  return n;
+}
+
+void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& scratch) {
+  HeadState& hs = heads_[uz(h)];
+  const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
+  const Index i0 = bi * kBlock, rows = std::min(kBlock, T - i0), jn = extent(bi);
+  const auto Qh = Q_.middleCols(ix(h) * dk, dk);
+  const auto Kh = K_.middleCols(ix(h) * dk, dk);
+  const auto Vh = V_.middleCols(ix(h) * dv, dv);
+  if (with_scores && jn > 0) {
+    // scores_i = Q_i · K_iᵀ: entry (r, c) is how well token r's query matches token c's key.
+    hs.S.block(i0, 0, rows, jn).noalias() = Qh.middleRows(i0, rows) * Kh.topRows(jn).transpose();
+    for (Index bj = 0; bj * kBlock < jn; ++bj) hs.valid[uz(bi * nb_ + bj)] = 1;
+    for (Index i = i0; i < i0 + rows; ++i)
+      if (row_pins_[uz(ix(h) * T + i)] & kPinScores) apply_row_pins(StageKind::Scores, h, i);
+  }
+  scratch.resize(uz(std::max<Index>(rows * jn, 1)));
+  Eigen::Map<Matrix> E(scratch.data(), rows, jn);
+  bool is_direct[kBlock] = {};
+  for (Index r = 0; r < rows; ++r) {
+    const Index i = i0 + r;
+    float* e = scratch.data() + r * jn;
+    const bool pinned = (row_pins_[uz(ix(h) * T + i)] & (kPinScaledMasked | kPinWeights)) != 0;
+    const Index n = pinned ? jn : scaled_masked_prefix(h, i, jn, e);
+    bool nan = false;
+    const float max = pinned ? 0.0f : max_and_nan(e, n, nan);
+    if (pinned || nan || max == -kInf || max == kInf) {
+      is_direct[r] = true;
+      std::fill(e, e + jn, 0.0f);
+      continue;
+    }
+    exp_shifted(e, max, e, n);
+    std::fill(e + n, e + jn, 0.0f);
+    const double z = sum_in_double(e, n);
+    hs.offset[uz(i)] = max;
+    hs.sum[uz(i)] = z;
+    hs.cscale[uz(i)] = static_cast<float>(1.0 / z);
+    hs.issue[uz(i)] = RowIssue::None;
+    hs.direct[uz(i)] = 0;
+    hs.drift[uz(i)] = drift_start(i);
+  }
+  // context_i = weights_i · V_i = (Σ_j e^(masked_ij − m_i) V_j) / Z_i
+  auto U = U_.block(i0, ix(h) * dv, rows, dv);
+  if (jn > 0)
+    U.noalias() = E * Vh.topRows(jn);
+  else
+    U.setZero();
+  for (Index r = 0; r < rows; ++r) {
+    if (is_direct[r])
+      recompute_row(h, i0 + r);
+    else
+      set_concat_row(h, i0 + r);
+  }
+}
+
+// Block (bi, bj) of one head's scores, pins included.
+void Engine::compute_block(int h, Index bi, Index bj) const {
+  HeadState& hs = heads_[uz(h)];
+  const Index T = dims_.T, dk = dims_.d_k;
+  const Index i0 = bi * kBlock, j0 = bj * kBlock;
+  const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, T - j0);
+  hs.S.block(i0, j0, rows, cols).noalias() =
+      Q_.block(i0, ix(h) * dk, rows, dk) * K_.block(j0, ix(h) * dk, cols, dk).transpose();
+  const auto& pins = pins_;
+  const StageId id{StageKind::Scores, h};
+  for (auto it = pins.lower_bound(PinKey{id, static_cast<int>(i0), 0});
+       it != pins.end() && it->first.stage == id && it->first.row < i0 + rows; ++it)
+    if (it->first.col >= j0 && it->first.col < j0 + cols) hs.S(it->first.row, it->first.col) = it->second;
+  hs.valid[uz(bi * nb_ + bj)] = 1;
+}
+
+// Computes the blocks of scores the current mask reads but were skipped.
+void Engine::ensure_blocks_for_mask(int h) {
+  auto& hs = heads_[uz(h)];
+  for (Index bi = 0; bi < nb_; ++bi)
+    for (Index bj = 0; bj < nb_; ++bj)
+      if (mask_block_count_[uz(bi * nb_ + bj)] > 0 && !hs.valid[uz(bi * nb_ + bj)]) compute_block(h, bi, bj);
+}
+
+// Every block of one head's scores, for showing them.
+void Engine::complete_scores(int h) const {
+  const auto& hs = heads_[uz(h)];
+  std::vector<Index> missing;
+  for (Index b = 0; b < nb_ * nb_; ++b)
+    if (!hs.valid[uz(b)]) missing.push_back(b);
+  if (missing.empty()) return;
+  const auto n = static_cast<long>(missing.size());
+#pragma omp parallel for schedule(dynamic, 4)
+  for (long t = 0; t < n; ++t) compute_block(h, missing[uz(t)] / nb_, missing[uz(t)] % nb_);
+}
+
+// Everything of row i of head h from its scores: softmax state, U, concat and
+// (when kept) R. Exact: used for edited rows, refreshes and direct rows.
+void Engine::recompute_row(int h, Index i) {
+  HeadState& hs = heads_[uz(h)];
+  note_row(StageKind::Weights, h, i);
+  const Index T = dims_.T, dv = dims_.d_v;
+  const auto Vh = V_.middleCols(ix(h) * dv, dv);
+  float* x = scratch_a(T).data();
+  float* e = scratch_b(T).data();
+  auto u = U_.row(i).segment(ix(h) * dv, dv);
+  if ((row_pins_[uz(ix(h) * T + i)] & (kPinScaledMasked | kPinWeights)) == 0) {
+    const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
+    bool nan = false;
+    const float max = max_and_nan(x, n, nan);
+    if (!nan && max != -kInf && max != kInf) {
+      exp_shifted(x, max, e, n);
+      const double z = sum_in_double(e, n);
+      hs.offset[uz(i)] = max;
+      hs.sum[uz(i)] = z;
+      hs.cscale[uz(i)] = static_cast<float>(1.0 / z);
+      hs.issue[uz(i)] = RowIssue::None;
+      hs.direct[uz(i)] = 0;
+      hs.drift[uz(i)] = drift_start(i);
+      if (n > 0)
+        u.noalias() = Eigen::Map<const RowVector>(e, n) * Vh.topRows(n);
+      else
+        u.setZero();
+      set_concat_row(h, i);
+      return;
+    }
+  }
+  // A direct row: the weights explicitly, as softmax_row gives them, pins included.
+  Eigen::Map<RowVector> w(e, T);
+  hs.direct[uz(i)] = 1;
+  weights_row(h, i, e, x);
+  hs.offset[uz(i)] = 0.0f;
+  hs.sum[uz(i)] = 1.0;
+  hs.cscale[uz(i)] = 1.0f;
+  hs.drift[uz(i)] = 0.0f;
+  u.noalias() = w * Vh;
+  set_concat_row(h, i);
+}
+
+// concat row i of head h from U (and R row i, when kept), context pins included.
+void Engine::set_concat_row(int h, Index i) {
+  const Index T = dims_.T, dv = dims_.d_v;
+  const auto& hs = heads_[uz(h)];
+  concat_.row(i).segment(ix(h) * dv, dv) = U_.row(i).segment(ix(h) * dv, dv) * hs.cscale[uz(i)];
+  if (row_pins_[uz(ix(h) * T + i)] & kPinContext) apply_row_pins(StageKind::Context, h, i);
+  if (scenario_->use_w_o && r_valid_[uz(h)]) {
+    const Index dout = dims_.d_out;
+    R_.row(i).segment(ix(h) * dout, dout).noalias() =
+        U_.row(i).segment(ix(h) * dv, dv) * scenario_->W_o.middleRows(ix(h) * dv, dv);
+  }
+}
+
+// R_h = U_h · W_o_h, for incremental updates of the output.
+void Engine::build_r(int h) {
+  const Index T = dims_.T, dv = dims_.d_v, dout = dims_.d_out;
+  if (R_.rows() != T || R_.cols() != ix(dims_.heads) * dout) {
+    R_.resize(T, ix(dims_.heads) * dout);
+    advise_huge_pages(R_);
+  }
+  R_.middleCols(ix(h) * dout, dout).noalias() = U_.middleCols(ix(h) * dv, dv) * scenario_->W_o.middleRows(ix(h) * dv, dv);
+  r_valid_[uz(h)] = 1;
+}
+
+void Engine::full_output(Work* work) {
+  const Scenario& s = *scenario_;
+  const Index T = dims_.T;
+  if (s.use_w_o) {
+    constexpr Index kChunk = 256;
+    for (Index r0 = 0; r0 < T; r0 += kChunk) {
+      const Index rows = std::min(kChunk, T - r0);
+      output_.middleRows(r0, rows).noalias() = concat_.middleRows(r0, rows) * s.W_o;
+      if (work) {
+        work->step(2.0 * static_cast<double>(rows * s.W_o.rows() * s.W_o.cols()));
+        work->check();
+      }
+    }
+  } else {
+    output_ = concat_;
+  }
+  if (s.use_output_bias) output_.rowwise() += s.b_o.row(0);
+  apply_pins(StageKind::Output, 0);
+  for (Index i = 0; i < T; ++i) out_age_[uz(i)] = age_start(i);
+  bump(StageKind::Output, 0, true);
+}
+
+// Output row i exactly: from R when every head keeps it and no context pin
+// sits in the row, else from concat · W_o.
+void Engine::output_row(Index i) {
+  const Scenario& s = *scenario_;
+  const Index T = dims_.T, dout = dims_.d_out;
+  auto out = output_.row(i);
+  if (s.use_w_o) {
+    bool from_r = R_.rows() == T;
+    for (int h = 0; h < dims_.heads && from_r; ++h)
+      from_r = r_valid_[uz(h)] && !(row_pins_[uz(ix(h) * T + i)] & kPinContext);
+    if (from_r) {
+      out.setZero();
+      for (int h = 0; h < dims_.heads; ++h)
+        out += R_.row(i).segment(ix(h) * dout, dout) * heads_[uz(h)].cscale[uz(i)];
+    } else {
+      out.noalias() = concat_.row(i) * s.W_o;
+    }
+  } else {
+    out = concat_.row(i);
+  }
+  if (s.use_output_bias) out += s.b_o.row(0);
+  apply_row_pins(StageKind::Output, 0, i);
+  out_age_[uz(i)] = 0;
+}
+
+void Engine::refresh_aged_outputs() {
+  const auto T = static_cast<long>(dims_.T);
+#pragma omp parallel for schedule(dynamic, 16)
+  for (long i = 0; i < T; ++i)
+    if (out_age_[uz(i)] >= kOutAgeLimit) output_row(i);
+}
+
+}  // namespace attention_lab

@@ -1,0 +1,370 @@
+// The engine's values: masked and weights rows, pins, warnings, versions, and the derived-stage cache behind stage().
+
+#include "attention/engine_internal.h"
+#include "attention_lab/softmax.h"
+#include "attention_lab/stage_registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <atomic>
+
+namespace attention_lab {
+
+using namespace engine_detail;
+
+// [SECTION] Values
+
+bool Engine::row_is_direct(int h, Index i) const { return heads_[uz(h)].direct[uz(i)] != 0; }
+
+float Engine::masked_value(int h, Index i, Index j) const {
+  const auto& pins = pins_;
+  if (row_pins_[uz(ix(h) * dims_.T + i)] & kPinScaledMasked) {
+    const int ri = static_cast<int>(i), rj = static_cast<int>(j);
+    if (auto it = pins.find(PinKey{StageId{StageKind::Masked, h}, ri, rj}); it != pins.end()) return it->second;
+    if (!allowed(i, j)) return -kInf;
+    if (auto it = pins.find(PinKey{StageId{StageKind::Scaled, h}, ri, rj}); it != pins.end())
+      return it->second + position_bias(h, i, j);
+  } else if (!allowed(i, j)) {
+    return -kInf;
+  }
+  return scale_value(heads_[uz(h)].S(i, j)) + position_bias(h, i, j);
+}
+
+// Row i of masked_h (all T columns), pins included.
+void Engine::masked_row(int h, Index i, float* x) const {
+  const Index T = dims_.T;
+  const float* s = heads_[uz(h)].S.row(i).data();
+  const float* m = mask_.row(i).data();
+  if (use_div_)
+    for (Index j = 0; j < T; ++j) x[j] = s[j] / scale_div_;
+  else
+    for (Index j = 0; j < T; ++j) x[j] = s[j] * scale_mul_;
+  if (row_pins_[uz(ix(h) * T + i)] & kPinScaledMasked) {
+    const auto& pins = pins_;
+    const StageId sid{StageKind::Scaled, h};
+    for (auto it = pins.lower_bound(PinKey{sid, static_cast<int>(i), 0});
+         it != pins.end() && it->first.stage == sid && it->first.row == i; ++it)
+      x[it->first.col] = it->second;
+    add_position_bias(h, i, x, T);
+    for (Index j = 0; j < T; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
+    const StageId mid{StageKind::Masked, h};
+    for (auto it = pins.lower_bound(PinKey{mid, static_cast<int>(i), 0});
+         it != pins.end() && it->first.stage == mid && it->first.row == i; ++it)
+      x[it->first.col] = it->second;
+  } else {
+    add_position_bias(h, i, x, T);
+    for (Index j = 0; j < T; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
+  }
+}
+
+// Row i of weights_h as shown (all T columns, pins included); x is scratch.
+// Records the row's issue.
+void Engine::weights_row(int h, Index i, float* w, float* x) const {
+  const Index T = dims_.T;
+  auto& hs = heads_[uz(h)];
+  if (!hs.direct[uz(i)]) {
+    // e^(masked − m)/Z, the same arithmetic the context was computed with
+    // (a row that is not direct has no pins on scaled or masked)
+    const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
+    exp_shifted(x, hs.offset[uz(i)], w, n);
+    const float scale = hs.cscale[uz(i)];
+    for (Index j = 0; j < n; ++j) w[j] *= scale;
+    std::fill(w + n, w + T, 0.0f);
+    return;
+  }
+  masked_row(h, i, x);
+  hs.issue[uz(i)] = softmax_row(Eigen::Map<const RowVector>(x, T), Eigen::Map<RowVector>(w, T));
+  if (row_pins_[uz(ix(h) * T + i)] & kPinWeights) {
+    const auto& pins = pins_;
+    const StageId id{StageKind::Weights, h};
+    for (auto it = pins.lower_bound(PinKey{id, static_cast<int>(i), 0});
+         it != pins.end() && it->first.stage == id && it->first.row == i; ++it)
+      w[it->first.col] = it->second;
+  }
+}
+
+// Lays pins over a whole stage (Q, K, V: one head's columns, or all of them
+// when head < 0; output).
+void Engine::apply_pins(StageKind kind, int head) {
+  const auto& pins = pins_;
+  Matrix* target = kind == StageKind::Q ? &Q_ : kind == StageKind::K ? &K_ : kind == StageKind::V ? &V_ : &output_;
+  Index first = 0, width = target->cols();
+  if (head >= 0 && kind != StageKind::Output) {
+    width = ix(kind == StageKind::V ? dims_.d_v : dims_.d_k);
+    first = ix(head) * width;
+  }
+  const StageId id{kind, 0};
+  for (auto it = pins.lower_bound(PinKey{id, 0, 0}); it != pins.end() && it->first.stage == id; ++it) {
+    const Index r = it->first.row, c = it->first.col;
+    if (r < target->rows() && c >= first && c < first + width) (*target)(r, c) = it->second;
+  }
+}
+
+// Lays the pins of one row over scores[h], context[h] (in concat) or the output.
+void Engine::apply_row_pins(StageKind kind, int head, Index row) {
+  const auto& pins = pins_;
+  const bool per_head = is_per_head(kind);
+  const StageId id{kind, per_head ? head : 0};
+  const Index dv = dims_.d_v;
+  for (auto it = pins.lower_bound(PinKey{id, static_cast<int>(row), 0});
+       it != pins.end() && it->first.stage == id && it->first.row == row; ++it) {
+    const Index c = it->first.col;
+    switch (kind) {
+      case StageKind::Scores: heads_[uz(head)].S(row, c) = it->second; break;
+      case StageKind::Context:
+        if (c < dv) concat_(row, ix(head) * dv + c) = it->second;
+        break;
+      case StageKind::Output:
+        if (c < output_.cols()) output_(row, c) = it->second;
+        break;
+      default: break;
+    }
+  }
+}
+
+void Engine::collect_warnings() {
+  warnings_.clear();
+  for (std::size_t h = 0; h < heads_.size(); ++h) {
+    const auto& issues = heads_[h].issue;
+    for (std::size_t r = 0; r < issues.size(); ++r) {
+      const RowIssue issue = issues[r];
+      if (issue == RowIssue::None) continue;
+      const int hi = static_cast<int>(h);
+      const int ri = static_cast<int>(r);
+      std::string msg = "head " + std::to_string(hi) + ", row " + std::to_string(ri) + " ('" +
+                        scenario_->token_label(ri) + "'): " + describe(issue);
+      warnings_.push_back({hi, ri, std::move(msg)});
+    }
+  }
+}
+
+// Versions come from one counter for every engine in the process: an engine
+// computed on a worker and moved in (an undo of a resize, a toggle at a large
+// size) never hands out a version an earlier engine gave, so a front end's
+// caches keyed by version (textures, Compare's differences) cannot mistake
+// new values for old ones.
+namespace {
+std::atomic<std::uint64_t> g_next_version{1};
+}  // namespace
+
+// Which of a head's Changes tracks a derived stage.
+int Engine::changes_of(StageKind kind) {
+  switch (kind) {
+    case StageKind::Scaled: return 0;
+    case StageKind::Masked: return 1;
+    case StageKind::PositionBias: return 3;
+    default: return 2;  // weights
+  }
+}
+
+void Engine::bump(StageKind kind, int head, bool full) {
+  ++counts_[idx(kind)];
+  if (full) ++full_counts_[idx(kind)];
+  if (versions_.empty()) versions_.resize(1);
+  // Q, K and V are versioned per head block as well, so a head's view knows
+  // whether its own columns changed.
+  const bool per_block = is_per_head(kind) || kind == StageKind::Q || kind == StageKind::K ||
+                         kind == StageKind::V;
+  const auto h = per_block && head >= 0 ? static_cast<std::size_t>(head) : 0u;
+  const std::uint64_t v = g_next_version.fetch_add(1, std::memory_order_relaxed);
+  if (h < versions_.size()) versions_[h][idx(kind)] = v;
+  if (full && h < heads_.size() &&
+      (kind == StageKind::Scaled || kind == StageKind::Masked || kind == StageKind::Weights ||
+       kind == StageKind::PositionBias)) {
+    Changes& c = heads_[h].changes[changes_of(kind)];
+    c.full = v;
+    c.cols.clear();
+  }
+}
+
+// Row `row` (or column `col`) of scaled, masked or weights of `head` changed
+// in place; the bump that follows gives it a version ≥ the next one now.
+void Engine::note_row(StageKind kind, int head, Index row) {
+  Changes& c = heads_[uz(head)].changes[changes_of(kind)];
+  c.rows[uz(row)] = g_next_version.load(std::memory_order_relaxed);
+}
+
+void Engine::note_col(StageKind kind, int head, Index col) {
+  Changes& c = heads_[uz(head)].changes[changes_of(kind)];
+  constexpr std::size_t kMaxCols = 64;
+  if (c.cols.size() >= kMaxCols) {
+    // forget the older half: copies older than what was forgotten are rebuilt whole
+    const auto half = c.cols.begin() + static_cast<std::ptrdiff_t>(kMaxCols / 2);
+    c.full = std::max(c.full, std::prev(half)->first);
+    c.cols.erase(c.cols.begin(), half);
+  }
+  c.cols.emplace_back(g_next_version.load(std::memory_order_relaxed), col);
+}
+
+// [SECTION] Access
+
+// Row i of scaled, masked or weights of a head, as stage() shows it.
+void Engine::fill_derived_row(StageId id, Matrix& m, Index i) const { fill_derived_row(id, i, m.row(i).data()); }
+
+void Engine::fill_derived_row(StageId id, Index i, float* out) const {
+  const Index T = dims_.T;
+  switch (id.kind) {
+    case StageKind::Scaled: {
+      const float* s = heads_[uz(id.head)].S.row(i).data();
+      if (use_div_)
+        for (Index j = 0; j < T; ++j) out[j] = s[j] / scale_div_;
+      else
+        for (Index j = 0; j < T; ++j) out[j] = s[j] * scale_mul_;
+      const StageId sid{StageKind::Scaled, id.head};
+      const auto& pins = pins_;
+      for (auto it = pins.lower_bound(PinKey{sid, static_cast<int>(i), 0});
+           it != pins.end() && it->first.stage == sid && it->first.row == i; ++it)
+        out[it->first.col] = it->second;
+      break;
+    }
+    case StageKind::Masked: masked_row(id.head, i, out); break;
+    case StageKind::PositionBias:
+      std::fill(out, out + T, 0.0f);
+      add_position_bias(id.head, i, out, T);
+      break;
+    default: weights_row(id.head, i, out, scratch_a(T).data()); break;
+  }
+}
+
+// Brings a cached copy up to date from the rows and columns that changed
+// since it was made, or rebuilds it.
+void Engine::patch_derived(Derived& d) const {
+  const int h = d.id.head;
+  const Index T = dims_.T;
+  const std::uint64_t since = d.version;
+  const Changes& c = heads_[uz(h)].changes[changes_of(d.id.kind)];
+  const bool whole = d.m.rows() != T || d.m.cols() != T || since < c.full || since == 0;
+  if (d.m.rows() != T || d.m.cols() != T) {
+    d.m.resize(T, T);
+    advise_huge_pages(d.m);
+  }
+  if (d.id.kind == StageKind::Scaled) complete_scores(h);
+  const auto n = static_cast<long>(T);
+  long stale = 0;
+  for (long i = 0; i < n && !whole; ++i) stale += c.rows[uz(i)] > since ? 1 : 0;
+#pragma omp parallel for schedule(dynamic, 32) if (whole || stale > 16)
+  for (long i = 0; i < n; ++i)
+    if (whole || c.rows[uz(i)] > since) fill_derived_row(d.id, d.m, i);
+  if (whole) return;
+  for (const auto& [v, col] : c.cols) {
+    if (v <= since) continue;
+    for (Index i = 0; i < T; ++i) {
+      if (c.rows[uz(i)] > since) continue;  // the whole row is fresh already
+      switch (d.id.kind) {
+        case StageKind::Scaled: {
+          const auto it = pins_.find(PinKey{StageId{StageKind::Scaled, h}, static_cast<int>(i), static_cast<int>(col)});
+          d.m(i, col) = it != pins_.end() ? it->second : scale_value(heads_[uz(h)].S(i, col));
+          break;
+        }
+        case StageKind::Masked: d.m(i, col) = masked_value(h, i, col); break;
+        default: break;  // weights change by rows
+      }
+    }
+  }
+}
+
+Matrix Engine::rows(StageId id, Index first, Index count) const {
+  const bool derived_kind = id.kind == StageKind::Scaled || id.kind == StageKind::PositionBias ||
+                            id.kind == StageKind::Masked || id.kind == StageKind::Weights;
+  if (!derived_kind) {
+    const MatrixView all = stage(id);
+    first = std::clamp<Index>(first, 0, all.rows());
+    return all.middleRows(first, std::clamp<Index>(count, 0, all.rows() - first));
+  }
+  const Index T = dims_.T;
+  first = std::clamp<Index>(first, 0, T);
+  count = std::clamp<Index>(count, 0, T - first);
+  // A materialized copy that is current already: copy from it.
+  const std::uint64_t v = version(id);
+  for (const auto& d : cache_)
+    if (d.id == id && d.version == v && d.m.rows() == T) return d.m.middleRows(first, count);
+  if (id.kind == StageKind::Scaled) complete_scores(id.head);
+  Matrix out(count, T);
+  for (Index i = 0; i < count; ++i) fill_derived_row(id, first + i, out.row(i).data());
+  return out;
+}
+
+// scaled, masked or weights of one head, materialized into the cache.
+MatrixView Engine::derived(StageId id) const {
+  const std::uint64_t v = version(id);
+  Derived* slot = nullptr;
+  for (auto& d : cache_)
+    if (d.id == id) slot = &d;
+  if (!slot) {
+    if (cache_.capacity() < kDerivedCacheSize) cache_.reserve(kDerivedCacheSize);  // views never move
+    if (cache_.size() < kDerivedCacheSize) {
+      slot = &cache_.emplace_back();
+    } else {
+      slot = &*std::min_element(cache_.begin(), cache_.end(),
+                                [](const Derived& a, const Derived& b) { return a.used < b.used; });
+      slot->version = 0;  // another stage's values: rebuild
+    }
+    slot->id = id;
+  }
+  slot->used = ++cache_clock_;
+  if (slot->version != v) {
+    patch_derived(*slot);
+    slot->version = v;
+  }
+  return slot->m;
+}
+
+MatrixView Engine::stage(StageId id) const {
+  const Scenario& s = *scenario_;
+  const auto h = to_index(id.head);
+  const auto dk = to_index(dims_.d_k);
+  const auto dv = to_index(dims_.d_v);
+  switch (id.kind) {
+    case StageKind::X: case StageKind::W_q: case StageKind::W_k: case StageKind::W_v: case StageKind::b_q:
+    case StageKind::b_k: case StageKind::b_v: case StageKind::W_o: case StageKind::b_o:
+      return s.*spec(id.kind).member;  // an input: the scenario's own matrix
+    case StageKind::Mask: return mask_;
+    case StageKind::Q: return Q_;
+    case StageKind::K: return K_;
+    case StageKind::V: return V_;
+    case StageKind::HeadQ: return Q_.middleCols(h * dk, dk);
+    case StageKind::HeadK: return K_.middleCols(h * dk, dk);
+    case StageKind::HeadV: return V_.middleCols(h * dv, dv);
+    case StageKind::Scores:
+      complete_scores(id.head);
+      return heads_[static_cast<std::size_t>(h)].S;
+    case StageKind::Scaled: case StageKind::PositionBias: case StageKind::Masked: case StageKind::Weights:
+      return derived(id);
+    case StageKind::Context: return concat_.middleCols(h * dv, dv);
+    case StageKind::Concat: return concat_;
+    case StageKind::Output: return output_;
+  }
+  return Q_;
+}
+
+std::uint64_t Engine::version(StageId id) const {
+  const auto h = is_per_head(id.kind) ? static_cast<std::size_t>(id.head) : 0u;
+  // A head's block of Q, K or V shares the version its head's block of the
+  // whole matrix is kept under.
+  if (spec(id.kind).view == ViewKind::HeadSlice)
+    return h < versions_.size() ? versions_[h][idx(spec(id.kind).storage)] : 0;
+  if (id.kind == StageKind::Q || id.kind == StageKind::K || id.kind == StageKind::V) {
+    // Q as a whole changed when any head's block did.
+    std::uint64_t v = 0;
+    for (const auto& per_head : versions_) v = std::max(v, per_head[idx(id.kind)]);
+    return v;
+  }
+  return h < versions_.size() ? versions_[h][idx(id.kind)] : 0;
+}
+
+std::size_t Engine::bytes_kept() const {
+  auto bytes = [](const Matrix& m) { return static_cast<std::size_t>(m.size()) * sizeof(float); };
+  std::size_t total = 0;
+  for (const Matrix* m : {&Q_, &K_, &V_, &concat_, &output_, &mask_, &U_, &R_}) total += bytes(*m);
+  for (const auto& hs : heads_)
+    total += bytes(hs.S) + hs.valid.capacity() + hs.offset.capacity() * sizeof(float) +
+             hs.sum.capacity() * sizeof(double) + hs.cscale.capacity() * sizeof(float) +
+             hs.issue.capacity() * sizeof(RowIssue) + hs.direct.capacity() + hs.drift.capacity() * sizeof(float);
+  for (const auto& d : cache_) total += bytes(d.m);
+  total += r_valid_.capacity() + mask_block_count_.capacity() * sizeof(int) + row_pins_.capacity() +
+           out_age_.capacity();
+  return total;
+}
+
+}  // namespace attention_lab
