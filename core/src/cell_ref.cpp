@@ -27,6 +27,7 @@ std::string stage_problem(const Scenario& scenario, StageId stage) {
     case Requires::OutputProjection: return name + ": the output projection W_o is off in this scenario";
     case Requires::OutputBias: return name + ": the output bias b_o is off in this scenario";
     case Requires::Alibi: return name + ": ALiBi is off in this scenario";
+    case Requires::Sinks: return name + ": attention sinks are off in this scenario";
     case Requires::Nothing: break;
   }
   return name + ": not a stage of this scenario";

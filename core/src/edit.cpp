@@ -29,6 +29,7 @@ const char* to_string(Toggle t) {
     case Toggle::OutputProjection: return "W_o";
     case Toggle::OutputBias: return "b_o";
     case Toggle::Alibi: return "ALiBi position bias";
+    case Toggle::Sinks: return "attention sinks";
   }
   return "?";
 }
@@ -58,6 +59,7 @@ std::string inactive_reason(const Scenario& s, StageKind kind) {
     case Requires::OutputProjection: return std::string(kind_name(kind)) + ": the output projection is off; turn it on first";
     case Requires::OutputBias: return std::string(kind_name(kind)) + ": the output bias is off; turn it on first";
     case Requires::Alibi: return std::string(kind_name(kind)) + ": ALiBi is off; turn it on first";
+    case Requires::Sinks: return std::string(kind_name(kind)) + ": attention sinks are off; turn them on first";
     case Requires::Nothing: break;
   }
   return "";
@@ -163,6 +165,13 @@ std::string resize(Scenario& s, Dimension which, int value) {
     s.W_o = regrow(t, n.d_out, n.heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_o, n.heads * n.d_v).transpose();
   }
   if (s.use_output_bias) s.b_o = regrow(s.b_o, 1, n.d_out, 0, 0, s, StageKind::b_o, 1);
+  if (s.use_sinks || s.sinks.size() > 0) {
+    // One logit per head: kept heads keep theirs, new ones start at 0.
+    Matrix sinks = Matrix::Zero(1, n.heads);
+    const auto kept = std::min<Eigen::Index>(s.sinks.cols(), n.heads);
+    if (s.sinks.rows() == 1 && kept > 0) sinks.leftCols(kept) = s.sinks.leftCols(kept);
+    s.sinks = sinks;
+  }
   if (s.mask_kind == MaskKind::Custom || s.custom_mask.size() > 0)
     s.custom_mask = regrow(s.custom_mask, n.T, n.T, 0, 0, s, StageKind::Mask, 1);
   // Names that still have a row (column) keep it; new ones are empty, shown as the index.
@@ -352,7 +361,8 @@ struct Applier {
         e.which == Toggle::OutputProjection ||
         (e.on && e.which == Toggle::Bias &&
          (s.b_q.cols() != d.heads * d.d_k || s.b_k.cols() != d.heads * d.d_k || s.b_v.cols() != d.heads * d.d_v)) ||
-        (e.on && e.which == Toggle::OutputBias && s.b_o.cols() != d.d_out);
+        (e.on && e.which == Toggle::OutputBias && s.b_o.cols() != d.d_out) ||
+        (e.on && e.which == Toggle::Sinks && s.sinks.cols() != d.heads);
     if (creates)
       out.inverse = ReplaceScenario{std::make_shared<const Scenario>(s), describe(e)};
     else
@@ -387,6 +397,12 @@ struct Applier {
         s.alibi = e.on;
         out.stale.mark_all_heads(StageKind::PositionBias);
         return;
+      case Toggle::Sinks:
+        // A sink of logit 0 to start with: as strong as a key whose score is 0.
+        if (e.on && s.sinks.cols() != d.heads) s.sinks = Matrix::Zero(1, d.heads);
+        s.use_sinks = e.on;
+        out.stale.mark_all_heads(StageKind::Sinks);
+        return;
     }
   }
 
@@ -397,6 +413,7 @@ struct Applier {
       case Toggle::OutputProjection: return s.use_w_o;
       case Toggle::OutputBias: return s.use_output_bias;
       case Toggle::Alibi: return s.alibi;
+      case Toggle::Sinks: return s.use_sinks;
     }
     return false;
   }

@@ -209,7 +209,7 @@ const std::vector<std::string>& step_keys() {
 }
 
 const std::vector<std::string>& change_keys() {
-  static const std::vector<std::string> keys = {"mask", "temperature", "scale", "bias", "W_o", "b_o", "alibi", "set",
+  static const std::vector<std::string> keys = {"mask", "temperature", "scale", "bias", "W_o", "b_o", "alibi", "sinks", "set",
                                                 "pin", "clear_pins", "T", "d_model", "heads", "d_k", "d_v",
                                                 "d_out", "focus_head"};
   return keys;
@@ -411,6 +411,7 @@ class Parser {
     if (key == "W_o") return toggle(Toggle::OutputProjection);
     if (key == "b_o") return toggle(Toggle::OutputBias);
     if (key == "alibi") return toggle(Toggle::Alibi);
+    if (key == "sinks") return toggle(Toggle::Sinks);
     if (key == "set") {
       const CellRef cell = read_cell(v, w, s, {"stage", "row", "col", "value"}, &is_input_kind,
                                      "an input such as \"X\", \"W_q\" or \"mask\" (computed stages are changed "

@@ -158,6 +158,14 @@ std::string validate(const Scenario& s) {
   if (s.use_output_bias)
     if (auto e = check_shape("b_o", s.b_o, 1, "a single row", d_out, s.use_w_o ? "d_out" : "heads*d_v"); !e.empty())
       return e;
+  if (s.use_sinks) {
+    if (s.sinks.rows() != 1 || s.sinks.cols() != s.heads)
+      return "sinks: expected " + std::to_string(s.heads) + " numbers (one per head), found " +
+             std::to_string(s.sinks.size());
+    for (Eigen::Index h = 0; h < s.sinks.cols(); ++h)
+      if (!std::isfinite(s.sinks(0, h)))
+        return "sinks[" + std::to_string(h) + "]: expected a finite number, found " + std::to_string(s.sinks(0, h));
+  }
   if (s.mask_kind == MaskKind::Window && !(s.window >= 1 && s.window <= kMaxTokens))
     return "mask.window: expected a whole number from 1 to " + std::to_string(kMaxTokens) + ", found " +
            std::to_string(s.window);

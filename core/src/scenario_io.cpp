@@ -119,7 +119,7 @@ Matrix read_vector(const json& j, const std::string& name, std::size_t expected,
 
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> keys = {"X", "W_q", "W_k", "W_v", "heads", "b_q", "b_k", "b_v", "W_o", "b_o",
-                                                "mask", "scale", "temperature", "alibi", "tokens", "features", "title",
+                                                "mask", "scale", "temperature", "alibi", "sinks", "tokens", "features", "title",
                                                 "description", "attention_lab"};
   return keys;
 }
@@ -209,6 +209,10 @@ Scenario parse_object(const json& root) {
   if (root.contains("scale")) {
     if (!root["scale"].is_boolean()) fail("scale: expected true or false, found " + type_of(root["scale"]));
     s.scale = root["scale"].get<bool>();
+  }
+  if (root.contains("sinks")) {
+    s.sinks = read_vector(root["sinks"], "sinks", static_cast<std::size_t>(H), "heads: one logit per head");
+    s.use_sinks = true;
   }
   if (root.contains("alibi")) {
     if (!root["alibi"].is_boolean()) fail("alibi: expected true or false, found " + type_of(root["alibi"]));
@@ -397,6 +401,7 @@ std::string scenario_to_json(const Scenario& s) {
     out << quote(to_string(s.mask_kind));
   key("scale"), out << (s.scale ? "true" : "false");
   if (s.alibi) key("alibi"), out << "true";
+  if (s.use_sinks) key("sinks"), json_text::write_row(out, s.sinks, 0);
   key("temperature"), json_text::write_number(out, s.temperature);
   key("X"), json_text::write_matrix(out, s.X, 2);
   key("W_q"), json_text::write_matrix(out, s.W_q, 2);

@@ -63,6 +63,25 @@ void exp_shifted(const float* x, float offset, float* e, Eigen::Index n) {
   for (Eigen::Index j = 0; j < n; ++j) e[j] = fast_exp(x[j] - offset);
 }
 
+RowIssue softmax_row_with_sink(Eigen::Ref<const RowVector> x, float sink, Eigen::Ref<RowVector> w, float& share) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  bool has_nan = false;
+  const float row_max = max_and_nan(x.data(), x.size(), has_nan);
+  if (has_nan || row_max == kInf || !(sink > -kInf)) {
+    const RowIssue issue = softmax_row(x, w);
+    share = has_nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f;  // no sink, or +∞ keys take everything
+    return issue;
+  }
+  const float m = std::max(row_max, sink);
+  exp_shifted(x.data(), m, w.data(), x.size());
+  const float e_sink = fast_exp(sink - m);  // as exp_shifted computes the keys' terms
+  const double sum = sum_in_double(w.data(), x.size()) + static_cast<double>(e_sink);
+  const auto inv = static_cast<float>(1.0 / sum);
+  w *= inv;
+  share = e_sink * inv;
+  return RowIssue::None;
+}
+
 RowIssue softmax_row(Eigen::Ref<const RowVector> x, Eigen::Ref<RowVector> w) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const Eigen::Index n = x.size();

@@ -59,6 +59,7 @@ SoftmaxBreakdown softmax_breakdown(const Document& doc, int head, int row) {
   if (s.alibi) b.position_bias = doc.stage(StageId::of_head(StageKind::PositionBias, head)).row(r);
   b.masked = doc.stage(StageId::of_head(StageKind::Masked, head)).row(r);
   b.engine_weights = doc.stage(StageId::of_head(StageKind::Weights, head)).row(r);
+  if (s.use_sinks && head < s.sinks.cols()) b.sink = s.sinks(0, head);
 
   b.scale_divisor = s.scale ? std::sqrt(static_cast<double>(d.d_k)) : 1.0;
   b.temperature = static_cast<double>(s.temperature);
@@ -111,6 +112,21 @@ SoftmaxBreakdown softmax_breakdown(const Document& doc, int head, int row) {
     }
     b.weights = b.exps * static_cast<float>(1.0 / b.sum);
   }
+  if (b.sink > -kInf && !nan && b.max != kInf) {
+    // The sink is one more key: the offset is the larger of it and the row's
+    // max, and its term joins the sum (a row the mask empties gives it all).
+    const float m = std::max(b.max, b.sink);
+    b.sum = std::exp(static_cast<double>(b.sink - m));
+    for (Eigen::Index j = 0; j < n; ++j) {
+      b.shifted[j] = b.masked[j] - m;
+      b.exps[j] = std::exp(b.shifted[j]);
+      b.sum += static_cast<double>(b.exps[j]);
+    }
+    b.max = m;
+    b.weights = b.exps * static_cast<float>(1.0 / b.sum);
+    b.sink_share = static_cast<float>(std::exp(static_cast<double>(b.sink - m)) / b.sum);
+    if (b.issue == RowIssue::NoAllowedKey) b.issue = RowIssue::None;
+  }
   lay_pins(b.weights, b.weight_pins);
   b.entropy = nan ? std::numeric_limits<double>::quiet_NaN() : entropy_of(b.weights);
   b.max_entropy = b.allowed > 1 ? std::log(static_cast<double>(b.allowed)) : 0.0;
@@ -125,7 +141,8 @@ RowVector weights_at_temperature(const SoftmaxBreakdown& b, double temperature) 
   RowVector masked = mask_row(scaled, b.mask);
   lay_pins(masked, b.masked_pins);
   RowVector weights(masked.size());
-  softmax_row(masked, weights);
+  float share = 0.0f;
+  softmax_row_with_sink(masked, b.sink, weights, share);
   lay_pins(weights, b.weight_pins);
   return weights;
 }

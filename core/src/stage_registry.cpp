@@ -18,6 +18,7 @@ int extent(Extent e, const Dims& d) {
     case Extent::d_k: return d.d_k;
     case Extent::d_v: return d.d_v;
     case Extent::d_out: return d.d_out;
+    case Extent::Heads: return d.heads;
   }
   return 0;
 }
@@ -32,6 +33,7 @@ const char* extent_name(Extent e) {
     case Extent::d_k: return "d_k";
     case Extent::d_v: return "d_v";
     case Extent::d_out: return "d_out";
+    case Extent::Heads: return "heads";
   }
   return "?";
 }
@@ -208,6 +210,15 @@ const std::array<StageSpec, kStageKindCount>& table() {
          if (s.mask_kind == MaskKind::Window) return " (window of " + std::to_string(s.window) + ")";
          return std::string(" (") + to_string(s.mask_kind) + ")";
        }},
+      {K::Sinks, "sinks", false, true, E::One, E::Heads, L::Bias, L::Index, ValueDomain::Signed, Requires::Sinks,
+       ViewKind::Stored, K::Sinks, &Scenario::sinks, Trace::No, "Attention sinks", [](int) { return fixed("s"); },
+       [](const Scenario&, const Dims&, int) { return fixed("s"); },
+       [](const Scenario&, const Dims&, int) {
+         return fixed("One learned logit per head that joins every row's softmax as an extra, invisible key. It takes "
+                      "a share of the weight that then goes nowhere, so a query that finds nothing worth attending to "
+                      "can give little to every token instead of being forced to spread 1 over them (gpt-oss).");
+       },
+       [](const Scenario&, int) { return std::vector<StageId>{}; }},
       projection_spec<0>(),
       projection_spec<1>(),
       projection_spec<2>(),
@@ -265,12 +276,34 @@ const std::array<StageSpec, kStageKindCount>& table() {
       {K::Weights, "weights", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Probability,
        Requires::Nothing, ViewKind::Stored, K::Weights, nullptr, Trace::InHead, "Attention weights",
        [](int h) { return "A" + subscript(h); },
-       [](const Scenario&, const Dims&, int h) { return "A" + subscript(h) + " = softmax(Ŝ" + subscript(h) + ")"; },
-       [](const Scenario&, const Dims&, int) {
+       [](const Scenario& s, const Dims&, int h) {
+         return "A" + subscript(h) + " = softmax(Ŝ" + subscript(h) + (s.use_sinks ? ", sink s" + subscript(h) : "") + ")";
+       },
+       [](const Scenario& s, const Dims&, int) {
+         if (s.use_sinks)
+           return fixed("Softmax along each row, with the head's sink as one more key: every entry is between 0 and 1 "
+                        "and each row sums to 1 minus the sink's share σ. Row r says how much of each token's value "
+                        "goes into token r's new vector.");
          return fixed("Softmax along each row turns scores into proportions: every entry is between 0 and 1 and "
                       "each row sums to 1. Row r says how much of each token's value goes into token r's new vector.");
        },
-       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Masked, h)}; }},
+       [](const Scenario& s, int h) {
+         std::vector<StageId> in{head(K::Masked, h)};
+         if (s.use_sinks) in.push_back(layer(K::Sinks));
+         return in;
+       }},
+      {K::SinkShare, "sink_share", true, false, E::T, E::One, L::Token, L::Index, ValueDomain::Probability,
+       Requires::Sinks, ViewKind::Stored, K::SinkShare, nullptr, Trace::InHead, "Share of the attention sink",
+       [](int h) { return "σ" + subscript(h); },
+       [](const Scenario&, const Dims&, int h) {
+         return "σ" + subscript(h) + " = e^(s" + subscript(h) + " − m) / (Σⱼ e^(Ŝ" + subscript(h) + "ⱼ − m) + e^(s" +
+                subscript(h) + " − m))";
+       },
+       [](const Scenario&, const Dims&, int) {
+         return fixed("The part of each row's softmax that the sink took. It is dropped, so the row's weights add up "
+                      "to 1 − σ: the larger σ, the less the token takes from the others.");
+       },
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Masked, h), layer(K::Sinks)}; }},
       {K::Context, "context", true, false, E::T, E::d_v, L::Token, L::HeadIndex, ValueDomain::Signed,
        Requires::Nothing, ViewKind::Stored, K::Context, nullptr, Trace::InHead, "Context vectors",
        [](int h) { return "C" + subscript(h); },
@@ -336,6 +369,7 @@ bool setting_on(const Scenario& s, Requires r) {
     case Requires::OutputProjection: return s.use_w_o;
     case Requires::OutputBias: return s.use_output_bias;
     case Requires::Alibi: return s.alibi;
+    case Requires::Sinks: return s.use_sinks;
   }
   return true;
 }
@@ -381,6 +415,7 @@ std::optional<CellRef> view_cell(const CellRef& stored, StageId view, const Dims
 int head_of_column(StageKind kind, int col, const Dims& d) {
   const StageSpec& sp = spec(kind);
   if (sp.per_head) return -1;
+  if (sp.cols == Extent::Heads) return col;  // one column per head
   const int w = sp.cols == Extent::QKWidth ? d.d_k : sp.cols == Extent::VWidth ? d.d_v : 0;
   // W_o's rows are the head blocks, not its columns.
   return w > 0 ? col / w : -1;

@@ -98,8 +98,11 @@ std::string weights_problem(const Scenario& s, StageId id, MatrixView w) {
       if (v < 0.0f || v > 1.0f) return cell_name(what, r, c) + ": a weight outside [0, 1]: " + std::to_string(v);
       sum += static_cast<double>(v);
     }
-    // A row sums to 1, or to 0 when its mask allows no key (README: "The math, exactly").
-    if (finite && std::abs(sum - 1.0) > 1e-3 && sum != 0.0)
+    // A row sums to 1, or to 0 when its mask allows no key (README: "The math, exactly");
+    // with attention sinks to 1 minus the sink's share, so to anything from 0 to 1.
+    if (finite && s.use_sinks && sum > 1.0 + 1e-3)
+      return what + " row " + std::to_string(r) + ": weights sum to " + std::to_string(sum) + " with a sink";
+    if (finite && !s.use_sinks && std::abs(sum - 1.0) > 1e-3 && sum != 0.0)
       return what + " row " + std::to_string(r) + ": weights sum to " + std::to_string(sum);
   }
   return {};

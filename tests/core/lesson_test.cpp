@@ -517,7 +517,7 @@ TEST(LessonBadInput, AChangeIsAnObjectWithOneKnownKey) {
                R"(steps[0].apply[0]: expected an object with one change such as {"mask": "causal"} or {"temperature": 0.5}, found an object with 2 keys)");
   expect_error(with_changes(json::parse(R"([{"tempreature": 2}])")),
                "steps[0].apply[0].tempreature: unknown key (expected one of mask, temperature, scale, bias, W_o, b_o, "
-               "alibi, set, pin, clear_pins, T, d_model, heads, d_k, d_v, d_out, focus_head)");
+               "alibi, sinks, set, pin, clear_pins, T, d_model, heads, d_k, d_v, d_out, focus_head)");
 }
 
 TEST(LessonBadInput, EachChangeChecksItsValue) {

@@ -5,6 +5,7 @@
 
 #include "attention_lab/edit.h"
 #include "attention_lab/scenario.h"
+#include "attention_lab/stage_registry.h"
 
 #include <random>
 
@@ -23,15 +24,15 @@ class RandomEdits {
       case 0: case 1: case 2: {  // an input cell (the most common edit)
         static constexpr StageKind inputs[] = {StageKind::X,   StageKind::W_q, StageKind::W_k, StageKind::W_v,
                                                StageKind::b_q, StageKind::b_k, StageKind::b_v, StageKind::W_o,
-                                               StageKind::b_o, StageKind::Mask};
-        const StageKind k = inputs[pick(0, 9)];
+                                               StageKind::b_o, StageKind::Mask, StageKind::Sinks};
+        const StageKind k = inputs[pick(0, 10)];
         const Matrix m = input_of(s, k);
         if (m.size() == 0) return SetTemperature{value(0.5f, 2.0f)};
         const int r = pick(0, static_cast<int>(m.rows()) - 1), c = pick(0, static_cast<int>(m.cols()) - 1);
         return SetCell{StageId::input(k), r, c, k == StageKind::Mask ? static_cast<float>(pick(0, 1)) : value(-2, 2)};
       }
       case 3: case 4: return random_pin(d);
-      case 5: return SetToggle{static_cast<Toggle>(pick(0, 4)), pick(0, 1) == 1};
+      case 5: return SetToggle{static_cast<Toggle>(pick(0, 5)), pick(0, 1) == 1};
       case 6: return SetTemperature{value(0.25f, 4.0f)};
       case 7: {
         const auto kind_of = static_cast<MaskKind>(pick(0, 3));
@@ -78,18 +79,9 @@ class RandomEdits {
   }
 
   static Matrix input_of(const Scenario& s, StageKind k) {
-    switch (k) {
-      case StageKind::X: return s.X;
-      case StageKind::W_q: return s.W_q;
-      case StageKind::W_k: return s.W_k;
-      case StageKind::W_v: return s.W_v;
-      case StageKind::b_q: return s.b_q;
-      case StageKind::b_k: return s.b_k;
-      case StageKind::b_v: return s.b_v;
-      case StageKind::W_o: return s.W_o;
-      case StageKind::b_o: return s.b_o;
-      default: return s.effective_mask();
-    }
+    if (k == StageKind::Mask) return s.effective_mask();
+    const auto member = spec(k).member;  // the registry knows where each input lives
+    return member ? s.*member : Matrix();
   }
 
   Edit random_pin(const Dims& d) {

@@ -33,6 +33,8 @@ Scenario everything_on() {
   s.use_output_bias = true;
   s.alibi = true;
   const Dims d = s.dims();
+  s.use_sinks = true;
+  s.sinks = Matrix::Constant(1, d.heads, 0.5f);
   s.b_q = Matrix::Constant(1, d.heads * d.d_k, 0.1f);
   s.b_k = Matrix::Constant(1, d.heads * d.d_k, -0.1f);
   s.b_v = Matrix::Constant(1, d.heads * d.d_v, 0.2f);
@@ -102,7 +104,7 @@ TEST(Registry, EveryStageIsDescribedFromItsEntry) {
 TEST(Registry, EveryStageIsInThePipelineExactlyWhenItsSettingIsOn) {
   const Scenario on = everything_on();
   Scenario off = on;
-  off.use_bias = off.use_w_o = off.use_output_bias = off.alibi = false;
+  off.use_bias = off.use_w_o = off.use_output_bias = off.alibi = off.use_sinks = false;
   for (const Scenario* s : std::initializer_list<const Scenario*>{&on, &off}) {
     const auto stages = pipeline(*s);
     for (const StageSpec& sp : all_stages())
@@ -158,7 +160,10 @@ TEST(Registry, HeadOfAColumnFollowsTheHeadBlocks) {
     if (sp.per_head) continue;
     for (int c = 0; c < stage_cols(sp.kind, d); ++c) {
       const int h = head_of_column(sp.kind, c, d);
-      const int expected = sp.cols == Extent::QKWidth ? c / d.d_k : sp.cols == Extent::VWidth ? c / d.d_v : -1;
+      const int expected = sp.cols == Extent::QKWidth ? c / d.d_k
+                           : sp.cols == Extent::VWidth ? c / d.d_v
+                           : sp.cols == Extent::Heads  ? c
+                                                       : -1;
       EXPECT_EQ(h, expected) << sp.id_name << " column " << c;
     }
   }

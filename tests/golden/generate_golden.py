@@ -29,7 +29,9 @@ The reference follows the engine's math (tokens are rows):
   position_bias_i[q][k] = m_i·(k − q) with ALiBi's slopes (get_slopes below, from
     the paper's reference code); only with "alibi": true
   masked_i = scaled_i (+ position_bias_i) with -inf where the mask forbids
-  weights_i = row softmax of masked_i (a row that is all -inf gives all 0)
+  weights_i = row softmax of masked_i (a row that is all -inf gives all 0); with
+    "sinks" the row gets one more logit, sinks[i], whose share (sink_share_i,
+    T x 1) is dropped: weights_i[q][k] = e^(masked) / (sum_k e^(masked) + e^(sink))
   context_i = weights_i·V_i; concat = [context_0 … context_{h-1}]
   output = concat·W_o + b_o (W_o and b_o each optional)
 Where torch.nn.MultiheadAttention computes the same thing (d_k = d_v =
@@ -90,6 +92,7 @@ def load_scenario(path):
         "temperature": float(f32(raw.get("temperature", 1.0))),
         "tokens": raw.get("tokens"),
         "alibi": raw.get("alibi", False),
+        "sinks": f32(raw["sinks"]) if "sinks" in raw else None,
     }
     if any(k in raw for k in ("b_q", "b_k", "b_v")):  # a missing one next to given ones is zero
         s["b_q"] = f32(raw["b_q"]) if "b_q" in raw else np.zeros(s["W_q"].shape[1])
@@ -171,10 +174,22 @@ def reference(s):
         else:
             scaled_plus = scaled
         masked = np.where(s["mask"] != 0, scaled_plus, -math.inf)
-        weights = softmax_rows(masked)
+        if s["sinks"] is not None:
+            sink = float(s["sinks"][i])
+            weights = np.zeros_like(masked)
+            share = np.zeros((T, 1))
+            for r in range(T):
+                m = max(masked[r].max(), sink)
+                e = np.exp(masked[r] - m)
+                z = e.sum() + math.exp(sink - m)
+                weights[r] = e / z
+                share[r, 0] = math.exp(sink - m) / z
+            head["sink_share"] = share
+        else:
+            weights = softmax_rows(masked)
         context = weights @ Vi
         for r in range(T):
-            if not np.isfinite(masked[r]).any():
+            if not np.isfinite(masked[r]).any() and s["sinks"] is None:
                 label = s["tokens"][r] if s["tokens"] and s["tokens"][r] else f"t{r}"
                 warnings.append(f"head {i}, row {r} ('{label}'): {NO_ALLOWED_KEY}")
         head.update({"Q": Qi, "K": Ki, "V": Vi, "scores": scores, "scaled": scaled, "masked": masked,
@@ -200,7 +215,8 @@ def mha_applies(s, ref):
     no fully masked row (PyTorch gives NaN there, the engine 0)."""
     d = ref["dims"]
     return (d["d_k"] == d["d_v"] and d["d_k"] * d["heads"] == d["d_model"] and d["d_out"] == d["d_model"]
-            and s["scale"] and s["temperature"] == 1.0 and (s["mask"] != 0).any(axis=1).all())
+            and s["scale"] and s["temperature"] == 1.0 and (s["mask"] != 0).any(axis=1).all()
+            and s["sinks"] is None)  # PyTorch 1.13 has no sinks
 
 
 def mha_check(s, ref):
@@ -275,7 +291,8 @@ def trace_text(ref):
     heads = []
     for h in ref["heads"]:
         parts = [f'    "{k}": {matrix_text(h[k], num, 4)}'
-                 for k in ("Q", "K", "V", "scores", "scaled", "position_bias", "masked", "weights", "context")
+                 for k in ("Q", "K", "V", "scores", "scaled", "position_bias", "masked", "weights", "sink_share",
+                           "context")
                  if k in h]
         heads.append("{\n" + ",\n".join(parts) + "\n  }")
     out.append('  "heads": [' + ", ".join(heads) + "],")
@@ -297,6 +314,8 @@ def scenario_text(c):
     fields += [("scale", "true" if c["scale"] else "false"), ("temperature", num32(c["temperature"]))]
     if c.get("alibi"):
         fields.append(("alibi", "true"))
+    if c.get("sinks") is not None:
+        fields.append(("sinks", row_text(c["sinks"], num32)))
     for k in ("X", "W_q", "W_k", "W_v"):
         fields.append((k, matrix_text(c[k], num32, 2)))
     for k in ("b_q", "b_k", "b_v"):
@@ -316,7 +335,7 @@ def scenario_text(c):
 
 
 def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="none", bias=False,
-                w_o=None, b_o=False, scale=True, temperature=1.0, alibi=False):
+                w_o=None, b_o=False, scale=True, temperature=1.0, alibi=False, sinks=None):
     """A small scenario of float32-representable values drawn with a fixed seed.
     w_o: None (no W_o) or d_out."""
     rng = np.random.default_rng(seed)
@@ -326,6 +345,7 @@ def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="n
 
     c = {"title": name, "description": description, "tokens": [f"tok{i}" for i in range(T)],
          "heads": heads, "mask": mask, "scale": scale, "temperature": temperature, "alibi": alibi,
+         "sinks": f32(sinks) if sinks is not None else None,
          "X": draw((T, d_model), 1.0)}
     spread = 1.7 / math.sqrt(d_model)  # projections O(1)
     c["W_q"] = draw((d_model, heads * d_k), spread)
@@ -393,6 +413,17 @@ def random_cases():
         random_case(115, "alibi_window_temperature",
                     "ALiBi with a sliding window of 3 and temperature 0.5.",
                     T=6, d_model=4, heads=2, d_k=2, d_v=2, mask={"window": 3}, temperature=0.5, alibi=True, w_o=4),
+        random_case(116, "sinks_three_heads_causal",
+                    "Attention sinks of logits 0.5, -1 and 2 over three causal heads with biases and W_o: rows "
+                    "sum to 1 minus the sink's share.",
+                    T=6, d_model=6, heads=3, d_k=2, d_v=2, mask="causal", bias=True, w_o=6, sinks=[0.5, -1.0, 2.0]),
+        random_case(117, "sinks_with_an_empty_row",
+                    "A sink of logit 0 with a custom mask that leaves token 2 nothing: the sink takes the whole "
+                    "row (share 1, weights 0) and no warning is given.",
+                    T=5, d_model=4, heads=1, d_k=2, d_v=3, mask=np.array([[1, 0, 0, 0, 0], [1, 1, 0, 0, 0],
+                                                                          [0, 0, 0, 0, 0], [1, 1, 1, 1, 0],
+                                                                          [1, 0, 1, 0, 1]], dtype=float),
+                    sinks=[0.0]),
         random_case(109, "single_token",
                     "T = 1: every weight is 1 and each context is the token's own value.",
                     T=1, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", bias=True, w_o=4, b_o=True),

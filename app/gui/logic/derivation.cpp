@@ -164,19 +164,27 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
         out.hint = out.formula;
         break;
       }
-      if (!std::isfinite(mx)) {
+      // With a sink, its logit is one more term of the sum (and may be the max).
+      const bool has_sink = s.use_sinks && h < s.sinks.cols();
+      const float sink = has_sink ? layer(StageKind::Sinks)(0, h) : -INFINITY;
+      const float top = has_sink ? std::max(mx, sink) : mx;
+      if (!std::isfinite(top)) {
         out.formula = "softmax of a row with no allowed key";
         out.numbers = "0 (by our convention; PyTorch gives NaN)";
         out.hint = out.formula;
         break;
       }
-      double sum = 0;
-      for (Eigen::Index j = 0; j < row.size(); ++j) sum += std::exp(static_cast<double>(row[j] - mx));
-      const double e = std::exp(static_cast<double>(x - mx));
-      out.formula = "e^(Ŝ" + sub(r) + sub(c) + " − max) / Σⱼ e^(Ŝ" + sub(r) + "ⱼ − max)";
+      double sum = has_sink ? std::exp(static_cast<double>(sink - top)) : 0.0;
+      for (Eigen::Index j = 0; j < row.size(); ++j) sum += std::exp(static_cast<double>(row[j] - top));
+      const double e = std::exp(static_cast<double>(x - top));
+      const std::string sink_term = has_sink ? " + e^(s" + hs + " − max)" : "";
+      out.formula = "e^(Ŝ" + sub(r) + sub(c) + " − max) / (Σⱼ e^(Ŝ" + sub(r) + "ⱼ − max)" + sink_term + ")";
+      if (!has_sink) out.formula = "e^(Ŝ" + sub(r) + sub(c) + " − max) / Σⱼ e^(Ŝ" + sub(r) + "ⱼ − max)";
       // A negative max is parenthesised: "− (−0.03)", never "− −0.03".
-      const std::string shape = "e^(" + format_number(x, 3) + " − " + format_factor(mx, 3) + ") / Σⱼ e^(Ŝ" + sub(r) +
-                                "ⱼ − " + format_factor(mx, 3) + ")";
+      const std::string shape =
+          "e^(" + format_number(x, 3) + " − " + format_factor(top, 3) + ") / " + (has_sink ? "(" : "") + "Σⱼ e^(Ŝ" +
+          sub(r) + "ⱼ − " + format_factor(top, 3) + ")" +
+          (has_sink ? " + e^(" + format_number(sink, 3) + " − " + format_factor(top, 3) + "))" : "");
       out.numbers = shape + " = " + format_number(static_cast<float>(e), 3) + " / " +
                     format_number(static_cast<float>(sum), 3) + " = " + format_number(static_cast<float>(e / sum), 3);
       out.hint = shape + kAsked;
@@ -227,6 +235,16 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       }
       out.hint += kAsked;
       out.note = pin_note(s, id, r, c, computed);
+      break;
+    }
+    case StageKind::SinkShare: {
+      const float sink = layer(StageKind::Sinks)(0, h);
+      out.formula = "e^(s" + hs + " − max) / (Σⱼ e^(Ŝ" + sub(r) + "ⱼ − max) + e^(s" + hs + " − max))";
+      out.numbers = "the sink's logit " + format_number(sink, 3) + " as one more key of row " + std::to_string(r) +
+                    "'s softmax = " + format_number(value, 3);
+      out.hint = "the share e^(" + format_number(sink, 3) + " − max) takes of row " + std::to_string(r) + "'s sum" + kAsked;
+      out.note = "Dropped after the softmax: row " + std::to_string(r) + "'s weights add up to 1 − " +
+                 format_number(value, 3) + ".";
       break;
     }
     case StageKind::PositionBias: {

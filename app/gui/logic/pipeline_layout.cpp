@@ -40,7 +40,12 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
       if (in.size() > 2) t.push_back(op("+")), t.push_back(matrix(in[2]));  // ALiBi's position bias
       t.push_back(op("+ mask")), t.push_back(matrix(in[1]));
       break;
-    case StageKind::Weights: t = {matrix(in[0]), op("softmax →")}; break;
+    case StageKind::Weights:
+      t = {matrix(in[0])};
+      if (in.size() > 1) t.push_back(op("with sink")), t.push_back(matrix(in[1]));  // attention sinks
+      t.push_back(op("softmax →"));
+      break;
+    case StageKind::SinkShare: t = {matrix(in[0]), op("with sink"), matrix(in[1]), op("softmax → sink's share")}; break;
     case StageKind::Context: t = {matrix(in[0]), op("·"), matrix(in[1])}; break;
     case StageKind::Concat:
       for (std::size_t i = 0; i < in.size(); ++i) t.push_back(matrix(in[i])), t.push_back(op(i + 1 < in.size() ? "|" : ""));

@@ -40,7 +40,14 @@ std::vector<Lit> provenance(const Scenario& s, StageId id, int r, int c) {
       out.push_back({layer(StageKind::Mask), -1, -1, r, c});
       if (s.alibi) out.push_back({head(StageKind::PositionBias), -1, -1, r, c});
       break;
-    case StageKind::Weights: out.push_back({head(StageKind::Masked), r, -1, r, c}); break;
+    case StageKind::Weights:
+      out.push_back({head(StageKind::Masked), r, -1, r, c});
+      if (s.use_sinks) out.push_back({layer(StageKind::Sinks), -1, -1, 0, h});
+      break;
+    case StageKind::SinkShare:
+      out.push_back({head(StageKind::Masked), r, -1, -1, -1});
+      out.push_back({layer(StageKind::Sinks), -1, -1, 0, h});
+      break;
     case StageKind::Context:
       out.push_back({head(StageKind::Weights), r, -1, -1, -1});
       out.push_back({head(StageKind::HeadV), -1, c, -1, -1});

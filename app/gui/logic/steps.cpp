@@ -7,12 +7,12 @@ namespace attention_lab::gui {
 const std::vector<Step>& steps() {
   using K = StageKind;
   static const std::vector<Step> list = {
-      {"1. Inputs", {K::X, K::W_q, K::W_k, K::W_v, K::b_q, K::b_k, K::b_v, K::W_o, K::b_o, K::Mask}, K::X},
+      {"1. Inputs", {K::X, K::W_q, K::W_k, K::W_v, K::b_q, K::b_k, K::b_v, K::W_o, K::b_o, K::Mask, K::Sinks}, K::X},
       {"2. Project to Q, K, V", {K::Q, K::K, K::V, K::HeadQ, K::HeadK, K::HeadV}, K::Q, StepAnimation::Product},
       {"3. Scores Q·Kᵀ", {K::Scores}, K::Scores, StepAnimation::Product},
       {"4. Scale by 1/√d_k", {K::Scaled}, K::Scaled},
       {"5. Mask", {K::PositionBias, K::Masked}, K::Masked},  // ALiBi adds its bias here too
-      {"6. Softmax", {K::Weights}, K::Weights, StepAnimation::Softmax},
+      {"6. Softmax", {K::Weights, K::SinkShare}, K::Weights, StepAnimation::Softmax},
       {"7. Weighted sum of V", {K::Context}, K::Context, StepAnimation::Product},
       {"8. Concatenate heads", {K::Concat}, K::Concat},
       {"9. Output projection", {K::Output}, K::Output, StepAnimation::Product},

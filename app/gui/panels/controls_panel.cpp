@@ -84,6 +84,8 @@ void draw_controls_panel(AppState& state) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keys each token sees, itself included (1 to T)");
   }
   toggle(state, "scale by 1/√d_k", Toggle::Scale, s.scale, "Divide the scores by √d_k before softmax");
+  toggle(state, "attention sinks", Toggle::Sinks, s.use_sinks,
+         "Give each head's softmax one more key, a learned logit whose share is dropped: rows may sum to less than 1");
   toggle(state, "ALiBi position bias", Toggle::Alibi, s.alibi,
          "Add m·(j − i) to each head's scaled scores: a penalty that grows with distance, a different slope m per head");
   float t = s.temperature;

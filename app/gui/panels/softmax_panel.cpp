@@ -177,7 +177,11 @@ void draw_softmax_panel(AppState& state) {
   bar_row(minus.c_str(), b.shifted, bar_w, prob_colour, false, hide_shifted);
   row_end(4);
   bar_row("5. exp: e^(Ŝⱼ − max), between 0 and 1", b.exps, bar_w, prob_colour, true);
-  const std::string divide = "6. ÷ the sum (" + format_number(static_cast<float>(b.sum), 3) + ") = weights";
+  const std::string divide =
+      b.sink > -std::numeric_limits<float>::infinity()
+          ? "6. ÷ the sum (" + format_number(static_cast<float>(b.sum), 3) + ", with the sink's e^(" +
+                format_number(b.sink, 3) + " − max)) = weights; the sink took " + format_number(b.sink_share, 3)
+          : "6. ÷ the sum (" + format_number(static_cast<float>(b.sum), 3) + ") = weights";
   bar_row(divide.c_str(), b.weights, bar_w, prob_colour, true, hide_weights);
   row_end(6);
   // A lesson step that opens here with a quiz brings its "?" on screen: the

@@ -17,7 +17,7 @@
 namespace attention_lab {
 
 enum class Dimension { T, d_model, heads, d_k, d_v, d_out };
-enum class Toggle { Scale, Bias, OutputProjection, OutputBias, Alibi };
+enum class Toggle { Scale, Bias, OutputProjection, OutputBias, Alibi, Sinks };
 
 const char* to_string(Dimension d);
 const char* to_string(Toggle t);

@@ -298,6 +298,12 @@ class Engine {
     return alibi_.empty() ? 0.0f : alibi_[static_cast<std::size_t>(h)] * static_cast<float>(j - i);
   }
   void add_position_bias(int h, Eigen::Index i, float* x, Eigen::Index n) const;
+  // The head's sink logit, −∞ without sinks (then it changes nothing).
+  float sink(int h) const {
+    return sinks_.empty() ? -std::numeric_limits<float>::infinity() : sinks_[static_cast<std::size_t>(h)];
+  }
+  // The sink's share of row i of head h's softmax (0 without sinks).
+  float sink_share(int h, Eigen::Index i) const;
   static int changes_of(StageKind kind);
   float masked_value(int h, Eigen::Index i, Eigen::Index j) const;
   void masked_row(int h, Eigen::Index i, float* x) const;
@@ -342,6 +348,7 @@ class Engine {
   Eigen::Index nb_ = 0;                // blocks per side
   float scale_mul_ = 1.0f, scale_div_ = 1.0f;
   std::vector<float> alibi_;  // per head: ALiBi's slope m_h (empty when ALiBi is off)
+  std::vector<float> sinks_;  // per head: the sink's logit (empty without sinks)
   bool use_div_ = false;
   std::map<PinKey, float> pins_;        // the scenario's pins at the last recompute
   std::vector<std::uint8_t> row_pins_;  // [h·T + i]: kinds of pins in that row (bits)

@@ -70,6 +70,11 @@ struct Scenario {
   // ALiBi (Press et al. 2022): each head adds m_h·(j − i) to its scaled scores
   // before the mask, m_h from alibi_slopes(); no position is put into X.
   bool alibi = false;
+  // Attention sinks (as in gpt-oss): one learned logit per head that joins
+  // every softmax row and takes its share of the weight, which is then
+  // dropped, so rows sum to less than 1. 1 × heads, used only when use_sinks.
+  Matrix sinks;
+  bool use_sinks = false;
 
   // Seed of the generator that fills cells a dimension change creates.
   std::uint64_t seed = 0x5eedULL;

@@ -26,6 +26,14 @@ const char* describe(RowIssue issue);
 // get exactly 0. The sum is accumulated in double.
 RowIssue softmax_row(Eigen::Ref<const RowVector> scores, Eigen::Ref<RowVector> weights);
 
+// softmax_row over the row plus one more logit, the sink, whose share is
+// returned in `sink_share` and dropped from the weights (they sum to
+// 1 − sink_share). A row the mask empties gives all its weight to the sink
+// (weights 0, share 1, no issue); NaN and +∞ rows are softmax_row's (share 0,
+// or NaN with NaN). A sink of −∞ is no sink.
+RowIssue softmax_row_with_sink(Eigen::Ref<const RowVector> scores, float sink, Eigen::Ref<RowVector> weights,
+                               float& sink_share);
+
 namespace detail {
 inline float float_from_bits(std::int32_t b) {
   float f;

@@ -8,6 +8,7 @@
 #include "attention_lab/matrix.h"
 #include "attention_lab/softmax.h"
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,10 +35,12 @@ struct SoftmaxBreakdown {
 
   // The softmax, step by step, in the order softmax_row works (e^x here is
   // std::exp, so a weight may differ from the engine's in the last bit).
-  float max = 0.0f;    // the largest masked score (−∞ when the mask allows no key)
+  float max = 0.0f;    // the largest masked score, or the sink when larger (−∞ when nothing is allowed)
   RowVector shifted;   // masked − max: every entry ≤ 0
   RowVector exps;      // e^(shifted): in (0, 1], 0 for −∞
-  double sum = 0.0;    // Σ exps, accumulated in double (≥ 1: the max contributes e^0)
+  double sum = 0.0;    // Σ exps (+ the sink's term), in double (≥ 1: the max contributes e^0)
+  float sink = -std::numeric_limits<float>::infinity();  // the head's sink logit (−∞: no sink)
+  float sink_share = 0.0f;  // e^(sink − max)/sum: the part of the row the sink took
   RowVector weights;   // exps / sum
   RowIssue issue = RowIssue::None;
 

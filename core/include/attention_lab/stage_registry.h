@@ -33,6 +33,7 @@ enum class Extent {
   d_k,       // one head's query/key width
   d_v,       // one head's value width
   d_out,     // the output's width
+  Heads,     // one column per head (the sinks)
 };
 int extent(Extent e, const Dims& d);
 const char* extent_name(Extent e);  // "heads*d_k": for error messages
@@ -47,7 +48,7 @@ enum class SideLabels {
 };
 
 // The setting that has to be on for a stage to be part of the pipeline.
-enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi };
+enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi, Sinks };
 
 // How a stage's cells relate to stored cells, so a pin or a highlight on a
 // view reaches what is stored.

@@ -68,6 +68,9 @@ void Engine::refresh_settings() {
   use_div_ = !(inverse <= static_cast<double>(std::numeric_limits<float>::max()));
   scale_mul_ = static_cast<float>(inverse);
   scale_div_ = static_cast<float>(divisor);
+  sinks_.clear();
+  if (s.use_sinks)
+    for (Eigen::Index h = 0; h < s.sinks.cols(); ++h) sinks_.push_back(s.sinks(0, h));
   alibi_.clear();
   if (s.alibi)
     for (double m : alibi_slopes(dims_.heads)) alibi_.push_back(static_cast<float>(m));
@@ -106,9 +109,8 @@ void Engine::full_forward() {
   const double total = 2.0 * T * dims_.d_model * (2.0 * hk + hv) + 2.0 * T * T * (hk + hv) +
                        (scenario_->use_w_o ? 2.0 * T * hv * dims_.d_out : 0.0);
   Work work(control_.p, total);
-  for (auto k : {StageKind::X, StageKind::W_q, StageKind::W_k, StageKind::W_v, StageKind::b_q, StageKind::b_k,
-                 StageKind::b_v, StageKind::W_o, StageKind::b_o, StageKind::Mask})
-    bump(k, 0, true);
+  for (const StageSpec& sp : all_stages())  // the inputs: the scenario's new values
+    if (sp.input) bump(sp.kind, 0, true);
   for (auto k : {StageKind::Q, StageKind::K, StageKind::V}) compute_projection(k, -1, &work);
   std::vector<int> all(uz(dims_.heads));
   for (int h = 0; h < dims_.heads; ++h) all[uz(h)] = h;
@@ -155,6 +157,7 @@ void Engine::recompute_heads(const Invalidation& what) {
         break;
       case StageKind::b_o: bump(kind, 0, true); output_dirty = true; break;
       case StageKind::Mask: mask_dirty = true; break;
+      case StageKind::Sinks: bump(kind, 0, true); mark(StageKind::Weights, h); break;  // that head's softmax
       case StageKind::Q: case StageKind::HeadQ: mark(StageKind::Q, h); break;
       case StageKind::K: case StageKind::HeadK: mark(StageKind::K, h); break;
       case StageKind::V: case StageKind::HeadV: mark(StageKind::V, h); break;
@@ -289,6 +292,8 @@ bool Engine::recompute_cells(const Invalidation& what) {
       case StageKind::Mask:
         edit_mask_cell(e.row, e.col);
         return true;
+      case StageKind::Sinks:
+        return false;  // a sink changes every row of its head: head-level
       default:
         edit_pin(e);
         return true;

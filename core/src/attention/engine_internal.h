@@ -4,6 +4,7 @@
 // scratch rows, and the progress/cancellation counter. Not a public header.
 
 #include "attention_lab/engine.h"
+#include "attention_lab/softmax.h"
 
 #include <sys/mman.h>
 
@@ -89,6 +90,12 @@ inline std::vector<float>& scratch_b(Index n) {
   return v;
 }
 
+
+// The sink's term e^(sink − m) of a softmax sum whose offset is m (0 for no
+// sink, −∞), computed as exp_shifted computes the keys' terms.
+inline double sink_term(float sink, float m) {
+  return sink > -kInf ? static_cast<double>(fast_exp(sink - m)) : 0.0;
+}
 
 }  // namespace attention_lab::engine_detail
 

@@ -127,13 +127,15 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   scratch.resize(uz(std::max<Index>(rows * jn, 1)));
   Eigen::Map<Matrix> E(scratch.data(), rows, jn);
   bool is_direct[kBlock] = {};
+  const float sk = sink(h);
   for (Index r = 0; r < rows; ++r) {
     const Index i = i0 + r;
     float* e = scratch.data() + r * jn;
     const bool pinned = (row_pins_[uz(ix(h) * T + i)] & (kPinScaledMasked | kPinWeights)) != 0;
     const Index n = pinned ? jn : scaled_masked_prefix(h, i, jn, e);
     bool nan = false;
-    const float max = pinned ? 0.0f : max_and_nan(e, n, nan);
+    float max = pinned ? 0.0f : max_and_nan(e, n, nan);
+    if (!pinned && !nan && max != kInf) max = std::max(max, sk);  // the sink is one more key
     if (pinned || nan || max == -kInf || max == kInf) {
       is_direct[r] = true;
       std::fill(e, e + jn, 0.0f);
@@ -141,7 +143,7 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
     }
     exp_shifted(e, max, e, n);
     std::fill(e + n, e + jn, 0.0f);
-    const double z = sum_in_double(e, n);
+    const double z = sum_in_double(e, n) + sink_term(sk, max);
     hs.offset[uz(i)] = max;
     hs.sum[uz(i)] = z;
     hs.cscale[uz(i)] = static_cast<float>(1.0 / z);
@@ -212,10 +214,11 @@ void Engine::recompute_row(int h, Index i) {
   if ((row_pins_[uz(ix(h) * T + i)] & (kPinScaledMasked | kPinWeights)) == 0) {
     const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
     bool nan = false;
-    const float max = max_and_nan(x, n, nan);
+    float max = max_and_nan(x, n, nan);
+    if (!nan && max != kInf) max = std::max(max, sink(h));  // the sink is one more key
     if (!nan && max != -kInf && max != kInf) {
       exp_shifted(x, max, e, n);
-      const double z = sum_in_double(e, n);
+      const double z = sum_in_double(e, n) + sink_term(sink(h), max);
       hs.offset[uz(i)] = max;
       hs.sum[uz(i)] = z;
       hs.cscale[uz(i)] = static_cast<float>(1.0 / z);

@@ -74,7 +74,8 @@ void Engine::weights_row(int h, Index i, float* w, float* x) const {
     return;
   }
   masked_row(h, i, x);
-  hs.issue[uz(i)] = softmax_row(Eigen::Map<const RowVector>(x, T), Eigen::Map<RowVector>(w, T));
+  float share = 0.0f;
+  hs.issue[uz(i)] = softmax_row_with_sink(Eigen::Map<const RowVector>(x, T), sink(h), Eigen::Map<RowVector>(w, T), share);
   if (row_pins_[uz(ix(h) * T + i)] & kPinWeights) {
     const auto& pins = pins_;
     const StageId id{StageKind::Weights, h};
@@ -197,6 +198,22 @@ void Engine::note_col(StageKind kind, int head, Index col) {
   c.cols.emplace_back(g_next_version.load(std::memory_order_relaxed), col);
 }
 
+// The sink's share of row i: e^(sink − m)/Z from the row's softmax state, or
+// for a direct row the softmax computed again from its masked row.
+float Engine::sink_share(int h, Index i) const {
+  const float sk = sink(h);
+  if (!(sk > -kInf)) return 0.0f;
+  const auto& hs = heads_[uz(h)];
+  if (!hs.direct[uz(i)]) return static_cast<float>(sink_term(sk, hs.offset[uz(i)])) * hs.cscale[uz(i)];
+  const Index T = dims_.T;
+  float* x = scratch_a(T).data();
+  float* w = scratch_b(T).data();
+  masked_row(h, i, x);
+  float share = 0.0f;
+  softmax_row_with_sink(Eigen::Map<const RowVector>(x, T), sk, Eigen::Map<RowVector>(w, T), share);
+  return share;
+}
+
 // [SECTION] Access
 
 // Row i of scaled, masked or weights of a head, as stage() shows it.
@@ -303,7 +320,12 @@ MatrixView Engine::derived(StageId id) const {
     slot->id = id;
   }
   slot->used = ++cache_clock_;
-  if (slot->version != v) {
+  if (slot->version != v && id.kind == StageKind::SinkShare) {
+    // T values, each from its row's softmax state: rebuilt whole.
+    slot->m.resize(dims_.T, 1);
+    for (Index i = 0; i < dims_.T; ++i) slot->m(i, 0) = sink_share(id.head, i);
+    slot->version = v;
+  } else if (slot->version != v) {
     patch_derived(*slot);
     slot->version = v;
   }
@@ -317,7 +339,7 @@ MatrixView Engine::stage(StageId id) const {
   const auto dv = to_index(dims_.d_v);
   switch (id.kind) {
     case StageKind::X: case StageKind::W_q: case StageKind::W_k: case StageKind::W_v: case StageKind::b_q:
-    case StageKind::b_k: case StageKind::b_v: case StageKind::W_o: case StageKind::b_o:
+    case StageKind::b_k: case StageKind::b_v: case StageKind::W_o: case StageKind::b_o: case StageKind::Sinks:
       return s.*spec(id.kind).member;  // an input: the scenario's own matrix
     case StageKind::Mask: return mask_;
     case StageKind::Q: return Q_;
@@ -330,6 +352,7 @@ MatrixView Engine::stage(StageId id) const {
       complete_scores(id.head);
       return heads_[static_cast<std::size_t>(h)].S;
     case StageKind::Scaled: case StageKind::PositionBias: case StageKind::Masked: case StageKind::Weights:
+    case StageKind::SinkShare:
       return derived(id);
     case StageKind::Context: return concat_.middleCols(h * dv, dv);
     case StageKind::Concat: return concat_;
@@ -344,6 +367,8 @@ std::uint64_t Engine::version(StageId id) const {
   // whole matrix is kept under.
   if (spec(id.kind).view == ViewKind::HeadSlice)
     return h < versions_.size() ? versions_[h][idx(spec(id.kind).storage)] : 0;
+  // The sink's share changes exactly when the head's softmax does.
+  if (id.kind == StageKind::SinkShare) return h < versions_.size() ? versions_[h][idx(StageKind::Weights)] : 0;
   if (id.kind == StageKind::Q || id.kind == StageKind::K || id.kind == StageKind::V) {
     // Q as a whole changed when any head's block did.
     std::uint64_t v = 0;
