@@ -115,11 +115,6 @@ TEST(Alibi, RandomEditsUnderItMatchAFullRecompute) {
     o.mask = static_cast<MaskKind>(seed % 3);
     Scenario s = attention_lab::test::random_scenario(seed, o);
     s.alibi = true;
-    Document doc(s);
-    attention_lab::test::RandomEdits edits(seed);
-    for (int i = 0; i < 80; ++i) doc.apply(edits.next(doc.scenario()));
-    Engine fresh;
-    fresh.recompute_all(doc.scenario());
-    EXPECT_TRUE(attention_lab::test::engines_near(doc.engine(), fresh)) << "seed " << seed;
+    EXPECT_TRUE(attention_lab::test::random_edits_match_full_recompute(s, seed, 80));
   }
 }

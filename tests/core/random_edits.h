@@ -3,9 +3,14 @@
 // are valid for the scenario they are drawn for; a few are not (an inactive
 // bias, d_out without W_o), which exercises the error path too.
 
+#include "attention_lab/document.h"
 #include "attention_lab/edit.h"
 #include "attention_lab/scenario.h"
 #include "attention_lab/stage_registry.h"
+
+#include "unit_support.h"
+
+#include <gtest/gtest.h>
 
 #include <random>
 
@@ -107,5 +112,24 @@ class RandomEdits {
 
   std::mt19937 rng_;
 };
+
+// Applies `count` random edits from `seed` to a document of `start` (those
+// `keep` refuses are skipped) and compares its engine with a full recompute
+// of where it ended: the incremental paths against the plain ones.
+template <typename Keep>
+::testing::AssertionResult random_edits_match_full_recompute(const Scenario& start, std::uint32_t seed, int count,
+                                                             Keep keep) {
+  Document doc(start);
+  RandomEdits edits(seed);
+  for (int i = 0; i < count; ++i)
+    if (Edit e = edits.next(doc.scenario()); keep(e)) doc.apply(e);
+  Engine fresh;
+  fresh.recompute_all(doc.scenario());
+  return engines_near(doc.engine(), fresh) << " (seed " << seed << ")";
+}
+inline ::testing::AssertionResult random_edits_match_full_recompute(const Scenario& start, std::uint32_t seed,
+                                                                    int count) {
+  return random_edits_match_full_recompute(start, seed, count, [](const Edit&) { return true; });
+}
 
 }  // namespace attention_lab::test

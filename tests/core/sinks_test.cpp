@@ -131,11 +131,6 @@ TEST(Sinks, RandomEditsWithSinksMatchAFullRecompute) {
     Scenario s = attention_lab::test::random_scenario(seed, o);
     s.use_sinks = true;
     s.sinks = (Matrix(1, 3) << 0.5f, -0.5f, 1.5f).finished();
-    Document doc(s);
-    attention_lab::test::RandomEdits edits(seed);
-    for (int i = 0; i < 80; ++i) doc.apply(edits.next(doc.scenario()));
-    Engine fresh;
-    fresh.recompute_all(doc.scenario());
-    EXPECT_TRUE(attention_lab::test::engines_near(doc.engine(), fresh)) << "seed " << seed;
+    EXPECT_TRUE(attention_lab::test::random_edits_match_full_recompute(s, seed, 80));
   }
 }

@@ -266,6 +266,7 @@ class Engine {
   void complete_scores(int h) const;
   Eigen::Index scaled_masked_prefix(int h, Eigen::Index i, Eigen::Index limit, float* x) const;
   void recompute_row(int h, Eigen::Index i);
+  static void set_softmax_state(HeadState& hs, Eigen::Index i, float offset, double z);
   void set_concat_row(int h, Eigen::Index i);
   void build_r(int h);
   void full_output(Work* work);

@@ -143,13 +143,7 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
     }
     exp_shifted(e, max, e, n);
     std::fill(e + n, e + jn, 0.0f);
-    const double z = sum_in_double(e, n) + sink_term(sk, max);
-    hs.offset[uz(i)] = max;
-    hs.sum[uz(i)] = z;
-    hs.cscale[uz(i)] = static_cast<float>(1.0 / z);
-    hs.issue[uz(i)] = RowIssue::None;
-    hs.direct[uz(i)] = 0;
-    hs.drift[uz(i)] = drift_start(i);
+    set_softmax_state(hs, i, max, sum_in_double(e, n) + sink_term(sk, max));
   }
   // context_i = weights_i · V_i = (Σ_j e^(masked_ij − m_i) V_j) / Z_i
   auto U = U_.block(i0, ix(h) * dv, rows, dv);
@@ -163,6 +157,17 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
     else
       set_concat_row(h, i0 + r);
   }
+}
+
+// Row i's softmax state from scratch: offset m, sum Z (1/Z scales its
+// context), no issue, not direct, a fresh error budget.
+void Engine::set_softmax_state(HeadState& hs, Index i, float offset, double z) {
+  hs.offset[uz(i)] = offset;
+  hs.sum[uz(i)] = z;
+  hs.cscale[uz(i)] = static_cast<float>(1.0 / z);
+  hs.issue[uz(i)] = RowIssue::None;
+  hs.direct[uz(i)] = 0;
+  hs.drift[uz(i)] = drift_start(i);
 }
 
 // Block (bi, bj) of one head's scores, pins included.
@@ -218,13 +223,7 @@ void Engine::recompute_row(int h, Index i) {
     if (!nan && max != kInf) max = std::max(max, sink(h));  // the sink is one more key
     if (!nan && max != -kInf && max != kInf) {
       exp_shifted(x, max, e, n);
-      const double z = sum_in_double(e, n) + sink_term(sink(h), max);
-      hs.offset[uz(i)] = max;
-      hs.sum[uz(i)] = z;
-      hs.cscale[uz(i)] = static_cast<float>(1.0 / z);
-      hs.issue[uz(i)] = RowIssue::None;
-      hs.direct[uz(i)] = 0;
-      hs.drift[uz(i)] = drift_start(i);
+      set_softmax_state(hs, i, max, sum_in_double(e, n) + sink_term(sink(h), max));
       if (n > 0)
         u.noalias() = Eigen::Map<const RowVector>(e, n) * Vh.topRows(n);
       else
