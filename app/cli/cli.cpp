@@ -90,7 +90,7 @@ int cmd_trace(const Args& a, std::ostream& out, std::ostream& err) {
   engine.recompute_all(*r.scenario);
   for (const auto& w : engine.warnings()) err << "warning: " << w.message << '\n';
   std::ostringstream text;
-  write_trace(text, engine);
+  write_trace(text, engine, *r.scenario);
   return emit(text.str(), a.output, out, err);
 }
 

@@ -22,14 +22,8 @@ std::string stage_problem(const Scenario& scenario, StageId stage) {
     return name + ": the scenario has " + std::to_string(scenario.heads) + " heads, numbered 0 to " +
            std::to_string(scenario.heads - 1);
   }
-  switch (spec(stage.kind).requires_setting) {
-    case Requires::Biases: return name + ": the biases are off in this scenario";
-    case Requires::OutputProjection: return name + ": the output projection W_o is off in this scenario";
-    case Requires::OutputBias: return name + ": the output bias b_o is off in this scenario";
-    case Requires::Alibi: return name + ": ALiBi is off in this scenario";
-    case Requires::Sinks: return name + ": attention sinks are off in this scenario";
-    case Requires::Nothing: break;
-  }
+  if (const Requires r = spec(stage.kind).requires_setting; r != Requires::Nothing)
+    return name + ": " + setting_name(r) + (setting_plural(r) ? " are" : " is") + " off in this scenario";
   return name + ": not a stage of this scenario";
 }
 

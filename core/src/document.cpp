@@ -14,6 +14,7 @@ bool supersedes(const Edit& next, const Edit& prev) {
     if (const auto* b = std::get_if<SetCell>(&prev)) return a->target == b->target && a->row == b->row && a->col == b->col;
   if (const auto* a = std::get_if<SetPin>(&next))
     if (const auto* b = std::get_if<SetPin>(&prev)) return a->key == b->key;
+  if (std::holds_alternative<SetRope>(next)) return std::holds_alternative<SetRope>(prev);  // θ dragged
   return std::holds_alternative<SetTemperature>(next) && std::holds_alternative<SetTemperature>(prev);
 }
 
@@ -42,8 +43,9 @@ bool covers(const Edit& earlier, const Edit& later) {
   if (const auto* a = std::get_if<SetToggle>(&earlier)) return a->which == std::get<SetToggle>(later).which;
   if (const auto* a = std::get_if<SetTokenLabel>(&earlier)) return a->index == std::get<SetTokenLabel>(later).index;
   if (const auto* a = std::get_if<SetFeatureLabel>(&earlier)) return a->index == std::get<SetFeatureLabel>(later).index;
-  // SetMask and SetTemperature restore the whole mask or the whole setting.
-  return std::holds_alternative<SetMask>(earlier) || std::holds_alternative<SetTemperature>(earlier);
+  // SetMask, SetTemperature and SetRope restore the whole mask or the whole setting.
+  return std::holds_alternative<SetMask>(earlier) || std::holds_alternative<SetTemperature>(earlier) ||
+         std::holds_alternative<SetRope>(earlier);
 }
 
 }  // namespace

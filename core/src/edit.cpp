@@ -15,6 +15,7 @@ const char* to_string(Dimension d) {
     case Dimension::T: return "T";
     case Dimension::d_model: return "d_model";
     case Dimension::heads: return "heads";
+    case Dimension::kv_heads: return "kv_heads";
     case Dimension::d_k: return "d_k";
     case Dimension::d_v: return "d_v";
     case Dimension::d_out: return "d_out";
@@ -53,16 +54,10 @@ Matrix* input_matrix(Scenario& s, StageKind kind) {
 
 // Whether an input is in use, so editing it means something.
 std::string inactive_reason(const Scenario& s, StageKind kind) {
-  if (setting_on(s, spec(kind).requires_setting)) return "";
-  switch (spec(kind).requires_setting) {
-    case Requires::Biases: return std::string(kind_name(kind)) + ": biases are off; turn them on first";
-    case Requires::OutputProjection: return std::string(kind_name(kind)) + ": the output projection is off; turn it on first";
-    case Requires::OutputBias: return std::string(kind_name(kind)) + ": the output bias is off; turn it on first";
-    case Requires::Alibi: return std::string(kind_name(kind)) + ": ALiBi is off; turn it on first";
-    case Requires::Sinks: return std::string(kind_name(kind)) + ": attention sinks are off; turn them on first";
-    case Requires::Nothing: break;
-  }
-  return "";
+  const Requires r = spec(kind).requires_setting;
+  if (setting_on(s, r)) return "";
+  return std::string(kind_name(kind)) + ": " + setting_name(r) + " " + (setting_plural(r) ? "are" : "is") +
+         " off; turn " + (setting_plural(r) ? "them" : "it") + " on first";
 }
 
 // The head that column `col` of an input belongs to (-1: every head).
@@ -118,6 +113,7 @@ std::string resize(Scenario& s, Dimension which, int value) {
         case Dimension::T: wanted.T = value; break;
         case Dimension::d_model: wanted.d_model = value; break;
         case Dimension::heads: wanted.heads = value; break;
+        case Dimension::kv_heads: wanted.kv_heads = value; break;
         case Dimension::d_k: wanted.d_k = value; break;
         case Dimension::d_v: wanted.d_v = value; break;
         case Dimension::d_out: wanted.d_out = value; break;
@@ -130,8 +126,28 @@ std::string resize(Scenario& s, Dimension which, int value) {
   switch (which) {
     case Dimension::T: err = bad(kMaxTokens); n.T = value; break;
     case Dimension::d_model: err = bad(kMaxModelDim); n.d_model = value; break;
-    case Dimension::heads: err = bad(kMaxHeads); n.heads = value; break;
-    case Dimension::d_k: err = bad(kMaxHeadDim); n.d_k = value; break;
+    case Dimension::heads:
+      err = bad(kMaxHeads);
+      n.heads = value;
+      if (d.kv_heads == d.heads) n.kv_heads = value;  // no grouping: one K/V head per query head
+      else if (err.empty() && value % d.kv_heads != 0)
+        err = "heads: expected a multiple of kv_heads (" + std::to_string(d.kv_heads) + "), found " +
+              std::to_string(value) + "; change kv_heads first";
+      break;
+    case Dimension::kv_heads:
+      err = bad(d.heads);
+      if (err.empty() && d.heads % value != 0)
+        err = "kv_heads: expected a number that divides heads (" + std::to_string(d.heads) + "), found " +
+              std::to_string(value);
+      n.kv_heads = value;
+      break;
+    case Dimension::d_k:
+      err = bad(kMaxHeadDim);
+      if (err.empty() && s.rope.on && value % 2 != 0)
+        err = "d_k: expected an even number while RoPE is on (it turns pairs of dimensions), found " +
+              std::to_string(value);
+      n.d_k = value;
+      break;
     case Dimension::d_v: err = bad(kMaxHeadDim); n.d_v = value; break;
     case Dimension::d_out:
       if (!s.use_w_o) return "d_out: it is h*d_v while W_o is off; turn W_o on to choose it";
@@ -152,12 +168,12 @@ std::string resize(Scenario& s, Dimension which, int value) {
 
   s.X = regrow(s.X, n.T, n.d_model, 0, 0, s, StageKind::X, 1);
   s.W_q = regrow(s.W_q, n.d_model, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_q, n.d_model);
-  s.W_k = regrow(s.W_k, n.d_model, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_k, n.d_model);
-  s.W_v = regrow(s.W_v, n.d_model, n.heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_v, n.d_model);
+  s.W_k = regrow(s.W_k, n.d_model, n.kv_heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_k, n.d_model);
+  s.W_v = regrow(s.W_v, n.d_model, n.kv_heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_v, n.d_model);
   if (s.use_bias) {
     s.b_q = regrow(s.b_q, 1, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_q, 1);
-    s.b_k = regrow(s.b_k, 1, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_k, 1);
-    s.b_v = regrow(s.b_v, 1, n.heads * n.d_v, d.d_v, n.d_v, s, StageKind::b_v, 1);
+    s.b_k = regrow(s.b_k, 1, n.kv_heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_k, 1);
+    s.b_v = regrow(s.b_v, 1, n.kv_heads * n.d_v, d.d_v, n.d_v, s, StageKind::b_v, 1);
   }
   if (s.use_w_o) {
     // W_o's rows are head blocks: regrow its transpose by column blocks.
@@ -178,6 +194,7 @@ std::string resize(Scenario& s, Dimension which, int value) {
   if (!s.tokens.empty()) s.tokens.resize(static_cast<std::size_t>(n.T));
   if (!s.features.empty()) s.features.resize(static_cast<std::size_t>(n.d_model));
   s.heads = n.heads;
+  s.kv_heads = n.kv_heads == n.heads ? 0 : n.kv_heads;
 
   // Pins on Q, K and V move with their head block, as the weights' columns do;
   // pins outside the new shapes no longer address anything.
@@ -186,9 +203,10 @@ std::string resize(Scenario& s, Dimension which, int value) {
   for (const auto& [key, v] : s.pins) {
     PinKey k = key;
     const StageSpec& sp = spec(k.stage.kind);
-    if (const int old_w = extent(sp.cols == Extent::VWidth ? Extent::d_v : Extent::d_k, d);
-        !sp.per_head && (sp.cols == Extent::QKWidth || sp.cols == Extent::VWidth) && old_w > 0) {
-      const int new_w = extent(sp.cols == Extent::VWidth ? Extent::d_v : Extent::d_k, now);
+    const bool v_wide = sp.cols == Extent::VWidth || sp.cols == Extent::ContextWidth;
+    if (const int old_w = extent(v_wide ? Extent::d_v : Extent::d_k, d);
+        !sp.per_head && head_of_column(k.stage.kind, 0, d) == 0 && sp.cols != Extent::Heads && old_w > 0) {
+      const int new_w = extent(v_wide ? Extent::d_v : Extent::d_k, now);
       if (k.col % old_w >= new_w) continue;  // its column of the head is gone
       k.col = k.col / old_w * new_w + k.col % old_w;
     }
@@ -217,9 +235,7 @@ std::string check_pin(const Scenario& s, const PinKey& k) {
   if (is_per_head(k.stage.kind) && (k.stage.head < 0 || k.stage.head >= d.heads))
     return "pin: expected a head from 0 to " + std::to_string(d.heads - 1) + ", found " +
            std::to_string(k.stage.head);
-  if (spec(k.stage.kind).positional)
-    return "pin on " + to_string(k.stage) + ": it is computed from the positions alone, so it cannot be pinned; pin the "
-           "masked score it feeds instead";
+  if (std::string why; !pinnable(k.stage.kind, &why)) return "pin on " + to_string(k.stage) + ": " + why;
   if (k.stage.layer != 0 || k.stage.role != Role::Value)
     return "pin on " + to_string(k.stage) + ": a scenario has one layer of values; pins go on layer 0";
   if (k.row < 0 || k.col < 0 || k.row >= rows || k.col >= cols)
@@ -291,6 +307,9 @@ struct Applier {
   }
 
   void operator()(const SetPin& e) {
+    // named as the user named it (Q_unrotated[1], not the matrix it views)
+    if (std::string why; !is_input(e.key.stage.kind) && !pinnable(e.key.stage.kind, &why))
+      return fail("pin on " + to_string(e.key.stage) + ": " + why);
     const auto key = normalize_pin(s, e.key);
     if (!key) return fail(to_string(e.key.stage) + ": inputs are edited, not pinned");
     if (auto err = check_pin(s, *key); !err.empty()) return fail(err);
@@ -360,7 +379,8 @@ struct Applier {
     const bool creates =
         e.which == Toggle::OutputProjection ||
         (e.on && e.which == Toggle::Bias &&
-         (s.b_q.cols() != d.heads * d.d_k || s.b_k.cols() != d.heads * d.d_k || s.b_v.cols() != d.heads * d.d_v)) ||
+         (s.b_q.cols() != stage_cols(StageKind::b_q, d) || s.b_k.cols() != stage_cols(StageKind::b_k, d) ||
+          s.b_v.cols() != stage_cols(StageKind::b_v, d))) ||
         (e.on && e.which == Toggle::OutputBias && s.b_o.cols() != d.d_out) ||
         (e.on && e.which == Toggle::Sinks && s.sinks.cols() != d.heads);
     if (creates)
@@ -373,9 +393,9 @@ struct Applier {
         out.stale.mark_all_heads(StageKind::Scaled);
         return;
       case Toggle::Bias:
-        if (e.on && s.b_q.cols() != d.heads * d.d_k) s.b_q = seeded_matrix(s.seed, StageKind::b_q, 1, d.heads * d.d_k, 1);
-        if (e.on && s.b_k.cols() != d.heads * d.d_k) s.b_k = seeded_matrix(s.seed, StageKind::b_k, 1, d.heads * d.d_k, 1);
-        if (e.on && s.b_v.cols() != d.heads * d.d_v) s.b_v = seeded_matrix(s.seed, StageKind::b_v, 1, d.heads * d.d_v, 1);
+        for (StageKind k : {StageKind::b_q, StageKind::b_k, StageKind::b_v})
+          if (Matrix& b = s.*spec(k).member; e.on && b.cols() != stage_cols(k, d))
+            b = seeded_matrix(s.seed, k, 1, stage_cols(k, d), 1);
         s.use_bias = e.on;
         for (auto k : {StageKind::b_q, StageKind::b_k, StageKind::b_v}) out.stale.mark_all_heads(k);
         return;
@@ -416,6 +436,18 @@ struct Applier {
       case Toggle::Sinks: return s.use_sinks;
     }
     return false;
+  }
+
+  void operator()(const SetRope& e) {
+    const int d_k = s.dims().d_k;
+    if (e.value.on && d_k % 2 != 0)
+      return fail("rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(d_k));
+    if (!(std::isfinite(e.value.theta) && e.value.theta > 1.0f))
+      return fail("rope.theta: expected a finite number greater than 1, found " + num(e.value.theta));
+    out.inverse = SetRope{s.rope};
+    s.rope = e.value;
+    out.stale.mark_all_heads(StageKind::Q);  // Q and K are rotated anew (or not at all)
+    out.stale.mark_all_heads(StageKind::K);
   }
 
   void operator()(const SetTemperature& e) {
@@ -499,6 +531,10 @@ std::string describe(const Edit& edit) {
       return std::string(to_string(e.which)) + (e.on ? " on" : " off");
     }
     std::string operator()(const SetTemperature& e) const { return "temperature = " + num(e.value); }
+    std::string operator()(const SetRope& e) const {
+      if (!e.value.on) return "RoPE off";
+      return "RoPE θ = " + num(e.value.theta) + ", pairs " + to_string(e.value.pairs);
+    }
     std::string operator()(const SetTokenLabel& e) const {
       return "token " + std::to_string(e.index) + " = \"" + e.label + "\"";
     }

@@ -17,14 +17,27 @@ const char* to_string(MaskKind kind) {
   return "none";
 }
 
+const char* to_string(RopePairs pairs) { return pairs == RopePairs::Interleaved ? "interleaved" : "half"; }
+
+double rope_angle(const Rope& rope, int d_k, int pair, int position) {
+  // HF: inv_freq = 1 / θ^(arange(0, d_k, 2) / d_k)
+  const double inv_freq = 1.0 / std::pow(static_cast<double>(rope.theta), 2.0 * pair / d_k);
+  return position * inv_freq;
+}
+
+std::pair<int, int> rope_pair(RopePairs pairs, int d_k, int pair) {
+  return pairs == RopePairs::Interleaved ? std::pair{2 * pair, 2 * pair + 1} : std::pair{pair, pair + d_k / 2};
+}
+
 Dims Scenario::dims() const {
   Dims d;
   d.T = T();
   d.d_model = d_model();
   d.heads = heads;
+  d.kv_heads = kv_head_count();
   d.d_k = heads > 0 ? static_cast<int>(W_q.cols()) / heads : 0;
-  d.d_v = heads > 0 ? static_cast<int>(W_v.cols()) / heads : 0;
-  d.d_out = use_w_o ? static_cast<int>(W_o.cols()) : heads * d.d_v;
+  d.d_v = d.kv_heads > 0 ? static_cast<int>(W_v.cols()) / d.kv_heads : 0;
+  d.d_out = use_w_o ? static_cast<int>(W_o.cols()) : heads * d.d_v;  // the heads' contexts side by side
   return d;
 }
 
@@ -129,32 +142,45 @@ std::string validate(const Scenario& s) {
   const auto T = s.X.rows();
   const auto D = s.X.cols();
   const auto H = to_index(s.heads);
+  if (s.kv_heads < 0 || (s.kv_heads > 0 && s.heads % s.kv_heads != 0))
+    return "kv_heads: expected a number that divides heads (" + std::to_string(s.heads) + "), found " +
+           std::to_string(s.kv_heads);
+  const auto KV = to_index(s.kv_head_count());
   for (auto [name, W] : {std::pair{"W_q", &s.W_q}, std::pair{"W_k", &s.W_k}, std::pair{"W_v", &s.W_v}}) {
     if (W->rows() != D)
       return std::string(name) + ": expected " + std::to_string(D) + " rows (d_model), found " +
              std::to_string(W->rows());
     if (auto e = check_range((std::string(name) + " columns").c_str(), W->cols(), kMaxProjectionWidth); !e.empty())
       return e;
-    if (W->cols() % H != 0)
-      return std::string(name) + ": expected a column count divisible by heads (" + std::to_string(H) +
-             "), found " + std::to_string(W->cols()) + " columns";
+    const auto n = W == &s.W_q ? H : KV;
+    if (W->cols() % n != 0)
+      return std::string(name) + ": expected a column count divisible by " + (W == &s.W_q ? "heads" : "kv_heads") +
+             " (" + std::to_string(n) + "), found " + std::to_string(W->cols()) + " columns";
   }
-  const auto width_k = s.W_q.cols();
+  const auto width_q = s.W_q.cols();
+  const auto width_k = width_q / H * KV;
   const auto width_v = s.W_v.cols();
-  if (auto e = check_shape("W_k", s.W_k, D, "d_model", width_k, "heads*d_k"); !e.empty()) return e;
-  if (auto e = check_range("d_k", width_k / H, kMaxHeadDim); !e.empty()) return e;
-  if (auto e = check_range("d_v", width_v / H, kMaxHeadDim); !e.empty()) return e;
+  const auto width_context = width_v / KV * H;
+  const char* k_what = KV == H ? "heads*d_k" : "kv_heads*d_k";
+  const char* v_what = KV == H ? "heads*d_v" : "kv_heads*d_v";
+  if (auto e = check_shape("W_k", s.W_k, D, "d_model", width_k, k_what); !e.empty()) return e;
+  if (auto e = check_range("d_k", width_q / H, kMaxHeadDim); !e.empty()) return e;
+  if (auto e = check_range("d_v", width_v / KV, kMaxHeadDim); !e.empty()) return e;
+  if (width_context > kMaxProjectionWidth)
+    return "heads*d_v: expected at most " + std::to_string(kMaxProjectionWidth) + " (size limit), found " +
+           std::to_string(width_context);
   if (s.use_bias) {
-    if (auto e = check_shape("b_q", s.b_q, 1, "a single row", width_k, "heads*d_k"); !e.empty()) return e;
-    if (auto e = check_shape("b_k", s.b_k, 1, "a single row", width_k, "heads*d_k"); !e.empty()) return e;
-    if (auto e = check_shape("b_v", s.b_v, 1, "a single row", width_v, "heads*d_v"); !e.empty()) return e;
+    if (auto e = check_shape("b_q", s.b_q, 1, "a single row", width_q, "heads*d_k"); !e.empty()) return e;
+    if (auto e = check_shape("b_k", s.b_k, 1, "a single row", width_k, k_what); !e.empty()) return e;
+    if (auto e = check_shape("b_v", s.b_v, 1, "a single row", width_v, v_what); !e.empty()) return e;
   }
   if (s.use_w_o) {
-    if (s.W_o.rows() != width_v)
-      return "W_o: expected " + std::to_string(width_v) + " rows (heads*d_v), found " + std::to_string(s.W_o.rows());
+    if (s.W_o.rows() != width_context)
+      return "W_o: expected " + std::to_string(width_context) + " rows (heads*d_v), found " +
+             std::to_string(s.W_o.rows());
     if (auto e = check_range("W_o columns (d_out)", s.W_o.cols(), kMaxModelDim); !e.empty()) return e;
   }
-  const auto d_out = s.use_w_o ? s.W_o.cols() : width_v;
+  const auto d_out = s.use_w_o ? s.W_o.cols() : width_context;
   if (s.use_output_bias)
     if (auto e = check_shape("b_o", s.b_o, 1, "a single row", d_out, s.use_w_o ? "d_out" : "heads*d_v"); !e.empty())
       return e;
@@ -165,6 +191,12 @@ std::string validate(const Scenario& s) {
     for (Eigen::Index h = 0; h < s.sinks.cols(); ++h)
       if (!std::isfinite(s.sinks(0, h)))
         return "sinks[" + std::to_string(h) + "]: expected a finite number, found " + std::to_string(s.sinks(0, h));
+  }
+  if (s.rope.on) {
+    if ((width_q / H) % 2 != 0)
+      return "rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(width_q / H);
+    if (!(std::isfinite(s.rope.theta) && s.rope.theta > 1.0f))
+      return "rope.theta: expected a finite number greater than 1, found " + std::to_string(s.rope.theta);
   }
   if (s.mask_kind == MaskKind::Window && !(s.window >= 1 && s.window <= kMaxTokens))
     return "mask.window: expected a whole number from 1 to " + std::to_string(kMaxTokens) + ", found " +

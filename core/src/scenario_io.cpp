@@ -35,7 +35,7 @@ struct FieldError {
 std::string pinnable_stage_names() {
   std::string out;
   for (const StageSpec& sp : all_stages()) {
-    if (sp.input || sp.positional || sp.view != ViewKind::Stored) continue;
+    if (!pinnable(sp.kind) || sp.view != ViewKind::Stored) continue;
     out += (out.empty() ? "" : ", ") + std::string(sp.id_name) + (sp.per_head ? "[h]" : "");
   }
   return out;
@@ -107,6 +107,30 @@ Matrix read_matrix(const json& j, const std::string& name, int max_rows, const c
 }
 
 // A bias: a flat list of numbers, kept as a 1 × n matrix.
+// "rope": {"theta": 10000, "pairs": "half" | "interleaved"}, both keys optional.
+Rope read_rope(const json& j, int d_k) {
+  Rope r;
+  r.on = true;
+  if (!j.is_object())
+    fail("rope: expected {\"theta\": 10000, \"pairs\": \"half\" or \"interleaved\"}, found " + type_of(j));
+  for (const auto& [key, value] : j.items())
+    if (key != "theta" && key != "pairs") fail("rope." + key + ": unknown key (expected theta, pairs)");
+  if (j.contains("theta")) {
+    r.theta = read_float(j["theta"], "rope.theta");
+    if (!(r.theta > 1.0f)) fail("rope.theta: expected a number greater than 1, found " + j["theta"].dump());
+  }
+  if (j.contains("pairs")) {
+    const json& p = j["pairs"];
+    const std::string name = p.is_string() ? p.get<std::string>() : "";
+    if (name == "half") r.pairs = RopePairs::Half;
+    else if (name == "interleaved") r.pairs = RopePairs::Interleaved;
+    else fail("rope.pairs: expected \"half\" (HF Llama's rotate_half) or \"interleaved\" (GPT-J), found " + p.dump());
+  }
+  if (d_k % 2 != 0)
+    fail("rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(d_k));
+  return r;
+}
+
 Matrix read_vector(const json& j, const std::string& name, std::size_t expected, const char* what) {
   if (!j.is_array()) fail(name + ": expected a list of " + std::to_string(expected) + " numbers, found " + type_of(j));
   if (j.size() != expected)
@@ -118,7 +142,7 @@ Matrix read_vector(const json& j, const std::string& name, std::size_t expected,
 }
 
 const std::vector<std::string>& known_keys() {
-  static const std::vector<std::string> keys = {"X", "W_q", "W_k", "W_v", "heads", "b_q", "b_k", "b_v", "W_o", "b_o",
+  static const std::vector<std::string> keys = {"X", "W_q", "W_k", "W_v", "heads", "kv_heads", "rope", "b_q", "b_k", "b_v", "W_o", "b_o",
                                                 "mask", "scale", "temperature", "alibi", "sinks", "tokens", "features", "title",
                                                 "description", "attention_lab"};
   return keys;
@@ -149,35 +173,59 @@ Scenario parse_object(const json& root) {
            std::to_string(W.cols()) + " columns");
     return W;
   };
+  if (root.contains("kv_heads")) {
+    s.kv_heads = read_int(root["kv_heads"], "kv_heads", 1, kMaxHeads);
+    if (H % s.kv_heads != 0)
+      fail("kv_heads: expected a number that divides heads (" + std::to_string(H) + "), found " +
+           std::to_string(s.kv_heads));
+    if (s.kv_heads == H) s.kv_heads = 0;  // one K/V head per query head: plain multi-head attention
+  }
+  const int KV = s.kv_head_count();
+  const char* k_what = KV == H ? "heads*d_k" : "kv_heads*d_k";
+  const char* v_what = KV == H ? "heads*d_v" : "kv_heads*d_v";
   s.W_q = read_weight("W_q", "heads*d_k", "d_k");
-  s.W_k = read_weight("W_k", "heads*d_k", "d_k");
-  if (s.W_k.cols() != s.W_q.cols())
-    fail("W_k: expected " + std::to_string(D) + " rows (d_model) x " + std::to_string(s.W_q.cols()) +
-         " columns (heads*d_k, like W_q), found " + std::to_string(s.W_k.rows()) + " x " + std::to_string(s.W_k.cols()));
-  s.W_v = read_weight("W_v", "heads*d_v", "d_v");
-  const auto wk = static_cast<std::size_t>(s.W_q.cols());
+  const auto wq = static_cast<std::size_t>(s.W_q.cols());
+  const auto wk = wq / static_cast<std::size_t>(H) * static_cast<std::size_t>(KV);
+  s.W_k = read_matrix(root["W_k"], "W_k", kMaxModelDim, "d_model", kMaxProjectionWidth, k_what);
+  if (s.W_k.rows() != D || static_cast<std::size_t>(s.W_k.cols()) != wk)
+    fail("W_k: expected " + std::to_string(D) + " rows (d_model) x " + std::to_string(wk) + " columns (" + k_what +
+         (KV == H ? ", like W_q" : ", d_k from W_q") + "), found " + std::to_string(s.W_k.rows()) + " x " +
+         std::to_string(s.W_k.cols()));
+  s.W_v = read_matrix(root["W_v"], "W_v", kMaxModelDim, "d_model", kMaxProjectionWidth, v_what);
+  if (s.W_v.rows() != D)
+    fail("W_v: expected " + std::to_string(D) + " rows (d_model, the columns of X) x " + v_what +
+         " columns, found " + std::to_string(s.W_v.rows()) + " x " + std::to_string(s.W_v.cols()));
+  if (s.W_v.cols() % KV != 0)
+    fail(std::string("W_v: expected a column count divisible by ") + (KV == H ? "heads" : "kv_heads") + " (" +
+         std::to_string(KV) + "), found " + std::to_string(s.W_v.cols()) + " columns");
   const auto wv = static_cast<std::size_t>(s.W_v.cols());
-  if (static_cast<int>(wk) / H > kMaxHeadDim || static_cast<int>(wv) / H > kMaxHeadDim)
+  const auto d_v = static_cast<int>(wv) / KV;
+  const auto wc = static_cast<std::size_t>(d_v) * static_cast<std::size_t>(H);  // the heads' contexts side by side
+  if (static_cast<int>(wq) / H > kMaxHeadDim || d_v > kMaxHeadDim)
     fail("d_k, d_v: expected at most " + std::to_string(kMaxHeadDim) + " (size limit), found " +
-         std::to_string(static_cast<int>(wk) / H) + ", " + std::to_string(static_cast<int>(wv) / H));
+         std::to_string(static_cast<int>(wq) / H) + ", " + std::to_string(d_v));
+  if (root.contains("rope")) s.rope = read_rope(root["rope"], static_cast<int>(wq) / H);
 
   const bool any_bias = root.contains("b_q") || root.contains("b_k") || root.contains("b_v");
   if (any_bias) {
     // A missing bias next to given ones is zero, as in a layer with bias=False for one projection.
-    s.b_q = root.contains("b_q") ? read_vector(root["b_q"], "b_q", wk, "heads*d_k") : Matrix::Zero(1, to_index(static_cast<int>(wk)));
-    s.b_k = root.contains("b_k") ? read_vector(root["b_k"], "b_k", wk, "heads*d_k") : Matrix::Zero(1, to_index(static_cast<int>(wk)));
-    s.b_v = root.contains("b_v") ? read_vector(root["b_v"], "b_v", wv, "heads*d_v") : Matrix::Zero(1, to_index(static_cast<int>(wv)));
+    auto bias = [&](const char* name, std::size_t width, const char* what) {
+      return root.contains(name) ? read_vector(root[name], name, width, what) : Matrix::Zero(1, to_index(static_cast<int>(width)));
+    };
+    s.b_q = bias("b_q", wq, "heads*d_k");
+    s.b_k = bias("b_k", wk, k_what);
+    s.b_v = bias("b_v", wv, v_what);
     s.use_bias = true;
   }
   if (root.contains("W_o")) {
     s.W_o = read_matrix(root["W_o"], "W_o", kMaxProjectionWidth, "heads*d_v", kMaxModelDim, "d_out");
-    if (static_cast<std::size_t>(s.W_o.rows()) != wv)
-      fail("W_o: expected " + std::to_string(wv) + " rows (heads*d_v, the columns of W_v), found " +
+    if (static_cast<std::size_t>(s.W_o.rows()) != wc)
+      fail("W_o: expected " + std::to_string(wc) + " rows (heads*d_v, the heads' contexts side by side), found " +
            std::to_string(s.W_o.rows()) + " x " + std::to_string(s.W_o.cols()));
     s.use_w_o = true;
   }
   if (root.contains("b_o")) {
-    const std::size_t d_out = s.use_w_o ? static_cast<std::size_t>(s.W_o.cols()) : wv;
+    const std::size_t d_out = s.use_w_o ? static_cast<std::size_t>(s.W_o.cols()) : wc;
     s.b_o = read_vector(root["b_o"], "b_o", d_out, s.use_w_o ? "d_out, the columns of W_o" : "heads*d_v, no W_o");
     s.use_output_bias = true;
   }
@@ -265,10 +313,10 @@ Scenario parse_object(const json& root) {
           fail(w + ": expected {\"stage\": \"scores[0]\", \"row\": r, \"col\": c, \"value\": v}, found " + type_of(p));
         const auto id = parse_stage_id(p["stage"].get<std::string>());
         // Files keep pins where they are stored: not on inputs, not on views (Q[h], concat).
-        const bool pinnable = id && !is_input(id->kind) && !spec(id->kind).positional &&
+        const bool can_pin = id && pinnable(id->kind) &&
                               spec(id->kind).view == ViewKind::Stored &&
                               id->layer == 0 && id->role == Role::Value;
-        if (!pinnable) fail(w + ".stage: expected one of " + pinnable_stage_names() + ", found " + type_of(p["stage"]));
+        if (!can_pin) fail(w + ".stage: expected one of " + pinnable_stage_names() + ", found " + type_of(p["stage"]));
         if (is_per_head(id->kind) && id->head >= H)
           fail(w + ".stage: expected a head below " + std::to_string(H) + ", found \"" + to_string(*id) + "\"");
         const int cols = stage_cols(id->kind, d);
@@ -392,6 +440,13 @@ std::string scenario_to_json(const Scenario& s) {
     out << ']';
   }
   key("heads"), out << s.heads;
+  if (s.kv_heads > 0) key("kv_heads"), out << s.kv_heads;
+  if (s.rope.on) {
+    key("rope");
+    out << "{\"theta\": ";
+    json_text::write_number(out, s.rope.theta);
+    out << ", \"pairs\": " << quote(to_string(s.rope.pairs)) << "}";
+  }
   key("mask");
   if (s.mask_kind == MaskKind::Custom)
     json_text::write_matrix(out, s.custom_mask, 2);

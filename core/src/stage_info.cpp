@@ -79,7 +79,7 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
     in.role = Role::Value;  // a gradient is described from the values it is made of, for now
   }
   info.domain = sp.domain;
-  info.editability = sp.input ? Editability::EditCells : sp.positional ? Editability::ReadOnly : Editability::PinCells;
+  info.editability = sp.input ? Editability::EditCells : pinnable(sp.kind) ? Editability::PinCells : Editability::ReadOnly;
   info.active = setting_on(s, sp.requires_setting);
   return info;
 }
@@ -87,16 +87,21 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
 std::vector<StageId> pipeline(const Scenario& s) {
   using K = StageKind;
   // The order of the math; the registry says which of them the settings turn on.
-  static constexpr K kBefore[] = {K::X, K::W_q, K::b_q, K::Q, K::W_k, K::b_k, K::K, K::W_v, K::b_v, K::V, K::Mask, K::Sinks};
+  static constexpr K kBefore[] = {K::X,          K::W_q, K::b_q, K::QUnrotated, K::Q,    K::W_k, K::b_k,
+                                  K::KUnrotated, K::K,   K::W_v, K::b_v,        K::V,    K::Mask, K::Sinks};
   static constexpr K kAfter[] = {K::Concat, K::W_o, K::b_o, K::Output};
   std::vector<StageId> out;
   auto add = [&](K k, int h) {
     if (setting_on(s, spec(k).requires_setting)) out.push_back(spec(k).per_head ? StageId::of_head(k, h) : StageId::input(k));
   };
   for (K k : kBefore) add(k, 0);
-  for (int h = 0; h < s.heads; ++h)
+  for (int h = 0; h < s.heads; ++h) {
+    // Q and K before RoPE come before the rotated ones
+    add(K::HeadQUnrotated, h);
+    add(K::HeadKUnrotated, h);
     for (const StageSpec& sp : all_stages())
-      if (sp.per_head) add(sp.kind, h);
+      if (sp.per_head && sp.kind != K::HeadQUnrotated && sp.kind != K::HeadKUnrotated) add(sp.kind, h);
+  }
   for (K k : kAfter) add(k, 0);
   return out;
 }

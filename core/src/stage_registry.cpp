@@ -13,8 +13,10 @@ int extent(Extent e, const Dims& d) {
     case Extent::One: return 1;
     case Extent::T: return d.T;
     case Extent::d_model: return d.d_model;
-    case Extent::QKWidth: return d.heads * d.d_k;
-    case Extent::VWidth: return d.heads * d.d_v;
+    case Extent::QWidth: return d.heads * d.d_k;
+    case Extent::KWidth: return d.kv_heads * d.d_k;
+    case Extent::VWidth: return d.kv_heads * d.d_v;
+    case Extent::ContextWidth: return d.heads * d.d_v;
     case Extent::d_k: return d.d_k;
     case Extent::d_v: return d.d_v;
     case Extent::d_out: return d.d_out;
@@ -28,8 +30,10 @@ const char* extent_name(Extent e) {
     case Extent::One: return "1";
     case Extent::T: return "T";
     case Extent::d_model: return "d_model";
-    case Extent::QKWidth: return "heads*d_k";
-    case Extent::VWidth: return "heads*d_v";
+    case Extent::QWidth: return "heads*d_k";
+    case Extent::KWidth: return "kv_heads*d_k";
+    case Extent::VWidth: return "kv_heads*d_v";
+    case Extent::ContextWidth: return "heads*d_v";
     case Extent::d_k: return "d_k";
     case Extent::d_v: return "d_v";
     case Extent::d_out: return "d_out";
@@ -59,18 +63,24 @@ struct Projection {
 constexpr Projection kProjection[3] = {
     {"queries", "query", "Q", "q"}, {"keys", "key", "K", "k"}, {"values", "value", "V", "v"}};
 
+// The width of W_q/W_k/W_v (P = 0, 1, 2) and of what they project to.
+constexpr Extent projection_width(int P) { return P == 0 ? E::QWidth : P == 1 ? E::KWidth : E::VWidth; }
+
 template <int P>
 StageSpec weights_spec() {
   return {K(int(K::W_q) + P), P == 0 ? "W_q" : P == 1 ? "W_k" : "W_v", false, true, E::d_model,
-          P == 2 ? E::VWidth : E::QKWidth, L::Feature, L::Index, ValueDomain::Signed, Requires::Nothing,
+          projection_width(P), L::Feature, L::Index, ValueDomain::Signed, Requires::Nothing,
           ViewKind::Stored, K(int(K::W_q) + P),
           P == 0 ? &Scenario::W_q : P == 1 ? &Scenario::W_k : &Scenario::W_v, Trace::No,
           P == 0 ? "Weights for the queries" : P == 1 ? "Weights for the keys" : "Weights for the values",
           [](int) { return "W_" + std::string(kProjection[P].lower); },
           [](const Scenario&, const Dims&, int) { return "W_" + std::string(kProjection[P].lower); },
-          [](const Scenario&, const Dims&, int) {
+          [](const Scenario&, const Dims& d, int) {
             return "Learned during training. Multiplying a token's embedding by it gives that token's " +
-                   std::string(kProjection[P].single) + " vector; column block i belongs to head i.";
+                   std::string(kProjection[P].single) + " vector; column block i belongs to head i" +
+                   (P > 0 && d.kv_heads != d.heads ? " of the " + std::to_string(d.kv_heads) +
+                                                         " K/V heads the query heads share"
+                                                   : "") + ".";
           },
           [](const Scenario&, int) { return std::vector<StageId>{}; }};
 }
@@ -78,7 +88,7 @@ StageSpec weights_spec() {
 template <int P>
 StageSpec bias_spec() {
   return {K(int(K::b_q) + P), P == 0 ? "b_q" : P == 1 ? "b_k" : "b_v", false, true, E::One,
-          P == 2 ? E::VWidth : E::QKWidth, L::Bias, L::Index, ValueDomain::Signed, Requires::Biases,
+          projection_width(P), L::Bias, L::Index, ValueDomain::Signed, Requires::Biases,
           ViewKind::Stored, K(int(K::b_q) + P),
           P == 0 ? &Scenario::b_q : P == 1 ? &Scenario::b_k : &Scenario::b_v, Trace::No,
           P == 0 ? "Bias of the queries" : P == 1 ? "Bias of the keys" : "Bias of the values",
@@ -90,46 +100,115 @@ StageSpec bias_spec() {
           [](const Scenario&, int) { return std::vector<StageId>{}; }};
 }
 
+std::string short_number(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+  return buf;
+}
+
+std::string rope_words(const Scenario& s) {
+  return "RoPE turns each head's " + std::string(s.rope.pairs == RopePairs::Half ? "dimensions i and i + d_k/2" : "dimensions 2i and 2i + 1") +
+         " together by the angle position·θ^(−2i/d_k), θ = " + short_number(s.rope.theta) +
+         ": a query and a key then match by what they hold and by how far apart they are.";
+}
+
 template <int P>
 StageSpec projection_spec() {
-  return {K(int(K::Q) + P), kProjection[P].letter, false, false, E::T, P == 2 ? E::VWidth : E::QKWidth,
+  return {K(int(K::Q) + P), kProjection[P].letter, false, false, E::T, projection_width(P),
           L::Token, L::Index, ValueDomain::Signed, Requires::Nothing, ViewKind::Stored, K(int(K::Q) + P), nullptr,
           Trace::Top, P == 0 ? "Queries" : P == 1 ? "Keys" : "Values",
           [](int) { return std::string(kProjection[P].letter); },
           [](const Scenario& s, const Dims&, int) {
-            const std::string l = kProjection[P].lower;
-            return std::string(kProjection[P].letter) + " = X·W_" + l + (s.use_bias ? " + b_" + l : "");
+            const std::string l = kProjection[P].lower, letter = kProjection[P].letter;
+            if (P < 2 && s.rope.on) return letter + " = RoPE(" + letter + "ᵤ)";
+            return letter + " = X·W_" + l + (s.use_bias ? " + b_" + l : "");
           },
-          [](const Scenario&, const Dims&, int) {
-            return fixed(P == 0   ? "Each row is what that token is looking for in the other tokens."
-                         : P == 1 ? "Each row is what that token offers to be found by: queries are compared with it."
-                                  : "Each row is the information that token passes on to whoever attends to it.");
+          [](const Scenario& s, const Dims& d, int) {
+            std::string text = P == 0   ? "Each row is what that token is looking for in the other tokens."
+                               : P == 1 ? "Each row is what that token offers to be found by: queries are compared with it."
+                                        : "Each row is the information that token passes on to whoever attends to it.";
+            if (P > 0 && d.kv_heads != d.heads)
+              text += " Grouped-query attention: " + std::to_string(d.kv_heads) + " K/V heads, each read by " +
+                      std::to_string(d.heads / std::max(d.kv_heads, 1)) + " query heads, so the cache of keys and "
+                      "values a model keeps while generating is " + std::to_string(d.heads / std::max(d.kv_heads, 1)) +
+                      " times smaller.";
+            if (P < 2 && s.rope.on) text += " These are after the rotation: " + rope_words(s);
+            return text;
           },
           [](const Scenario& s, int) {
+            if (P < 2 && s.rope.on) return std::vector<StageId>{layer(K(int(K::QUnrotated) + P))};
             std::vector<StageId> in{layer(K::X), layer(K(int(K::W_q) + P))};
             if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
             return in;
           }};
 }
 
+// Q or K before RoPE turns them (P = 0, 1).
+template <int P>
+StageSpec unrotated_spec() {
+  return {K(int(K::QUnrotated) + P), P == 0 ? "Q_unrotated" : "K_unrotated", false, false, E::T, projection_width(P),
+          L::Token, L::Index, ValueDomain::Signed, Requires::Rope, ViewKind::Stored, K(int(K::QUnrotated) + P), nullptr,
+          Trace::Top, P == 0 ? "Queries before rotation" : "Keys before rotation",
+          [](int) { return std::string(kProjection[P].letter) + "ᵤ"; },
+          [](const Scenario& s, const Dims&, int) {
+            const std::string l = kProjection[P].lower;
+            return std::string(kProjection[P].letter) + "ᵤ = X·W_" + l + (s.use_bias ? " + b_" + l : "");
+          },
+          [](const Scenario& s, const Dims&, int) {
+            return std::string(P == 0 ? "The queries" : "The keys") + " as the projection gives them, before " +
+                   rope_words(s);
+          },
+          [](const Scenario& s, int) {
+            std::vector<StageId> in{layer(K::X), layer(K(int(K::W_q) + P))};
+            if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
+            return in;
+          },
+          nullptr, false, "it is the projection before RoPE; pin the rotated Q or K that enters the scores instead"};
+}
+
+// Q[h], K[h], V[h] (P = 0, 1, 2) and, for P = 3, 4, Q and K of head h before RoPE.
 template <int P>
 StageSpec head_projection_spec() {
-  return {K(int(K::HeadQ) + P), kProjection[P].letter, true, false, E::T, P == 2 ? E::d_v : E::d_k, L::Token,
-          L::HeadIndex, ValueDomain::Signed, Requires::Nothing, ViewKind::HeadSlice, K(int(K::Q) + P), nullptr, Trace::InHead,
-          P == 0 ? "Queries" : P == 1 ? "Keys" : "Values",
-          [](int h) { return kProjection[P].letter + subscript(h); },
+  constexpr int kWhich = P % 3;  // Q, K, V
+  constexpr bool kUnrotated = P >= 3;
+  constexpr K kKind = kUnrotated ? K(int(K::HeadQUnrotated) + P - 3) : K(int(K::HeadQ) + P);
+  constexpr K kStorage = kUnrotated ? K(int(K::QUnrotated) + P - 3) : K(int(K::Q) + P);
+  return {kKind, kUnrotated ? (P == 3 ? "Q_unrotated" : "K_unrotated") : kProjection[kWhich].letter, true, false, E::T,
+          kWhich == 2 ? E::d_v : E::d_k, L::Token, L::HeadIndex, ValueDomain::Signed,
+          kUnrotated ? Requires::Rope : Requires::Nothing, kWhich == 0 ? ViewKind::HeadSlice : ViewKind::KVSlice,
+          kStorage, nullptr, Trace::InHead,
+          kUnrotated ? (kWhich == 0 ? "Queries before rotation" : "Keys before rotation")
+                     : kWhich == 0 ? "Queries" : kWhich == 1 ? "Keys" : "Values",
+          [](int h) { return kProjection[kWhich].letter + subscript(h) + (kUnrotated ? "ᵤ" : ""); },
           [](const Scenario&, const Dims& d, int h) {
-            const std::string l = kProjection[P].letter;
-            const int w = P == 2 ? d.d_v : d.d_k;
-            return l + subscript(h) + " = " + l + "[:, " + std::to_string(h * w) + ":" + std::to_string((h + 1) * w) + "]";
+            const std::string l = kProjection[kWhich].letter + std::string(kUnrotated ? "ᵤ" : "");
+            const int w = kWhich == 2 ? d.d_v : d.d_k;
+            const int block = kWhich == 0 ? h : d.kv_head(h);
+            return kProjection[kWhich].letter + subscript(h) + (kUnrotated ? "ᵤ" : "") + " = " + l + "[:, " +
+                   std::to_string(block * w) + ":" + std::to_string((block + 1) * w) + "]";
           },
-          [](const Scenario&, const Dims& d, int h) {
-            const int w = P == 2 ? d.d_v : d.d_k;
-            return "This head's slice of " + std::string(kProjection[P].letter) + ": the columns " +
-                   std::to_string(h * w) + " to " + std::to_string((h + 1) * w - 1) +
-                   ". Each head works on its own slice, so heads can learn to look for different things.";
+          [](const Scenario& s, const Dims& d, int h) {
+            const int w = kWhich == 2 ? d.d_v : d.d_k;
+            const int block = kWhich == 0 ? h : d.kv_head(h);
+            std::string text = "This head's slice of " + std::string(kProjection[kWhich].letter) +
+                               (kUnrotated ? "ᵤ" : "") + ": the columns " + std::to_string(block * w) + " to " +
+                               std::to_string((block + 1) * w - 1) + ".";
+            if (kWhich > 0 && d.kv_heads != d.heads) {
+              const int per = d.heads / std::max(d.kv_heads, 1);
+              text += " K/V head " + std::to_string(block) + " is shared by query heads " +
+                      std::to_string(block * per) + " to " + std::to_string(block * per + per - 1) +
+                      " (grouped-query attention).";
+            } else {
+              text += " Each head works on its own slice, so heads can learn to look for different things.";
+            }
+            if (kWhich < 2 && s.rope.on && !kUnrotated)
+              text += " Rotated by RoPE: row p is turned by p times each pair's angle.";
+            return text;
           },
-          [](const Scenario&, int) { return std::vector<StageId>{layer(K(int(K::Q) + P))}; }};
+          [](const Scenario&, int) { return std::vector<StageId>{layer(kStorage)}; },
+          nullptr, false,
+          kUnrotated ? "it is the projection before RoPE; pin the rotated Q or K that enters the scores instead"
+                     : nullptr};
 }
 
 std::string scaled_formula(const Scenario& s, const Dims& d, int h) {
@@ -177,7 +256,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
       bias_spec<0>(),
       bias_spec<1>(),
       bias_spec<2>(),
-      {K::W_o, "W_o", false, true, E::VWidth, E::d_out, L::Index, L::Index, ValueDomain::Signed,
+      {K::W_o, "W_o", false, true, E::ContextWidth, E::d_out, L::Index, L::Index, ValueDomain::Signed,
        Requires::OutputProjection, ViewKind::Stored, K::W_o, &Scenario::W_o, Trace::No, "Output projection",
        [](int) { return fixed("W_o"); }, [](const Scenario&, const Dims&, int) { return fixed("W_o"); },
        [](const Scenario&, const Dims&, int) {
@@ -222,9 +301,13 @@ const std::array<StageSpec, kStageKindCount>& table() {
       projection_spec<0>(),
       projection_spec<1>(),
       projection_spec<2>(),
+      unrotated_spec<0>(),
+      unrotated_spec<1>(),
       head_projection_spec<0>(),
       head_projection_spec<1>(),
       head_projection_spec<2>(),
+      head_projection_spec<3>(),
+      head_projection_spec<4>(),
       {K::Scores, "scores", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Scores, nullptr, Trace::InHead, "Attention scores",
        [](int h) { return "S" + subscript(h); },
@@ -313,7 +396,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
                       "the new representation of the token, informed by the tokens it attended to.");
        },
        [](const Scenario&, int h) { return std::vector<StageId>{head(K::Weights, h), head(K::HeadV, h)}; }},
-      {K::Concat, "concat", false, false, E::T, E::VWidth, L::Token, L::Index, ValueDomain::Signed,
+      {K::Concat, "concat", false, false, E::T, E::ContextWidth, L::Token, L::Index, ValueDomain::Signed,
        Requires::Nothing, ViewKind::HeadsSideBySide, K::Context, nullptr, Trace::AfterHeads, "Concatenated heads",
        [](int) { return fixed("C"); }, concat_formula,
        [](const Scenario&, const Dims&, int) {
@@ -370,20 +453,37 @@ bool setting_on(const Scenario& s, Requires r) {
     case Requires::OutputBias: return s.use_output_bias;
     case Requires::Alibi: return s.alibi;
     case Requires::Sinks: return s.use_sinks;
+    case Requires::Rope: return s.rope.on;
   }
   return true;
 }
+
+const char* setting_name(Requires r) {
+  switch (r) {
+    case Requires::Nothing: return "nothing";
+    case Requires::Biases: return "the biases";
+    case Requires::OutputProjection: return "the output projection W_o";
+    case Requires::OutputBias: return "the output bias b_o";
+    case Requires::Alibi: return "ALiBi";
+    case Requires::Sinks: return "attention sinks";
+    case Requires::Rope: return "RoPE";
+  }
+  return "?";
+}
+
+bool setting_plural(Requires r) { return r == Requires::Biases || r == Requires::Sinks; }
 
 std::optional<CellRef> storage_cell(const CellRef& cell, const Dims& d) {
   const StageSpec& sp = spec(cell.stage.kind);
   switch (sp.view) {
     case ViewKind::Stored: return cell;
-    case ViewKind::HeadSlice: {
+    case ViewKind::HeadSlice: case ViewKind::KVSlice: {
       const int w = stage_cols(cell.stage.kind, d);
       StageId whole = StageId::input(sp.storage);
       whole.layer = cell.stage.layer;
       whole.role = cell.stage.role;
-      return CellRef{whole, cell.row, cell.stage.head * w + cell.col};
+      const int block = sp.view == ViewKind::KVSlice ? d.kv_head(cell.stage.head) : cell.stage.head;
+      return CellRef{whole, cell.row, block * w + cell.col};
     }
     case ViewKind::HeadsSideBySide: {
       const int w = stage_cols(sp.storage, d);
@@ -403,9 +503,10 @@ std::optional<CellRef> view_cell(const CellRef& stored, StageId view, const Dims
   if (sp.view == ViewKind::Stored || stored.stage.kind != sp.storage || stored.stage.layer != view.layer ||
       stored.stage.role != view.role)
     return std::nullopt;
-  if (sp.view == ViewKind::HeadSlice) {
+  if (sp.view == ViewKind::HeadSlice || sp.view == ViewKind::KVSlice) {
     const int w = stage_cols(view.kind, d);
-    if (w <= 0 || stored.col / w != view.head) return std::nullopt;
+    const int block = sp.view == ViewKind::KVSlice ? d.kv_head(view.head) : view.head;
+    if (w <= 0 || stored.col / w != block) return std::nullopt;
     return CellRef{view, stored.row, stored.col % w};
   }
   const int w = stage_cols(sp.storage, d);
@@ -416,9 +517,24 @@ int head_of_column(StageKind kind, int col, const Dims& d) {
   const StageSpec& sp = spec(kind);
   if (sp.per_head) return -1;
   if (sp.cols == Extent::Heads) return col;  // one column per head
-  const int w = sp.cols == Extent::QKWidth ? d.d_k : sp.cols == Extent::VWidth ? d.d_v : 0;
+  const int w = sp.cols == Extent::QWidth || sp.cols == Extent::KWidth ? d.d_k
+                : sp.cols == Extent::VWidth || sp.cols == Extent::ContextWidth ? d.d_v : 0;
   // W_o's rows are the head blocks, not its columns.
   return w > 0 ? col / w : -1;
+}
+
+bool columns_are_kv_heads(StageKind kind) {
+  const Extent c = spec(kind).cols;
+  return !spec(kind).per_head && (c == Extent::KWidth || c == Extent::VWidth);
+}
+
+bool pinnable(StageKind kind, std::string* why) {
+  const StageSpec& sp = spec(kind);
+  const char* reason = sp.input ? "it is an input; edit it instead"
+                       : sp.positional ? "it is computed from the positions alone; pin the masked score it feeds instead"
+                                       : sp.not_pinnable;
+  if (reason && why) *why = reason;
+  return reason == nullptr;
 }
 
 }  // namespace attention_lab

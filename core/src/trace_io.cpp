@@ -5,18 +5,19 @@
 
 namespace attention_lab {
 
-void write_trace(std::ostream& out, const Engine& engine) {
+void write_trace(std::ostream& out, const Engine& engine, const Scenario& scenario) {
   using json_text::quote;
   using json_text::write_matrix;
   const Dims& d = engine.dims();
   out << "{\n  \"format\": " << quote(kTraceFormat) << ",\n";
   out << "  \"dims\": {\"T\": " << d.T << ", \"d_model\": " << d.d_model << ", \"heads\": " << d.heads
-      << ", \"d_k\": " << d.d_k << ", \"d_v\": " << d.d_v << ", \"d_out\": " << d.d_out << "},\n";
+      << (d.kv_heads != d.heads ? ", \"kv_heads\": " + std::to_string(d.kv_heads) : std::string()) << ", \"d_k\": " << d.d_k
+      << ", \"d_v\": " << d.d_v << ", \"d_out\": " << d.d_out << "},\n";
   // Top-level stages in the math's order up to the heads, then each head's
   // entry, then what comes after the heads; the registry says which are traced.
   const auto top = [&](Trace where) {
     for (const StageSpec& sp : all_stages()) {
-      if (sp.trace != where) continue;
+      if (sp.trace != where || !setting_on(scenario, sp.requires_setting)) continue;
       out << "  " << quote(sp.id_name) << ": ";
       write_matrix(out, engine.stage(StageId::input(sp.kind)), 2);
       out << ",\n";
@@ -28,7 +29,7 @@ void write_trace(std::ostream& out, const Engine& engine) {
     out << (h ? ", {" : "{");
     bool first = true;
     for (const StageSpec& sp : all_stages()) {
-      if (sp.trace != Trace::InHead) continue;
+      if (sp.trace != Trace::InHead || !setting_on(scenario, sp.requires_setting)) continue;
       out << (first ? "\n" : ",\n") << "    " << quote(sp.id_name) << ": ";
       write_matrix(out, engine.stage(StageId::of_head(sp.kind, h)), 4);
       first = false;

@@ -212,7 +212,7 @@ std::string check_trace_of(std::string_view scenario_bytes) {
   Engine engine;
   engine.recompute_all(*r.scenario);
   std::ostringstream out;
-  write_trace(out, engine);
+  write_trace(out, engine, *r.scenario);
   try {
     const auto trace = nlohmann::json::parse(out.str());
     if (trace.at("format") != kTraceFormat) return "the trace's format tag";

@@ -66,9 +66,9 @@ TEST(Edits, SetCellOnAComputedStageSaysToPinIt) {
 
 TEST(Edits, SetCellOnAnInactiveInputSaysHowToTurnItOn) {
   const Scenario s = attention_lab::test::preset("book");  // no biases, no W_o
-  expect_refused(s, SetCell{in(StageKind::b_q), 0, 0, 1.0f}, "b_q: biases are off");
-  expect_refused(s, SetCell{in(StageKind::W_o), 0, 0, 1.0f}, "W_o: the output projection is off");
-  expect_refused(s, SetCell{in(StageKind::b_o), 0, 0, 1.0f}, "b_o: the output bias is off");
+  expect_refused(s, SetCell{in(StageKind::b_q), 0, 0, 1.0f}, "b_q: the biases are off");
+  expect_refused(s, SetCell{in(StageKind::W_o), 0, 0, 1.0f}, "W_o: the output projection W_o is off");
+  expect_refused(s, SetCell{in(StageKind::b_o), 0, 0, 1.0f}, "b_o: the output bias b_o is off");
 }
 
 TEST(Edits, SetCellOnABiasAddsToEveryToken) {
@@ -158,7 +158,7 @@ TEST(Edits, SetMatrixMustKeepTheShapeAndBeFinite) {
   bad(1, 1) = kNaN;
   expect_refused(s, SetMatrix{in(StageKind::X), bad}, "X: expected finite numbers only");
   expect_refused(s, SetMatrix{in(StageKind::Q), Matrix::Zero(6, 2)}, "computed stages cannot be set");
-  expect_refused(s, SetMatrix{in(StageKind::W_o), Matrix::Zero(2, 2)}, "W_o: the output projection is off");
+  expect_refused(s, SetMatrix{in(StageKind::W_o), Matrix::Zero(2, 2)}, "W_o: the output projection W_o is off");
 }
 
 TEST(Edits, TemperatureMustBeFiniteAndPositive) {

@@ -38,7 +38,15 @@ class RandomEdits {
       }
       case 3: case 4: return random_pin(d);
       case 5: return SetToggle{static_cast<Toggle>(pick(0, 5)), pick(0, 1) == 1};
-      case 6: return SetTemperature{value(0.25f, 4.0f)};
+      case 6:
+        if (pick(0, 2) == 0) {  // RoPE on or off (refused with an odd d_k), θ, pairing
+          Rope r;
+          r.on = pick(0, 2) > 0;
+          r.theta = pick(0, 1) ? 10000.0f : 100.0f;
+          r.pairs = pick(0, 1) ? RopePairs::Half : RopePairs::Interleaved;
+          return SetRope{r};
+        }
+        return SetTemperature{value(0.25f, 4.0f)};
       case 7: {
         const auto kind_of = static_cast<MaskKind>(pick(0, 3));
         if (kind_of == MaskKind::Window) return SetMask{kind_of, std::nullopt, pick(1, d.T + 1)};
@@ -66,8 +74,8 @@ class RandomEdits {
         return SetMatrix{StageId::input(k), m, "randomize"};
       }
       default: {
-        const auto which = static_cast<Dimension>(pick(0, 5));
-        return SetDimension{which, pick(1, which == Dimension::heads ? 3 : 5)};
+        const auto which = static_cast<Dimension>(pick(0, 6));
+        return SetDimension{which, pick(1, which == Dimension::heads || which == Dimension::kv_heads ? 4 : 5)};
       }
     }
   }

@@ -7,6 +7,7 @@
 #include "attention_lab/engine.h"
 #include "attention_lab/seeded_fill.h"
 #include "attention_lab/stage_info.h"
+#include "attention_lab/edit.h"
 #include "attention_lab/stage_registry.h"
 #include "attention_lab/trace_io.h"
 #include "test_support.h"
@@ -32,12 +33,15 @@ Scenario everything_on() {
   s.use_w_o = true;
   s.use_output_bias = true;
   s.alibi = true;
+  s.rope.on = true;
+  // two query heads per K/V head
+  if (const auto a = apply_edit(s, SetDimension{Dimension::kv_heads, s.heads / 2}); !a.error.empty()) std::abort();
   const Dims d = s.dims();
   s.use_sinks = true;
   s.sinks = Matrix::Constant(1, d.heads, 0.5f);
   s.b_q = Matrix::Constant(1, d.heads * d.d_k, 0.1f);
-  s.b_k = Matrix::Constant(1, d.heads * d.d_k, -0.1f);
-  s.b_v = Matrix::Constant(1, d.heads * d.d_v, 0.2f);
+  s.b_k = Matrix::Constant(1, d.kv_heads * d.d_k, -0.1f);
+  s.b_v = Matrix::Constant(1, d.kv_heads * d.d_v, 0.2f);
   s.W_o = seeded_matrix(7, StageKind::W_o, d.heads * d.d_v, 5, d.heads * d.d_v);
   s.b_o = Matrix::Constant(1, 5, 0.3f);
   return s;
@@ -120,7 +124,7 @@ TEST(Registry, TheTraceHoldsExactlyTheStagesTheTableMarks) {
   Engine engine;
   engine.recompute_all(s);
   std::ostringstream out;
-  write_trace(out, engine);
+  write_trace(out, engine, s);
   const auto trace = nlohmann::json::parse(out.str());
   for (const StageSpec& sp : all_stages()) {
     // "Q" names both the whole matrix (top level) and a head's block (in a head).
@@ -160,8 +164,8 @@ TEST(Registry, HeadOfAColumnFollowsTheHeadBlocks) {
     if (sp.per_head) continue;
     for (int c = 0; c < stage_cols(sp.kind, d); ++c) {
       const int h = head_of_column(sp.kind, c, d);
-      const int expected = sp.cols == Extent::QKWidth ? c / d.d_k
-                           : sp.cols == Extent::VWidth ? c / d.d_v
+      const int expected = sp.cols == Extent::QWidth || sp.cols == Extent::KWidth       ? c / d.d_k
+                           : sp.cols == Extent::VWidth || sp.cols == Extent::ContextWidth ? c / d.d_v
                            : sp.cols == Extent::Heads  ? c
                                                        : -1;
       EXPECT_EQ(h, expected) << sp.id_name << " column " << c;

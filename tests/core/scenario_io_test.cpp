@@ -315,7 +315,58 @@ TEST(ScenarioBadInput, WrongShapesStateExpectedAndFound) {
   EXPECT_EQ(parse_error(j), "W_v: expected 3 rows (d_model, the columns of X) x heads*d_v columns, found 4 x 2");
   j = book_json();
   j["W_o"] = rows(3, 3);
-  EXPECT_EQ(parse_error(j), "W_o: expected 2 rows (heads*d_v, the columns of W_v), found 3 x 3");
+  EXPECT_EQ(parse_error(j), "W_o: expected 2 rows (heads*d_v, the heads' contexts side by side), found 3 x 3");
+}
+
+TEST(ScenarioBadInput, KvHeadsMustDivideHeadsAndShapeKAndV) {
+  json j = minimal(2, 8, 4, 8);  // four heads of d_k 2
+  j["kv_heads"] = 3;
+  EXPECT_EQ(parse_error(j), "kv_heads: expected a number that divides heads (4), found 3");
+  j["kv_heads"] = 0;
+  EXPECT_EQ(parse_error(j), "kv_heads: expected a whole number from 1 to 32, found 0");
+  j["kv_heads"] = "two";
+  EXPECT_NE(parse_error(j).find("kv_heads: expected a whole number"), std::string::npos) << parse_error(j);
+  j["kv_heads"] = 2;  // W_k and W_v must now be 2·d_k = 4 wide
+  EXPECT_EQ(parse_error(j), "W_k: expected 8 rows (d_model) x 4 columns (kv_heads*d_k, d_k from W_q), found 8 x 8");
+  j["W_k"] = rows(8, 4);
+  j["W_v"] = rows(8, 5);
+  EXPECT_EQ(parse_error(j), "W_v: expected a column count divisible by kv_heads (2), found 5 columns");
+  j["W_v"] = rows(8, 4);
+  j["W_o"] = rows(4, 3);  // the contexts are heads·d_v = 4·2 = 8 wide
+  EXPECT_EQ(parse_error(j), "W_o: expected 8 rows (heads*d_v, the heads' contexts side by side), found 4 x 3");
+  j.erase("W_o");
+  j["b_k"] = json::array({0, 0});
+  EXPECT_EQ(parse_error(j), "b_k: expected 4 numbers (kv_heads*d_k), found 2");
+  j.erase("b_k");
+  ASSERT_TRUE(parse_scenario(j.dump()).scenario) << parse_scenario(j.dump()).error;
+  const Scenario s = *parse_scenario(j.dump()).scenario;
+  EXPECT_EQ(s.dims().kv_heads, 2);
+  EXPECT_EQ(s.dims().d_v, 2);
+}
+
+TEST(ScenarioBadInput, RopeNeedsAnEvenDkAndAKnownPairing) {
+  json j = minimal(2, 6, 2, 6);  // two heads of d_k 3
+  j["rope"] = json::object();
+  EXPECT_EQ(parse_error(j), "rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = 3");
+  j = minimal(2, 8, 2, 8);
+  j["rope"] = true;
+  EXPECT_NE(parse_error(j).find("rope: expected {\"theta\": 10000"), std::string::npos) << parse_error(j);
+  j["rope"] = {{"theta", 0.5}};
+  EXPECT_EQ(parse_error(j), "rope.theta: expected a number greater than 1, found 0.5");
+  j["rope"] = {{"pairs", "adjacent"}};
+  EXPECT_EQ(parse_error(j),
+            "rope.pairs: expected \"half\" (HF Llama's rotate_half) or \"interleaved\" (GPT-J), found \"adjacent\"");
+  j["rope"] = {{"theta", 500000}, {"scaling", 8}};
+  EXPECT_EQ(parse_error(j), "rope.scaling: unknown key (expected theta, pairs)");
+  j["rope"] = {{"theta", 500000}, {"pairs", "interleaved"}};
+  ASSERT_TRUE(parse_scenario(j.dump()).scenario) << parse_scenario(j.dump()).error;
+  const Scenario s = *parse_scenario(j.dump()).scenario;
+  EXPECT_TRUE(s.rope.on);
+  EXPECT_EQ(s.rope.theta, 500000.0f);
+  EXPECT_EQ(s.rope.pairs, RopePairs::Interleaved);
+  // saved and read back the same
+  const Scenario back = *parse_scenario(scenario_to_json(s)).scenario;
+  EXPECT_EQ(back.rope, s.rope);
 }
 
 TEST(ScenarioBadInput, HeadsMustDivideTheColumns) {

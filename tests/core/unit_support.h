@@ -54,6 +54,8 @@ inline ::testing::AssertionResult scenarios_identical(const Scenario& a, const S
   if (a.window != b.window) return fail() << "window: " << a.window << " vs " << b.window;
   if (a.scale != b.scale) return fail() << "scale differs";
   if (a.alibi != b.alibi) return fail() << "alibi differs";
+  if (a.kv_heads != b.kv_heads) return fail() << "kv_heads: " << a.kv_heads << " vs " << b.kv_heads;
+  if (a.rope != b.rope) return fail() << "rope differs";
   if (a.temperature != b.temperature) return fail() << "temperature: " << a.temperature << " vs " << b.temperature;
   if (a.use_bias != b.use_bias) return fail() << "use_bias differs";
   if (a.use_w_o != b.use_w_o) return fail() << "use_w_o differs";
@@ -148,6 +150,9 @@ struct RandomOptions {
   bool bias = false, w_o = false, b_o = false;
   MaskKind mask = MaskKind::None;
   int d_out = 0;  // 0: d_model
+  int kv_heads = 0;  // 0: one per query head
+  bool rope = false;
+  RopePairs pairs = RopePairs::Half;
 };
 
 // A valid scenario with uniform values in [-1, 1) drawn from `seed`.
@@ -163,14 +168,18 @@ inline Scenario random_scenario(std::uint32_t seed, const RandomOptions& o) {
   s.title = "random " + std::to_string(seed);
   s.X = fill(o.T, o.d_model);
   s.W_q = fill(o.d_model, o.heads * o.d_k);
-  s.W_k = fill(o.d_model, o.heads * o.d_k);
-  s.W_v = fill(o.d_model, o.heads * o.d_v);
+  const int kv = o.kv_heads > 0 ? o.kv_heads : o.heads;
+  s.W_k = fill(o.d_model, kv * o.d_k);
+  s.W_v = fill(o.d_model, kv * o.d_v);
   s.heads = o.heads;
+  s.kv_heads = o.kv_heads == o.heads ? 0 : o.kv_heads;
+  s.rope.on = o.rope;
+  s.rope.pairs = o.pairs;
   if (o.bias) {
     s.use_bias = true;
     s.b_q = fill(1, o.heads * o.d_k);
-    s.b_k = fill(1, o.heads * o.d_k);
-    s.b_v = fill(1, o.heads * o.d_v);
+    s.b_k = fill(1, kv * o.d_k);
+    s.b_v = fill(1, kv * o.d_v);
   }
   const int d_out = o.d_out > 0 ? o.d_out : o.d_model;
   if (o.w_o) {

@@ -479,7 +479,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
         state.selected = ev.hovered;
         const bool editable = opt.editable && !showing_difference && id.kind != StageKind::Mask &&
-                              id.kind != StageKind::Concat && !spec(id.kind).positional;
+                              id.kind != StageKind::Concat && pinnable(id.kind);
         if (editable)
           state.drag = DragState{*ev.hovered, state.doc->begin_gesture(), values()(ev.hovered->row, ev.hovered->col),
                                  io.MousePos.y, false};

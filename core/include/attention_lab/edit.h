@@ -16,7 +16,7 @@
 
 namespace attention_lab {
 
-enum class Dimension { T, d_model, heads, d_k, d_v, d_out };
+enum class Dimension { T, d_model, heads, kv_heads, d_k, d_v, d_out };
 enum class Toggle { Scale, Bias, OutputProjection, OutputBias, Alibi, Sinks };
 
 const char* to_string(Dimension d);
@@ -74,6 +74,11 @@ struct SetTemperature {
   float value = 1.0f;
 };
 
+// Turns RoPE on or off, or changes its θ or pairing (needs an even d_k).
+struct SetRope {
+  Rope value;
+};
+
 // Renames token `index` (a row of X); "" shows the index again.
 struct SetTokenLabel {
   int index = 0;
@@ -103,7 +108,7 @@ struct ReplaceScenario {
 };
 
 using Edit = std::variant<SetCell, SetMatrix, SetPin, SetPins, SetDimension, SetMask, SetToggle,
-                          SetTemperature, SetTokenLabel, SetFeatureLabel, SetLabels, ReplaceScenario>;
+                          SetTemperature, SetRope, SetTokenLabel, SetFeatureLabel, SetLabels, ReplaceScenario>;
 
 // Short text for menus and logs: "X[2][1] = 0.5", "heads = 4", "pin scores[0][2][3] = 5".
 std::string describe(const Edit& edit);

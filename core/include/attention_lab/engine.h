@@ -277,7 +277,9 @@ class Engine {
   void edit_x_row(Eigen::Index r, Eigen::Index c, float old_value);
   void edit_qk_column(StageKind kind, Eigen::Index c);
   bool shift_scores(StageKind kind, int h, Eigen::Index c, const Eigen::VectorXf& old_col);
+  // (c: a column of Q or K; old_col: its values before the edit)
   void edit_v_column(Eigen::Index c);
+  void edit_context_column(int h, Eigen::Index c, const Eigen::Ref<const Eigen::VectorXf>& vcol);
   void edit_output_column(Eigen::Index c);
   void edit_mask_cell(Eigen::Index i, Eigen::Index j);
   void edit_rows(const std::vector<int>& heads, Eigen::Index r, bool q, bool k, bool v, const RowVector& v_old);
@@ -291,6 +293,27 @@ class Engine {
     return proj_err_[kind == StageKind::Q ? 0 : kind == StageKind::K ? 1 : 2];
   }
   void recompute_projection_cell(StageKind kind, Eigen::Index r, Eigen::Index c);
+
+  // [SECTION] Grouped-query heads and RoPE (core/src/attention/positions.cpp)
+  // The K/V head query head h reads.
+  int kv(int h) const { return dims_.kv_head(h); }
+  // The query heads that read column block `block` of Q (that head), K or V (a K/V head).
+  std::vector<int> heads_of_block(StageKind kind, int block) const;
+  void bump_block(StageKind kind, int block, bool full);
+  Matrix& projection(StageKind kind) { return kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_; }
+  // Whether RoPE turns this projection: then it is computed into Qu_ or Ku_
+  // and rotated into Q_ or K_, where its pins are laid.
+  bool rotates(StageKind kind) const { return rope_on_ && kind != StageKind::V; }
+  Matrix& unrotated(StageKind kind) {
+    return !rotates(kind) ? projection(kind) : kind == StageKind::Q ? Qu_ : Ku_;
+  }
+  void refresh_rope();
+  // Rows [r0, r0 + rows) of Q_ or K_ from Qu_ or Ku_, in the head blocks of
+  // columns [first, first + width) (block-aligned).
+  void rotate_rows(StageKind kind, Eigen::Index r0, Eigen::Index rows, Eigen::Index first, Eigen::Index width);
+  // Column c of Q_ or K_ and the column RoPE pairs it with, from Qu_ or Ku_
+  // (pins laid); returns the partner column.
+  Eigen::Index rotate_column_pair(StageKind kind, Eigen::Index c);
 
   // [SECTION] Values
   float scale_value(float s) const { return use_div_ ? s / scale_div_ : s * scale_mul_; }
@@ -337,6 +360,12 @@ class Engine {
   ControlRef control_;
   Dims dims_;
   Matrix Q_, K_, V_, concat_, output_, mask_;
+  Matrix Qu_, Ku_;  // Q and K before RoPE (empty when RoPE is off)
+  bool rope_on_ = false;
+  Rope rope_;                       // the tables' settings
+  Matrix rope_cos_, rope_sin_;      // T × d_k/2: cos and sin of each position's angle per pair
+  Eigen::Index rope_T_ = -1;        // the tables' T and d_k
+  int rope_dk_ = -1;
   Matrix U_;  // unnormalized context, T × h·d_v
   Matrix R_;  // partial outputs, T × h·d_out (empty until built)
   std::vector<std::uint8_t> r_valid_;  // per head: R_h = U_h·W_o_h

@@ -20,6 +20,23 @@ enum class MaskKind { None, Causal, Window, Custom };
 
 const char* to_string(MaskKind kind);
 
+// Which dimensions RoPE turns together: Half pairs i and i + d_k/2 (HF
+// Llama's rotate_half, the default), Interleaved pairs 2i and 2i + 1 (GPT-J,
+// the RoFormer paper).
+enum class RopePairs { Half, Interleaved };
+
+const char* to_string(RopePairs pairs);
+
+// Rotary position embedding (Su et al. 2021): before QKᵀ, each head's query
+// and key of the token at position p turn pair k of their dimensions by the
+// angle p·θ^(−2k/d_k), so their dot product depends on how far apart they are.
+struct Rope {
+  bool on = false;
+  float theta = 10000.0f;
+  RopePairs pairs = RopePairs::Half;
+  friend bool operator==(const Rope&, const Rope&) = default;
+};
+
 // The dimensions a scenario implies. d_out is the width of the output:
 // columns of W_o when W_o is on, h·d_v otherwise.
 struct Dims {
@@ -29,6 +46,10 @@ struct Dims {
   int d_k = 0;
   int d_v = 0;
   int d_out = 0;
+  int kv_heads = 0;  // heads of K and V (grouped-query attention); = heads without grouping
+
+  // The K/V head query head h reads: ⌊h·kv_heads/heads⌋ (h itself without grouping).
+  int kv_head(int h) const { return heads > 0 ? h * kv_heads / heads : 0; }
 
   friend bool operator==(const Dims&, const Dims&) = default;
 };
@@ -51,14 +72,18 @@ struct Scenario {
 
   Matrix X;     // T × d_model
   Matrix W_q;   // d_model × h·d_k
-  Matrix W_k;   // d_model × h·d_k
-  Matrix W_v;   // d_model × h·d_v
+  Matrix W_k;   // d_model × kv·d_k (kv = kv_heads, or h without grouping)
+  Matrix W_v;   // d_model × kv·d_v
   Matrix W_o;   // h·d_v × d_out, used only when use_w_o
   // Biases are 1 × width rows so they edit like any other matrix.
   Matrix b_q, b_k, b_v;  // used only when use_bias
   Matrix b_o;            // 1 × d_out, used only when use_output_bias
 
   int heads = 1;
+  // Grouped-query attention (Ainslie et al. 2023): K and V have this many
+  // heads, each shared by heads/kv_heads query heads (1 = multi-query).
+  // 0 = one per query head, plain multi-head attention.
+  int kv_heads = 0;
   MaskKind mask_kind = MaskKind::None;
   Matrix custom_mask;  // T × T of 0/1 (1 = may attend); kept even when another kind is active
   int window = 0;      // keys a query sees with MaskKind::Window (≥ 1); kept like custom_mask
@@ -70,6 +95,7 @@ struct Scenario {
   // ALiBi (Press et al. 2022): each head adds m_h·(j − i) to its scaled scores
   // before the mask, m_h from alibi_slopes(); no position is put into X.
   bool alibi = false;
+  Rope rope;  // needs an even d_k
   // Attention sinks (as in gpt-oss): one learned logit per head that joins
   // every softmax row and takes its share of the weight, which is then
   // dropped, so rows sum to less than 1. 1 × heads, used only when use_sinks.
@@ -88,6 +114,8 @@ struct Scenario {
   Dims dims() const;
   int T() const { return static_cast<int>(X.rows()); }
   int d_model() const { return static_cast<int>(X.cols()); }
+  // The number of K/V heads actually used (heads without grouping).
+  int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
 
   // The label of token t, falling back to "t<index>".
   std::string token_label(int t) const;
@@ -104,6 +132,12 @@ struct Scenario {
 // otherwise those of the largest power of two below n, then every other slope
 // of twice that power (the paper's rule, as in its reference code and HF).
 std::vector<double> alibi_slopes(int heads);
+
+// RoPE's angle of pair k (0 ≤ k < d_k/2) at `position`: position·θ^(−2k/d_k),
+// in double as the reference computes it.
+double rope_angle(const Rope& rope, int d_k, int pair, int position);
+// The two dimensions of a head that pair k turns together.
+std::pair<int, int> rope_pair(RopePairs pairs, int d_k, int pair);
 
 // Checks every shape and value of a scenario built in memory; returns the
 // first problem as a user-readable message, or an empty string.

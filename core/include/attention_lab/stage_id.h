@@ -12,10 +12,11 @@ namespace attention_lab {
 enum class StageKind {
   // Inputs (edited for real)
   X, W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o, Mask, Sinks,
-  // Computed for all heads at once
-  Q, K, V,
+  // Computed for all heads at once (Q and K rotated when RoPE is on; before
+  // the rotation they are QUnrotated and KUnrotated)
+  Q, K, V, QUnrotated, KUnrotated,
   // Computed per head
-  HeadQ, HeadK, HeadV, Scores, Scaled, PositionBias, Masked, Weights, SinkShare, Context,
+  HeadQ, HeadK, HeadV, HeadQUnrotated, HeadKUnrotated, Scores, Scaled, PositionBias, Masked, Weights, SinkShare, Context,
   // Computed after the heads
   Concat, Output,
 };

@@ -28,8 +28,10 @@ enum class Extent {
   One,       // a bias row
   T,         // tokens
   d_model,   // features of X
-  QKWidth,   // heads·d_k: Q and K, all heads side by side
-  VWidth,    // heads·d_v
+  QWidth,    // heads·d_k: Q, all heads side by side
+  KWidth,    // kv_heads·d_k: K (as wide as Q without grouped-query heads)
+  VWidth,    // kv_heads·d_v: V
+  ContextWidth,  // heads·d_v: the heads' contexts side by side (concat, W_o's rows)
   d_k,       // one head's query/key width
   d_v,       // one head's value width
   d_out,     // the output's width
@@ -48,13 +50,14 @@ enum class SideLabels {
 };
 
 // The setting that has to be on for a stage to be part of the pipeline.
-enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi, Sinks };
+enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi, Sinks, Rope };
 
 // How a stage's cells relate to stored cells, so a pin or a highlight on a
 // view reaches what is stored.
 enum class ViewKind {
   Stored,          // its own cells
   HeadSlice,       // head h's column block of a layer-wide stage (Q[h] of Q)
+  KVSlice,         // the column block of the K/V head that query head h reads (K[h] of K)
   HeadsSideBySide, // every head's per-head stage side by side (concat of contexts)
 };
 
@@ -89,7 +92,12 @@ struct StageSpec {
   // Computed from the tokens' positions alone (ALiBi's bias): it reads no
   // other stage, and its cells are read only (pin the stage it feeds instead).
   bool positional = false;
+  // Why its cells cannot be pinned (nullptr: they can, if computed).
+  const char* not_pinnable = nullptr;
 };
+
+// Whether cells of a computed stage can be pinned; `why` gets the reason when not.
+bool pinnable(StageKind kind, std::string* why = nullptr);
 
 // Every stage kind, in StageKind order (all_stages()[k].kind == StageKind(k)).
 std::span<const StageSpec> all_stages();
@@ -101,6 +109,9 @@ int stage_cols(StageKind kind, const Dims& d);
 
 // Whether the scenario's settings turn the stage on (biases, W_o, b_o).
 bool setting_on(const Scenario& s, Requires r);
+// The setting in words ("the output projection W_o"), and whether it is plural ("the biases").
+const char* setting_name(Requires r);
+bool setting_plural(Requires r);
 
 // The stored cell a cell of a view shows (Q[1][r][c] → Q[r][1·d_k + c],
 // concat[r][c] → context[c / d_v][r][c % d_v]); the same cell for stored
@@ -112,7 +123,10 @@ std::optional<CellRef> storage_cell(const CellRef& cell, const Dims& d);
 std::optional<CellRef> view_cell(const CellRef& stored, StageId view, const Dims& d);
 
 // The head a column of a layer-wide stage belongs to (W_q, Q, b_v…): -1 for
-// stages whose columns are not head blocks.
+// stages whose columns are not head blocks. For K, V and their weights and
+// biases that is a K/V head (a group of query heads with grouped-query heads).
 int head_of_column(StageKind kind, int col, const Dims& d);
+// Whether the columns of a layer-wide stage are K/V heads (K, V, W_k, b_k…).
+bool columns_are_kv_heads(StageKind kind);
 
 }  // namespace attention_lab

@@ -2,7 +2,8 @@
 // The trace file: every stage of one computation, for other tools and tests.
 // {"format": "attention-lab/trace@1", "dims": {…}, "X", "Q", "K", "V",
 //  "heads": [{"Q", "K", "V", "scores", "scaled", "masked", "weights", "context"}, …],
-//  "concat", "output", "warnings": [...]}
+//  "concat", "output", "warnings": [...]}; the stages a setting adds
+// ("Q_unrotated" with RoPE, "position_bias" with ALiBi…) only when it is on.
 
 #include "attention_lab/engine.h"
 
@@ -12,8 +13,9 @@ namespace attention_lab {
 
 inline constexpr const char* kTraceFormat = "attention-lab/trace@1";
 
-// Streams the trace without building it in memory first: a trace of a large
-// layer holds tens of millions of numbers.
-void write_trace(std::ostream& out, const Engine& engine);
+// Streams the trace of `engine`, just computed from `scenario`, without
+// building it in memory first: a trace of a large layer holds tens of
+// millions of numbers.
+void write_trace(std::ostream& out, const Engine& engine, const Scenario& scenario);
 
 }  // namespace attention_lab

@@ -74,6 +74,7 @@ void Engine::refresh_settings() {
   alibi_.clear();
   if (s.alibi)
     for (double m : alibi_slopes(dims_.heads)) alibi_.push_back(static_cast<float>(m));
+  refresh_rope();
 }
 
 void Engine::add_position_bias(int h, Index i, float* x, Index n) const {
@@ -136,6 +137,11 @@ void Engine::recompute_heads(const Invalidation& what) {
     for (int h = 0; h < H; ++h)
       if (head < 0 || head == h) dirty[uz(h)][idx(kind)] = true;
   };
+  // K and V (and their weights and biases) name a K/V head: every query head that reads it.
+  auto mark_kv = [&](StageKind kind, int kv_head) {
+    for (int h = 0; h < H; ++h)
+      if (kv_head < 0 || kv(h) == kv_head) dirty[uz(h)][idx(kind)] = true;
+  };
 
   // Map what changed onto the computed stages that read it directly; the
   // propagation below takes care of everything further downstream.
@@ -148,8 +154,8 @@ void Engine::recompute_heads(const Invalidation& what) {
         mark(StageKind::Q, -1), mark(StageKind::K, -1), mark(StageKind::V, -1);
         break;
       case StageKind::W_q: case StageKind::b_q: bump(kind, 0, true); mark(StageKind::Q, h); break;
-      case StageKind::W_k: case StageKind::b_k: bump(kind, 0, true); mark(StageKind::K, h); break;
-      case StageKind::W_v: case StageKind::b_v: bump(kind, 0, true); mark(StageKind::V, h); break;
+      case StageKind::W_k: case StageKind::b_k: bump(kind, 0, true); mark_kv(StageKind::K, h); break;
+      case StageKind::W_v: case StageKind::b_v: bump(kind, 0, true); mark_kv(StageKind::V, h); break;
       case StageKind::W_o:
         bump(kind, 0, true);
         output_dirty = true;
@@ -159,8 +165,10 @@ void Engine::recompute_heads(const Invalidation& what) {
       case StageKind::Mask: mask_dirty = true; break;
       case StageKind::Sinks: bump(kind, 0, true); mark(StageKind::Weights, h); break;  // that head's softmax
       case StageKind::Q: case StageKind::HeadQ: mark(StageKind::Q, h); break;
-      case StageKind::K: case StageKind::HeadK: mark(StageKind::K, h); break;
-      case StageKind::V: case StageKind::HeadV: mark(StageKind::V, h); break;
+      case StageKind::K: mark_kv(StageKind::K, h); break;
+      case StageKind::V: mark_kv(StageKind::V, h); break;
+      case StageKind::HeadK: mark_kv(StageKind::K, h < 0 ? -1 : kv(h)); break;
+      case StageKind::HeadV: mark_kv(StageKind::V, h < 0 ? -1 : kv(h)); break;
       case StageKind::Concat: mark(StageKind::Context, h); break;
       case StageKind::Output: output_dirty = true; break;
       default: mark(kind, h); break;
@@ -223,8 +231,15 @@ void Engine::recompute_heads(const Invalidation& what) {
     if (all_heads) {
       compute_projection(k, -1, &work);
     } else {
-      for (int h = 0; h < H; ++h)
-        if (dirty[uz(h)][idx(k)]) compute_projection(k, h, &work);
+      // by column block: a K/V head once, however many query heads read it
+      std::vector<std::uint8_t> done(uz(H), 0);
+      for (int h = 0; h < H; ++h) {
+        const int block = k == StageKind::Q ? h : kv(h);
+        if (dirty[uz(h)][idx(k)] && !done[uz(block)]) {
+          done[uz(block)] = 1;
+          compute_projection(k, block, &work);
+        }
+      }
     }
   }
   std::vector<int> with_scores, without;
@@ -319,8 +334,10 @@ void Engine::resize_storage() {
   dims_ = s.dims();
   const Index T = dims_.T;
   Q_.resize(T, ix(dims_.heads * dims_.d_k));
-  K_.resize(T, ix(dims_.heads * dims_.d_k));
-  V_.resize(T, ix(dims_.heads * dims_.d_v));
+  K_.resize(T, ix(dims_.kv_heads * dims_.d_k));
+  V_.resize(T, ix(dims_.kv_heads * dims_.d_v));
+  Qu_.resize(0, 0);  // made (at these sizes) by the first rotation
+  Ku_.resize(0, 0);
   U_.resize(T, ix(dims_.heads * dims_.d_v));
   concat_.resize(T, ix(dims_.heads * dims_.d_v));
   output_.resize(T, ix(dims_.d_out));

@@ -14,16 +14,17 @@ using namespace engine_detail;
 
 // [SECTION] Incremental paths
 
-// Columns [first, first + width) of row r of Q, K or V from X_r, pins included.
+// Columns [first, first + width) of row r of Q, K or V from X_r, pins
+// included; with RoPE, of Q or K before the rotation (the caller turns the
+// row and lays the pins: rotate_projection_row).
 void Engine::recompute_projection_row(StageKind kind, Index r, Index first, Index width) {
   const Scenario& s = *scenario_;
   const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
   const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
-  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
-  auto row = out.row(r).segment(first, width);
+  auto row = unrotated(kind).row(r).segment(first, width);
   row.noalias() = s.X.row(r) * W.middleCols(first, width);
   if (s.use_bias) row += b.row(0).segment(first, width);
-  apply_projection_pins(kind, r, first, width);
+  if (!rotates(kind)) apply_projection_pins(kind, r, first, width);
 }
 
 // Row r of Q, K or V after X(r, c) changed by delta: the row plus delta times
@@ -35,7 +36,7 @@ bool Engine::shift_projection_row(StageKind kind, Index r, Index c, float delta)
   if (!std::isfinite(delta)) return false;
   const Scenario& s = *scenario_;
   const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
-  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
+  Matrix& out = unrotated(kind);
   if (out.cols() == 0) return true;
   auto row = out.row(r);
   const auto w = W.row(c);
@@ -50,7 +51,7 @@ bool Engine::shift_projection_row(StageKind kind, Index r, Index c, float delta)
   // cancellation: the row shrank so much that the bound is no longer small next to it
   if (!std::isfinite(after) || grown > kProjTolerance * after) return false;
   bound = grown;
-  apply_projection_pins(kind, r, 0, out.cols());
+  if (!rotates(kind)) apply_projection_pins(kind, r, 0, out.cols());
   return true;
 }
 
@@ -64,12 +65,19 @@ void Engine::apply_projection_pins(StageKind kind, Index r, Index first, Index w
     if (it->first.col >= first && it->first.col < first + width) out(r, it->first.col) = it->second;
 }
 
-// One cell of Q, K or V: its pin, or X_r·W_c + b_c.
+// One cell of Q, K or V: its pin, or X_r·W_c + b_c (with RoPE: the cell's
+// head block of the row turned again, which gives the same floats).
 void Engine::recompute_projection_cell(StageKind kind, Index r, Index c) {
   const Scenario& s = *scenario_;
   const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
   const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
-  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
+  Matrix& out = projection(kind);
+  if (rotates(kind)) {
+    const Index dk = dims_.d_k, c0 = c / dk * dk;
+    rotate_rows(kind, r, 1, c0, dk);
+    apply_projection_pins(kind, r, c0, dk);
+    return;
+  }
   const auto it = pins_.find(PinKey{StageId{kind, 0}, static_cast<int>(r), static_cast<int>(c)});
   if (it != pins_.end()) {
     out(r, c) = it->second;
@@ -94,12 +102,17 @@ void Engine::edit_x_row(Index r, Index c, float old_value) {
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < 6; ++t) {
       if (shifted[t / 2]) continue;
-      const Index cols = (kinds[t / 2] == StageKind::V ? V_ : Q_).cols(), half = cols / 2;
+      const Index cols = projection(kinds[t / 2]).cols(), half = cols / 2;
       recompute_projection_row(kinds[t / 2], r, t % 2 == 0 ? 0 : half, t % 2 == 0 ? half : cols - half);
     }
     for (int t = 0; t < 3; ++t)
       if (!shifted[t]) proj_error(kinds[t])[uz(r)] = 0.0f;  // exact again
   }
+  for (auto k : {StageKind::Q, StageKind::K})
+    if (rotates(k)) {
+      rotate_rows(k, r, 1, 0, projection(k).cols());
+      apply_projection_pins(k, r, 0, projection(k).cols());
+    }
   for (auto k : kinds)
     for (int h = 0; h < H; ++h) bump(k, h, false);
   std::vector<int> all(uz(H));
@@ -137,8 +150,8 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   for (long t = 0; t < n_heads; ++t) {
     const int h = heads[uz(t)];
     HeadEdit& he = edits_[uz(h)];
-    const auto v_new = V_.row(r).segment(ix(h) * dv, dv);
-    const auto v_was = v_old.segment(ix(h) * dv, dv);
+    const auto v_new = V_.row(r).segment(ix(kv(h)) * dv, dv);
+    const auto v_was = v_old.segment(ix(kv(h)) * dv, dv);
     he.vmax_old = dv > 0 ? v_was.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
     he.vmax_new = dv > 0 ? v_new.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
     he.inv_unit = 1.0 / static_cast<double>(std::max(heads_[uz(h)].cmax, std::numeric_limits<float>::min()));
@@ -152,10 +165,10 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     }
     HeadState& hs = heads_[uz(h)];
     if (q) {
-      hs.S.row(r).noalias() = Q_.row(r).segment(ix(h) * dk, dk) * K_.middleCols(ix(h) * dk, dk).transpose();
+      hs.S.row(r).noalias() = Q_.row(r).segment(ix(h) * dk, dk) * K_.middleCols(ix(kv(h)) * dk, dk).transpose();
       if (row_pins_[uz(ix(h) * T + r)] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
     } else if (k) {
-      hs.S(r, r) = Q_.row(r).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(h) * dk, dk));
+      hs.S(r, r) = Q_.row(r).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(kv(h)) * dk, dk));
       if (row_pins_[uz(ix(h) * T + r)] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
     }
     // row r whole, while W_o_h is in cache from y
@@ -182,7 +195,7 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     bool changed = false;
     for (long t = 0; t < n_heads; ++t) {
       const int h = heads[uz(t)];
-      edit_entry(h, i, r, k, v, v_old.data() + ix(h) * dv, edits_[uz(h)], upd[uz(h)]);
+      edit_entry(h, i, r, k, v, v_old.data() + ix(kv(h)) * dv, edits_[uz(h)], upd[uz(h)]);
       changed = changed || upd[uz(h)].state != 0;
     }
     if (!changed) continue;
@@ -238,7 +251,7 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
   // the new score; a block the mask hides that was never computed is
   // computed whole when shown
   if (k && (allowed || hs.valid[uz((i / kBlock) * nb_ + r / kBlock)])) {
-    sir = Q_.row(i).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(h) * dk, dk));
+    sir = Q_.row(i).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(kv(h)) * dk, dk));
     if (pins & kPinScores) {
       const auto it = pins_.find(PinKey{StageId{StageKind::Scores, h}, static_cast<int>(i), static_cast<int>(r)});
       if (it != pins_.end()) sir = it->second;
@@ -279,7 +292,7 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
     return;
   }
   auto u = U_.row(i).segment(ix(h) * dv, dv);
-  const auto v_new = V_.row(r).segment(ix(h) * dv, dv);
+  const auto v_new = V_.row(r).segment(ix(kv(h)) * dv, dv);
   if (v)
     u += v_new * en - Eigen::Map<const RowVector>(v_old, dv) * eo;
   else
@@ -296,33 +309,60 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
   out.b = en;
 }
 
-// A column of W_q or W_k (or a cell of b_q, b_k): one column of Q or K, then
-// that head from its scores on, and the output by its change in concat.
+// A column of W_q or W_k (or a cell of b_q, b_k): one column of Q or K (two
+// with RoPE: the column and the one it turns with), then the heads that read
+// it from their scores on, and the output by their change in concat.
 void Engine::edit_qk_column(StageKind kind, Index c) {
   const Scenario& s = *scenario_;
   const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
-  const int h = static_cast<int>(c / dk);
+  const int block = static_cast<int>(c / dk);
+  const std::vector<int> heads = heads_of_block(kind, block);
   const Matrix& W = kind == StageKind::Q ? s.W_q : s.W_k;
   const Matrix& b = kind == StageKind::Q ? s.b_q : s.b_k;
-  Matrix& P = kind == StageKind::Q ? Q_ : K_;
-  const Eigen::VectorXf old_col = P.col(c);
-  P.col(c).noalias() = s.X * W.col(c);
-  if (s.use_bias) P.col(c).array() += b(0, c);
-  const StageId id{kind, 0};
-  for (auto it = pins_.lower_bound(PinKey{id, 0, 0}); it != pins_.end() && it->first.stage == id; ++it)
-    if (it->first.col == c) P(it->first.row, c) = it->second;
-  bump(kind, h, false);
+  Matrix& P = projection(kind);
+  // the columns of P that change, with their old values
+  std::vector<std::pair<Index, Eigen::VectorXf>> changed;
+  const Index partner = rotates(kind) ? (rope_.pairs == RopePairs::Half
+                                             ? (c % dk < dk / 2 ? c + dk / 2 : c - dk / 2)
+                                             : (c ^ 1))
+                                      : c;
+  changed.emplace_back(c, P.col(c));
+  if (partner != c) changed.emplace_back(partner, P.col(partner));
+  Matrix& pre = unrotated(kind);
+  pre.col(c).noalias() = s.X * W.col(c);
+  if (s.use_bias) pre.col(c).array() += b(0, c);
+  if (rotates(kind)) {
+    rotate_column_pair(kind, c);
+  } else {
+    const StageId id{kind, 0};
+    for (auto it = pins_.lower_bound(PinKey{id, 0, 0}); it != pins_.end() && it->first.stage == id; ++it)
+      if (it->first.col == c) P(it->first.row, c) = it->second;
+  }
+  bump_block(kind, block, false);
 
-  const Matrix old_concat = concat_.middleCols(ix(h) * dv, dv);
-  // the scores by a rank-one update when its rounding stays small, else anew;
-  // the softmax and context of every row from them
-  head_pass({h}, !shift_scores(kind, h, c, old_col), nullptr);
-  for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
-    bump(k, h, true);
+  std::vector<Matrix> old_concat;
+  for (int h : heads) old_concat.push_back(concat_.middleCols(ix(h) * dv, dv));
+  // the scores by a rank-one update per changed column when its rounding
+  // stays small, else anew; the softmax and context of every row from them
+  std::vector<int> anew, shifted;
+  for (int h : heads) {
+    bool ok = true;
+    for (const auto& [col, old] : changed) ok = ok && shift_scores(kind, h, col, old);
+    (ok ? shifted : anew).push_back(h);
+  }
+  head_pass(anew, true, nullptr);
+  head_pass(shifted, false, nullptr);
+  for (int h : heads)
+    for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
+      bump(k, h, true);
   bump(StageKind::Concat, 0, false);
   if (s.use_w_o) {
-    output_.noalias() += (concat_.middleCols(ix(h) * dv, dv) - old_concat) * s.W_o.middleRows(ix(h) * dv, dv);
-    for (Index i = 0; i < T; ++i) out_age_[uz(i)] = static_cast<std::uint8_t>(std::min<int>(out_age_[uz(i)] + 1, 255));
+    for (std::size_t t = 0; t < heads.size(); ++t) {
+      const int h = heads[t];
+      output_.noalias() += (concat_.middleCols(ix(h) * dv, dv) - old_concat[t]) * s.W_o.middleRows(ix(h) * dv, dv);
+    }
+    for (Index i = 0; i < T; ++i)
+      out_age_[uz(i)] = static_cast<std::uint8_t>(std::min<int>(out_age_[uz(i)] + static_cast<int>(heads.size()), 255));
     // pinned output cells stay pinned
     const StageId oid{StageKind::Output, 0};
     for (auto it = pins_.lower_bound(PinKey{oid, 0, 0}); it != pins_.end() && it->first.stage == oid; ++it)
@@ -342,14 +382,16 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
 // that is not finite) this says no, and the caller computes the scores anew.
 bool Engine::shift_scores(StageKind kind, int h, Index c, const Eigen::VectorXf& old_col) {
   HeadState& hs = heads_[uz(h)];
-  const Index T = dims_.T;
+  const Index T = dims_.T, dk = dims_.d_k;
   const Matrix& P = kind == StageKind::Q ? Q_ : K_;
   const Matrix& other = kind == StageKind::Q ? K_ : Q_;
+  // the same dimension of the head in the other factor (K's block is the K/V head's)
+  const Index oc = (kind == StageKind::Q ? ix(kv(h)) : ix(h)) * dk + c % dk;
   // (NaN in a maximum would otherwise be dropped: Eigen's plain maxCoeff
   // skips it unless it comes first, so the checks below use PropagateNaN)
   const Eigen::VectorXf delta = P.col(c) - old_col;
-  const auto a = kind == StageKind::Q ? delta : Eigen::VectorXf(other.col(c));  // S_ij += a_i·b_j
-  const auto b = kind == StageKind::Q ? Eigen::VectorXf(other.col(c)) : delta;
+  const auto a = kind == StageKind::Q ? delta : Eigen::VectorXf(other.col(oc));  // S_ij += a_i·b_j
+  const auto b = kind == StageKind::Q ? Eigen::VectorXf(other.col(oc)) : delta;
   const float step =
       T > 0 ? a.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() * b.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
   if (!std::isfinite(step)) return false;
@@ -379,23 +421,33 @@ bool Engine::shift_scores(StageKind kind, int h, Index c, const Eigen::VectorXf&
   return true;
 }
 
-// A column of W_v (or a cell of b_v): one column of V, of U (exactly, from
-// the softmax state) and of concat; the output by a rank-one product.
+// A column of W_v (or a cell of b_v): one column of V; per head that reads
+// it, one column of U (exactly, from the softmax state) and of concat, and
+// the output by a rank-one product.
 void Engine::edit_v_column(Index c) {
   const Scenario& s = *scenario_;
-  const Index T = dims_.T, dv = dims_.d_v, dout = dims_.d_out;
-  const int h = static_cast<int>(c / dv);
-  const Index cl = c - ix(h) * dv;
+  const Index dv = dims_.d_v;
+  const int block = static_cast<int>(c / dv);
+  const Index cl = c - ix(block) * dv;
   V_.col(c).noalias() = s.X * s.W_v.col(c);
   if (s.use_bias) V_.col(c).array() += s.b_v(0, c);
   const StageId vid{StageKind::V, 0};
   for (auto it = pins_.lower_bound(PinKey{vid, 0, 0}); it != pins_.end() && it->first.stage == vid; ++it)
     if (it->first.col == c) V_(it->first.row, c) = it->second;
-  bump(StageKind::V, h, false);
+  bump_block(StageKind::V, block, false);
+  for (int h : heads_of_block(StageKind::V, block)) edit_context_column(h, ix(h) * dv + cl, V_.col(c));
+  if (s.use_w_o) refresh_aged_outputs();
+  bump(StageKind::Output, 0, false);
+}
 
+// Column c (of head h's block) of U and concat after the values it averages
+// (vcol) changed; the output by its change in concat.
+void Engine::edit_context_column(int h, Index c, const Eigen::Ref<const Eigen::VectorXf>& vcol) {
+  const Scenario& s = *scenario_;
+  const Index T = dims_.T, dv = dims_.d_v, dout = dims_.d_out;
+  const Index cl = c - ix(h) * dv;
   HeadState& hs = heads_[uz(h)];
   const Eigen::VectorXf old_u = U_.col(c), old_concat = concat_.col(c);
-  const auto vcol = V_.col(c);
   const auto n_rows = static_cast<long>(T);
 #pragma omp parallel for schedule(dynamic, 16)
   for (long li = 0; li < n_rows; ++li) {
@@ -404,11 +456,11 @@ void Engine::edit_v_column(Index c) {
     float* e = scratch_b(T).data();
     if (hs.direct[uz(i)]) {
       weights_row(h, i, e, x);
-      U_(i, c) = Eigen::Map<const RowVector>(e, T).dot(vcol.transpose());
+      U_(i, c) = Eigen::Map<const Eigen::VectorXf>(e, T).dot(vcol);
     } else {
       const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
       exp_shifted(x, hs.offset[uz(i)], e, n);
-      U_(i, c) = n > 0 ? Eigen::Map<const RowVector>(e, n).dot(vcol.head(n).transpose()) : 0.0f;
+      U_(i, c) = n > 0 ? Eigen::Map<const Eigen::VectorXf>(e, n).dot(vcol.head(n)) : 0.0f;
     }
     concat_(i, c) = U_(i, c) * hs.cscale[uz(i)];
   }
@@ -429,7 +481,7 @@ void Engine::edit_v_column(Index c) {
     const StageId oid{StageKind::Output, 0};
     for (auto it = pins_.lower_bound(PinKey{oid, 0, 0}); it != pins_.end() && it->first.stage == oid; ++it)
       output_(it->first.row, it->first.col) = it->second;
-    // rows whose R drifted too far, then output rows updated too often
+    // rows whose R drifted too far
     std::vector<Index> stale;
     for (Index i = 0; i < T; ++i)
       if (!hs.direct[uz(i)] && hs.drift[uz(i)] > kDriftLimit) stale.push_back(i);
@@ -439,15 +491,10 @@ void Engine::edit_v_column(Index c) {
       recompute_row(h, stale[uz(t)]);
       output_row(stale[uz(t)]);
     }
-    refresh_aged_outputs();
   } else {
-    output_.col(c) = concat_.col(c);
-    if (s.use_output_bias) output_.col(c).array() += s.b_o(0, c);
-    const StageId oid{StageKind::Output, 0};
-    for (auto it = pins_.lower_bound(PinKey{oid, 0, 0}); it != pins_.end() && it->first.stage == oid; ++it)
-      if (it->first.col == c) output_(it->first.row, c) = it->second;
+    // without W_o the output is concat (plus b_o): this one column
+    edit_output_column(c);
   }
-  bump(StageKind::Output, 0, false);
 }
 
 // A cell of W_o or b_o: one column of the output.
@@ -502,25 +549,28 @@ void Engine::edit_pin(const Invalidation::Entry& e) {
     const auto it = pins_.find(PinKey{StageId{StageKind::Scores, e.head}, e.row, e.col});
     hs.S(r, c) = it != pins_.end()
                      ? it->second
-                     : Q_.row(r).segment(ix(e.head) * dk, dk).dot(K_.row(c).segment(ix(e.head) * dk, dk));
+                     : Q_.row(r).segment(ix(e.head) * dk, dk).dot(K_.row(c).segment(ix(kv(e.head)) * dk, dk));
     bump(StageKind::Scores, e.head, false);
   }
   switch (e.kind) {
     case StageKind::Q: case StageKind::K: case StageKind::V: {
-      const int h = static_cast<int>(c / (e.kind == StageKind::V ? dv : dk));
+      const int block = static_cast<int>(c / (e.kind == StageKind::V ? dv : dk));
+      const std::vector<int> heads = heads_of_block(e.kind, block);
       const RowVector v_old = V_.row(r);
       recompute_projection_cell(e.kind, r, c);
-      bump(e.kind, h, false);
+      bump_block(e.kind, block, false);
       if (scenario_->use_w_o && e.kind != StageKind::Q)
         for (int g = 0; g < dims_.heads; ++g)
           if (!r_valid_[uz(g)]) build_r(g);
-      edit_rows({h}, r, e.kind == StageKind::Q, e.kind == StageKind::K, e.kind == StageKind::V, v_old);
-      for (auto k : {StageKind::Scaled, StageKind::Masked}) {
-        if (e.kind == StageKind::Q) note_row(k, h, r);
-        if (e.kind == StageKind::K) note_col(k, h, r);
+      edit_rows(heads, r, e.kind == StageKind::Q, e.kind == StageKind::K, e.kind == StageKind::V, v_old);
+      for (int h : heads) {
+        for (auto k : {StageKind::Scaled, StageKind::Masked}) {
+          if (e.kind == StageKind::Q) note_row(k, h, r);
+          if (e.kind == StageKind::K) note_col(k, h, r);
+        }
+        for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
+          if (e.kind != StageKind::V || k == StageKind::Context) bump(k, h, false);
       }
-      for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
-        if (e.kind != StageKind::V || k == StageKind::Context) bump(k, h, false);
       return;
     }
     case StageKind::Scores: case StageKind::Scaled: case StageKind::Masked: case StageKind::Weights:

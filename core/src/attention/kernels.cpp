@@ -14,13 +14,17 @@ using namespace engine_detail;
 
 // [SECTION] Kernels
 
-// Q, K or V for one head's column block (head < 0: all of them), in chunks of
-// rows so a cancel is noticed within a few milliseconds.
+// Q, K or V for one column block (head < 0: all of them; for K and V a block
+// is a K/V head), in chunks of rows so a cancel is noticed within a few
+// milliseconds; with RoPE, Q and K are computed unrotated and then turned.
 void Engine::compute_projection(StageKind kind, int head, Work* work) {
   const Scenario& s = *scenario_;
   const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
   const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
-  Matrix& out = kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_;
+  Matrix& final_out = projection(kind);
+  if (rotates(kind) && (unrotated(kind).rows() != final_out.rows() || unrotated(kind).cols() != final_out.cols()))
+    unrotated(kind).resize(final_out.rows(), final_out.cols());
+  Matrix& out = unrotated(kind);
   const Index width = head < 0 ? out.cols() : ix(kind == StageKind::V ? dims_.d_v : dims_.d_k);
   const Index first = head < 0 ? 0 : ix(head) * width;
   const Index T = dims_.T;
@@ -36,13 +40,14 @@ void Engine::compute_projection(StageKind kind, int head, Work* work) {
   }
   // + b, broadcast over tokens
   if (s.use_bias) out.middleCols(first, width).rowwise() += b.row(0).segment(first, width);
+  if (rotates(kind)) rotate_rows(kind, 0, T, first, width);
   if (head < 0) {
     std::fill(proj_error(kind).begin(), proj_error(kind).end(), 0.0f);  // every row exact again
     apply_pins(kind, -1);
     for (int h = 0; h < dims_.heads; ++h) bump(kind, h, true);
   } else {
     apply_pins(kind, head);
-    bump(kind, head, true);
+    bump_block(kind, head, true);
   }
 }
 
@@ -115,8 +120,8 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
   const Index i0 = bi * kBlock, rows = std::min(kBlock, T - i0), jn = extent(bi);
   const auto Qh = Q_.middleCols(ix(h) * dk, dk);
-  const auto Kh = K_.middleCols(ix(h) * dk, dk);
-  const auto Vh = V_.middleCols(ix(h) * dv, dv);
+  const auto Kh = K_.middleCols(ix(kv(h)) * dk, dk);
+  const auto Vh = V_.middleCols(ix(kv(h)) * dv, dv);
   if (with_scores && jn > 0) {
     // scores_i = Q_i · K_iᵀ: entry (r, c) is how well token r's query matches token c's key.
     hs.S.block(i0, 0, rows, jn).noalias() = Qh.middleRows(i0, rows) * Kh.topRows(jn).transpose();
@@ -177,7 +182,7 @@ void Engine::compute_block(int h, Index bi, Index bj) const {
   const Index i0 = bi * kBlock, j0 = bj * kBlock;
   const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, T - j0);
   hs.S.block(i0, j0, rows, cols).noalias() =
-      Q_.block(i0, ix(h) * dk, rows, dk) * K_.block(j0, ix(h) * dk, cols, dk).transpose();
+      Q_.block(i0, ix(h) * dk, rows, dk) * K_.block(j0, ix(kv(h)) * dk, cols, dk).transpose();
   const auto& pins = pins_;
   const StageId id{StageKind::Scores, h};
   for (auto it = pins.lower_bound(PinKey{id, static_cast<int>(i0), 0});
@@ -212,7 +217,7 @@ void Engine::recompute_row(int h, Index i) {
   HeadState& hs = heads_[uz(h)];
   note_row(StageKind::Weights, h, i);
   const Index T = dims_.T, dv = dims_.d_v;
-  const auto Vh = V_.middleCols(ix(h) * dv, dv);
+  const auto Vh = V_.middleCols(ix(kv(h)) * dv, dv);
   float* x = scratch_a(T).data();
   float* e = scratch_b(T).data();
   auto u = U_.row(i).segment(ix(h) * dv, dv);

@@ -85,8 +85,8 @@ void Engine::weights_row(int h, Index i, float* w, float* x) const {
   }
 }
 
-// Lays pins over a whole stage (Q, K, V: one head's columns, or all of them
-// when head < 0; output).
+// Lays pins over a whole stage (Q, K, V: one column block — a head, or a K/V
+// head — or all of them when head < 0; output).
 void Engine::apply_pins(StageKind kind, int head) {
   const auto& pins = pins_;
   Matrix* target = kind == StageKind::Q ? &Q_ : kind == StageKind::K ? &K_ : kind == StageKind::V ? &V_ : &output_;
@@ -346,8 +346,13 @@ MatrixView Engine::stage(StageId id) const {
     case StageKind::K: return K_;
     case StageKind::V: return V_;
     case StageKind::HeadQ: return Q_.middleCols(h * dk, dk);
-    case StageKind::HeadK: return K_.middleCols(h * dk, dk);
-    case StageKind::HeadV: return V_.middleCols(h * dv, dv);
+    case StageKind::HeadK: return K_.middleCols(kv(id.head) * dk, dk);
+    case StageKind::HeadV: return V_.middleCols(kv(id.head) * dv, dv);
+    // before RoPE (without RoPE there is no rotation: the projection itself)
+    case StageKind::QUnrotated: return rope_on_ ? Qu_ : Q_;
+    case StageKind::KUnrotated: return rope_on_ ? Ku_ : K_;
+    case StageKind::HeadQUnrotated: return (rope_on_ ? Qu_ : Q_).middleCols(h * dk, dk);
+    case StageKind::HeadKUnrotated: return (rope_on_ ? Ku_ : K_).middleCols(kv(id.head) * dk, dk);
     case StageKind::Scores:
       complete_scores(id.head);
       return heads_[static_cast<std::size_t>(h)].S;
@@ -365,14 +370,18 @@ std::uint64_t Engine::version(StageId id) const {
   const auto h = is_per_head(id.kind) ? static_cast<std::size_t>(id.head) : 0u;
   // A head's block of Q, K or V shares the version its head's block of the
   // whole matrix is kept under.
-  if (spec(id.kind).view == ViewKind::HeadSlice)
-    return h < versions_.size() ? versions_[h][idx(spec(id.kind).storage)] : 0;
+  // Before RoPE: versioned with the rotated projection (an over-estimate when only a pin moved).
+  StageKind storage = spec(id.kind).storage;
+  if (storage == StageKind::QUnrotated) storage = StageKind::Q;
+  if (storage == StageKind::KUnrotated) storage = StageKind::K;
+  if (spec(id.kind).view == ViewKind::HeadSlice || spec(id.kind).view == ViewKind::KVSlice)
+    return h < versions_.size() ? versions_[h][idx(storage)] : 0;
   // The sink's share changes exactly when the head's softmax does.
   if (id.kind == StageKind::SinkShare) return h < versions_.size() ? versions_[h][idx(StageKind::Weights)] : 0;
-  if (id.kind == StageKind::Q || id.kind == StageKind::K || id.kind == StageKind::V) {
+  if (storage == StageKind::Q || storage == StageKind::K || storage == StageKind::V) {
     // Q as a whole changed when any head's block did.
     std::uint64_t v = 0;
-    for (const auto& per_head : versions_) v = std::max(v, per_head[idx(id.kind)]);
+    for (const auto& per_head : versions_) v = std::max(v, per_head[idx(storage)]);
     return v;
   }
   return h < versions_.size() ? versions_[h][idx(id.kind)] : 0;
@@ -381,7 +390,7 @@ std::uint64_t Engine::version(StageId id) const {
 std::size_t Engine::bytes_kept() const {
   auto bytes = [](const Matrix& m) { return static_cast<std::size_t>(m.size()) * sizeof(float); };
   std::size_t total = 0;
-  for (const Matrix* m : {&Q_, &K_, &V_, &concat_, &output_, &mask_, &U_, &R_}) total += bytes(*m);
+  for (const Matrix* m : {&Q_, &K_, &V_, &Qu_, &Ku_, &concat_, &output_, &mask_, &U_, &R_}) total += bytes(*m);
   for (const auto& hs : heads_)
     total += bytes(hs.S) + hs.valid.capacity() + hs.offset.capacity() * sizeof(float) +
              hs.sum.capacity() * sizeof(double) + hs.cscale.capacity() * sizeof(float) +

@@ -1,0 +1,93 @@
+// Grouped-query heads (which query heads read a K/V head) and RoPE (Q and K
+// turned by position): the tables and the rotation every path shares, so a
+// rotated cell is the same float whichever path computed it.
+
+#include "attention/engine_internal.h"
+
+#include <cmath>
+
+namespace attention_lab {
+
+using namespace engine_detail;
+
+std::vector<int> Engine::heads_of_block(StageKind kind, int block) const {
+  std::vector<int> out;
+  if (kind == StageKind::Q) {
+    out.push_back(block);
+    return out;
+  }
+  for (int h = 0; h < dims_.heads; ++h)
+    if (kv(h) == block) out.push_back(h);
+  return out;
+}
+
+// A block of Q, K or V changed: the version of every head's view of it.
+void Engine::bump_block(StageKind kind, int block, bool full) {
+  for (int h : heads_of_block(kind, block)) bump(kind, h, full);
+}
+
+// The cos/sin tables for the scenario's RoPE settings, T and d_k: computed in
+// double (as the float64 reference does) and rounded once. Unrotated copies
+// of Q and K exist only while RoPE is on.
+void Engine::refresh_rope() {
+  const Scenario& s = *scenario_;
+  rope_on_ = s.rope.on && dims_.d_k % 2 == 0;
+  if (!rope_on_) {
+    Qu_.resize(0, 0);
+    Ku_.resize(0, 0);
+    rope_T_ = -1;
+    return;
+  }
+  const Index T = dims_.T, half = dims_.d_k / 2;
+  if (rope_T_ == T && rope_dk_ == dims_.d_k && rope_ == s.rope) return;
+  rope_cos_.resize(T, half);
+  rope_sin_.resize(T, half);
+  for (Index p = 0; p < T; ++p)
+    for (Index k = 0; k < half; ++k) {
+      const double angle = rope_angle(s.rope, dims_.d_k, static_cast<int>(k), static_cast<int>(p));
+      rope_cos_(p, k) = static_cast<float>(std::cos(angle));
+      rope_sin_(p, k) = static_cast<float>(std::sin(angle));
+    }
+  rope_ = s.rope;
+  rope_T_ = T;
+  rope_dk_ = dims_.d_k;
+}
+
+namespace {
+
+// out = in turned pair by pair: (a, b) → (a·cos − b·sin, b·cos + a·sin), with
+// pair k being dimensions (k, k + d_k/2) or (2k, 2k + 1).
+void rotate_head(const float* in, float* out, const float* c, const float* s, Index dk, RopePairs pairs) {
+  const Index half = dk / 2;
+  for (Index k = 0; k < half; ++k) {
+    const auto [i, j] = rope_pair(pairs, static_cast<int>(dk), static_cast<int>(k));
+    const float a = in[i], b = in[j];
+    out[i] = a * c[k] - b * s[k];
+    out[j] = b * c[k] + a * s[k];
+  }
+}
+
+}  // namespace
+
+void Engine::rotate_rows(StageKind kind, Index r0, Index rows, Index first, Index width) {
+  const Matrix& in = unrotated(kind);
+  Matrix& out = projection(kind);
+  const Index dk = dims_.d_k;
+  for (Index r = r0; r < r0 + rows; ++r)
+    for (Index c0 = first; c0 < first + width; c0 += dk)
+      rotate_head(in.row(r).data() + c0, out.row(r).data() + c0, rope_cos_.row(r).data(), rope_sin_.row(r).data(), dk,
+                  rope_.pairs);
+}
+
+Index Engine::rotate_column_pair(StageKind kind, Index c) {
+  const Index dk = dims_.d_k, c0 = c / dk * dk;
+  for (Index r = 0; r < dims_.T; ++r) {
+    rotate_rows(kind, r, 1, c0, dk);
+    apply_projection_pins(kind, r, c0, dk);
+  }
+  const Index local = c - c0, half = dk / 2;
+  const Index partner = rope_.pairs == RopePairs::Half ? (local < half ? local + half : local - half) : (local ^ 1);
+  return c0 + partner;
+}
+
+}  // namespace attention_lab
