@@ -93,6 +93,8 @@ def load_scenario(path):
         "tokens": raw.get("tokens"),
         "alibi": raw.get("alibi", False),
         "sinks": f32(raw["sinks"]) if "sinks" in raw else None,
+        "kv_heads": int(raw.get("kv_heads", heads)),
+        "rope": raw.get("rope"),
     }
     if any(k in raw for k in ("b_q", "b_k", "b_v")):  # a missing one next to given ones is zero
         s["b_q"] = f32(raw["b_q"]) if "b_q" in raw else np.zeros(s["W_q"].shape[1])
@@ -148,18 +150,51 @@ def get_slopes(n):
     return get_slopes_power_of_2(closest_power_of_2) + get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2]
 
 
+def rotate_half(x):
+    """HF transformers' Llama rotate_half: (x1, x2) -> (-x2, x1) over the two halves of the last axis."""
+    half = x.shape[-1] // 2
+    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+
+
+def rotate_every_two(x):
+    """HF transformers' GPT-J rotate_every_two: each adjacent pair (a, b) -> (-b, a)."""
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return np.stack([-x2, x1], axis=-1).reshape(x.shape)
+
+
+def apply_rope(x, rope, T):
+    """One head's T x d_k queries or keys turned by RoPE as HF computes it: inv_freq = 1 / theta^(2i/d),
+    angle = position * inv_freq; Llama repeats the angles over the two halves (rotate_half), GPT-J
+    over adjacent pairs (repeat_interleave)."""
+    d = x.shape[1]
+    theta = float(f32(rope.get("theta", 10000.0)))
+    inv_freq = 1.0 / (theta ** (np.arange(0, d, 2, dtype=np.float64) / d))
+    freqs = np.outer(np.arange(T, dtype=np.float64), inv_freq)  # T x d/2
+    if rope.get("pairs", "half") == "half":
+        emb = np.concatenate([freqs, freqs], axis=-1)
+        return x * np.cos(emb) + rotate_half(x) * np.sin(emb)
+    emb = np.repeat(freqs, 2, axis=-1)
+    return x * np.cos(emb) + rotate_every_two(x) * np.sin(emb)
+
+
 def reference(s):
     X, H = s["X"], s["heads"]
+    KV = s["kv_heads"]
     T, d_model = X.shape
     d_k = s["W_q"].shape[1] // H
-    d_v = s["W_v"].shape[1] // H
+    d_v = s["W_v"].shape[1] // KV
     Q, K, V = X @ s["W_q"], X @ s["W_k"], X @ s["W_v"]
     if "b_q" in s:
         Q, K, V = Q + s["b_q"], K + s["b_k"], V + s["b_v"]
+    Q_unrotated, K_unrotated = Q, K
+    if s["rope"] is not None:
+        Q = np.concatenate([apply_rope(Q[:, i * d_k:(i + 1) * d_k], s["rope"], T) for i in range(H)], axis=1)
+        K = np.concatenate([apply_rope(K[:, g * d_k:(g + 1) * d_k], s["rope"], T) for g in range(KV)], axis=1)
     heads, contexts, warnings = [], [], []
     for i in range(H):
-        Qi, Ki = Q[:, i * d_k:(i + 1) * d_k], K[:, i * d_k:(i + 1) * d_k]
-        Vi = V[:, i * d_v:(i + 1) * d_v]
+        g = i // (H // KV)  # HF's repeat_kv: query head i reads K/V head i // (H / KV)
+        Qi, Ki = Q[:, i * d_k:(i + 1) * d_k], K[:, g * d_k:(g + 1) * d_k]
+        Vi = V[:, g * d_v:(g + 1) * d_v]
         scores = Qi @ Ki.T
         scaled = scores / math.sqrt(d_k) if s["scale"] else scores.copy()
         scaled = scaled / s["temperature"]
@@ -192,6 +227,9 @@ def reference(s):
             if not np.isfinite(masked[r]).any() and s["sinks"] is None:
                 label = s["tokens"][r] if s["tokens"] and s["tokens"][r] else f"t{r}"
                 warnings.append(f"head {i}, row {r} ('{label}'): {NO_ALLOWED_KEY}")
+        if s["rope"] is not None:
+            head["Q_unrotated"] = Q_unrotated[:, i * d_k:(i + 1) * d_k]
+            head["K_unrotated"] = K_unrotated[:, g * d_k:(g + 1) * d_k]
         head.update({"Q": Qi, "K": Ki, "V": Vi, "scores": scores, "scaled": scaled, "masked": masked,
                      "weights": weights, "context": context})
         heads.append(head)
@@ -200,9 +238,15 @@ def reference(s):
     output = concat @ s["W_o"] if s["W_o"] is not None else concat.copy()
     if s["b_o"] is not None:
         output = output + s["b_o"]
-    dims = {"T": T, "d_model": d_model, "heads": H, "d_k": d_k, "d_v": d_v, "d_out": output.shape[1]}
-    return {"format": TRACE_FORMAT, "dims": dims, "X": X, "Q": Q, "K": K, "V": V, "heads": heads,
-            "concat": concat, "output": output, "warnings": warnings}
+    dims = {"T": T, "d_model": d_model, "heads": H}
+    if KV != H:
+        dims["kv_heads"] = KV
+    dims.update({"d_k": d_k, "d_v": d_v, "d_out": output.shape[1]})
+    ref = {"format": TRACE_FORMAT, "dims": dims, "X": X, "Q": Q, "K": K, "V": V, "heads": heads,
+           "concat": concat, "output": output, "warnings": warnings}
+    if s["rope"] is not None:
+        ref["Q_unrotated"], ref["K_unrotated"] = Q_unrotated, K_unrotated
+    return ref
 
 
 # ---------------------------------------------------------------------------
@@ -216,7 +260,8 @@ def mha_applies(s, ref):
     d = ref["dims"]
     return (d["d_k"] == d["d_v"] and d["d_k"] * d["heads"] == d["d_model"] and d["d_out"] == d["d_model"]
             and s["scale"] and s["temperature"] == 1.0 and (s["mask"] != 0).any(axis=1).all()
-            and s["sinks"] is None)  # PyTorch 1.13 has no sinks
+            and s["sinks"] is None  # PyTorch 1.13 has no sinks
+            and s["kv_heads"] == d["heads"] and s["rope"] is None)  # nor grouped K/V heads or RoPE
 
 
 def mha_check(s, ref):
@@ -286,12 +331,13 @@ def trace_text(ref):
     d = ref["dims"]
     out = ["{", f'  "format": {json.dumps(ref["format"])},',
            '  "dims": {' + ", ".join(f'"{k}": {v}' for k, v in d.items()) + "},"]
-    for k in ("X", "Q", "K", "V"):
-        out.append(f'  "{k}": {matrix_text(ref[k], num, 2)},')
+    for k in ("X", "Q", "K", "V", "Q_unrotated", "K_unrotated"):
+        if k in ref:
+            out.append(f'  "{k}": {matrix_text(ref[k], num, 2)},')
     heads = []
     for h in ref["heads"]:
         parts = [f'    "{k}": {matrix_text(h[k], num, 4)}'
-                 for k in ("Q", "K", "V", "scores", "scaled", "position_bias", "masked", "weights", "sink_share",
+                 for k in ("Q", "K", "V", "Q_unrotated", "K_unrotated", "scores", "scaled", "position_bias", "masked", "weights", "sink_share",
                            "context")
                  if k in h]
         heads.append("{\n" + ",\n".join(parts) + "\n  }")
@@ -308,6 +354,10 @@ def scenario_text(c):
     lines = ["{"]
     fields = [("title", json.dumps(c["title"])), ("description", json.dumps(c["description"])),
               ("tokens", json.dumps(c["tokens"])), ("heads", str(c["heads"]))]
+    if c.get("kv_heads", c["heads"]) != c["heads"]:
+        fields.append(("kv_heads", str(c["kv_heads"])))
+    if c.get("rope") is not None:
+        fields.append(("rope", json.dumps(c["rope"])))
     mask = c["mask"]
     fields.append(("mask", json.dumps(mask) if isinstance(mask, (str, dict))
                    else matrix_text(mask, lambda v: str(int(v)), 2)))
@@ -335,7 +385,8 @@ def scenario_text(c):
 
 
 def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="none", bias=False,
-                w_o=None, b_o=False, scale=True, temperature=1.0, alibi=False, sinks=None):
+                w_o=None, b_o=False, scale=True, temperature=1.0, alibi=False, sinks=None, kv_heads=None,
+                rope=None):
     """A small scenario of float32-representable values drawn with a fixed seed.
     w_o: None (no W_o) or d_out."""
     rng = np.random.default_rng(seed)
@@ -346,13 +397,15 @@ def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="n
     c = {"title": name, "description": description, "tokens": [f"tok{i}" for i in range(T)],
          "heads": heads, "mask": mask, "scale": scale, "temperature": temperature, "alibi": alibi,
          "sinks": f32(sinks) if sinks is not None else None,
+         "kv_heads": kv_heads or heads, "rope": rope,
          "X": draw((T, d_model), 1.0)}
+    kv = kv_heads or heads
     spread = 1.7 / math.sqrt(d_model)  # projections O(1)
     c["W_q"] = draw((d_model, heads * d_k), spread)
-    c["W_k"] = draw((d_model, heads * d_k), spread)
-    c["W_v"] = draw((d_model, heads * d_v), spread)
+    c["W_k"] = draw((d_model, kv * d_k), spread)
+    c["W_v"] = draw((d_model, kv * d_v), spread)
     if bias:
-        c["b_q"], c["b_k"], c["b_v"] = (draw(heads * d_k, 0.3), draw(heads * d_k, 0.3), draw(heads * d_v, 0.3))
+        c["b_q"], c["b_k"], c["b_v"] = (draw(heads * d_k, 0.3), draw(kv * d_k, 0.3), draw(kv * d_v, 0.3))
     if w_o is not None:
         c["W_o"] = draw((heads * d_v, w_o), 1.7 / math.sqrt(heads * d_v))
     if b_o:
@@ -424,6 +477,31 @@ def random_cases():
                                                                           [0, 0, 0, 0, 0], [1, 1, 1, 1, 0],
                                                                           [1, 0, 1, 0, 1]], dtype=float),
                     sinks=[0.0]),
+        random_case(118, "gqa_four_heads_over_two",
+                    "Grouped-query attention: four query heads share two K/V heads (heads 0-1 read K/V head 0, "
+                    "2-3 read head 1, HF's repeat_kv), causal, biases, W_o.",
+                    T=6, d_model=8, heads=4, d_k=2, d_v=3, mask="causal", bias=True, w_o=8, kv_heads=2),
+        random_case(119, "mqa_three_heads_over_one",
+                    "Multi-query attention: three query heads read one K/V head; no mask.",
+                    T=5, d_model=6, heads=3, d_k=2, d_v=2, kv_heads=1, w_o=6, b_o=True),
+        random_case(120, "rope_half_causal",
+                    "RoPE with HF Llama's rotate_half pairing (dimension i with i + d_k/2), theta 10000, two "
+                    "heads of d_k = 4, causal.",
+                    T=7, d_model=6, heads=2, d_k=4, d_v=3, mask="causal", bias=True, w_o=6,
+                    rope={"theta": 10000, "pairs": "half"}),
+        random_case(121, "rope_interleaved_small_theta",
+                    "RoPE with GPT-J's adjacent pairs and theta 100, so the angles turn fast over six positions; "
+                    "no mask.",
+                    T=6, d_model=4, heads=1, d_k=6, d_v=2, rope={"theta": 100, "pairs": "interleaved"}),
+        random_case(122, "llama_like_gqa_rope_window",
+                    "A Llama/Mistral-like layer: four query heads over two K/V heads, RoPE (rotate_half, theta "
+                    "500000), a sliding window of 3 and W_o.",
+                    T=8, d_model=8, heads=4, d_k=4, d_v=2, mask={"window": 3}, w_o=8, kv_heads=2,
+                    rope={"theta": 500000, "pairs": "half"}),
+        random_case(123, "gqa_rope_alibi_sinks",
+                    "Everything together: two query heads over one K/V head, RoPE, ALiBi and sinks, causal.",
+                    T=5, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", kv_heads=1, rope={"theta": 10000},
+                    alibi=True, sinks=[0.5, -0.5], w_o=4),
         random_case(109, "single_token",
                     "T = 1: every weight is 1 and each context is the token's own value.",
                     T=1, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", bias=True, w_o=4, b_o=True),
