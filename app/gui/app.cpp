@@ -857,7 +857,9 @@ void App::write_probe() const {
       << json_text::quote(std::string(to_string(state_.doc->scenario().mask_kind)) +
                           (state_.doc->scenario().mask_kind == MaskKind::Window
                                ? " " + std::to_string(state_.doc->scenario().window) : std::string()))
-      << ", \"alibi\": " << (state_.doc->scenario().alibi ? "true" : "false") << ", \"lesson_step\": "
+      << ", \"alibi\": " << (state_.doc->scenario().alibi ? "true" : "false")
+      << ", \"kv_heads\": " << state_.doc->scenario().dims().kv_heads
+      << ", \"rope\": " << (state_.doc->scenario().rope.on ? "true" : "false") << ", \"lesson_step\": "
       << (state_.lesson.lesson ? state_.lesson.step + 1 : 0) << ", \"quiz\": "
       << (state_.quiz.round ? json_text::quote(to_string(state_.quiz.round->question.cell)) : std::string("null"))
       << ", \"quiz_truth\": " << (state_.quiz.round ? state_.quiz.round->question.truth : 0.0)

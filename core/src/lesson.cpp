@@ -209,8 +209,8 @@ const std::vector<std::string>& step_keys() {
 }
 
 const std::vector<std::string>& change_keys() {
-  static const std::vector<std::string> keys = {"mask", "temperature", "scale", "bias", "W_o", "b_o", "alibi", "sinks", "set",
-                                                "pin", "clear_pins", "T", "d_model", "heads", "d_k", "d_v",
+  static const std::vector<std::string> keys = {"mask", "temperature", "scale", "bias", "W_o", "b_o", "alibi", "sinks", "rope", "set",
+                                                "pin", "clear_pins", "T", "d_model", "heads", "kv_heads", "d_k", "d_v",
                                                 "d_out", "focus_head"};
   return keys;
 }
@@ -412,6 +412,17 @@ class Parser {
     if (key == "b_o") return toggle(Toggle::OutputBias);
     if (key == "alibi") return toggle(Toggle::Alibi);
     if (key == "sinks") return toggle(Toggle::Sinks);
+    if (key == "rope") {  // false, true (θ 10000, rotate_half) or {"theta": θ, "pairs": …}
+      Rope r;
+      if (v.is_boolean()) {
+        r.on = v.get<bool>();
+      } else if (v.is_object()) {
+        if (auto err = parse_rope_setting(v.dump(), w, r); !err.empty()) fail(err);
+      } else {
+        fail(w + ": expected true, false or {\"theta\": 10000, \"pairs\": \"half\"}, found " + found(v));
+      }
+      return apply(SetRope{r}, where, key, step);
+    }
     if (key == "set") {
       const CellRef cell = read_cell(v, w, s, {"stage", "row", "col", "value"}, &is_input_kind,
                                      "an input such as \"X\", \"W_q\" or \"mask\" (computed stages are changed "
@@ -434,6 +445,7 @@ class Parser {
     if (key == "T") return dimension(Dimension::T, kMaxTokens);
     if (key == "d_model") return dimension(Dimension::d_model, kMaxModelDim);
     if (key == "heads") return dimension(Dimension::heads, kMaxHeads);
+    if (key == "kv_heads") return dimension(Dimension::kv_heads, kMaxHeads);
     if (key == "d_k") return dimension(Dimension::d_k, kMaxHeadDim);
     if (key == "d_v") return dimension(Dimension::d_v, kMaxHeadDim);
     if (key == "d_out") return dimension(Dimension::d_out, kMaxModelDim);

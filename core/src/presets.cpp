@@ -133,34 +133,56 @@ Scenario naive() {
 //   head 2 lets the pronoun "it" find the nouns;
 //   head 3 looks at the token itself and its close neighbours.
 // W_o mixes the heads: mostly identity plus a little seeded noise.
-Scenario multi_head() {
-  constexpr int T = 8, D = 16, H = 4, dk = 4;
-  constexpr float theta = std::numbers::pi_v<float> / 5.0f;
-  Scenario s;
-  s.title = "Four heads, four jobs";
-  s.description =
-      "T = 8, d_model = 16, 4 heads of d_k = 4, causal, with W_o. Head 0 attends to the previous token, head 1 to "
-      "the first token, head 2 lets 'it' find the nouns, head 3 stays near the token itself.";
+// "the animal didn't cross the street because it" as multi_head and gqa see
+// it: columns 0-1 a point on a circle, [cos θt, sin θt] (the position), 2 a
+// constant 1, 3 "first token", 4-11 word features (det, noun, verb,
+// negation, conj, pronoun, animate, place), 12-15 seeded noise.
+constexpr int kAnimalT = 8, kAnimalD = 16;
+constexpr float kAnimalTheta = std::numbers::pi_v<float> / 5.0f;
+
+void animal_sentence(Scenario& s) {
+  constexpr int T = kAnimalT, D = kAnimalD;
   s.tokens = {"the", "animal", "didn't", "cross", "the", "street", "because", "it"};
-  // word features (12): det, noun, verb, negation, conj, pronoun, animate, place, then 4 of seeded noise
   const float words[T][8] = {{1, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0, 1, 0}, {0, 0, 1, 1, 0, 0, 0, 0},
                              {0, 0, 1, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0, 0, 1},
                              {0, 0, 0, 0, 1, 0, 0, 0}, {0, 0, 0, 0, 0, 1, 1, 0}};
   s.X = Matrix::Zero(T, D);
   for (int t = 0; t < T; ++t) {
-    s.X(t, 0) = std::cos(theta * static_cast<float>(t));
-    s.X(t, 1) = std::sin(theta * static_cast<float>(t));
+    s.X(t, 0) = std::cos(kAnimalTheta * static_cast<float>(t));
+    s.X(t, 1) = std::sin(kAnimalTheta * static_cast<float>(t));
     s.X(t, 2) = 1.0f;
     s.X(t, 3) = t == 0 ? 1.0f : 0.0f;
     for (int f = 0; f < 8; ++f) s.X(t, 4 + f) = words[t][f];
     for (int f = 12; f < D; ++f) s.X(t, f) = 0.3f * seeded_uniform(7, StageKind::X, t, f);
   }
+}
+
+// A query column that matches keys [cos θj, sin θj] best at j = t − back: q = a·R(−back·θ)·[cos θt, sin θt].
+void look_back(Matrix& W_q, int col, int back, float a) {
+  const float c = std::cos(kAnimalTheta * static_cast<float>(back)), sn = std::sin(kAnimalTheta * static_cast<float>(back));
+  W_q(0, col) = a * c, W_q(1, col) = a * sn;
+  W_q(0, col + 1) = -a * sn, W_q(1, col + 1) = a * c;
+}
+
+// Small seeded weights where a matrix is still 0, so it looks like a learned one.
+void fill_zeros_with_noise(Matrix& W, StageKind kind) {
+  for (Eigen::Index r = 0; r < W.rows(); ++r)
+    for (Eigen::Index c = 0; c < W.cols(); ++c)
+      if (W(r, c) == 0.0f) W(r, c) = 0.05f * seeded_uniform(11, kind, static_cast<int>(r), static_cast<int>(c));
+}
+
+Scenario multi_head() {
+  constexpr int D = kAnimalD, H = 4, dk = 4;
+  Scenario s;
+  s.title = "Four heads, four jobs";
+  s.description =
+      "T = 8, d_model = 16, 4 heads of d_k = 4, causal, with W_o. Head 0 attends to the previous token, head 1 to "
+      "the first token, head 2 lets 'it' find the nouns, head 3 stays near the token itself.";
+  animal_sentence(s);
   s.W_q = Matrix::Zero(D, H * dk);
   s.W_k = Matrix::Zero(D, H * dk);
-  const float c = std::cos(theta), sn = std::sin(theta), a = 3.0f;
   // head 0: q = a·R(−θ)·[cos θt, sin θt] = a·[cos θ(t−1), sin θ(t−1)]; k = [cos θt, sin θt]
-  s.W_q(0, 0) = a * c, s.W_q(1, 0) = a * sn;
-  s.W_q(0, 1) = -a * sn, s.W_q(1, 1) = a * c;
+  look_back(s.W_q, 0, 1, 3.0f);
   s.W_k(0, 0) = 1.0f, s.W_k(1, 1) = 1.0f;
   // head 1: every query carries a constant, only the first token's key answers it
   s.W_q(2, dk + 0) = 3.0f;
@@ -172,12 +194,8 @@ Scenario multi_head() {
   // head 3: q = a·[cos θt, sin θt] matches its own position best
   s.W_q(0, 3 * dk + 0) = 2.0f, s.W_q(1, 3 * dk + 1) = 2.0f;
   s.W_k(0, 3 * dk + 0) = 1.0f, s.W_k(1, 3 * dk + 1) = 1.0f;
-  // small seeded weights elsewhere so the matrices look like learned ones
-  for (int r = 0; r < D; ++r)
-    for (int col = 0; col < H * dk; ++col) {
-      if (s.W_q(r, col) == 0.0f) s.W_q(r, col) = 0.05f * seeded_uniform(11, StageKind::W_q, r, col);
-      if (s.W_k(r, col) == 0.0f) s.W_k(r, col) = 0.05f * seeded_uniform(11, StageKind::W_k, r, col);
-    }
+  fill_zeros_with_noise(s.W_q, StageKind::W_q);
+  fill_zeros_with_noise(s.W_k, StageKind::W_k);
   // values carry the word features: each head passes on a different slice of them
   s.W_v = seeded_matrix(13, StageKind::W_v, D, H * dk, D) * 0.5f;
   for (int h = 0; h < H; ++h)
@@ -185,6 +203,87 @@ Scenario multi_head() {
   s.W_o = Matrix::Identity(H * dk, D) + 0.1f * seeded_matrix(17, StageKind::W_o, H * dk, D, 3);
   s.use_w_o = true;
   s.heads = H;
+  s.mask_kind = MaskKind::Causal;
+  return s;
+}
+
+// Grouped-query attention: eight query heads share two K/V heads. K/V head 0
+// offers each token's position, K/V head 1 its word class; four query heads
+// ask each one a different question, so heads that share keys still attend
+// to different tokens.
+Scenario gqa() {
+  constexpr int D = kAnimalD, H = 8, KV = 2, dk = 4, dv = 4;
+  Scenario s;
+  s.title = "Eight heads, two K/V heads";
+  s.description =
+      "Grouped-query attention (Llama, Mistral, Qwen): 8 query heads over 2 K/V heads, T = 8, d_model = 16, "
+      "causal. Heads 0-3 share keys that hold the position and look 1 back, to the start, at themselves and 2 "
+      "back; heads 4-7 share keys that hold the word class and look for nouns, verbs, determiners, and (for 'it') "
+      "the animate noun. The K/V cache is 4 times smaller than with 8 K/V heads.";
+  animal_sentence(s);
+  s.heads = H;
+  s.kv_heads = KV;
+  s.W_q = Matrix::Zero(D, H * dk);
+  s.W_k = Matrix::Zero(D, KV * dk);
+  // K/V head 0: [cos θt, sin θt, first token, 0]
+  s.W_k(0, 0) = 1.0f, s.W_k(1, 1) = 1.0f, s.W_k(3, 2) = 2.0f;
+  look_back(s.W_q, 0 * dk, 1, 3.0f);           // head 0: the previous token
+  s.W_q(2, 1 * dk + 2) = 3.0f;                 // head 1: the first token
+  s.W_q(0, 2 * dk) = 2.0f, s.W_q(1, 2 * dk + 1) = 2.0f;  // head 2: itself
+  look_back(s.W_q, 3 * dk, 2, 3.0f);           // head 3: two tokens back
+  // K/V head 1: [noun, verb, determiner, animate]
+  s.W_k(4 + 1, dk + 0) = 1.5f, s.W_k(4 + 2, dk + 1) = 1.5f, s.W_k(4 + 0, dk + 2) = 1.5f, s.W_k(4 + 6, dk + 3) = 1.5f;
+  s.W_q(2, 4 * dk + 0) = 3.0f;                          // head 4: nouns
+  s.W_q(2, 5 * dk + 1) = 3.0f;                          // head 5: verbs
+  s.W_q(2, 6 * dk + 2) = 3.0f;                          // head 6: determiners
+  s.W_q(4 + 5, 7 * dk + 3) = 3.0f, s.W_q(2, 7 * dk + 3) = 0.3f;  // head 7: 'it' asks for the animate noun
+  fill_zeros_with_noise(s.W_q, StageKind::W_q);
+  fill_zeros_with_noise(s.W_k, StageKind::W_k);
+  // values: K/V head 0 passes on the word features, K/V head 1 the position
+  s.W_v = seeded_matrix(13, StageKind::W_v, D, KV * dv, D) * 0.3f;
+  for (int j = 0; j < dv; ++j) s.W_v(4 + j, j) += 1.0f, s.W_v(j % 4, dv + j) += 1.0f;
+  s.W_o = seeded_matrix(17, StageKind::W_o, H * dv, D, H * dv);
+  s.use_w_o = true;
+  s.mask_kind = MaskKind::Causal;
+  return s;
+}
+
+// RoPE: one head whose nouns look for the adjective just before them. Pair 0
+// of the query and key (dimensions 0 and 2) turns by 1 radian per position;
+// the query is the adjective's key turned back by one position, so the score
+// is largest at a distance of 1 wherever the pair stands, and smaller for
+// the same two words further apart.
+Scenario rope() {
+  Scenario s;
+  s.title = "RoPE: distance, not position";
+  s.description =
+      "One head with RoPE (θ = 10000, HF Llama's pairing), causal. 'fox' asks for an adjective one position "
+      "back: 'red fox' at positions 0-1 and 5-6 score the same (distance 1), while 'fox' at 6 and the 'red' at 0 "
+      "score far less, though the words are the same. Turn RoPE off to see every 'red' score alike.";
+  s.tokens = {"red", "fox", "and", "the", "old", "red", "fox", "ran"};
+  // features: [adjective, noun, verb, function word]
+  s.X = rows({{1.0f, 0.0f, 0.0f, 0.0f},
+              {0.0f, 1.0f, 0.0f, 0.0f},
+              {0.0f, 0.0f, 0.0f, 1.0f},
+              {0.0f, 0.0f, 0.0f, 1.0f},
+              {0.8f, 0.0f, 0.0f, 0.2f},
+              {1.0f, 0.0f, 0.0f, 0.0f},
+              {0.0f, 1.0f, 0.0f, 0.0f},
+              {0.0f, 0.0f, 1.0f, 0.0f}});
+  s.features = {"adjective", "noun", "verb", "function"};
+  s.rope.on = true;
+  // d_k = 4: pair 0 is dimensions (0, 2), turning 1 rad per position; pair 1 (1, 3) turns 0.01 rad.
+  // key of an adjective: [1, 0, 0, 0]; query of a noun: a·[cos 1, 0, −sin 1, 0], so that
+  // score(i, j) = a·cos(j − i + 1): a at j = i − 1.
+  const float a = 4.0f;
+  s.W_q = Matrix::Zero(4, 4);
+  s.W_q(1, 0) = a * std::cos(1.0f), s.W_q(1, 2) = -a * std::sin(1.0f);
+  s.W_q(3, 1) = 0.5f, s.W_q(2, 1) = 0.5f;  // a little content match in the slow pair
+  s.W_k = Matrix::Zero(4, 4);
+  s.W_k(0, 0) = 1.0f;
+  s.W_k(3, 1) = 0.5f;
+  s.W_v = Matrix::Identity(4, 4);
+  s.heads = 1;
   s.mask_kind = MaskKind::Causal;
   return s;
 }
@@ -197,6 +296,8 @@ const std::vector<PresetInfo>& presets() {
       {"book", "Your journey starts with one step", "the book's example: d_in=3, d_out=2, no mask"},
       {"naive", "NaiveAttention (n_embd=4)", "fused q/k/v projection with biases, causal, 5 tokens"},
       {"multi-head", "Four heads, four jobs", "T=8, d_model=16, 4 heads, causal, with W_o"},
+      {"gqa", "Eight heads, two K/V heads", "grouped-query attention: 8 query heads share 2 K/V heads"},
+      {"rope", "RoPE: distance, not position", "one head with rotary positions: the same words score by distance"},
   };
   return list;
 }
@@ -283,6 +384,8 @@ std::optional<Scenario> make_preset(std::string_view name) {
   if (name == "book") return book();
   if (name == "naive") return naive();
   if (name == "multi-head") return multi_head();
+  if (name == "gqa") return gqa();
+  if (name == "rope") return rope();
   return std::nullopt;
 }
 

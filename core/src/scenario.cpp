@@ -29,6 +29,15 @@ std::pair<int, int> rope_pair(RopePairs pairs, int d_k, int pair) {
   return pairs == RopePairs::Interleaved ? std::pair{2 * pair, 2 * pair + 1} : std::pair{pair, pair + d_k / 2};
 }
 
+int rope_partner(RopePairs pairs, int d_k, int dim) {
+  if (pairs == RopePairs::Interleaved) return dim ^ 1;
+  return dim < d_k / 2 ? dim + d_k / 2 : dim - d_k / 2;
+}
+
+int rope_pair_of(RopePairs pairs, int d_k, int dim) {
+  return pairs == RopePairs::Interleaved ? dim / 2 : dim % (d_k / 2);
+}
+
 Dims Scenario::dims() const {
   Dims d;
   d.T = T();

@@ -107,27 +107,25 @@ Matrix read_matrix(const json& j, const std::string& name, int max_rows, const c
 }
 
 // A bias: a flat list of numbers, kept as a 1 × n matrix.
-// "rope": {"theta": 10000, "pairs": "half" | "interleaved"}, both keys optional.
-Rope read_rope(const json& j, int d_k) {
+// {"theta": 10000, "pairs": "half" | "interleaved"}, both keys optional.
+Rope read_rope(const json& j, const std::string& where) {
   Rope r;
   r.on = true;
   if (!j.is_object())
-    fail("rope: expected {\"theta\": 10000, \"pairs\": \"half\" or \"interleaved\"}, found " + type_of(j));
+    fail(where + ": expected {\"theta\": 10000, \"pairs\": \"half\" or \"interleaved\"}, found " + type_of(j));
   for (const auto& [key, value] : j.items())
-    if (key != "theta" && key != "pairs") fail("rope." + key + ": unknown key (expected theta, pairs)");
+    if (key != "theta" && key != "pairs") fail(where + "." + key + ": unknown key (expected theta, pairs)");
   if (j.contains("theta")) {
-    r.theta = read_float(j["theta"], "rope.theta");
-    if (!(r.theta > 1.0f)) fail("rope.theta: expected a number greater than 1, found " + j["theta"].dump());
+    r.theta = read_float(j["theta"], where + ".theta");
+    if (!(r.theta > 1.0f)) fail(where + ".theta: expected a number greater than 1, found " + j["theta"].dump());
   }
   if (j.contains("pairs")) {
     const json& p = j["pairs"];
     const std::string name = p.is_string() ? p.get<std::string>() : "";
     if (name == "half") r.pairs = RopePairs::Half;
     else if (name == "interleaved") r.pairs = RopePairs::Interleaved;
-    else fail("rope.pairs: expected \"half\" (HF Llama's rotate_half) or \"interleaved\" (GPT-J), found " + p.dump());
+    else fail(where + ".pairs: expected \"half\" (HF Llama's rotate_half) or \"interleaved\" (GPT-J), found " + p.dump());
   }
-  if (d_k % 2 != 0)
-    fail("rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(d_k));
   return r;
 }
 
@@ -204,7 +202,11 @@ Scenario parse_object(const json& root) {
   if (static_cast<int>(wq) / H > kMaxHeadDim || d_v > kMaxHeadDim)
     fail("d_k, d_v: expected at most " + std::to_string(kMaxHeadDim) + " (size limit), found " +
          std::to_string(static_cast<int>(wq) / H) + ", " + std::to_string(d_v));
-  if (root.contains("rope")) s.rope = read_rope(root["rope"], static_cast<int>(wq) / H);
+  if (root.contains("rope")) {
+    s.rope = read_rope(root["rope"], "rope");
+    if ((static_cast<int>(wq) / H) % 2 != 0)
+      fail("rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(static_cast<int>(wq) / H));
+  }
 
   const bool any_bias = root.contains("b_q") || root.contains("b_k") || root.contains("b_v");
   if (any_bias) {
@@ -362,6 +364,17 @@ std::size_t nesting_depth(const std::string& text) {
 }
 
 }  // namespace
+
+std::string parse_rope_setting(const std::string& json_text, const std::string& where, Rope& out) {
+  try {
+    out = read_rope(json::parse(json_text), where);
+  } catch (const FieldError& e) {
+    return e.message;
+  } catch (const json::exception& e) {
+    return where + ": invalid JSON: " + json_error_message(e.what());
+  }
+  return {};
+}
 
 LoadResult parse_scenario(const std::string& text) {
   LoadResult result;

@@ -401,13 +401,13 @@ TEST(LessonBadInput, TheScenarioMustBeGivenOnceAndExist) {
   json j = base_lesson();
   j.erase("preset");
   expect_error(j, "scenario: missing (give \"scenario\": an object or the path of a scenario file, or \"preset\": "
-                  "fat-cat, book, naive, multi-head or random-T-D-H)");
+                  "fat-cat, book, naive, multi-head, gqa, rope or random-T-D-H)");
   j["scenario"] = "x.json";
   j["preset"] = "book";
   expect_error(j, R"(preset: expected either "scenario" or "preset", found both)");
   j = base_lesson();
   j["preset"] = "fatcat";
-  expect_error(j, R"(preset: expected one of fat-cat, book, naive, multi-head or random-T-D-H, found "fatcat")");
+  expect_error(j, R"(preset: expected one of fat-cat, book, naive, multi-head, gqa, rope or random-T-D-H, found "fatcat")");
   j = base_lesson();
   j.erase("preset");
   j["scenario"] = 5;
@@ -517,7 +517,7 @@ TEST(LessonBadInput, AChangeIsAnObjectWithOneKnownKey) {
                R"(steps[0].apply[0]: expected an object with one change such as {"mask": "causal"} or {"temperature": 0.5}, found an object with 2 keys)");
   expect_error(with_changes(json::parse(R"([{"tempreature": 2}])")),
                "steps[0].apply[0].tempreature: unknown key (expected one of mask, temperature, scale, bias, W_o, b_o, "
-               "alibi, sinks, set, pin, clear_pins, T, d_model, heads, d_k, d_v, d_out, focus_head)");
+               "alibi, sinks, rope, set, pin, clear_pins, T, d_model, heads, kv_heads, d_k, d_v, d_out, focus_head)");
 }
 
 TEST(LessonBadInput, EachChangeChecksItsValue) {

@@ -156,8 +156,8 @@ TEST(Rope, TurnsEachPairByThePositionTimesItsFrequency) {
         for (int k = 0; k < 3; ++k) {
           const double angle = p * std::pow(100.0, -2.0 * k / 6.0);
           const int i = pairs == RopePairs::Half ? k : 2 * k, j = pairs == RopePairs::Half ? k + 3 : 2 * k + 1;
-          EXPECT_NEAR(q(p, i), pre(p, i) * std::cos(angle) - pre(p, j) * std::sin(angle), 1e-6);
-          EXPECT_NEAR(q(p, j), pre(p, j) * std::cos(angle) + pre(p, i) * std::sin(angle), 1e-6);
+          EXPECT_NEAR(q(p, i), double(pre(p, i)) * std::cos(angle) - double(pre(p, j)) * std::sin(angle), 1e-6);
+          EXPECT_NEAR(q(p, j), double(pre(p, j)) * std::cos(angle) + double(pre(p, i)) * std::sin(angle), 1e-6);
         }
       EXPECT_EQ(Matrix(pre.row(0)), Matrix(q.row(0))) << "position 0 is not turned";
     }
@@ -253,4 +253,56 @@ TEST(Rope, EveryEditThenACompareStaysNearAFullRecompute) {
     fresh.recompute_all(doc.scenario());
     ASSERT_TRUE(attention_lab::test::engines_near(doc.engine(), fresh)) << "after " << describe(e) << " (edit " << i << ")";
   }
+}
+
+// [SECTION] The presets say what they show
+
+namespace {
+
+int argmax(const MatrixView m, int row) {
+  Eigen::Index best = 0;
+  m.row(row).maxCoeff(&best);
+  return static_cast<int>(best);
+}
+
+}  // namespace
+
+TEST(PositionPresets, EightQueryHeadsOverTwoKvHeadsEachFindTheirToken) {
+  const Document doc(attention_lab::test::preset("gqa"));
+  const Dims d = doc.scenario().dims();
+  ASSERT_EQ(d.heads, 8);
+  ASSERT_EQ(d.kv_heads, 2);
+  auto weights = [&](int h) { return doc.stage(of_head(StageKind::Weights, h)); };
+  for (int t = 1; t < 8; ++t) {
+    EXPECT_EQ(argmax(weights(0), t), t - 1) << "head 0: the previous token";
+    EXPECT_EQ(argmax(weights(1), t), 0) << "head 1: the first token";
+    EXPECT_EQ(argmax(weights(2), t), t) << "head 2: itself";
+    if (t >= 2) EXPECT_EQ(argmax(weights(3), t), t - 2) << "head 3: two back";
+  }
+  EXPECT_EQ(argmax(weights(4), 4), 1) << "head 4: a noun ('animal')";
+  EXPECT_EQ(argmax(weights(5), 7), 3) << "head 5: a verb ('cross')";
+  EXPECT_EQ(argmax(weights(6), 5), 4) << "head 6: a determiner";
+  EXPECT_EQ(argmax(weights(7), 7), 1) << "head 7: 'it' finds 'animal'";
+  // heads 0-3 read the same keys, heads 4-7 the others
+  EXPECT_EQ(Matrix(doc.stage(of_head(StageKind::HeadK, 0))), Matrix(doc.stage(of_head(StageKind::HeadK, 3))));
+  EXPECT_NE(Matrix(doc.stage(of_head(StageKind::HeadK, 3))), Matrix(doc.stage(of_head(StageKind::HeadK, 4))));
+}
+
+TEST(PositionPresets, RopeScoresTheSameWordsByTheirDistance) {
+  Document doc(attention_lab::test::preset("rope"));
+  const Scenario& s = doc.scenario();
+  ASSERT_TRUE(s.rope.on);
+  ASSERT_EQ(s.token_label(0), "red");
+  ASSERT_EQ(s.token_label(1), "fox");
+  ASSERT_EQ(s.token_label(5), "red");
+  ASSERT_EQ(s.token_label(6), "fox");
+  const Matrix S = doc.stage(of_head(StageKind::Scores, 0));
+  EXPECT_NEAR(S(1, 0), S(6, 5), 1e-5) << "'red fox' scores alike at positions 0-1 and 5-6";
+  EXPECT_GT(S(6, 5), S(6, 0) + 2.0f) << "the same 'red' six positions back scores far less";
+  EXPECT_EQ(argmax(doc.stage(of_head(StageKind::Weights, 0)), 6), 5);
+  // without RoPE both reds are the same key for the same query
+  Rope off;
+  ASSERT_EQ(doc.apply(SetRope{off}), "");
+  const Matrix plain = doc.stage(of_head(StageKind::Scores, 0));
+  EXPECT_EQ(plain(6, 5), plain(6, 0));
 }

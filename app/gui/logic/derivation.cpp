@@ -66,11 +66,41 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
 
   switch (id.kind) {
     case StageKind::Q: case StageKind::K: case StageKind::V:
-    case StageKind::HeadQ: case StageKind::HeadK: case StageKind::HeadV: {
-      const int which = id.kind >= StageKind::HeadQ ? static_cast<int>(id.kind) - static_cast<int>(StageKind::HeadQ)
-                                                    : static_cast<int>(id.kind) - static_cast<int>(StageKind::Q);
+    case StageKind::HeadQ: case StageKind::HeadK: case StageKind::HeadV:
+    case StageKind::QUnrotated: case StageKind::KUnrotated:
+    case StageKind::HeadQUnrotated: case StageKind::HeadKUnrotated: {
+      using K = StageKind;
+      const bool before_rope = id.kind == K::QUnrotated || id.kind == K::KUnrotated ||
+                               id.kind == K::HeadQUnrotated || id.kind == K::HeadKUnrotated;
+      const int which = id.kind == K::Q || id.kind == K::HeadQ || id.kind == K::QUnrotated || id.kind == K::HeadQUnrotated
+                            ? 0
+                        : id.kind == K::V || id.kind == K::HeadV ? 2
+                                                                 : 1;
       const int width = which == 2 ? d.d_v : d.d_k;
-      const int col = id.kind >= StageKind::HeadQ ? h * width + c : c;
+      const int block = which == 0 ? h : d.kv_head(h);  // K and V: the K/V head this query head reads
+      const int col = is_per_head(id.kind) ? block * width + c : c;
+      if (s.rope.on && which < 2 && !before_rope) {
+        // x′ = x·cos φ ∓ y·sin φ, y the dimension RoPE pairs it with, φ = position·θ^(−2k/d_k)
+        const MatrixView U = layer(which == 0 ? K::QUnrotated : K::KUnrotated);
+        const int c0 = col / d.d_k * d.d_k, dim = col - c0;
+        const int partner = rope_partner(s.rope.pairs, d.d_k, dim), pair = rope_pair_of(s.rope.pairs, d.d_k, dim);
+        const bool first = rope_pair(s.rope.pairs, d.d_k, pair).first == dim;
+        const double angle = rope_angle(s.rope, d.d_k, pair, r);
+        const float cs = static_cast<float>(std::cos(angle)), sn = static_cast<float>(std::sin(angle));
+        const float a = U(r, c0 + dim), b = U(r, c0 + partner);
+        const float computed = first ? a * cs - b * sn : a * cs + b * sn;
+        const std::string L = which == 0 ? "Qᵤ" : "Kᵤ";
+        out.formula = L + "[" + std::to_string(r) + "," + std::to_string(c0 + dim) + "]·cos φ " + (first ? "−" : "+") +
+                      " " + L + "[" + std::to_string(r) + "," + std::to_string(c0 + partner) + "]·sin φ,  φ = " +
+                      std::to_string(r) + "·θ^(−" + std::to_string(2 * pair) + "/" + std::to_string(d.d_k) +
+                      ") = " + format_number(static_cast<float>(angle), 3) + " rad";
+        out.numbers = format_number(a, 3) + " × " + format_number(cs, 3) + (first ? " − " : " + ") + format_factor(b) +
+                      " × " + format_number(sn, 3) + " = " + format_number(computed, 3);
+        out.hint = format_number(a, 3) + " × " + format_number(cs, 3) + (first ? " − " : " + ") + format_factor(b) +
+                   " × " + format_number(sn, 3) + kAsked;
+        out.note = pin_note(s, id, r, c, computed);
+        break;
+      }
       const auto W = layer(static_cast<StageKind>(static_cast<int>(StageKind::W_q) + which));
       const char w = "qkv"[which];
       const RowVector x = layer(StageKind::X).row(r);

@@ -13,21 +13,45 @@ std::vector<Lit> provenance(const Scenario& s, StageId id, int r, int c) {
     out.push_back({layer(W), -1, col, -1, -1});
     if (s.use_bias) out.push_back({layer(b), -1, -1, 0, col});
   };
+  // A rotated cell of Q or K reads two cells of the row before rotation: its
+  // own dimension and the one RoPE pairs it with (col: of the whole matrix).
+  auto rotated = [&](StageKind unrotated, int col) {
+    const int c0 = col / d.d_k * d.d_k;
+    for (int dim : {col - c0, rope_partner(s.rope.pairs, d.d_k, col - c0)})
+      out.push_back({layer(unrotated), -1, -1, r, c0 + dim});
+  };
+  // Q, K (rotated or not) or V, column `col` of the whole matrix
+  auto projected = [&](StageKind kind, int col) {
+    const int which = static_cast<int>(kind) - static_cast<int>(StageKind::Q);
+    if (s.rope.on && kind != StageKind::V)
+      rotated(kind == StageKind::Q ? StageKind::QUnrotated : StageKind::KUnrotated, col);
+    else
+      projection(static_cast<StageKind>(static_cast<int>(StageKind::W_q) + which),
+                 static_cast<StageKind>(static_cast<int>(StageKind::b_q) + which), col);
+  };
   switch (id.kind) {
-    case StageKind::Q: projection(StageKind::W_q, StageKind::b_q, c); break;
-    case StageKind::K: projection(StageKind::W_k, StageKind::b_k, c); break;
-    case StageKind::V: projection(StageKind::W_v, StageKind::b_v, c); break;
+    case StageKind::Q: case StageKind::K: case StageKind::V: projected(id.kind, c); break;
+    case StageKind::QUnrotated: projection(StageKind::W_q, StageKind::b_q, c); break;
+    case StageKind::KUnrotated: projection(StageKind::W_k, StageKind::b_k, c); break;
     case StageKind::HeadQ:
-      projection(StageKind::W_q, StageKind::b_q, h * d.d_k + c);
+      projected(StageKind::Q, h * d.d_k + c);
       out.push_back({layer(StageKind::Q), -1, -1, r, h * d.d_k + c});
       break;
     case StageKind::HeadK:
-      projection(StageKind::W_k, StageKind::b_k, h * d.d_k + c);
-      out.push_back({layer(StageKind::K), -1, -1, r, h * d.d_k + c});
+      projected(StageKind::K, d.kv_head(h) * d.d_k + c);
+      out.push_back({layer(StageKind::K), -1, -1, r, d.kv_head(h) * d.d_k + c});
       break;
     case StageKind::HeadV:
-      projection(StageKind::W_v, StageKind::b_v, h * d.d_v + c);
-      out.push_back({layer(StageKind::V), -1, -1, r, h * d.d_v + c});
+      projected(StageKind::V, d.kv_head(h) * d.d_v + c);
+      out.push_back({layer(StageKind::V), -1, -1, r, d.kv_head(h) * d.d_v + c});
+      break;
+    case StageKind::HeadQUnrotated:
+      projection(StageKind::W_q, StageKind::b_q, h * d.d_k + c);
+      out.push_back({layer(StageKind::QUnrotated), -1, -1, r, h * d.d_k + c});
+      break;
+    case StageKind::HeadKUnrotated:
+      projection(StageKind::W_k, StageKind::b_k, d.kv_head(h) * d.d_k + c);
+      out.push_back({layer(StageKind::KUnrotated), -1, -1, r, d.kv_head(h) * d.d_k + c});
       break;
     case StageKind::Scores:
       // q_r · k_c: row r of Q_h and row c of K_h (a column of K_hᵀ).

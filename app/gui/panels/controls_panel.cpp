@@ -28,6 +28,50 @@ void toggle(AppState& state, const char* label, Toggle which, bool value, const 
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
 }
 
+// RoPE on/off, its θ and which dimensions it pairs.
+void draw_rope_controls(AppState& state, const Scenario& s, const Dims& d) {
+  bool on = s.rope.on;
+  ImGui::BeginDisabled(d.d_k % 2 != 0 && !on);
+  if (ImGui::Checkbox("RoPE (rotary positions)", &on)) {
+    Rope r = s.rope;
+    r.on = on;
+    state.apply(SetRope{r});
+  }
+  ImGui::EndDisabled();
+  state.note_item("RoPE");
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(d.d_k % 2 != 0 && !on
+                          ? "RoPE turns pairs of dimensions: make d_k even first (d_k is %d)"
+                          : "Turn each query and key by an angle that grows with its position (Llama, Mistral, Qwen):\n"
+                            "the score of two tokens then depends on how far apart they are.",
+                      d.d_k);
+  if (!s.rope.on) return;
+  ImGui::Indent();
+  float theta = s.rope.theta;
+  ImGui::SetNextItemWidth(110);
+  if (ImGui::InputFloat("θ (base)", &theta, 0.0f, 0.0f, "%.0f", ImGuiInputTextFlags_EnterReturnsTrue) &&
+      theta != s.rope.theta) {
+    Rope r = s.rope;
+    r.theta = std::max(theta, 1.5f);
+    state.apply(SetRope{r});
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Pair k turns by position·θ^(−2k/d_k): a small θ turns fast (short range),\n"
+                      "10000 is the paper's and Llama 2's, Llama 3 uses 500000. Enter applies.");
+  int pairs = static_cast<int>(s.rope.pairs);
+  const char* names[] = {"half (Llama)", "interleaved (GPT-J)"};
+  ImGui::SetNextItemWidth(160);
+  if (ImGui::Combo("pairs", &pairs, names, 2)) {
+    Rope r = s.rope;
+    r.pairs = static_cast<RopePairs>(pairs);
+    state.apply(SetRope{r});
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Which dimensions turn together: i with i + d_k/2 (HF Llama's rotate_half)\n"
+                      "or 2i with 2i + 1 (GPT-J, the RoFormer paper).");
+  ImGui::Unindent();
+}
+
 }  // namespace
 
 void draw_controls_panel(AppState& state) {
@@ -56,6 +100,10 @@ void draw_controls_panel(AppState& state) {
   dimension_input(state, "T (tokens)", Dimension::T, d.T, kMaxTokens, "Number of tokens: rows of X");
   dimension_input(state, "d_model", Dimension::d_model, d.d_model, kMaxModelDim, "Width of each token's embedding");
   dimension_input(state, "heads", Dimension::heads, d.heads, kMaxHeads, "Number of attention heads");
+  dimension_input(state, "K/V heads", Dimension::kv_heads, d.kv_heads, d.heads,
+                  "Heads of K and V (must divide heads). Fewer than heads is grouped-query attention: each K/V head "
+                  "is shared by heads / kv_heads query heads, as in Llama, Mistral and Qwen; 1 is multi-query");
+  state.note_item("K/V heads");
   dimension_input(state, "d_k", Dimension::d_k, d.d_k, kMaxHeadDim, "Width of each head's queries and keys");
   dimension_input(state, "d_v", Dimension::d_v, d.d_v, kMaxHeadDim, "Width of each head's values");
   if (s.use_w_o) dimension_input(state, "d_out", Dimension::d_out, d.d_out, kMaxModelDim, "Columns of W_o");
@@ -88,6 +136,7 @@ void draw_controls_panel(AppState& state) {
          "Give each head's softmax one more key, a learned logit whose share is dropped: rows may sum to less than 1");
   toggle(state, "ALiBi position bias", Toggle::Alibi, s.alibi,
          "Add m·(j − i) to each head's scaled scores: a penalty that grows with distance, a different slope m per head");
+  draw_rope_controls(state, s, d);
   float t = s.temperature;
   const bool changed = ImGui::SliderFloat("temperature", &t, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
   if (ImGui::IsItemActivated()) state.temperature_gesture = state.doc->begin_gesture();

@@ -46,8 +46,8 @@ struct LessonStep {
   std::vector<StageId> show;
   std::vector<CellRef> highlight;
   // Changes made when the step is entered, in order (after those of every
-  // earlier step): SetMask, SetTemperature, SetToggle, SetCell, SetPin, SetPins
-  // (clear pins) and SetDimension.
+  // earlier step): SetMask, SetTemperature, SetToggle, SetRope, SetCell, SetPin,
+  // SetPins (clear pins) and SetDimension.
   std::vector<Edit> apply;
   // The head the app should focus on from this step on (a view setting; the
   // scenario does not change). nullopt: leave the focus as it is.

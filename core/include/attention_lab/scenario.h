@@ -138,6 +138,10 @@ std::vector<double> alibi_slopes(int heads);
 double rope_angle(const Rope& rope, int d_k, int pair, int position);
 // The two dimensions of a head that pair k turns together.
 std::pair<int, int> rope_pair(RopePairs pairs, int d_k, int pair);
+// The dimension of a head (0 ≤ dim < d_k) that RoPE turns together with `dim`,
+// and the pair they form.
+int rope_partner(RopePairs pairs, int d_k, int dim);
+int rope_pair_of(RopePairs pairs, int d_k, int dim);
 
 // Checks every shape and value of a scenario built in memory; returns the
 // first problem as a user-readable message, or an empty string.

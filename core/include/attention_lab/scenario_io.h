@@ -23,6 +23,11 @@ LoadResult load_scenario(const std::filesystem::path& path);
 
 std::string scenario_to_json(const Scenario& scenario);
 
+// Reads a RoPE setting, {"theta": θ, "pairs": "half" | "interleaved"} (both
+// optional), as the scenario key "rope" and lessons write it; `where` names
+// it in the error returned ("" when it reads).
+std::string parse_rope_setting(const std::string& json_text, const std::string& where, Rope& out);
+
 // Writes to a temporary file in the same folder, flushes it to disk, then
 // renames it over `path`: the old file survives any failure. Returns an error
 // message, or an empty string on success.

@@ -322,10 +322,8 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
   Matrix& P = projection(kind);
   // the columns of P that change, with their old values
   std::vector<std::pair<Index, Eigen::VectorXf>> changed;
-  const Index partner = rotates(kind) ? (rope_.pairs == RopePairs::Half
-                                             ? (c % dk < dk / 2 ? c + dk / 2 : c - dk / 2)
-                                             : (c ^ 1))
-                                      : c;
+  const Index partner =
+      rotates(kind) ? c / dk * dk + rope_partner(rope_.pairs, static_cast<int>(dk), static_cast<int>(c % dk)) : c;
   changed.emplace_back(c, P.col(c));
   if (partner != c) changed.emplace_back(partner, P.col(partner));
   Matrix& pre = unrotated(kind);

@@ -85,9 +85,7 @@ Index Engine::rotate_column_pair(StageKind kind, Index c) {
     rotate_rows(kind, r, 1, c0, dk);
     apply_projection_pins(kind, r, c0, dk);
   }
-  const Index local = c - c0, half = dk / 2;
-  const Index partner = rope_.pairs == RopePairs::Half ? (local < half ? local + half : local - half) : (local ^ 1);
-  return c0 + partner;
+  return c0 + rope_partner(rope_.pairs, static_cast<int>(dk), static_cast<int>(c - c0));
 }
 
 }  // namespace attention_lab
