@@ -20,6 +20,11 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
   const auto& in = info.inputs;
   switch (info.id.kind) {
     case StageKind::Q: case StageKind::K: case StageKind::V:
+    case StageKind::QUnrotated: case StageKind::KUnrotated:
+      if (in.size() == 1) {  // with RoPE: Q and K are their unrotated selves, turned
+        t = {matrix(in[0]), op("RoPE: turn row p by p·θ →")};
+        break;
+      }
       t = {matrix(in[0]), op("·"), matrix(in[1])};
       if (in.size() > 2) t.push_back(op("+")), t.push_back(matrix(in[2]));
       break;
@@ -67,7 +72,8 @@ std::vector<EquationLine> pipeline_equations(const Scenario& s, int head) {
   std::vector<EquationLine> lines;
   StageId previous{StageKind::X, -1};
   for (const StageId id : pipeline(s)) {
-    if (is_input(id.kind) || spec(id.kind).view == ViewKind::HeadSlice) continue;
+    if (is_input(id.kind) || spec(id.kind).view == ViewKind::HeadSlice || spec(id.kind).view == ViewKind::KVSlice)
+      continue;
     if (is_per_head(id.kind) && id.head != head) continue;
     // Concat of one head is the head's context itself: skip the no-op line.
     if (id.kind == StageKind::Concat && s.heads == 1) continue;
@@ -82,7 +88,9 @@ std::vector<EquationLine> pipeline_equations(const Scenario& s, int head) {
     auto& terms = lines.back().terms;
     terms.insert(terms.end(), rhs.begin(), rhs.end());
     if (!terms.empty() && terms.back().kind == Term::Kind::Matrix) terms.push_back(op("="));
-    else if (!terms.empty() && terms.back().text.find("softmax") == std::string::npos) terms.back().text += "  =";
+    // an operator that ends in an arrow ("softmax →") already leads to the result
+    else if (!terms.empty() && !terms.back().text.ends_with("→") && terms.back().text.find("softmax") == std::string::npos)
+      terms.back().text += "  =";
     terms.push_back(matrix(id));
     if (id.kind == StageKind::Output && info.inputs.size() == 1) terms.push_back(op("(no W_o)"));
     previous = id;

@@ -13,7 +13,7 @@ namespace attention_lab::gui {
 
 namespace {
 
-bool is_head_view(StageKind k) { return spec(k).view == ViewKind::HeadSlice; }
+bool is_head_view(StageKind k) { return spec(k).view == ViewKind::HeadSlice || spec(k).view == ViewKind::KVSlice; }
 
 Term matrix(StageId id) { return {Term::Kind::Matrix, id, false, {}}; }
 Term op(std::string text) { return {Term::Kind::Operator, {}, false, std::move(text)}; }
@@ -144,7 +144,7 @@ std::vector<EquationLine> slide_equations(const Scenario& s, const std::vector<S
   // Head blocks asked for on their own: the split of the whole matrix,
   // continuing the line that ends with it ("X · W_q = Q = Q₀ | Q₁ | …").
   for (const StageSpec& view_spec : all_stages()) {
-    if (view_spec.view != ViewKind::HeadSlice) continue;
+    if (!is_head_view(view_spec.kind)) continue;
     const StageKind view = view_spec.kind;
     std::vector<StageId> blocks;
     for (const StageId id : wanted)

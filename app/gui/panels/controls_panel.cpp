@@ -48,7 +48,6 @@ void draw_rope_controls(AppState& state, const Scenario& s, const Dims& d) {
   if (!s.rope.on) return;
   ImGui::Indent();
   float theta = s.rope.theta;
-  ImGui::SetNextItemWidth(110);
   if (ImGui::InputFloat("θ (base)", &theta, 0.0f, 0.0f, "%.0f", ImGuiInputTextFlags_EnterReturnsTrue) &&
       theta != s.rope.theta) {
     Rope r = s.rope;
@@ -60,7 +59,6 @@ void draw_rope_controls(AppState& state, const Scenario& s, const Dims& d) {
                       "10000 is the paper's and Llama 2's, Llama 3 uses 500000. Enter applies.");
   int pairs = static_cast<int>(s.rope.pairs);
   const char* names[] = {"half (Llama)", "interleaved (GPT-J)"};
-  ImGui::SetNextItemWidth(160);
   if (ImGui::Combo("pairs", &pairs, names, 2)) {
     Rope r = s.rope;
     r.pairs = static_cast<RopePairs>(pairs);
@@ -165,8 +163,18 @@ void draw_controls_panel(AppState& state) {
   // As many thumbnails per row as fit the panel.
   const float thumb = 56.0f;
   const int per_row = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / (thumb + 40.0f)));
+  const bool grouped = d.kv_heads != d.heads;
+  const int per_group = std::max(1, d.heads / std::max(1, d.kv_heads));
   for (int h = 0; h < s.heads; ++h) {
-    if (h % per_row) ImGui::SameLine();
+    // grouped-query heads: one line per K/V head, with the query heads that share it
+    if (grouped && h % per_group == 0) {
+      ImGui::TextDisabled("K/V head %d: query heads %d to %d", d.kv_head(h), h, h + per_group - 1);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("These query heads read the same keys and values, yet attend differently:\n"
+                          "each asks its own question (its own columns of W_q).");
+    } else if ((grouped ? h % per_group : h) % per_row) {
+      ImGui::SameLine();
+    }
     HeatmapOptions opt;
     opt.cell_px = thumb / static_cast<float>(std::max(1, d.T));
     opt.max_px = thumb;
