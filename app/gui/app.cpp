@@ -845,12 +845,13 @@ void App::write_probe() const {
     return list + "]";
   };
   const std::optional<CellRef> inspected = state_.hovered ? state_.hovered : state_.selected;
-  const std::string inspector =
-      inspected ? derive(*state_.doc, inspected->stage, inspected->row, inspected->col).title : std::string();
+  const Derivation derivation =
+      inspected ? derive(*state_.doc, inspected->stage, inspected->row, inspected->col) : Derivation{};
   out << "{\"hovered\": " << cell(state_.hovered) << ", \"selected\": " << cell(state_.selected)
       << ", \"lit\": " << state_.lit.size() << ", \"step\": " << state_.step << ", \"modified\": "
       << (state_.doc->modified() ? "true" : "false") << ", \"undo\": " << (state_.doc->can_undo() ? "true" : "false")
-      << ", \"inspector\": " << json_text::quote(inspector) << ", \"frame\": " << ImGui::GetFrameCount()
+      << ", \"inspector\": " << json_text::quote(derivation.title)
+      << ", \"inspector_formula\": " << json_text::quote(derivation.formula) << ", \"frame\": " << ImGui::GetFrameCount()
       << ", \"busy\": " << (state_.busy() ? "true" : "false") << ", \"cancel_button\": [" << state_.cancel_button.x0
       << ", " << state_.cancel_button.y0 << ", " << state_.cancel_button.x1 << ", " << state_.cancel_button.y1
       << "], \"T\": " << state_.doc->scenario().T() << ", \"mask\": "

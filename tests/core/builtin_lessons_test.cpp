@@ -44,12 +44,12 @@ int step_titled(const Lesson& lesson, const std::string& title) {
 
 }  // namespace
 
-TEST(BuiltInLessons, TheFourLessonsAreThereInTeachingOrder) {
+TEST(BuiltInLessons, TheFiveLessonsAreThereInTeachingOrder) {
   const auto files = lesson_files(lessons_dir());
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(f.filename().string());
   EXPECT_EQ(names, (std::vector<std::string>{"attention-from-scratch.json", "why-sqrt-dk.json", "causal-masking.json",
-                                             "many-heads.json"}));
+                                             "many-heads.json", "positions.json"}));
 }
 
 TEST(BuiltInLessons, EveryFileInTheFolderIsALessonThatLoads) {
@@ -64,7 +64,7 @@ TEST(BuiltInLessons, EveryFileInTheFolderIsALessonThatLoads) {
       EXPECT_EQ(validate_lesson(*l.lesson), "") << entry.path();
     }
   }
-  EXPECT_EQ(count, 4);
+  EXPECT_EQ(count, 5);
 }
 
 TEST(BuiltInLessons, EveryStepAppliesThroughADocumentAsTheAppDoes) {
@@ -242,4 +242,33 @@ TEST(BuiltInLessons, ManyHeadsQuotesTheEnginesNumbers) {
   EXPECT_EQ(one.scenario().heads, 1);
   EXPECT_TRUE(attention_lab::test::matrices_near(one.stage(StageId::of_head(StageKind::Weights, 0)), weights(0), 1e-6,
                                                  1e-7, "weights[0]"));
+}
+
+TEST(BuiltInLessons, PositionsQuotesTheEnginesNumbers) {
+  const Lesson l = load("positions.json");
+  const int no_order = step_titled(l, "Attention cannot see word order");
+  EXPECT_NEAR(at_step(l, no_order, "scores[0]", 6, 0), 2.16, 0.005);
+  EXPECT_NEAR(at_step(l, no_order, "scores[0]", 6, 5), 2.16, 0.005);
+  EXPECT_NEAR(at_step(l, no_order, "weights[0]", 6, 5), 0.24, 0.005);
+  const int turn = step_titled(l, "RoPE turns each query and key by its position");
+  EXPECT_NEAR(at_step(l, turn, "Q_unrotated", 1, 0), 2.16, 0.005);
+  EXPECT_NEAR(at_step(l, turn, "Q_unrotated", 1, 2), -3.37, 0.005);
+  EXPECT_NEAR(at_step(l, turn, "Q", 1, 0), 4.0, 1e-4);
+  EXPECT_NEAR(at_step(l, turn, "Q", 1, 2), 0.0, 1e-4);
+  const int keys = step_titled(l, "Keys turn too, and only the difference counts");
+  EXPECT_NEAR(at_step(l, keys, "K", 5, 0), 0.28, 0.005);
+  EXPECT_NEAR(at_step(l, keys, "K", 5, 2), -0.96, 0.005);
+  const int distance = step_titled(l, "Now the score depends on how far apart they are");
+  EXPECT_NEAR(at_step(l, distance, "scores[0]", 1, 0), 4.0, 1e-4);
+  EXPECT_NEAR(at_step(l, distance, "scores[0]", 6, 5), 4.0, 1e-4);
+  EXPECT_NEAR(at_step(l, distance, "scores[0]", 6, 0), 1.13, 0.01);
+  EXPECT_NEAR(at_step(l, distance, "weights[0]", 6, 5), 0.48, 0.01);
+  EXPECT_NEAR(at_step(l, distance, "weights[0]", 6, 0), 0.11, 0.01);
+  const int pairing = step_titled(l, "The pairing is part of the model");
+  EXPECT_NEAR(at_step(l, pairing, "weights[0]", 6, 0), 0.31, 0.01);
+  EXPECT_NEAR(at_step(l, pairing, "weights[0]", 6, 5), 0.20, 0.01);
+  const int alibi = step_titled(l, "ALiBi: a penalty for distance instead");
+  EXPECT_NEAR(at_step(l, alibi, "weights[0]", 6, 5), 0.242, 0.001);
+  EXPECT_NEAR(at_step(l, alibi, "weights[0]", 6, 0), 0.237, 0.001);
+  EXPECT_NEAR(at_step(l, alibi, "position_bias[0]", 6, 0), -6.0 / 256, 1e-6);
 }

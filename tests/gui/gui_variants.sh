@@ -2,7 +2,9 @@
 # The attention variants' controls with real X input: the ALiBi checkbox adds
 # each head's position_bias heatmap (and Ctrl+Z takes it away again), and the
 # mask list's "window" item gives a sliding window of half the tokens; the
-# inspector explains a bias cell as m·(j − i).
+# inspector explains a bias cell as m·(j − i); the RoPE checkbox adds Q and K
+# before rotation and a rotated cell is derived from two; typing into "K/V
+# heads" groups the query heads.
 # usage: gui_variants.sh APP_BINARY [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
@@ -51,6 +53,39 @@ xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(pyth
 python3 "$here/probe.py" "$probe" wait mask '"window 3"' || fail "choosing 'window' gave mask $(get mask), expected 'window 3'"
 settle 3
 shot window
+
+# 4. RoPE on with a click: Q before rotation gets a heatmap of its own, and a
+#    rotated query cell is explained as a turn of two unrotated ones.
+read -r x y < <(python3 "$here/probe.py" "$probe" item "RoPE")
+xdotool mousemove --window "$wid" "$x" "$y" click 1
+python3 "$here/probe.py" "$probe" wait rope true || fail "clicking 'RoPE' did not turn RoPE on ($(state))"
+until_drawn "Q_unrotated" yes || fail "with RoPE on, no Q_unrotated heatmap is drawn"
+xdotool mousemove --window "$wid" 600 400
+xdotool key Left Left Left  # back to step 2, the projections: the view scrolls to them
+python3 "$here/probe.py" "$probe" wait step 1 || fail "three Left keys from step 5 gave step index $(get step), expected 1"
+settle 3
+read -r x y < <(python3 "$here/probe.py" "$probe" cell "Q" 2 1)
+xdotool mousemove --window "$wid" "$x" "$y"
+python3 "$here/probe.py" "$probe" contains inspector "Q[2,1]" || fail "hovering Q[2,1] does not inspect it ($(get inspector))"
+python3 "$here/probe.py" "$probe" contains inspector_formula "Qᵤ[2,3]·sin φ" ||
+  fail "the rotated Q[2,1] is not derived from Qᵤ[2,1] and its partner Qᵤ[2,3] ($(get inspector_formula))"
+shot rope-on
+xdotool mousemove --window "$wid" 5 400
+stop_app
+
+# 5. Grouped-query heads: type 2 into "K/V heads" of the four-head preset.
+start_app --preset multi-head --step 2
+[ "$(get kv_heads)" = 4 ] || fail "multi-head starts with $(get kv_heads) K/V heads, expected 4"
+rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['K/V heads'])" "$probe") ||
+  fail "the K/V heads input is not on the probe's items"
+read -r x0 y0 x1 y1 <<<"$rect"
+xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 15))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")" click 1
+settle 2
+xdotool key ctrl+a type 2
+xdotool key Return
+python3 "$here/probe.py" "$probe" wait kv_heads 2 || fail "typing 2 into K/V heads gave $(get kv_heads) K/V heads"
+settle 3
+shot gqa
 stop_app
 
 [ $fails -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }

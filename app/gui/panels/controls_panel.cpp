@@ -58,7 +58,7 @@ void draw_rope_controls(AppState& state, const Scenario& s, const Dims& d) {
     ImGui::SetTooltip("Pair k turns by position·θ^(−2k/d_k): a small θ turns fast (short range),\n"
                       "10000 is the paper's and Llama 2's, Llama 3 uses 500000. Enter applies.");
   int pairs = static_cast<int>(s.rope.pairs);
-  const char* names[] = {"half (Llama)", "interleaved (GPT-J)"};
+  const char* names[] = {"half", "interleaved"};
   if (ImGui::Combo("pairs", &pairs, names, 2)) {
     Rope r = s.rope;
     r.pairs = static_cast<RopePairs>(pairs);
@@ -99,8 +99,8 @@ void draw_controls_panel(AppState& state) {
   dimension_input(state, "d_model", Dimension::d_model, d.d_model, kMaxModelDim, "Width of each token's embedding");
   dimension_input(state, "heads", Dimension::heads, d.heads, kMaxHeads, "Number of attention heads");
   dimension_input(state, "K/V heads", Dimension::kv_heads, d.kv_heads, d.heads,
-                  "Heads of K and V (must divide heads). Fewer than heads is grouped-query attention: each K/V head "
-                  "is shared by heads / kv_heads query heads, as in Llama, Mistral and Qwen; 1 is multi-query");
+                  "Heads of K and V (must divide heads).\nFewer than heads is grouped-query attention: each K/V head\n"
+                  "is shared by heads / kv_heads query heads, as in Llama, Mistral and Qwen;\n1 is multi-query.\n");
   state.note_item("K/V heads");
   dimension_input(state, "d_k", Dimension::d_k, d.d_k, kMaxHeadDim, "Width of each head's queries and keys");
   dimension_input(state, "d_v", Dimension::d_v, d.d_v, kMaxHeadDim, "Width of each head's values");
@@ -168,7 +168,9 @@ void draw_controls_panel(AppState& state) {
   for (int h = 0; h < s.heads; ++h) {
     // grouped-query heads: one line per K/V head, with the query heads that share it
     if (grouped && h % per_group == 0) {
-      ImGui::TextDisabled("K/V head %d: query heads %d to %d", d.kv_head(h), h, h + per_group - 1);
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      ImGui::TextWrapped("K/V head %d: query heads %d to %d", d.kv_head(h), h, h + per_group - 1);
+      ImGui::PopStyleColor();
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("These query heads read the same keys and values, yet attend differently:\n"
                           "each asks its own question (its own columns of W_q).");
