@@ -54,10 +54,21 @@ Scenario random_scenario(int T, int d_model, int heads, MaskKind mask, std::uint
   return s;
 }
 
-double full_forward_flops(int T, int d_model) {
+void add_variants(Scenario& s, int kv_heads, bool rope, std::uint64_t seed) {
+  const Dims d = s.dims();
+  if (kv_heads > 0 && kv_heads != d.heads) {
+    s.kv_heads = kv_heads;
+    s.W_k = seeded_matrix(seed, StageKind::W_k, d.d_model, kv_heads * d.d_k, d.d_model);
+    s.W_v = seeded_matrix(seed, StageKind::W_v, d.d_model, kv_heads * d.d_v, d.d_model);
+  }
+  s.rope.on = rope;
+}
+
+double full_forward_flops(int T, int d_model, int kv_width) {
   const double t = T;
   const double d = d_model;
-  return 8.0 * t * d * d + 4.0 * t * t * d;
+  const double kv = kv_width < 0 ? d : kv_width;
+  return 2.0 * t * d * (2.0 * d + 2.0 * kv) + 4.0 * t * t * d;
 }
 
 }  // namespace bench
@@ -84,12 +95,15 @@ Times, on a random scenario of that size (float32, d_k = d_v = D/H, W_o on):
     stage the window shows for head 0,
   - an NxNxN float32 GEMM of the same Eigen build: this machine's practical peak.
 Each figure is the median of at least --runs runs after warm-up (small sizes get
-more runs); the full forward counts 8*T*D^2 + 4*T^2*D FLOPs. Progress goes to stderr.
+more runs); the full forward counts 2*T*D*(2D + 2*KVW) + 4*T^2*D FLOPs (KVW = kv_heads*d_k, D without --kv-heads). Progress goes to stderr.
 
   --T N          tokens (default 1024)
   --d D          d_model (default 768)
   --heads H      heads; D must be a multiple of H (default 12)
   --mask KIND    causal or none (default causal)
+  --kv-heads K   grouped-query heads: K K/V heads shared by the H query heads
+                 (K divides H; default H, plain multi-head attention)
+  --rope         rotate Q and K by position (RoPE, θ 10000; d_k must be even)
   --threads K    OpenMP and Eigen threads (default: all )" +
          std::to_string(hardware_threads()) + R"( of this machine)
   --runs N       at least N timed runs per figure, 1 to )" +
@@ -103,6 +117,8 @@ struct Options {
   int T = 1024;
   int d = 768;
   int heads = 12;
+  int kv_heads = 0;  // 0: as many as heads
+  bool rope = false;
   MaskKind mask = MaskKind::Causal;
   int threads = 1;
   bool threads_given = false;
@@ -141,12 +157,12 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
       value = flag.substr(eq + 1);
       flag = flag.substr(0, eq);
     }
-    if (flag == "--json" || flag == "--help" || flag == "-h") {
+    if (flag == "--json" || flag == "--help" || flag == "-h" || flag == "--rope") {
       if (value) return flag + ": takes no value, found '" + *value + "'";
-      (flag == "--json" ? o.json : o.help) = true;
+      (flag == "--json" ? o.json : flag == "--rope" ? o.rope : o.help) = true;
       continue;
     }
-    const bool takes_value = flag == "--T" || flag == "--d" || flag == "--heads" || flag == "--mask" ||
+    const bool takes_value = flag == "--T" || flag == "--d" || flag == "--heads" || flag == "--kv-heads" || flag == "--mask" ||
                              flag == "--threads" || flag == "--runs" || flag == "--gemm-size";
     if (!takes_value) {
       if (flag.size() > 1 && flag[0] == '-') return "unknown option '" + args[i] + "'";
@@ -160,6 +176,7 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
     if (flag == "--T") e = parse_int(flag, *value, 1, kAny, o.T);
     else if (flag == "--d") e = parse_int(flag, *value, 1, kAny, o.d);
     else if (flag == "--heads") e = parse_int(flag, *value, 1, kAny, o.heads);
+    else if (flag == "--kv-heads") e = parse_int(flag, *value, 1, kAny, o.kv_heads);
     else if (flag == "--threads") {
       e = parse_int(flag, *value, 1, 1024, o.threads);
       o.threads_given = true;
@@ -180,10 +197,14 @@ Dims dims_of(const Options& o) {
   d.T = o.T;
   d.d_model = o.d;
   d.heads = o.heads;
+  d.kv_heads = o.kv_heads > 0 ? o.kv_heads : o.heads;
   d.d_k = d.d_v = o.heads > 0 ? o.d / o.heads : 0;
   d.d_out = o.d;
   return d;
 }
+
+// Columns of K (and V): kv_heads·d_k, or d_model without grouping.
+int kv_width(const Options& o) { return o.kv_heads > 0 ? o.kv_heads * (o.d / o.heads) : o.d; }
 
 double estimated_bytes_of(const Options& o) { return static_cast<double>(limits::estimated_bytes(dims_of(o))); }
 
@@ -205,6 +226,12 @@ std::string check_limits(const Options& o) {
     return "--d " + std::to_string(o.d) + " is not a multiple of --heads " + std::to_string(o.heads) +
            " (d_k = d_v = d_model / heads)";
   if (o.d / o.heads > kMaxHeadDim) return above("--d/--heads", o.d / o.heads, "d_k", kMaxHeadDim);
+  if (o.kv_heads > 0 && o.heads % o.kv_heads != 0)
+    return "--kv-heads " + std::to_string(o.kv_heads) + " does not divide --heads " + std::to_string(o.heads) +
+           " (each K/V head is shared by heads / kv_heads query heads)";
+  if (o.rope && (o.d / o.heads) % 2 != 0)
+    return "--rope needs an even d_k (RoPE turns pairs of dimensions); d_k = d_model / heads = " +
+           std::to_string(o.d / o.heads);
   return {};
 }
 
@@ -480,10 +507,12 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   j["T"] = o.T;
   j["d_model"] = o.d;
   j["heads"] = o.heads;
+  j["kv_heads"] = o.kv_heads > 0 ? o.kv_heads : o.heads;
+  j["rope"] = o.rope;
   j["mask"] = to_string(o.mask);
   j["threads"] = threads;
   j["full_ms"] = sig(full_ms);
-  j["full_gflops"] = sig(gflops(bench::full_forward_flops(o.T, o.d), full_ms));
+  j["full_gflops"] = sig(gflops(bench::full_forward_flops(o.T, o.d, kv_width(o)), full_ms));
   j["gemm_gflops"] = sig(gflops(gemm_flops, gemm_ms));
   nlohmann::ordered_json edit_ms, edit_ratio;
   nlohmann::ordered_json runs;
@@ -499,8 +528,8 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   j["edit_ratio"] = edit_ratio;
   j["d_k"] = o.d / o.heads;
   j["d_v"] = o.d / o.heads;
-  j["full_gflop"] = sig(bench::full_forward_flops(o.T, o.d) / 1e9);
-  j["full_vs_gemm"] = sig(gflops(bench::full_forward_flops(o.T, o.d), full_ms) / gflops(gemm_flops, gemm_ms));
+  j["full_gflop"] = sig(bench::full_forward_flops(o.T, o.d, kv_width(o)) / 1e9);
+  j["full_vs_gemm"] = sig(gflops(bench::full_forward_flops(o.T, o.d, kv_width(o)), full_ms) / gflops(gemm_flops, gemm_ms));
   j["first_full_ms"] = sig(r.first_full_ms);
   j["gemm_size"] = o.gemm;
   j["gemm_ms"] = sig(gemm_ms);
@@ -519,11 +548,13 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
 void print_table(std::ostream& out, const Options& o, int threads, const Results& r) {
   const double full_ms = median(r.full);
   const double gemm_ms = median(r.gemm);
-  const double full_flops = bench::full_forward_flops(o.T, o.d);
+  const double full_flops = bench::full_forward_flops(o.T, o.d, kv_width(o));
   const double gemm_flops = 2.0 * std::pow(static_cast<double>(o.gemm), 3.0);
   const int dk = o.d / o.heads;
-  out << "attention-lab bench: T=" << o.T << ", d_model=" << o.d << ", heads=" << o.heads << " (d_k = d_v = " << dk
-      << "), " << to_string(o.mask) << " mask, W_o on, float32\n"
+  out << "attention-lab bench: T=" << o.T << ", d_model=" << o.d << ", heads=" << o.heads
+      << (o.kv_heads > 0 && o.kv_heads != o.heads ? " over " + std::to_string(o.kv_heads) + " K/V heads" : "")
+      << " (d_k = d_v = " << dk << "), " << to_string(o.mask) << " mask" << (o.rope ? ", RoPE" : "")
+      << ", W_o on, float32\n"
       << "Eigen " << EIGEN_WORLD_VERSION << '.' << EIGEN_MAJOR_VERSION << '.' << EIGEN_MINOR_VERSION << " ("
       << simd_in_use() << "), " << (kHaveOpenMP ? "OpenMP" : "no OpenMP") << ", " << threads
       << (threads == 1 ? " thread" : " threads") << "; medians after warm-up\n\n";
@@ -546,7 +577,7 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
   row("GEMM " + std::to_string(o.gemm) + "^3 (practical peak)", r.gemm.size(), gemm_ms,
       fixed(gflops(gemm_flops, gemm_ms), 2), "");
 
-  out << "\nfull forward: " << fixed(full_flops / 1e9, 3) << " GFLOP (8*T*d^2 + 4*T^2*d), "
+  out << "\nfull forward: " << fixed(full_flops / 1e9, 3) << " GFLOP (2*T*d*(2d + 2*kv_width) + 4*T^2*d), "
       << fixed(100.0 * gflops(full_flops, full_ms) / gflops(gemm_flops, gemm_ms), 1)
       << " % of the GEMM's GFLOP/s; first run on a fresh engine " << format_ms(r.first_full_ms) << " ms\n";
   out << "memory: peak RSS " << bytes_text(r.peak_rss_mib * 1024.0 * 1024.0);
@@ -568,6 +599,7 @@ int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (auto e = check_limits(o); !e.empty()) return bench_error(err, e);
 
   Scenario s = bench::random_scenario(o.T, o.d, o.heads, o.mask);
+  bench::add_variants(s, o.kv_heads, o.rope);
   if (auto e = validate(s); !e.empty()) return bench_error(err, e);
 
   const int threads = kHaveOpenMP ? o.threads : 1;

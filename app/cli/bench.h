@@ -28,9 +28,14 @@ inline constexpr std::uint64_t kSeed = 0xbe9c4ULL;
 // d_model must be a multiple of heads.
 Scenario random_scenario(int T, int d_model, int heads, MaskKind mask, std::uint64_t seed = kSeed);
 
-// FLOPs of one full forward as the bench counts them: 8·T·d² (the Q, K, V and
-// output projections) + 4·T²·d (scores and weights·V over all heads).
-double full_forward_flops(int T, int d_model);
+// The same layer with grouped-query heads (kv_heads K/V heads; W_k and W_v
+// become d_model × kv_heads·d_k) and/or RoPE (θ 10000, HF's rotate_half).
+void add_variants(Scenario& s, int kv_heads, bool rope, std::uint64_t seed = kSeed);
+
+// FLOPs of one full forward as the bench counts them: 2·T·d·(2d + 2·kv_width)
+// (the Q, output, K and V projections; kv_width = kv_heads·d_k, d without
+// grouping) + 4·T²·d (scores and weights·V over all heads).
+double full_forward_flops(int T, int d_model, int kv_width = -1);
 
 // Every stage the window draws for the focused head: the inputs, Q, K and V
 // with the head's blocks, the head's scores, scaled, masked, weights and

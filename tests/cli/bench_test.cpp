@@ -59,7 +59,8 @@ TEST(CliBench, HelpDescribesEveryOption) {
   const BenchResult r = bench({"--help"});
   EXPECT_EQ(r.code, cli::kExitOk);
   EXPECT_EQ(r.err, "");
-  for (const char* option : {"--T", "--d", "--heads", "--mask", "--threads", "--runs", "--gemm-size", "--json"})
+  for (const char* option :
+       {"--T", "--d", "--heads", "--kv-heads", "--rope", "--mask", "--threads", "--runs", "--gemm-size", "--json"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   const BenchResult top = [] {
     std::ostringstream out, err;
@@ -120,6 +121,29 @@ TEST(CliBench, SizesAboveTheCoreLimitsSayWhatTheyNeed) {
 TEST(CliBench, CountsTheFullForwardAsTheIssueSays) {
   EXPECT_DOUBLE_EQ(cli::bench::full_forward_flops(1024, 768), 8.0 * 1024 * 768 * 768 + 4.0 * 1024 * 1024 * 768);
   EXPECT_DOUBLE_EQ(cli::bench::full_forward_flops(1, 1), 12.0);
+  // 12 heads of 64 over 4 K/V heads: K and V are 256 wide
+  EXPECT_DOUBLE_EQ(cli::bench::full_forward_flops(1024, 768, 256),
+                   2.0 * 1024 * 768 * (2 * 768 + 2 * 256) + 4.0 * 1024 * 1024 * 768);
+}
+
+TEST(CliBench, GroupedHeadsAndRopeAreCheckedAndRun) {
+  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "48", "--heads", "12", "--kv-heads", "5"}),
+                           "--kv-heads 5 does not divide --heads 12"));
+  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "12", "--heads", "4", "--rope"}),
+                           "--rope needs an even d_k (RoPE turns pairs of dimensions); d_k = d_model / heads = 3"));
+  EXPECT_TRUE(bad_argument(bench({"--rope=yes"}), "--rope: takes no value, found 'yes'"));
+  Scenario s = cli::bench::random_scenario(8, 16, 4, MaskKind::Causal);
+  cli::bench::add_variants(s, 2, true);
+  EXPECT_EQ(validate(s), "");
+  EXPECT_EQ(s.dims().kv_heads, 2);
+  EXPECT_EQ(s.W_k.cols(), 8);
+  EXPECT_TRUE(s.rope.on);
+  const BenchResult r = bench(tiny({"--T", "8", "--d", "16", "--heads", "4", "--kv-heads", "2", "--rope", "--json"}));
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("kv_heads"), 2);
+  EXPECT_EQ(j.at("rope"), true);
+  EXPECT_GT(j.at("edit_ms").at("X").get<double>(), 0.0);
 }
 
 TEST(CliBench, RandomScenarioIsValidAndHasTheRequestedShape) {
