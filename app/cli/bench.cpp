@@ -1,5 +1,7 @@
 #include "bench.h"
 
+#include "plain_attention.h"
+
 #include "cli.h"
 
 #include "attention_lab/document.h"
@@ -90,6 +92,8 @@ std::string bench_usage() {
 
 Times, on a random scenario of that size (float32, d_k = d_v = D/H, W_o on):
   - the full forward of every stage (Engine::recompute_all),
+  - the same forward written plainly (dense projections, per-head dense Q·Kᵀ,
+    softmax, A·V, W_o; no blocks skipped): the reference it is compared with,
   - the update after a single-cell edit of X, W_q, W_v and W_o and after toggling
     one mask cell, each applied through a Document and followed by reading every
     stage the window shows for head 0,
@@ -380,6 +384,7 @@ constexpr EditKind kEditKinds[] = {
 struct Results {
   double first_full_ms = 0.0;  // the first recompute_all of a fresh engine (allocates)
   std::vector<double> full, gemm;
+  std::vector<double> plain;  // the plain dense reference (plain_attention.h)
   std::vector<std::vector<double>> edits;  // in kEditKinds order
   std::optional<double> bytes_kept;
   double peak_rss_mib = 0.0;
@@ -429,6 +434,22 @@ void measure_full_forward(const Options& o, const Scenario& s, Progress& progres
       },
       1, o.runs, kMaxFullRuns, kMinTotalMs);
   progress.end(r.full);
+}
+
+// The same forward the plain way, for the "x plain" column: what the engine's
+// block skipping and layout are worth against the obvious implementation.
+void measure_plain_forward(const Options& o, const Scenario& s, Progress& progress, Results& r) {
+  progress.begin("plain dense forward (reference)");
+  g_sink = plain_attention_forward(s)(0, 0);  // warm-up
+  r.plain = repeat(
+      [&] {
+        const auto start = Clock::now();
+        const Matrix out = plain_attention_forward(s);
+        g_sink = out(0, 0) + out(out.rows() - 1, out.cols() - 1);
+        return ms_since(start);
+      },
+      1, o.runs, kMaxFullRuns, kMinTotalMs);
+  progress.end(r.plain);
 }
 
 void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r) {
@@ -514,9 +535,12 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   j["full_ms"] = sig(full_ms);
   j["full_gflops"] = sig(gflops(bench::full_forward_flops(o.T, o.d, kv_width(o)), full_ms));
   j["gemm_gflops"] = sig(gflops(gemm_flops, gemm_ms));
+  j["plain_ms"] = sig(median(r.plain));
+  j["plain_over_full"] = sig(median(r.plain) / full_ms);  // > 1: the engine is faster
   nlohmann::ordered_json edit_ms, edit_ratio;
   nlohmann::ordered_json runs;
   runs["full"] = r.full.size();
+  runs["plain"] = r.plain.size();
   for (std::size_t i = 0; i < std::size(kEditKinds); ++i) {
     const double ms = median(r.edits[i]);
     edit_ms[kEditKinds[i].key] = sig(ms);
@@ -568,6 +592,9 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
   out << "  " << std::left << std::setw(kWhat) << "what" << std::right << std::setw(6) << "runs" << std::setw(13)
       << "median ms" << std::setw(10) << "GFLOP/s" << "   " << "x full forward" << '\n';
   row("full forward, every stage", r.full.size(), full_ms, fixed(gflops(full_flops, full_ms), 2), "1");
+  const double plain_ms = median(r.plain);
+  row("plain dense forward (reference)", r.plain.size(), plain_ms, fixed(gflops(full_flops, plain_ms), 2),
+      fixed(plain_ms / full_ms, 2) + "  (the engine is " + fixed(plain_ms / full_ms, 2) + "x as fast)");
   for (std::size_t i = 0; i < std::size(kEditKinds); ++i) {
     const double ms = median(r.edits[i]);
     const double ratio = ms / full_ms;
@@ -610,13 +637,14 @@ int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostr
   err << "bench: T=" << o.T << ", d_model=" << o.d << ", heads=" << o.heads << ", " << to_string(o.mask) << " mask, "
       << threads << (threads == 1 ? " thread" : " threads") << "; the core estimates "
       << bytes_text(estimated_bytes_of(o)) << " for this size" << std::endl;
-  Progress progress(err, 2 + static_cast<int>(std::size(kEditKinds)));
+  Progress progress(err, 3 + static_cast<int>(std::size(kEditKinds)));
   Results r;
   r.load_average = load_average();
   const long switches_before = involuntary_switches();
   const auto started = Clock::now();
   try {
     measure_full_forward(o, s, progress, r);  // its engine is gone before the document's exists
+    measure_plain_forward(o, s, progress, r);
     measure_edits(o, std::move(s), progress, r);
     measure_gemm(o, progress, r);
   } catch (const std::exception& e) {

@@ -4,6 +4,8 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "plain_attention.h"
+#include "attention_lab/engine.h"
 #include "attention_lab/limits.h"
 
 #include <gtest/gtest.h>
@@ -207,4 +209,22 @@ TEST(CliBench, OneTokenAndOneHeadWork) {
   json j;
   ASSERT_NO_THROW(j = json::parse(r.out)) << r.out;
   EXPECT_EQ(j.at("T"), 1);
+}
+
+TEST(CliBench, ThePlainReferenceComputesTheSameOutputAsTheEngine) {
+  // The comparison means something only if both compute the same thing.
+  for (const bool rope : {false, true})
+    for (const int kv : {0, 2})
+      for (const MaskKind mask : {MaskKind::Causal, MaskKind::None}) {
+        Scenario s = cli::bench::random_scenario(37, 32, 4, mask);
+        cli::bench::add_variants(s, kv, rope);
+        Engine engine;
+        engine.recompute_all(s);
+        const Matrix plain = cli::plain_attention_forward(s);
+        const MatrixView out = engine.stage(StageId::input(StageKind::Output));
+        ASSERT_EQ(plain.rows(), out.rows());
+        ASSERT_EQ(plain.cols(), out.cols());
+        EXPECT_LT((plain - out).cwiseAbs().maxCoeff(), 1e-4f * std::max(1.0f, out.cwiseAbs().maxCoeff()))
+            << "rope " << rope << ", kv " << kv << ", " << to_string(mask);
+      }
 }

@@ -1,0 +1,51 @@
+#include "plain_attention.h"
+
+#include <cmath>
+#include <limits>
+
+namespace attention_lab::cli {
+
+namespace {
+
+// RoPE on one head's T × d_k block, in place (the same rule as the engine).
+void rotate(Eigen::Ref<Matrix> x, const Rope& rope) {
+  const int dk = static_cast<int>(x.cols());
+  for (Eigen::Index p = 0; p < x.rows(); ++p)
+    for (int k = 0; k < dk / 2; ++k) {
+      const double angle = rope_angle(rope, dk, k, static_cast<int>(p));
+      const auto c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+      const auto [i, j] = rope_pair(rope.pairs, dk, k);
+      const float a = x(p, i), b = x(p, j);
+      x(p, i) = a * c - b * s;
+      x(p, j) = b * c + a * s;
+    }
+}
+
+}  // namespace
+
+Matrix plain_attention_forward(const Scenario& s) {
+  const Dims d = s.dims();
+  const Eigen::Index T = d.T, dk = d.d_k, dv = d.d_v;
+  Matrix Q = s.X * s.W_q, K = s.X * s.W_k;
+  const Matrix V = s.X * s.W_v;
+  Matrix concat(T, static_cast<Eigen::Index>(d.heads) * dv);
+  const float scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(dk)) : 1.0f;
+  const bool causal = s.mask_kind == MaskKind::Causal;
+#pragma omp parallel for schedule(static)
+  for (int h = 0; h < d.heads; ++h) {
+    const Eigen::Index g = d.kv_head(h);
+    Matrix q = Q.middleCols(h * dk, dk), k = K.middleCols(g * dk, dk);
+    if (s.rope.on) rotate(q, s.rope), rotate(k, s.rope);
+    Matrix A = q * k.transpose() * (scale / s.temperature);
+    for (Eigen::Index i = 0; i < T; ++i) {
+      auto row = A.row(i);
+      if (causal) row.tail(T - i - 1).setConstant(-std::numeric_limits<float>::infinity());
+      row = (row.array() - row.maxCoeff()).exp();
+      row /= row.sum();
+    }
+    concat.middleCols(h * dv, dv).noalias() = A * V.middleCols(g * dv, dv);
+  }
+  return s.use_w_o ? Matrix(concat * s.W_o) : concat;
+}
+
+}  // namespace attention_lab::cli
