@@ -36,12 +36,14 @@ Matrix plain_attention_forward(const Scenario& s) {
     const Eigen::Index g = d.kv_head(h);
     Matrix q = Q.middleCols(h * dk, dk), k = K.middleCols(g * dk, dk);
     if (s.rope.on) rotate(q, s.rope), rotate(k, s.rope);
-    Matrix A = q * k.transpose() * (scale / s.temperature);
+    Matrix A(T, T);
+    A.noalias() = q * k.transpose();
+    A *= scale / s.temperature;
     for (Eigen::Index i = 0; i < T; ++i) {
       auto row = A.row(i);
       if (causal) row.tail(T - i - 1).setConstant(-std::numeric_limits<float>::infinity());
-      row = (row.array() - row.maxCoeff()).exp();
-      row /= row.sum();
+      row.array() = (row.array() - row.maxCoeff()).exp();
+      row *= 1.0f / row.sum();
     }
     concat.middleCols(h * dv, dv).noalias() = A * V.middleCols(g * dv, dv);
   }

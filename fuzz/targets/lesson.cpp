@@ -1,4 +1,4 @@
-// Lesson files (core/src/lesson.cpp): sniff, parse, validate, then every step's
+// Lesson files (core/src/teach/lesson.cpp): sniff, parse, validate, then every step's
 // scenario as the scenario target does. "scenario" paths resolve against
 // fuzz/lesson-folder/, which holds one scenario file.
 #include "fuzz_target.h"

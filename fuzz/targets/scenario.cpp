@@ -1,4 +1,4 @@
-// Scenario files (core/src/scenario_io.cpp): parse, compute, save, reload, compare.
+// Scenario files (core/src/io/scenario_io.cpp): parse, compute, save, reload, compare.
 #include "fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,4 +1,4 @@
-// Trace files (core/src/trace_io.cpp, written by `attention-lab-cli trace`) from
+// Trace files (core/src/io/trace_io.cpp, written by `attention-lab-cli trace`) from
 // any scenario that loads: strict JSON holding exactly the engine's numbers.
 #include "fuzz_target.h"
 

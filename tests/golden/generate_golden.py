@@ -62,7 +62,7 @@ MAX_FIXTURE_BYTES = 60 * 1024
 MHA_TOLERANCE = 1e-10
 
 # The engine's warning for a query row the mask lets attend to nothing
-# (core/src/softmax.cpp describe(RowIssue::NoAllowedKey), core/src/engine.cpp collect_warnings).
+# (core/src/attention/softmax.cpp describe(RowIssue::NoAllowedKey), core/src/attention/values.cpp collect_warnings).
 NO_ALLOWED_KEY = "the mask allows no key, so its weights and context are 0 (PyTorch would give NaN)"
 
 PRESETS = ["fat-cat", "book", "naive", "multi-head"]
