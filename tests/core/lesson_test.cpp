@@ -214,7 +214,7 @@ TEST(Lesson, EveryKindOfChangeBecomesTheMatchingEdit) {
     EXPECT_EQ(std::get<SetDimension>(edits[11 + i]).value, values[i]);
   }
   const Dims d = scenario_at_step(*l.lesson, 0).dims();
-  EXPECT_EQ(d, (Dims{5, 6, 2, 3, 2, 4, 2}));
+  EXPECT_EQ(d, (Dims{5, 6, 2, 3, 2, 4, 2, 5, 6}));
 }
 
 TEST(Lesson, ACustomMaskIsAListOfRowsOfZerosAndOnes) {

@@ -29,8 +29,8 @@ class RandomEdits {
       case 0: case 1: case 2: {  // an input cell (the most common edit)
         static constexpr StageKind inputs[] = {StageKind::X,   StageKind::W_q, StageKind::W_k, StageKind::W_v,
                                                StageKind::b_q, StageKind::b_k, StageKind::b_v, StageKind::W_o,
-                                               StageKind::b_o, StageKind::Mask, StageKind::Sinks};
-        const StageKind k = inputs[pick(0, 10)];
+                                               StageKind::b_o, StageKind::Mask, StageKind::Sinks, StageKind::X_kv};
+        const StageKind k = inputs[pick(0, 11)];
         const Matrix m = input_of(s, k);
         if (m.size() == 0) return SetTemperature{value(0.5f, 2.0f)};
         const int r = pick(0, static_cast<int>(m.rows()) - 1), c = pick(0, static_cast<int>(m.cols()) - 1);
@@ -51,7 +51,7 @@ class RandomEdits {
         const auto kind_of = static_cast<MaskKind>(pick(0, 3));
         if (kind_of == MaskKind::Window) return SetMask{kind_of, std::nullopt, pick(1, d.T + 1)};
         if (kind_of == MaskKind::Custom && pick(0, 1)) {
-          Matrix m(d.T, d.T);
+          Matrix m(d.T, d.T_k);
           for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(pick(0, 1));
           return SetMask{kind_of, m};
         }
@@ -98,22 +98,15 @@ class RandomEdits {
   }
 
   Edit random_pin(const Dims& d) {
-    static constexpr StageKind kinds[] = {StageKind::Q,      StageKind::K,       StageKind::V,       StageKind::HeadQ,
-                                          StageKind::HeadV,  StageKind::Scores,  StageKind::Scaled,  StageKind::Masked,
-                                          StageKind::Weights, StageKind::Context, StageKind::Concat, StageKind::Output};
-    const StageKind k = kinds[pick(0, 11)];
+    static constexpr StageKind kinds[] = {StageKind::Q,       StageKind::K,       StageKind::V,      StageKind::HeadQ,
+                                          StageKind::HeadK,   StageKind::HeadV,   StageKind::Scores, StageKind::Scaled,
+                                          StageKind::Masked,  StageKind::Weights, StageKind::Context, StageKind::Concat,
+                                          StageKind::Output};
+    const StageKind k = kinds[pick(0, 12)];
     const int h = pick(0, d.heads - 1);
-    int cols = d.T;
-    switch (k) {
-      case StageKind::Q: case StageKind::K: cols = d.heads * d.d_k; break;
-      case StageKind::V: case StageKind::Concat: cols = d.heads * d.d_v; break;
-      case StageKind::HeadQ: cols = d.d_k; break;
-      case StageKind::HeadV: case StageKind::Context: cols = d.d_v; break;
-      case StageKind::Output: cols = d.d_out; break;
-      default: break;
-    }
     const StageId id = is_per_head(k) ? StageId::of_head(k, h) : StageId::input(k);
-    const int r = pick(0, d.T - 1), c = pick(0, cols - 1);
+    // the registry's shape (K and V have T_k rows with cross-attention)
+    const int r = pick(0, std::max(stage_rows(k, d), 1) - 1), c = pick(0, std::max(stage_cols(k, d), 1) - 1);
     const bool unpin = pick(0, 4) == 0;
     return SetPin{{id, r, c}, unpin ? std::nullopt : std::optional<float>(value(-3, 3))};
   }

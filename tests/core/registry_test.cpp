@@ -34,6 +34,8 @@ Scenario everything_on() {
   s.use_output_bias = true;
   s.alibi = true;
   s.rope.on = true;
+  // cross-attention over as many tokens (so the causal mask still applies) of another sequence
+  s.X_kv = seeded_matrix(5, StageKind::X, s.T(), s.d_model(), s.d_model());
   // two query heads per K/V head
   if (const auto a = apply_edit(s, SetDimension{Dimension::kv_heads, s.heads / 2}); !a.error.empty()) std::abort();
   const Dims d = s.dims();

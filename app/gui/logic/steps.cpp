@@ -7,7 +7,7 @@ namespace attention_lab::gui {
 const std::vector<Step>& steps() {
   using K = StageKind;
   static const std::vector<Step> list = {
-      {"1. Inputs", {K::X, K::W_q, K::W_k, K::W_v, K::b_q, K::b_k, K::b_v, K::W_o, K::b_o, K::Mask, K::Sinks}, K::X},
+      {"1. Inputs", {K::X, K::X_kv, K::W_q, K::W_k, K::W_v, K::b_q, K::b_k, K::b_v, K::W_o, K::b_o, K::Mask, K::Sinks}, K::X},
       // (RoPE turns Q and K here too: before rotation, then after)
       {"2. Project to Q, K, V",
        {K::QUnrotated, K::KUnrotated, K::Q, K::K, K::V, K::HeadQUnrotated, K::HeadKUnrotated, K::HeadQ, K::HeadK, K::HeadV},

@@ -274,7 +274,8 @@ class Engine {
   void refresh_aged_outputs();
 
   // [SECTION] Incremental paths
-  void edit_x_row(Eigen::Index r, Eigen::Index c, float old_value);
+  // A cell of X or of X_kv (cross-attention): the projections it feeds.
+  void edit_x_row(StageKind input, Eigen::Index r, Eigen::Index c, float old_value);
   void edit_qk_column(StageKind kind, Eigen::Index c);
   bool shift_scores(StageKind kind, int h, Eigen::Index c, const Eigen::VectorXf& old_col);
   // (c: a column of Q or K; old_col: its values before the edit)
@@ -282,9 +283,11 @@ class Engine {
   void edit_context_column(int h, Eigen::Index c, const Eigen::Ref<const Eigen::VectorXf>& vcol);
   void edit_output_column(Eigen::Index c);
   void edit_mask_cell(Eigen::Index i, Eigen::Index j);
-  void edit_rows(const std::vector<int>& heads, Eigen::Index r, bool q, bool k, bool v, const RowVector& v_old);
+  // (self: row r of Q and key r are the same token, so query row r is redone whole)
+  void edit_rows(const std::vector<int>& heads, Eigen::Index r, bool q, bool k, bool v, const RowVector& v_old,
+                 bool self = true);
   void edit_entry(int h, Eigen::Index i, Eigen::Index r, bool k, bool v, const float* v_old, const HeadEdit& he,
-                  RowUpdate& out);
+                  RowUpdate& out, bool self);
   void edit_pin(const Invalidation::Entry& e);
   void recompute_projection_row(StageKind kind, Eigen::Index r, Eigen::Index first, Eigen::Index width);
   bool shift_projection_row(StageKind kind, Eigen::Index r, Eigen::Index c, float delta);
@@ -301,6 +304,10 @@ class Engine {
   std::vector<int> heads_of_block(StageKind kind, int block) const;
   void bump_block(StageKind kind, int block, bool full);
   Matrix& projection(StageKind kind) { return kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_; }
+  // What Q, K or V is projected from: X, or X_kv for K and V with cross-attention.
+  const Matrix& projection_source(StageKind kind) const {
+    return kind == StageKind::Q ? scenario_->X : scenario_->kv_source();
+  }
   // Whether RoPE turns this projection: then it is computed into Qu_ or Ku_
   // and rotated into Q_ or K_, where its pins are laid.
   bool rotates(StageKind kind) const { return rope_on_ && kind != StageKind::V; }
@@ -375,7 +382,7 @@ class Engine {
   enum class MaskShape { None, Causal, Window, Custom } mask_shape_ = MaskShape::None;
   static MaskShape shape_of(MaskKind kind);
   std::vector<int> mask_block_count_;  // nb×nb: allowed cells per block
-  Eigen::Index nb_ = 0;                // blocks per side
+  Eigen::Index nbr_ = 0, nbc_ = 0;     // blocks down (queries) and across (keys)
   float scale_mul_ = 1.0f, scale_div_ = 1.0f;
   std::vector<float> alibi_;  // per head: ALiBi's slope m_h (empty when ALiBi is off)
   std::vector<float> sinks_;  // per head: the sink's logit (empty without sinks)

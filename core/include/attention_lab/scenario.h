@@ -47,6 +47,10 @@ struct Dims {
   int d_v = 0;
   int d_out = 0;
   int kv_heads = 0;  // heads of K and V (grouped-query attention); = heads without grouping
+  // Cross-attention: keys and values come from X_kv (T_k rows of d_kv); in
+  // self-attention T_k = T and d_kv = d_model.
+  int T_k = 0;
+  int d_kv = 0;
 
   // The K/V head query head h reads: ⌊h·kv_heads/heads⌋ (h itself without grouping).
   int kv_head(int h) const { return heads > 0 ? h * kv_heads / heads : 0; }
@@ -71,9 +75,13 @@ struct Scenario {
   std::vector<std::string> features;
 
   Matrix X;     // T × d_model
+  // Cross-attention (seed 002: decoder queries over encoder keys and values):
+  // K and V are projected from X_kv (T_k × d_kv), Q from X. Empty: self-attention.
+  Matrix X_kv;
+  std::vector<std::string> tokens_kv;  // T_k labels of X_kv's rows (as tokens)
   Matrix W_q;   // d_model × h·d_k
-  Matrix W_k;   // d_model × kv·d_k (kv = kv_heads, or h without grouping)
-  Matrix W_v;   // d_model × kv·d_v
+  Matrix W_k;   // d_kv × kv·d_k (kv = kv_heads, or h without grouping; d_kv = d_model without X_kv)
+  Matrix W_v;   // d_kv × kv·d_v
   Matrix W_o;   // h·d_v × d_out, used only when use_w_o
   // Biases are 1 × width rows so they edit like any other matrix.
   Matrix b_q, b_k, b_v;  // used only when use_bias
@@ -85,7 +93,7 @@ struct Scenario {
   // 0 = one per query head, plain multi-head attention.
   int kv_heads = 0;
   MaskKind mask_kind = MaskKind::None;
-  Matrix custom_mask;  // T × T of 0/1 (1 = may attend); kept even when another kind is active
+  Matrix custom_mask;  // T × T_k of 0/1 (1 = may attend); kept even when another kind is active
   int window = 0;      // keys a query sees with MaskKind::Window (≥ 1); kept like custom_mask
   bool scale = true;
   float temperature = 1.0f;
@@ -114,6 +122,11 @@ struct Scenario {
   Dims dims() const;
   int T() const { return static_cast<int>(X.rows()); }
   int d_model() const { return static_cast<int>(X.cols()); }
+  bool cross() const { return X_kv.size() > 0; }
+  // What K and V are projected from: X_kv with cross-attention, else X.
+  const Matrix& kv_source() const { return cross() ? X_kv : X; }
+  // The label of key token t (of X_kv with cross-attention, else of X).
+  std::string key_label(int t) const;
   // The number of K/V heads actually used (heads without grouping).
   int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
 

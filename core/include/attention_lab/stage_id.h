@@ -11,7 +11,7 @@ namespace attention_lab {
 
 enum class StageKind {
   // Inputs (edited for real)
-  X, W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o, Mask, Sinks,
+  X, W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o, Mask, Sinks, X_kv,
   // Computed for all heads at once (Q and K rotated when RoPE is on; before
   // the rotation they are QUnrotated and KUnrotated)
   Q, K, V, QUnrotated, KUnrotated,

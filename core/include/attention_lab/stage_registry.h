@@ -26,8 +26,10 @@ namespace attention_lab {
 // A dimension of a stage, as a rule over Dims.
 enum class Extent {
   One,       // a bias row
-  T,         // tokens
+  T,         // tokens (queries)
+  Tk,        // key tokens: T_k with cross-attention, else T
   d_model,   // features of X
+  d_kv,      // features of what K and V are projected from (X_kv, else X)
   QWidth,    // heads·d_k: Q, all heads side by side
   KWidth,    // kv_heads·d_k: K (as wide as Q without grouped-query heads)
   VWidth,    // kv_heads·d_v: V
@@ -43,14 +45,16 @@ const char* extent_name(Extent e);  // "heads*d_k": for error messages
 // What the labels along one side of a stage say.
 enum class SideLabels {
   Token,       // the scenario's tokens
+  KeyToken,    // the tokens keys come from (X_kv's with cross-attention, else the tokens)
   Feature,     // the scenario's features
+  KeyFeature,  // the features of X_kv (indices) with cross-attention, else the features
   Index,       // 0, 1, 2, …
   HeadIndex,   // indices of the whole matrix this head's block sits in (h·width + i)
   Bias,        // the single row of a bias: "bias"
 };
 
 // The setting that has to be on for a stage to be part of the pipeline.
-enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi, Sinks, Rope };
+enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi, Sinks, Rope, Cross };
 
 // How a stage's cells relate to stored cells, so a pin or a highlight on a
 // view reaches what is stored.

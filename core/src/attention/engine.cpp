@@ -106,8 +106,8 @@ void Engine::full_forward() {
   refresh_settings();
   index_pins();
   load_mask();
-  const double T = dims_.T, hk = dims_.heads * dims_.d_k, hv = dims_.heads * dims_.d_v;
-  const double total = 2.0 * T * dims_.d_model * (2.0 * hk + hv) + 2.0 * T * T * (hk + hv) +
+  const double T = dims_.T, Tk = dims_.T_k, hk = dims_.heads * dims_.d_k, hv = dims_.heads * dims_.d_v;
+  const double total = 2.0 * T * dims_.d_model * (2.0 * hk + hv) + 2.0 * T * Tk * (hk + hv) +
                        (scenario_->use_w_o ? 2.0 * T * hv * dims_.d_out : 0.0);
   Work work(control_.p, total);
   for (const StageSpec& sp : all_stages())  // the inputs: the scenario's new values
@@ -149,9 +149,14 @@ void Engine::recompute_heads(const Invalidation& what) {
     const StageKind kind = e.kind;
     const int h = e.head < H ? e.head : -1;
     switch (kind) {
-      case StageKind::X:
+      case StageKind::X:  // with cross-attention X feeds only Q
         bump(kind, 0, true);
-        mark(StageKind::Q, -1), mark(StageKind::K, -1), mark(StageKind::V, -1);
+        mark(StageKind::Q, -1);
+        if (!scenario_->cross()) mark(StageKind::K, -1), mark(StageKind::V, -1);
+        break;
+      case StageKind::X_kv:
+        bump(kind, 0, true);
+        mark(StageKind::K, -1), mark(StageKind::V, -1);
         break;
       case StageKind::W_q: case StageKind::b_q: bump(kind, 0, true); mark(StageKind::Q, h); break;
       case StageKind::W_k: case StageKind::b_k: bump(kind, 0, true); mark_kv(StageKind::K, h); break;
@@ -219,9 +224,9 @@ void Engine::recompute_heads(const Invalidation& what) {
 
   double total = 0.0;
   for (const auto& d : dirty) {
-    const double T = dims_.T;
-    total += (d[idx(StageKind::Scores)] ? 2.0 * T * T * dims_.d_k : 0.0) +
-             (d[idx(StageKind::Context)] ? 2.0 * T * T * dims_.d_v : 0.0);
+    const double T = dims_.T, Tk = dims_.T_k;
+    total += (d[idx(StageKind::Scores)] ? 2.0 * T * Tk * dims_.d_k : 0.0) +
+             (d[idx(StageKind::Context)] ? 2.0 * T * Tk * dims_.d_v : 0.0);
   }
   Work work(control_.p, total + 2.0 * dims_.T * dims_.heads * dims_.d_v * dims_.d_out);
 
@@ -272,9 +277,9 @@ bool Engine::recompute_cells(const Invalidation& what) {
   if (entries.size() == 1) {
     const auto& e = entries.front();
     switch (e.kind) {
-      case StageKind::X:
+      case StageKind::X: case StageKind::X_kv:
         bump(e.kind, 0, false);
-        edit_x_row(e.row, e.col, e.old_value);
+        edit_x_row(e.kind, e.row, e.col, e.old_value);
         return true;
       case StageKind::W_q: case StageKind::b_q:
         bump(e.kind, 0, false);
@@ -332,10 +337,10 @@ bool Engine::recompute_cells(const Invalidation& what) {
 void Engine::resize_storage() {
   const Scenario& s = *scenario_;
   dims_ = s.dims();
-  const Index T = dims_.T;
+  const Index T = dims_.T, Tk = dims_.T_k;
   Q_.resize(T, ix(dims_.heads * dims_.d_k));
-  K_.resize(T, ix(dims_.kv_heads * dims_.d_k));
-  V_.resize(T, ix(dims_.kv_heads * dims_.d_v));
+  K_.resize(Tk, ix(dims_.kv_heads * dims_.d_k));
+  V_.resize(Tk, ix(dims_.kv_heads * dims_.d_v));
   Qu_.resize(0, 0);  // made (at these sizes) by the first rotation
   Ku_.resize(0, 0);
   U_.resize(T, ix(dims_.heads * dims_.d_v));
@@ -343,14 +348,15 @@ void Engine::resize_storage() {
   output_.resize(T, ix(dims_.d_out));
   R_.resize(0, 0);
   r_valid_.assign(uz(dims_.heads), 0);
-  nb_ = (T + kBlock - 1) / kBlock;
+  nbr_ = (T + kBlock - 1) / kBlock;
+  nbc_ = (Tk + kBlock - 1) / kBlock;
   heads_.clear();
   heads_.resize(uz(dims_.heads));
   for (auto& hs : heads_) {
-    hs.S.resize(T, T);
+    hs.S.resize(T, Tk);
     advise_huge_pages(hs.S);
     hs.S.setZero();  // blocks not computed yet hold 0, never garbage
-    hs.valid.assign(uz(nb_ * nb_), 0);
+    hs.valid.assign(uz(nbr_ * nbc_), 0);
     hs.offset.assign(uz(T), 0.0f);
     hs.sum.assign(uz(T), 0.0);
     hs.cscale.assign(uz(T), 0.0f);
@@ -361,7 +367,9 @@ void Engine::resize_storage() {
     for (auto& c : hs.changes) c.rows.assign(uz(T), 0);
   }
   out_age_.assign(uz(T), 0);
-  for (auto& e : proj_err_) e.assign(uz(T), 0.0f);
+  proj_err_[0].assign(uz(T), 0.0f);  // rows of Q
+  proj_err_[1].assign(uz(Tk), 0.0f);  // rows of K and V
+  proj_err_[2].assign(uz(Tk), 0.0f);
   versions_.assign(static_cast<std::size_t>(std::max(dims_.heads, 1)), {});
   cache_.clear();
 }
@@ -369,9 +377,9 @@ void Engine::resize_storage() {
 // The mask the scenario applies (Scenario::effective_mask), written in place.
 void Engine::load_mask() {
   const Scenario& s = *scenario_;
-  const Index T = dims_.T;
-  if (mask_.rows() != T || mask_.cols() != T) {
-    mask_.resize(T, T);
+  const Index T = dims_.T, Tk = dims_.T_k;
+  if (mask_.rows() != T || mask_.cols() != Tk) {
+    mask_.resize(T, Tk);
     advise_huge_pages(mask_);
   }
   switch (s.mask_kind) {
@@ -384,12 +392,12 @@ void Engine::load_mask() {
     case MaskKind::Custom: mask_ = s.custom_mask; break;
   }
   mask_shape_ = shape_of(s.mask_kind);
-  mask_block_count_.assign(uz(nb_ * nb_), 0);
+  mask_block_count_.assign(uz(nbr_ * nbc_), 0);
   for (Index i = 0; i < T; ++i) {
     const Index bi = i / kBlock;
-    for (Index bj = 0; bj < nb_; ++bj) {
-      const Index j0 = bj * kBlock, w = std::min(kBlock, T - j0);
-      mask_block_count_[uz(bi * nb_ + bj)] += static_cast<int>((mask_.row(i).segment(j0, w).array() != 0.0f).count());
+    for (Index bj = 0; bj < nbc_; ++bj) {
+      const Index j0 = bj * kBlock, w = std::min(kBlock, Tk - j0);
+      mask_block_count_[uz(bi * nbc_ + bj)] += static_cast<int>((mask_.row(i).segment(j0, w).array() != 0.0f).count());
     }
   }
 }
@@ -406,8 +414,8 @@ Engine::MaskShape Engine::shape_of(MaskKind kind) {
 
 // The columns [0, extent) that hold every allowed cell of block row bi.
 Index Engine::extent(Index bi) const {
-  for (Index bj = nb_ - 1; bj >= 0; --bj)
-    if (mask_block_count_[uz(bi * nb_ + bj)] > 0) return std::min(ix(dims_.T), (bj + 1) * kBlock);
+  for (Index bj = nbc_ - 1; bj >= 0; --bj)
+    if (mask_block_count_[uz(bi * nbc_ + bj)] > 0) return std::min(ix(dims_.T_k), (bj + 1) * kBlock);
   return 0;
 }
 

@@ -22,7 +22,7 @@ void Engine::recompute_projection_row(StageKind kind, Index r, Index first, Inde
   const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
   const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
   auto row = unrotated(kind).row(r).segment(first, width);
-  row.noalias() = s.X.row(r) * W.middleCols(first, width);
+  row.noalias() = projection_source(kind).row(r) * W.middleCols(first, width);
   if (s.use_bias) row += b.row(0).segment(first, width);
   if (!rotates(kind)) apply_projection_pins(kind, r, first, width);
 }
@@ -83,32 +83,41 @@ void Engine::recompute_projection_cell(StageKind kind, Index r, Index c) {
     out(r, c) = it->second;
     return;
   }
-  out(r, c) = s.X.row(r).dot(W.col(c));
+  out(r, c) = projection_source(kind).row(r).dot(W.col(c));
   if (s.use_bias) out(r, c) += b(0, c);
 }
 
-// One cell of X: row r of Q, K and V, a row and a column of every head's
-// scores, a factor and an entry of every softmax row, a rank-one update of
-// U and R, and the output rows re-summed.
-void Engine::edit_x_row(Index r, Index c, float old_value) {
+// One cell of X (or of X_kv): row r of the projections it feeds (Q, K and V;
+// with cross-attention X feeds Q and X_kv feeds K and V), a row and/or a
+// column of every head's scores, a factor and an entry of every softmax row,
+// a rank-one update of U and R, and the output rows re-summed.
+void Engine::edit_x_row(StageKind input, Index r, Index c, float old_value) {
   const int H = dims_.heads;
-  const RowVector v_old = V_.row(r);
-  const StageKind kinds[] = {StageKind::Q, StageKind::K, StageKind::V};
-  const float delta = scenario_->X(r, c) - old_value;
+  const bool cross = scenario_->cross();
+  std::vector<StageKind> kinds;
+  if (input == StageKind::X) kinds.push_back(StageKind::Q);
+  if (input == StageKind::X_kv || !cross) kinds.push_back(StageKind::K), kinds.push_back(StageKind::V);
+  const bool q = input == StageKind::X, kv = kinds.size() > 1;
+  const RowVector v_old = kv ? RowVector(V_.row(r)) : RowVector();
+  const Matrix& source = input == StageKind::X ? scenario_->X : scenario_->X_kv;
+  const float delta = source(r, c) - old_value;
+  const int n = static_cast<int>(kinds.size());
   bool shifted[3] = {false, false, false};
-  for (int t = 0; t < 3; ++t) shifted[t] = shift_projection_row(kinds[t], r, c, delta);
-  if (!(shifted[0] && shifted[1] && shifted[2])) {
-    // X_r·W exactly, in column halves so both threads stream weights
+  bool all_shifted = true;
+  for (int t = 0; t < n; ++t) all_shifted = (shifted[t] = shift_projection_row(kinds[uz(t)], r, c, delta)) && all_shifted;
+  if (!all_shifted) {
+    // the source row·W exactly, in column halves so both threads stream weights
 #pragma omp parallel for schedule(static)
-    for (int t = 0; t < 6; ++t) {
+    for (int t = 0; t < 2 * n; ++t) {
       if (shifted[t / 2]) continue;
-      const Index cols = projection(kinds[t / 2]).cols(), half = cols / 2;
-      recompute_projection_row(kinds[t / 2], r, t % 2 == 0 ? 0 : half, t % 2 == 0 ? half : cols - half);
+      const StageKind kind = kinds[uz(t / 2)];
+      const Index cols = projection(kind).cols(), half = cols / 2;
+      recompute_projection_row(kind, r, t % 2 == 0 ? 0 : half, t % 2 == 0 ? half : cols - half);
     }
-    for (int t = 0; t < 3; ++t)
-      if (!shifted[t]) proj_error(kinds[t])[uz(r)] = 0.0f;  // exact again
+    for (int t = 0; t < n; ++t)
+      if (!shifted[t]) proj_error(kinds[uz(t)])[uz(r)] = 0.0f;  // exact again
   }
-  for (auto k : {StageKind::Q, StageKind::K})
+  for (auto k : kinds)
     if (rotates(k)) {
       rotate_rows(k, r, 1, 0, projection(k).cols());
       apply_projection_pins(k, r, 0, projection(k).cols());
@@ -117,15 +126,15 @@ void Engine::edit_x_row(Index r, Index c, float old_value) {
     for (int h = 0; h < H; ++h) bump(k, h, false);
   std::vector<int> all(uz(H));
   for (int h = 0; h < H; ++h) all[uz(h)] = h;
-  if (scenario_->use_w_o)
+  if (scenario_->use_w_o && kv)
     for (int h = 0; h < H; ++h)
       if (!r_valid_[uz(h)]) build_r(h);
-  edit_rows(all, r, true, true, true, v_old);
+  edit_rows(all, r, q, kv, kv, v_old, !cross);
   for (int h = 0; h < H; ++h) {
-    note_row(StageKind::Scaled, h, r);
-    note_col(StageKind::Scaled, h, r);
-    note_row(StageKind::Masked, h, r);
-    note_col(StageKind::Masked, h, r);
+    for (auto k : {StageKind::Scaled, StageKind::Masked}) {
+      if (q) note_row(k, h, r);
+      if (kv) note_col(k, h, r);
+    }
     for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
       bump(k, h, false);
   }
@@ -139,7 +148,8 @@ void Engine::edit_x_row(Index r, Index c, float old_value) {
 // kDriftLimit (see engine.h). One pass over the rows does every head of a row
 // and then its output, so each row's Q, U, concat, R and output are read once
 // while in cache (threads take different rows).
-void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, bool v, const RowVector& v_old) {
+void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, bool v, const RowVector& v_old,
+                       bool self) {
   const Scenario& s = *scenario_;
   const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v, dout = dims_.d_out;
   const auto n_heads = static_cast<long>(heads.size());
@@ -150,13 +160,20 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   for (long t = 0; t < n_heads; ++t) {
     const int h = heads[uz(t)];
     HeadEdit& he = edits_[uz(h)];
-    const auto v_new = V_.row(r).segment(ix(kv(h)) * dv, dv);
-    const auto v_was = v_old.segment(ix(kv(h)) * dv, dv);
-    he.vmax_old = dv > 0 ? v_was.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
-    he.vmax_new = dv > 0 ? v_new.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
     he.inv_unit = 1.0 / static_cast<double>(std::max(heads_[uz(h)].cmax, std::numeric_limits<float>::min()));
-    he.has_y = (k || v) && s.use_w_o && r_valid_[uz(h)];
+    he.vmax_old = he.vmax_new = 0.0f;
+    he.has_y = false;
+    // key row r changed (with cross-attention it need not be a query row too)
+    if (k || v) {
+      const auto v_new = V_.row(r).segment(ix(kv(h)) * dv, dv);
+      const auto v_was = v_old.segment(ix(kv(h)) * dv, dv);
+      he.vmax_old = dv > 0 ? v_was.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
+      he.vmax_new = dv > 0 ? v_new.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
+      he.has_y = s.use_w_o && r_valid_[uz(h)];
+    }
     if (he.has_y) {
+      const auto v_new = V_.row(r).segment(ix(kv(h)) * dv, dv);
+      const auto v_was = v_old.segment(ix(kv(h)) * dv, dv);
       const auto Wo = s.W_o.middleRows(ix(h) * dv, dv);
       he.y_old.resize(1, dout);
       he.y_new.resize(1, dout);
@@ -167,12 +184,12 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     if (q) {
       hs.S.row(r).noalias() = Q_.row(r).segment(ix(h) * dk, dk) * K_.middleCols(ix(kv(h)) * dk, dk).transpose();
       if (row_pins_[uz(ix(h) * T + r)] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
-    } else if (k) {
+    } else if (k && self) {
       hs.S(r, r) = Q_.row(r).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(kv(h)) * dk, dk));
       if (row_pins_[uz(ix(h) * T + r)] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
     }
-    // row r whole, while W_o_h is in cache from y
-    recompute_row(h, r);
+    // query row r whole (when row r is a query that changed), while W_o_h is in cache from y
+    if (q || self) recompute_row(h, r);
   }
   // every head keeps R: each output row is summed from R in the same pass
   bool fused = s.use_w_o && R_.rows() == T;
@@ -195,7 +212,7 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     bool changed = false;
     for (long t = 0; t < n_heads; ++t) {
       const int h = heads[uz(t)];
-      edit_entry(h, i, r, k, v, v_old.data() + ix(kv(h)) * dv, edits_[uz(h)], upd[uz(h)]);
+      edit_entry(h, i, r, k, v, (k || v) ? v_old.data() + ix(kv(h)) * dv : nullptr, edits_[uz(h)], upd[uz(h)], self);
       changed = changed || upd[uz(h)].state != 0;
     }
     if (!changed) continue;
@@ -235,10 +252,10 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
 // whole row recomputed. Says in `out` what it did and, for an update, U_i's
 // change as a·V_r(old) + b·V_r(new) (R's is a·y_old + b·y_new).
 void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_old, const HeadEdit& he,
-                        RowUpdate& out) {
+                        RowUpdate& out, bool self) {
   out.state = 0;
-  if (i == r) {
-    out.state = 2;  // recomputed whole by edit_rows
+  if ((self && i == r) || (!k && !v)) {
+    out.state = 2;  // recomputed whole by edit_rows (only query row r changed, or it is also key r)
     return;
   }
   HeadState& hs = heads_[uz(h)];
@@ -250,7 +267,7 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
   const bool allowed = causal ? r <= i : mask_(i, r) != 0.0f;
   // the new score; a block the mask hides that was never computed is
   // computed whole when shown
-  if (k && (allowed || hs.valid[uz((i / kBlock) * nb_ + r / kBlock)])) {
+  if (k && (allowed || hs.valid[uz((i / kBlock) * nbc_ + r / kBlock)])) {
     sir = Q_.row(i).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(kv(h)) * dk, dk));
     if (pins & kPinScores) {
       const auto it = pins_.find(PinKey{StageId{StageKind::Scores, h}, static_cast<int>(i), static_cast<int>(r)});
@@ -327,7 +344,7 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
   changed.emplace_back(c, P.col(c));
   if (partner != c) changed.emplace_back(partner, P.col(partner));
   Matrix& pre = unrotated(kind);
-  pre.col(c).noalias() = s.X * W.col(c);
+  pre.col(c).noalias() = projection_source(kind) * W.col(c);
   if (s.use_bias) pre.col(c).array() += b(0, c);
   if (rotates(kind)) {
     rotate_column_pair(kind, c);
@@ -364,7 +381,7 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
     // pinned output cells stay pinned
     const StageId oid{StageKind::Output, 0};
     for (auto it = pins_.lower_bound(PinKey{oid, 0, 0}); it != pins_.end() && it->first.stage == oid; ++it)
-      output_(it->first.row, it->first.col) = it->second;
+      if (it->first.row < output_.rows() && it->first.col < output_.cols()) output_(it->first.row, it->first.col) = it->second;
     refresh_aged_outputs();
   } else {
     for (Index i = 0; i < T; ++i) output_row(i);
@@ -394,15 +411,15 @@ bool Engine::shift_scores(StageKind kind, int h, Index c, const Eigen::VectorXf&
       T > 0 ? a.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() * b.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
   if (!std::isfinite(step)) return false;
   std::vector<Index> blocks;
-  for (Index blk = 0; blk < nb_ * nb_; ++blk)
+  for (Index blk = 0; blk < nbr_ * nbc_; ++blk)
     if (hs.valid[uz(blk)]) blocks.push_back(blk);
   float largest = 0.0f;
   bool finite = true;
   const auto n = static_cast<long>(blocks.size());
 #pragma omp parallel for schedule(dynamic, 4) reduction(max : largest) reduction(&& : finite)
   for (long t = 0; t < n; ++t) {
-    const Index i0 = blocks[uz(t)] / nb_ * kBlock, j0 = blocks[uz(t)] % nb_ * kBlock;
-    const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, T - j0);
+    const Index i0 = blocks[uz(t)] / nbc_ * kBlock, j0 = blocks[uz(t)] % nbc_ * kBlock;
+    const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, dims_.T_k - j0);
     auto block = hs.S.block(i0, j0, rows, cols);
     block.noalias() += a.segment(i0, rows) * b.segment(j0, cols).transpose();
     const float m = block.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
@@ -427,7 +444,7 @@ void Engine::edit_v_column(Index c) {
   const Index dv = dims_.d_v;
   const int block = static_cast<int>(c / dv);
   const Index cl = c - ix(block) * dv;
-  V_.col(c).noalias() = s.X * s.W_v.col(c);
+  V_.col(c).noalias() = s.kv_source() * s.W_v.col(c);
   if (s.use_bias) V_.col(c).array() += s.b_v(0, c);
   const StageId vid{StageKind::V, 0};
   for (auto it = pins_.lower_bound(PinKey{vid, 0, 0}); it != pins_.end() && it->first.stage == vid; ++it)
@@ -450,11 +467,11 @@ void Engine::edit_context_column(int h, Index c, const Eigen::Ref<const Eigen::V
 #pragma omp parallel for schedule(dynamic, 16)
   for (long li = 0; li < n_rows; ++li) {
     const Index i = li;
-    float* x = scratch_a(T).data();
-    float* e = scratch_b(T).data();
+    float* x = scratch_a(dims_.T_k).data();
+    float* e = scratch_b(dims_.T_k).data();
     if (hs.direct[uz(i)]) {
       weights_row(h, i, e, x);
-      U_(i, c) = Eigen::Map<const Eigen::VectorXf>(e, T).dot(vcol);
+      U_(i, c) = Eigen::Map<const Eigen::VectorXf>(e, dims_.T_k).dot(vcol);
     } else {
       const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
       exp_shifted(x, hs.offset[uz(i)], e, n);
@@ -478,7 +495,7 @@ void Engine::edit_context_column(int h, Index c, const Eigen::Ref<const Eigen::V
     for (Index i = 0; i < T; ++i) out_age_[uz(i)] = static_cast<std::uint8_t>(std::min<int>(out_age_[uz(i)] + 1, 255));
     const StageId oid{StageKind::Output, 0};
     for (auto it = pins_.lower_bound(PinKey{oid, 0, 0}); it != pins_.end() && it->first.stage == oid; ++it)
-      output_(it->first.row, it->first.col) = it->second;
+      if (it->first.row < output_.rows() && it->first.col < output_.cols()) output_(it->first.row, it->first.col) = it->second;
     // rows whose R drifted too far
     std::vector<Index> stale;
     for (Index i = 0; i < T; ++i)
@@ -521,7 +538,7 @@ void Engine::edit_mask_cell(Index i, Index j) {
   }
   bump(StageKind::Mask, 0, false);
   if (mask_(i, j) == v) return;
-  const Index b = (i / kBlock) * nb_ + j / kBlock;
+  const Index b = (i / kBlock) * nbc_ + j / kBlock;
   mask_block_count_[uz(b)] += v != 0.0f ? 1 : -1;
   mask_(i, j) = v;
   const int H = dims_.heads;
@@ -554,13 +571,14 @@ void Engine::edit_pin(const Invalidation::Entry& e) {
     case StageKind::Q: case StageKind::K: case StageKind::V: {
       const int block = static_cast<int>(c / (e.kind == StageKind::V ? dv : dk));
       const std::vector<int> heads = heads_of_block(e.kind, block);
-      const RowVector v_old = V_.row(r);
+      const RowVector v_old = e.kind == StageKind::Q ? RowVector() : RowVector(V_.row(r));
       recompute_projection_cell(e.kind, r, c);
       bump_block(e.kind, block, false);
       if (scenario_->use_w_o && e.kind != StageKind::Q)
         for (int g = 0; g < dims_.heads; ++g)
           if (!r_valid_[uz(g)]) build_r(g);
-      edit_rows(heads, r, e.kind == StageKind::Q, e.kind == StageKind::K, e.kind == StageKind::V, v_old);
+      edit_rows(heads, r, e.kind == StageKind::Q, e.kind == StageKind::K, e.kind == StageKind::V, v_old,
+                !scenario_->cross());
       for (int h : heads) {
         for (auto k : {StageKind::Scaled, StageKind::Masked}) {
           if (e.kind == StageKind::Q) note_row(k, h, r);

@@ -27,12 +27,13 @@ void Engine::compute_projection(StageKind kind, int head, Work* work) {
   Matrix& out = unrotated(kind);
   const Index width = head < 0 ? out.cols() : ix(kind == StageKind::V ? dims_.d_v : dims_.d_k);
   const Index first = head < 0 ? 0 : ix(head) * width;
-  const Index T = dims_.T;
+  const Matrix& source = projection_source(kind);  // X, or X_kv for K and V with cross-attention
+  const Index T = source.rows();
   constexpr Index kChunk = 256;
   for (Index r0 = 0; r0 < T; r0 += kChunk) {
     const Index rows = std::min(kChunk, T - r0);
     // this head's columns of X·W
-    out.block(r0, first, rows, width).noalias() = s.X.middleRows(r0, rows) * W.middleCols(first, width);
+    out.block(r0, first, rows, width).noalias() = source.middleRows(r0, rows) * W.middleCols(first, width);
     if (work) {
       work->step(2.0 * static_cast<double>(rows * width * W.rows()));
       work->check();
@@ -66,7 +67,7 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
     r_valid_[uz(h)] = 0;
   }
   std::vector<std::pair<int, Index>> tasks;
-  for (Index bi = nb_ - 1; bi >= 0; --bi)
+  for (Index bi = nbr_ - 1; bi >= 0; --bi)
     for (int h : heads) tasks.emplace_back(h, bi);
   std::atomic<bool> stop{false};
   const auto n = static_cast<long>(tasks.size());
@@ -125,7 +126,7 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   if (with_scores && jn > 0) {
     // scores_i = Q_i · K_iᵀ: entry (r, c) is how well token r's query matches token c's key.
     hs.S.block(i0, 0, rows, jn).noalias() = Qh.middleRows(i0, rows) * Kh.topRows(jn).transpose();
-    for (Index bj = 0; bj * kBlock < jn; ++bj) hs.valid[uz(bi * nb_ + bj)] = 1;
+    for (Index bj = 0; bj * kBlock < jn; ++bj) hs.valid[uz(bi * nbc_ + bj)] = 1;
     for (Index i = i0; i < i0 + rows; ++i)
       if (row_pins_[uz(ix(h) * T + i)] & kPinScores) apply_row_pins(StageKind::Scores, h, i);
   }
@@ -178,9 +179,9 @@ void Engine::set_softmax_state(HeadState& hs, Index i, float offset, double z) {
 // Block (bi, bj) of one head's scores, pins included.
 void Engine::compute_block(int h, Index bi, Index bj) const {
   HeadState& hs = heads_[uz(h)];
-  const Index T = dims_.T, dk = dims_.d_k;
+  const Index T = dims_.T, Tk = dims_.T_k, dk = dims_.d_k;
   const Index i0 = bi * kBlock, j0 = bj * kBlock;
-  const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, T - j0);
+  const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, Tk - j0);
   hs.S.block(i0, j0, rows, cols).noalias() =
       Q_.block(i0, ix(h) * dk, rows, dk) * K_.block(j0, ix(kv(h)) * dk, cols, dk).transpose();
   const auto& pins = pins_;
@@ -188,27 +189,27 @@ void Engine::compute_block(int h, Index bi, Index bj) const {
   for (auto it = pins.lower_bound(PinKey{id, static_cast<int>(i0), 0});
        it != pins.end() && it->first.stage == id && it->first.row < i0 + rows; ++it)
     if (it->first.col >= j0 && it->first.col < j0 + cols) hs.S(it->first.row, it->first.col) = it->second;
-  hs.valid[uz(bi * nb_ + bj)] = 1;
+  hs.valid[uz(bi * nbc_ + bj)] = 1;
 }
 
 // Computes the blocks of scores the current mask reads but were skipped.
 void Engine::ensure_blocks_for_mask(int h) {
   auto& hs = heads_[uz(h)];
-  for (Index bi = 0; bi < nb_; ++bi)
-    for (Index bj = 0; bj < nb_; ++bj)
-      if (mask_block_count_[uz(bi * nb_ + bj)] > 0 && !hs.valid[uz(bi * nb_ + bj)]) compute_block(h, bi, bj);
+  for (Index bi = 0; bi < nbr_; ++bi)
+    for (Index bj = 0; bj < nbc_; ++bj)
+      if (mask_block_count_[uz(bi * nbc_ + bj)] > 0 && !hs.valid[uz(bi * nbc_ + bj)]) compute_block(h, bi, bj);
 }
 
 // Every block of one head's scores, for showing them.
 void Engine::complete_scores(int h) const {
   const auto& hs = heads_[uz(h)];
   std::vector<Index> missing;
-  for (Index b = 0; b < nb_ * nb_; ++b)
+  for (Index b = 0; b < nbr_ * nbc_; ++b)
     if (!hs.valid[uz(b)]) missing.push_back(b);
   if (missing.empty()) return;
   const auto n = static_cast<long>(missing.size());
 #pragma omp parallel for schedule(dynamic, 4)
-  for (long t = 0; t < n; ++t) compute_block(h, missing[uz(t)] / nb_, missing[uz(t)] % nb_);
+  for (long t = 0; t < n; ++t) compute_block(h, missing[uz(t)] / nbc_, missing[uz(t)] % nbc_);
 }
 
 // Everything of row i of head h from its scores: softmax state, U, concat and
@@ -216,12 +217,12 @@ void Engine::complete_scores(int h) const {
 void Engine::recompute_row(int h, Index i) {
   HeadState& hs = heads_[uz(h)];
   note_row(StageKind::Weights, h, i);
-  const Index T = dims_.T, dv = dims_.d_v;
+  const Index Tk = dims_.T_k, dv = dims_.d_v;
   const auto Vh = V_.middleCols(ix(kv(h)) * dv, dv);
-  float* x = scratch_a(T).data();
-  float* e = scratch_b(T).data();
+  float* x = scratch_a(Tk).data();
+  float* e = scratch_b(Tk).data();
   auto u = U_.row(i).segment(ix(h) * dv, dv);
-  if ((row_pins_[uz(ix(h) * T + i)] & (kPinScaledMasked | kPinWeights)) == 0) {
+  if ((row_pins_[uz(ix(h) * dims_.T + i)] & (kPinScaledMasked | kPinWeights)) == 0) {
     const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
     bool nan = false;
     float max = max_and_nan(x, n, nan);
@@ -238,7 +239,7 @@ void Engine::recompute_row(int h, Index i) {
     }
   }
   // A direct row: the weights explicitly, as softmax_row gives them, pins included.
-  Eigen::Map<RowVector> w(e, T);
+  Eigen::Map<RowVector> w(e, Tk);
   hs.direct[uz(i)] = 1;
   weights_row(h, i, e, x);
   hs.offset[uz(i)] = 0.0f;

@@ -38,7 +38,7 @@ void Engine::refresh_rope() {
     rope_T_ = -1;
     return;
   }
-  const Index T = dims_.T, half = dims_.d_k / 2;
+  const Index T = std::max(dims_.T, dims_.T_k), half = dims_.d_k / 2;  // positions of queries and of keys
   if (rope_T_ == T && rope_dk_ == dims_.d_k && rope_ == s.rope) return;
   rope_cos_.resize(T, half);
   rope_sin_.resize(T, half);
@@ -81,7 +81,7 @@ void Engine::rotate_rows(StageKind kind, Index r0, Index rows, Index first, Inde
 
 Index Engine::rotate_column_pair(StageKind kind, Index c) {
   const Index dk = dims_.d_k, c0 = c / dk * dk;
-  for (Index r = 0; r < dims_.T; ++r) {
+  for (Index r = 0; r < projection(kind).rows(); ++r) {
     rotate_rows(kind, r, 1, c0, dk);
     apply_projection_pins(kind, r, c0, dk);
   }

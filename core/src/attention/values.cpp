@@ -31,16 +31,16 @@ float Engine::masked_value(int h, Index i, Index j) const {
   return scale_value(heads_[uz(h)].S(i, j)) + position_bias(h, i, j);
 }
 
-// Row i of masked_h (all T columns), pins included.
+// Row i of masked_h (all T_k columns), pins included.
 void Engine::masked_row(int h, Index i, float* x) const {
-  const Index T = dims_.T;
+  const Index T = dims_.T_k;  // the row's length: one entry per key
   const float* s = heads_[uz(h)].S.row(i).data();
   const float* m = mask_.row(i).data();
   if (use_div_)
     for (Index j = 0; j < T; ++j) x[j] = s[j] / scale_div_;
   else
     for (Index j = 0; j < T; ++j) x[j] = s[j] * scale_mul_;
-  if (row_pins_[uz(ix(h) * T + i)] & kPinScaledMasked) {
+  if (row_pins_[uz(ix(h) * dims_.T + i)] & kPinScaledMasked) {
     const auto& pins = pins_;
     const StageId sid{StageKind::Scaled, h};
     for (auto it = pins.lower_bound(PinKey{sid, static_cast<int>(i), 0});
@@ -58,10 +58,10 @@ void Engine::masked_row(int h, Index i, float* x) const {
   }
 }
 
-// Row i of weights_h as shown (all T columns, pins included); x is scratch.
+// Row i of weights_h as shown (all T_k columns, pins included); x is scratch.
 // Records the row's issue.
 void Engine::weights_row(int h, Index i, float* w, float* x) const {
-  const Index T = dims_.T;
+  const Index T = dims_.T_k;  // the row's length
   auto& hs = heads_[uz(h)];
   if (!hs.direct[uz(i)]) {
     // e^(masked − m)/Z, the same arithmetic the context was computed with
@@ -76,7 +76,7 @@ void Engine::weights_row(int h, Index i, float* w, float* x) const {
   masked_row(h, i, x);
   float share = 0.0f;
   hs.issue[uz(i)] = softmax_row_with_sink(Eigen::Map<const RowVector>(x, T), sink(h), Eigen::Map<RowVector>(w, T), share);
-  if (row_pins_[uz(ix(h) * T + i)] & kPinWeights) {
+  if (row_pins_[uz(ix(h) * dims_.T + i)] & kPinWeights) {
     const auto& pins = pins_;
     const StageId id{StageKind::Weights, h};
     for (auto it = pins.lower_bound(PinKey{id, static_cast<int>(i), 0});
@@ -205,7 +205,7 @@ float Engine::sink_share(int h, Index i) const {
   if (!(sk > -kInf)) return 0.0f;
   const auto& hs = heads_[uz(h)];
   if (!hs.direct[uz(i)]) return static_cast<float>(sink_term(sk, hs.offset[uz(i)])) * hs.cscale[uz(i)];
-  const Index T = dims_.T;
+  const Index T = dims_.T_k;
   float* x = scratch_a(T).data();
   float* w = scratch_b(T).data();
   masked_row(h, i, x);
@@ -220,7 +220,7 @@ float Engine::sink_share(int h, Index i) const {
 void Engine::fill_derived_row(StageId id, Matrix& m, Index i) const { fill_derived_row(id, i, m.row(i).data()); }
 
 void Engine::fill_derived_row(StageId id, Index i, float* out) const {
-  const Index T = dims_.T;
+  const Index T = dims_.T_k;  // the row's length
   switch (id.kind) {
     case StageKind::Scaled: {
       const float* s = heads_[uz(id.head)].S.row(i).data();
@@ -248,12 +248,12 @@ void Engine::fill_derived_row(StageId id, Index i, float* out) const {
 // since it was made, or rebuilds it.
 void Engine::patch_derived(Derived& d) const {
   const int h = d.id.head;
-  const Index T = dims_.T;
+  const Index T = dims_.T, Tk = dims_.T_k;
   const std::uint64_t since = d.version;
   const Changes& c = heads_[uz(h)].changes[changes_of(d.id.kind)];
-  const bool whole = d.m.rows() != T || d.m.cols() != T || since < c.full || since == 0;
-  if (d.m.rows() != T || d.m.cols() != T) {
-    d.m.resize(T, T);
+  const bool whole = d.m.rows() != T || d.m.cols() != Tk || since < c.full || since == 0;
+  if (d.m.rows() != T || d.m.cols() != Tk) {
+    d.m.resize(T, Tk);
     advise_huge_pages(d.m);
   }
   if (d.id.kind == StageKind::Scaled) complete_scores(h);
@@ -297,7 +297,7 @@ Matrix Engine::rows(StageId id, Index first, Index count) const {
   for (const auto& d : cache_)
     if (d.id == id && d.version == v && d.m.rows() == T) return d.m.middleRows(first, count);
   if (id.kind == StageKind::Scaled) complete_scores(id.head);
-  Matrix out(count, T);
+  Matrix out(count, dims_.T_k);
   for (Index i = 0; i < count; ++i) fill_derived_row(id, first + i, out.row(i).data());
   return out;
 }

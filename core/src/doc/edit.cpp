@@ -161,6 +161,11 @@ std::string resize(Scenario& s, Dimension which, int value) {
            ", found " + std::to_string(std::max(n.heads * n.d_k, n.heads * n.d_v)) +
            " (size limit; that size would need about " + format_bytes(estimated_bytes(n)) + ")";
   if (!s.use_w_o) n.d_out = n.heads * n.d_v;
+  // Self-attention: keys are the tokens themselves. Cross-attention keeps X_kv as it is.
+  if (!s.cross()) n.T_k = n.T, n.d_kv = n.d_model;
+  if (s.cross() && n.T != n.T_k && (s.mask_kind == MaskKind::Causal || s.mask_kind == MaskKind::Window))
+    return std::string(to_string(which)) + ": a " + to_string(s.mask_kind) + " mask needs as many queries as keys (T_k = " +
+           std::to_string(n.T_k) + "), found T = " + std::to_string(n.T) + "; choose mask none or custom first";
   // W_o usually maps back to d_model; keep that link when d_model changes.
   if (which == Dimension::d_model && s.use_w_o && d.d_out == d.d_model) n.d_out = n.d_model;
   // Within the limits but more than this computer has: refuse before allocating.
@@ -168,8 +173,8 @@ std::string resize(Scenario& s, Dimension which, int value) {
 
   s.X = regrow(s.X, n.T, n.d_model, 0, 0, s, StageKind::X, 1);
   s.W_q = regrow(s.W_q, n.d_model, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_q, n.d_model);
-  s.W_k = regrow(s.W_k, n.d_model, n.kv_heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_k, n.d_model);
-  s.W_v = regrow(s.W_v, n.d_model, n.kv_heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_v, n.d_model);
+  s.W_k = regrow(s.W_k, n.d_kv, n.kv_heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_k, n.d_kv);
+  s.W_v = regrow(s.W_v, n.d_kv, n.kv_heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_v, n.d_kv);
   if (s.use_bias) {
     s.b_q = regrow(s.b_q, 1, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_q, 1);
     s.b_k = regrow(s.b_k, 1, n.kv_heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_k, 1);
@@ -189,7 +194,7 @@ std::string resize(Scenario& s, Dimension which, int value) {
     s.sinks = sinks;
   }
   if (s.mask_kind == MaskKind::Custom || s.custom_mask.size() > 0)
-    s.custom_mask = regrow(s.custom_mask, n.T, n.T, 0, 0, s, StageKind::Mask, 1);
+    s.custom_mask = regrow(s.custom_mask, n.T, n.T_k, 0, 0, s, StageKind::Mask, 1);
   // Names that still have a row (column) keep it; new ones are empty, shown as the index.
   if (!s.tokens.empty()) s.tokens.resize(static_cast<std::size_t>(n.T));
   if (!s.features.empty()) s.features.resize(static_cast<std::size_t>(n.d_model));
@@ -262,9 +267,9 @@ struct Applier {
     const std::string what = cell(e.target, e.row, e.col);
     if (e.target.kind == StageKind::Mask) {
       if (e.value != 0.0f && e.value != 1.0f) return fail(what + ": expected 0 or 1, found " + num(e.value));
-      const Eigen::Index n = s.T();
-      if (auto err = check_cell(what, n, n, e.row, e.col); !err.empty()) return fail(err);
-      if (s.mask_kind == MaskKind::Custom && s.custom_mask.rows() == n && s.custom_mask.cols() == n) {
+      const Eigen::Index n = s.T(), nk = s.kv_source().rows();
+      if (auto err = check_cell(what, n, nk, e.row, e.col); !err.empty()) return fail(err);
+      if (s.mask_kind == MaskKind::Custom && s.custom_mask.rows() == n && s.custom_mask.cols() == nk) {
         // one cell back, not a T×T copy in every undo entry
         out.inverse = SetCell{e.target, e.row, e.col, s.custom_mask(e.row, e.col)};
       } else {
@@ -351,14 +356,17 @@ struct Applier {
     // An empty matrix with another kind means "no custom mask kept": the exact
     // inverse of the first mask edit of a scenario that never had one.
     const bool restores_none = e.custom && e.custom->size() == 0 && e.kind != MaskKind::Custom;
+    const auto T = s.X.rows(), Tk = s.kv_source().rows();
     if (e.custom && !restores_none) {
-      const auto T = s.X.rows();
-      if (e.custom->rows() != T || e.custom->cols() != T)
-        return fail("mask: expected " + std::to_string(T) + " x " + std::to_string(T) + " (T x T), found " +
-                    std::to_string(e.custom->rows()) + " x " + std::to_string(e.custom->cols()));
+      if (e.custom->rows() != T || e.custom->cols() != Tk)
+        return fail("mask: expected " + std::to_string(T) + " x " + std::to_string(Tk) + (s.cross() ? " (T x T_k)" : " (T x T)") +
+                    ", found " + std::to_string(e.custom->rows()) + " x " + std::to_string(e.custom->cols()));
       if (!((e.custom->array() == 0.0f) || (e.custom->array() == 1.0f)).all())
         return fail("mask: expected only 0 and 1");
     }
+    if ((e.kind == MaskKind::Causal || e.kind == MaskKind::Window) && T != Tk)
+      return fail(std::string("mask: a ") + to_string(e.kind) + " mask needs as many queries as keys; this cross-attention has T = " +
+                  std::to_string(T) + " queries and T_k = " + std::to_string(Tk) + " keys (choose none or custom)");
     const int window = e.window >= 0 ? e.window : s.window;
     if (e.kind == MaskKind::Window && !(window >= 1 && window <= limits::kMaxTokens))
       return fail("mask.window: expected a whole number from 1 to " + std::to_string(limits::kMaxTokens) + ", found " +
@@ -367,8 +375,8 @@ struct Applier {
     s.mask_kind = e.kind;
     s.window = window;
     if (e.custom) s.custom_mask = *e.custom;
-    if (s.mask_kind == MaskKind::Custom && s.custom_mask.rows() != s.X.rows())
-      s.custom_mask = seeded_matrix(s.seed, StageKind::Mask, s.T(), s.T(), 1);
+    if (s.mask_kind == MaskKind::Custom && (s.custom_mask.rows() != s.X.rows() || s.custom_mask.cols() != Tk))
+      s.custom_mask = seeded_matrix(s.seed, StageKind::Mask, s.T(), static_cast<int>(Tk), 1);
     out.stale.mark_all_heads(StageKind::Mask);
   }
 
@@ -405,6 +413,12 @@ struct Applier {
         s.use_w_o = e.on;
         const int d_out = s.dims().d_out;
         if (s.use_output_bias && s.b_o.cols() != d_out) s.b_o = seeded_matrix(s.seed, StageKind::b_o, 1, d_out, 1);
+        // the output changes width: pins beyond it address nothing (undo restores them with the whole scenario)
+        const Dims now = s.dims();
+        std::erase_if(s.pins, [&](const auto& pin) {
+          const PinKey& k = pin.first;
+          return k.row >= stage_rows(k.stage.kind, now) || k.col >= stage_cols(k.stage.kind, now);
+        });
         out.stale.mark_everything();  // the output changes shape
         return;
       }

@@ -42,7 +42,14 @@ Labels index_labels(int n, int offset = 0) {
 Labels side_labels(const Scenario& s, SideLabels kind, int n, int head) {
   switch (kind) {
     case SideLabels::Token: return token_labels(s);
+    case SideLabels::KeyToken: {
+      if (!s.cross()) return token_labels(s);
+      Labels out;  // read only for now: renaming edits the query tokens
+      for (int t = 0; t < n; ++t) out.text.push_back(s.key_label(t));
+      return out;
+    }
     case SideLabels::Feature: return feature_labels(s);
+    case SideLabels::KeyFeature: return s.cross() ? index_labels(n) : feature_labels(s);
     case SideLabels::Index: return index_labels(n);
     case SideLabels::HeadIndex: return index_labels(n, head * n);
     case SideLabels::Bias: return Labels{{"bias"}, LabelKind::Index};
@@ -87,7 +94,7 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
 std::vector<StageId> pipeline(const Scenario& s) {
   using K = StageKind;
   // The order of the math; the registry says which of them the settings turn on.
-  static constexpr K kBefore[] = {K::X,          K::W_q, K::b_q, K::QUnrotated, K::Q,    K::W_k, K::b_k,
+  static constexpr K kBefore[] = {K::X,          K::X_kv, K::W_q, K::b_q, K::QUnrotated, K::Q,    K::W_k, K::b_k,
                                   K::KUnrotated, K::K,   K::W_v, K::b_v,        K::V,    K::Mask, K::Sinks};
   static constexpr K kAfter[] = {K::Concat, K::W_o, K::b_o, K::Output};
   std::vector<StageId> out;

@@ -12,6 +12,8 @@ int extent(Extent e, const Dims& d) {
   switch (e) {
     case Extent::One: return 1;
     case Extent::T: return d.T;
+    case Extent::Tk: return d.T_k;
+    case Extent::d_kv: return d.d_kv;
     case Extent::d_model: return d.d_model;
     case Extent::QWidth: return d.heads * d.d_k;
     case Extent::KWidth: return d.kv_heads * d.d_k;
@@ -29,6 +31,8 @@ const char* extent_name(Extent e) {
   switch (e) {
     case Extent::One: return "1";
     case Extent::T: return "T";
+    case Extent::Tk: return "T_k";
+    case Extent::d_kv: return "d_kv";
     case Extent::d_model: return "d_model";
     case Extent::QWidth: return "heads*d_k";
     case Extent::KWidth: return "kv_heads*d_k";
@@ -68,8 +72,8 @@ constexpr Extent projection_width(int P) { return P == 0 ? E::QWidth : P == 1 ? 
 
 template <int P>
 StageSpec weights_spec() {
-  return {K(int(K::W_q) + P), P == 0 ? "W_q" : P == 1 ? "W_k" : "W_v", false, true, E::d_model,
-          projection_width(P), L::Feature, L::Index, ValueDomain::Signed, Requires::Nothing,
+  return {K(int(K::W_q) + P), P == 0 ? "W_q" : P == 1 ? "W_k" : "W_v", false, true, P == 0 ? E::d_model : E::d_kv,
+          projection_width(P), P == 0 ? L::Feature : L::KeyFeature, L::Index, ValueDomain::Signed, Requires::Nothing,
           ViewKind::Stored, K(int(K::W_q) + P),
           P == 0 ? &Scenario::W_q : P == 1 ? &Scenario::W_k : &Scenario::W_v, Trace::No,
           P == 0 ? "Weights for the queries" : P == 1 ? "Weights for the keys" : "Weights for the values",
@@ -114,14 +118,14 @@ std::string rope_words(const Scenario& s) {
 
 template <int P>
 StageSpec projection_spec() {
-  return {K(int(K::Q) + P), kProjection[P].letter, false, false, E::T, projection_width(P),
-          L::Token, L::Index, ValueDomain::Signed, Requires::Nothing, ViewKind::Stored, K(int(K::Q) + P), nullptr,
+  return {K(int(K::Q) + P), kProjection[P].letter, false, false, P == 0 ? E::T : E::Tk, projection_width(P),
+          P == 0 ? L::Token : L::KeyToken, L::Index, ValueDomain::Signed, Requires::Nothing, ViewKind::Stored, K(int(K::Q) + P), nullptr,
           Trace::Top, P == 0 ? "Queries" : P == 1 ? "Keys" : "Values",
           [](int) { return std::string(kProjection[P].letter); },
           [](const Scenario& s, const Dims&, int) {
             const std::string l = kProjection[P].lower, letter = kProjection[P].letter;
             if (P < 2 && s.rope.on) return letter + " = RoPE(" + letter + "ᵤ)";
-            return letter + " = X·W_" + l + (s.use_bias ? " + b_" + l : "");
+            return letter + " = " + (P > 0 && s.cross() ? "X_kv" : "X") + "·W_" + l + (s.use_bias ? " + b_" + l : "");
           },
           [](const Scenario& s, const Dims& d, int) {
             std::string text = P == 0   ? "Each row is what that token is looking for in the other tokens."
@@ -137,7 +141,7 @@ StageSpec projection_spec() {
           },
           [](const Scenario& s, int) {
             if (P < 2 && s.rope.on) return std::vector<StageId>{layer(K(int(K::QUnrotated) + P))};
-            std::vector<StageId> in{layer(K::X), layer(K(int(K::W_q) + P))};
+            std::vector<StageId> in{layer(P > 0 && s.cross() ? K::X_kv : K::X), layer(K(int(K::W_q) + P))};
             if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
             return in;
           }};
@@ -146,20 +150,21 @@ StageSpec projection_spec() {
 // Q or K before RoPE turns them (P = 0, 1).
 template <int P>
 StageSpec unrotated_spec() {
-  return {K(int(K::QUnrotated) + P), P == 0 ? "Q_unrotated" : "K_unrotated", false, false, E::T, projection_width(P),
-          L::Token, L::Index, ValueDomain::Signed, Requires::Rope, ViewKind::Stored, K(int(K::QUnrotated) + P), nullptr,
+  return {K(int(K::QUnrotated) + P), P == 0 ? "Q_unrotated" : "K_unrotated", false, false, P == 0 ? E::T : E::Tk,
+          projection_width(P), P == 0 ? L::Token : L::KeyToken, L::Index, ValueDomain::Signed, Requires::Rope, ViewKind::Stored, K(int(K::QUnrotated) + P), nullptr,
           Trace::Top, P == 0 ? "Queries before rotation" : "Keys before rotation",
           [](int) { return std::string(kProjection[P].letter) + "ᵤ"; },
           [](const Scenario& s, const Dims&, int) {
             const std::string l = kProjection[P].lower;
-            return std::string(kProjection[P].letter) + "ᵤ = X·W_" + l + (s.use_bias ? " + b_" + l : "");
+            return std::string(kProjection[P].letter) + "ᵤ = " + (P > 0 && s.cross() ? "X_kv" : "X") + "·W_" + l +
+                   (s.use_bias ? " + b_" + l : "");
           },
           [](const Scenario& s, const Dims&, int) {
             return std::string(P == 0 ? "The queries" : "The keys") + " as the projection gives them, before " +
                    rope_words(s);
           },
           [](const Scenario& s, int) {
-            std::vector<StageId> in{layer(K::X), layer(K(int(K::W_q) + P))};
+            std::vector<StageId> in{layer(P > 0 && s.cross() ? K::X_kv : K::X), layer(K(int(K::W_q) + P))};
             if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
             return in;
           },
@@ -173,8 +178,8 @@ StageSpec head_projection_spec() {
   constexpr bool kUnrotated = P >= 3;
   constexpr K kKind = kUnrotated ? K(int(K::HeadQUnrotated) + P - 3) : K(int(K::HeadQ) + P);
   constexpr K kStorage = kUnrotated ? K(int(K::QUnrotated) + P - 3) : K(int(K::Q) + P);
-  return {kKind, kUnrotated ? (P == 3 ? "Q_unrotated" : "K_unrotated") : kProjection[kWhich].letter, true, false, E::T,
-          kWhich == 2 ? E::d_v : E::d_k, L::Token, L::HeadIndex, ValueDomain::Signed,
+  return {kKind, kUnrotated ? (P == 3 ? "Q_unrotated" : "K_unrotated") : kProjection[kWhich].letter, true, false,
+          kWhich == 0 ? E::T : E::Tk, kWhich == 2 ? E::d_v : E::d_k, kWhich == 0 ? L::Token : L::KeyToken, L::HeadIndex, ValueDomain::Signed,
           kUnrotated ? Requires::Rope : Requires::Nothing, kWhich == 0 ? ViewKind::HeadSlice : ViewKind::KVSlice,
           kStorage, nullptr, Trace::InHead,
           kUnrotated ? (kWhich == 0 ? "Queries before rotation" : "Keys before rotation")
@@ -269,7 +274,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
        [](const Scenario&, const Dims&, int) { return fixed("b_o"); },
        [](const Scenario&, const Dims&, int) { return fixed("Added to every token's output vector."); },
        [](const Scenario&, int) { return std::vector<StageId>{}; }},
-      {K::Mask, "mask", false, true, E::T, E::T, L::Token, L::Token, ValueDomain::Binary, Requires::Nothing,
+      {K::Mask, "mask", false, true, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Binary, Requires::Nothing,
        ViewKind::Stored, K::Mask, nullptr, Trace::No, "Mask", [](int) { return fixed("M"); },
        [](const Scenario&, const Dims&, int) { return fixed("M"); },
        [](const Scenario& s, const Dims&, int) {
@@ -298,6 +303,15 @@ const std::array<StageSpec, kStageKindCount>& table() {
                       "can give little to every token instead of being forced to spread 1 over them (gpt-oss).");
        },
        [](const Scenario&, int) { return std::vector<StageId>{}; }},
+      {K::X_kv, "X_kv", false, true, E::Tk, E::d_kv, L::KeyToken, L::KeyFeature, ValueDomain::Signed, Requires::Cross,
+       ViewKind::Stored, K::X_kv, &Scenario::X_kv, Trace::Top, "Keys' and values' source",
+       [](int) { return fixed("X_kv"); }, [](const Scenario&, const Dims&, int) { return fixed("X_kv"); },
+       [](const Scenario&, const Dims&, int) {
+         return fixed("Cross-attention: the keys and values come from this other sequence (in a translation model "
+                      "the encoded source sentence), the queries from X. Each query row asks which of these rows it "
+                      "needs, so the scores have a row per query and a column per row of X_kv.");
+       },
+       [](const Scenario&, int) { return std::vector<StageId>{}; }},
       projection_spec<0>(),
       projection_spec<1>(),
       projection_spec<2>(),
@@ -308,7 +322,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
       head_projection_spec<2>(),
       head_projection_spec<3>(),
       head_projection_spec<4>(),
-      {K::Scores, "scores", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Signed, Requires::Nothing,
+      {K::Scores, "scores", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Scores, nullptr, Trace::InHead, "Attention scores",
        [](int h) { return "S" + subscript(h); },
        [](const Scenario&, const Dims&, int h) { return "S" + subscript(h) + " = Q" + subscript(h) + "·K" + subscript(h) + "ᵀ"; },
@@ -317,11 +331,11 @@ const std::array<StageSpec, kStageKindCount>& table() {
                       "the same way, i.e. when token c has what token r is looking for.");
        },
        [](const Scenario&, int h) { return std::vector<StageId>{head(K::HeadQ, h), head(K::HeadK, h)}; }},
-      {K::Scaled, "scaled", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Signed, Requires::Nothing,
+      {K::Scaled, "scaled", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Scaled, nullptr, Trace::InHead, "Scaled scores", [](int h) { return "S′" + subscript(h); },
        scaled_formula, scaled_explanation,
        [](const Scenario&, int h) { return std::vector<StageId>{head(K::Scores, h)}; }},
-      {K::PositionBias, "position_bias", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Signed,
+      {K::PositionBias, "position_bias", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed,
        Requires::Alibi, ViewKind::Stored, K::PositionBias, nullptr, Trace::InHead, "Position bias (ALiBi)",
        [](int h) { return "B" + subscript(h); },
        [](const Scenario& s, const Dims& d, int h) {
@@ -340,7 +354,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
                 "cannot be edited; pin a masked score to change one cell.";
        },
        [](const Scenario&, int) { return std::vector<StageId>{}; }, nullptr, true},
-      {K::Masked, "masked", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Signed, Requires::Nothing,
+      {K::Masked, "masked", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Masked, nullptr, Trace::InHead, "Masked scores", [](int h) { return "Ŝ" + subscript(h); },
        [](const Scenario& s, const Dims&, int h) {
          return "Ŝ" + subscript(h) + " = S′" + subscript(h) + (s.alibi ? " + B" + subscript(h) : std::string()) +
@@ -356,7 +370,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
          if (s.alibi) in.push_back(head(K::PositionBias, h));
          return in;
        }},
-      {K::Weights, "weights", true, false, E::T, E::T, L::Token, L::Token, ValueDomain::Probability,
+      {K::Weights, "weights", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Probability,
        Requires::Nothing, ViewKind::Stored, K::Weights, nullptr, Trace::InHead, "Attention weights",
        [](int h) { return "A" + subscript(h); },
        [](const Scenario& s, const Dims&, int h) {
@@ -454,6 +468,7 @@ bool setting_on(const Scenario& s, Requires r) {
     case Requires::Alibi: return s.alibi;
     case Requires::Sinks: return s.use_sinks;
     case Requires::Rope: return s.rope.on;
+    case Requires::Cross: return s.cross();
   }
   return true;
 }
@@ -467,6 +482,7 @@ const char* setting_name(Requires r) {
     case Requires::Alibi: return "ALiBi";
     case Requires::Sinks: return "attention sinks";
     case Requires::Rope: return "RoPE";
+    case Requires::Cross: return "cross-attention (X_kv)";
   }
   return "?";
 }

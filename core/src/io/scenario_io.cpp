@@ -140,7 +140,7 @@ Matrix read_vector(const json& j, const std::string& name, std::size_t expected,
 }
 
 const std::vector<std::string>& known_keys() {
-  static const std::vector<std::string> keys = {"X", "W_q", "W_k", "W_v", "heads", "kv_heads", "rope", "b_q", "b_k", "b_v", "W_o", "b_o",
+  static const std::vector<std::string> keys = {"X", "X_kv", "tokens_kv", "W_q", "W_k", "W_v", "heads", "kv_heads", "rope", "b_q", "b_k", "b_v", "W_o", "b_o",
                                                 "mask", "scale", "temperature", "alibi", "sinks", "tokens", "features", "title",
                                                 "description", "attention_lab"};
   return keys;
@@ -178,6 +178,10 @@ Scenario parse_object(const json& root) {
            std::to_string(s.kv_heads));
     if (s.kv_heads == H) s.kv_heads = 0;  // one K/V head per query head: plain multi-head attention
   }
+  // Cross-attention: K and V are projected from X_kv, whose width W_k and W_v's rows follow.
+  if (root.contains("X_kv")) s.X_kv = read_matrix(root["X_kv"], "X_kv", kMaxTokens, "T_k", kMaxModelDim, "d_kv");
+  const int Dkv = s.cross() ? static_cast<int>(s.X_kv.cols()) : D;
+  const std::string kv_rows = s.cross() ? "d_kv, the columns of X_kv" : "d_model, the columns of X";
   const int KV = s.kv_head_count();
   const char* k_what = KV == H ? "heads*d_k" : "kv_heads*d_k";
   const char* v_what = KV == H ? "heads*d_v" : "kv_heads*d_v";
@@ -185,13 +189,14 @@ Scenario parse_object(const json& root) {
   const auto wq = static_cast<std::size_t>(s.W_q.cols());
   const auto wk = wq / static_cast<std::size_t>(H) * static_cast<std::size_t>(KV);
   s.W_k = read_matrix(root["W_k"], "W_k", kMaxModelDim, "d_model", kMaxProjectionWidth, k_what);
-  if (s.W_k.rows() != D || static_cast<std::size_t>(s.W_k.cols()) != wk)
-    fail("W_k: expected " + std::to_string(D) + " rows (d_model) x " + std::to_string(wk) + " columns (" + k_what +
+  if (s.W_k.rows() != Dkv || static_cast<std::size_t>(s.W_k.cols()) != wk)
+    fail("W_k: expected " + std::to_string(Dkv) + " rows (" + (s.cross() ? "d_kv" : "d_model") + ") x " +
+         std::to_string(wk) + " columns (" + k_what +
          (KV == H ? ", like W_q" : ", d_k from W_q") + "), found " + std::to_string(s.W_k.rows()) + " x " +
          std::to_string(s.W_k.cols()));
   s.W_v = read_matrix(root["W_v"], "W_v", kMaxModelDim, "d_model", kMaxProjectionWidth, v_what);
-  if (s.W_v.rows() != D)
-    fail("W_v: expected " + std::to_string(D) + " rows (d_model, the columns of X) x " + v_what +
+  if (s.W_v.rows() != Dkv)
+    fail("W_v: expected " + std::to_string(Dkv) + " rows (" + kv_rows + ") x " + v_what +
          " columns, found " + std::to_string(s.W_v.rows()) + " x " + std::to_string(s.W_v.cols()));
   if (s.W_v.cols() % KV != 0)
     fail(std::string("W_v: expected a column count divisible by ") + (KV == H ? "heads" : "kv_heads") + " (" +
@@ -244,12 +249,14 @@ Scenario parse_object(const json& root) {
       s.window = read_int(m["window"], "mask.window", 1, kMaxTokens);
       s.mask_kind = MaskKind::Window;
     } else {
-      s.custom_mask = read_matrix(m, "mask", kMaxTokens, "T", kMaxTokens, "T");
-      if (s.custom_mask.rows() != T || s.custom_mask.cols() != T)
-        fail("mask: expected " + std::to_string(T) + " rows x " + std::to_string(T) + " columns (T x T), found " +
-             std::to_string(s.custom_mask.rows()) + " x " + std::to_string(s.custom_mask.cols()));
+      const int Tk = static_cast<int>(s.kv_source().rows());
+      s.custom_mask = read_matrix(m, "mask", kMaxTokens, "T", kMaxTokens, s.cross() ? "T_k" : "T");
+      if (s.custom_mask.rows() != T || s.custom_mask.cols() != Tk)
+        fail("mask: expected " + std::to_string(T) + " rows x " + std::to_string(Tk) + " columns (" +
+             (s.cross() ? "T x T_k" : "T x T") + "), found " + std::to_string(s.custom_mask.rows()) + " x " +
+             std::to_string(s.custom_mask.cols()));
       for (Eigen::Index r = 0; r < T; ++r)
-        for (Eigen::Index c = 0; c < T; ++c)
+        for (Eigen::Index c = 0; c < Tk; ++c)
           if (s.custom_mask(r, c) != 0.0f && s.custom_mask(r, c) != 1.0f)
             fail("mask[" + std::to_string(r) + "][" + std::to_string(c) + "]: expected 0 or 1, found " +
                  m[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)].dump());
@@ -292,6 +299,10 @@ Scenario parse_object(const json& root) {
   };
   if (root.contains("tokens")) s.tokens = read_labels("tokens", T, "T, the rows of X", "labels");
   if (root.contains("features")) s.features = read_labels("features", D, "d_model, the columns of X", "names");
+  if (root.contains("tokens_kv")) {
+    if (!s.cross()) fail("tokens_kv: labels the rows of X_kv, but there is no \"X_kv\" (cross-attention)");
+    s.tokens_kv = read_labels("tokens_kv", static_cast<int>(s.X_kv.rows()), "T_k, the rows of X_kv", "labels");
+  }
   for (const char* key : {"title", "description"}) {
     if (!root.contains(key)) continue;
     if (!root[key].is_string()) fail(std::string(key) + ": expected a string, found " + type_of(root[key]));
@@ -324,7 +335,7 @@ Scenario parse_object(const json& root) {
         const int cols = stage_cols(id->kind, d);
         if (!p.contains("row") || !p.contains("col") || !p.contains("value"))
           fail(w + ": expected the keys row, col and value");
-        const int r = read_int(p["row"], w + ".row", 0, T - 1);
+        const int r = read_int(p["row"], w + ".row", 0, stage_rows(id->kind, d) - 1);
         const int c = read_int(p["col"], w + ".col", 0, cols - 1);
         s.pins[PinKey{*id, r, c}] = read_float(p["value"], w + ".value");
       }
@@ -471,7 +482,14 @@ std::string scenario_to_json(const Scenario& s) {
   if (s.alibi) key("alibi"), out << "true";
   if (s.use_sinks) key("sinks"), json_text::write_row(out, s.sinks, 0);
   key("temperature"), json_text::write_number(out, s.temperature);
+  if (!s.tokens_kv.empty()) {
+    key("tokens_kv");
+    out << '[';
+    for (std::size_t t = 0; t < s.tokens_kv.size(); ++t) out << (t ? ", " : "") << quote(s.tokens_kv[t]);
+    out << ']';
+  }
   key("X"), json_text::write_matrix(out, s.X, 2);
+  if (s.cross()) key("X_kv"), json_text::write_matrix(out, s.X_kv, 2);
   key("W_q"), json_text::write_matrix(out, s.W_q, 2);
   key("W_k"), json_text::write_matrix(out, s.W_k, 2);
   key("W_v"), json_text::write_matrix(out, s.W_v, 2);

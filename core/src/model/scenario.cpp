@@ -1,6 +1,7 @@
 #include "attention_lab/scenario.h"
 
 #include "attention_lab/limits.h"
+#include "attention_lab/stage_registry.h"
 
 #include <cmath>
 #include <string>
@@ -47,12 +48,21 @@ Dims Scenario::dims() const {
   d.d_k = heads > 0 ? static_cast<int>(W_q.cols()) / heads : 0;
   d.d_v = d.kv_heads > 0 ? static_cast<int>(W_v.cols()) / d.kv_heads : 0;
   d.d_out = use_w_o ? static_cast<int>(W_o.cols()) : heads * d.d_v;  // the heads' contexts side by side
+  d.T_k = static_cast<int>(kv_source().rows());
+  d.d_kv = static_cast<int>(kv_source().cols());
   return d;
 }
 
 std::string Scenario::token_label(int t) const {
   if (t >= 0 && static_cast<std::size_t>(t) < tokens.size() && !tokens[static_cast<std::size_t>(t)].empty())
     return tokens[static_cast<std::size_t>(t)];
+  return "t" + std::to_string(t);
+}
+
+std::string Scenario::key_label(int t) const {
+  if (!cross()) return token_label(t);
+  if (t >= 0 && static_cast<std::size_t>(t) < tokens_kv.size() && !tokens_kv[static_cast<std::size_t>(t)].empty())
+    return tokens_kv[static_cast<std::size_t>(t)];
   return "t" + std::to_string(t);
 }
 
@@ -65,7 +75,7 @@ std::string Scenario::feature_label(int i) const {
 Matrix Scenario::effective_mask() const {
   const auto n = to_index(T());
   switch (mask_kind) {
-    case MaskKind::None: return Matrix::Ones(n, n);
+    case MaskKind::None: return Matrix::Ones(n, kv_source().rows());
     case MaskKind::Causal: {
       Matrix m = Matrix::Zero(n, n);
       m.triangularView<Eigen::Lower>().setOnes();  // query r may see keys 0…r
@@ -81,7 +91,7 @@ Matrix Scenario::effective_mask() const {
     }
     case MaskKind::Custom: return custom_mask;
   }
-  return Matrix::Ones(n, n);
+  return Matrix::Ones(n, kv_source().rows());
 }
 
 std::vector<double> alibi_slopes(int heads) {
@@ -155,9 +165,16 @@ std::string validate(const Scenario& s) {
     return "kv_heads: expected a number that divides heads (" + std::to_string(s.heads) + "), found " +
            std::to_string(s.kv_heads);
   const auto KV = to_index(s.kv_head_count());
+  if (s.cross()) {
+    if (auto e = check_range("T_k (rows of X_kv)", s.X_kv.rows(), kMaxTokens); !e.empty()) return e;
+    if (auto e = check_range("d_kv (columns of X_kv)", s.X_kv.cols(), kMaxModelDim); !e.empty()) return e;
+  }
+  const auto Tk = s.kv_source().rows(), Dkv = s.kv_source().cols();
   for (auto [name, W] : {std::pair{"W_q", &s.W_q}, std::pair{"W_k", &s.W_k}, std::pair{"W_v", &s.W_v}}) {
-    if (W->rows() != D)
-      return std::string(name) + ": expected " + std::to_string(D) + " rows (d_model), found " +
+    const auto rows = W == &s.W_q ? D : Dkv;
+    if (W->rows() != rows)
+      return std::string(name) + ": expected " + std::to_string(rows) + " rows (" +
+             (W == &s.W_q || !s.cross() ? "d_model" : "d_kv, the columns of X_kv") + "), found " +
              std::to_string(W->rows());
     if (auto e = check_range((std::string(name) + " columns").c_str(), W->cols(), kMaxProjectionWidth); !e.empty())
       return e;
@@ -172,7 +189,7 @@ std::string validate(const Scenario& s) {
   const auto width_context = width_v / KV * H;
   const char* k_what = KV == H ? "heads*d_k" : "kv_heads*d_k";
   const char* v_what = KV == H ? "heads*d_v" : "kv_heads*d_v";
-  if (auto e = check_shape("W_k", s.W_k, D, "d_model", width_k, k_what); !e.empty()) return e;
+  if (auto e = check_shape("W_k", s.W_k, Dkv, s.cross() ? "d_kv" : "d_model", width_k, k_what); !e.empty()) return e;
   if (auto e = check_range("d_k", width_q / H, kMaxHeadDim); !e.empty()) return e;
   if (auto e = check_range("d_v", width_v / KV, kMaxHeadDim); !e.empty()) return e;
   if (width_context > kMaxProjectionWidth)
@@ -207,13 +224,17 @@ std::string validate(const Scenario& s) {
     if (!(std::isfinite(s.rope.theta) && s.rope.theta > 1.0f))
       return "rope.theta: expected a finite number greater than 1, found " + std::to_string(s.rope.theta);
   }
+  if ((s.mask_kind == MaskKind::Causal || s.mask_kind == MaskKind::Window) && Tk != T)
+    return std::string("mask: expected \"none\" or a custom ") + std::to_string(T) + " x " + std::to_string(Tk) +
+           " mask with cross-attention over a different number of tokens (T = " + std::to_string(T) + ", T_k = " +
+           std::to_string(Tk) + "), found \"" + to_string(s.mask_kind) + "\": it is defined only when each query has a key at its own position";
   if (s.mask_kind == MaskKind::Window && !(s.window >= 1 && s.window <= kMaxTokens))
     return "mask.window: expected a whole number from 1 to " + std::to_string(kMaxTokens) + ", found " +
            std::to_string(s.window);
   if (s.mask_kind == MaskKind::Custom) {
-    if (auto e = check_shape("mask", s.custom_mask, T, "T", T, "T"); !e.empty()) return e;
+    if (auto e = check_shape("mask", s.custom_mask, T, "T", Tk, s.cross() ? "T_k" : "T"); !e.empty()) return e;
     for (Eigen::Index r = 0; r < T; ++r)
-      for (Eigen::Index c = 0; c < T; ++c)
+      for (Eigen::Index c = 0; c < Tk; ++c)
         if (s.custom_mask(r, c) != 0.0f && s.custom_mask(r, c) != 1.0f)
           return "mask[" + std::to_string(r) + "][" + std::to_string(c) + "]: expected 0 or 1, found " +
                  std::to_string(s.custom_mask(r, c));
@@ -222,6 +243,11 @@ std::string validate(const Scenario& s) {
     return "temperature: expected a finite number greater than 0, found " + std::to_string(s.temperature);
   if (!s.tokens.empty() && s.tokens.size() != static_cast<std::size_t>(T))
     return "tokens: expected " + std::to_string(T) + " labels (T), found " + std::to_string(s.tokens.size());
+  if (!s.tokens_kv.empty() && s.tokens_kv.size() != static_cast<std::size_t>(s.X_kv.rows()))
+    return "tokens_kv: expected " + std::to_string(s.X_kv.rows()) + " labels (T_k, the rows of X_kv), found " +
+           std::to_string(s.tokens_kv.size());
+  for (std::size_t i = 0; i < s.tokens_kv.size(); ++i)
+    if (auto e = check_label_length("tokens_kv[" + std::to_string(i) + "]", s.tokens_kv[i]); !e.empty()) return e;
   if (!s.features.empty() && s.features.size() != static_cast<std::size_t>(D))
     return "features: expected " + std::to_string(D) + " names (d_model, the columns of X), found " +
            std::to_string(s.features.size());
@@ -231,17 +257,23 @@ std::string validate(const Scenario& s) {
                                       (*list)[i]);
           !e.empty())
         return e;
-  for (auto [name, m] : {std::pair{"X", &s.X}, std::pair{"W_q", &s.W_q}, std::pair{"W_k", &s.W_k},
-                         std::pair{"W_v", &s.W_v}})
+  for (auto [name, m] : {std::pair{"X", &s.X}, std::pair{"X_kv", &s.X_kv}, std::pair{"W_q", &s.W_q},
+                         std::pair{"W_k", &s.W_k}, std::pair{"W_v", &s.W_v}})
     if (auto e = check_finite(name, *m); !e.empty()) return e;
   if (s.use_w_o) if (auto e = check_finite("W_o", s.W_o); !e.empty()) return e;
   if (s.use_bias)
     for (auto [name, m] : {std::pair{"b_q", &s.b_q}, std::pair{"b_k", &s.b_k}, std::pair{"b_v", &s.b_v}})
       if (auto e = check_finite(name, *m); !e.empty()) return e;
   if (s.use_output_bias) if (auto e = check_finite("b_o", s.b_o); !e.empty()) return e;
-  for (const auto& [key, value] : s.pins)
+  const Dims d = s.dims();
+  for (const auto& [key, value] : s.pins) {
     if (!std::isfinite(value))
       return "pin on " + to_string(key.stage) + ": expected a finite number, found " + std::to_string(value);
+    const int rows = stage_rows(key.stage.kind, d), cols = stage_cols(key.stage.kind, d);
+    if (key.row < 0 || key.col < 0 || key.row >= rows || key.col >= cols || (is_per_head(key.stage.kind) && key.stage.head >= d.heads))
+      return "pin on " + to_string(key.stage) + ": expected a cell within " + std::to_string(rows) + " x " +
+             std::to_string(cols) + ", found row " + std::to_string(key.row) + ", column " + std::to_string(key.col);
+  }
   return {};
 }
 
