@@ -94,6 +94,7 @@ def load_scenario(path):
         "alibi": raw.get("alibi", False),
         "sinks": f32(raw["sinks"]) if "sinks" in raw else None,
         "kv_heads": int(raw.get("kv_heads", heads)),
+        "X_kv": f32(raw["X_kv"]) if "X_kv" in raw else None,
         "rope": raw.get("rope"),
     }
     if any(k in raw for k in ("b_q", "b_k", "b_v")):  # a missing one next to given ones is zero
@@ -106,9 +107,10 @@ def load_scenario(path):
     if pins:
         sys.exit(f"{path}: has pins; the reference does not model them")
     T = s["X"].shape[0]
+    Tk = s["X_kv"].shape[0] if s["X_kv"] is not None else T
     mask = raw.get("mask", "none")
     if mask == "none":
-        s["mask"] = np.ones((T, T))
+        s["mask"] = np.ones((T, Tk))
     elif mask == "causal":
         s["mask"] = np.tril(np.ones((T, T)))
     elif isinstance(mask, dict):
@@ -183,13 +185,15 @@ def reference(s):
     T, d_model = X.shape
     d_k = s["W_q"].shape[1] // H
     d_v = s["W_v"].shape[1] // KV
-    Q, K, V = X @ s["W_q"], X @ s["W_k"], X @ s["W_v"]
+    Xkv = s["X_kv"] if s["X_kv"] is not None else X  # cross-attention: keys and values from X_kv
+    Tk = Xkv.shape[0]
+    Q, K, V = X @ s["W_q"], Xkv @ s["W_k"], Xkv @ s["W_v"]
     if "b_q" in s:
         Q, K, V = Q + s["b_q"], K + s["b_k"], V + s["b_v"]
     Q_unrotated, K_unrotated = Q, K
     if s["rope"] is not None:
         Q = np.concatenate([apply_rope(Q[:, i * d_k:(i + 1) * d_k], s["rope"], T) for i in range(H)], axis=1)
-        K = np.concatenate([apply_rope(K[:, g * d_k:(g + 1) * d_k], s["rope"], T) for g in range(KV)], axis=1)
+        K = np.concatenate([apply_rope(K[:, g * d_k:(g + 1) * d_k], s["rope"], Tk) for g in range(KV)], axis=1)
     heads, contexts, warnings = [], [], []
     for i in range(H):
         g = i // (H // KV)  # HF's repeat_kv: query head i reads K/V head i // (H / KV)
@@ -203,7 +207,7 @@ def reference(s):
             # The engine keeps each slope as a float32 and multiplies in float32;
             # the reference uses the same float32 slope, in float64 arithmetic.
             m = float(f32(get_slopes(H)[i]))
-            bias = np.array([[m * (k - q) for k in range(T)] for q in range(T)])
+            bias = np.array([[m * (k - q) for k in range(Tk)] for q in range(T)])
             head["position_bias"] = bias
             scaled_plus = scaled + bias
         else:
@@ -242,8 +246,12 @@ def reference(s):
     if KV != H:
         dims["kv_heads"] = KV
     dims.update({"d_k": d_k, "d_v": d_v, "d_out": output.shape[1]})
+    if s["X_kv"] is not None:
+        dims.update({"T_k": Tk, "d_kv": Xkv.shape[1]})
     ref = {"format": TRACE_FORMAT, "dims": dims, "X": X, "Q": Q, "K": K, "V": V, "heads": heads,
            "concat": concat, "output": output, "warnings": warnings}
+    if s["X_kv"] is not None:
+        ref["X_kv"] = Xkv
     if s["rope"] is not None:
         ref["Q_unrotated"], ref["K_unrotated"] = Q_unrotated, K_unrotated
     return ref
@@ -258,6 +266,7 @@ def mha_applies(s, ref):
     none at all (then out_proj is the identity, which is the same math), scale on, temperature 1, and
     no fully masked row (PyTorch gives NaN there, the engine 0)."""
     d = ref["dims"]
+    # (with cross-attention: kdim and vdim are X_kv's width, as nn.MultiheadAttention's kdim/vdim)
     return (d["d_k"] == d["d_v"] and d["d_k"] * d["heads"] == d["d_model"] and d["d_out"] == d["d_model"]
             and s["scale"] and s["temperature"] == 1.0 and (s["mask"] != 0).any(axis=1).all()
             and s["sinks"] is None  # PyTorch 1.13 has no sinks
@@ -268,26 +277,34 @@ def mha_check(s, ref):
     """Max abs difference between the reference and nn.MultiheadAttention (weights, output)."""
     d = ref["dims"]
     E, H = d["d_model"], d["heads"]
-    mha = torch.nn.MultiheadAttention(E, H, dropout=0.0, bias=True, batch_first=True, dtype=torch.float64)
+    cross = s["X_kv"] is not None
+    kdim = s["X_kv"].shape[1] if cross else E
+    mha = torch.nn.MultiheadAttention(E, H, dropout=0.0, bias=True, batch_first=True, kdim=kdim, vdim=kdim,
+                                      dtype=torch.float64)
     mha.eval()
     zeros = np.zeros(E)
     with torch.no_grad():
         # nn.Linear computes x·Wᵀ + b, the engine x·W + b: the weights go in transposed.
-        w_in = np.concatenate([s["W_q"].T, s["W_k"].T, s["W_v"].T], axis=0)
         b_in = np.concatenate([s.get("b_q", zeros), s.get("b_k", zeros), s.get("b_v", zeros)])
-        mha.in_proj_weight.copy_(torch.from_numpy(w_in))
+        if mha._qkv_same_embed_dim:
+            w_in = np.concatenate([s["W_q"].T, s["W_k"].T, s["W_v"].T], axis=0)
+            mha.in_proj_weight.copy_(torch.from_numpy(w_in))
+        else:  # kdim/vdim differ from E: separate projection weights
+            mha.q_proj_weight.copy_(torch.from_numpy(s["W_q"].T.copy()))
+            mha.k_proj_weight.copy_(torch.from_numpy(s["W_k"].T.copy()))
+            mha.v_proj_weight.copy_(torch.from_numpy(s["W_v"].T.copy()))
         mha.in_proj_bias.copy_(torch.from_numpy(b_in))
         w_o = s["W_o"] if s["W_o"] is not None else np.eye(E)
         mha.out_proj.weight.copy_(torch.from_numpy(w_o.T.copy()))
         mha.out_proj.bias.copy_(torch.from_numpy(s["b_o"] if s["b_o"] is not None else zeros))
         x = torch.from_numpy(s["X"]).unsqueeze(0)
+        kv = torch.from_numpy(s["X_kv"]).unsqueeze(0) if cross else x
         attn_mask = torch.from_numpy(s["mask"] == 0)  # True = may not attend
         if s["alibi"]:
             # ALiBi as PyTorch users add it: a float mask per head, added to the scaled scores.
-            T = s["X"].shape[0]
             bias = np.stack([ref["heads"][i]["position_bias"] for i in range(H)])
-            attn_mask = torch.from_numpy(np.where(s["mask"] == 0, -math.inf, bias).reshape(H, T, T))
-        out, weights = mha(x, x, x, attn_mask=attn_mask, need_weights=True, average_attn_weights=False)
+            attn_mask = torch.from_numpy(np.where(s["mask"] == 0, -math.inf, bias).reshape(H, *s["mask"].shape))
+        out, weights = mha(x, kv, kv, attn_mask=attn_mask, need_weights=True, average_attn_weights=False)
     diff_out = np.abs(out[0].numpy() - ref["output"]).max()
     diff_w = max(np.abs(weights[0, i].numpy() - ref["heads"][i]["weights"]).max() for i in range(H))
     return max(diff_out, diff_w)
@@ -331,7 +348,7 @@ def trace_text(ref):
     d = ref["dims"]
     out = ["{", f'  "format": {json.dumps(ref["format"])},',
            '  "dims": {' + ", ".join(f'"{k}": {v}' for k, v in d.items()) + "},"]
-    for k in ("X", "Q", "K", "V", "Q_unrotated", "K_unrotated"):
+    for k in ("X", "X_kv", "Q", "K", "V", "Q_unrotated", "K_unrotated"):
         if k in ref:
             out.append(f'  "{k}": {matrix_text(ref[k], num, 2)},')
     heads = []
@@ -358,6 +375,8 @@ def scenario_text(c):
         fields.append(("kv_heads", str(c["kv_heads"])))
     if c.get("rope") is not None:
         fields.append(("rope", json.dumps(c["rope"])))
+    if c.get("X_kv") is not None:
+        fields.append(("tokens_kv", json.dumps([f"src{i}" for i in range(len(c["X_kv"]))])))
     mask = c["mask"]
     fields.append(("mask", json.dumps(mask) if isinstance(mask, (str, dict))
                    else matrix_text(mask, lambda v: str(int(v)), 2)))
@@ -366,8 +385,9 @@ def scenario_text(c):
         fields.append(("alibi", "true"))
     if c.get("sinks") is not None:
         fields.append(("sinks", row_text(c["sinks"], num32)))
-    for k in ("X", "W_q", "W_k", "W_v"):
-        fields.append((k, matrix_text(c[k], num32, 2)))
+    for k in ("X", "X_kv", "W_q", "W_k", "W_v"):
+        if c.get(k) is not None:
+            fields.append((k, matrix_text(c[k], num32, 2)))
     for k in ("b_q", "b_k", "b_v"):
         if k in c:
             fields.append((k, row_text(c[k], num32)))
@@ -386,7 +406,7 @@ def scenario_text(c):
 
 def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="none", bias=False,
                 w_o=None, b_o=False, scale=True, temperature=1.0, alibi=False, sinks=None, kv_heads=None,
-                rope=None):
+                rope=None, T_k=None, d_kv=None):
     """A small scenario of float32-representable values drawn with a fixed seed.
     w_o: None (no W_o) or d_out."""
     rng = np.random.default_rng(seed)
@@ -399,11 +419,14 @@ def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="n
          "sinks": f32(sinks) if sinks is not None else None,
          "kv_heads": kv_heads or heads, "rope": rope,
          "X": draw((T, d_model), 1.0)}
+    if T_k is not None:  # cross-attention: keys and values from another sequence
+        c["X_kv"] = draw((T_k, d_kv), 1.0)
     kv = kv_heads or heads
     spread = 1.7 / math.sqrt(d_model)  # projections O(1)
+    src = d_kv if T_k is not None else d_model
     c["W_q"] = draw((d_model, heads * d_k), spread)
-    c["W_k"] = draw((d_model, kv * d_k), spread)
-    c["W_v"] = draw((d_model, kv * d_v), spread)
+    c["W_k"] = draw((src, kv * d_k), 1.7 / math.sqrt(src))
+    c["W_v"] = draw((src, kv * d_v), 1.7 / math.sqrt(src))
     if bias:
         c["b_q"], c["b_k"], c["b_v"] = (draw(heads * d_k, 0.3), draw(kv * d_k, 0.3), draw(kv * d_v, 0.3))
     if w_o is not None:
@@ -502,6 +525,17 @@ def random_cases():
                     "Everything together: two query heads over one K/V head, RoPE, ALiBi and sinks, causal.",
                     T=5, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", kv_heads=1, rope={"theta": 10000},
                     alibi=True, sinks=[0.5, -0.5], w_o=4),
+        random_case(124, "cross_attention_kdim_vdim",
+                    "Cross-attention: 4 queries from X (d_model 6) over 7 keys and values from X_kv (d_kv 5), "
+                    "two heads, biases, square W_o: nn.MultiheadAttention with kdim = vdim = 5 checks it.",
+                    T=4, d_model=6, heads=2, d_k=3, d_v=3, bias=True, w_o=6, b_o=True, T_k=7, d_kv=5),
+        random_case(125, "cross_attention_custom_mask_gqa_rope",
+                    "Cross-attention over 6 source rows with a custom 5 x 6 mask, four query heads over two K/V "
+                    "heads, RoPE on queries (positions 0-4) and keys (positions 0-5), ALiBi.",
+                    T=5, d_model=8, heads=4, d_k=2, d_v=2, kv_heads=2, T_k=6, d_kv=3,
+                    mask=np.array([[1, 1, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 0, 0],
+                                   [1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1]], dtype=float),
+                    rope={"theta": 10000}, alibi=True, w_o=8),
         random_case(109, "single_token",
                     "T = 1: every weight is 1 and each context is the token's own value.",
                     T=1, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", bias=True, w_o=4, b_o=True),

@@ -12,7 +12,9 @@ void write_trace(std::ostream& out, const Engine& engine, const Scenario& scenar
   out << "{\n  \"format\": " << quote(kTraceFormat) << ",\n";
   out << "  \"dims\": {\"T\": " << d.T << ", \"d_model\": " << d.d_model << ", \"heads\": " << d.heads
       << (d.kv_heads != d.heads ? ", \"kv_heads\": " + std::to_string(d.kv_heads) : std::string()) << ", \"d_k\": " << d.d_k
-      << ", \"d_v\": " << d.d_v << ", \"d_out\": " << d.d_out << "},\n";
+      << ", \"d_v\": " << d.d_v << ", \"d_out\": " << d.d_out
+      << (scenario.cross() ? ", \"T_k\": " + std::to_string(d.T_k) + ", \"d_kv\": " + std::to_string(d.d_kv) : std::string())
+      << "},\n";
   // Top-level stages in the math's order up to the heads, then each head's
   // entry, then what comes after the heads; the registry says which are traced.
   const auto top = [&](Trace where) {
