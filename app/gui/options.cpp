@@ -7,7 +7,8 @@ namespace attention_lab::gui {
 const char* const kUsage = R"(attention-lab — see and change every number of self-attention
 
 usage: attention-lab [SCENARIO.json | LESSON.json] [options]
-  --preset NAME        open a built-in scenario (fat-cat, book, naive, multi-head, gqa, rope), or
+  --preset NAME        open a built-in scenario (fat-cat, book, naive, multi-head, gqa, rope,
+                       translate), or
                        random-T-D-H: a seeded random causal layer, e.g. random-64-32-4
   --step N             start at step N of the step-through (1-9)
   --head I             focus head I

@@ -8,6 +8,7 @@
 #include "attention_lab/stage_info.h"
 #include "attention_lab/stage_registry.h"
 #include "random_edits.h"
+#include "test_support.h"
 #include "unit_support.h"
 
 #include <gtest/gtest.h>
@@ -180,4 +181,23 @@ TEST(CrossAttention, EveryEditThenACompareStaysNearAFullRecompute) {
   Engine fresh;
   fresh.recompute_all(d2.scenario());
   EXPECT_TRUE(attention_lab::test::engines_near(d2.engine(), fresh));
+}
+
+TEST(CrossAttention, TheTranslatePresetAlignsEachFrenchWordWithItsEnglishWord) {
+  const Scenario s = attention_lab::test::preset("translate");
+  ASSERT_TRUE(s.cross());
+  const Dims d = s.dims();
+  EXPECT_EQ(d.T, 4);
+  EXPECT_EQ(d.T_k, 5);
+  const Document doc(s);
+  const MatrixView w = doc.stage(of_head(StageKind::Weights, 0));
+  ASSERT_EQ(w.cols(), 5);
+  // le → the, chat → cat, noir → black (the order swapped), dort → sleeps
+  const int expected[4] = {0, 2, 1, 3};
+  for (int t = 0; t < 4; ++t) {
+    Eigen::Index best = 0;
+    w.row(t).maxCoeff(&best);
+    EXPECT_EQ(best, expected[t]) << s.token_label(t) << " should find " << s.key_label(expected[t]);
+    EXPECT_GT(w(t, expected[t]), 0.6f) << s.token_label(t);
+  }
 }

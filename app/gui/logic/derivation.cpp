@@ -56,7 +56,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
   const bool token_cols = id.kind == StageKind::Mask || (id.kind >= StageKind::Scores && id.kind <= StageKind::Weights);
   const bool token_rows = token_cols || id.kind == StageKind::X || !is_input(id.kind);
   if (token_cols && d.T > 0)
-    out.title += "   ('" + s.token_label(r) + "' → '" + s.token_label(c) + "')";
+    out.title += "   ('" + s.token_label(r) + "' → '" + s.key_label(c) + "')";
   else if (token_rows)
     out.title += "   (token '" + s.token_label(r) + "')";
   const int h = id.head;
@@ -103,7 +103,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       }
       const auto W = layer(static_cast<StageKind>(static_cast<int>(StageKind::W_q) + which));
       const char w = "qkv"[which];
-      const RowVector x = layer(StageKind::X).row(r);
+      const RowVector x = layer(which > 0 && s.cross() ? StageKind::X_kv : StageKind::X).row(r);
       const RowVector wc = W.col(col).transpose();
       float computed = x.dot(wc);
       out.formula = std::string("x") + sub(r) + "·W_" + w + "[:," + std::to_string(col) + "]";
@@ -167,7 +167,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       }
       out.formula = allowed ? "S′" + hs + at + "  (the mask allows it)" : "−∞  (the mask forbids it)";
       out.numbers = allowed ? format_number(scaled, 3)
-                            : "'" + s.token_label(r) + "' may not look at '" + s.token_label(c) + "' → −∞";
+                            : "'" + s.token_label(r) + "' may not look at '" + s.key_label(c) + "' → −∞";
       out.hint = allowed ? "the scaled score S′" + hs + at + " (the mask allows it)" : "what the mask does where it forbids";
       out.note = pin_note(s, id, r, c, allowed ? scaled : -INFINITY);
       break;

@@ -9,7 +9,9 @@ std::vector<Lit> provenance(const Scenario& s, StageId id, int r, int c) {
   auto layer = [](StageKind k) { return StageId::input(k); };
   std::vector<Lit> out;
   auto projection = [&](StageKind W, StageKind b, int col) {
-    out.push_back({layer(StageKind::X), r, -1, -1, -1});
+    // K and V read X_kv with cross-attention
+    const bool keys = W != StageKind::W_q && s.cross();
+    out.push_back({layer(keys ? StageKind::X_kv : StageKind::X), r, -1, -1, -1});
     out.push_back({layer(W), -1, col, -1, -1});
     if (s.use_bias) out.push_back({layer(b), -1, -1, 0, col});
   };

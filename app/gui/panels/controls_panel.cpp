@@ -105,6 +105,15 @@ void draw_controls_panel(AppState& state) {
   dimension_input(state, "d_k", Dimension::d_k, d.d_k, kMaxHeadDim, "Width of each head's queries and keys");
   dimension_input(state, "d_v", Dimension::d_v, d.d_v, kMaxHeadDim, "Width of each head's values");
   if (s.use_w_o) dimension_input(state, "d_out", Dimension::d_out, d.d_out, kMaxModelDim, "Columns of W_o");
+  if (s.cross()) {
+    // the keys' sequence is read from the file; its size is shown, not changed here
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("Cross-attention: keys and values from X_kv, T_k = %d rows of d_kv = %d", d.T_k, d.d_kv);
+    ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Queries come from X (T = %d), keys and values from another sequence, X_kv:\n"
+                        "the scores have a row per query and a column per row of X_kv.", d.T);
+  }
 
   ImGui::Separator();
   draw_words_section(state);

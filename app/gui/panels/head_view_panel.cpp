@@ -54,7 +54,8 @@ int head_legend(AppState& state, int heads) {
 void draw_head_view_panel(AppState& state) {
   const Document& doc = *state.doc;
   const Scenario& s = doc.scenario();
-  const int T = s.T();
+  // queries on the left, keys on the right (with cross-attention: X_kv's rows, T_k of them)
+  const int T_q = s.T(), T_k = s.dims().T_k, T = std::max(T_q, T_k);
   HeadViewState& hv = state.head_view;
 
   ImGui::Checkbox("all heads", &hv.all_heads);
@@ -86,14 +87,15 @@ void draw_head_view_panel(AppState& state) {
     // Most of a query's attention may go to keys outside the window; an empty
     // picture must not read as "no attention at all".
     const int window_end = hv.first_token + fits;
-    const int query = hv.hovered_query >= hv.first_token && hv.hovered_query < window_end ? hv.hovered_query
-                                                                                          : hv.first_token + fits / 2;
+    const int query = std::min(T_q - 1, hv.hovered_query >= hv.first_token && hv.hovered_query < window_end
+                                            ? hv.hovered_query
+                                            : hv.first_token + fits / 2);
     double inside = 0.0;
     int heads_counted = 0;
     for (int h = 0; h < s.heads; ++h) {
       if (!hv.all_heads && h != state.focused_head) continue;
       const Matrix w = doc.engine().rows(StageId::of_head(StageKind::Weights, h), query, 1);
-      for (int k = hv.first_token; k < window_end; ++k) inside += static_cast<double>(w(0, k));
+      for (int k = hv.first_token; k < std::min(window_end, T_k); ++k) inside += static_cast<double>(w(0, k));
       ++heads_counted;
     }
     inside /= std::max(heads_counted, 1);
@@ -124,8 +126,8 @@ void draw_head_view_panel(AppState& state) {
   for (int t = layout.first_token; t < layout.first_token + layout.token_count; ++t) {
     const float y = layout.y_of(t);
     if (std::fabs(io.MousePos.y - y) > row_h * 0.5f) continue;
-    if (io.MousePos.x >= origin.x && io.MousePos.x < layout.left_x) hover_query = t;
-    if (io.MousePos.x > layout.right_x && io.MousePos.x < layout.right_x + label_w + 8) hover_key = t;
+    if (t < T_q && io.MousePos.x >= origin.x && io.MousePos.x < layout.left_x) hover_query = t;
+    if (t < T_k && io.MousePos.x > layout.right_x && io.MousePos.x < layout.right_x + label_w + 8) hover_key = t;
   }
 
   hv.hovered_query = hover_query;
@@ -158,13 +160,15 @@ void draw_head_view_panel(AppState& state) {
 
   // Token labels on both sides; the hovered one highlighted.
   for (int t = layout.first_token; t < layout.first_token + layout.token_count; ++t) {
-    const std::string label = s.token_label(t);
     const float y = layout.y_of(t) - ImGui::GetTextLineHeight() * 0.5f;
-    const float w = ImGui::CalcTextSize(label.c_str()).x;
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 lit = IM_COL32(255, 140, 0, 255);
-    dl->AddText(ImVec2(layout.left_x - 6 - w, y), t == hover_query ? lit : text, label.c_str());
-    dl->AddText(ImVec2(layout.right_x + 6, y), t == hover_key ? lit : text, label.c_str());
+    if (t < T_q) {
+      const std::string label = s.token_label(t);
+      const float w = ImGui::CalcTextSize(label.c_str()).x;
+      dl->AddText(ImVec2(layout.left_x - 6 - w, y), t == hover_query ? lit : text, label.c_str());
+    }
+    if (t < T_k) dl->AddText(ImVec2(layout.right_x + 6, y), t == hover_key ? lit : text, s.key_label(t).c_str());
   }
 
   // Hovering a token prints its weights at the far end of its lines (every
@@ -174,6 +178,7 @@ void draw_head_view_panel(AppState& state) {
     const float line_h = ImGui::GetTextLineHeight();
     const ImU32 bg = ImGui::GetColorU32(ImGuiCol_WindowBg, 0.85f), fg = ImGui::GetColorU32(ImGuiCol_Text);
     for (int t = layout.first_token; t < layout.first_token + layout.token_count; ++t) {
+      if (hover_query >= 0 ? t >= T_k : t >= T_q) continue;  // no key (query) at this place
       double sum = 0.0;
       for (const Matrix& w : windows)
         sum += static_cast<double>(hover_query >= 0 ? w(hover_query - layout.first_token, t)
@@ -187,7 +192,7 @@ void draw_head_view_panel(AppState& state) {
     }
     if (windows.size() > 1)
       ImGui::SetTooltip("'%s': mean weight over the %d heads drawn; hover a head in the legend for one head's",
-                        s.token_label(hover_query >= 0 ? hover_query : hover_key).c_str(),
+                        (hover_query >= 0 ? s.token_label(hover_query) : s.key_label(hover_key)).c_str(),
                         static_cast<int>(windows.size()));
   }
 
@@ -199,7 +204,7 @@ void draw_head_view_panel(AppState& state) {
   if (lines_hovered) {
     if (const auto line = pick_line(all, io.MousePos.x, io.MousePos.y)) {
       ImGui::SetTooltip("head %d: '%s' → '%s' = %s", line->head, s.token_label(line->query).c_str(),
-                        s.token_label(line->key).c_str(), format_number(line->weight, 3).c_str());
+                        s.key_label(line->key).c_str(), format_number(line->weight, 3).c_str());
       state.hovered = CellRef{StageId::of_head(StageKind::Weights, line->head), line->query, line->key};
       if (lines_clicked) {
         state.selected = state.hovered;

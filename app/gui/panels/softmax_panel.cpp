@@ -133,7 +133,7 @@ void draw_softmax_panel(AppState& state) {
   {
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     for (int i = 0; i < n; ++i) {
-      std::string t = s.token_label(i);
+      std::string t = s.key_label(i);
       while (t.size() > 1 && ImGui::CalcTextSize(t.c_str()).x > bar_w - 4) t.pop_back();
       const float tw = ImGui::CalcTextSize(t.c_str()).x;
       ImGui::GetWindowDrawList()->AddText(ImVec2(p0.x + bar_w * static_cast<float>(i) + (bar_w - tw) * 0.5f, p0.y),

@@ -288,6 +288,46 @@ Scenario rope() {
   return s;
 }
 
+// Cross-attention as a translation model uses it (seed 002): the decoder's
+// French words ask the encoder's English words which one they translate.
+// Each word holds its meaning (det, cat, black, sleep, end) and a little
+// noise; queries and keys compare meanings, so 'noir' finds 'black' although
+// the two languages put the adjective on different sides of the noun.
+Scenario translate() {
+  Scenario s;
+  s.title = "Cross-attention: le chat noir dort";
+  s.description =
+      "Cross-attention: 4 French words being written (queries, from X) attend to 5 English source words (keys and "
+      "values, from X_kv), as a translation model's decoder does. Each word carries its meaning; 'noir' finds "
+      "'black' and 'chat' finds 'cat' although the word order differs. No causal mask: every query may read every "
+      "source word.";
+  s.tokens = {"le", "chat", "noir", "dort"};
+  s.tokens_kv = {"the", "black", "cat", "sleeps", "."};
+  s.features = {"det", "cat", "black", "sleep", "end"};
+  // meanings [det, cat, black, sleep, end] plus a little seeded noise (a real model's are never one-hot)
+  const int target[4] = {0, 1, 2, 3}, source[5] = {0, 2, 1, 3, 4};
+  s.X = Matrix::Zero(4, 5);
+  s.X_kv = Matrix::Zero(5, 5);
+  for (int t = 0; t < 4; ++t) {
+    s.X(t, target[t]) = 1.0f;
+    for (int f = 0; f < 5; ++f) s.X(t, f) += 0.1f * seeded_uniform(23, StageKind::X, t, f);
+  }
+  for (int t = 0; t < 5; ++t) {
+    s.X_kv(t, source[t]) = 1.0f;
+    for (int f = 0; f < 5; ++f) s.X_kv(t, f) += 0.1f * seeded_uniform(29, StageKind::X_kv, t, f);
+  }
+  // queries ask for the meaning they hold; keys offer the meaning they hold
+  s.W_q = Matrix::Zero(5, 4);
+  s.W_k = Matrix::Zero(5, 4);
+  s.W_v = Matrix::Zero(5, 4);
+  for (int f = 0; f < 4; ++f) s.W_q(f, f) = 5.0f, s.W_k(f, f) = 1.0f, s.W_v(f, f) = 1.0f;
+  fill_zeros_with_noise(s.W_q, StageKind::W_q);
+  fill_zeros_with_noise(s.W_k, StageKind::W_k);
+  s.heads = 1;
+  s.mask_kind = MaskKind::None;
+  return s;
+}
+
 }  // namespace
 
 const std::vector<PresetInfo>& presets() {
@@ -298,6 +338,7 @@ const std::vector<PresetInfo>& presets() {
       {"multi-head", "Four heads, four jobs", "T=8, d_model=16, 4 heads, causal, with W_o"},
       {"gqa", "Eight heads, two K/V heads", "grouped-query attention: 8 query heads share 2 K/V heads"},
       {"rope", "RoPE: distance, not position", "one head with rotary positions: the same words score by distance"},
+      {"translate", "Cross-attention: le chat noir dort", "4 French queries over 5 English keys and values"},
   };
   return list;
 }
@@ -386,6 +427,7 @@ std::optional<Scenario> make_preset(std::string_view name) {
   if (name == "multi-head") return multi_head();
   if (name == "gqa") return gqa();
   if (name == "rope") return rope();
+  if (name == "translate") return translate();
   return std::nullopt;
 }
 
