@@ -56,8 +56,9 @@ Scenario random_scenario(int T, int d_model, int heads, MaskKind mask, std::uint
   return s;
 }
 
-void add_variants(Scenario& s, int kv_heads, bool rope, std::uint64_t seed) {
+void add_variants(Scenario& s, int kv_heads, bool rope, int cross_T_k, std::uint64_t seed) {
   const Dims d = s.dims();
+  if (cross_T_k > 0) s.X_kv = seeded_matrix(seed + 1, StageKind::X_kv, cross_T_k, d.d_model, d.d_model);
   if (kv_heads > 0 && kv_heads != d.heads) {
     s.kv_heads = kv_heads;
     s.W_k = seeded_matrix(seed, StageKind::W_k, d.d_model, kv_heads * d.d_k, d.d_model);
@@ -66,11 +67,11 @@ void add_variants(Scenario& s, int kv_heads, bool rope, std::uint64_t seed) {
   s.rope.on = rope;
 }
 
-double full_forward_flops(int T, int d_model, int kv_width) {
-  const double t = T;
+double full_forward_flops(int T, int d_model, int kv_width, int T_k) {
+  const double t = T, tk = T_k < 0 ? T : T_k;
   const double d = d_model;
   const double kv = kv_width < 0 ? d : kv_width;
-  return 2.0 * t * d * (2.0 * d + 2.0 * kv) + 4.0 * t * t * d;
+  return 2.0 * t * d * 2.0 * d + 2.0 * tk * d * 2.0 * kv + 4.0 * t * tk * d;
 }
 
 }  // namespace bench
@@ -108,6 +109,8 @@ more runs); the full forward counts 2*T*D*(2D + 2*KVW) + 4*T^2*D FLOPs (KVW = kv
   --kv-heads K   grouped-query heads: K K/V heads shared by the H query heads
                  (K divides H; default H, plain multi-head attention)
   --rope         rotate Q and K by position (RoPE, θ 10000; d_k must be even)
+  --cross N      cross-attention: keys and values from another sequence of N rows
+                 (with N != T the mask must be none)
   --threads K    OpenMP and Eigen threads (default: all )" +
          std::to_string(hardware_threads()) + R"( of this machine)
   --runs N       at least N timed runs per figure, 1 to )" +
@@ -123,6 +126,7 @@ struct Options {
   int heads = 12;
   int kv_heads = 0;  // 0: as many as heads
   bool rope = false;
+  int cross = 0;  // rows of X_kv; 0: self-attention
   MaskKind mask = MaskKind::Causal;
   int threads = 1;
   bool threads_given = false;
@@ -166,7 +170,7 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
       (flag == "--json" ? o.json : flag == "--rope" ? o.rope : o.help) = true;
       continue;
     }
-    const bool takes_value = flag == "--T" || flag == "--d" || flag == "--heads" || flag == "--kv-heads" || flag == "--mask" ||
+    const bool takes_value = flag == "--T" || flag == "--d" || flag == "--heads" || flag == "--kv-heads" || flag == "--cross" || flag == "--mask" ||
                              flag == "--threads" || flag == "--runs" || flag == "--gemm-size";
     if (!takes_value) {
       if (flag.size() > 1 && flag[0] == '-') return "unknown option '" + args[i] + "'";
@@ -181,6 +185,7 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
     else if (flag == "--d") e = parse_int(flag, *value, 1, kAny, o.d);
     else if (flag == "--heads") e = parse_int(flag, *value, 1, kAny, o.heads);
     else if (flag == "--kv-heads") e = parse_int(flag, *value, 1, kAny, o.kv_heads);
+    else if (flag == "--cross") e = parse_int(flag, *value, 1, kAny, o.cross);
     else if (flag == "--threads") {
       e = parse_int(flag, *value, 1, 1024, o.threads);
       o.threads_given = true;
@@ -233,6 +238,10 @@ std::string check_limits(const Options& o) {
   if (o.kv_heads > 0 && o.heads % o.kv_heads != 0)
     return "--kv-heads " + std::to_string(o.kv_heads) + " does not divide --heads " + std::to_string(o.heads) +
            " (each K/V head is shared by heads / kv_heads query heads)";
+  if (o.cross > kMaxTokens) return above("--cross", o.cross, "T_k", kMaxTokens);
+  if (o.cross > 0 && o.cross != o.T && o.mask == MaskKind::Causal)
+    return "--cross " + std::to_string(o.cross) + " with --T " + std::to_string(o.T) +
+           ": a causal mask needs as many keys as queries; add --mask none";
   if (o.rope && (o.d / o.heads) % 2 != 0)
     return "--rope needs an even d_k (RoPE turns pairs of dimensions); d_k = d_model / heads = " +
            std::to_string(o.d / o.heads);
@@ -530,10 +539,11 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   j["heads"] = o.heads;
   j["kv_heads"] = o.kv_heads > 0 ? o.kv_heads : o.heads;
   j["rope"] = o.rope;
+  j["cross_T_k"] = o.cross;
   j["mask"] = to_string(o.mask);
   j["threads"] = threads;
   j["full_ms"] = sig(full_ms);
-  j["full_gflops"] = sig(gflops(bench::full_forward_flops(o.T, o.d, kv_width(o)), full_ms));
+  j["full_gflops"] = sig(gflops(bench::full_forward_flops(o.T, o.d, kv_width(o), o.cross > 0 ? o.cross : -1), full_ms));
   j["gemm_gflops"] = sig(gflops(gemm_flops, gemm_ms));
   j["plain_ms"] = sig(median(r.plain));
   j["plain_over_full"] = sig(median(r.plain) / full_ms);  // > 1: the engine is faster
@@ -552,8 +562,8 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   j["edit_ratio"] = edit_ratio;
   j["d_k"] = o.d / o.heads;
   j["d_v"] = o.d / o.heads;
-  j["full_gflop"] = sig(bench::full_forward_flops(o.T, o.d, kv_width(o)) / 1e9);
-  j["full_vs_gemm"] = sig(gflops(bench::full_forward_flops(o.T, o.d, kv_width(o)), full_ms) / gflops(gemm_flops, gemm_ms));
+  j["full_gflop"] = sig(bench::full_forward_flops(o.T, o.d, kv_width(o), o.cross > 0 ? o.cross : -1) / 1e9);
+  j["full_vs_gemm"] = sig(gflops(bench::full_forward_flops(o.T, o.d, kv_width(o), o.cross > 0 ? o.cross : -1), full_ms) / gflops(gemm_flops, gemm_ms));
   j["first_full_ms"] = sig(r.first_full_ms);
   j["gemm_size"] = o.gemm;
   j["gemm_ms"] = sig(gemm_ms);
@@ -572,11 +582,12 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
 void print_table(std::ostream& out, const Options& o, int threads, const Results& r) {
   const double full_ms = median(r.full);
   const double gemm_ms = median(r.gemm);
-  const double full_flops = bench::full_forward_flops(o.T, o.d, kv_width(o));
+  const double full_flops = bench::full_forward_flops(o.T, o.d, kv_width(o), o.cross > 0 ? o.cross : -1);
   const double gemm_flops = 2.0 * std::pow(static_cast<double>(o.gemm), 3.0);
   const int dk = o.d / o.heads;
   out << "attention-lab bench: T=" << o.T << ", d_model=" << o.d << ", heads=" << o.heads
       << (o.kv_heads > 0 && o.kv_heads != o.heads ? " over " + std::to_string(o.kv_heads) + " K/V heads" : "")
+      << (o.cross > 0 ? ", cross-attention over T_k=" + std::to_string(o.cross) : "")
       << " (d_k = d_v = " << dk << "), " << to_string(o.mask) << " mask" << (o.rope ? ", RoPE" : "")
       << ", W_o on, float32\n"
       << "Eigen " << EIGEN_WORLD_VERSION << '.' << EIGEN_MAJOR_VERSION << '.' << EIGEN_MINOR_VERSION << " ("
@@ -626,7 +637,7 @@ int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (auto e = check_limits(o); !e.empty()) return bench_error(err, e);
 
   Scenario s = bench::random_scenario(o.T, o.d, o.heads, o.mask);
-  bench::add_variants(s, o.kv_heads, o.rope);
+  bench::add_variants(s, o.kv_heads, o.rope, o.cross);
   if (auto e = validate(s); !e.empty()) return bench_error(err, e);
 
   const int threads = kHaveOpenMP ? o.threads : 1;

@@ -30,12 +30,15 @@ Scenario random_scenario(int T, int d_model, int heads, MaskKind mask, std::uint
 
 // The same layer with grouped-query heads (kv_heads K/V heads; W_k and W_v
 // become d_model × kv_heads·d_k) and/or RoPE (θ 10000, HF's rotate_half).
-void add_variants(Scenario& s, int kv_heads, bool rope, std::uint64_t seed = kSeed);
+// cross_T_k > 0: cross-attention over a second random sequence of that many rows (d_model wide).
+void add_variants(Scenario& s, int kv_heads, bool rope, int cross_T_k = 0, std::uint64_t seed = kSeed);
 
 // FLOPs of one full forward as the bench counts them: 2·T·d·(2d + 2·kv_width)
 // (the Q, output, K and V projections; kv_width = kv_heads·d_k, d without
 // grouping) + 4·T²·d (scores and weights·V over all heads).
-double full_forward_flops(int T, int d_model, int kv_width = -1);
+// With cross-attention the K and V projections run over T_k rows and the
+// scores are T × T_k (T_k < 0: T).
+double full_forward_flops(int T, int d_model, int kv_width = -1, int T_k = -1);
 
 // Every stage the window draws for the focused head: the inputs, Q, K and V
 // with the head's blocks, the head's scores, scaled, masked, weights and

@@ -26,8 +26,9 @@ void rotate(Eigen::Ref<Matrix> x, const Rope& rope) {
 Matrix plain_attention_forward(const Scenario& s) {
   const Dims d = s.dims();
   const Eigen::Index T = d.T, dk = d.d_k, dv = d.d_v;
-  Matrix Q = s.X * s.W_q, K = s.X * s.W_k;
-  const Matrix V = s.X * s.W_v;
+  Matrix Q = s.X * s.W_q, K = s.kv_source() * s.W_k;  // (X_kv with cross-attention)
+  const Matrix V = s.kv_source() * s.W_v;
+  const Eigen::Index Tk = d.T_k;
   Matrix concat(T, static_cast<Eigen::Index>(d.heads) * dv);
   const float scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(dk)) : 1.0f;
   const bool causal = s.mask_kind == MaskKind::Causal;
@@ -36,12 +37,12 @@ Matrix plain_attention_forward(const Scenario& s) {
     const Eigen::Index g = d.kv_head(h);
     Matrix q = Q.middleCols(h * dk, dk), k = K.middleCols(g * dk, dk);
     if (s.rope.on) rotate(q, s.rope), rotate(k, s.rope);
-    Matrix A(T, T);
+    Matrix A(T, Tk);
     A.noalias() = q * k.transpose();
     A *= scale / s.temperature;
     for (Eigen::Index i = 0; i < T; ++i) {
       auto row = A.row(i);
-      if (causal) row.tail(T - i - 1).setConstant(-std::numeric_limits<float>::infinity());
+      if (causal) row.tail(Tk - i - 1).setConstant(-std::numeric_limits<float>::infinity());
       row.array() = (row.array() - row.maxCoeff()).exp();
       row *= 1.0f / row.sum();
     }

@@ -4,7 +4,7 @@
 // T×T product Q_h·K_hᵀ, scale, mask, row softmax and A_h·V_h, then concat·W_o.
 // No blocks skipped, nothing kept for edits, no pins. Heads run in parallel
 // (OpenMP). It handles what the bench draws: no/causal mask, grouped-query
-// heads, RoPE, W_o; it exists so `bench` can say how the engine compares
+// heads, RoPE, cross-attention, W_o; it exists so `bench` can say how the engine compares
 // with the obvious implementation of the same math on the same machine.
 
 #include "attention_lab/scenario.h"

@@ -62,7 +62,7 @@ TEST(CliBench, HelpDescribesEveryOption) {
   EXPECT_EQ(r.code, cli::kExitOk);
   EXPECT_EQ(r.err, "");
   for (const char* option :
-       {"--T", "--d", "--heads", "--kv-heads", "--rope", "--mask", "--threads", "--runs", "--gemm-size", "--json"})
+       {"--T", "--d", "--heads", "--kv-heads", "--rope", "--cross", "--mask", "--threads", "--runs", "--gemm-size", "--json"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   const BenchResult top = [] {
     std::ostringstream out, err;
@@ -134,6 +134,11 @@ TEST(CliBench, GroupedHeadsAndRopeAreCheckedAndRun) {
   EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "12", "--heads", "4", "--rope"}),
                            "--rope needs an even d_k (RoPE turns pairs of dimensions); d_k = d_model / heads = 3"));
   EXPECT_TRUE(bad_argument(bench({"--rope=yes"}), "--rope: takes no value, found 'yes'"));
+  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "16", "--heads", "2", "--cross", "12"}),
+                           "--cross 12 with --T 8: a causal mask needs as many keys as queries; add --mask none"));
+  const BenchResult c = bench(tiny({"--T", "8", "--d", "16", "--heads", "2", "--cross", "12", "--mask", "none", "--json"}));
+  ASSERT_EQ(c.code, cli::kExitOk) << c.err;
+  EXPECT_EQ(json::parse(c.out).at("cross_T_k"), 12);
   Scenario s = cli::bench::random_scenario(8, 16, 4, MaskKind::Causal);
   cli::bench::add_variants(s, 2, true);
   EXPECT_EQ(validate(s), "");
@@ -217,7 +222,7 @@ TEST(CliBench, ThePlainReferenceComputesTheSameOutputAsTheEngine) {
     for (const int kv : {0, 2})
       for (const MaskKind mask : {MaskKind::Causal, MaskKind::None}) {
         Scenario s = cli::bench::random_scenario(37, 32, 4, mask);
-        cli::bench::add_variants(s, kv, rope);
+        cli::bench::add_variants(s, kv, rope, mask == MaskKind::None ? 41 : 0);
         Engine engine;
         engine.recompute_all(s);
         const Matrix plain = cli::plain_attention_forward(s);
