@@ -18,7 +18,8 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
   --frames N           frames to render before the screenshot (default 6)
   --select STAGE:R:C   select a cell, e.g. --select scores[0]:2:1
   --lesson NAME|FILE   open a lesson: attention-from-scratch, why-sqrt-dk,
-                       causal-masking, many-heads, positions, or a lesson .json file
+                       causal-masking, many-heads, cross-attention, positions, or a
+                       lesson .json file
   --lesson-step N      start the lesson at step N
   --view NAME          open a centre view: pipeline, heads, softmax or sqrt-dk
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme

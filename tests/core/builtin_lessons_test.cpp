@@ -44,12 +44,12 @@ int step_titled(const Lesson& lesson, const std::string& title) {
 
 }  // namespace
 
-TEST(BuiltInLessons, TheFiveLessonsAreThereInTeachingOrder) {
+TEST(BuiltInLessons, TheSixLessonsAreThereInTeachingOrder) {
   const auto files = lesson_files(lessons_dir());
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(f.filename().string());
   EXPECT_EQ(names, (std::vector<std::string>{"attention-from-scratch.json", "why-sqrt-dk.json", "causal-masking.json",
-                                             "many-heads.json", "positions.json"}));
+                                             "many-heads.json", "cross-attention.json", "positions.json"}));
 }
 
 TEST(BuiltInLessons, EveryFileInTheFolderIsALessonThatLoads) {
@@ -64,7 +64,7 @@ TEST(BuiltInLessons, EveryFileInTheFolderIsALessonThatLoads) {
       EXPECT_EQ(validate_lesson(*l.lesson), "") << entry.path();
     }
   }
-  EXPECT_EQ(count, 5);
+  EXPECT_EQ(count, 6);
 }
 
 TEST(BuiltInLessons, EveryStepAppliesThroughADocumentAsTheAppDoes) {
@@ -271,4 +271,21 @@ TEST(BuiltInLessons, PositionsQuotesTheEnginesNumbers) {
   EXPECT_NEAR(at_step(l, alibi, "weights[0]", 6, 5), 0.242, 0.001);
   EXPECT_NEAR(at_step(l, alibi, "weights[0]", 6, 0), 0.237, 0.001);
   EXPECT_NEAR(at_step(l, alibi, "position_bias[0]", 6, 0), -6.0 / 256, 1e-6);
+}
+
+TEST(BuiltInLessons, CrossAttentionQuotesTheEnginesNumbers) {
+  const Lesson l = load("cross-attention.json");
+  EXPECT_EQ(l.scenario.dims().T, 4);
+  EXPECT_EQ(l.scenario.dims().T_k, 5);
+  EXPECT_NEAR(at_step(l, 1, "Q", 2, 2), 4.93, 0.005);
+  EXPECT_NEAR(at_step(l, 2, "K", 1, 2), 1.09, 0.005);
+  EXPECT_NEAR(at_step(l, 3, "scores[0]", 2, 1), 5.40, 0.005);
+  for (int c : {0, 2, 3, 4}) EXPECT_LT(at_step(l, 3, "scores[0]", 2, c), 0.6f) << c;
+  const int alignment = step_titled(l, "The alignment");
+  EXPECT_NEAR(at_step(l, alignment, "weights[0]", 0, 0), 0.80, 0.005);
+  EXPECT_NEAR(at_step(l, alignment, "weights[0]", 1, 2), 0.72, 0.005);
+  EXPECT_NEAR(at_step(l, alignment, "weights[0]", 2, 1), 0.76, 0.005);
+  EXPECT_NEAR(at_step(l, alignment, "weights[0]", 3, 3), 0.73, 0.005);
+  for (int r = 0; r < 4; ++r) EXPECT_LT(at_step(l, alignment, "weights[0]", r, 4), 0.06f) << "nobody reads the full stop";
+  EXPECT_NEAR(at_step(l, alignment + 1, "context[0]", 2, 2), 0.84, 0.005);
 }
