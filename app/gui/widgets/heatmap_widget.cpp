@@ -66,7 +66,8 @@ float draw_colour_bar(ImDrawList* dl, ImVec2 p, float width, int colormap, float
 
 float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed) {
   const LabelKind kind = transposed ? info.col_label_kind : info.row_label_kind;
-  const bool named = kind == LabelKind::Token || (kind == LabelKind::Feature && !scenario.features.empty());
+  const bool named = kind == LabelKind::Token || kind == LabelKind::KeyToken ||
+                     (kind == LabelKind::Feature && !scenario.features.empty());
   const float em = gfx::em();
   return (named ? 52.0f : 22.0f) * em;
 }
