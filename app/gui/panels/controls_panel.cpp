@@ -195,7 +195,7 @@ void draw_controls_panel(AppState& state) {
     opt.hold_while_dragging = true;
     const std::string label = "A" + subscript(h) + (h == state.focused_head ? " ◀" : "");
     opt.title_override = label.c_str();
-    if (draw_heatmap(state, StageId::of_head(StageKind::Weights, h), opt).clicked) state.focused_head = h;
+    if (apply_heatmap_edits(state, draw_heatmap(state, StageId::of_head(StageKind::Weights, h), opt)).clicked) state.focused_head = h;
   }
 
   ImGui::PopItemWidth();

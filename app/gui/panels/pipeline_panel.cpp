@@ -109,7 +109,7 @@ void draw_pipeline_panel(AppState& state) {
     const bool is_current = current_step >= 0 && step == current_step;
     const ImVec2 before = ImGui::GetCursorScreenPos();
     ImGui::BeginGroup();
-    const HeatmapEvents ev = draw_heatmap(state, id, opt);
+    const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, id, opt));
     if (ev.hovered) state.hovered = ev.hovered;
     // Compare: the change since the snapshot, right under the value.
     // Off screen it keeps its last difference: at T=1024 diffing every
@@ -131,7 +131,7 @@ void draw_pipeline_panel(AppState& state) {
       diff_opt.difference = d;
       diff_opt.difference_version = version;
       diff_opt.reveal = -1;
-      if (const HeatmapEvents dev = draw_heatmap(state, id, diff_opt); dev.hovered) state.hovered = dev.hovered;
+      if (const HeatmapEvents dev = apply_heatmap_edits(state, draw_heatmap(state, id, diff_opt)); dev.hovered) state.hovered = dev.hovered;
     }
     ImGui::EndGroup();
     if (scroll_here) {

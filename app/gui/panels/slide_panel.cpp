@@ -292,7 +292,7 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     opt.max_px = 1e9f;  // the layout already chose the size
     opt.transposed = term->transposed;
     opt.show_colour_bar = colour_bars;
-    const HeatmapEvents ev = draw_heatmap(state, term->stage, opt);
+    const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, term->stage, opt));
     if (ev.hovered) state.hovered = ev.hovered;
     // What the heatmap took beyond the box, for next frame's layout.
     const ImVec2 drawn = ImGui::GetItemRectSize();

@@ -479,8 +479,10 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         state.panning = id;
       } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
         state.selected = ev.hovered;
+        // the registry's word on it (StageInfo::editability); the mask toggles on release, concat
+        // is pinned through each head's context
         const bool editable = opt.editable && !showing_difference && id.kind != StageKind::Mask &&
-                              id.kind != StageKind::Concat && pinnable(id.kind);
+                              id.kind != StageKind::Concat && info.editability != Editability::ReadOnly;
         if (editable)
           state.drag = DragState{*ev.hovered, state.doc->begin_gesture(), values()(ev.hovered->row, ev.hovered->col),
                                  io.MousePos.y, false};
@@ -499,14 +501,14 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         d.moved = true;
         float start = d.start_value;
         if (!std::isfinite(start)) start = 0.0f;  // dragging a −∞ cell starts from 0
-        state.apply(cell_edit(id, d.cell.row, d.cell.col, dragged_value(start, up, io.KeyShift)), d.gesture);
+        ev.edits.push_back({cell_edit(id, d.cell.row, d.cell.col, dragged_value(start, up, io.KeyShift)), d.gesture});
       }
     }
     if (ImGui::IsItemDeactivated()) {
       // Only a left click toggles a mask cell: the right click that opens the menu must not.
       if (id.kind == StageKind::Mask && opt.editable && !showing_difference && ev.hovered && state.panning != id &&
           ImGui::IsMouseReleased(ImGuiMouseButton_Left))
-        state.apply(mask_toggle(ev.hovered->row, ev.hovered->col, values()(ev.hovered->row, ev.hovered->col)));
+        ev.edits.push_back({mask_toggle(ev.hovered->row, ev.hovered->col, values()(ev.hovered->row, ev.hovered->col)), 0});
       state.drag.reset();
       if (state.panning == id) state.panning.reset();
     }
@@ -540,11 +542,11 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Drawn off screen at 1×, 2× or 4×, with title, labels and colour bar");
       if (on && !is_input(id.kind) && pinned(sc, id, on->row, on->col) && ImGui::MenuItem("Unpin this cell"))
-        state.apply(SetPin{PinKey{id, on->row, on->col}, std::nullopt});
+        ev.edits.push_back({SetPin{PinKey{id, on->row, on->col}, std::nullopt}, 0});
       if (is_input(id.kind) && id.kind != StageKind::Mask && ImGui::MenuItem("Randomize (seeded)")) {
         const int fan_in = id.kind == StageKind::W_o ? rows : sc.d_model();
         const auto seed = sc.seed + doc.engine().version(id) * 7919u;
-        state.apply(SetMatrix{id, seeded_matrix(seed, id.kind, rows, cols, fan_in), "randomize"});
+        ev.edits.push_back({SetMatrix{id, seeded_matrix(seed, id.kind, rows, cols, fan_in), "randomize"}, 0});
       }
       ImGui::EndPopup();
     }
@@ -580,6 +582,11 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   ImGui::PopID();
   ImGui::PopID();
   return ev;
+}
+
+HeatmapEvents apply_heatmap_edits(AppState& state, HeatmapEvents events) {
+  for (const auto& r : events.edits) state.apply(r.edit, r.gesture);
+  return events;
 }
 
 }  // namespace attention_lab::gui

@@ -32,9 +32,22 @@ struct HeatmapOptions {
 struct HeatmapEvents {
   std::optional<CellRef> hovered;
   bool clicked = false;       // a click without drag (thumbnails: "focus this head")
+  // What the user's gestures ask of the document this frame (a dragged cell,
+  // a mask cell toggled, a pin removed, a matrix randomized), each with the
+  // gesture it belongs to (0: an undo entry of its own). The widget never
+  // applies them: apply_heatmap_edits (or the caller) does.
+  struct Requested {
+    Edit edit;
+    std::uint64_t gesture = 0;
+  };
+  std::vector<Requested> edits;
 };
 
 HeatmapEvents draw_heatmap(AppState& state, StageId stage, const HeatmapOptions& options);
+
+// Applies the edits a heatmap's gestures asked for, in order, through the
+// document (so undo and the dirty tracking see them); returns the events.
+HeatmapEvents apply_heatmap_edits(AppState& state, HeatmapEvents events);
 
 // The width of the row-label strip left of a heatmap's cells: room for a word
 // when the rows shown are named (tokens, or features once one has a name),
