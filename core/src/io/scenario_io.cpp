@@ -4,6 +4,7 @@
 #include "attention_lab/json_text.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/stage_registry.h"
+#include "io/json_document.h"
 
 #include <nlohmann/json.hpp>
 
@@ -351,28 +352,6 @@ Scenario parse_object(const json& root) {
   return s;
 }
 
-// Far more than the format needs (3 levels); far less than would exhaust the stack.
-constexpr std::size_t kMaxNesting = 256;
-
-// How deeply lists and objects nest in `text`, which has already parsed.
-std::size_t nesting_depth(const std::string& text) {
-  std::size_t depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (const char ch : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (ch == '\\') escaped = true;
-      else if (ch == '"') in_string = false;
-    } else if (ch == '"') {
-      in_string = true;
-    } else if (ch == '[' || ch == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((ch == ']' || ch == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 }  // namespace
 
@@ -389,23 +368,15 @@ std::string parse_rope_setting(const std::string& json_text, const std::string& 
 
 LoadResult parse_scenario(const std::string& text) {
   LoadResult result;
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
-    // The parser quotes what it read last, which may be a whole 10 MB line: keep a short, escaped tail.
-    result.error = "invalid JSON: " + json_error_message(e.what());
-    return result;
-  }
   // The parser is iterative but dump() recurses once per level: an unknown key
   // nested 100 000 deep (valid JSON) would overflow the stack when we keep it.
-  if (const std::size_t depth = nesting_depth(text); depth > kMaxNesting) {
-    result.error = "scenario: expected lists and objects nested at most " + std::to_string(kMaxNesting) +
-                   " deep, found " + std::to_string(depth);
+  io::JsonDocument doc = io::parse_json_document(text, "scenario");
+  if (!doc.error.empty()) {
+    result.error = std::move(doc.error);
     return result;
   }
   try {
-    result.scenario = parse_object(root);
+    result.scenario = parse_object(doc.root);
   } catch (const FieldError& e) {
     result.error = cap_message(e.message);
   } catch (const std::exception& e) {  // e.g. out of memory: report, never crash
@@ -415,27 +386,13 @@ LoadResult parse_scenario(const std::string& text) {
 }
 
 LoadResult load_scenario(const std::filesystem::path& path) {
-  LoadResult result;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    result.error = path.string() + ": cannot read: " + ec.message();
+  io::TextFile file = io::read_text_file(path, kMaxScenarioFileBytes);
+  if (!file.error.empty()) {
+    LoadResult result;
+    result.error = std::move(file.error);
     return result;
   }
-  if (size > kMaxScenarioFileBytes) {
-    result.error = path.string() + ": expected at most " + std::to_string(kMaxScenarioFileBytes >> 20) +
-                   " MiB, found " + std::to_string(size >> 20) + " MiB";
-    return result;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    result.error = path.string() + ": cannot open: " + std::strerror(errno);
-    return result;
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  result = parse_scenario(buffer.str());
-  return result;
+  return parse_scenario(file.text);
 }
 
 std::string scenario_to_json(const Scenario& s) {

@@ -5,6 +5,7 @@
 #include "attention_lab/limits.h"
 #include "attention_lab/presets.h"
 #include "attention_lab/scenario_io.h"
+#include "io/json_document.h"
 
 #include <nlohmann/json.hpp>
 
@@ -499,28 +500,6 @@ class Parser {
   std::string focus_where_;  // where the step's focus_head was given
 };
 
-// Far more than the format needs; far less than would exhaust the stack when
-// an embedded scenario is written out again for parse_scenario.
-constexpr std::size_t kMaxNesting = 256;
-
-std::size_t nesting_depth(const std::string& text) {
-  std::size_t depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (const char ch : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (ch == '\\') escaped = true;
-      else if (ch == '"') in_string = false;
-    } else if (ch == '"') {
-      in_string = true;
-    } else if (ch == '[' || ch == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((ch == ']' || ch == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 // Reads the top-level "format" string and stops there, without building the document.
 class FormatSniffer : public nlohmann::json_sax<json> {
@@ -576,21 +555,13 @@ bool is_lesson_format(const std::string& format) { return format.rfind("attentio
 
 LoadedLesson parse_lesson(const std::string& text, const std::filesystem::path& base_dir) {
   LoadedLesson result;
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception& e) {
-    // The parser quotes what it read last, which may be a whole 10 MB line: keep a short, escaped tail.
-    result.error = "invalid JSON: " + json_error_message(e.what());
-    return result;
-  }
-  if (const std::size_t depth = nesting_depth(text); depth > kMaxNesting) {
-    result.error = "lesson: expected lists and objects nested at most " + std::to_string(kMaxNesting) +
-                   " deep, found " + std::to_string(depth);
+  io::JsonDocument doc = io::parse_json_document(text, "lesson");
+  if (!doc.error.empty()) {
+    result.error = std::move(doc.error);
     return result;
   }
   try {
-    result.lesson = Parser(base_dir).parse(root);
+    result.lesson = Parser(base_dir).parse(doc.root);
   } catch (const FieldError& e) {
     result.error = cap_message(e.message);
   } catch (const std::exception& e) {  // e.g. out of memory: report, never crash
@@ -600,27 +571,14 @@ LoadedLesson parse_lesson(const std::string& text, const std::filesystem::path& 
 }
 
 LoadedLesson load_lesson(const std::filesystem::path& path) {
-  LoadedLesson result;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    result.error = path.string() + ": cannot read: " + ec.message();
+  io::TextFile file = io::read_text_file(path, kMaxLessonFileBytes);
+  if (!file.error.empty()) {
+    LoadedLesson result;
+    result.error = std::move(file.error);
     return result;
   }
-  if (size > kMaxLessonFileBytes) {
-    result.error = path.string() + ": expected at most " + std::to_string(kMaxLessonFileBytes >> 20) +
-                   " MiB, found " + std::to_string(size >> 20) + " MiB";
-    return result;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    result.error = path.string() + ": cannot open: " + std::strerror(errno);
-    return result;
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
   const auto base = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  return parse_lesson(buffer.str(), base);
+  return parse_lesson(file.text, base);
 }
 
 bool is_lesson_text(std::string_view text) {
