@@ -1,0 +1,81 @@
+#pragma once
+// The forward pass of a TransformerModel, float32, piece by piece so the app
+// can run the layers before a focused layer once, put the engine's attention
+// (with the user's edits and pins) in the focused layer's place, and rerun
+// only what comes after it.
+
+#include "attention_lab/scenario.h"
+#include "attention_lab/transformer_model.h"
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace attention_lab {
+
+// "" when every id is in the vocabulary and the sequence fits the model
+// (learned positions: at most max_positions tokens); else why not.
+std::string check_ids(const ModelConfig& config, std::span<const int> ids);
+
+// Token embeddings (+ learned positions for GPT-2): T × d_model.
+Matrix embed(const TransformerModel& model, std::span<const int> ids);
+
+// LayerNorm (biased variance) or RMSNorm of every row.
+Matrix normalize(const Norm& norm, const Matrix& x);
+
+// Every intermediate of one layer's attention, for traces and tests.
+struct AttentionDetail {
+  Matrix q, k, v;          // after biases, before RoPE
+  Matrix q_rot, k_rot;     // after RoPE (Llama family; = q, k otherwise)
+  std::vector<Matrix> scores;   // per head, T × T: QKᵀ/√d_head with −∞ where masked
+  std::vector<Matrix> weights;  // per head, softmax
+  Matrix context;          // heads concatenated, T × heads·d_head
+};
+
+// Layer `layer`'s attention of its normed input: T × d_model (after o_proj).
+Matrix attention(const TransformerModel& model, int layer, const Matrix& normed, AttentionDetail* detail = nullptr);
+
+// The MLP of a normed input; `activation` (if given) receives the hidden
+// activation (GPT-2: act(c_fc); Llama: silu(gate)·up).
+Matrix mlp(const TransformerModel& model, int layer, const Matrix& normed, Matrix* activation = nullptr);
+
+// The rest of a layer once its attention output is known: the residual sum,
+// then norm2 → MLP → residual. Returns the layer's output.
+Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out);
+
+// A whole layer: input → output.
+Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input);
+
+// final norm → lm_head for the rows [first, first + count) of the last layer's output.
+Matrix logits(const TransformerModel& model, const Matrix& last_output, int first, int count);
+
+struct ModelForward {
+  std::vector<Matrix> residual;  // residual[L] = input of layer L; residual[layers] = output of the last
+  Matrix logits;                 // the rows asked for
+  int first_logit_row = 0;
+};
+
+// Every layer; logits of the last `logit_rows` rows (all when ≥ T).
+ModelForward run_model(const TransformerModel& model, std::span<const int> ids, int logit_rows);
+
+// Greedy decoding: appends the most likely next token `count` times (each
+// step a full forward of the sequence so far). Stops early when the
+// sequence so far no longer fits the model's learned positions.
+std::vector<int> generate_greedy(const TransformerModel& model, std::vector<int> ids, int count);
+
+// Index of the largest value of a row (the first on ties, as torch.argmax).
+int argmax(const RowVector& row);
+
+// Layer `layer`'s attention as an ordinary scenario: X = its normed input,
+// the layer's W_q, W_k, W_v, W_o (in × out) and biases, heads and K/V heads,
+// RoPE, the causal (or sliding-window) mask. The engine computes from it
+// exactly what attention() computes. Fails (error set) when the layer is
+// beyond what a scenario may hold.
+struct LayerScenario {
+  Scenario scenario;
+  std::string error;
+};
+LayerScenario layer_scenario(const TransformerModel& model, int layer, const Matrix& normed,
+                             const std::vector<std::string>& tokens);
+
+}  // namespace attention_lab

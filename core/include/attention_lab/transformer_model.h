@@ -1,0 +1,131 @@
+#pragma once
+// A whole decoder-only Transformer read from a Hugging Face checkpoint
+// (config.json + safetensors): the GPT-2 family (HF GPT-2 with Conv1D
+// weights, minGPT/nanoGPT with nn.Linear weights) and the Llama family
+// (Llama, Mistral, Qwen2, SmolLM: grouped-query heads, RoPE, RMSNorm, SwiGLU).
+//
+// Weights stay where the file mapping put them when they are F32 (no copy);
+// F16/BF16 are widened once into owned buffers. Small vectors (norms,
+// biases) are copied.
+
+#include "attention_lab/matrix.h"
+#include "attention_lab/safetensors.h"
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attention_lab {
+
+enum class ModelFamily { Gpt2, Llama };
+enum class Activation { GeluTanh, GeluErf, Relu, Silu };
+
+const char* to_string(ModelFamily family);
+const char* to_string(Activation activation);
+
+struct ModelConfig {
+  ModelFamily family = ModelFamily::Gpt2;
+  std::string model_type;  // "gpt2", "llama", "mistral", "qwen2"
+  int layers = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int d_model = 0;
+  int d_head = 0;
+  int d_ff = 0;
+  int vocab = 0;
+  int max_positions = 0;
+  double norm_eps = 1e-5;
+  Activation activation = Activation::GeluTanh;  // GPT-2's MLP, or SwiGLU's gate (Silu)
+  bool tied_embeddings = true;                   // lm_head = token embeddings (when the file has no lm_head)
+  bool qkv_bias = false;
+  bool o_bias = false;
+  double rope_theta = 10000.0;  // Llama family
+  int sliding_window = 0;       // 0 = none (Mistral: keys i − W < j ≤ i)
+
+  bool learned_positions() const { return family == ModelFamily::Gpt2; }
+};
+
+// Reads a Hugging Face config.json; `where` names it in errors. Unknown
+// architectures are refused with the list of supported ones.
+struct ParsedConfig {
+  ModelConfig config;
+  std::string error;
+};
+ParsedConfig parse_model_config(const std::string& json_text, const std::string& where);
+
+// y = x·W + b for an activation x (T × in). The weight is a block of a stored
+// tensor: as stored when the file keeps it [in, out] (GPT-2's Conv1D), or used
+// transposed when it keeps [out, in] (nn.Linear). A block, because GPT-2 keeps
+// Q, K and V in one tensor (c_attn).
+struct Linear {
+  const float* data = nullptr;
+  int stored_rows = 0;  // of the block as stored
+  int stored_cols = 0;
+  int stride = 0;       // floats between stored rows
+  bool out_in = false;  // stored [out, in] (nn.Linear): used transposed
+  RowVector bias;       // empty: none
+
+  int in() const { return out_in ? stored_cols : stored_rows; }
+  int out() const { return out_in ? stored_rows : stored_cols; }
+  Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> stored() const {
+    return {data, stored_rows, stored_cols, Eigen::OuterStride<>(stride)};
+  }
+  // The weight as an in × out matrix (a copy), the way a scenario holds W_q.
+  Matrix in_out() const;
+  // x·W + b.
+  Matrix apply(const Matrix& x) const;
+  // Element (i, o) of the in × out weight.
+  float at(int i, int o) const { return out_in ? data[o * stride + i] : data[i * stride + o]; }
+};
+
+struct Norm {
+  RowVector weight;
+  RowVector bias;  // empty for RMSNorm
+  bool rms = false;
+  double eps = 1e-5;
+};
+
+struct TransformerLayer {
+  Norm norm1, norm2;
+  Linear q, k, v, o;
+  Linear up;    // GPT-2: c_fc; Llama: up_proj
+  Linear gate;  // Llama: gate_proj (SwiGLU); unused for GPT-2
+  Linear down;  // GPT-2: mlp.c_proj; Llama: down_proj
+};
+
+struct TransformerModel {
+  ModelConfig config;
+  std::filesystem::path source;  // the folder or file opened
+  std::string layout;            // "HF GPT-2 (Conv1D [in, out])", "minGPT (nn.Linear [out, in])", "Llama"
+  DType dtype = DType::F32;      // of the weight matrices
+  std::uint64_t weight_bytes = 0;  // in the files
+  std::uint64_t parameters = 0;
+
+  const float* token_embedding = nullptr;     // vocab × d_model, row major
+  const float* position_embedding = nullptr;  // max_positions × d_model (GPT-2), else null
+  std::vector<TransformerLayer> layers;
+  Norm final_norm;
+  Linear lm_head;  // d_model → vocab (the token embeddings, transposed, when tied)
+
+  // What the pointers point into.
+  std::vector<std::shared_ptr<const SafetensorsFile>> files;
+  std::vector<std::unique_ptr<float[]>> converted;
+};
+
+struct LoadedModel {
+  std::shared_ptr<const TransformerModel> model;
+  std::string error;  // names the file and tensor, the expected and the found
+};
+
+// Progress in [0, 1] and a reason; return false to cancel.
+using LoadProgress = std::function<bool(double fraction, const std::string& what)>;
+
+// Opens a model folder (config.json + model.safetensors, or the shards of
+// model.safetensors.index.json) or a .safetensors file with config.json next
+// to it. Every tensor is checked: present, shaped as the config says, finite.
+LoadedModel load_model(const std::filesystem::path& path, const LoadProgress& progress = {});
+
+}  // namespace attention_lab

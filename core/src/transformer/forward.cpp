@@ -1,0 +1,267 @@
+#include "attention_lab/transformer_forward.h"
+
+#include <cmath>
+#include <limits>
+
+namespace attention_lab {
+
+std::string check_ids(const ModelConfig& config, std::span<const int> ids) {
+  if (ids.empty()) return "expected at least one token";
+  for (std::size_t t = 0; t < ids.size(); ++t) {
+    if (ids[t] < 0 || ids[t] >= config.vocab)
+      return "token " + std::to_string(t) + ": id " + std::to_string(ids[t]) + ": expected 0 to " +
+             std::to_string(config.vocab - 1) + " (the vocabulary)";
+  }
+  if (config.learned_positions() && static_cast<int>(ids.size()) > config.max_positions)
+    return "expected at most " + std::to_string(config.max_positions) + " tokens (the model's learned positions), found " +
+           std::to_string(ids.size());
+  return {};
+}
+
+Matrix Linear::in_out() const {
+  if (out_in) return stored().transpose();
+  return stored();
+}
+
+Matrix Linear::apply(const Matrix& x) const {
+  Matrix y(x.rows(), out());
+  if (out_in) y.noalias() = x * stored().transpose();
+  else y.noalias() = x * stored();
+  if (bias.size() > 0) y.rowwise() += bias;
+  return y;
+}
+
+Matrix embed(const TransformerModel& model, std::span<const int> ids) {
+  const int d = model.config.d_model;
+  Matrix x(static_cast<Eigen::Index>(ids.size()), d);
+  for (Eigen::Index t = 0; t < x.rows(); ++t) {
+    x.row(t) = Eigen::Map<const RowVector>(model.token_embedding + static_cast<std::ptrdiff_t>(ids[static_cast<std::size_t>(t)]) * d, d);
+    if (model.position_embedding != nullptr)
+      x.row(t) += Eigen::Map<const RowVector>(model.position_embedding + t * d, d);
+  }
+  return x;
+}
+
+Matrix normalize(const Norm& norm, const Matrix& x) {
+  Matrix y(x.rows(), x.cols());
+  const double n = static_cast<double>(x.cols());
+  for (Eigen::Index r = 0; r < x.rows(); ++r) {
+    const auto row = x.row(r);
+    if (norm.rms) {
+      const double ms = row.cast<double>().squaredNorm() / n;
+      const float inv = static_cast<float>(1.0 / std::sqrt(ms + norm.eps));
+      y.row(r) = (row * inv).cwiseProduct(norm.weight);
+    } else {
+      const double mean = row.cast<double>().sum() / n;
+      const double var = (row.cast<double>().array() - mean).square().sum() / n;
+      const float inv = static_cast<float>(1.0 / std::sqrt(var + norm.eps));
+      y.row(r) = ((row.array() - static_cast<float>(mean)) * inv).matrix().cwiseProduct(norm.weight) + norm.bias;
+    }
+  }
+  return y;
+}
+
+namespace {
+
+// HF Llama's rotate_half RoPE on every head's block of columns, in place.
+void apply_rope(Matrix& m, int heads, int d_head, const Rope& rope) {
+  const int half = d_head / 2;
+  for (Eigen::Index p = 0; p < m.rows(); ++p) {
+    for (int k = 0; k < half; ++k) {
+      const double angle = rope_angle(rope, d_head, k, static_cast<int>(p));
+      const float c = static_cast<float>(std::cos(angle));
+      const float s = static_cast<float>(std::sin(angle));
+      for (int h = 0; h < heads; ++h) {
+        float& a = m(p, h * d_head + k);
+        float& b = m(p, h * d_head + k + half);
+        const float x = a, y = b;
+        a = x * c - y * s;
+        b = y * c + x * s;
+      }
+    }
+  }
+}
+
+Rope model_rope(const ModelConfig& c) {
+  Rope r;
+  r.on = c.family == ModelFamily::Llama;
+  r.theta = static_cast<float>(c.rope_theta);
+  r.pairs = RopePairs::Half;
+  return r;
+}
+
+float activate(Activation a, float x) {
+  switch (a) {
+    case Activation::GeluTanh: {
+      constexpr float k = 0.7978845608028654f;  // √(2/π)
+      return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+    }
+    case Activation::GeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
+    case Activation::Relu: return x > 0.0f ? x : 0.0f;
+    case Activation::Silu: return x / (1.0f + std::exp(-x));
+  }
+  return x;
+}
+
+}  // namespace
+
+Matrix attention(const TransformerModel& model, int layer, const Matrix& normed, AttentionDetail* detail) {
+  const ModelConfig& c = model.config;
+  const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
+  const Eigen::Index T = normed.rows();
+  Matrix q = L.q.apply(normed);
+  Matrix k = L.k.apply(normed);
+  Matrix v = L.v.apply(normed);
+  if (detail) {
+    detail->q = q;
+    detail->k = k;
+    detail->v = v;
+  }
+  const Rope rope = model_rope(c);
+  if (rope.on) {
+    apply_rope(q, c.heads, c.d_head, rope);
+    apply_rope(k, c.kv_heads, c.d_head, rope);
+  }
+  if (detail) {
+    detail->q_rot = q;
+    detail->k_rot = k;
+    detail->scores.assign(static_cast<std::size_t>(c.heads), Matrix());
+    detail->weights.assign(static_cast<std::size_t>(c.heads), Matrix());
+  }
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d_head)));
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  Matrix context(T, static_cast<Eigen::Index>(c.heads) * c.d_head);
+#pragma omp parallel for schedule(static) if (c.heads > 1 && T >= 64)
+  for (int h = 0; h < c.heads; ++h) {
+    const int g = h * c.kv_heads / c.heads;
+    const auto qh = q.middleCols(static_cast<Eigen::Index>(h) * c.d_head, c.d_head);
+    const auto kh = k.middleCols(static_cast<Eigen::Index>(g) * c.d_head, c.d_head);
+    const auto vh = v.middleCols(static_cast<Eigen::Index>(g) * c.d_head, c.d_head);
+    Matrix s(T, T);
+    s.noalias() = qh * kh.transpose();
+    s *= scale;
+    for (Eigen::Index i = 0; i < T; ++i) {
+      const Eigen::Index lo = c.sliding_window > 0 ? std::max<Eigen::Index>(0, i - c.sliding_window + 1) : 0;
+      for (Eigen::Index j = 0; j < T; ++j)
+        if (j < lo || j > i) s(i, j) = neg_inf;
+    }
+    Matrix w(T, T);
+    for (Eigen::Index i = 0; i < T; ++i) {
+      const float m = s.row(i).maxCoeff();
+      w.row(i) = (s.row(i).array() - m).exp();
+      w.row(i) /= w.row(i).sum();
+    }
+    context.middleCols(static_cast<Eigen::Index>(h) * c.d_head, c.d_head).noalias() = w * vh;
+    if (detail) {
+      detail->scores[static_cast<std::size_t>(h)] = std::move(s);
+      detail->weights[static_cast<std::size_t>(h)] = std::move(w);
+    }
+  }
+  if (detail) detail->context = context;
+  return L.o.apply(context);
+}
+
+Matrix mlp(const TransformerModel& model, int layer, const Matrix& normed, Matrix* activation) {
+  const ModelConfig& c = model.config;
+  const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
+  Matrix hidden = L.up.apply(normed);
+  if (c.family == ModelFamily::Llama) {
+    Matrix gate = L.gate.apply(normed);
+    gate = gate.unaryExpr([&](float x) { return activate(c.activation, x); });
+    hidden = hidden.cwiseProduct(gate);
+  } else {
+    hidden = hidden.unaryExpr([&](float x) { return activate(c.activation, x); });
+  }
+  if (activation) *activation = hidden;
+  return L.down.apply(hidden);
+}
+
+Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out) {
+  Matrix x = input + attention_out;
+  const Matrix normed = normalize(model.layers[static_cast<std::size_t>(layer)].norm2, x);
+  x += mlp(model, layer, normed);
+  return x;
+}
+
+Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input) {
+  const Matrix normed = normalize(model.layers[static_cast<std::size_t>(layer)].norm1, input);
+  return finish_layer(model, layer, input, attention(model, layer, normed));
+}
+
+Matrix logits(const TransformerModel& model, const Matrix& last_output, int first, int count) {
+  const Matrix normed = normalize(model.final_norm, last_output.middleRows(first, count));
+  return model.lm_head.apply(normed);
+}
+
+ModelForward run_model(const TransformerModel& model, std::span<const int> ids, int logit_rows) {
+  ModelForward f;
+  f.residual.reserve(model.layers.size() + 1);
+  f.residual.push_back(embed(model, ids));
+  for (int l = 0; l < static_cast<int>(model.layers.size()); ++l) f.residual.push_back(run_layer(model, l, f.residual.back()));
+  const int T = static_cast<int>(ids.size());
+  const int rows = std::clamp(logit_rows, 1, T);
+  f.first_logit_row = T - rows;
+  f.logits = logits(model, f.residual.back(), f.first_logit_row, rows);
+  return f;
+}
+
+int argmax(const RowVector& row) {
+  Eigen::Index best = 0;
+  for (Eigen::Index i = 1; i < row.size(); ++i)
+    if (row(i) > row(best)) best = i;
+  return static_cast<int>(best);
+}
+
+std::vector<int> generate_greedy(const TransformerModel& model, std::vector<int> ids, int count) {
+  for (int n = 0; n < count; ++n) {
+    if (model.config.learned_positions() && static_cast<int>(ids.size()) > model.config.max_positions) break;
+    const ModelForward f = run_model(model, ids, 1);
+    ids.push_back(argmax(f.logits.row(0)));
+  }
+  return ids;
+}
+
+LayerScenario layer_scenario(const TransformerModel& model, int layer, const Matrix& normed,
+                             const std::vector<std::string>& tokens) {
+  LayerScenario out;
+  const ModelConfig& c = model.config;
+  const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
+  Scenario& s = out.scenario;
+  s.title = model.source.filename().string() + " — layer " + std::to_string(layer) + " attention";
+  s.description = std::string("Layer ") + std::to_string(layer) + " of " + std::to_string(c.layers) + " of " +
+                  model.source.string() + " (" + model.layout + "). X is the layer's normed input.";
+  s.tokens = tokens;
+  s.X = normed;
+  s.W_q = L.q.in_out();
+  s.W_k = L.k.in_out();
+  s.W_v = L.v.in_out();
+  s.W_o = L.o.in_out();
+  s.heads = c.heads;
+  s.kv_heads = c.kv_heads == c.heads ? 0 : c.kv_heads;
+  s.use_w_o = true;
+  s.use_bias = c.qkv_bias;
+  if (c.qkv_bias) {
+    s.b_q = L.q.bias;
+    s.b_k = L.k.bias;
+    s.b_v = L.v.bias;
+  }
+  s.use_output_bias = L.o.bias.size() > 0;
+  s.b_o = s.use_output_bias ? Matrix(L.o.bias) : Matrix::Zero(1, c.d_model);
+  if (!c.qkv_bias) {
+    s.b_q = Matrix::Zero(1, s.W_q.cols());
+    s.b_k = Matrix::Zero(1, s.W_k.cols());
+    s.b_v = Matrix::Zero(1, s.W_v.cols());
+  }
+  s.rope = model_rope(c);
+  s.scale = true;
+  if (c.sliding_window > 0) {
+    s.mask_kind = MaskKind::Window;
+    s.window = c.sliding_window;
+  } else {
+    s.mask_kind = MaskKind::Causal;
+  }
+  if (std::string e = validate(s); !e.empty()) out.error = "layer " + std::to_string(layer) + " as a scenario: " + e;
+  return out;
+}
+
+}  // namespace attention_lab

@@ -1,0 +1,313 @@
+// Opening a checkpoint: finding its files, reading the config, and mapping
+// every tensor an architecture names onto a TransformerModel, checked.
+
+#include "attention_lab/excerpt.h"
+#include "attention_lab/transformer_model.h"
+#include "io/json_document.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace attention_lab {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uintmax_t kMaxConfigBytes = 16ull << 20;
+constexpr std::uintmax_t kMaxIndexBytes = 64ull << 20;
+
+struct LoadError {
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string message) { throw LoadError{cap_message(std::move(message))}; }
+
+struct Located {
+  const SafetensorsFile* file = nullptr;
+  const TensorInfo* info = nullptr;
+};
+
+// The shard files of model.safetensors.index.json, each named once.
+std::vector<fs::path> read_index(const fs::path& index_path) {
+  io::TextFile text = io::read_text_file(index_path, kMaxIndexBytes);
+  if (!text.error.empty()) fail(text.error);
+  io::JsonDocument doc = io::parse_json_document(text.text, index_path.string());
+  if (!doc.error.empty()) fail(index_path.string() + ": " + doc.error);
+  const auto map = doc.root.is_object() ? doc.root.find("weight_map") : doc.root.end();
+  if (!doc.root.is_object() || map == doc.root.end() || !map->is_object())
+    fail(index_path.string() + ": expected an object with a \"weight_map\" of tensor names to file names");
+  std::set<std::string> names;
+  for (const auto& [tensor, file] : map->items()) {
+    if (!file.is_string())
+      fail(index_path.string() + ": weight_map '" + excerpt(tensor, 60) + "': expected a file name");
+    const std::string name = file.get<std::string>();
+    // Shards sit next to the index: a path elsewhere is a broken (or hostile) index.
+    if (name.empty() || name.find('/') != std::string::npos || name.find('\\') != std::string::npos ||
+        name == "." || name == "..")
+      fail(index_path.string() + ": weight_map '" + excerpt(tensor, 60) + "': expected a file name in the same folder, found '" +
+           excerpt(name, 60) + "'");
+    names.insert(name);
+  }
+  if (names.empty()) fail(index_path.string() + ": weight_map: expected at least one tensor");
+  std::vector<fs::path> files;
+  for (const auto& n : names) files.push_back(index_path.parent_path() / n);
+  return files;
+}
+
+class Builder {
+ public:
+  Builder(TransformerModel& model, const LoadProgress& progress) : m_(model), progress_(progress) {}
+
+  void add_file(std::shared_ptr<const SafetensorsFile> file) {
+    for (const auto& t : file->tensors()) {
+      const auto [it, fresh] = where_.emplace(t.name, Located{file.get(), &t});
+      if (!fresh)
+        fail(file->name() + ": tensor '" + excerpt(t.name, 80) + "' is also in " + it->second.file->name() +
+             " (expected each tensor once)");
+    }
+    total_bytes_ += file->file_bytes();
+    m_.weight_bytes += file->file_bytes();
+    m_.files.push_back(std::move(file));
+  }
+
+  bool has(const std::string& name) const { return where_.count(name) != 0; }
+
+  const Located& need(const std::string& name) const {
+    const auto it = where_.find(name);
+    if (it == where_.end())
+      fail(m_.source.string() + ": missing tensor '" + name + "' (expected by the " + m_.layout + " layout)");
+    return it->second;
+  }
+
+  std::vector<std::int64_t> shape(const std::string& name) const { return need(name).info->shape; }
+
+  void expect_shape(const Located& t, const std::vector<std::int64_t>& shape) const {
+    if (t.info->shape != shape) {
+      TensorInfo want;
+      want.shape = shape;
+      fail(t.file->name() + ": tensor '" + t.info->name + "': expected shape " + want.shape_text() + " (from config.json), found " +
+           t.info->shape_text());
+    }
+  }
+
+  // The tensor's values as float, in place when F32, checked finite.
+  const float* floats(const std::string& name, const std::vector<std::int64_t>& shape) {
+    const Located& t = need(name);
+    expect_shape(t, shape);
+    if (!is_float(t.info->dtype))
+      fail(t.file->name() + ": tensor '" + name + "': expected F32, F16 or BF16, found " + to_string(t.info->dtype));
+    const float* data = t.file->f32_in_place(*t.info);
+    const auto n = static_cast<std::size_t>(t.info->numel());
+    if (data == nullptr) {
+      std::vector<float> values;
+      std::string error;
+      if (!t.file->read_floats(*t.info, values, error)) fail(error);
+      auto owned = std::make_unique<float[]>(n);
+      std::copy(values.begin(), values.end(), owned.get());
+      data = owned.get();
+      m_.converted.push_back(std::move(owned));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(data[i]))
+        fail(t.file->name() + ": tensor '" + name + "': value " + std::to_string(i) + " is " +
+             (std::isnan(data[i]) ? "NaN" : "infinite") + "; expected finite weights");
+    }
+    m_.parameters += n;
+    done_bytes_ += t.info->end - t.info->begin;
+    if (progress_ && !progress_(total_bytes_ ? static_cast<double>(done_bytes_) / static_cast<double>(total_bytes_) : 1.0,
+                                "reading " + name))
+      throw LoadError{"cancelled"};
+    return data;
+  }
+
+  RowVector vec(const std::string& name, int n) {
+    const float* p = floats(name, {n});
+    return Eigen::Map<const RowVector>(p, n);
+  }
+
+  // A weight stored whole, [in, out] or [out, in].
+  Linear linear(const std::string& name, int in, int out, bool out_in, const std::string& bias = {}) {
+    Linear l;
+    l.out_in = out_in;
+    l.stored_rows = out_in ? out : in;
+    l.stored_cols = out_in ? in : out;
+    l.stride = l.stored_cols;
+    l.data = floats(name, {l.stored_rows, l.stored_cols});
+    if (!bias.empty()) l.bias = vec(bias, out);
+    return l;
+  }
+
+  Norm norm(const std::string& weight, const std::string& bias, int n, bool rms, double eps) {
+    Norm out;
+    out.rms = rms;
+    out.eps = eps;
+    out.weight = vec(weight, n);
+    if (!rms) out.bias = vec(bias, n);
+    return out;
+  }
+
+ private:
+  TransformerModel& m_;
+  const LoadProgress& progress_;
+  std::map<std::string, Located> where_;
+  std::uint64_t total_bytes_ = 0;
+  std::uint64_t done_bytes_ = 0;
+};
+
+// GPT-2's c_attn holds Q, K and V side by side: block j of three.
+Linear fused_block(const float* data, int d, int j, bool out_in, const RowVector& bias) {
+  Linear l;
+  l.out_in = out_in;
+  l.stored_rows = d;
+  l.stored_cols = d;
+  if (out_in) {  // [3d, d]: rows j·d … (j+1)·d
+    l.data = data + static_cast<std::ptrdiff_t>(j) * d * d;
+    l.stride = d;
+  } else {  // [d, 3d]: columns j·d … (j+1)·d
+    l.data = data + static_cast<std::ptrdiff_t>(j) * d;
+    l.stride = 3 * d;
+  }
+  l.bias = bias.segment(static_cast<Eigen::Index>(j) * d, d);
+  return l;
+}
+
+void build_gpt2(TransformerModel& m, Builder& b) {
+  const ModelConfig& c = m.config;
+  const std::string p = b.has("transformer.wte.weight") ? "transformer." : "";
+  const int d = c.d_model;
+  m.layout = "gpt2";
+  const auto attn_shape = b.shape(p + "h.0.attn.c_attn.weight");
+  bool out_in;
+  if (attn_shape == std::vector<std::int64_t>{d, 3 * d}) {
+    out_in = false;
+    m.layout = "HF GPT-2 (Conv1D [in, out])";
+  } else if (attn_shape == std::vector<std::int64_t>{3 * d, d}) {
+    out_in = true;
+    m.layout = "minGPT (nn.Linear [out, in])";
+  } else {
+    fail(m.source.string() + ": tensor '" + p + "h.0.attn.c_attn.weight': expected shape [" + std::to_string(d) + ", " +
+         std::to_string(3 * d) + "] (HF GPT-2) or [" + std::to_string(3 * d) + ", " + std::to_string(d) +
+         "] (minGPT), found " + b.need(p + "h.0.attn.c_attn.weight").info->shape_text());
+  }
+  m.token_embedding = b.floats(p + "wte.weight", {c.vocab, d});
+  m.position_embedding = b.floats(p + "wpe.weight", {c.max_positions, d});
+  for (int i = 0; i < c.layers; ++i) {
+    const std::string h = p + "h." + std::to_string(i) + ".";
+    TransformerLayer layer;
+    layer.norm1 = b.norm(h + "ln_1.weight", h + "ln_1.bias", d, false, c.norm_eps);
+    const float* qkv = b.floats(h + "attn.c_attn.weight", out_in ? std::vector<std::int64_t>{3 * d, d}
+                                                                 : std::vector<std::int64_t>{d, 3 * d});
+    const RowVector qkv_bias = b.vec(h + "attn.c_attn.bias", 3 * d);
+    layer.q = fused_block(qkv, d, 0, out_in, qkv_bias);
+    layer.k = fused_block(qkv, d, 1, out_in, qkv_bias);
+    layer.v = fused_block(qkv, d, 2, out_in, qkv_bias);
+    layer.o = b.linear(h + "attn.c_proj.weight", d, d, out_in, h + "attn.c_proj.bias");
+    layer.norm2 = b.norm(h + "ln_2.weight", h + "ln_2.bias", d, false, c.norm_eps);
+    layer.up = b.linear(h + "mlp.c_fc.weight", d, c.d_ff, out_in, h + "mlp.c_fc.bias");
+    layer.down = b.linear(h + "mlp.c_proj.weight", c.d_ff, d, out_in, h + "mlp.c_proj.bias");
+    m.layers.push_back(std::move(layer));
+  }
+  m.final_norm = b.norm(p + "ln_f.weight", p + "ln_f.bias", d, false, c.norm_eps);
+}
+
+void build_llama(TransformerModel& m, Builder& b) {
+  const ModelConfig& c = m.config;
+  m.layout = "Llama (nn.Linear [out, in])";
+  const int d = c.d_model;
+  const int qw = c.heads * c.d_head;
+  const int kvw = c.kv_heads * c.d_head;
+  m.token_embedding = b.floats("model.embed_tokens.weight", {c.vocab, d});
+  for (int i = 0; i < c.layers; ++i) {
+    const std::string h = "model.layers." + std::to_string(i) + ".";
+    const auto bias = [&](const char* name, bool on) { return on ? h + "self_attn." + name + "_proj.bias" : std::string(); };
+    TransformerLayer layer;
+    layer.norm1 = b.norm(h + "input_layernorm.weight", "", d, true, c.norm_eps);
+    layer.q = b.linear(h + "self_attn.q_proj.weight", d, qw, true, bias("q", c.qkv_bias));
+    layer.k = b.linear(h + "self_attn.k_proj.weight", d, kvw, true, bias("k", c.qkv_bias));
+    layer.v = b.linear(h + "self_attn.v_proj.weight", d, kvw, true, bias("v", c.qkv_bias));
+    layer.o = b.linear(h + "self_attn.o_proj.weight", qw, d, true, bias("o", c.o_bias));
+    layer.norm2 = b.norm(h + "post_attention_layernorm.weight", "", d, true, c.norm_eps);
+    layer.gate = b.linear(h + "mlp.gate_proj.weight", d, c.d_ff, true);
+    layer.up = b.linear(h + "mlp.up_proj.weight", d, c.d_ff, true);
+    layer.down = b.linear(h + "mlp.down_proj.weight", c.d_ff, d, true);
+    m.layers.push_back(std::move(layer));
+  }
+  m.final_norm = b.norm("model.norm.weight", "", d, true, c.norm_eps);
+}
+
+void build_lm_head(TransformerModel& m, Builder& b) {
+  const ModelConfig& c = m.config;
+  if (b.has("lm_head.weight")) {
+    m.lm_head = b.linear("lm_head.weight", c.d_model, c.vocab, true);
+  } else if (c.tied_embeddings) {  // logits = x·Eᵀ: the embedding matrix [vocab, d] is lm_head's [out, in]
+    m.lm_head.data = m.token_embedding;
+    m.lm_head.stored_rows = c.vocab;
+    m.lm_head.stored_cols = c.d_model;
+    m.lm_head.stride = c.d_model;
+    m.lm_head.out_in = true;
+  } else {
+    fail(m.source.string() + ": missing tensor 'lm_head.weight' (config.json says tie_word_embeddings: false)");
+  }
+}
+
+}  // namespace
+
+LoadedModel load_model(const fs::path& path, const LoadProgress& progress) {
+  LoadedModel result;
+  auto model = std::make_shared<TransformerModel>();
+  model->source = path;
+  try {
+    std::error_code ec;
+    fs::path folder;
+    std::vector<fs::path> weight_files;
+    if (fs::is_directory(path, ec)) {
+      folder = path;
+      if (fs::exists(path / "model.safetensors.index.json", ec)) {
+        weight_files = read_index(path / "model.safetensors.index.json");
+      } else if (fs::exists(path / "model.safetensors", ec)) {
+        weight_files = {path / "model.safetensors"};
+      } else {
+        fail(path.string() + ": expected model.safetensors or model.safetensors.index.json in this folder");
+      }
+    } else if (fs::exists(path, ec)) {
+      folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+      weight_files = {path};
+    } else {
+      fail(path.string() + ": no such file or folder");
+    }
+
+    const fs::path config_path = folder / "config.json";
+    io::TextFile config_text = io::read_text_file(config_path, kMaxConfigBytes);
+    if (!config_text.error.empty()) fail(config_text.error + " (a model needs its config.json)");
+    ParsedConfig parsed = parse_model_config(config_text.text, config_path.string());
+    if (!parsed.error.empty()) fail(parsed.error);
+    model->config = parsed.config;
+
+    Builder builder(*model, progress);
+    for (const auto& file : weight_files) {
+      std::string error;
+      auto opened = SafetensorsFile::open(file, error);
+      if (!opened) fail(error);
+      builder.add_file(std::move(opened));
+    }
+    if (model->config.family == ModelFamily::Gpt2) build_gpt2(*model, builder);
+    else build_llama(*model, builder);
+    build_lm_head(*model, builder);
+    const std::string& first = model->config.family == ModelFamily::Gpt2
+                                   ? (builder.has("transformer.wte.weight") ? "transformer.wte.weight" : "wte.weight")
+                                   : "model.embed_tokens.weight";
+    model->dtype = builder.need(first).info->dtype;
+  } catch (const LoadError& e) {
+    result.error = e.message;
+    return result;
+  } catch (const std::bad_alloc&) {
+    result.error = path.string() + ": not enough memory to load the model";
+    return result;
+  }
+  result.model = std::move(model);
+  return result;
+}
+
+}  // namespace attention_lab
