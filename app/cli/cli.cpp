@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "bench.h"
+#include "model_commands.h"
 
 #include "attention_lab/engine.h"
 #include "attention_lab/lesson.h"
@@ -29,6 +30,24 @@ usage:
   attention-lab-cli bench [--T N] [--d D] [--heads H] [--mask causal|none] [--threads K] [--json]
                                                           time the full forward, single-cell edits
                                                           and a GEMM reference (bench --help)
+
+models (a Hugging Face folder: config.json + model.safetensors or its shards; GPT-2, minGPT/nanoGPT,
+Llama, Mistral, Qwen2, SmolLM):
+  attention-lab-cli model-info MODEL [--json]             architecture, layers, heads, K/V heads, sizes,
+                                                          dtype, parameters, bytes
+  attention-lab-cli tokenize MODEL TEXT                   {"ids": […], "tokens": […]}
+  attention-lab-cli trace --model MODEL (--text TEXT | --ids I,J,…) [--layer L] [--all-logits] [-o OUT]
+                                                          layer L's attention as a trace (every stage),
+                                                          plus "model": ids, tokens, every layer's input
+                                                          and output, logits (the last row only when the
+                                                          vocabulary is over 4096, unless --all-logits)
+  attention-lab-cli generate --model MODEL (--text TEXT | --ids I,J,…) --n N [--json]
+                                                          greedy: append the N most likely next tokens
+  attention-lab-cli extract --model MODEL (--text TEXT | --ids I,J,…) [--layer L] -o SCENARIO.json
+                                                          layer L's attention as a scenario file (X is
+                                                          the layer's normed input)
+  Without a BPE tokenizer, TEXT is vocabulary strings or token ids separated by spaces.
+
   attention-lab-cli --help | --version
 
 exit status: 0 success, 2 bad arguments or bad scenario, 1 output could not be written
@@ -183,7 +202,13 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     out << "attention-lab-cli " << version() << '\n';
     return kExitOk;
   }
-  if (cmd == "bench") return run_bench(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (cmd == "bench") return run_bench(rest, out, err);
+  if (cmd == "model-info") return cmd_model_info(rest, out, err);
+  if (cmd == "tokenize") return cmd_tokenize(rest, out, err);
+  if (cmd == "generate") return cmd_generate(rest, out, err);
+  if (cmd == "extract") return cmd_extract(rest, out, err);
+  if (cmd == "trace" && names_a_model(rest)) return cmd_trace_model(rest, out, err);
   Args a;
   if (auto e = parse_args(args, 1, a); !e.empty()) return usage_error(err, cmd + ": " + e);
   if (cmd == "trace") return cmd_trace(a, out, err);

@@ -7,6 +7,7 @@
 
 #include "attention_lab/engine.h"
 
+#include <functional>
 #include <ostream>
 
 namespace attention_lab {
@@ -16,6 +17,9 @@ inline constexpr const char* kTraceFormat = "attention-lab/trace@1";
 // Streams the trace of `engine`, just computed from `scenario`, without
 // building it in memory first: a trace of a large layer holds tens of
 // millions of numbers.
-void write_trace(std::ostream& out, const Engine& engine, const Scenario& scenario);
+// `extra` (if given) writes more top-level members before "warnings", each
+// as `  "key": value,\n` (trace --model adds "model").
+void write_trace(std::ostream& out, const Engine& engine, const Scenario& scenario,
+                 const std::function<void(std::ostream&)>& extra = {});
 
 }  // namespace attention_lab

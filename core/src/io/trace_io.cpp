@@ -5,7 +5,8 @@
 
 namespace attention_lab {
 
-void write_trace(std::ostream& out, const Engine& engine, const Scenario& scenario) {
+void write_trace(std::ostream& out, const Engine& engine, const Scenario& scenario,
+                 const std::function<void(std::ostream&)>& extra) {
   using json_text::quote;
   using json_text::write_matrix;
   const Dims& d = engine.dims();
@@ -40,6 +41,7 @@ void write_trace(std::ostream& out, const Engine& engine, const Scenario& scenar
   }
   out << "],\n";
   top(Trace::AfterHeads);
+  if (extra) extra(out);
   out << "  \"warnings\": [";
   bool first = true;
   for (const auto& w : engine.warnings()) {

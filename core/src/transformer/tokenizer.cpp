@@ -1,0 +1,150 @@
+#include "attention_lab/tokenizer.h"
+
+#include "attention_lab/excerpt.h"
+#include "io/json_document.h"
+
+#include <charconv>
+
+namespace attention_lab {
+
+namespace {
+
+constexpr std::uintmax_t kMaxVocabularyBytes = 64ull << 20;
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+std::vector<std::string> split_words(const std::string& text, bool commas) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : text) {
+    if (is_space(c) || (commas && c == ',')) {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
+// A decimal id, or -1.
+long long parse_id(const std::string& word) {
+  long long v = -1;
+  const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+  if (ec != std::errc() || end != word.data() + word.size() || v < 0) return -1;
+  return v;
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+std::shared_ptr<const Tokenizer> Tokenizer::load(const std::filesystem::path& folder, int vocab_size, std::string& error) {
+  auto t = std::make_shared<Tokenizer>();
+  t->vocab_size_ = vocab_size;
+  std::error_code ec;
+  for (const char* bpe : {"merges.txt", "tokenizer.json"}) {
+    if (std::filesystem::exists(folder / bpe, ec)) {
+      error = (folder / bpe).string() + ": byte-level BPE tokenizers are not supported yet; give token ids instead (--ids)";
+      return nullptr;
+    }
+  }
+  const auto vocab_path = folder / "vocab.json";
+  if (!std::filesystem::exists(vocab_path, ec)) return t;  // ids only
+  io::TextFile file = io::read_text_file(vocab_path, kMaxVocabularyBytes);
+  if (!file.error.empty()) {
+    error = file.error;
+    return nullptr;
+  }
+  io::JsonDocument doc = io::parse_json_document(file.text, vocab_path.string());
+  if (!doc.error.empty()) {
+    error = vocab_path.string() + ": " + doc.error;
+    return nullptr;
+  }
+  if (!doc.root.is_object()) {
+    error = vocab_path.string() + ": expected an object of token strings to ids";
+    return nullptr;
+  }
+  t->strings_.assign(static_cast<std::size_t>(vocab_size), std::string());
+  for (const auto& [text, id] : doc.root.items()) {
+    if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() >= vocab_size) {
+      error = vocab_path.string() + ": token '" + excerpt(text, 40) + "': expected an id from 0 to " +
+              std::to_string(vocab_size - 1) + " (the model's vocab_size), found " + excerpt(id.dump(), 20);
+      return nullptr;
+    }
+    const auto i = static_cast<std::size_t>(id.get<long long>());
+    if (!t->strings_[i].empty()) {
+      error = vocab_path.string() + ": id " + std::to_string(i) + " is given to both '" + excerpt(t->strings_[i], 40) +
+              "' and '" + excerpt(text, 40) + "'";
+      return nullptr;
+    }
+    t->strings_[i] = text;
+    t->ids_.emplace(text, static_cast<int>(i));
+  }
+  return t;
+}
+
+std::string Tokenizer::kind() const { return has_vocabulary() ? "vocabulary strings" : "token ids"; }
+
+Encoded Tokenizer::encode(const std::string& text) const {
+  Encoded out;
+  const std::vector<std::string> words = split_words(text, false);
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    if (const auto it = ids_.find(words[w]); it != ids_.end()) {
+      out.ids.push_back(it->second);
+      continue;
+    }
+    const long long id = parse_id(words[w]);
+    if (id < 0 || id >= vocab_size_) {
+      out.ids.clear();
+      out.error = "word " + std::to_string(w) + " '" + excerpt(words[w], 40) + "': expected " +
+                  (has_vocabulary() ? "a vocabulary string or " : std::string()) + "a token id from 0 to " +
+                  std::to_string(vocab_size_ - 1) + " (this model has no BPE tokenizer: words are separated by spaces)";
+      return out;
+    }
+    out.ids.push_back(static_cast<int>(id));
+  }
+  if (out.ids.empty()) out.error = "expected at least one token, found none";
+  return out;
+}
+
+Encoded Tokenizer::parse_ids(const std::string& text) const {
+  Encoded out;
+  const std::vector<std::string> words = split_words(text, true);
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    const long long id = parse_id(words[w]);
+    if (id < 0 || id >= vocab_size_) {
+      out.ids.clear();
+      out.error = "id " + std::to_string(w) + " '" + excerpt(words[w], 40) + "': expected a token id from 0 to " +
+                  std::to_string(vocab_size_ - 1);
+      return out;
+    }
+    out.ids.push_back(static_cast<int>(id));
+  }
+  if (out.ids.empty()) out.error = "expected at least one token id, found none";
+  return out;
+}
+
+std::string Tokenizer::token_text(int id) const {
+  if (id >= 0 && static_cast<std::size_t>(id) < strings_.size() && !strings_[static_cast<std::size_t>(id)].empty())
+    return strings_[static_cast<std::size_t>(id)];
+  return std::to_string(id);
+}
+
+std::string Tokenizer::label(int id) const {
+  std::string s = token_text(id);
+  replace_all(s, "\xC4\xA0", "\xE2\x90\xA3");  // Ġ (U+0120, GPT-2's byte for a space) → ␣
+  replace_all(s, "\xC4\x8A", "\xE2\x86\xB5");  // Ċ (U+010A, a newline) → ↵
+  return s;
+}
+
+std::string Tokenizer::decode(const std::vector<int>& ids) const {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? " " : "") + token_text(ids[i]);
+  return out;
+}
+
+}  // namespace attention_lab
