@@ -1,0 +1,87 @@
+#pragma once
+// A checkpoint, a token sequence and a focused layer: what the app shows in
+// model mode. The unedited forward runs once per text and keeps every
+// layer's input; the focused layer's attention is an ordinary scenario (its
+// Document gets every edit, pin and undo); the layers after it rerun from the
+// engine's output so the next-token predictions follow every edit. The
+// layers before it never rerun.
+
+#include "attention_lab/engine.h"
+#include "attention_lab/tokenizer.h"
+#include "attention_lab/transformer_forward.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attention_lab {
+
+struct Prediction {
+  int id = 0;
+  float probability = 0.0f;  // with the edits
+  float before = 0.0f;       // the unedited model's
+};
+
+// Every layer's every head's attention weights, pooled (mean over blocks) to
+// at most `size` × `size`, for the layers × heads overview.
+struct ModelOverview {
+  int layers = 0;
+  int heads = 0;
+  std::vector<Matrix> weights;  // [layer · heads + head]
+  const Matrix& at(int layer, int head) const { return weights[static_cast<std::size_t>(layer * heads + head)]; }
+};
+
+class ModelSession {
+ public:
+  // Runs the unedited forward of `ids` (checked) and the overview; `control`
+  // (may be null) reports progress and cancels (throws Cancelled). On a bad
+  // input returns null and sets `error`.
+  static std::unique_ptr<ModelSession> start(std::shared_ptr<const TransformerModel> model,
+                                             std::shared_ptr<const Tokenizer> tokenizer, std::vector<int> ids,
+                                             int layer, ComputeControl* control, std::string& error);
+
+  const TransformerModel& model() const { return *model_; }
+  std::shared_ptr<const TransformerModel> model_ptr() const { return model_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  std::shared_ptr<const Tokenizer> tokenizer_ptr() const { return tokenizer_; }
+  const std::vector<int>& ids() const { return ids_; }
+  int T() const { return static_cast<int>(ids_.size()); }
+  int layer() const { return layer_; }
+  std::vector<std::string> token_labels() const;
+  const ModelOverview& overview() const { return overview_; }
+
+  // The focused layer's attention as a scenario (X = its normed input).
+  LayerScenario scenario() const;
+  // Focuses another layer (0 ≤ layer < layers); nothing reruns.
+  void set_layer(int layer);
+  // The focused layer's attention output that counts as "before the edit"
+  // (the engine's, computed from scenario() unedited), so predictions with no
+  // edit match their "before" exactly. Until set, the plain forward's.
+  void set_unedited_attention(Matrix attention_out) { unedited_attention_ = std::move(attention_out); baseline_.clear(); }
+
+  // The k most likely next tokens after `row` when the focused layer's
+  // attention outputs `attention_out` (T × d_model), with the unedited
+  // probabilities. Only rows 0…row run through the later layers (causal).
+  std::vector<Prediction> predictions(const Matrix& attention_out, int row, int k) const;
+  // Softmax of the logits of `row` from the focused layer's attention output.
+  RowVector probabilities(const Matrix& attention_out, int row) const;
+
+ private:
+  ModelSession() = default;
+  const RowVector& baseline(int row) const;
+
+  std::shared_ptr<const TransformerModel> model_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
+  std::vector<int> ids_;
+  int layer_ = 0;
+  std::vector<Matrix> residual_;  // unedited: residual_[l] = input of layer l; [layers] = the last output
+  Matrix unedited_attention_;
+  ModelOverview overview_;
+  mutable std::map<int, RowVector> baseline_;  // row → unedited probabilities
+};
+
+// Mean-pools a matrix to at most size × size (unchanged when it fits).
+Matrix pool_to(const Matrix& m, int size);
+
+}  // namespace attention_lab

@@ -1,0 +1,128 @@
+#include "attention_lab/model_session.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace attention_lab {
+
+namespace {
+
+constexpr int kOverviewSize = 48;
+
+void step(ComputeControl* control, double fraction) {
+  if (!control) return;
+  if (control->cancel) throw Cancelled();
+  control->progress = static_cast<float>(fraction);
+}
+
+RowVector softmax_row(const RowVector& logits) {
+  const float m = logits.maxCoeff();
+  RowVector p = (logits.array() - m).exp().matrix();
+  return p / p.sum();
+}
+
+}  // namespace
+
+Matrix pool_to(const Matrix& m, int size) {
+  if (m.rows() <= size && m.cols() <= size) return m;
+  const Eigen::Index R = std::min<Eigen::Index>(m.rows(), size), C = std::min<Eigen::Index>(m.cols(), size);
+  Matrix out = Matrix::Zero(R, C);
+  Matrix count = Matrix::Zero(R, C);
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    const Eigen::Index pr = r * R / m.rows();
+    for (Eigen::Index c = 0; c < m.cols(); ++c) {
+      const Eigen::Index pc = c * C / m.cols();
+      out(pr, pc) += m(r, c);
+      count(pr, pc) += 1.0f;
+    }
+  }
+  return out.cwiseQuotient(count);
+}
+
+std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const TransformerModel> model,
+                                                  std::shared_ptr<const Tokenizer> tokenizer, std::vector<int> ids,
+                                                  int layer, ComputeControl* control, std::string& error) {
+  const ModelConfig& c = model->config;
+  if (std::string e = check_ids(c, ids); !e.empty()) {
+    error = e;
+    return nullptr;
+  }
+  if (layer < 0 || layer >= c.layers) {
+    error = "layer " + std::to_string(layer) + ": expected 0 to " + std::to_string(c.layers - 1);
+    return nullptr;
+  }
+  std::unique_ptr<ModelSession> s(new ModelSession());
+  s->model_ = std::move(model);
+  s->tokenizer_ = std::move(tokenizer);
+  s->ids_ = std::move(ids);
+  s->layer_ = layer;
+  s->overview_.layers = c.layers;
+  s->overview_.heads = c.heads;
+  const TransformerModel& m = *s->model_;
+  s->residual_.push_back(embed(m, s->ids_));
+  for (int l = 0; l < c.layers; ++l) {
+    step(control, static_cast<double>(l) / c.layers);
+    const Matrix& x = s->residual_.back();
+    const Matrix normed = normalize(m.layers[static_cast<std::size_t>(l)].norm1, x);
+    AttentionDetail detail;
+    const Matrix attn = attention(m, l, normed, &detail);
+    for (auto& w : detail.weights) s->overview_.weights.push_back(pool_to(w, kOverviewSize));
+    s->residual_.push_back(finish_layer(m, l, x, attn));
+  }
+  step(control, 1.0);
+  return s;
+}
+
+std::vector<std::string> ModelSession::token_labels() const {
+  std::vector<std::string> out;
+  for (int id : ids_) out.push_back(tokenizer_->label(id));
+  return out;
+}
+
+LayerScenario ModelSession::scenario() const {
+  const Matrix normed = normalize(model_->layers[static_cast<std::size_t>(layer_)].norm1, residual_[static_cast<std::size_t>(layer_)]);
+  return layer_scenario(*model_, layer_, normed, token_labels());
+}
+
+void ModelSession::set_layer(int layer) {
+  layer_ = std::clamp(layer, 0, model_->config.layers - 1);
+  unedited_attention_.resize(0, 0);
+  baseline_.clear();
+}
+
+RowVector ModelSession::probabilities(const Matrix& attention_out, int row) const {
+  const auto n = static_cast<Eigen::Index>(row) + 1;
+  const Matrix& input = residual_[static_cast<std::size_t>(layer_)];
+  Matrix x = finish_layer(*model_, layer_, input.topRows(n), attention_out.topRows(n));
+  for (int l = layer_ + 1; l < model_->config.layers; ++l) x = run_layer(*model_, l, x);
+  return softmax_row(logits(*model_, x, row, 1).row(0));
+}
+
+const RowVector& ModelSession::baseline(int row) const {
+  auto it = baseline_.find(row);
+  if (it != baseline_.end()) return it->second;
+  RowVector p = unedited_attention_.size() > 0
+                    ? probabilities(unedited_attention_, row)
+                    : softmax_row(logits(*model_, residual_.back(), row, 1).row(0));
+  return baseline_.emplace(row, std::move(p)).first->second;
+}
+
+std::vector<Prediction> ModelSession::predictions(const Matrix& attention_out, int row, int k) const {
+  row = std::clamp(row, 0, T() - 1);
+  const RowVector p = probabilities(attention_out, row);
+  const RowVector& before = baseline(row);
+  std::vector<int> order(static_cast<std::size_t>(p.size()));
+  std::iota(order.begin(), order.end(), 0);
+  k = std::clamp(k, 0, static_cast<int>(order.size()));
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
+    return p(a) != p(b) ? p(a) > p(b) : a < b;
+  });
+  std::vector<Prediction> out;
+  for (int i = 0; i < k; ++i) {
+    const int id = order[static_cast<std::size_t>(i)];
+    out.push_back({id, p(id), before(id)});
+  }
+  return out;
+}
+
+}  // namespace attention_lab

@@ -1,0 +1,170 @@
+// Model mode: the unedited forward once, the focused layer as a document,
+// predictions that follow its edits and pins through the later layers.
+
+#include "attention_lab/document.h"
+#include "attention_lab/model_session.h"
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace attention_lab {
+namespace {
+
+const std::filesystem::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
+const std::vector<int> kIds = {3, 14, 15, 9, 2, 6, 53};
+
+struct Opened {
+  std::shared_ptr<const TransformerModel> model;
+  std::shared_ptr<const Tokenizer> tokenizer;
+};
+
+Opened open(const char* name) {
+  LoadedModel m = load_model(kFixtures / name);
+  if (!m.model) throw std::runtime_error(m.error);
+  std::string error;
+  auto t = Tokenizer::load(kFixtures / name, m.model->config.vocab, error);
+  if (!t) throw std::runtime_error(error);
+  return {m.model, t};
+}
+
+std::unique_ptr<ModelSession> start(const Opened& o, int layer) {
+  std::string error;
+  auto s = ModelSession::start(o.model, o.tokenizer, kIds, layer, nullptr, error);
+  if (!s) throw std::runtime_error(error);
+  return s;
+}
+
+// The probabilities of `row` with layer L's attention replaced by `attention_out`, the long way.
+RowVector full_recompute(const TransformerModel& m, int L, const Matrix& attention_out, int row) {
+  Matrix x = embed(m, kIds);
+  for (int l = 0; l < L; ++l) x = run_layer(m, l, x);
+  x = finish_layer(m, L, x, attention_out);
+  for (int l = L + 1; l < m.config.layers; ++l) x = run_layer(m, l, x);
+  const RowVector z = logits(m, x, row, 1).row(0);
+  RowVector p = (z.array() - z.maxCoeff()).exp().matrix();
+  return p / p.sum();
+}
+
+Matrix output_of(const Document& doc) { return doc.stage(StageId::input(StageKind::Output)); }
+
+TEST(ModelSession, UneditedPredictionsAreTheModelsAndMatchTheirBeforeExactly) {
+  for (const char* name : {"gpt2-conv1d", "llama-gqa"}) {
+    SCOPED_TRACE(name);
+    const Opened o = open(name);
+    auto s = start(o, 0);
+    LayerScenario ls = s->scenario();
+    ASSERT_EQ(ls.error, "");
+    Document doc(std::move(ls.scenario));
+    s->set_unedited_attention(output_of(doc));
+    const auto top = s->predictions(output_of(doc), 6, 5);
+    ASSERT_EQ(top.size(), 5u);
+    const ModelForward f = run_model(*o.model, kIds, 1);
+    EXPECT_EQ(top[0].id, argmax(f.logits.row(0)));
+    for (std::size_t i = 0; i < top.size(); ++i) {
+      EXPECT_EQ(top[i].probability, top[i].before);
+      if (i) EXPECT_GE(top[i - 1].probability, top[i].probability);
+    }
+  }
+}
+
+TEST(ModelSession, APinInTheFocusedLayerChangesThePredictionsAsAFullRecomputeDoes) {
+  const Opened o = open("llama-gqa");
+  auto s = start(o, 0);
+  Document doc(s->scenario().scenario);
+  s->set_unedited_attention(output_of(doc));
+  const auto before = s->predictions(output_of(doc), 6, 61);
+  // Make the last token attend only to the first, in every head.
+  for (int h = 0; h < 4; ++h) {
+    ASSERT_EQ(doc.apply(SetPin{PinKey{StageId::of_head(StageKind::Weights, h), 6, 0}, 1.0f}), "");
+    for (int j = 1; j < 7; ++j)
+      ASSERT_EQ(doc.apply(SetPin{PinKey{StageId::of_head(StageKind::Weights, h), 6, j}, 0.0f}), "");
+  }
+  const auto after = s->predictions(output_of(doc), 6, 61);
+  const RowVector want = full_recompute(*o.model, 0, output_of(doc), 6);
+  double moved = 0;
+  for (const auto& p : after) {
+    EXPECT_NEAR(p.probability, want(p.id), 1e-6);
+    moved += std::abs(p.probability - p.before);
+  }
+  EXPECT_GT(moved, 0.01) << "the pin should move the predictions";
+  // The "before" column still shows the unedited model.
+  for (const auto& p : after) {
+    const auto it = std::find_if(before.begin(), before.end(), [&](const Prediction& b) { return b.id == p.id; });
+    ASSERT_NE(it, before.end());
+    EXPECT_EQ(p.before, it->probability);
+  }
+}
+
+TEST(ModelSession, AnEditedWeightInTheFirstLayerReachesEveryRowsPredictionAsAFullRecompute) {
+  const Opened o = open("gpt2-conv1d");
+  auto s = start(o, 0);
+  Document doc(s->scenario().scenario);
+  s->set_unedited_attention(output_of(doc));
+  ASSERT_EQ(doc.apply(SetCell{StageId::input(StageKind::W_q), 3, 5, 4.0f}), "");
+  for (int row : {0, 3, 6}) {
+    SCOPED_TRACE(row);
+    const RowVector got = s->probabilities(output_of(doc), row);
+    EXPECT_TRUE(test::matrices_near(got, full_recompute(*o.model, 0, output_of(doc), row), 0.0, 1e-6, "probabilities"));
+  }
+}
+
+TEST(ModelSession, FocusingAnotherLayerGivesThatLayersScenario) {
+  const Opened o = open("mistral-window-sharded");
+  auto s = start(o, 0);
+  s->set_layer(1);
+  EXPECT_EQ(s->layer(), 1);
+  LayerScenario ls = s->scenario();
+  ASSERT_EQ(ls.error, "");
+  EXPECT_EQ(ls.scenario.mask_kind, MaskKind::Window);
+  EXPECT_EQ(ls.scenario.window, 3);
+  EXPECT_EQ(ls.scenario.kv_heads, 1);
+  Matrix x = embed(*o.model, kIds);
+  x = run_layer(*o.model, 0, x);
+  EXPECT_TRUE(test::matrices_near(ls.scenario.X, normalize(o.model->layers[1].norm1, x), 0.0, 1e-6, "X"));
+  EXPECT_EQ(ls.scenario.tokens.size(), 7u);
+}
+
+TEST(ModelSession, TheOverviewHoldsEveryLayersEveryHeadsWeights) {
+  const Opened o = open("llama-gqa");
+  auto s = start(o, 1);
+  const ModelOverview& ov = s->overview();
+  EXPECT_EQ(ov.layers, 2);
+  EXPECT_EQ(ov.heads, 4);
+  ASSERT_EQ(ov.weights.size(), 8u);
+  Matrix x = embed(*o.model, kIds);
+  for (int l = 0; l < 2; ++l) {
+    AttentionDetail d;
+    attention(*o.model, l, normalize(o.model->layers[static_cast<std::size_t>(l)].norm1, x), &d);
+    for (int h = 0; h < 4; ++h) EXPECT_TRUE(test::matrices_near(ov.at(l, h), d.weights[static_cast<std::size_t>(h)], 0, 0, "overview"));
+    x = run_layer(*o.model, l, x);
+  }
+}
+
+TEST(ModelSession, BadInputsAreRefusedWithTheReason) {
+  const Opened o = open("gpt2-conv1d");
+  std::string error;
+  EXPECT_FALSE(ModelSession::start(o.model, o.tokenizer, {1, 99}, 0, nullptr, error));
+  EXPECT_NE(error.find("id 99"), std::string::npos) << error;
+  EXPECT_FALSE(ModelSession::start(o.model, o.tokenizer, {1, 2}, 2, nullptr, error));
+  EXPECT_NE(error.find("layer 2: expected 0 to 1"), std::string::npos) << error;
+  ComputeControl control;
+  control.cancel = true;
+  EXPECT_THROW(ModelSession::start(o.model, o.tokenizer, {1, 2}, 0, &control, error), Cancelled);
+}
+
+TEST(PoolTo, AveragesBlocksAndKeepsSmallMatrices) {
+  Matrix m(4, 6);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 6; ++c) m(r, c) = static_cast<float>(r * 6 + c);
+  EXPECT_EQ(pool_to(m, 8), m);
+  const Matrix p = pool_to(m, 2);
+  ASSERT_EQ(p.rows(), 2);
+  ASSERT_EQ(p.cols(), 2);
+  EXPECT_FLOAT_EQ(p(0, 0), (0 + 1 + 2 + 6 + 7 + 8) / 6.0f);
+  EXPECT_FLOAT_EQ(p(1, 1), (15 + 16 + 17 + 21 + 22 + 23) / 6.0f);
+}
+
+}  // namespace
+}  // namespace attention_lab
