@@ -6,6 +6,7 @@
 #include "attention_lab/scenario_io.h"
 #include "attention_lab/stage_info.h"
 #include "attention_lab/trace_io.h"
+#include "attention_lab/transformer_model.h"
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,8 @@
 #include <stdexcept>
 #include <tuple>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -239,6 +242,128 @@ std::string check_trace_of(std::string_view scenario_bytes) {
     if (trace.at("warnings").size() != engine.warnings().size()) return "the trace's warnings";
   } catch (const std::exception& e) {
     return std::string("the trace is not the JSON it should be: ") + e.what();
+  }
+  return {};
+}
+
+namespace {
+
+// A parser's refusal: one short line starting with the name the input was given.
+std::string refusal_problem(const std::string& error, const std::string& name) {
+  if (auto p = error_problem(error); !p.empty()) return p;
+  if (error.rfind(name + ": ", 0) != 0) return "an error message not starting with '" + name + ": ': " + error.substr(0, 200);
+  return {};
+}
+
+template <typename T>
+bool same_value(T a, T b) {
+  return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+}  // namespace
+
+std::string check_safetensors(std::string_view bytes) {
+  const std::string name = "fuzz.safetensors";
+  std::string error;
+  const auto file = SafetensorsFile::parse(bytes, name, error);
+  if (!file) return refusal_problem(error, name);
+  if (!error.empty()) return "accepted with an error message";
+  if (bytes.size() < 8) return "accepted fewer than 8 bytes";
+  std::uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = (header << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  if (header > kMaxSafetensorsHeaderBytes || header > bytes.size() - 8) return "accepted a header length past the end";
+  const std::uint64_t data_start = 8 + header, data_bytes = bytes.size() - data_start;
+  if (file->file_bytes() != bytes.size()) return "file_bytes() is not the input's size";
+
+  // Conversions are capped so a big file stays cheap: tensors over a million
+  // elements are only checked for their place.
+  constexpr std::int64_t kMaxConverted = 1 << 20;
+  std::int64_t converted = 0;
+  const TensorInfo* reach = nullptr;  // the non-empty tensor ending furthest so far
+  std::uint64_t last_begin = 0;
+  for (const TensorInfo& t : file->tensors()) {
+    const std::string what = "tensor '" + t.name.substr(0, 60) + "'";
+    if (file->find(t.name) != &t) return "find() does not give " + what;
+    if (t.begin > t.end || t.end > data_bytes) return what + ": accepted outside the data";
+    if (t.begin < last_begin) return what + ": tensors() not in the order of their data";
+    last_begin = t.begin;
+    if (t.begin != t.end) {
+      if (reach != nullptr && t.begin < reach->end) return what + ": accepted overlapping '" + reach->name.substr(0, 60) + "'";
+      reach = &t;
+    }
+    if (t.shape.size() > 8) return what + ": accepted more than 8 dimensions";
+    for (const auto d : t.shape)
+      if (d < 0) return what + ": accepted a negative dimension";
+    const std::int64_t numel = t.numel();
+    if (numel < 0 || static_cast<std::uint64_t>(numel) * dtype_bytes(t.dtype) != t.end - t.begin)
+      return what + ": numel() × dtype size is not its byte range";
+    const auto raw = file->bytes(t);
+    if (raw.size() != t.end - t.begin) return what + ": bytes() is not its byte range";
+    if (!raw.empty() && std::memcmp(raw.data(), bytes.data() + data_start + t.begin, raw.size()) != 0)
+      return what + ": bytes() are not the input's bytes";
+
+    if (numel > kMaxConverted || converted + numel > 4 * kMaxConverted) continue;
+    converted += numel;
+    std::vector<float> f;
+    std::vector<double> d;
+    std::string ef, ed;
+    const bool read_f = file->read_floats(t, f, ef), read_d = file->read_doubles(t, d, ed);
+    if (t.dtype == DType::Bool) {
+      if (read_f || read_d) return what + ": BOOL read as numbers";
+      if (auto p = refusal_problem(ef, name); !p.empty()) return p;
+      if (ef.find("tensor '") == std::string::npos) return what + ": BOOL refused without naming the tensor: " + ef;
+      continue;
+    }
+    if (!read_f || !read_d) return what + ": " + to_string(t.dtype) + " does not convert: " + ef + ed;
+    if (!ef.empty() || !ed.empty()) return what + ": converted with an error message";
+    if (f.size() != static_cast<std::size_t>(numel) || d.size() != f.size()) return what + ": converted to the wrong count";
+    // int64 → float rounds once, int64 → double → float may round twice.
+    if (t.dtype != DType::I64)
+      for (std::size_t i = 0; i < f.size(); ++i)
+        if (!same_value(f[i], static_cast<float>(d[i])))
+          return what + ": value " + std::to_string(i) + ": read_floats and read_doubles differ";
+    if (const float* in_place = file->f32_in_place(t)) {
+      if (t.dtype != DType::F32) return what + ": f32_in_place for " + to_string(t.dtype);
+      if (!f.empty() && std::memcmp(in_place, f.data(), f.size() * sizeof(float)) != 0)
+        return what + ": f32_in_place differs from read_floats";
+    }
+  }
+  if (file->find("__metadata__") != nullptr) return "__metadata__ as a tensor";
+  return {};
+}
+
+std::string check_model_config(std::string_view bytes) {
+  const std::string name = "config.json";
+  const ParsedConfig parsed = parse_model_config(std::string(bytes), name);
+  if (!parsed.error.empty()) return refusal_problem(parsed.error, name);
+  const ModelConfig& c = parsed.config;
+  if (c.layers < 1 || c.layers > 1024) return "layers " + std::to_string(c.layers);
+  for (auto [what, n] : {std::pair{"heads", c.heads}, std::pair{"kv_heads", c.kv_heads}, std::pair{"d_model", c.d_model},
+                         std::pair{"d_head", c.d_head}, std::pair{"d_ff", c.d_ff}, std::pair{"vocab", c.vocab},
+                         std::pair{"max_positions", c.max_positions}})
+    if (n < 1) return std::string(what) + " " + std::to_string(n);
+  if (c.heads % c.kv_heads != 0) return "heads not a multiple of kv_heads";
+  // Q's width is an int in the loader and the forward pass.
+  if (static_cast<long long>(c.heads) * c.d_head > (1 << 20)) return "heads × d_head over 2^20";
+  if (!std::isfinite(c.norm_eps) || !(c.norm_eps > 0)) return "norm_eps " + std::to_string(c.norm_eps);
+  if (c.sliding_window < 0) return "a negative sliding window";
+  if (std::string(to_string(c.activation)) == "?") return "an activation without a name";
+  if (c.family == ModelFamily::Gpt2) {
+    if (c.model_type != "gpt2") return "GPT-2 family from model_type " + c.model_type.substr(0, 40);
+    if (c.kv_heads != c.heads) return "GPT-2 with grouped K/V heads";
+    if (static_cast<long long>(c.heads) * c.d_head != c.d_model) return "GPT-2 heads × d_head ≠ d_model";
+    if (c.activation == Activation::Silu) return "GPT-2 with silu";
+    if (c.sliding_window != 0) return "GPT-2 with a sliding window";
+    if (!c.qkv_bias || !c.o_bias) return "GPT-2 without its biases";
+    if (!c.learned_positions()) return "GPT-2 without learned positions";
+  } else {
+    if (c.model_type != "llama" && c.model_type != "mistral" && c.model_type != "qwen2")
+      return "Llama family from model_type " + c.model_type.substr(0, 40);
+    if (c.d_head % 2 != 0) return "Llama family with an odd d_head (RoPE turns pairs)";
+    if (!std::isfinite(c.rope_theta) || !(c.rope_theta > 1)) return "rope_theta " + std::to_string(c.rope_theta);
+    if (c.sliding_window != 0 && c.model_type != "mistral") return "a sliding window outside Mistral";
+    if (c.model_type == "qwen2" && (!c.qkv_bias || c.o_bias)) return "Qwen2 without q/k/v biases or with an o bias";
+    if (c.learned_positions()) return "Llama family with learned positions";
   }
   return {};
 }

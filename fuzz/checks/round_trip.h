@@ -28,6 +28,18 @@ std::string check_lesson_file(std::string_view bytes, const std::filesystem::pat
 // matrix holds exactly the engine's numbers.
 std::string check_trace_of(std::string_view scenario_bytes);
 
+// A safetensors file (core/src/transformer/safetensors.cpp), parsed from
+// memory: refused with a short message naming the file, or accepted with every
+// tensor inside the data, in order, not overlapping, sized to its shape; then
+// every tensor's bytes are the input's and it converts (read_floats and
+// read_doubles agree; f32_in_place is the same floats; BOOL is refused).
+std::string check_safetensors(std::string_view bytes);
+
+// A Hugging Face config.json (parse_model_config): refused with a short
+// message, or a config whose sizes fit together (heads a multiple of the K/V
+// heads, GPT-2's d_model = heads·d_head, an even d_head for RoPE, …).
+std::string check_model_config(std::string_view bytes);
+
 // Settings every target applies first: one thread (Eigen and OpenMP), so a
 // run is repeatable, and a small memory budget, so a file asking for a huge
 // size is refused by the same check users get instead of tripping the

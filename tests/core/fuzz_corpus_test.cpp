@@ -5,7 +5,9 @@
 #include "checks/round_trip.h"
 
 #include "attention_lab/lesson.h"
+#include "attention_lab/safetensors.h"
 #include "attention_lab/scenario_io.h"
+#include "attention_lab/transformer_model.h"
 
 #include "scoped_env.h"
 
@@ -80,4 +82,28 @@ TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheTraceCheck) {
   for (const auto& f : seeds) EXPECT_EQ(fuzz::check_trace_of(read_file(f)), "") << f;
   for (const auto& f : files_in(kFuzzDir / "regressions" / "trace"))
     EXPECT_EQ(fuzz::check_trace_of(read_file(f)), "") << f;
+}
+
+TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheSafetensorsCheck) {
+  const auto seeds = files_in(kFuzzDir / "corpus" / "safetensors");
+  ASSERT_GE(seeds.size(), 5u);
+  for (const auto& f : seeds) {
+    std::string error;
+    EXPECT_TRUE(SafetensorsFile::parse(read_file(f), f.filename().string(), error)) << f << ": a seed should load: " << error;
+    EXPECT_EQ(fuzz::check_safetensors(read_file(f)), "") << f;
+  }
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "safetensors"))
+    EXPECT_EQ(fuzz::check_safetensors(read_file(f)), "") << f;
+}
+
+TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheModelConfigCheck) {
+  const auto seeds = files_in(kFuzzDir / "corpus" / "model_config");
+  ASSERT_GE(seeds.size(), 10u);
+  for (const auto& f : seeds) {
+    const ParsedConfig parsed = parse_model_config(read_file(f), f.filename().string());
+    EXPECT_EQ(parsed.error, "") << f << ": a seed should parse";
+    EXPECT_EQ(fuzz::check_model_config(read_file(f)), "") << f;
+  }
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "model_config"))
+    EXPECT_EQ(fuzz::check_model_config(read_file(f)), "") << f;
 }

@@ -22,7 +22,7 @@ dpkg -x "$deb" "$tree" || { echo "FAIL: dpkg -x $deb"; exit 1; }
 # dpkg-shlibdeps named the libraries the binaries link, with versions.
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for lib in 'libc6 (>=' 'libglfw3 (>=' 'libgomp1 (>=' 'libstdc++6 (>=' fonts-dejavu-core; do
+for lib in 'libc6 (>=' 'libglfw3 (>=' 'libgomp1 (>=' 'libpcre2-8-0 (>=' 'libstdc++6 (>=' fonts-dejavu-core; do
   [[ $depends == *"$lib"* ]] || fail "Depends does not name $lib"
 done
 

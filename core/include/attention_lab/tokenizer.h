@@ -1,16 +1,30 @@
 #pragma once
-// Text ↔ token ids for a model folder. Today: a vocabulary (vocab.json) whose
-// strings are typed separated by spaces, or bare token ids when a folder has
-// no vocabulary (../shared/models/gpt-nano-sort has a 3-token vocabulary and
-// no merges). Byte-level BPE (merges.txt, tokenizer.json) comes next.
+// Text ↔ token ids for a model folder, one of three kinds:
+//   byte-level BPE      tokenizer.json (Hugging Face: model.type "BPE" with a
+//                       ByteLevel pre-tokenizer, as GPT-2, Llama 3, Qwen2), or
+//                       vocab.json + merges.txt (GPT-2's own files): text is
+//                       cut by the pre-tokenizer's regex and merged exactly as
+//                       GPT-2's encoder.py / Hugging Face's tokenizers do;
+//                       added tokens (<|endoftext|>) are matched in the text
+//   vocabulary strings  vocab.json alone: its strings typed separated by spaces
+//                       (../shared/models/gpt-nano-sort, 3 tokens, no merges)
+//   token ids           no vocabulary: bare ids
+// Not done for BPE: a normalizer other than NFC (refused; NFC, Qwen2's, is
+// not applied: text is taken as typed), the post-processor (no BOS is added),
+// the single_word flag of added tokens.
 
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace attention_lab {
+
+namespace bpe {
+class Encoder;
+}
 
 struct Encoded {
   std::vector<int> ids;
@@ -19,15 +33,23 @@ struct Encoded {
 
 class Tokenizer {
  public:
-  // Reads vocab.json from `folder` when there is one; `vocab_size` is the
-  // model's, so ids past it are refused. A folder with merges.txt or
-  // tokenizer.json is a BPE tokenizer: refused (with the reason) until it is
-  // supported. Errors name the file.
+  // Reads `folder`'s tokenizer.json when there is one, else its vocab.json
+  // and merges.txt, else its vocab.json alone, else nothing (ids only).
+  // `vocab_size` is the model's, so ids past it are refused. Errors name the
+  // file and the line or entry.
   static std::shared_ptr<const Tokenizer> load(const std::filesystem::path& folder, int vocab_size, std::string& error);
+  // A byte-level BPE from the files' text (tests, the fuzz target); errors
+  // name "vocab.json", "merges.txt" or "tokenizer.json".
+  static std::shared_ptr<const Tokenizer> from_vocab_and_merges(const std::string& vocab_json, std::string_view merges_txt,
+                                                                int vocab_size, std::string& error);
+  static std::shared_ptr<const Tokenizer> from_tokenizer_json(const std::string& tokenizer_json, int vocab_size,
+                                                              std::string& error);
 
-  // "vocabulary strings" or "token ids".
+  // "byte-level BPE", "vocabulary strings" or "token ids".
   std::string kind() const;
-  // Words separated by white space, each a vocabulary string or a token id.
+  // BPE: the text's tokens (text that is not UTF-8 is refused, naming the
+  // offset of its first bad byte). Otherwise: words separated by white
+  // space, each a vocabulary string or a token id.
   Encoded encode(const std::string& text) const;
   // Comma- or space-separated ids ("3,14,15").
   Encoded parse_ids(const std::string& text) const;
@@ -36,14 +58,15 @@ class Tokenizer {
   // What the app and traces show: token_text with GPT-2's byte-level marks
   // made visible (Ġ → ␣ for a space, Ċ → ↵ for a newline).
   std::string label(int id) const;
-  // The text of a sequence: the tokens' strings joined (by spaces when they
-  // are vocabulary words).
+  // The text of a sequence. BPE: the exact bytes the tokens stand for (an id
+  // with no token gives U+FFFD). Otherwise the tokens' strings joined by spaces.
   std::string decode(const std::vector<int>& ids) const;
   int vocab_size() const { return vocab_size_; }
-  bool has_vocabulary() const { return !strings_.empty(); }
+  bool has_vocabulary() const { return !strings_.empty() || bpe_ != nullptr; }
 
  private:
   int vocab_size_ = 0;
+  std::shared_ptr<const bpe::Encoder> bpe_;  // byte-level BPE; null for the other kinds
   std::vector<std::string> strings_;  // id → string; empty: ids only
   std::unordered_map<std::string, int> ids_;
 };

@@ -133,7 +133,7 @@ Matrix attention(const TransformerModel& model, int layer, const Matrix& normed,
   Matrix context(T, static_cast<Eigen::Index>(c.heads) * c.d_head);
 #pragma omp parallel for schedule(static) if (c.heads > 1 && T >= 64)
   for (int h = 0; h < c.heads; ++h) {
-    const int g = h * c.kv_heads / c.heads;
+    const int g = h / (c.heads / c.kv_heads);  // not h·kv_heads/heads: that product can overflow an int
     const auto qh = q.middleCols(static_cast<Eigen::Index>(h) * c.d_head, c.d_head);
     const auto kh = k.middleCols(static_cast<Eigen::Index>(g) * c.d_head, c.d_head);
     const auto vh = v.middleCols(static_cast<Eigen::Index>(g) * c.d_head, c.d_head);

@@ -125,6 +125,10 @@ ModelConfig read_llama(const Reader& r, const std::string& model_type) {
   c.d_head = r.positive_int_or("head_dim", c.d_model / c.heads);
   if (c.d_head % 2 != 0)
     fail(r.where() + ": head dimension " + std::to_string(c.d_head) + ": expected an even number (RoPE turns pairs)");
+  // Q's width heads·d_head: an int everywhere downstream (an explicit head_dim makes it more than hidden_size).
+  if (static_cast<long long>(c.heads) * c.d_head > kMaxDimension)
+    fail(r.where() + ": num_attention_heads × head dimension = " + std::to_string(c.heads) + " × " +
+         std::to_string(c.d_head) + ": expected at most " + std::to_string(kMaxDimension));
   c.d_ff = r.positive_int("intermediate_size");
   c.vocab = r.positive_int("vocab_size");
   c.max_positions = r.positive_int_or("max_position_embeddings", 1 << 20, 1LL << 30);

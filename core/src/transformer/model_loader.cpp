@@ -5,6 +5,7 @@
 #include "attention_lab/transformer_model.h"
 #include "io/json_document.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -34,7 +35,8 @@ std::vector<fs::path> read_index(const fs::path& index_path) {
   io::TextFile text = io::read_text_file(index_path, kMaxIndexBytes);
   if (!text.error.empty()) fail(text.error);
   io::JsonDocument doc = io::parse_json_document(text.text, index_path.string());
-  if (!doc.error.empty()) fail(index_path.string() + ": " + doc.error);
+  // The nesting error already starts with the path.
+  if (!doc.error.empty()) fail(doc.error.rfind(index_path.string(), 0) == 0 ? doc.error : index_path.string() + ": " + doc.error);
   const auto map = doc.root.is_object() ? doc.root.find("weight_map") : doc.root.end();
   if (!doc.root.is_object() || map == doc.root.end() || !map->is_object())
     fail(index_path.string() + ": expected an object with a \"weight_map\" of tensor names to file names");
@@ -116,11 +118,15 @@ class Builder {
     }
     m_.parameters += n;
     done_bytes_ += t.info->end - t.info->begin;
-    if (progress_ && !progress_(total_bytes_ ? static_cast<double>(done_bytes_) / static_cast<double>(total_bytes_) : 1.0,
-                                "reading " + name))
-      throw LoadError{"cancelled"};
+    // The files' bytes include headers and tensors nobody reads (GPT-2's
+    // attn.bias buffers), so this ends below 1: finish() reports the 1.
+    report(total_bytes_ ? std::min(1.0, static_cast<double>(done_bytes_) / static_cast<double>(total_bytes_)) : 1.0,
+           "reading " + name);
     return data;
   }
+
+  // Every tensor is read and checked.
+  void finish() { report(1.0, "checked"); }
 
   RowVector vec(const std::string& name, int n) {
     const float* p = floats(name, {n});
@@ -149,6 +155,10 @@ class Builder {
   }
 
  private:
+  void report(double fraction, const std::string& what) const {
+    if (progress_ && !progress_(fraction, what)) throw LoadError{"cancelled"};
+  }
+
   TransformerModel& m_;
   const LoadProgress& progress_;
   std::map<std::string, Located> where_;
@@ -299,6 +309,7 @@ LoadedModel load_model(const fs::path& path, const LoadProgress& progress) {
                                    ? (builder.has("transformer.wte.weight") ? "transformer.wte.weight" : "wte.weight")
                                    : "model.embed_tokens.weight";
     model->dtype = builder.need(first).info->dtype;
+    builder.finish();
   } catch (const LoadError& e) {
     result.error = e.message;
     return result;

@@ -129,8 +129,13 @@ bool is_float(DType dtype) {
 }
 
 std::int64_t TensorInfo::numel() const {
+  // A file's tensors were checked when read: the count fits its byte range,
+  // unless a dimension is 0, beside which the others may be as large as they
+  // like (their product alone may not fit an int64).
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   std::int64_t n = 1;
-  for (const auto d : shape) n *= d;  // checked against the byte range when read
+  for (const auto d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<std::int64_t>::max();
   return n;
 }
 
@@ -171,7 +176,8 @@ SafetensorsFile::~SafetensorsFile() {
 std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path, std::string& error) {
   auto file = std::shared_ptr<SafetensorsFile>(new SafetensorsFile());
   file->name_ = path.string();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a named pipe must be refused below, not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     error = file->name_ + ": cannot open: " + std::strerror(errno);
     return nullptr;
@@ -233,8 +239,8 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::check(std::shared_ptr<Sa
   const std::uint64_t data_bytes = file->size_ - file->data_start_;
   const std::string header(reinterpret_cast<const char*>(file->base_ + 8), header_bytes);
   io::JsonDocument doc = io::parse_json_document(header, "header");
-  if (!doc.error.empty()) {
-    error = name + ": header: " + doc.error;
+  if (!doc.error.empty()) {  // "invalid JSON: …", or the nesting error, which starts with "header"
+    error = cap_message(name + ": " + (doc.error.rfind("header", 0) == 0 ? "" : "header: ") + doc.error);
     return nullptr;
   }
   if (!doc.root.is_object()) {
@@ -260,13 +266,17 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::check(std::shared_ptr<Sa
     std::sort(file->tensors_.begin(), file->tensors_.end(), [](const TensorInfo& a, const TensorInfo& b) {
       return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });
-    for (std::size_t i = 1; i < file->tensors_.size(); ++i) {
-      const TensorInfo& prev = file->tensors_[i - 1];
-      const TensorInfo& cur = file->tensors_[i];
-      if (cur.begin < prev.end && cur.begin != cur.end)
-        fail("tensors '" + excerpt(prev.name, 60) + "' and '" + excerpt(cur.name, 60) + "': data_offsets overlap ([" +
-             std::to_string(prev.begin) + ", " + std::to_string(prev.end) + ") and [" + std::to_string(cur.begin) +
+    // Each non-empty tensor against the one before it that ends furthest (not
+    // just the previous one: an empty tensor, allowed anywhere, must not hide
+    // an overlap around it).
+    const TensorInfo* prev = nullptr;
+    for (const TensorInfo& cur : file->tensors_) {
+      if (cur.begin == cur.end) continue;
+      if (prev != nullptr && cur.begin < prev->end)
+        fail("tensors '" + excerpt(prev->name, 60) + "' and '" + excerpt(cur.name, 60) + "': data_offsets overlap ([" +
+             std::to_string(prev->begin) + ", " + std::to_string(prev->end) + ") and [" + std::to_string(cur.begin) +
              ", " + std::to_string(cur.end) + "))");
+      prev = &cur;  // no overlap: cur ends at or after prev
     }
     for (std::size_t i = 0; i < file->tensors_.size(); ++i) file->index_.emplace(file->tensors_[i].name, i);
   } catch (const HeaderError& e) {

@@ -2,6 +2,7 @@
 
 #include "attention_lab/excerpt.h"
 #include "io/json_document.h"
+#include "transformer/bpe.h"
 
 #include <charconv>
 
@@ -10,6 +11,8 @@ namespace attention_lab {
 namespace {
 
 constexpr std::uintmax_t kMaxVocabularyBytes = 64ull << 20;
+constexpr std::uintmax_t kMaxMergesBytes = 64ull << 20;
+constexpr std::uintmax_t kMaxTokenizerJsonBytes = 64ull << 20;  // Qwen2's is 7 MB, Llama 3's 9 MB
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
@@ -40,19 +43,81 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
   for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
 }
 
+// A JSON document's root, or null with `error` naming `name`.
+bool parse_json(const std::string& text, const std::string& name, nlohmann::json& root, std::string& error) {
+  io::JsonDocument doc = io::parse_json_document(text, name);
+  if (!doc.error.empty()) {
+    error = name + ": " + doc.error;
+    return false;
+  }
+  root = std::move(doc.root);
+  return true;
+}
+
 }  // namespace
+
+std::shared_ptr<const Tokenizer> Tokenizer::from_vocab_and_merges(const std::string& vocab_json, std::string_view merges_txt,
+                                                                  int vocab_size, std::string& error) {
+  nlohmann::json vocab;
+  if (!parse_json(vocab_json, "vocab.json", vocab, error)) return nullptr;
+  auto encoder = bpe::Encoder::from_vocab_and_merges(vocab, "vocab.json", merges_txt, "merges.txt", vocab_size, error);
+  if (!encoder) return nullptr;
+  auto t = std::make_shared<Tokenizer>();
+  t->vocab_size_ = vocab_size;
+  t->bpe_ = std::move(encoder);
+  return t;
+}
+
+std::shared_ptr<const Tokenizer> Tokenizer::from_tokenizer_json(const std::string& tokenizer_json, int vocab_size,
+                                                                std::string& error) {
+  nlohmann::json root;
+  if (!parse_json(tokenizer_json, "tokenizer.json", root, error)) return nullptr;
+  auto encoder = bpe::Encoder::from_tokenizer_json(root, "tokenizer.json", vocab_size, error);
+  if (!encoder) return nullptr;
+  auto t = std::make_shared<Tokenizer>();
+  t->vocab_size_ = vocab_size;
+  t->bpe_ = std::move(encoder);
+  return t;
+}
 
 std::shared_ptr<const Tokenizer> Tokenizer::load(const std::filesystem::path& folder, int vocab_size, std::string& error) {
   auto t = std::make_shared<Tokenizer>();
   t->vocab_size_ = vocab_size;
   std::error_code ec;
-  for (const char* bpe : {"merges.txt", "tokenizer.json"}) {
-    if (std::filesystem::exists(folder / bpe, ec)) {
-      error = (folder / bpe).string() + ": byte-level BPE tokenizers are not supported yet; give token ids instead (--ids)";
+  const auto vocab_path = folder / "vocab.json";
+  const auto merges_path = folder / "merges.txt";
+  const auto tokenizer_path = folder / "tokenizer.json";
+  if (std::filesystem::exists(tokenizer_path, ec)) {  // Hugging Face's fast tokenizer, preferred as they prefer it
+    io::TextFile file = io::read_text_file(tokenizer_path, kMaxTokenizerJsonBytes);
+    nlohmann::json root;
+    if (!file.error.empty()) error = file.error;
+    if (!file.error.empty() || !parse_json(file.text, tokenizer_path.string(), root, error)) return nullptr;
+    file = {};
+    t->bpe_ = bpe::Encoder::from_tokenizer_json(root, tokenizer_path.string(), vocab_size, error);
+    return t->bpe_ ? t : nullptr;
+  }
+  if (std::filesystem::exists(merges_path, ec)) {
+    if (!std::filesystem::exists(vocab_path, ec)) {
+      error = merges_path.string() + ": expected vocab.json next to it (the tokens the merges make)";
       return nullptr;
     }
+    io::TextFile vocab_file = io::read_text_file(vocab_path, kMaxVocabularyBytes);
+    if (!vocab_file.error.empty()) {
+      error = vocab_file.error;
+      return nullptr;
+    }
+    nlohmann::json vocab;
+    if (!parse_json(vocab_file.text, vocab_path.string(), vocab, error)) return nullptr;
+    vocab_file = {};
+    const io::TextFile merges_file = io::read_text_file(merges_path, kMaxMergesBytes);
+    if (!merges_file.error.empty()) {
+      error = merges_file.error;
+      return nullptr;
+    }
+    t->bpe_ = bpe::Encoder::from_vocab_and_merges(vocab, vocab_path.string(), merges_file.text, merges_path.string(),
+                                                  vocab_size, error);
+    return t->bpe_ ? t : nullptr;
   }
-  const auto vocab_path = folder / "vocab.json";
   if (!std::filesystem::exists(vocab_path, ec)) return t;  // ids only
   io::TextFile file = io::read_text_file(vocab_path, kMaxVocabularyBytes);
   if (!file.error.empty()) {
@@ -87,10 +152,22 @@ std::shared_ptr<const Tokenizer> Tokenizer::load(const std::filesystem::path& fo
   return t;
 }
 
-std::string Tokenizer::kind() const { return has_vocabulary() ? "vocabulary strings" : "token ids"; }
+std::string Tokenizer::kind() const {
+  if (bpe_) return "byte-level BPE";
+  return has_vocabulary() ? "vocabulary strings" : "token ids";
+}
 
 Encoded Tokenizer::encode(const std::string& text) const {
   Encoded out;
+  if (bpe_) {
+    if (!bpe_->encode(text, out.ids, out.error)) {
+      out.ids.clear();
+      out.error = cap_message(out.error);
+    } else if (out.ids.empty()) {
+      out.error = "expected at least one token, found none";
+    }
+    return out;
+  }
   const std::vector<std::string> words = split_words(text, false);
   for (std::size_t w = 0; w < words.size(); ++w) {
     if (const auto it = ids_.find(words[w]); it != ids_.end()) {
@@ -129,6 +206,10 @@ Encoded Tokenizer::parse_ids(const std::string& text) const {
 }
 
 std::string Tokenizer::token_text(int id) const {
+  if (bpe_) {
+    const std::string& s = bpe_->token(id);
+    return s.empty() ? std::to_string(id) : s;
+  }
   if (id >= 0 && static_cast<std::size_t>(id) < strings_.size() && !strings_[static_cast<std::size_t>(id)].empty())
     return strings_[static_cast<std::size_t>(id)];
   return std::to_string(id);
@@ -142,6 +223,7 @@ std::string Tokenizer::label(int id) const {
 }
 
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
+  if (bpe_) return bpe_->decode(ids);
   std::string out;
   for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? " " : "") + token_text(ids[i]);
   return out;
