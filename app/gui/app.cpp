@@ -17,6 +17,7 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -89,6 +90,12 @@ void AppState::poll_job() {
   const double seconds = job->seconds();
   job.reset();
   if (result->cancel) return;  // the user gave up on it; keep what is shown
+  if (!result->error.empty() && result->model_job) {
+    error_popup = (!result->path.empty() ? "Could not open the model " + result->path + "\n\n"
+                                         : std::string("Could not run the model.\n\n")) +
+                  result->error + "\n\nWhat is shown is unchanged.";
+    return;
+  }
   if (!result->error.empty()) {
     error_popup = (!result->path.empty() ? "Could not open " + result->path + "\n\n"
                    : what == kTakingSnapshot ? std::string("Could not take the snapshot.\n\n")
@@ -109,6 +116,26 @@ void AppState::poll_job() {
     install_snapshot(std::move(*result->snapshot), seconds);
     return;
   }
+  if (result->session) {
+    const int head = focused_head;
+    const bool same_model = model.session && result->path.empty();
+    open_document_with(std::move(result->document), "");
+    model.session = std::move(result->session);
+    if (!result->path.empty()) model.path = result->path;
+    model.text = result->model_text;
+    std::snprintf(model.text_field, sizeof model.text_field, "%s", model.text.c_str());
+    model.predictions = {};
+    if (same_model) focused_head = std::clamp(head, 0, doc->scenario().heads - 1);
+    if (deferred_head >= 0) focused_head = std::min(deferred_head, doc->scenario().heads - 1), deferred_head = -1;
+    if (!result->path.empty()) {
+      settings.add_recent(result->path);
+      settings.save();
+    }
+    char took[32];
+    std::snprintf(took, sizeof took, " (%.2f s)", seconds);
+    set_status(what + ": done" + took);
+    return;
+  }
   if (result->document) {
     const std::string path = result->path;
     open_document_with(std::move(result->document), path);
@@ -124,12 +151,45 @@ void AppState::poll_job() {
   }
 }
 
+void AppState::open_model(ModelRequest request) {
+  if (job) return;
+  const bool reuse = request.model != nullptr;
+  const std::string what = reuse ? "Running " + std::filesystem::path(model.path).filename().string() + ", layer " +
+                                       std::to_string(request.layer)
+                                 : "Opening " + request.path;
+  job = std::make_unique<BackgroundJob>(what, std::move(request));
+}
+
+const ModelState::Cached& AppState::model_predictions() {
+  ModelState::Cached& c = model.predictions;
+  const ModelSession* s = model.session.get();
+  const int row = model.predicted_row();
+  if (!s || (c.session == s && c.revision == doc->revision() && c.row == row && c.layer == s->layer())) return c;
+  c = {};
+  c.session = s;
+  c.revision = doc->revision();
+  c.row = row;
+  c.layer = s->layer();
+  const MatrixView out = doc->stage(StageId::input(StageKind::Output));
+  if (out.rows() != s->T() || out.cols() != s->model().config.d_model || !doc->scenario().use_w_o) {
+    c.problem = "The layer's output is " + std::to_string(out.rows()) + " × " + std::to_string(out.cols()) +
+                (doc->scenario().use_w_o ? "" : " (W_o is off)") + "; the model needs " + std::to_string(s->T()) + " × " +
+                std::to_string(s->model().config.d_model) + " after W_o. Undo the size change to see predictions.";
+    return c;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  c.top = s->predictions(Matrix(out), row, model.top_k);
+  c.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
 void AppState::open_document(Scenario scenario, std::string path) {
   open_document_with(std::make_unique<Document>(std::move(scenario)), std::move(path));
 }
 
 void AppState::open_document_with(std::unique_ptr<Document> document, std::string path) {
   doc = std::move(document);
+  model.session.reset();  // another document leaves model mode (a model job sets it again)
   file_path = std::move(path);
   textures.clear();
   colour_ranges.clear();
@@ -373,6 +433,11 @@ std::string App::init(GLFWwindow* window) {
       return "--lesson-step: expected 1 to " + std::to_string(count) + ", found " + std::to_string(o.lesson_step + 1);
     state_.open_lesson(std::move(*l.lesson), path.string(), o.lesson_step);
     stages = pipeline(state_.doc->scenario());
+  } else if (!o.model.empty()) {
+    // The default preset shows until the model is in (loading runs in the background, with Cancel).
+    state_.open_document(*make_preset(kDefaultPreset), "");
+    opened_heads = limits::kMaxHeads;  // not known yet: --head is checked when the model is in
+    state_.open_model(ModelRequest{o.model, nullptr, nullptr, o.text, o.layer});
   } else if (!o.scenario_path.empty()) {
     LoadResult r = load_scenario(o.scenario_path);
     if (!r.scenario)
@@ -403,6 +468,7 @@ std::string App::init(GLFWwindow* window) {
   if (o.view == "heads") state_.centre = CentreView::HeadView;
   if (o.view == "softmax") state_.centre = CentreView::SoftmaxUpClose;
   if (o.view == "sqrt-dk") state_.centre = CentreView::SqrtDkExperiment;
+  if (o.view == "model") state_.centre = CentreView::Model;
   state_.select_centre_tab = true;
   if (!o.select.empty() && !state_.job) {
     // STAGE:ROW:COL
@@ -618,6 +684,7 @@ void draw_centre_view(AppState& state) {
     case CentreView::HeadView: draw_head_view_panel(state); break;
     case CentreView::SoftmaxUpClose: draw_softmax_panel(state); break;
     case CentreView::SqrtDkExperiment: draw_sqrt_dk_panel(state); break;
+    case CentreView::Model: draw_model_view(state); break;
   }
 }
 
@@ -712,6 +779,7 @@ void App::frame() {
       const ImGuiTabItemFlags flags =
           state_.select_centre_tab && state_.centre == view ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(label, nullptr, flags);
+      state_.note_item(std::string("tab ") + label);
       if (open) {
         // A requested tab takes a frame or two to become the open one; until
         // then the previously open tab must not overwrite the request.
@@ -724,12 +792,14 @@ void App::frame() {
     tab("Head view", CentreView::HeadView);
     tab("Softmax up close", CentreView::SoftmaxUpClose);
     tab("Why √d_k", CentreView::SqrtDkExperiment);
+    if (state_.model.open()) tab("Model", CentreView::Model);
     ImGui::EndTabBar();
   }
   // A child window per view: each keeps its own scroll position, and wrapped
   // text in one view does not wrap at the width of the wide pipeline (a
   // window's content width is last frame's, so it would stay that wide).
-  static constexpr const char* kViewChild[] = {"pipeline", "head view", "softmax up close", "why sqrt dk"};
+  static constexpr const char* kViewChild[] = {"pipeline", "head view", "softmax up close", "why sqrt dk", "model"};
+  if (state_.centre == CentreView::Model && !state_.model.open()) state_.centre = CentreView::Pipeline;
   const bool slide = showing_slide(state_);
   // A slide fits its view: no scroll bars (they would take room and shift it), unless it cannot fit.
   const ImGuiWindowFlags view_flags = slide && !state_.slide.overflows ? ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse
@@ -822,6 +892,26 @@ std::string App::export_now() {
 
 // A small JSON snapshot of the UI for the GUI tests (--probe FILE): where
 // each heatmap is on screen, what is hovered and selected, the inspector text.
+// Model mode for the probe: null, or the layer, the tokens and this frame's predictions.
+std::string App::model_probe() const {
+  const ModelState& m = state_.model;
+  if (!m.open()) return "null";
+  const ModelSession& s = *m.session;
+  std::ostringstream o;
+  o << "{\"layer\": " << s.layer() << ", \"head\": " << state_.focused_head << ", \"layers\": " << s.model().config.layers << ", \"T\": " << s.T()
+    << ", \"text\": " << json_text::quote(m.text) << ", \"row\": " << m.predicted_row()
+    << ", \"predictions_revision_current\": "
+    << (m.predictions.session == &s && m.predictions.revision == state_.doc->revision() ? "true" : "false")
+    << ", \"problem\": " << json_text::quote(m.predictions.problem) << ", \"predictions\": [";
+  for (std::size_t i = 0; i < m.predictions.top.size(); ++i) {
+    const Prediction& p = m.predictions.top[i];
+    o << (i ? ", " : "") << "{\"id\": " << p.id << ", \"token\": " << json_text::quote(s.tokenizer().token_text(p.id))
+      << ", \"p\": " << p.probability << ", \"before\": " << p.before << "}";
+  }
+  o << "]}";
+  return o.str();
+}
+
 void App::write_probe() const {
   if (state_.options.probe.empty()) return;
   std::ostringstream out;
@@ -901,6 +991,7 @@ void App::write_probe() const {
       << ", \"autosaves\": " << state_.recovery.autosaves << ", \"offered\": " << state_.recovery.offered.size()
       << ", \"error\": " << json_text::quote(state_.recovery.error) << "}"
       << ", \"frame_times\": " << state_.frame_times.to_json()
+      << ", \"model\": " << model_probe()
       << ", \"items\": {";
   for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)
     out << (it == state_.probe_items.begin() ? "" : ", ") << json_text::quote(it->first) << ": [" << it->second.x0

@@ -174,8 +174,31 @@ struct SlideState {
   bool overflows = false;  // last frame's slide did not fit: the view may scroll
 };
 
+// Model mode (--model, File ▸ Open model…): a checkpoint, its input, the
+// focused layer (the document is its attention) and the next-token
+// predictions, cached per document revision.
+struct ModelState {
+  std::unique_ptr<ModelSession> session;  // null: not in model mode
+  std::string path;
+  std::string text;           // the text the session ran
+  char text_field[2048] = {};  // what is typed (Enter or Run applies it)
+  int row = -1;               // predictions after this token (-1: the last)
+  int top_k = 10;
+  struct Cached {
+    std::uint64_t revision = 0;
+    int row = -1;
+    int layer = -1;
+    const ModelSession* session = nullptr;
+    std::vector<Prediction> top;
+    std::string problem;  // why there are none (the layer's shape was changed)
+    double ms = 0.0;      // how long the update took
+  } predictions;
+  bool open() const { return session != nullptr; }
+  int predicted_row() const { return session ? (row < 0 || row >= session->T() ? session->T() - 1 : row) : 0; }
+};
+
 // Which view fills the centre of the window.
-enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment };
+enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment, Model };
 
 struct AppState {
   Options options;
@@ -218,6 +241,7 @@ struct AppState {
   CompareState compare;
   QuizState quiz;
   LessonState lesson;
+  ModelState model;
   CentreView centre = CentreView::Pipeline;
   bool select_centre_tab = false;  // make the tab bar show `centre` on the next frame
   SlideState slide;
@@ -302,6 +326,10 @@ struct AppState {
   void redo();
   // Applies an edit from a widget; reports a refused edit in the status bar.
   bool apply(const Edit& edit, std::uint64_t gesture = 0);
+  // Opens a model, or refocuses the open one (other text, another layer), in the background.
+  void open_model(ModelRequest request);
+  // The predictions for the current document (recomputed when it changed).
+  const ModelState::Cached& model_predictions();
   // Replaces the document (file loaded, preset chosen); keeps view state that still fits.
   void open_document(Scenario scenario, std::string path);
   void open_document_with(std::unique_ptr<Document> document, std::string path);

@@ -105,6 +105,80 @@ BackgroundJob::BackgroundJob(std::string what, std::shared_ptr<const Scenario> s
   });
 }
 
+std::string default_model_text(const Tokenizer& tokenizer) {
+  if (tokenizer.kind() == "byte-level BPE") return "The quick brown fox jumps over the lazy dog.";
+  // Six entries of the vocabulary, cycling through a small one ("0 1 2 0 1 2").
+  std::string text;
+  for (int i = 0; i < 6; ++i) text += (i ? " " : "") + tokenizer.token_text(i % std::max(1, tokenizer.vocab_size()));
+  return text;
+}
+
+BackgroundJob::BackgroundJob(std::string what, ModelRequest request) : what_(std::move(what)) {
+  reports_progress_ = true;
+  result_->path = request.model ? std::string() : request.path;
+  result_->model_job = true;
+  thread_ = std::thread([r = result_, q = std::move(request)]() mutable {
+    if (!wait_until_released(*r)) {  // cancelled before it began
+      r->done = true;
+      return;
+    }
+    try {
+      if (!q.model) {
+        LoadedModel loaded = load_model(q.path, [&](double fraction, const std::string&) {
+          r->control.progress = static_cast<float>(fraction);
+          return !r->cancel.load();
+        });
+        if (!loaded.model) {
+          if (!r->cancel) r->error = loaded.error;
+          r->done = true;
+          return;
+        }
+        q.model = loaded.model;
+        const auto folder = std::filesystem::is_directory(q.path) ? std::filesystem::path(q.path)
+                                                                   : std::filesystem::path(q.path).parent_path();
+        std::string error;
+        q.tokenizer = Tokenizer::load(folder.empty() ? "." : folder, q.model->config.vocab, error);
+        if (!q.tokenizer) {
+          r->error = error;
+          r->done = true;
+          return;
+        }
+      }
+      if (q.text.empty()) q.text = default_model_text(*q.tokenizer);
+      const Encoded ids = q.tokenizer->encode(q.text);
+      if (!ids.error.empty()) {
+        r->error = "Text: " + ids.error;
+        r->done = true;
+        return;
+      }
+      std::string error;
+      auto session = ModelSession::start(q.model, q.tokenizer, ids.ids, q.layer, &r->control, error);
+      if (!session) {
+        r->error = error;
+        r->done = true;
+        return;
+      }
+      LayerScenario layer = session->scenario();
+      if (!layer.error.empty()) {
+        r->error = layer.error;
+        r->done = true;
+        return;
+      }
+      auto document = std::make_unique<Document>(std::move(layer.scenario));
+      session->set_unedited_attention(Matrix(document->stage(StageId::input(StageKind::Output))));
+      if (!r->cancel) {
+        r->session = std::move(session);
+        r->document = std::move(document);
+        r->model_text = std::move(q.text);
+      }
+    } catch (const Cancelled&) {
+    } catch (const std::exception& e) {  // e.g. out of memory: report, keep what is shown
+      r->error = e.what();
+    }
+    r->done = true;
+  });
+}
+
 BackgroundJob::~BackgroundJob() {
   // A cancelled job's thread may still be computing; it owns its share of the
   // result and ends on its own.

@@ -4,6 +4,7 @@
 // a progress bar and a Cancel button.
 
 #include "attention_lab/document.h"
+#include "attention_lab/model_session.h"
 #include "attention_lab/snapshot.h"
 
 #include <atomic>
@@ -13,6 +14,20 @@
 #include <thread>
 
 namespace attention_lab::gui {
+
+// Opening a checkpoint (or refocusing one already open): the model, its
+// input text and the layer the pipeline shows.
+struct ModelRequest {
+  std::string path;                               // loaded when `model` is null
+  std::shared_ptr<const TransformerModel> model;  // an open model to reuse
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::string text;                               // empty: a default input
+  int layer = 0;
+};
+
+// The input a model opens with when none is given: a sentence for a BPE
+// tokenizer, else a few vocabulary entries.
+std::string default_model_text(const Tokenizer& tokenizer);
 
 class BackgroundJob {
  public:
@@ -25,6 +40,9 @@ class BackgroundJob {
     std::unique_ptr<Document::PendingChange> change;  // a prepared edit, undo or redo
     std::unique_ptr<Document> document;               // a loaded file
     std::unique_ptr<Snapshot> snapshot;               // Compare's snapshot
+    std::unique_ptr<ModelSession> session;            // an opened model (with `document`, its focused layer)
+    std::string model_text;                           // the text it ran
+    bool model_job = false;
     std::string path;
     std::string error;
   };
@@ -35,6 +53,8 @@ class BackgroundJob {
   BackgroundJob(std::string what, std::string path);
   // Computes a new document for `scenario` (a big preset at start-up); `path` may be empty.
   BackgroundJob(std::string what, Scenario scenario, std::string path);
+  // Opens a model (or refocuses an open one) and computes its focused layer's document.
+  BackgroundJob(std::string what, ModelRequest request);
   // Computes a Compare snapshot of `scenario` (a copy of the document's; the
   // document may change meanwhile, the snapshot stays the moment it was taken).
   BackgroundJob(std::string what, std::shared_ptr<const Scenario> snapshot_of);

@@ -10,6 +10,12 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
   --preset NAME        open a built-in scenario (fat-cat, book, naive, multi-head, gqa, rope,
                        translate), or
                        random-T-D-H: a seeded random causal layer, e.g. random-64-32-4
+  --model MODEL        open a checkpoint (a Hugging Face folder with config.json and
+                       model.safetensors or its shards, or a .safetensors file): GPT-2,
+                       minGPT/nanoGPT, Llama, Mistral, Qwen2, SmolLM
+  --text TEXT          the model's input (vocabulary strings or token ids separated by
+                       spaces when the model has no BPE tokenizer)
+  --layer L            the layer whose attention the pipeline shows (default 0)
   --step N             start at step N of the step-through (1-9)
   --head I             focus head I
   --size WxH           window size in pixels (default 1280x800)
@@ -21,7 +27,7 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
                        causal-masking, many-heads, cross-attention, positions, or a
                        lesson .json file
   --lesson-step N      start the lesson at step N
-  --view NAME          open a centre view: pipeline, heads, softmax or sqrt-dk
+  --view NAME          open a centre view: pipeline, heads, softmax, sqrt-dk or model
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
                        (with --size: a window of that size, e.g. to rehearse a projector)
   --export WHAT OUT.png  render WHAT off screen, write it to OUT.png and exit: a stage
@@ -58,6 +64,14 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
     std::string v;
     if (a == "--help" || a == "-h") {
       o.help = true;
+    } else if (a == "--model") {
+      if (!value(o.model)) return {std::nullopt, "--model: expected a model folder or .safetensors file"};
+    } else if (a == "--text") {
+      if (!value(o.text)) return {std::nullopt, "--text: expected the model's input text"};
+    } else if (a == "--layer") {
+      int n = 0;
+      if (!value(v) || !to_int(v, n) || n < 0) return {std::nullopt, "--layer: expected a whole number ≥ 0, found '" + v + "'"};
+      o.layer = n;
     } else if (a == "--lesson") {
       if (!value(o.lesson)) return {std::nullopt, "--lesson: expected a lesson name or file"};
     } else if (a == "--lesson-step") {
@@ -65,8 +79,9 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       if (!value(v) || !to_int(v, n) || n < 1) return {std::nullopt, "--lesson-step: expected a whole number ≥ 1, found '" + v + "'"};
       o.lesson_step = n - 1;
     } else if (a == "--view") {
-      if (!value(o.view) || (o.view != "pipeline" && o.view != "heads" && o.view != "softmax" && o.view != "sqrt-dk"))
-        return {std::nullopt, "--view: expected pipeline, heads, softmax or sqrt-dk, found '" + o.view + "'"};
+      if (!value(o.view) || (o.view != "pipeline" && o.view != "heads" && o.view != "softmax" && o.view != "sqrt-dk" &&
+                             o.view != "model"))
+        return {std::nullopt, "--view: expected pipeline, heads, softmax, sqrt-dk or model (with --model), found '" + o.view + "'"};
     } else if (a == "--export") {
       if (!value(o.export_target) || !value(o.export_path))
         return {std::nullopt, "--export: expected WHAT OUT.png, e.g. --export weights[0] a.png"};

@@ -20,6 +20,9 @@ struct Options {
   std::string hold_jobs_while; // --hold-jobs-while FILE: background work waits while FILE exists (for tests)
   std::string frame_stats;     // --frame-stats OUT.json: render --frames N frames, write timings, exit
   std::string select;          // --select STAGE:R:C, e.g. scores[0]:2:1
+  std::string model;           // --model FOLDER|FILE.safetensors
+  std::string text;            // --text TEXT (the model's input)
+  int layer = 0;               // --layer L (the model's focused layer)
   std::string lesson;          // --lesson NAME|FILE
   int lesson_step = 0;         // --lesson-step N (1-based on the command line)
   std::string view;            // --view pipeline|heads|softmax|sqrt-dk: the centre view to open

@@ -19,19 +19,21 @@ def convert(src, dst):
     width, height = fields[4], fields[5]
     byte_order, bits_per_pixel, bytes_per_line = fields[7], fields[11], fields[12]
     ncolors = fields[19]
-    if bits_per_pixel != 32:
-        raise SystemExit("xwd_to_png: expected 32 bits per pixel, found %d" % bits_per_pixel)
+    if bits_per_pixel not in (24, 32):
+        raise SystemExit("xwd_to_png: expected 24 or 32 bits per pixel, found %d" % bits_per_pixel)
+    step = bits_per_pixel // 8  # Xvfb may pack 24-bit pixels in 3 bytes or pad them to 4
     pixels = header_size + ncolors * 12
     raw = bytearray()
     for y in range(height):
-        row = data[pixels + y * bytes_per_line: pixels + y * bytes_per_line + width * 4]
+        row = data[pixels + y * bytes_per_line: pixels + y * bytes_per_line + width * step]
         raw.append(0)
-        if byte_order == 0:  # LSBFirst: B G R X
-            for x in range(0, len(row), 4):
+        pad = step - 3  # MSBFirst puts the padding byte first: X R G B
+        if byte_order == 0:  # LSBFirst: B G R (X)
+            for x in range(0, len(row), step):
                 raw += bytes((row[x + 2], row[x + 1], row[x]))
-        else:  # MSBFirst: X R G B
-            for x in range(0, len(row), 4):
-                raw += bytes((row[x + 1], row[x + 2], row[x + 3]))
+        else:
+            for x in range(0, len(row), step):
+                raw += bytes((row[x + pad], row[x + pad + 1], row[x + pad + 2]))
 
     def chunk(kind, body):
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)

@@ -77,12 +77,17 @@ void draw_controls_panel(AppState& state) {
   const Dims d = s.dims();
   ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
 
-  ImGui::TextDisabled("Scenario");
+  if (state.model.open()) {
+    draw_model_predictions_section(state);
+    ImGui::Separator();
+  }
+  ImGui::TextDisabled(state.model.open() ? "Focused layer" : "Scenario");
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(s.title.empty() ? "(untitled)" : s.title.c_str());
   ImGui::PopTextWrapPos();
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::BeginCombo("##preset", "Open a preset…")) {
+  // In model mode the document is the focused layer: a preset would replace it (File ▸ Open leaves the model).
+  if (!state.model.open() && ImGui::BeginCombo("##preset", "Open a preset…")) {
     for (const auto& p : presets()) {
       if (ImGui::Selectable(p.title.c_str())) {
         if (auto sc = make_preset(p.name)) state.apply(ReplaceScenario{std::make_shared<const Scenario>(*sc), "preset " + p.name});

@@ -17,6 +17,11 @@ void draw_pipeline_panel(AppState& state);
 void draw_head_view_panel(AppState& state);
 void draw_softmax_panel(AppState& state);
 void draw_sqrt_dk_panel(AppState& state);
+// Model mode: the model, its text, the focused layer, the predictions and
+// the layers × heads overview (centre tab "Model").
+void draw_model_view(AppState& state);
+// Model mode: the next-token predictions, compact, in the controls panel.
+void draw_model_predictions_section(AppState& state);
 void draw_inspector_panel(AppState& state);
 void draw_step_bar(AppState& state);
 void draw_lesson_panel(AppState& state);

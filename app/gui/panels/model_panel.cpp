@@ -1,0 +1,236 @@
+// Model mode: a checkpoint's text, focused layer, next-token predictions and
+// every layer's every head at a glance. The pipeline shows the focused
+// layer's attention; this is the model around it.
+
+#include "panels/panels.h"
+
+#include "logic/colormap.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attention_lab::gui {
+
+namespace {
+
+// Pixels of one overview thumbnail: 54 at the base font, smaller so a row of
+// every head fits `width` (GPT-2's twelve heads beside the predictions).
+float thumbnail_px(float width, int heads) {
+  const float label = ImGui::CalcTextSize("layer 00 ").x;
+  const float fit = (width - label) / static_cast<float>(std::max(1, heads)) - ImGui::GetStyle().ItemSpacing.x;
+  return std::clamp(fit, 10.0f * gfx::em(), 54.0f * gfx::em());
+}
+// Cells per side of a thumbnail (the session pools to 48; drawing pools further).
+constexpr int kThumbnailCells = 16;
+
+void rerun(AppState& state, int layer, const std::string& text) {
+  const ModelSession& s = *state.model.session;
+  state.open_model(ModelRequest{state.model.path, s.model_ptr(), s.tokenizer_ptr(), text, layer});
+}
+
+std::string summary(const ModelSession& s) {
+  const ModelConfig& c = s.model().config;
+  const double params = static_cast<double>(s.model().parameters);
+  char count[32];
+  if (params >= 1e6) std::snprintf(count, sizeof count, "%.1f M", params / 1e6);
+  else std::snprintf(count, sizeof count, "%.0f", params);
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%s · %d layers × %d heads (%d K/V) · d_model %d · %s · %s parameters",
+                s.model().layout.c_str(), c.layers, c.heads, c.kv_heads, c.d_model, to_string(s.model().dtype), count);
+  return buf;
+}
+
+// The rows of the predictions table: token, probability bar, change.
+void draw_prediction_rows(AppState& state, const ModelState::Cached& p, std::size_t count, bool compact) {
+  const ModelSession& s = *state.model.session;
+  const float bar_w = compact ? ImGui::GetContentRegionAvail().x * 0.45f
+                              : std::min(220.0f * gfx::em(), ImGui::GetContentRegionAvail().x * 0.5f);
+  if (!ImGui::BeginTable(compact ? "predictions compact" : "predictions", 3,
+                         ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg))
+    return;
+  for (std::size_t i = 0; i < std::min(count, p.top.size()); ++i) {
+    const Prediction& q = p.top[i];
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    const std::string label = "'" + s.tokenizer().label(q.id) + "'";
+    ImGui::TextUnformatted(label.c_str());
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("token %d  %s\nprobability %.6f (before the edits %.6f)", q.id, label.c_str(),
+                        static_cast<double>(q.probability), static_cast<double>(q.before));
+    ImGui::TableNextColumn();
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f%%", 100.0 * static_cast<double>(q.probability));
+    ImGui::ProgressBar(q.probability, ImVec2(bar_w, 0), text);
+    ImGui::TableNextColumn();
+    const double change = 100.0 * (static_cast<double>(q.probability) - static_cast<double>(q.before));
+    if (std::abs(change) < 0.05) {
+      ImGui::TextDisabled("±0");
+    } else {
+      text_colored(change > 0 ? gfx::Accent::Status : gfx::Accent::Error, "%+.1f", change);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("percentage points since before the edits (%.1f%% then)", 100.0 * static_cast<double>(q.before));
+    }
+  }
+  ImGui::EndTable();
+}
+
+// "after 'fox' (token 4 of 9)" with a slider to choose the token.
+void draw_row_choice(AppState& state) {
+  ModelState& m = state.model;
+  const ModelSession& s = *m.session;
+  int row = m.predicted_row();
+  ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x, 260.0f * gfx::em()));
+  char format[128];
+  std::snprintf(format, sizeof format, "after '%s' (%%d)", s.tokenizer().label(s.ids()[static_cast<std::size_t>(row)]).c_str());
+  if (ImGui::SliderInt("##predict after", &row, 0, s.T() - 1, format, ImGuiSliderFlags_AlwaysClamp))
+    m.row = row == s.T() - 1 ? -1 : row;
+  state.note_item("predict after");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Which token's next-token prediction to show (the last by default).\n"
+                      "Only the tokens up to it run through the later layers.");
+}
+
+void draw_overview(AppState& state) {
+  const ModelSession& s = *state.model.session;
+  const ModelOverview& ov = s.overview();
+  const float px = thumbnail_px(ImGui::GetContentRegionAvail().x, ov.heads);
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("Every layer's every head (the unedited model; click one to focus it)");
+  ImGui::PopTextWrapPos();
+  for (int l = 0; l < ov.layers; ++l) {
+    ImGui::Text("layer %2d", l);
+    for (int h = 0; h < ov.heads; ++h) {
+      ImGui::SameLine();
+      ImGui::PushID(l * 4096 + h);
+      const ImVec2 at = ImGui::GetCursorScreenPos();
+      if (ImGui::InvisibleButton("head", ImVec2(px, px))) {
+        state.focused_head = h;
+        if (l != s.layer()) rerun(state, l, state.model.text);
+        else state.centre = CentreView::HeadView, state.select_centre_tab = true;
+      }
+      const bool hovered = ImGui::IsItemHovered();
+      if (hovered) ImGui::SetTooltip("layer %d, head %d (K/V head %d)\nclick: focus it", l, h, h * s.model().config.kv_heads / ov.heads);
+      state.note_item("overview " + std::to_string(l) + " " + std::to_string(h));
+      const Matrix m = pool_to(ov.at(l, h), kThumbnailCells);
+      const float cw = px / static_cast<float>(m.cols()), ch = px / static_cast<float>(m.rows());
+      const float top = m.maxCoeff() > 0 ? m.maxCoeff() : 1.0f;
+      for (Eigen::Index r = 0; r < m.rows(); ++r)
+        for (Eigen::Index c = 0; c < m.cols(); ++c) {
+          const Rgb col = viridis(m(r, c) / top);
+          list->AddRectFilled(ImVec2(at.x + static_cast<float>(c) * cw, at.y + static_cast<float>(r) * ch),
+                              ImVec2(at.x + static_cast<float>(c + 1) * cw, at.y + static_cast<float>(r + 1) * ch),
+                              IM_COL32(static_cast<int>(col.r * 255), static_cast<int>(col.g * 255),
+                                       static_cast<int>(col.b * 255), 255));
+        }
+      const bool focused = l == s.layer() && h == state.focused_head;
+      if (focused || hovered)
+        list->AddRect(at, ImVec2(at.x + px, at.y + px),
+                      focused ? ImGui::GetColorU32(ImGuiCol_PlotHistogram) : ImGui::GetColorU32(ImGuiCol_Text), 0.0f, 0,
+                      focused ? 3.0f : 1.0f);
+      ImGui::PopID();
+    }
+  }
+}
+
+}  // namespace
+
+void draw_model_predictions_section(AppState& state) {
+  if (!state.model.open()) return;
+  const ModelSession& s = *state.model.session;
+  ImGui::TextDisabled("Next token (layer %d focused)", s.layer());
+  draw_row_choice(state);
+  const ModelState::Cached& p = state.model_predictions();
+  if (!p.problem.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    text_colored(gfx::Accent::Warning, "%s", p.problem.c_str());
+    ImGui::PopTextWrapPos();
+    return;
+  }
+  draw_prediction_rows(state, p, 5, true);
+}
+
+void draw_model_view(AppState& state) {
+  if (!state.model.open()) return;
+  ModelState& m = state.model;
+  const ModelSession& s = *m.session;
+  ImGui::Text("%s", std::filesystem::path(m.path).filename().string().c_str());
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", summary(s).c_str());
+  ImGui::PopTextWrapPos();
+
+  ImGui::Spacing();
+  ImGui::TextDisabled("Text (%s)", s.tokenizer().kind().c_str());
+  ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 90.0f * gfx::em()));
+  const bool enter = ImGui::InputText("##model text", m.text_field, sizeof m.text_field, ImGuiInputTextFlags_EnterReturnsTrue);
+  state.note_item("model text");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(s.tokenizer().kind() == "byte-level BPE"
+                          ? "The model's input. Enter runs it (the focused layer's edits are dropped)."
+                          : "The model has no BPE tokenizer: type vocabulary strings or token ids\n"
+                            "separated by spaces. Enter runs it (the focused layer's edits are dropped).");
+  ImGui::SameLine();
+  const bool run = ImGui::Button("Run");
+  state.note_item("model run");
+  if ((enter || run) && !state.busy()) rerun(state, s.layer(), m.text_field);
+  {  // the tokens, as the rows of every stage are labelled
+    std::string tokens;
+    for (std::size_t i = 0; i < s.ids().size(); ++i) tokens += (i ? " | " : "") + s.tokenizer().label(s.ids()[i]);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%d tokens: %s", s.T(), tokens.c_str());
+    ImGui::PopTextWrapPos();
+  }
+
+  ImGui::Spacing();
+  int layer = s.layer();
+  ImGui::SetNextItemWidth(220.0f * gfx::em());
+  // Applied on release: each layer reruns the model from its input.
+  ImGui::SliderInt("focused layer", &layer, 0, s.model().config.layers - 1, "layer %d", ImGuiSliderFlags_AlwaysClamp);
+  state.note_item("focused layer");
+  if (ImGui::IsItemDeactivatedAfterEdit() && layer != s.layer() && !state.busy()) rerun(state, layer, m.text);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The layer whose attention the Pipeline and Head view show and edit.\n"
+                      "Changing it drops the edits of the current one; the layers before it never rerun.");
+  if (state.doc->can_undo()) {
+    ImGui::SameLine();
+    text_colored(gfx::Accent::Warning, "(layer %d has edits: another layer or text drops them)", s.layer());
+  }
+
+  ImGui::Spacing();
+  ImGui::Separator();
+  // Predictions and the overview side by side when there is room, else one under the other.
+  const bool side_by_side = ImGui::GetContentRegionAvail().x >= 620.0f * gfx::em();
+  if (side_by_side) {
+    ImGui::BeginTable("model columns", 2, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerV);
+    ImGui::TableSetupColumn("predictions", ImGuiTableColumnFlags_WidthStretch, 0.5f);
+    ImGui::TableSetupColumn("overview", ImGuiTableColumnFlags_WidthStretch, 0.5f);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+  }
+  ImGui::TextDisabled("Next-token predictions");
+  draw_row_choice(state);
+  const ModelState::Cached& p = state.model_predictions();
+  if (!p.problem.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    text_colored(gfx::Accent::Warning, "%s", p.problem.c_str());
+    ImGui::PopTextWrapPos();
+  } else {
+    draw_prediction_rows(state, p, static_cast<std::size_t>(m.top_k), false);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("updated in %.1f ms (layer %d's output through layers %d to %d)", p.ms, s.layer(),
+                        s.layer(), s.model().config.layers - 1);
+    ImGui::PopTextWrapPos();
+  }
+  if (side_by_side) {
+    ImGui::TableNextColumn();
+  } else {
+    ImGui::Spacing();
+    ImGui::Separator();
+  }
+  draw_overview(state);
+  if (side_by_side) ImGui::EndTable();
+}
+
+}  // namespace attention_lab::gui

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Model mode with real X input, on the GPT-2-layout fixture (tests/models):
+# the predictions of the unedited model are its greedy next token; pinning an
+# attention weight of the focused layer by typing a value changes them live,
+# Ctrl+Z brings them back; a click on another layer's head in the overview
+# refocuses the pipeline on it; typing new text reruns the model.
+# usage: gui_model.sh APP_BINARY MODEL_FIXTURES_DIR [OUT_DIR]
+set -u
+source "$(dirname "$0")/run_in_xvfb.sh"
+app=$1 fixtures=$2 out=${3:-}
+source "$(dirname "$0")/app_session.sh"
+
+# model_check PYTHON_CONDITION [S]: waits until the condition on `m` (the probe's "model") holds.
+model_check() {
+  python3 - "$probe" "$1" "${2:-20}" <<'PY'
+import json, sys, time
+path, cond, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+end = time.time() + seconds
+while True:
+    try:
+        m = json.load(open(path)).get("model")
+        if m is not None and eval(cond):
+            sys.exit(0)
+    except (OSError, ValueError):
+        pass
+    if time.time() > end:
+        sys.exit(1)
+    time.sleep(0.1)
+PY
+}
+# click_item LABEL: moves onto the item, lets the app see the pointer there, clicks.
+click_item() {
+  local x y
+  read -r x y < <(python3 "$here/probe.py" "$probe" item "$1")
+  xdotool mousemove --window "$wid" "$x" "$y"
+  settle 2
+  xdotool click 1
+}
+model() { python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))['model']))" "$probe"; }
+
+app_size=${app_size:-1280x720}
+start_app --model "$fixtures/gpt2-conv1d" --text "3 14 15 9 2 6 53" --step 6
+
+# 1. The model is in: layer 0 focused, predictions after the last token,
+#    the first being the reference's greedy next token (17), unchanged.
+model_check 'm["layer"] == 0 and m["T"] == 7 and len(m["predictions"]) >= 5 and m["predictions_revision_current"]' ||
+  fail "the model did not open with predictions: $(model)"
+model_check 'm["predictions"][0]["id"] == 17 and all(p["p"] == p["before"] for p in m["predictions"])' ||
+  fail "unedited, the top prediction is not token 17 or differs from before: $(model)"
+shot model-opened
+
+# 2. Double-click weight A₀[6,0], type 1, Enter: the last token attends only to
+#    the first in head 0 (a pin), and the predictions move.
+settle 3
+# (drawing 1: drawing 0 is the heads grid's thumbnail in the controls panel)
+read -r x y < <(python3 "$here/probe.py" "$probe" cell "weights[0]" 6 0 1)
+xdotool mousemove --window "$wid" "$x" "$y"
+python3 "$here/probe.py" "$probe" wait hovered '{"stage": "weights[0]", "row": 6, "col": 0}' ||
+  fail "hovering weights[0][6,0] did not register ($(state))"
+xdotool click --repeat 2 --delay 60 1
+python3 "$here/probe.py" "$probe" wait typing '{"stage": "weights[0]", "row": 6, "col": 0}' 3 ||
+  fail "double-clicking weights[0][6,0] did not open the value popup ($(state))"
+settle 2
+xdotool key --clearmodifiers ctrl+a
+xdotool type --delay 30 "1"
+xdotool key Return
+python3 "$here/probe.py" "$probe" wait undo true || fail "typing a value did not pin the weight ($(state))"
+model_check 'm["predictions_revision_current"] and any(abs(p["p"] - p["before"]) > 1e-4 for p in m["predictions"])' ||
+  fail "pinning a weight did not change the predictions: $(model)"
+shot model-pinned
+
+# 3. Ctrl+Z: the pin goes, the predictions are the model's again.
+xdotool key ctrl+z
+python3 "$here/probe.py" "$probe" wait undo false || fail "Ctrl+Z did not undo the pin"
+model_check 'm["predictions_revision_current"] and all(p["p"] == p["before"] for p in m["predictions"])' ||
+  fail "after Ctrl+Z the predictions differ from before: $(model)"
+
+# 4. The Model tab; a click on layer 1, head 2 of the overview focuses it.
+settle 3
+click_item "tab Model"
+python3 "$here/probe.py" "$probe" wait centre_view 4 || fail "clicking the Model tab did not open it ($(get centre_view))"
+settle 3
+click_item "overview 1 2"
+model_check 'm["layer"] == 1 and m["head"] == 2' || fail "clicking layer 1 head 2 did not focus it: $(model)"
+shot model-view-layer1
+
+# 5. New text, typed: the model reruns on it (at layer 1 still).
+click_item "model text"
+python3 "$here/probe.py" "$probe" wait text_input true || fail "clicking the text field did not give it the keyboard"
+settle 2
+xdotool key --clearmodifiers End shift+Home
+settle 2
+xdotool type --delay 30 "5 6 7"
+xdotool key Return
+model_check 'm["T"] == 3 and m["text"] == "5 6 7" and m["layer"] == 1' || fail "typing '5 6 7' did not rerun the model: $(model)"
+[ "$(get T)" = 3 ] || fail "the focused layer's scenario has T = $(get T), expected 3"
+shot model-new-text
+
+# 6. A word the model does not know: an error, and the model as it was.
+click_item "model text"
+python3 "$here/probe.py" "$probe" wait text_input true || fail "clicking the text field did not give it the keyboard"
+settle 2
+xdotool key --clearmodifiers End shift+Home
+settle 2
+xdotool type --delay 30 "5 banana"
+xdotool key Return
+for _ in $(seq 100); do [ "$(get busy)" = false ] && python3 "$here/probe.py" "$probe" get popup | grep -q true && break; sleep 0.1; done
+model_check 'm["T"] == 3' || fail "a bad word changed the model's text: $(model)"
+shot model-bad-word
+xdotool key Escape
+
+stop_app
+
+[ $fails -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }
