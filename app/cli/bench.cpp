@@ -1,5 +1,6 @@
 #include "bench.h"
 
+#include "model_bench.h"
 #include "plain_attention.h"
 
 #include "cli.h"
@@ -24,6 +25,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iomanip>
 #include <limits>
@@ -74,16 +76,121 @@ double full_forward_flops(int T, int d_model, int kv_width, int T_k) {
   return 2.0 * t * d * 2.0 * d + 2.0 * tk * d * 2.0 * kv + 4.0 * t * tk * d;
 }
 
-}  // namespace bench
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
 
 int hardware_threads() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(std::min(n, 1024u));
 }
+
+bool have_openmp() {
+#ifdef ATTENTION_LAB_HAVE_OPENMP
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string simd_in_use() {
+#if defined(EIGEN_VECTORIZE_AVX512)
+  return "AVX-512";
+#elif defined(EIGEN_VECTORIZE_AVX2) && defined(EIGEN_VECTORIZE_FMA)
+  return "AVX2+FMA";
+#elif defined(EIGEN_VECTORIZE_AVX)
+  return "AVX";
+#elif defined(EIGEN_VECTORIZE_SSE4_2)
+  return "SSE4.2";
+#elif defined(EIGEN_VECTORIZE_SSE2)
+  return "SSE2";
+#elif defined(EIGEN_VECTORIZE)
+  return "vectorized";
+#else
+  return "none";
+#endif
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double sig(double v, int digits) {
+  if (v == 0.0 || !std::isfinite(v)) return v;
+  // Through text, so the result is the double nearest the rounded decimal
+  // and the JSON prints it short (0.005473, not 0.0054729999999999996).
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", std::clamp(digits, 1, 17), v);
+  return std::strtod(buf, nullptr);
+}
+
+std::string fixed(double v, int decimals) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(decimals) << v;
+  return s.str();
+}
+
+std::string format_ms(double ms) {
+  return fixed(ms, ms >= 1000.0 ? 1 : ms >= 100.0 ? 2 : ms >= 1.0 ? 3 : ms >= 0.01 ? 4 : 5);
+}
+
+double load_average() {
+  double avg[1] = {0.0};
+  return getloadavg(avg, 1) == 1 ? avg[0] : 0.0;
+}
+
+// An idle machine rarely preempts; a busy one does it hundreds of times a
+// second, and every OpenMP barrier then waits for a time slice.
+long involuntary_switches() {
+  rusage usage{};
+  return getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_nivcsw : 0;
+}
+
+std::string parse_int(const std::string& flag, const std::string& text, int lo, int hi, int& value) {
+  int v = 0;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto [end, ec] = std::from_chars(first, last, v);
+  const bool ok = !text.empty() && ec == std::errc() && end == last && v >= lo && v <= hi;
+  if (!ok) {
+    const std::string range = "from " + std::to_string(lo) + " to " + std::to_string(hi);
+    return flag + ": expected a whole number " + range + ", found '" + text + "'";
+  }
+  value = v;
+  return {};
+}
+
+ThreadSetting::ThreadSetting(int threads) : eigen_before_(Eigen::nbThreads()) {
+#ifdef ATTENTION_LAB_HAVE_OPENMP
+  omp_before_ = omp_get_max_threads();
+  omp_set_num_threads(threads);
+#endif
+  Eigen::setNbThreads(threads);
+}
+
+ThreadSetting::~ThreadSetting() {
+#ifdef ATTENTION_LAB_HAVE_OPENMP
+  omp_set_num_threads(omp_before_);
+#endif
+  Eigen::setNbThreads(eigen_before_);
+}
+
+}  // namespace bench
+
+namespace {
+
+using bench::fixed;
+using bench::format_ms;
+using bench::hardware_threads;
+using bench::involuntary_switches;
+using bench::load_average;
+using bench::median;
+using bench::parse_int;
+using bench::repeat;
+using bench::sig;
+using bench::simd_in_use;
+using bench::ThreadSetting;
+
+using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxRuns = 150;  // see kMaxEditRuns
 
@@ -139,21 +246,6 @@ struct Options {
 int bench_error(std::ostream& err, const std::string& msg) {
   err << "attention-lab-cli: bench: " << msg << " (see bench --help)\n";
   return kExitBadInput;
-}
-
-// A whole number in [lo, hi] spelled out completely; an error message otherwise.
-std::string parse_int(const std::string& flag, const std::string& text, int lo, int hi, int& value) {
-  int v = 0;
-  const char* first = text.data();
-  const char* last = first + text.size();
-  const auto [end, ec] = std::from_chars(first, last, v);
-  const bool ok = !text.empty() && ec == std::errc() && end == last && v >= lo && v <= hi;
-  if (!ok) {
-    const std::string range = "from " + std::to_string(lo) + " to " + std::to_string(hi);
-    return flag + ": expected a whole number " + range + ", found '" + text + "'";
-  }
-  value = v;
-  return {};
 }
 
 std::string parse_options(const std::vector<std::string>& args, Options& o) {
@@ -248,56 +340,12 @@ std::string check_limits(const Options& o) {
   return {};
 }
 
-// Sets the OpenMP and Eigen thread counts for the run and puts them back after.
-class ThreadSetting {
- public:
-  explicit ThreadSetting(int threads) : eigen_before_(Eigen::nbThreads()) {
-#ifdef ATTENTION_LAB_HAVE_OPENMP
-    omp_before_ = omp_get_max_threads();
-    omp_set_num_threads(threads);
-#endif
-    Eigen::setNbThreads(threads);
-  }
-  ~ThreadSetting() {
-#ifdef ATTENTION_LAB_HAVE_OPENMP
-    omp_set_num_threads(omp_before_);
-#endif
-    Eigen::setNbThreads(eigen_before_);
-  }
-  ThreadSetting(const ThreadSetting&) = delete;
-  ThreadSetting& operator=(const ThreadSetting&) = delete;
-
- private:
-  int eigen_before_;
-#ifdef ATTENTION_LAB_HAVE_OPENMP
-  int omp_before_ = 1;
-#endif
-};
-
 constexpr bool kHaveOpenMP =
 #ifdef ATTENTION_LAB_HAVE_OPENMP
     true;
 #else
     false;
 #endif
-
-std::string simd_in_use() {
-#if defined(EIGEN_VECTORIZE_AVX512)
-  return "AVX-512";
-#elif defined(EIGEN_VECTORIZE_AVX2) && defined(EIGEN_VECTORIZE_FMA)
-  return "AVX2+FMA";
-#elif defined(EIGEN_VECTORIZE_AVX)
-  return "AVX";
-#elif defined(EIGEN_VECTORIZE_SSE4_2)
-  return "SSE4.2";
-#elif defined(EIGEN_VECTORIZE_SSE2)
-  return "SSE2";
-#elif defined(EIGEN_VECTORIZE)
-  return "vectorized";
-#else
-  return "none";
-#endif
-}
 
 // Keeps the compiler from dropping reads whose result nobody uses.
 volatile float g_sink = 0.0f;
@@ -306,45 +354,10 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// Runs `once` (which times itself and returns milliseconds) `warmup` times
-// untimed, then at least `min_runs` times and until `min_total_ms` have
-// passed, but never more than `max_runs` times.
-template <class Once>
-std::vector<double> repeat(Once&& once, int warmup, int min_runs, int max_runs, double min_total_ms) {
-  for (int i = 0; i < warmup; ++i) once();
-  std::vector<double> ms;
-  double total = 0.0;
-  while (static_cast<int>(ms.size()) < min_runs ||
-         (total < min_total_ms && static_cast<int>(ms.size()) < max_runs)) {
-    ms.push_back(once());
-    total += ms.back();
-  }
-  return ms;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 double peak_rss_mib() {
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) != 0) return 0.0;
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
-}
-
-double load_average() {
-  double avg[1] = {0.0};
-  return getloadavg(avg, 1) == 1 ? avg[0] : 0.0;
-}
-
-// How often the kernel took a CPU away from this process for another one. An
-// idle machine rarely does; a busy one does it hundreds of times a second,
-// and every OpenMP barrier then waits for a time slice.
-long involuntary_switches() {
-  rusage usage{};
-  return getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_nivcsw : 0;
 }
 
 // The engine's own account of the bytes it keeps, when it offers one.
@@ -356,25 +369,7 @@ std::optional<double> bytes_kept_of(const E& engine) {
     return std::nullopt;
 }
 
-// Rounded to `digits` significant digits, so the JSON stays readable.
-double sig(double v, int digits = 4) {
-  if (v == 0.0 || !std::isfinite(v)) return v;
-  const double p = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
-  return std::round(v * p) / p;
-}
-
-std::string fixed(double v, int decimals) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(decimals) << v;
-  return s.str();
-}
-
 std::string bytes_text(double bytes) { return limits::format_bytes(static_cast<std::uint64_t>(bytes)); }
-
-// Enough decimals to show about four significant digits of a time in ms.
-std::string format_ms(double ms) {
-  return fixed(ms, ms >= 1000.0 ? 1 : ms >= 100.0 ? 2 : ms >= 1.0 ? 3 : ms >= 0.01 ? 4 : 5);
-}
 
 struct EditKind {
   const char* key;    // JSON key
@@ -627,11 +622,12 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
 }  // namespace
 
 int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (wants_model_bench(args)) return run_model_bench(args, out, err);
   Options o;
   o.threads = hardware_threads();
   if (auto e = parse_options(args, o); !e.empty()) return bench_error(err, e);
   if (o.help) {
-    out << bench_usage();
+    out << bench_usage() << '\n' << model_bench_usage();
     return kExitOk;
   }
   if (auto e = check_limits(o); !e.empty()) return bench_error(err, e);

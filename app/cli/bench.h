@@ -45,6 +45,57 @@ double full_forward_flops(int T, int d_model, int kv_width = -1, int T_k = -1);
 // context, concat and output. Calling stage() on each and reading two cells
 // forces anything an engine materializes lazily. The returned value only
 // keeps the compiler from dropping the reads.
+// [SECTION] Helpers shared with `bench --model` (model_bench.cpp)
+
+// Threads std::thread reports (at least 1).
+int hardware_threads();
+// Whether this build runs its products with OpenMP, and the SIMD Eigen uses.
+bool have_openmp();
+std::string simd_in_use();
+// Median of a non-empty list.
+double median(std::vector<double> v);
+// Rounded to `digits` significant digits, so the JSON stays readable.
+double sig(double v, int digits = 4);
+std::string fixed(double v, int decimals);
+// Enough decimals to show about four significant digits of a time in ms.
+std::string format_ms(double ms);
+// The 1-minute load average, and how often the kernel took a CPU away from
+// this process (involuntary context switches so far).
+double load_average();
+long involuntary_switches();
+// A whole number in [lo, hi] spelled out completely into `value`; else an
+// error message naming `flag` (and `value` unchanged).
+std::string parse_int(const std::string& flag, const std::string& text, int lo, int hi, int& value);
+
+// Sets the OpenMP and Eigen thread counts for its lifetime and puts them back after.
+class ThreadSetting {
+ public:
+  explicit ThreadSetting(int threads);
+  ~ThreadSetting();
+  ThreadSetting(const ThreadSetting&) = delete;
+  ThreadSetting& operator=(const ThreadSetting&) = delete;
+
+ private:
+  int eigen_before_;
+  int omp_before_ = 1;
+};
+
+// Runs `once` (which times itself and returns milliseconds) `warmup` times
+// untimed, then at least `min_runs` times and until `min_total_ms` have
+// passed, but never more than `max_runs` times.
+template <class Once>
+std::vector<double> repeat(Once&& once, int warmup, int min_runs, int max_runs, double min_total_ms) {
+  for (int i = 0; i < warmup; ++i) once();
+  std::vector<double> ms;
+  double total = 0.0;
+  while (static_cast<int>(ms.size()) < min_runs ||
+         (total < min_total_ms && static_cast<int>(ms.size()) < max_runs)) {
+    ms.push_back(once());
+    total += ms.back();
+  }
+  return ms;
+}
+
 template <class HasStages>
 float touch_visible_stages(const HasStages& source, int head) {
   float sum = 0.0f;

@@ -1,6 +1,7 @@
 #include "app.h"
 
 #include "attention_lab/limits.h"
+#include "attention_lab/model_cache.h"
 #include "attention_lab/presets.h"
 #include "attention_lab/stage_info.h"
 #include "gfx/fonts.h"
@@ -154,7 +155,7 @@ void AppState::poll_job() {
 void AppState::open_model(ModelRequest request) {
   if (job) return;
   const bool reuse = request.model != nullptr;
-  const std::string what = reuse ? "Running " + std::filesystem::path(model.path).filename().string() + ", layer " +
+  const std::string what = reuse ? "Running " + model_display_name(model.path) + ", layer " +
                                        std::to_string(request.layer)
                                  : "Opening " + request.path;
   job = std::make_unique<BackgroundJob>(what, std::move(request));
@@ -590,7 +591,7 @@ void App::handle_shortcuts() {
         case GLFW_KEY_Z: shift ? state_.redo() : state_.undo(); break;
         case GLFW_KEY_Y: state_.redo(); break;
         case GLFW_KEY_S: shift ? action_save_as_dialog(state_) : action_save(state_); break;
-        case GLFW_KEY_O: action_open_dialog(state_); break;
+        case GLFW_KEY_O: shift ? action_open_model_dialog(state_) : action_open_dialog(state_); break;
         case GLFW_KEY_Q: request_close(); break;
         case GLFW_KEY_T: state_.take_snapshot(); break;
         case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: change_font_scale(Settings::kFontStep); break;
@@ -840,7 +841,9 @@ void App::frame() {
     ImGui::TextUnformatted(state_.error_popup.c_str());
     ImGui::PopTextWrapPos();
     // (not the Enter that made the error: it is still down in the frame the popup appears)
-    if (ImGui::Button("OK") || (!ImGui::IsWindowAppearing() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false))) {
+    if (ImGui::Button("OK") ||
+        (!ImGui::IsWindowAppearing() && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
+                                         ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)))) {
       state_.error_popup.clear();
       ImGui::CloseCurrentPopup();
     }

@@ -78,7 +78,7 @@ struct WordsField {
   char buffer[limits::kMaxTokenLabelLength + 1] = {};
 };
 
-enum class FileDialogMode { Closed, Open, SaveAs, ExportCsv, ExportPng };
+enum class FileDialogMode { Closed, Open, OpenModel, SaveAs, ExportCsv, ExportPng };
 
 struct FileDialogState {
   FileDialogMode mode = FileDialogMode::Closed;

@@ -38,6 +38,13 @@ click_item() {
 }
 model() { python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))['model']))" "$probe"; }
 
+# A Hugging Face cache of its own, holding the Llama fixture as "test-org/tiny-llama".
+snapshot="$out/hub/models--test-org--tiny-llama/snapshots/abc123"
+mkdir -p "$snapshot" "$out/hub/models--test-org--tiny-llama/refs"
+cp "$fixtures/llama-gqa/config.json" "$fixtures/llama-gqa/model.safetensors" "$snapshot/"
+echo abc123 >"$out/hub/models--test-org--tiny-llama/refs/main"
+export HF_HUB_CACHE="$out/hub"
+
 app_size=${app_size:-1280x720}
 start_app --model "$fixtures/gpt2-conv1d" --text "3 14 15 9 2 6 53" --step 6
 
@@ -87,9 +94,7 @@ shot model-view-layer1
 # 5. New text, typed: the model reruns on it (at layer 1 still).
 click_item "model text"
 python3 "$here/probe.py" "$probe" wait text_input true || fail "clicking the text field did not give it the keyboard"
-settle 2
-xdotool key --clearmodifiers End shift+Home
-settle 2
+settle 2  # the click selected the whole text: typing replaces it
 xdotool type --delay 30 "5 6 7"
 xdotool key Return
 model_check 'm["T"] == 3 and m["text"] == "5 6 7" and m["layer"] == 1' || fail "typing '5 6 7' did not rerun the model: $(model)"
@@ -99,15 +104,24 @@ shot model-new-text
 # 6. A word the model does not know: an error, and the model as it was.
 click_item "model text"
 python3 "$here/probe.py" "$probe" wait text_input true || fail "clicking the text field did not give it the keyboard"
-settle 2
-xdotool key --clearmodifiers End shift+Home
-settle 2
+settle 2  # the click selected the whole text: typing replaces it
 xdotool type --delay 30 "5 banana"
 xdotool key Return
 for _ in $(seq 100); do [ "$(get busy)" = false ] && python3 "$here/probe.py" "$probe" get popup | grep -q true && break; sleep 0.1; done
 model_check 'm["T"] == 3' || fail "a bad word changed the model's text: $(model)"
 shot model-bad-word
 xdotool key Escape
+python3 "$here/probe.py" "$probe" wait popup false || fail "Escape did not close the error"
+
+# 7. File ▸ Open model… (Ctrl+Shift+O) lists the cache; a click opens that model.
+xdotool key --clearmodifiers ctrl+shift+o
+python3 "$here/probe.py" "$probe" wait file_dialog true || fail "Ctrl+Shift+O did not open the model dialog"
+settle 3
+click_item "cached test-org/tiny-llama"
+model_check 'm["layers"] == 2 and m["layer"] == 0 and m["T"] == 6 and len(m["predictions"]) > 0' ||
+  fail "choosing the cached model did not open it: $(model)"
+[ "$(get kv_heads)" = 2 ] || fail "the Llama fixture's layer has $(get kv_heads) K/V heads, expected 2"
+shot model-from-cache
 
 stop_app
 

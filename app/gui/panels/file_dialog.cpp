@@ -2,6 +2,7 @@
 
 #include "gfx/fonts.h"
 
+#include "attention_lab/model_cache.h"
 #include "attention_lab/scenario_io.h"
 #include "attention_lab/stage_info.h"
 #include "logic/matrix_csv.h"
@@ -21,6 +22,7 @@ namespace {
 const char* title_of(FileDialogMode mode) {
   switch (mode) {
     case FileDialogMode::Open: return "Open scenario";
+    case FileDialogMode::OpenModel: return "Open model";
     case FileDialogMode::SaveAs: return "Save scenario as";
     case FileDialogMode::ExportCsv: return "Export matrix as CSV";
     case FileDialogMode::ExportPng: return "Export PNG";
@@ -33,6 +35,7 @@ const char* extension_of(FileDialogMode mode) {
   switch (mode) {
     case FileDialogMode::ExportCsv: return ".csv";
     case FileDialogMode::ExportPng: return ".png";
+    case FileDialogMode::OpenModel: return ".safetensors";
     default: return ".json";
   }
 }
@@ -49,6 +52,15 @@ std::string finish(AppState& state, const std::string& path) {
       std::string error = state.error_popup.empty() ? "Could not open " + path : state.error_popup;
       state.error_popup.clear();
       return error;
+    }
+    case FileDialogMode::OpenModel: {
+      std::error_code ec;
+      if (!fs::exists(path, ec)) return path + ": no such file or folder";
+      if (fs::is_directory(path, ec) && !is_model_folder(path))
+        return path + ": expected a model folder (config.json with model.safetensors or model.safetensors.index.json)";
+      if (state.busy()) return "Busy: " + state.job->what() + " (wait, or press Cancel)";
+      state.open_model(ModelRequest{path, nullptr, nullptr, "", 0});  // errors come as a popup when it is in
+      return {};
     }
     case FileDialogMode::SaveAs: {
       if (auto err = save_scenario(state.doc->scenario(), path); !err.empty()) return err;
@@ -79,6 +91,32 @@ std::string finish(AppState& state, const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// The models the Hugging Face libraries downloaded: one click opens one.
+void draw_cached_models(AppState& state) {
+  const fs::path hub = huggingface_hub_dir();
+  const std::vector<CachedModel> models = find_cached_models(hub);
+  ImGui::TextDisabled("Hugging Face cache: %s", hub.string().c_str());
+  if (models.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("No models with safetensors weights there (the README says how to get GPT-2 small and "
+                        "SmolLM-135M). Or pick a folder below.");
+    ImGui::PopTextWrapPos();
+  }
+  for (const auto& m : models) {
+    if (ImGui::Selectable(m.name.c_str())) {
+      state.file_dialog.error = finish(state, m.folder.string());
+      if (state.file_dialog.error.empty()) state.file_dialog.mode = FileDialogMode::Closed, ImGui::CloseCurrentPopup();
+    }
+    state.note_item("cached " + m.name);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", m.folder.string().c_str());
+  }
+  ImGui::Separator();
+}
+
+}  // namespace
+
 void draw_file_dialog(AppState& state) {
   FileDialogState& fd = state.file_dialog;
   if (fd.mode == FileDialogMode::Closed) return;
@@ -92,7 +130,7 @@ void draw_file_dialog(AppState& state) {
     if (!fd.suggested_name.empty()) {
       std::snprintf(fd.name, sizeof fd.name, "%s", fd.suggested_name.c_str());
       fd.suggested_name.clear();
-    } else if (fd.mode != FileDialogMode::Open && fd.name[0] == '\0') {
+    } else if (fd.mode != FileDialogMode::Open && fd.mode != FileDialogMode::OpenModel && fd.name[0] == '\0') {
       const std::string def = std::string("attention") + extension_of(fd.mode);
       std::snprintf(fd.name, sizeof fd.name, "%s", def.c_str());
     }
@@ -106,6 +144,7 @@ void draw_file_dialog(AppState& state) {
     if (!open) fd.mode = FileDialogMode::Closed;
     return;
   }
+  if (fd.mode == FileDialogMode::OpenModel) draw_cached_models(state);
   ImGui::TextWrapped("Folder: %s", fd.directory.c_str());
   if (ImGui::Button("Up")) fd.directory = fs::path(fd.directory).parent_path().string();
   const bool png = fd.mode == FileDialogMode::ExportPng;
@@ -124,7 +163,16 @@ void draw_file_dialog(AppState& state) {
   });
   for (const auto& e : entries) {
     const std::string name = e.path().filename().string();
-    if (e.is_directory()) {
+    if (e.is_directory() && fd.mode == FileDialogMode::OpenModel && is_model_folder(e.path())) {
+      // A model folder is opened whole: a click picks it, a double-click opens it.
+      if (ImGui::Selectable((name + "/  (model)").c_str(), name == fd.name, ImGuiSelectableFlags_AllowDoubleClick)) {
+        std::snprintf(fd.name, sizeof fd.name, "%s", name.c_str());
+        if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+          fd.error = finish(state, e.path().string());
+          if (fd.error.empty()) fd.mode = FileDialogMode::Closed, ImGui::CloseCurrentPopup();
+        }
+      }
+    } else if (e.is_directory()) {
       if (ImGui::Selectable((name + "/").c_str(), false, ImGuiSelectableFlags_AllowDoubleClick) &&
           ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
         fd.directory = e.path().string();
@@ -169,9 +217,15 @@ void draw_file_dialog(AppState& state) {
     text_colored(gfx::Accent::Error, "%s", fd.error.c_str());
     ImGui::PopTextWrapPos();
   }
-  if ((ImGui::Button(fd.mode == FileDialogMode::Open ? "Open" : "Save") || enter) && fd.name[0]) {
+  const bool opening = fd.mode == FileDialogMode::Open || fd.mode == FileDialogMode::OpenModel;
+  // Open model with no name opens the folder shown, when it is a model.
+  if (fd.mode == FileDialogMode::OpenModel && !fd.name[0] && (ImGui::Button("Open") || enter)) {
+    fd.error = is_model_folder(fd.directory) ? finish(state, fd.directory)
+                                             : "Pick a model folder or a .safetensors file (or type its path)";
+    if (fd.error.empty()) fd.mode = FileDialogMode::Closed, ImGui::CloseCurrentPopup();
+  } else if ((ImGui::Button(opening ? "Open" : "Save") || enter) && fd.name[0]) {
     fs::path p = fs::path(fd.name).is_absolute() ? fs::path(fd.name) : fs::path(fd.directory) / fd.name;
-    if (fd.mode != FileDialogMode::Open && p.extension().empty()) p += extension_of(fd.mode);
+    if (!opening && p.extension().empty()) p += extension_of(fd.mode);
     fd.error = finish(state, p.string());
     if (fd.error.empty()) fd.mode = FileDialogMode::Closed, ImGui::CloseCurrentPopup();
     else if (enter) fd.focus_name = true;  // Enter left the field: back into it

@@ -22,6 +22,12 @@ void action_open_dialog(AppState& state) {
   state.file_dialog.just_opened = true;
 }
 
+void action_open_model_dialog(AppState& state) {
+  state.file_dialog.mode = FileDialogMode::OpenModel;
+  state.file_dialog.name[0] = '\0';
+  state.file_dialog.just_opened = true;
+}
+
 void action_save_as_dialog(AppState& state) {
   state.file_dialog.mode = FileDialogMode::SaveAs;
   std::snprintf(state.file_dialog.name, sizeof state.file_dialog.name, "%s",
@@ -118,6 +124,11 @@ void draw_menu_bar(AppState& state) {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Open…", "Ctrl+O")) action_open_dialog(state);
+    if (ImGui::MenuItem("Open model…", "Ctrl+Shift+O")) action_open_model_dialog(state);
+    state.note_item("Open model…");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("A Hugging Face model folder (config.json + model.safetensors), a .safetensors file,\n"
+                        "or a model from the Hugging Face cache: GPT-2, minGPT/nanoGPT, Llama, Mistral, Qwen2, SmolLM");
     if (ImGui::BeginMenu("Open recent", !state.settings.recent_files.empty())) {
       for (const auto& f : state.settings.recent_files)
         if (ImGui::MenuItem(f.c_str())) {

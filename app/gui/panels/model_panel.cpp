@@ -5,6 +5,7 @@
 #include "panels/panels.h"
 
 #include "logic/colormap.h"
+#include "attention_lab/model_cache.h"
 
 #include <imgui.h>
 
@@ -156,7 +157,7 @@ void draw_model_view(AppState& state) {
   if (!state.model.open()) return;
   ModelState& m = state.model;
   const ModelSession& s = *m.session;
-  ImGui::Text("%s", std::filesystem::path(m.path).filename().string().c_str());
+  ImGui::Text("%s", model_display_name(m.path).c_str());
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s", summary(s).c_str());
   ImGui::PopTextWrapPos();
@@ -164,7 +165,9 @@ void draw_model_view(AppState& state) {
   ImGui::Spacing();
   ImGui::TextDisabled("Text (%s)", s.tokenizer().kind().c_str());
   ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 90.0f * gfx::em()));
-  const bool enter = ImGui::InputText("##model text", m.text_field, sizeof m.text_field, ImGuiInputTextFlags_EnterReturnsTrue);
+  // A click selects the whole text: typing replaces it (as a browser's address bar).
+  const bool enter = ImGui::InputText("##model text", m.text_field, sizeof m.text_field,
+                                      ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
   state.note_item("model text");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(s.tokenizer().kind() == "byte-level BPE"

@@ -61,6 +61,8 @@ void text_colored(gfx::Accent accent, const char* fmt, ...) IM_FMTARGS(2);
 // Actions shared by menus and shortcuts.
 void action_save(AppState& state);
 void action_open_dialog(AppState& state);
+// File ▸ Open model…: a model folder, a .safetensors file, or a model of the Hugging Face cache.
+void action_open_model_dialog(AppState& state);
 void action_save_as_dialog(AppState& state);
 // Export PNG… / Export CSV… of a stage, the current step or the whole centre view.
 void action_export_png_dialog(AppState& state, ExportTarget target);

@@ -1,5 +1,7 @@
 #include "attention_lab/transformer_forward.h"
 
+#include "attention_lab/model_cache.h"
+
 #include <cmath>
 #include <limits>
 
@@ -227,7 +229,7 @@ LayerScenario layer_scenario(const TransformerModel& model, int layer, const Mat
   const ModelConfig& c = model.config;
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   Scenario& s = out.scenario;
-  s.title = model.source.filename().string() + " — layer " + std::to_string(layer) + " attention";
+  s.title = model_display_name(model.source) + " — layer " + std::to_string(layer) + " attention";
   s.description = std::string("Layer ") + std::to_string(layer) + " of " + std::to_string(c.layers) + " of " +
                   model.source.string() + " (" + model.layout + "). X is the layer's normed input.";
   s.tokens = tokens;

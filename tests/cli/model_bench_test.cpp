@@ -1,0 +1,145 @@
+// `attention-lab-cli bench --model` in-process on the tiny fixture models:
+// every key in the JSON with sane values, a table, and bad arguments as one
+// line with exit 2. No timing is asserted (the machine is shared).
+
+#include "cli.h"
+#include "model_bench.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace attention_lab;
+using nlohmann::json;
+
+namespace {
+
+const std::filesystem::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
+
+struct BenchResult {
+  int code = -1;
+  std::string out, err;
+};
+
+BenchResult bench(std::vector<std::string> args) {
+  args.insert(args.begin(), "bench");
+  std::ostringstream out, err;
+  BenchResult r;
+  r.code = cli::run(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::string fixture(const char* name) { return (kFixtures / name).string(); }
+
+// Exit 2, nothing on stdout, and stderr is one line that mentions `needle`.
+::testing::AssertionResult bad_argument(const BenchResult& r, const std::string& needle) {
+  if (r.code != cli::kExitBadInput) return ::testing::AssertionFailure() << "exit " << r.code << ": " << r.err;
+  if (!r.out.empty()) return ::testing::AssertionFailure() << "printed '" << r.out << "'";
+  if (r.err.empty() || r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1)
+    return ::testing::AssertionFailure() << "not one line: '" << r.err << "'";
+  if (r.err.rfind("attention-lab-cli: bench: ", 0) != 0) return ::testing::AssertionFailure() << "no prefix: " << r.err;
+  if (r.err.find(needle) == std::string::npos)
+    return ::testing::AssertionFailure() << "'" << r.err << "' does not mention '" << needle << "'";
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult positive_number(const json& j, const std::string& key) {
+  if (!j.contains(key)) return ::testing::AssertionFailure() << "no key " << key;
+  if (!j.at(key).is_number()) return ::testing::AssertionFailure() << key << " is not a number: " << j.at(key);
+  const double v = j.at(key).get<double>();
+  if (!(v > 0.0) || !std::isfinite(v)) return ::testing::AssertionFailure() << key << " = " << v;
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(CliModelBench, HelpDescribesEveryOption) {
+  for (const auto& args : {std::vector<std::string>{"--help"}, std::vector<std::string>{"--model", "x", "--help"}}) {
+    const BenchResult r = bench(args);
+    EXPECT_EQ(r.code, cli::kExitOk);
+    EXPECT_EQ(r.err, "");
+    for (const char* text : {"--model", "--T", "--layer", "--threads", "--runs", "--json", "load_ms", "forward_ms",
+                             "edit_ms", "pin_last_layer_ms", "peak_rss_mb", "weights_mb", "activations_mb"})
+      EXPECT_NE(r.out.find(text), std::string::npos) << text;
+  }
+  EXPECT_TRUE(cli::wants_model_bench({"--T", "4", "--model=m"}));
+  EXPECT_FALSE(cli::wants_model_bench({"--T", "4", "--models"}));
+}
+
+TEST(CliModelBench, FixturePrintsEveryKeyWithSaneValues) {
+  const BenchResult r = bench({"--model", fixture("llama-gqa"), "--T", "7", "--runs", "2", "--json"});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  json j;
+  ASSERT_NO_THROW(j = json::parse(r.out)) << r.out;  // exactly one value, nothing after it
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j.at("T"), 7);
+  EXPECT_EQ(j.at("layers"), 2);
+  EXPECT_EQ(j.at("heads"), 4);
+  EXPECT_EQ(j.at("kv_heads"), 2);
+  EXPECT_EQ(j.at("layer"), 1);  // the middle layer: layers / 2
+  EXPECT_EQ(j.at("last_layer"), 1);
+  ASSERT_TRUE(j.at("threads").is_number_integer());
+  EXPECT_GE(j.at("threads").get<int>(), 1);
+  for (const char* key : {"load_first_ms", "load_ms", "file_mb", "forward_first_ms", "forward_ms", "session_start_ms",
+                          "document_ms", "pin_last_layer_ms", "pin_last_layer_ratio", "pin_last_layer_engine_ms",
+                          "pin_last_layer_predictions_ms", "peak_rss_mb", "weights_mb", "activations_mb",
+                          "session_mb", "document_mb", "peak_rss_ratio"})
+    EXPECT_TRUE(positive_number(j, key));
+  for (const char* group : {"edit_ms", "edit_ratio", "edit_engine_ms", "edit_predictions_ms"}) {
+    ASSERT_TRUE(j.contains(group)) << group;
+    ASSERT_TRUE(j.at(group).is_object()) << group;
+    EXPECT_EQ(j.at(group).size(), 4u) << group;
+    for (const char* kind : {"W_q", "X", "weights_pin", "scores_pin"}) EXPECT_TRUE(positive_number(j.at(group), kind));
+  }
+  // The ratios are what the figures say, up to the 4 significant digits printed.
+  const double forward = j.at("forward_ms").get<double>();
+  EXPECT_NEAR(j.at("edit_ratio").at("W_q").get<double>(), j.at("edit_ms").at("W_q").get<double>() / forward,
+              2e-3 * j.at("edit_ratio").at("W_q").get<double>());
+  EXPECT_NEAR(j.at("activations_mb").get<double>(), j.at("session_mb").get<double>() + j.at("document_mb").get<double>(),
+              2e-3 * j.at("activations_mb").get<double>());
+  // The weights are the parameters as float32; the peak RSS holds at least them.
+  EXPECT_NEAR(j.at("weights_mb").get<double>(), j.at("parameters").get<double>() * 4.0 / (1024.0 * 1024.0),
+              1e-3 * j.at("weights_mb").get<double>());
+  EXPECT_GT(j.at("peak_rss_mb").get<double>(), j.at("weights_mb").get<double>());
+  for (const auto& [name, runs] : j.at("runs").items()) EXPECT_GE(runs.get<int>(), 2) << name;
+  // Progress, one line per phase, goes to stderr.
+  EXPECT_NE(r.err.find("full forward of 7 tokens"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pin an attention weight"), std::string::npos) << r.err;
+}
+
+TEST(CliModelBench, ChosenLayerAndATable) {
+  const BenchResult r = bench({"--model", fixture("gpt2-conv1d"), "--T", "16", "--layer", "0", "--runs", "1", "--threads", "1"});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  for (const char* text : {"2 layers", "T=16", "focused layer 0", "1 thread", "open the model again (warm: load_ms)",
+                           "full forward", "layer 0: edit a cell of W_q, predict", "layer 0: edit a cell of X, predict",
+                           "layer 0: pin an attention weight, predict", "layer 0: pin a score, predict",
+                           "layer 1: pin an attention weight, predict", "peak RSS", "weights", "activations"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+}
+
+TEST(CliModelBench, BadArgumentsAreOneLineWithExit2) {
+  const std::string gpt2 = fixture("gpt2-conv1d");  // 16 learned positions, 2 layers
+  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--T", "17"}),
+                           "--T 17: expected at most 16 tokens (the model's learned positions), found 17"));
+  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--T", "4", "--layer", "2"}),
+                           "--layer 2: expected 0 to 1 (the model has 2 layers)"));
+  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--layer", "-1"}), "--layer: expected a whole number"));
+  const std::string missing = (kFixtures / "no-such-model").string();
+  EXPECT_TRUE(bad_argument(bench({"--model", missing, "--T", "4"}), "--model: "));
+  EXPECT_TRUE(bad_argument(bench({"--model", missing, "--T", "4"}), "no-such-model"));
+  EXPECT_TRUE(bad_argument(bench({"--model"}), "--model: expected a value after it"));
+  EXPECT_TRUE(bad_argument(bench({"--model="}), "--model: expected a model folder or .safetensors file, found ''"));
+  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--T", "0"}), "--T: expected a whole number"));
+  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--T", "5000"}), "--T 5000 is above the size limit"));
+  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--heads", "4"}), "--heads: not used with --model"));
+  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--runs", "0"}), "--runs: expected a whole number from 1 to"));
+  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "extra"}), "expected only options, found 'extra'"));
+  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--bogus"}), "unknown option '--bogus'"));
+}
