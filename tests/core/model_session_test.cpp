@@ -64,7 +64,9 @@ TEST(ModelSession, UneditedPredictionsAreTheModelsAndMatchTheirBeforeExactly) {
     EXPECT_EQ(top[0].id, argmax(f.logits.row(0)));
     for (std::size_t i = 0; i < top.size(); ++i) {
       EXPECT_EQ(top[i].probability, top[i].before);
-      if (i) EXPECT_GE(top[i - 1].probability, top[i].probability);
+      if (i) {
+        EXPECT_GE(top[i - 1].probability, top[i].probability);
+      }
     }
   }
 }
@@ -86,7 +88,7 @@ TEST(ModelSession, APinInTheFocusedLayerChangesThePredictionsAsAFullRecomputeDoe
   double moved = 0;
   for (const auto& p : after) {
     EXPECT_NEAR(p.probability, want(p.id), 1e-6);
-    moved += std::abs(p.probability - p.before);
+    moved += static_cast<double>(std::abs(p.probability - p.before));
   }
   EXPECT_GT(moved, 0.01) << "the pin should move the predictions";
   // The "before" column still shows the unedited model.
@@ -107,6 +109,19 @@ TEST(ModelSession, AnEditedWeightInTheFirstLayerReachesEveryRowsPredictionAsAFul
     SCOPED_TRACE(row);
     const RowVector got = s->probabilities(output_of(doc), row);
     EXPECT_TRUE(test::matrices_near(got, full_recompute(*o.model, 0, output_of(doc), row), 0.0, 1e-6, "probabilities"));
+  }
+}
+
+TEST(ModelSession, APinInTheLastLayerNeedsOnlyItsRowAndMatchesAFullRecompute) {
+  const Opened o = open("qwen2-bias-tied-bf16");
+  auto s = start(o, 1);
+  Document doc(s->scenario().scenario);
+  s->set_unedited_attention(output_of(doc));
+  ASSERT_EQ(doc.apply(SetPin{PinKey{StageId::of_head(StageKind::Scores, 2), 5, 1}, 6.0f}), "");
+  for (int row : {5, 6}) {
+    SCOPED_TRACE(row);
+    EXPECT_TRUE(test::matrices_near(s->probabilities(output_of(doc), row), full_recompute(*o.model, 1, output_of(doc), row),
+                                    0.0, 1e-6, "probabilities"));
   }
 }
 

@@ -93,6 +93,18 @@ void draw_row_choice(AppState& state) {
                       "Only the tokens up to it run through the later layers.");
 }
 
+// The token chooser and this document's predictions; null (with the reason
+// shown) when the focused layer's shape no longer fits the model.
+const ModelState::Cached* current_predictions(AppState& state) {
+  draw_row_choice(state);
+  const ModelState::Cached& p = state.model_predictions();
+  if (p.problem.empty()) return &p;
+  ImGui::PushTextWrapPos(0.0f);
+  text_colored(gfx::Accent::Warning, "%s", p.problem.c_str());
+  ImGui::PopTextWrapPos();
+  return nullptr;
+}
+
 void draw_overview(AppState& state) {
   const ModelSession& s = *state.model.session;
   const ModelOverview& ov = s.overview();
@@ -142,14 +154,9 @@ void draw_model_predictions_section(AppState& state) {
   if (!state.model.open()) return;
   const ModelSession& s = *state.model.session;
   ImGui::TextDisabled("Next token (layer %d focused)", s.layer());
-  draw_row_choice(state);
-  const ModelState::Cached& p = state.model_predictions();
-  if (!p.problem.empty()) {
-    ImGui::PushTextWrapPos(0.0f);
-    text_colored(gfx::Accent::Warning, "%s", p.problem.c_str());
-    ImGui::PopTextWrapPos();
-    return;
-  }
+  const ModelState::Cached* ready = current_predictions(state);
+  if (!ready) return;
+  const ModelState::Cached& p = *ready;
   draw_prediction_rows(state, p, 5, true);
 }
 
@@ -213,13 +220,8 @@ void draw_model_view(AppState& state) {
     ImGui::TableNextColumn();
   }
   ImGui::TextDisabled("Next-token predictions");
-  draw_row_choice(state);
-  const ModelState::Cached& p = state.model_predictions();
-  if (!p.problem.empty()) {
-    ImGui::PushTextWrapPos(0.0f);
-    text_colored(gfx::Accent::Warning, "%s", p.problem.c_str());
-    ImGui::PopTextWrapPos();
-  } else {
+  if (const ModelState::Cached* ready = current_predictions(state)) {
+    const ModelState::Cached& p = *ready;
     draw_prediction_rows(state, p, static_cast<std::size_t>(m.top_k), false);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("updated in %.1f ms (layer %d's output through layers %d to %d)", p.ms, s.layer(),

@@ -91,8 +91,14 @@ void ModelSession::set_layer(int layer) {
 }
 
 RowVector ModelSession::probabilities(const Matrix& attention_out, int row) const {
-  const auto n = static_cast<Eigen::Index>(row) + 1;
   const Matrix& input = residual_[static_cast<std::size_t>(layer_)];
+  if (layer_ == model_->config.layers - 1) {
+    // The last layer: no later attention mixes rows, so only the predicted
+    // row goes through the MLP (a pin in the last layer costs one row).
+    const Matrix x = finish_layer(*model_, layer_, input.middleRows(row, 1), attention_out.middleRows(row, 1));
+    return softmax_row(logits(*model_, x, 0, 1).row(0));
+  }
+  const auto n = static_cast<Eigen::Index>(row) + 1;
   Matrix x = finish_layer(*model_, layer_, input.topRows(n), attention_out.topRows(n));
   for (int l = layer_ + 1; l < model_->config.layers; ++l) x = run_layer(*model_, l, x);
   return softmax_row(logits(*model_, x, row, 1).row(0));
