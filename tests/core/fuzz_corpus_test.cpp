@@ -107,3 +107,22 @@ TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheModelConfigCheck) {
   for (const auto& f : files_in(kFuzzDir / "regressions" / "model_config"))
     EXPECT_EQ(fuzz::check_model_config(read_file(f)), "") << f;
 }
+
+// .npy arrays imported onto a scenario (weight_import.h).
+#include "checks/npy_check.h"
+
+#include "attention_lab/presets.h"
+#include "attention_lab/weight_import.h"
+
+TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheNpyCheck) {
+  const auto budget = fuzz_budget();
+  const auto seeds = files_in(kFuzzDir / "corpus" / "npy");
+  ASSERT_GE(seeds.size(), 4u);
+  const Scenario cat = *make_preset("fat-cat");
+  for (const auto& f : seeds) {
+    const ImportResult r = import_npy_bytes(cat, read_file(f), f.filename().string(), StageKind::W_q, false);
+    EXPECT_TRUE(r.scenario) << f << ": a seed should import: " << r.error;
+    EXPECT_EQ(fuzz::check_npy_import(read_file(f)), "") << f;
+  }
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "npy")) EXPECT_EQ(fuzz::check_npy_import(read_file(f)), "") << f;
+}
