@@ -849,6 +849,20 @@ void App::frame() {
     }
     ImGui::EndPopup();
   }
+  if (!state_.import_report.empty() && !ImGui::IsPopupOpen("Imported weights")) ImGui::OpenPopup("Imported weights");
+  if (ImGui::BeginPopupModal("Imported weights", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::PushTextWrapPos(640.0f);
+    ImGui::TextUnformatted(state_.import_report.c_str());
+    ImGui::TextDisabled("Edit ▸ Undo (Ctrl+Z) takes the import back.");
+    ImGui::PopTextWrapPos();
+    if (ImGui::Button("OK") ||
+        (!ImGui::IsWindowAppearing() && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
+                                         ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)))) {
+      state_.import_report.clear();
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+  }
   if (state_.confirm_quit) ImGui::OpenPopup("Unsaved changes");
   if (ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     ImGui::TextUnformatted("The scenario has changes that are not saved.");
@@ -995,6 +1009,7 @@ void App::write_probe() const {
       << ", \"error\": " << json_text::quote(state_.recovery.error) << "}"
       << ", \"frame_times\": " << state_.frame_times.to_json()
       << ", \"model\": " << model_probe()
+      << ", \"import_report\": " << json_text::quote(state_.import_report)
       << ", \"items\": {";
   for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)
     out << (it == state_.probe_items.begin() ? "" : ", ") << json_text::quote(it->first) << ": [" << it->second.x0

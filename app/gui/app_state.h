@@ -7,6 +7,7 @@
 #include "attention_lab/document.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/lesson.h"
+#include "attention_lab/model_cache.h"
 #include "attention_lab/quiz.h"
 #include "attention_lab/snapshot.h"
 #include "attention_lab/stage_info.h"
@@ -78,7 +79,7 @@ struct WordsField {
   char buffer[limits::kMaxTokenLabelLength + 1] = {};
 };
 
-enum class FileDialogMode { Closed, Open, OpenModel, SaveAs, ExportCsv, ExportPng };
+enum class FileDialogMode { Closed, Open, OpenModel, ImportWeights, SaveAs, ExportCsv, ExportPng };
 
 struct FileDialogState {
   FileDialogMode mode = FileDialogMode::Closed;
@@ -90,6 +91,11 @@ struct FileDialogState {
   ExportTarget export_target;  // what Export PNG/CSV writes
   int export_scale = 2;        // Export PNG: 1×, 2× or 4× the on-screen size
   bool focus_name = false;  // put the keyboard in the name field next frame (opened, or Enter failed)
+  std::vector<CachedModel> cached_models;  // Open model: the Hugging Face cache, read when the dialog opens
+  // Import weights: where a .npy goes, whether it is stored [out, in], which layer of a checkpoint.
+  int import_target = 1;  // index into kImportTargets (panels/file_dialog.cpp): X, W_q, W_k, W_v, W_o
+  bool import_transposed = false;
+  int import_layer = -1;  // -1: the only layer in the file
 };
 
 // Screen rectangles of this frame's heatmaps, for hit-testing overlays and
@@ -267,6 +273,7 @@ struct AppState {
   bool confirm_quit = false;
   bool quit = false;
   std::string error_popup;   // a modal message (bad file…)
+  std::string import_report; // what Import weights put where (a modal message until OK)
   std::string status;        // the status bar
   double status_time = 0.0;
 

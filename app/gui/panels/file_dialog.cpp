@@ -3,6 +3,7 @@
 #include "gfx/fonts.h"
 
 #include "attention_lab/model_cache.h"
+#include "attention_lab/weight_import.h"
 #include "attention_lab/scenario_io.h"
 #include "attention_lab/stage_info.h"
 #include "logic/matrix_csv.h"
@@ -23,12 +24,25 @@ const char* title_of(FileDialogMode mode) {
   switch (mode) {
     case FileDialogMode::Open: return "Open scenario";
     case FileDialogMode::OpenModel: return "Open model";
+    case FileDialogMode::ImportWeights: return "Import weights";
     case FileDialogMode::SaveAs: return "Save scenario as";
     case FileDialogMode::ExportCsv: return "Export matrix as CSV";
     case FileDialogMode::ExportPng: return "Export PNG";
     case FileDialogMode::Closed: break;
   }
   return "";
+}
+
+// What a .npy array can become, in the order of FileDialogState::import_target.
+constexpr StageKind kImportTargets[] = {StageKind::X, StageKind::W_q, StageKind::W_k, StageKind::W_v, StageKind::W_o};
+constexpr const char* kImportTargetNames[] = {"X", "W_q", "W_k", "W_v", "W_o"};
+
+const char* extension_of(FileDialogMode mode);
+
+// The files a dialog lists.
+bool lists_file(FileDialogMode mode, const fs::path& path) {
+  if (mode == FileDialogMode::ImportWeights) return path.extension() == ".safetensors" || path.extension() == ".npy";
+  return path.extension() == extension_of(mode);
 }
 
 const char* extension_of(FileDialogMode mode) {
@@ -60,6 +74,22 @@ std::string finish(AppState& state, const std::string& path) {
         return path + ": expected a model folder (config.json with model.safetensors or model.safetensors.index.json)";
       if (state.busy()) return "Busy: " + state.job->what() + " (wait, or press Cancel)";
       state.open_model(ModelRequest{path, nullptr, nullptr, "", 0});  // errors come as a popup when it is in
+      return {};
+    }
+    case FileDialogMode::ImportWeights: {
+      const FileDialogState& fd = state.file_dialog;
+      const bool npy = fs::path(path).extension() == ".npy";
+      ImportResult r = npy ? import_npy(state.doc->scenario(), path, kImportTargets[fd.import_target], fd.import_transposed)
+                           : import_safetensors(state.doc->scenario(), path, fd.import_layer);
+      if (!r.scenario) return r.error;
+      const std::string name = fs::path(path).filename().string();
+      if (!state.apply(ReplaceScenario{std::make_shared<const Scenario>(std::move(*r.scenario)), "import " + name}))
+        return "Could not apply the imported weights (see the status bar)";
+      std::string report;
+      for (const auto& line : r.imported) report += line + "\n";
+      for (const auto& line : r.notes) report += line + "\n";
+      state.set_status("Imported " + name + (r.notes.empty() ? "" : " (" + r.notes.front() + ")") + "; Ctrl+Z undoes it");
+      state.import_report = "Imported from " + path + ":\n\n" + report;
       return {};
     }
     case FileDialogMode::SaveAs: {
@@ -96,7 +126,7 @@ namespace {
 // The models the Hugging Face libraries downloaded: one click opens one.
 void draw_cached_models(AppState& state) {
   const fs::path hub = huggingface_hub_dir();
-  const std::vector<CachedModel> models = find_cached_models(hub);
+  const std::vector<CachedModel>& models = state.file_dialog.cached_models;
   ImGui::TextDisabled("Hugging Face cache: %s", hub.string().c_str());
   if (models.empty()) {
     ImGui::PushTextWrapPos(0.0f);
@@ -115,6 +145,24 @@ void draw_cached_models(AppState& state) {
   ImGui::Separator();
 }
 
+// Import weights: which layer of a checkpoint, and where one .npy array goes.
+void draw_import_options(FileDialogState& fd) {
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("A .safetensors checkpoint: its attention weights (GPT-2 c_attn/c_proj, Llama q/k/v/o_proj, "
+                      "nn.MultiheadAttention in_proj/out_proj, or X, W_q, W_k, W_v, W_o). A .npy array: one matrix.");
+  ImGui::PopTextWrapPos();
+  ImGui::SetNextItemWidth(120);
+  ImGui::InputInt("layer of the checkpoint (-1: the only one)", &fd.import_layer);
+  fd.import_layer = std::max(fd.import_layer, -1);
+  ImGui::SetNextItemWidth(120);
+  ImGui::Combo(".npy goes into", &fd.import_target, kImportTargetNames, IM_ARRAYSIZE(kImportTargetNames));
+  ImGui::SameLine();
+  ImGui::Checkbox("stored [out, in] (nn.Linear)", &fd.import_transposed);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("PyTorch's nn.Linear keeps a weight as [out, in]; the scenario holds it as [in, out].");
+  ImGui::Separator();
+}
+
 }  // namespace
 
 void draw_file_dialog(AppState& state) {
@@ -130,11 +178,13 @@ void draw_file_dialog(AppState& state) {
     if (!fd.suggested_name.empty()) {
       std::snprintf(fd.name, sizeof fd.name, "%s", fd.suggested_name.c_str());
       fd.suggested_name.clear();
-    } else if (fd.mode != FileDialogMode::Open && fd.mode != FileDialogMode::OpenModel && fd.name[0] == '\0') {
+    } else if (fd.mode != FileDialogMode::Open && fd.mode != FileDialogMode::OpenModel &&
+               fd.mode != FileDialogMode::ImportWeights && fd.name[0] == '\0') {
       const std::string def = std::string("attention") + extension_of(fd.mode);
       std::snprintf(fd.name, sizeof fd.name, "%s", def.c_str());
     }
     fd.error.clear();
+    if (fd.mode == FileDialogMode::OpenModel) fd.cached_models = find_cached_models(huggingface_hub_dir());
     ImGui::OpenPopup(title);
     fd.just_opened = false;
   }
@@ -145,6 +195,7 @@ void draw_file_dialog(AppState& state) {
     return;
   }
   if (fd.mode == FileDialogMode::OpenModel) draw_cached_models(state);
+  if (fd.mode == FileDialogMode::ImportWeights) draw_import_options(fd);
   ImGui::TextWrapped("Folder: %s", fd.directory.c_str());
   if (ImGui::Button("Up")) fd.directory = fs::path(fd.directory).parent_path().string();
   const bool png = fd.mode == FileDialogMode::ExportPng;
@@ -176,7 +227,7 @@ void draw_file_dialog(AppState& state) {
       if (ImGui::Selectable((name + "/").c_str(), false, ImGuiSelectableFlags_AllowDoubleClick) &&
           ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
         fd.directory = e.path().string();
-    } else if (e.path().extension() == extension_of(fd.mode)) {
+    } else if (lists_file(fd.mode, e.path())) {
       if (ImGui::Selectable(name.c_str(), name == fd.name, ImGuiSelectableFlags_AllowDoubleClick)) {
         std::snprintf(fd.name, sizeof fd.name, "%s", name.c_str());
         if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
@@ -217,13 +268,15 @@ void draw_file_dialog(AppState& state) {
     text_colored(gfx::Accent::Error, "%s", fd.error.c_str());
     ImGui::PopTextWrapPos();
   }
-  const bool opening = fd.mode == FileDialogMode::Open || fd.mode == FileDialogMode::OpenModel;
+  const bool opening =
+      fd.mode == FileDialogMode::Open || fd.mode == FileDialogMode::OpenModel || fd.mode == FileDialogMode::ImportWeights;
   // Open model with no name opens the folder shown, when it is a model.
   if (fd.mode == FileDialogMode::OpenModel && !fd.name[0] && (ImGui::Button("Open") || enter)) {
     fd.error = is_model_folder(fd.directory) ? finish(state, fd.directory)
                                              : "Pick a model folder or a .safetensors file (or type its path)";
     if (fd.error.empty()) fd.mode = FileDialogMode::Closed, ImGui::CloseCurrentPopup();
-  } else if ((ImGui::Button(opening ? "Open" : "Save") || enter) && fd.name[0]) {
+  } else if ((ImGui::Button(fd.mode == FileDialogMode::ImportWeights ? "Import" : opening ? "Open" : "Save") || enter) &&
+             fd.name[0]) {
     fs::path p = fs::path(fd.name).is_absolute() ? fs::path(fd.name) : fs::path(fd.directory) / fd.name;
     if (!opening && p.extension().empty()) p += extension_of(fd.mode);
     fd.error = finish(state, p.string());

@@ -28,6 +28,12 @@ void action_open_model_dialog(AppState& state) {
   state.file_dialog.just_opened = true;
 }
 
+void action_import_weights_dialog(AppState& state) {
+  state.file_dialog.mode = FileDialogMode::ImportWeights;
+  state.file_dialog.name[0] = '\0';
+  state.file_dialog.just_opened = true;
+}
+
 void action_save_as_dialog(AppState& state) {
   state.file_dialog.mode = FileDialogMode::SaveAs;
   std::snprintf(state.file_dialog.name, sizeof state.file_dialog.name, "%s",
@@ -122,10 +128,21 @@ bool load_file_into(AppState& state, const std::string& path) {
 
 void draw_menu_bar(AppState& state) {
   if (!ImGui::BeginMenuBar()) return;
-  if (ImGui::BeginMenu("File")) {
+  const bool file_menu = ImGui::BeginMenu("File");
+  state.note_item("menu File");  // where the menu's title is (the GUI tests open it with a click)
+  if (file_menu) {
     if (ImGui::MenuItem("Open…", "Ctrl+O")) action_open_dialog(state);
     if (ImGui::MenuItem("Open model…", "Ctrl+Shift+O")) action_open_model_dialog(state);
     state.note_item("Open model…");
+    if (ImGui::MenuItem("Import weights…", nullptr, false, !state.model.open()))
+      action_import_weights_dialog(state);
+    state.note_item("Import weights…");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip(state.model.open()
+                            ? "The focused layer's weights are the model's: edit them in the pipeline instead"
+                            : "Put a real layer's W_q, W_k, W_v and W_o onto this scenario: from a .safetensors\n"
+                              "checkpoint (GPT-2, minGPT, Llama, nn.MultiheadAttention) or one .npy array.\n"
+                              "Undo takes it back.");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("A Hugging Face model folder (config.json + model.safetensors), a .safetensors file,\n"
                         "or a model from the Hugging Face cache: GPT-2, minGPT/nanoGPT, Llama, Mistral, Qwen2, SmolLM");

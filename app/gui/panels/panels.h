@@ -63,6 +63,8 @@ void action_save(AppState& state);
 void action_open_dialog(AppState& state);
 // File ▸ Open model…: a model folder, a .safetensors file, or a model of the Hugging Face cache.
 void action_open_model_dialog(AppState& state);
+// File ▸ Import weights…: a real layer's W_q, W_k, W_v, W_o (a .safetensors checkpoint or a .npy array) onto the scenario.
+void action_import_weights_dialog(AppState& state);
 void action_save_as_dialog(AppState& state);
 // Export PNG… / Export CSV… of a stage, the current step or the whole centre view.
 void action_export_png_dialog(AppState& state, ExportTarget target);
