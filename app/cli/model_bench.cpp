@@ -166,13 +166,13 @@ struct EditTimes {
 // Applies fresh edits of `kind` (a cell not edited before while there are
 // any) and times each with the predictions that follow it.
 EditTimes time_edits(EditKind kind, Document& doc, const ModelSession& session, int runs, std::mt19937_64& rng) {
-  const Scenario& s = doc.scenario();
-  const int T = s.T();
-  const int heads = s.heads;
+  const int T = doc.scenario().T();
+  const int heads = doc.scenario().heads;
   std::set<std::tuple<int, int, int>> used;
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
   auto next_edit = [&]() -> Edit {
+    const Scenario& s = doc.scenario();  // as the last edit left it
     int h = 0, r = 0, c = 0;
     for (int attempt = 0; attempt < 64; ++attempt) {
       if (kind == EditKind::W_q) {
@@ -479,6 +479,11 @@ int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std
   su.threads = threads;
   su.layer = o.layer >= 0 ? o.layer : config.layers / 2;
   su.last_layer = config.layers - 1;
+  // Layers the engine cannot hold as a scenario (the core's size limits) are
+  // refused now, not after the forward runs. Every layer has the same sizes.
+  if (LayerScenario probe = layer_scenario(*loaded.model, su.layer, Matrix::Zero(o.T, config.d_model), {});
+      !probe.error.empty())
+    return model_bench_error(err, "--model: " + probe.error);
 
   std::string error;
   const auto folder = std::filesystem::is_directory(o.model) ? std::filesystem::path(o.model)

@@ -186,8 +186,8 @@ TEST_P(ModelFixture, GreedyGenerationContinuesAsTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryLayout, ModelFixture, ::testing::ValuesIn(kModels),
-                         [](const ::testing::TestParamInfo<Fixture>& info) {
-                           std::string n = info.param.name;
+                         [](const ::testing::TestParamInfo<Fixture>& p) {
+                           std::string n = p.param.name;
                            for (char& ch : n)
                              if (ch == '-') ch = '_';
                            return n;

@@ -169,6 +169,27 @@ TEST(ModelSession, BadInputsAreRefusedWithTheReason) {
   EXPECT_THROW(ModelSession::start(o.model, o.tokenizer, {1, 2}, 0, &control, error), Cancelled);
 }
 
+TEST(Activation, EachMatchesItsFormulaInDouble) {
+  Matrix m(1, 9);
+  m << -6.0f, -2.5f, -1.0f, -0.1f, 0.0f, 0.3f, 1.0f, 2.0f, 7.0f;
+  for (Activation a : {Activation::GeluTanh, Activation::GeluErf, Activation::Relu, Activation::Silu}) {
+    SCOPED_TRACE(to_string(a));
+    Matrix got = m;
+    activate(a, got);
+    for (Eigen::Index i = 0; i < m.cols(); ++i) {
+      const double x = m(0, i);
+      double want = 0;
+      switch (a) {
+        case Activation::GeluTanh: want = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); break;
+        case Activation::GeluErf: want = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); break;
+        case Activation::Relu: want = std::max(x, 0.0); break;
+        case Activation::Silu: want = x / (1 + std::exp(-x)); break;
+      }
+      EXPECT_NEAR(got(0, i), want, 2e-6 * std::max(1.0, std::abs(want))) << "x = " << x;
+    }
+  }
+}
+
 TEST(PoolTo, AveragesBlocksAndKeepsSmallMatrices) {
   Matrix m(4, 6);
   for (int r = 0; r < 4; ++r)

@@ -35,6 +35,10 @@ struct AttentionDetail {
 // Layer `layer`'s attention of its normed input: T × d_model (after o_proj).
 Matrix attention(const TransformerModel& model, int layer, const Matrix& normed, AttentionDetail* detail = nullptr);
 
+// The MLP's activation of every cell, in place: GELU (tanh form or exact),
+// ReLU, or SiLU (SwiGLU's gate).
+void activate(Activation activation, Matrix& m);
+
 // The MLP of a normed input; `activation` (if given) receives the hidden
 // activation (GPT-2: act(c_fc); Llama: silu(gate)·up).
 Matrix mlp(const TransformerModel& model, int layer, const Matrix& normed, Matrix* activation = nullptr);
