@@ -30,6 +30,7 @@ struct AttentionDetail {
   std::vector<Matrix> scores;   // per head, T × T: QKᵀ/√d_head with −∞ where masked
   std::vector<Matrix> weights;  // per head, softmax
   Matrix context;          // heads concatenated, T × heads·d_head
+  bool weights_only = false;  // set before the call: fill only `weights` (the overview)
 };
 
 // Layer `layer`'s attention of its normed input: T × d_model (after o_proj).

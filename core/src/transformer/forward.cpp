@@ -121,10 +121,11 @@ Matrix attention(const TransformerModel& model, int layer, const Matrix& normed,
   const ModelConfig& c = model.config;
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   const Eigen::Index T = normed.rows();
+  const bool all = detail && !detail->weights_only;
   Matrix q = L.q.apply(normed);
   Matrix k = L.k.apply(normed);
   Matrix v = L.v.apply(normed);
-  if (detail) {
+  if (all) {
     detail->q = q;
     detail->k = k;
     detail->v = v;
@@ -134,42 +135,55 @@ Matrix attention(const TransformerModel& model, int layer, const Matrix& normed,
     apply_rope(q, c.heads, c.d_head, rope);
     apply_rope(k, c.kv_heads, c.d_head, rope);
   }
+  const float neg_inf = -std::numeric_limits<float>::infinity();
   if (detail) {
-    detail->q_rot = q;
-    detail->k_rot = k;
-    detail->scores.assign(static_cast<std::size_t>(c.heads), Matrix());
-    detail->weights.assign(static_cast<std::size_t>(c.heads), Matrix());
+    if (all) {
+      detail->q_rot = q;
+      detail->k_rot = k;
+      detail->scores.assign(static_cast<std::size_t>(c.heads), Matrix::Constant(T, T, neg_inf));
+    }
+    detail->weights.assign(static_cast<std::size_t>(c.heads), Matrix::Zero(T, T));
   }
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d_head)));
-  const float neg_inf = -std::numeric_limits<float>::infinity();
+  // Causal (and windowed) attention by blocks of query rows: a block's keys
+  // are [lo, end of the block), so the masked half is never multiplied.
+  constexpr Eigen::Index kBlock = 64;
+  const Eigen::Index blocks = (T + kBlock - 1) / kBlock;
   Matrix context(T, static_cast<Eigen::Index>(c.heads) * c.d_head);
-#pragma omp parallel for schedule(static) if (c.heads > 1 && T >= 64)
+#pragma omp parallel for collapse(2) schedule(dynamic) if (c.heads * blocks > 1 && T >= 64)
   for (int h = 0; h < c.heads; ++h) {
-    const int g = h / (c.heads / c.kv_heads);  // not h·kv_heads/heads: that product can overflow an int
-    const auto qh = q.middleCols(static_cast<Eigen::Index>(h) * c.d_head, c.d_head);
-    const auto kh = k.middleCols(static_cast<Eigen::Index>(g) * c.d_head, c.d_head);
-    const auto vh = v.middleCols(static_cast<Eigen::Index>(g) * c.d_head, c.d_head);
-    Matrix s(T, T);
-    s.noalias() = qh * kh.transpose();
-    s *= scale;
-    for (Eigen::Index i = 0; i < T; ++i) {
-      const Eigen::Index lo = c.sliding_window > 0 ? std::max<Eigen::Index>(0, i - c.sliding_window + 1) : 0;
-      for (Eigen::Index j = 0; j < T; ++j)
-        if (j < lo || j > i) s(i, j) = neg_inf;
-    }
-    Matrix w(T, T);
-    for (Eigen::Index i = 0; i < T; ++i) {
-      const float m = s.row(i).maxCoeff();
-      w.row(i) = (s.row(i).array() - m).exp();
-      w.row(i) /= w.row(i).sum();
-    }
-    context.middleCols(static_cast<Eigen::Index>(h) * c.d_head, c.d_head).noalias() = w * vh;
-    if (detail) {
-      detail->scores[static_cast<std::size_t>(h)] = std::move(s);
-      detail->weights[static_cast<std::size_t>(h)] = std::move(w);
+    for (Eigen::Index b = 0; b < blocks; ++b) {
+      const int g = h / (c.heads / c.kv_heads);  // not h·kv_heads/heads: that product can overflow an int
+      const Eigen::Index r0 = b * kBlock, rows = std::min(kBlock, T - r0), r1 = r0 + rows;
+      const Eigen::Index lo = c.sliding_window > 0 ? std::max<Eigen::Index>(0, r0 - c.sliding_window + 1) : 0;
+      const Eigen::Index keys = r1 - lo;
+      const auto qh = q.block(r0, static_cast<Eigen::Index>(h) * c.d_head, rows, c.d_head);
+      const auto kh = k.block(lo, static_cast<Eigen::Index>(g) * c.d_head, keys, c.d_head);
+      const auto vh = v.block(lo, static_cast<Eigen::Index>(g) * c.d_head, keys, c.d_head);
+      Matrix s(rows, keys);
+      s.noalias() = qh * kh.transpose();
+      s *= scale;
+      for (Eigen::Index i = 0; i < rows; ++i) {
+        const Eigen::Index query = r0 + i;
+        const Eigen::Index first = c.sliding_window > 0 ? std::max<Eigen::Index>(0, query - c.sliding_window + 1) : 0;
+        for (Eigen::Index j = 0; j < keys; ++j)
+          if (lo + j < first || lo + j > query) s(i, j) = neg_inf;
+      }
+      Matrix w(rows, keys);
+      for (Eigen::Index i = 0; i < rows; ++i) {
+        const float m = s.row(i).maxCoeff();
+        w.row(i) = (s.row(i).array() - m).exp();
+        w.row(i) /= w.row(i).sum();
+      }
+      context.block(r0, static_cast<Eigen::Index>(h) * c.d_head, rows, c.d_head).noalias() = w * vh;
+      if (detail) {
+        const auto hs = static_cast<std::size_t>(h);
+        if (all) detail->scores[hs].block(r0, lo, rows, keys) = s;
+        detail->weights[hs].block(r0, lo, rows, keys) = w;
+      }
     }
   }
-  if (detail) detail->context = context;
+  if (all) detail->context = context;
   return L.o.apply(context);
 }
 

@@ -26,17 +26,19 @@ RowVector softmax_row(const RowVector& logits) {
 Matrix pool_to(const Matrix& m, int size) {
   if (m.rows() <= size && m.cols() <= size) return m;
   const Eigen::Index R = std::min<Eigen::Index>(m.rows(), size), C = std::min<Eigen::Index>(m.cols(), size);
-  Matrix out = Matrix::Zero(R, C);
-  Matrix count = Matrix::Zero(R, C);
-  for (Eigen::Index r = 0; r < m.rows(); ++r) {
-    const Eigen::Index pr = r * R / m.rows();
-    for (Eigen::Index c = 0; c < m.cols(); ++c) {
-      const Eigen::Index pc = c * C / m.cols();
-      out(pr, pc) += m(r, c);
-      count(pr, pc) += 1.0f;
+  // Bin i holds rows [i·rows/R, (i+1)·rows/R): sum each bin's rows (vectorised),
+  // then each column bin of that sum.
+  const auto edge = [](Eigen::Index i, Eigen::Index n, Eigen::Index bins) { return (i * n + bins - 1) / bins; };
+  Matrix out(R, C);
+  for (Eigen::Index pr = 0; pr < R; ++pr) {
+    const Eigen::Index a = edge(pr, m.rows(), R), b = edge(pr + 1, m.rows(), R);
+    const RowVector sum = m.middleRows(a, b - a).colwise().sum();
+    for (Eigen::Index pc = 0; pc < C; ++pc) {
+      const Eigen::Index x = edge(pc, m.cols(), C), y = edge(pc + 1, m.cols(), C);
+      out(pr, pc) = sum.segment(x, y - x).sum() / static_cast<float>((b - a) * (y - x));
     }
   }
-  return out.cwiseQuotient(count);
+  return out;
 }
 
 std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const TransformerModel> model,
@@ -65,6 +67,7 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
     const Matrix& x = s->residual_.back();
     const Matrix normed = normalize(m.layers[static_cast<std::size_t>(l)].norm1, x);
     AttentionDetail detail;
+    detail.weights_only = true;
     const Matrix attn = attention(m, l, normed, &detail);
     for (auto& w : detail.weights) s->overview_.weights.push_back(pool_to(w, kOverviewSize));
     s->residual_.push_back(finish_layer(m, l, x, attn));
