@@ -30,6 +30,9 @@ usage:
   attention-lab-cli bench [--T N] [--d D] [--heads H] [--mask causal|none] [--threads K] [--json]
                                                           time the full forward, single-cell edits
                                                           and a GEMM reference (bench --help)
+  attention-lab-cli bench --model MODEL [--T N] [--layer L] [--json]
+                                                          a checkpoint: load, forward, edits in layer L
+                                                          with predictions, peak memory (bench --help)
 
 models (a Hugging Face folder: config.json + model.safetensors or its shards; GPT-2, minGPT/nanoGPT,
 Llama, Mistral, Qwen2, SmolLM):
