@@ -46,6 +46,25 @@ echo abc123 >"$out/hub/models--test-org--tiny-llama/refs/main"
 export HF_HUB_CACHE="$out/hub"
 
 app_size=${app_size:-1280x720}
+
+# 0. Opening a model runs in the background and Cancel (clicked) gives it up:
+#    the preset stays, no model mode. (Held before it starts, so the click
+#    certainly lands while it runs.)
+hold="$out/hold-jobs"
+touch "$hold"
+start_app --model "$fixtures/gpt2-conv1d" --hold-jobs-while "$hold"
+python3 "$here/probe.py" "$probe" wait busy true 5 || fail "opening a model is not shown as background work"
+read -r x y < <(python3 "$here/probe.py" "$probe" centre cancel_button)
+xdotool mousemove --window "$wid" "$x" "$y"
+settle 2
+xdotool click 1
+python3 "$here/probe.py" "$probe" wait busy false 10 || fail "Cancel did not end the model's loading ($(state))"
+rm -f "$hold"
+settle 5
+[ "$(get model)" = null ] || fail "after Cancel the app is in model mode: $(get model)"
+case "$(get status)" in *Cancelled*) ;; *) fail "the status does not say the loading was cancelled: '$(get status)'" ;; esac
+stop_app
+
 start_app --model "$fixtures/gpt2-conv1d" --text "3 14 15 9 2 6 53" --step 6
 
 # 1. The model is in: layer 0 focused, predictions after the last token,
