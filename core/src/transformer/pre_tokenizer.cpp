@@ -87,8 +87,9 @@ std::size_t white_space_length(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t len = utf8_length(s[0]);
   if (len > text.size()) return 0;
-  char32_t c = len == 1 ? s[0] : s[0] & (0xFF >> (len + 1));
-  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (s[k] & 0x3F);
+  // The lead byte's payload bits, then six from each continuation byte.
+  char32_t c = len == 1 ? char32_t{s[0]} : char32_t{s[0]} & (char32_t{0xFF} >> (len + 1));
+  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (char32_t{s[k]} & char32_t{0x3F});
   const bool space = (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
                      (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
                      c == 0x3000;
