@@ -1,6 +1,7 @@
 #include "panels/panels.h"
 
 #include "attention_lab/lesson.h"
+#include "attention_lab/model_cache.h"
 #include "attention_lab/scenario_io.h"
 #include "slide_export.h"
 
@@ -221,8 +222,13 @@ void draw_menu_bar(AppState& state) {
     if (ImGui::MenuItem("About")) state.show_about = true;
     ImGui::EndMenu();
   }
-  const std::string where = (state.file_path.empty() ? std::string("unsaved scenario") : state.file_path) +
-                            (state.doc->modified() ? "  •  modified" : "");
+  // In model mode the document is the focused layer of a model, not a file.
+  const std::string source =
+      state.model.open() ? "model " + model_display_name(state.model.path) + ", layer " +
+                               std::to_string(state.model.session->layer())
+      : state.file_path.empty() ? std::string("unsaved scenario")
+                                : state.file_path;
+  const std::string where = source + (state.doc->modified() ? (state.model.open() ? "  •  edited" : "  •  modified") : "");
   ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(where.c_str()).x - 20);
   ImGui::TextDisabled("%s", where.c_str());
   ImGui::EndMenuBar();
