@@ -4,6 +4,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "cli_run.h"
 #include "plain_attention.h"
 #include "attention_lab/engine.h"
 #include "attention_lab/limits.h"
@@ -20,19 +21,11 @@ using nlohmann::json;
 
 namespace {
 
-struct BenchResult {
-  int code = -1;
-  std::string out, err;
-};
+using BenchResult = test::CliResult;
 
 BenchResult bench(std::vector<std::string> args) {
   args.insert(args.begin(), "bench");
-  std::ostringstream out, err;
-  BenchResult r;
-  r.code = cli::run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
+  return test::run_cli(args);
 }
 
 // A debug build multiplies slowly: there the reference GEMM is kept small.

@@ -2,6 +2,7 @@
 // written with -o, and traces that are strict JSON.
 
 #include "cli.h"
+#include "cli_run.h"
 #include "attention_lab/lesson.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/engine.h"
@@ -26,19 +27,8 @@ using nlohmann::json;
 
 namespace {
 
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
-CliResult run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  CliResult r;
-  r.code = cli::run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using test::CliResult;
+CliResult run(const std::vector<std::string>& args) { return test::run_cli(args); }
 
 // stderr holds exactly one line (the error) and it mentions `needle`.
 ::testing::AssertionResult one_line_error(const CliResult& r, const std::string& needle) {

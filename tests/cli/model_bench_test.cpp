@@ -3,6 +3,7 @@
 // line with exit 2. No timing is asserted (the machine is shared).
 
 #include "cli.h"
+#include "cli_run.h"
 #include "model_bench.h"
 
 #include <gtest/gtest.h>
@@ -21,19 +22,11 @@ namespace {
 
 const std::filesystem::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
 
-struct BenchResult {
-  int code = -1;
-  std::string out, err;
-};
+using BenchResult = test::CliResult;
 
 BenchResult bench(std::vector<std::string> args) {
   args.insert(args.begin(), "bench");
-  std::ostringstream out, err;
-  BenchResult r;
-  r.code = cli::run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
+  return test::run_cli(args);
 }
 
 std::string fixture(const char* name) { return (kFixtures / name).string(); }

@@ -3,6 +3,7 @@
 // every bad argument is one line with exit 2.
 
 #include "cli.h"
+#include "cli_run.h"
 #include "attention_lab/engine.h"
 #include "attention_lab/safetensors.h"
 #include "attention_lab/scenario_io.h"
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 using namespace attention_lab;
@@ -22,19 +24,8 @@ namespace {
 const std::filesystem::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
 const std::filesystem::path kNano = std::filesystem::path(ATTENTION_LAB_SHARED_MODELS_DIR) / "gpt-nano-sort";
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
-
-CliRun cli_run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  CliRun r;
-  r.code = cli::run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using CliRun = test::CliResult;
+CliRun cli_run(const std::vector<std::string>& args) { return test::run_cli(args); }
 
 std::string fixture(const char* name) { return (kFixtures / name).string(); }
 
@@ -63,7 +54,7 @@ std::vector<std::vector<double>> reference(const char* model, const std::string&
   for (std::size_t r = 0; r < want.size(); ++r) {
     if (got[r].size() != want[r].size()) return ::testing::AssertionFailure() << what << ": row " << r << " size";
     for (std::size_t c = 0; c < want[r].size(); ++c) {
-      const double g = got[r][c].is_string() ? -INFINITY : got[r][c].get<double>();
+      const double g = got[r][c].is_string() ? -std::numeric_limits<double>::infinity() : got[r][c].get<double>();
       if (std::isinf(want[r][c]) ? g != want[r][c] : std::abs(g - want[r][c]) > 1e-4 * scale)
         return ::testing::AssertionFailure() << what << "[" << r << "][" << c << "]: " << g << " vs " << want[r][c];
     }
@@ -131,8 +122,9 @@ TEST(CliModel, TraceOfAModelLayerHasEveryStageAndTheModelAroundIt) {
   EXPECT_TRUE(near(j["X"], reference("llama-gqa", "layers.1.norm1"), "X"));
   EXPECT_TRUE(near(j["output"], reference("llama-gqa", "layers.1.attn_out"), "output"));
   for (int h = 0; h < 4; ++h) {
-    EXPECT_TRUE(near(j["heads"][h]["weights"], reference("llama-gqa", "layers.1.weights", h), "weights"));
-    EXPECT_TRUE(near(j["heads"][h]["masked"], reference("llama-gqa", "layers.1.scores", h), "masked"));
+    const json& head = j["heads"][static_cast<std::size_t>(h)];
+    EXPECT_TRUE(near(head["weights"], reference("llama-gqa", "layers.1.weights", h), "weights"));
+    EXPECT_TRUE(near(head["masked"], reference("llama-gqa", "layers.1.scores", h), "masked"));
   }
   EXPECT_TRUE(j["heads"][0].contains("Q_unrotated"));
   const json& m = j["model"];
