@@ -132,8 +132,9 @@ TEST(CliModel, TraceOfAModelLayerHasEveryStageAndTheModelAroundIt) {
   EXPECT_EQ(m["ids"], json::parse("[3,14,15,9,2,6,53]"));
   ASSERT_EQ(m["layers"].size(), 2u);
   for (int l = 0; l < 2; ++l) {
-    EXPECT_TRUE(near(m["layers"][l]["input"], reference("llama-gqa", "layers." + std::to_string(l) + ".input"), "input"));
-    EXPECT_TRUE(near(m["layers"][l]["output"], reference("llama-gqa", "layers." + std::to_string(l) + ".output"), "output"));
+    const json& layer = m["layers"][static_cast<std::size_t>(l)];
+    EXPECT_TRUE(near(layer["input"], reference("llama-gqa", "layers." + std::to_string(l) + ".input"), "input"));
+    EXPECT_TRUE(near(layer["output"], reference("llama-gqa", "layers." + std::to_string(l) + ".output"), "output"));
   }
   EXPECT_EQ(m["logits_first_row"], 0);  // 61 tokens: every row
   EXPECT_TRUE(near(m["logits"], reference("llama-gqa", "logits"), "logits"));
