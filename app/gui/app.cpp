@@ -867,6 +867,8 @@ void App::frame() {
   if (ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     ImGui::TextUnformatted("The scenario has changes that are not saved.");
     if (ImGui::Button("Save and quit")) {
+      // With no file yet this opens Save as…, which quits once it has saved.
+      state_.quit_after_save = state_.file_path.empty();
       action_save(state_);
       state_.quit = !state_.doc->modified();
       state_.confirm_quit = false;

@@ -190,6 +190,8 @@ struct ModelState {
   char text_field[2048] = {};  // what is typed (Enter or Run applies it)
   int row = -1;               // predictions after this token (-1: the last)
   int top_k = 10;
+  int layer_slider = 0;         // the focused-layer slider's value while it is dragged
+  bool layer_slider_active = false;
   struct Cached {
     std::uint64_t revision = 0;
     int row = -1;
@@ -272,6 +274,7 @@ struct AppState {
   bool show_about = false;
   bool confirm_quit = false;
   bool quit = false;
+  bool quit_after_save = false;  // "Save and quit" of a scenario with no file: quit once Save as… saved it
   std::string error_popup;   // a modal message (bad file…)
   std::string import_report; // what Import weights put where (a modal message until OK)
   std::string status;        // the status bar

@@ -110,13 +110,21 @@ click_item "overview 1 2"
 model_check 'm["layer"] == 1 and m["head"] == 2' || fail "clicking layer 1 head 2 did not focus it: $(model)"
 shot model-view-layer1
 
-# 5. New text, typed: the model reruns on it (at layer 1 still).
+# 4b. The focused-layer slider, clicked at its left end: back to layer 0.
+rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['focused layer'])" "$probe")
+read -r x0 y0 x1 y1 <<<"$rect"
+xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 6))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")"
+settle 2
+xdotool click 1
+model_check 'm["layer"] == 0' || fail "clicking the left end of the layer slider did not focus layer 0: $(model)"
+
+# 5. New text, typed: the model reruns on it (at layer 0 still).
 click_item "model text"
 python3 "$here/probe.py" "$probe" wait text_input true || fail "clicking the text field did not give it the keyboard"
 settle 2  # the click selected the whole text: typing replaces it
 xdotool type --delay 30 "5 6 7"
 xdotool key Return
-model_check 'm["T"] == 3 and m["text"] == "5 6 7" and m["layer"] == 1' || fail "typing '5 6 7' did not rerun the model: $(model)"
+model_check 'm["T"] == 3 and m["text"] == "5 6 7" and m["layer"] == 0' || fail "typing '5 6 7' did not rerun the model: $(model)"
 [ "$(get T)" = 3 ] || fail "the focused layer's scenario has T = $(get T), expected 3"
 shot model-new-text
 

@@ -99,6 +99,7 @@ std::string finish(AppState& state, const std::string& path) {
       state.settings.add_recent(path);
       state.settings.save();
       state.set_status("Saved " + path);
+      if (state.quit_after_save) state.quit = true;  // "Save and quit" of an unsaved scenario
       return {};
     }
     case FileDialogMode::ExportCsv: {
@@ -270,13 +271,13 @@ void draw_file_dialog(AppState& state) {
   }
   const bool opening =
       fd.mode == FileDialogMode::Open || fd.mode == FileDialogMode::OpenModel || fd.mode == FileDialogMode::ImportWeights;
+  const bool go = ImGui::Button(fd.mode == FileDialogMode::ImportWeights ? "Import" : opening ? "Open" : "Save") || enter;
   // Open model with no name opens the folder shown, when it is a model.
-  if (fd.mode == FileDialogMode::OpenModel && !fd.name[0] && (ImGui::Button("Open") || enter)) {
+  if (go && fd.mode == FileDialogMode::OpenModel && !fd.name[0]) {
     fd.error = is_model_folder(fd.directory) ? finish(state, fd.directory)
                                              : "Pick a model folder or a .safetensors file (or type its path)";
     if (fd.error.empty()) fd.mode = FileDialogMode::Closed, ImGui::CloseCurrentPopup();
-  } else if ((ImGui::Button(fd.mode == FileDialogMode::ImportWeights ? "Import" : opening ? "Open" : "Save") || enter) &&
-             fd.name[0]) {
+  } else if (go && fd.name[0]) {
     fs::path p = fs::path(fd.name).is_absolute() ? fs::path(fd.name) : fs::path(fd.directory) / fd.name;
     if (!opening && p.extension().empty()) p += extension_of(fd.mode);
     fd.error = finish(state, p.string());
@@ -286,6 +287,7 @@ void draw_file_dialog(AppState& state) {
   ImGui::SameLine();
   if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
     fd.mode = FileDialogMode::Closed;
+    state.quit_after_save = false;  // cancelling the save of "Save and quit" keeps the app open
     ImGui::CloseCurrentPopup();
   }
   ImGui::EndPopup();

@@ -70,7 +70,7 @@ void draw_prediction_rows(AppState& state, const ModelState::Cached& p, std::siz
     if (std::abs(change) < 0.05) {
       ImGui::TextDisabled("±0");
     } else {
-      text_colored(change > 0 ? gfx::Accent::Status : gfx::Accent::Error, "%+.1f", change);
+      text_colored(change > 0 ? gfx::Accent::Status : gfx::Accent::Error, "%+.1f pt", change);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("percentage points since before the edits (%.1f%% then)", 100.0 * static_cast<double>(q.before));
     }
   }
@@ -125,7 +125,9 @@ void draw_overview(AppState& state) {
         else state.centre = CentreView::HeadView, state.select_centre_tab = true;
       }
       const bool hovered = ImGui::IsItemHovered();
-      if (hovered) ImGui::SetTooltip("layer %d, head %d (K/V head %d)\nclick: focus it", l, h, h * s.model().config.kv_heads / ov.heads);
+      if (hovered)
+        ImGui::SetTooltip("layer %d, head %d (K/V head %d)\nclick: focus it%s", l, h, h / (ov.heads / s.model().config.kv_heads),
+                          l != s.layer() && state.doc->can_undo() ? "\n(drops the edits of the focused layer)" : "");
       state.note_item("overview " + std::to_string(l) + " " + std::to_string(h));
       const Matrix m = pool_to(ov.at(l, h), kThumbnailCells);
       const float cw = px / static_cast<float>(m.cols()), ch = px / static_cast<float>(m.rows());
@@ -184,7 +186,12 @@ void draw_model_view(AppState& state) {
   ImGui::SameLine();
   const bool run = ImGui::Button("Run");
   state.note_item("model run");
-  if ((enter || run) && !state.busy()) rerun(state, s.layer(), m.text_field);
+  if ((enter || run) && !state.busy()) {
+    if (std::string(m.text_field).find_first_not_of(" \t\r\n") == std::string::npos)
+      state.error_popup = "Text: expected at least one token, found none.\n\nWhat is shown is unchanged.";
+    else
+      rerun(state, s.layer(), m.text_field);
+  }
   {  // the tokens, as the rows of every stage are labelled
     std::string tokens;
     for (std::size_t i = 0; i < s.ids().size(); ++i) tokens += (i ? " | " : "") + s.tokenizer().label(s.ids()[i]);
@@ -194,12 +201,16 @@ void draw_model_view(AppState& state) {
   }
 
   ImGui::Spacing();
-  int layer = s.layer();
+  // Applied on release: each layer reruns the model from its input. The value
+  // lives in the state while dragged (reloading it each frame lost the release).
+  if (!m.layer_slider_active) m.layer_slider = s.layer();
   ImGui::SetNextItemWidth(220.0f * gfx::em());
-  // Applied on release: each layer reruns the model from its input.
-  ImGui::SliderInt("focused layer", &layer, 0, s.model().config.layers - 1, "layer %d", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::SliderInt("focused layer", &m.layer_slider, 0, s.model().config.layers - 1, "layer %d",
+                   ImGuiSliderFlags_AlwaysClamp);
+  m.layer_slider_active = ImGui::IsItemActive();
   state.note_item("focused layer");
-  if (ImGui::IsItemDeactivatedAfterEdit() && layer != s.layer() && !state.busy()) rerun(state, layer, m.text);
+  if (ImGui::IsItemDeactivatedAfterEdit() && m.layer_slider != s.layer() && !state.busy())
+    rerun(state, m.layer_slider, m.text);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("The layer whose attention the Pipeline and Head view show and edit.\n"
                       "Changing it drops the edits of the current one; the layers before it never rerun.");
@@ -224,8 +235,12 @@ void draw_model_view(AppState& state) {
     const ModelState::Cached& p = *ready;
     draw_prediction_rows(state, p, static_cast<std::size_t>(m.top_k), false);
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("updated in %.1f ms (layer %d's output through layers %d to %d)", p.ms, s.layer(),
-                        s.layer(), s.model().config.layers - 1);
+    const int last = s.model().config.layers - 1;
+    if (s.layer() == last)
+      ImGui::TextDisabled("updated in %.1f ms (layer %d's output through its MLP and the logits)", p.ms, last);
+    else
+      ImGui::TextDisabled("updated in %.1f ms (layer %d's output through the rest of it and layers %d to %d)", p.ms,
+                          s.layer(), s.layer() + 1, last);
     ImGui::PopTextWrapPos();
   }
   if (side_by_side) {
