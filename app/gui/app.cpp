@@ -7,6 +7,7 @@
 #include "gfx/fonts.h"
 #include "gfx/screenshot.h"
 #include "logic/steps.h"
+#include "logic/block_derivation.h"
 #include "logic/derivation.h"
 #include "logic/provenance.h"
 #include "attention_lab/json_text.h"
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace attention_lab::gui {
 
@@ -90,6 +92,8 @@ void AppState::poll_job() {
   const std::string what = job->what();
   const double seconds = job->seconds();
   job.reset();
+  // --view model/block waits for the first model only (not one opened after a cancel or an error).
+  const std::optional<CentreView> model_view = std::exchange(centre_when_model_opens, std::nullopt);
   if (result->cancel) return;  // the user gave up on it; keep what is shown
   if (!result->error.empty() && result->model_job) {
     error_popup = (!result->path.empty() ? "Could not open the model " + result->path + "\n\n"
@@ -126,6 +130,11 @@ void AppState::poll_job() {
     model.text = result->model_text;
     std::snprintf(model.text_field, sizeof model.text_field, "%s", model.text.c_str());
     model.predictions = {};
+    model.block = {};
+    if (model_view) {
+      centre = *model_view;
+      select_centre_tab = true;
+    }
     if (same_model) focused_head = std::clamp(head, 0, doc->scenario().heads - 1);
     if (deferred_head >= 0) focused_head = std::min(deferred_head, doc->scenario().heads - 1), deferred_head = -1;
     if (!result->path.empty()) {
@@ -182,6 +191,31 @@ const ModelState::Cached& AppState::model_predictions() {
   c.top = s->predictions(Matrix(out), row, model.top_k);
   c.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return c;
+}
+
+const BlockTrace* AppState::model_block() {
+  ModelState::Block& b = model.block;
+  const ModelSession* s = model.session.get();
+  if (!s) return nullptr;
+  if (b.session != s || !b.trace || b.trace->layer() != s->layer()) {
+    b = {};
+    b.session = s;
+    b.trace = std::make_unique<BlockTrace>(s->model_ptr(), s->ids(), s->layer(), s->layer_input());
+  }
+  if (b.revision == doc->revision() && b.trace->version(BlockStage::Output) != 0) return b.problem.empty() ? b.trace.get() : nullptr;
+  b.revision = doc->revision();
+  const MatrixView out = doc->stage(StageId::input(StageKind::Output));
+  if (out.rows() != s->T() || out.cols() != s->model().config.d_model || !doc->scenario().use_w_o) {
+    b.problem = "The layer's output is " + std::to_string(out.rows()) + " × " + std::to_string(out.cols()) +
+                (doc->scenario().use_w_o ? "" : " (W_o is off)") + "; the block needs " + std::to_string(s->T()) + " × " +
+                std::to_string(s->model().config.d_model) + " after W_o. Undo the size change to see it.";
+    return nullptr;
+  }
+  b.problem.clear();
+  const auto start = std::chrono::steady_clock::now();
+  b.rows_recomputed = b.trace->update(Matrix(out));
+  b.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return b.trace.get();
 }
 
 void AppState::open_document(Scenario scenario, std::string path) {
@@ -469,7 +503,9 @@ std::string App::init(GLFWwindow* window) {
   if (o.view == "heads") state_.centre = CentreView::HeadView;
   if (o.view == "softmax") state_.centre = CentreView::SoftmaxUpClose;
   if (o.view == "sqrt-dk") state_.centre = CentreView::SqrtDkExperiment;
-  if (o.view == "model") state_.centre = CentreView::Model;
+  // The model's own views open once it is in (it loads in the background).
+  if (o.view == "model") state_.centre_when_model_opens = CentreView::Model;
+  if (o.view == "block") state_.centre_when_model_opens = CentreView::Block;
   state_.select_centre_tab = true;
   if (!o.select.empty() && !state_.job) {
     // STAGE:ROW:COL
@@ -631,7 +667,7 @@ void App::handle_shortcuts() {
         state_.playing = !state_.playing;
         if (state_.playing && (state_.step < 0 || state_.step == last)) step_to(state_, 0);
         break;
-      case GLFW_KEY_ESCAPE: state_.selected.reset(); break;
+      case GLFW_KEY_ESCAPE: state_.selected.reset(), state_.model.block.selected.reset(); break;
       case GLFW_KEY_P:  // a lesson step: its slide or the whole pipeline
         if (state_.lesson.lesson) {
           state_.lesson.whole_pipeline = !state_.lesson.whole_pipeline;
@@ -686,6 +722,7 @@ void draw_centre_view(AppState& state) {
     case CentreView::SoftmaxUpClose: draw_softmax_panel(state); break;
     case CentreView::SqrtDkExperiment: draw_sqrt_dk_panel(state); break;
     case CentreView::Model: draw_model_view(state); break;
+    case CentreView::Block: draw_block_view(state); break;
   }
 }
 
@@ -793,14 +830,18 @@ void App::frame() {
     tab("Head view", CentreView::HeadView);
     tab("Softmax up close", CentreView::SoftmaxUpClose);
     tab("Why √d_k", CentreView::SqrtDkExperiment);
-    if (state_.model.open()) tab("Model", CentreView::Model);
+    if (state_.model.open()) {
+      tab("Model", CentreView::Model);
+      tab("Block", CentreView::Block);
+    }
     ImGui::EndTabBar();
   }
   // A child window per view: each keeps its own scroll position, and wrapped
   // text in one view does not wrap at the width of the wide pipeline (a
   // window's content width is last frame's, so it would stay that wide).
-  static constexpr const char* kViewChild[] = {"pipeline", "head view", "softmax up close", "why sqrt dk", "model"};
-  if (state_.centre == CentreView::Model && !state_.model.open()) state_.centre = CentreView::Pipeline;
+  static constexpr const char* kViewChild[] = {"pipeline", "head view", "softmax up close", "why sqrt dk", "model", "block"};
+  if ((state_.centre == CentreView::Model || state_.centre == CentreView::Block) && !state_.model.open())
+    state_.centre = CentreView::Pipeline;
   const bool slide = showing_slide(state_);
   // A slide fits its view: no scroll bars (they would take room and shift it), unless it cannot fit.
   const ImGuiWindowFlags view_flags = slide && !state_.slide.overflows ? ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse
@@ -927,7 +968,36 @@ std::string App::model_probe() const {
     o << (i ? ", " : "") << "{\"id\": " << p.id << ", \"token\": " << json_text::quote(s.tokenizer().token_text(p.id))
       << ", \"p\": " << p.probability << ", \"before\": " << p.before << "}";
   }
-  o << "]}";
+  o << "], \"block\": ";
+  const ModelState::Block& b = m.block;
+  if (!b.trace || b.session != &s) {
+    o << "null";
+  } else {
+    // Per stage: its shape, version and a checksum (the sum of its values), so a test sees what changed.
+    o << "{\"layer\": " << b.trace->layer() << ", \"rows_recomputed\": " << b.rows_recomputed
+      << ", \"problem\": " << json_text::quote(b.problem) << ", \"stages\": {";
+    bool first = true;
+    for (const BlockStageInfo& i : b.trace->stages()) {
+      const Matrix& v = b.trace->values(i.stage);
+      o << (first ? "" : ", ") << json_text::quote(i.key) << ": {\"rows\": " << v.rows() << ", \"cols\": " << v.cols()
+        << ", \"version\": " << b.trace->version(i.stage) << ", \"sum\": " << (v.size() ? static_cast<double>(v.sum()) : 0.0)
+        << "}";
+      first = false;
+    }
+    const auto cell = [&](const std::optional<ModelState::BlockCell>& c) {
+      if (!c) return std::string("null");
+      const BlockStageInfo* i = b.trace->info(c->stage);
+      return "{\"stage\": " + json_text::quote(i ? i->key : "") + ", \"row\": " + std::to_string(c->row) +
+             ", \"col\": " + std::to_string(c->col) + "}";
+    };
+    const auto shown = b.hovered ? b.hovered : b.selected;
+    const Derivation d = shown ? derive_block(*b.trace, shown->stage, shown->row, shown->col, s.token_labels(), s.unedited_attention())
+                               : Derivation{};
+    o << "}, \"hovered\": " << cell(b.hovered) << ", \"selected\": " << cell(b.selected)
+      << ", \"inspector\": " << json_text::quote(d.title) << ", \"inspector_numbers\": " << json_text::quote(d.numbers)
+      << ", \"inspector_note\": " << json_text::quote(d.note) << "}";
+  }
+  o << "}";
   return o.str();
 }
 

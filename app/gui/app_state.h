@@ -3,6 +3,7 @@
 // looking at, and the GPU resources that mirror the document. Every panel
 // receives it; nothing lives in function statics.
 
+#include "attention_lab/block_stages.h"
 #include "attention_lab/cell_ref.h"
 #include "attention_lab/document.h"
 #include "attention_lab/limits.h"
@@ -201,12 +202,27 @@ struct ModelState {
     std::string problem;  // why there are none (the layer's shape was changed)
     double ms = 0.0;      // how long the update took
   } predictions;
+  // The Block tab: the focused layer's block around the attention, following
+  // the document's output; a cell of it hovered or selected (the inspector's).
+  struct BlockCell {
+    BlockStage stage;
+    int row = 0, col = 0;
+  };
+  struct Block {
+    std::unique_ptr<BlockTrace> trace;
+    const ModelSession* session = nullptr;
+    std::uint64_t revision = 0;
+    int rows_recomputed = 0;  // by the last update (for the probe)
+    double ms = 0.0;          // how long it took
+    std::string problem;      // why there is none (the layer's shape was changed)
+    std::optional<BlockCell> hovered, selected;
+  } block;
   bool open() const { return session != nullptr; }
   int predicted_row() const { return session ? (row < 0 || row >= session->T() ? session->T() - 1 : row) : 0; }
 };
 
 // Which view fills the centre of the window.
-enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment, Model };
+enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment, Model, Block };
 
 struct AppState {
   Options options;
@@ -285,6 +301,12 @@ struct AppState {
   // One texture per stage and pooling factor: a thumbnail and the pipeline may
   // show the same stage at different zooms without re-uploading every frame.
   std::map<std::pair<StageId, int>, gfx::FloatTexture> textures;
+  // Matrices that are not engine stages (the block around the attention), by name.
+  struct MatrixTexture {
+    gfx::FloatTexture texture;
+    float range = 1.0f;  // largest finite |v| when uploaded
+  };
+  std::map<std::string, MatrixTexture> matrix_textures;
   std::uint64_t texture_uploads = 0;
   std::uint64_t edits_applied = 0;  // edits applied directly (for the probe: one per frame of a drag)
   // The stages whose Δ heatmap (Compare) was drawn this frame and the last.
@@ -339,7 +361,12 @@ struct AppState {
   // Opens a model, or refocuses the open one (other text, another layer), in the background.
   void open_model(ModelRequest request);
   // The predictions for the current document (recomputed when it changed).
+  std::optional<CentreView> centre_when_model_opens;  // --view model/block: applied when the model is in
   const ModelState::Cached& model_predictions();
+  // The focused layer's block (embeddings, norms, residual sums, MLP), brought
+  // up to date with the document's output; null (block.problem says why)
+  // when the layer's shape no longer fits the model.
+  const BlockTrace* model_block();
   // Replaces the document (file loaded, preset chosen); keeps view state that still fits.
   void open_document(Scenario scenario, std::string path);
   void open_document_with(std::unique_ptr<Document> document, std::string path);

@@ -27,7 +27,8 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
                        causal-masking, many-heads, cross-attention, positions, or a
                        lesson .json file
   --lesson-step N      start the lesson at step N
-  --view NAME          open a centre view: pipeline, heads, softmax, sqrt-dk or model
+  --view NAME          open a centre view: pipeline, heads, softmax, sqrt-dk, or
+                       (with --model) model or block
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
                        (with --size: a window of that size, e.g. to rehearse a projector)
   --export WHAT OUT.png  render WHAT off screen, write it to OUT.png and exit: a stage
@@ -80,8 +81,9 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       o.lesson_step = n - 1;
     } else if (a == "--view") {
       if (!value(o.view) || (o.view != "pipeline" && o.view != "heads" && o.view != "softmax" && o.view != "sqrt-dk" &&
-                             o.view != "model"))
-        return {std::nullopt, "--view: expected pipeline, heads, softmax, sqrt-dk or model (with --model), found '" + o.view + "'"};
+                             o.view != "model" && o.view != "block"))
+        return {std::nullopt, "--view: expected pipeline, heads, softmax, sqrt-dk, or model or block (with --model), found '" +
+                                  o.view + "'"};
     } else if (a == "--export") {
       if (!value(o.export_target) || !value(o.export_path))
         return {std::nullopt, "--export: expected WHAT OUT.png, e.g. --export weights[0] a.png"};

@@ -3,6 +3,7 @@
 // against the float64 reference written from the architectures' formulas, the
 // engine's attention of every layer, and greedy generation.
 
+#include "attention_lab/block_stages.h"
 #include "attention_lab/engine.h"
 #include "attention_lab/safetensors.h"
 #include "attention_lab/transformer_forward.h"
@@ -155,6 +156,24 @@ TEST_P(ModelFixture, EveryIntermediateMatchesTheFloat64Reference) {
   const ModelForward last = run_model(*model_, ids, 1);
   EXPECT_EQ(last.first_logit_row, 6);
   EXPECT_TRUE(near(last.logits, ref_->matrix("logits").bottomRows(1), "last logits"));
+}
+
+TEST_P(ModelFixture, TheBlockStagesMatchTheFloat64Reference) {
+  const std::vector<int> ids = ref_->ints("ids");
+  for (int l = 0; l < model_->config.layers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    SCOPED_TRACE("layer " + std::to_string(l));
+    BlockTrace trace(model_, ids, l, ref_->matrix(p + "input"));
+    trace.update(ref_->matrix(p + "attn_out"));
+    EXPECT_TRUE(near(trace.values(trace.info(BlockStage::Embedded) ? BlockStage::Embedded : BlockStage::TokenEmbedding),
+                     ref_->matrix("embed"), "embed"));
+    EXPECT_TRUE(near(trace.values(BlockStage::Norm1), ref_->matrix(p + "norm1"), p + "norm1"));
+    EXPECT_TRUE(near(trace.values(BlockStage::Residual), ref_->matrix(p + "resid_mid"), p + "resid_mid"));
+    EXPECT_TRUE(near(trace.values(BlockStage::Norm2), ref_->matrix(p + "norm2"), p + "norm2"));
+    EXPECT_TRUE(near(trace.values(BlockStage::Hidden), ref_->matrix(p + "mlp_act"), p + "mlp_act"));
+    EXPECT_TRUE(near(trace.values(BlockStage::Down), ref_->matrix(p + "mlp_out"), p + "mlp_out"));
+    EXPECT_TRUE(near(trace.values(BlockStage::Output), ref_->matrix(p + "output"), p + "output"));
+  }
 }
 
 TEST_P(ModelFixture, TheEngineComputesEveryLayersAttentionFromItsScenario) {

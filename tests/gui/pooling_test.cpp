@@ -20,11 +20,12 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // The definition, one block at a time.
-float block_value(const Matrix& m, Eigen::Index R, Eigen::Index C, Eigen::Index f) {
+float block_value(const Matrix& m, Eigen::Index R, Eigen::Index C, Eigen::Index f, Eigen::Index fc = 0) {
+  if (fc == 0) fc = f;
   float best = -kInf;
   bool any = false, nan = false;
   for (Eigen::Index r = R * f; r < std::min(m.rows(), (R + 1) * f); ++r)
-    for (Eigen::Index c = C * f; c < std::min(m.cols(), (C + 1) * f); ++c) {
+    for (Eigen::Index c = C * fc; c < std::min(m.cols(), (C + 1) * fc); ++c) {
       const float v = m(r, c);
       if (std::isnan(v)) nan = true;
       else if (v != -kInf && (!any || std::fabs(v) > std::fabs(best))) best = v, any = true;
@@ -94,5 +95,22 @@ TEST(Pooling, RaggedEdgesAndLargeMatricesMatchTheDefinition) {
       }
     // the colour range from the same pass: largest finite |v|, ∞ and NaN left out
     EXPECT_EQ(largest, colour_range(ValueDomain::Signed, m)) << "factor " << f;
+  }
+}
+
+TEST(Pooling, BlocksMayBeTallerOrWiderThanSquare) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  Matrix m(37, 775);
+  for (Eigen::Index r = 0; r < m.rows(); ++r)
+    for (Eigen::Index c = 0; c < m.cols(); ++c) m(r, c) = normal(rng);
+  for (const auto& [fr, fc] : {std::pair{1, 2}, std::pair{1, 7}, std::pair{3, 1}, std::pair{2, 5}}) {
+    float largest = -1.0f;
+    const Matrix p = pool_max_abs(m, fr, fc, &largest);
+    ASSERT_EQ(p.rows(), (m.rows() + fr - 1) / fr);
+    ASSERT_EQ(p.cols(), (m.cols() + fc - 1) / fc);
+    for (Eigen::Index R = 0; R < p.rows(); ++R)
+      for (Eigen::Index C = 0; C < p.cols(); ++C) ASSERT_EQ(p(R, C), block_value(m, R, C, fr, fc)) << fr << "×" << fc;
+    EXPECT_EQ(largest, colour_range(ValueDomain::Signed, m));
   }
 }

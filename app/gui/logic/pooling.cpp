@@ -9,9 +9,14 @@
 namespace attention_lab::gui {
 
 Matrix pool_max_abs(MatrixView m, int factor, float* largest_finite) {
-  const auto f = static_cast<Eigen::Index>(std::max(factor, 1));
+  return pool_max_abs(m, factor, factor, largest_finite);
+}
+
+Matrix pool_max_abs(MatrixView m, int row_factor, int col_factor, float* largest_finite) {
+  const auto f = static_cast<Eigen::Index>(std::max(row_factor, 1));
+  const auto fc = static_cast<Eigen::Index>(std::max(col_factor, 1));
   const Eigen::Index n = m.cols();
-  const Eigen::Index rows = (m.rows() + f - 1) / f, cols = (n + f - 1) / f;
+  const Eigen::Index rows = (m.rows() + f - 1) / f, cols = (n + fc - 1) / fc;
   constexpr float kInf = std::numeric_limits<float>::infinity();
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   Matrix out(rows, cols);
@@ -51,7 +56,7 @@ Matrix pool_max_abs(MatrixView m, int factor, float* largest_finite) {
     for (Eigen::Index C = 0; C < cols; ++C) {
       float top = -2.0f, value = -kInf;
       bool any_nan = false, tie = false;
-      const Eigen::Index c0 = C * f, c1 = std::min(width, (C + 1) * f);
+      const Eigen::Index c0 = C * fc, c1 = std::min(width, (C + 1) * fc);
       for (Eigen::Index c = c0; c < c1; ++c) {
         any_nan = any_nan || nn[c];
         const bool better = rk[c] > top;  // selects: random data would mispredict a branch

@@ -13,5 +13,8 @@ namespace attention_lab::gui {
 // `largest_finite`, also the largest finite |value| of all of m (0 when
 // there is none): the colour range, from the same pass over the cells.
 Matrix pool_max_abs(MatrixView m, int factor, float* largest_finite = nullptr);
+// The same with blocks of row_factor rows × col_factor columns (a wide,
+// short matrix drawn with cells taller than wide).
+Matrix pool_max_abs(MatrixView m, int row_factor, int col_factor, float* largest_finite = nullptr);
 
 }  // namespace attention_lab::gui

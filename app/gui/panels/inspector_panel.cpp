@@ -3,6 +3,7 @@
 #include "gfx/fonts.h"
 
 #include "attention_lab/stage_info.h"
+#include "logic/block_derivation.h"
 #include "logic/derivation.h"
 #include "logic/number_format.h"
 #include "logic/text_fit.h"
@@ -28,6 +29,22 @@ void text_between_terms(const std::string& text, std::optional<gfx::Accent> colo
   }
 }
 
+// A cell of the Block tab (embeddings, norms, residual sums, the MLP).
+void draw_block_cell(AppState& state, const ModelState::BlockCell& cell) {
+  const BlockTrace* t = state.model_block();
+  if (!t || !t->info(cell.stage)) return;
+  const Derivation d = derive_block(*t, cell.stage, cell.row, cell.col, state.model.session->token_labels(),
+                                    state.model.session->unedited_attention());
+  const BlockStageInfo& info = *t->info(cell.stage);
+  text_between_terms(d.title, gfx::Accent::Highlight);
+  text_between_terms(info.name, std::nullopt, true);
+  text_between_terms("= " + d.formula);
+  text_between_terms("= " + d.numbers);
+  if (!d.note.empty()) text_between_terms(d.note, gfx::Accent::Pin);
+  ImGui::Spacing();
+  text_between_terms(info.explanation, std::nullopt, true);
+}
+
 }  // namespace
 
 void draw_inspector_panel(AppState& state) {
@@ -36,7 +53,11 @@ void draw_inspector_panel(AppState& state) {
   draw_quiz_section(state);
   if (state.quiz.round) ImGui::Separator();
   ImGui::TextDisabled("Inspector");
-  if (cell && state.quiz_hides(cell->stage, cell->row, cell->col)) {
+  const auto& block = state.model.block;
+  const auto block_cell = block.hovered ? block.hovered : block.selected;
+  if (state.centre == CentreView::Block && state.model.open() && block_cell) {
+    draw_block_cell(state, *block_cell);
+  } else if (cell && state.quiz_hides(cell->stage, cell->row, cell->col)) {
     ImGui::TextUnformatted("This cell is the quiz: its value and derivation stay hidden until you answer.");
   } else if (!cell) {
     ImGui::PushTextWrapPos(0.0f);

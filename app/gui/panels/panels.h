@@ -22,6 +22,9 @@ void draw_sqrt_dk_panel(AppState& state);
 void draw_model_view(AppState& state);
 // Model mode: the next-token predictions, compact, in the controls panel.
 void draw_model_predictions_section(AppState& state);
+// Model mode: the focused layer's whole block — embeddings, norms, the
+// attention's output, residual sums, the MLP — as heatmaps (centre tab "Block").
+void draw_block_view(AppState& state);
 void draw_inspector_panel(AppState& state);
 void draw_step_bar(AppState& state);
 void draw_lesson_panel(AppState& state);

@@ -59,6 +59,10 @@ class ModelSession {
   // (the engine's, computed from scenario() unedited), so predictions with no
   // edit match their "before" exactly. Until set, the plain forward's.
   void set_unedited_attention(Matrix attention_out) { unedited_attention_ = std::move(attention_out); baseline_.clear(); }
+  // Empty until set_unedited_attention.
+  const Matrix& unedited_attention() const { return unedited_attention_; }
+  // The focused layer's input (the unedited residual stream).
+  const Matrix& layer_input() const { return residual_[static_cast<std::size_t>(layer_)]; }
 
   // The k most likely next tokens after `row` when the focused layer's
   // attention outputs `attention_out` (T × d_model), with the unedited

@@ -1,0 +1,22 @@
+#pragma once
+// The inspector's text for a cell of the block around the attention
+// (embeddings, norms, residual sums, the MLP), with the real numbers:
+//   n₁[2,5] = (x − μ₁)/√(σ²₁ + ε)·γ + β = (0.51 − 0.02)/√(0.33 + 1e-05)·1.02 + 0.01 = 0.87
+
+#include "attention_lab/block_stages.h"
+#include "logic/derivation.h"
+
+#include <string>
+#include <vector>
+
+namespace attention_lab::gui {
+
+// `tokens` label the rows; `unedited_attention` (may be empty) is the
+// attention output before the edits, so a changed cell says by how much.
+Derivation derive_block(const BlockTrace& trace, BlockStage stage, int row, int col,
+                        const std::vector<std::string>& tokens, const Matrix& unedited_attention);
+
+// How many products a matrix-product cell lists: the largest by magnitude.
+inline constexpr int kLargestProductsShown = 4;
+
+}  // namespace attention_lab::gui

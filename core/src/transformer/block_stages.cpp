@@ -1,0 +1,227 @@
+#include "attention_lab/block_stages.h"
+
+#include "attention_lab/transformer_forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace attention_lab {
+
+namespace {
+
+std::string activation_text(Activation a) {
+  switch (a) {
+    case Activation::GeluTanh: return "GELU (tanh form)";
+    case Activation::GeluErf: return "GELU";
+    case Activation::Relu: return "ReLU";
+    case Activation::Silu: return "SiLU";
+  }
+  return "activation";
+}
+
+// The three stages of one norm (1: before the attention, 2: before the MLP).
+void add_norm(std::vector<BlockStageInfo>& t, const ModelConfig& c, int which, BlockStage mean, BlockStage spread,
+              BlockStage normed, BlockStage input) {
+  const bool rms = c.family == ModelFamily::Llama;
+  const std::string n = which == 1 ? "₁" : "₂";
+  const std::string in = which == 1 ? "x" : "h";
+  const bool follows = which == 2;
+  if (!rms)
+    t.push_back({mean, "norm" + std::to_string(which) + ".mean", false, "μ" + n, "mean of each row (LayerNorm " + std::to_string(which) + ")",
+                 "(1/d)·Σ_c " + in + "[r,c]",
+                 "LayerNorm first centres each token's vector: this is what it subtracts.", BlockWidth::One, false, follows,
+                 {{input, BlockFeed::Row}}});
+  t.push_back({spread, "norm" + std::to_string(which) + (rms ? ".mean_square" : ".variance"), false,
+               rms ? "ms" + n : "σ²" + n,
+               rms ? "mean square of each row (RMSNorm " + std::to_string(which) + ")"
+                   : "variance of each row (LayerNorm " + std::to_string(which) + ")",
+               rms ? "(1/d)·Σ_c " + in + "[r,c]²" : "(1/d)·Σ_c (" + in + "[r,c] − μ" + n + "[r])²",
+               rms ? "RMSNorm divides each token's vector by its root mean square, so every token reaches the next step at the same scale."
+                   : "LayerNorm divides each centred vector by its standard deviation, so every token reaches the next step at the same scale.",
+               BlockWidth::One, true, follows,
+               rms ? std::vector<BlockInput>{{input, BlockFeed::Row}}
+                   : std::vector<BlockInput>{{input, BlockFeed::Row}, {mean, BlockFeed::Cell}}});
+  std::vector<BlockInput> inputs{{input, BlockFeed::Cell}};
+  if (!rms) inputs.push_back({mean, BlockFeed::Row});
+  inputs.push_back({spread, BlockFeed::Row});
+  t.push_back({normed, "norm" + std::to_string(which), false, "n" + n,
+               std::string(which == 1 ? "the attention's input" : "the MLP's input") + (rms ? " (RMSNorm " : " (LayerNorm ") +
+                   std::to_string(which) + ")",
+               rms ? in + "[r,c]/√(ms" + n + "[r] + ε)·γ[c]" : "(" + in + "[r,c] − μ" + n + "[r])/√(σ²" + n + "[r] + ε)·γ[c] + β[c]",
+               which == 1 ? "The normed residual stream: X of the Pipeline, which the attention turns into Q, K and V."
+                          : "The normed residual stream after the attention, which the MLP reads.",
+               BlockWidth::Model, false, follows, inputs});
+}
+
+}  // namespace
+
+std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
+  using S = BlockStage;
+  const bool llama = c.family == ModelFamily::Llama;
+  std::vector<BlockStageInfo> t;
+  t.push_back({S::TokenEmbedding, "embed.token", true, "E", "token embeddings", "W_te[id_r, c]",
+               "Each token's row of the embedding table: the model's starting vector for that token, the same wherever it appears.",
+               BlockWidth::Model, false, false, {}});
+  if (c.learned_positions()) {
+    t.push_back({S::Position, "embed.position", true, "P", "position embeddings", "W_pe[r, c]",
+                 "A learned vector per position, added so the model can tell the first 'the' from the second.",
+                 BlockWidth::Model, false, false, {}});
+    t.push_back({S::Embedded, "embed", true, "E + P", "embedded tokens (the input of layer 0)", "E[r,c] + P[r,c]",
+                 "The residual stream starts here: every layer reads it and adds its own contribution.", BlockWidth::Model,
+                 false, false, {{S::TokenEmbedding, BlockFeed::Cell}, {S::Position, BlockFeed::Cell}}});
+  }
+  t.push_back({S::Input, "input", false, "x", "the layer's input (the residual stream)", "output of the layer before",
+               c.learned_positions()
+                   ? "What the layers before this one have written into the residual stream. Edits in this layer never change it."
+                   : "What the layers before this one have written into the residual stream (at layer 0: E; positions enter as "
+                     "RoPE rotations of Q and K). Edits in this layer never change it.",
+               BlockWidth::Model, false, false, {}});
+  add_norm(t, c, 1, S::Norm1Mean, S::Norm1Spread, S::Norm1, S::Input);
+  t.push_back({S::Attention, "attention", false, "a", "attention output (the Pipeline's output)",
+               "concat(heads)·W_o" + std::string(c.o_bias ? " + b_o" : ""),
+               "The Pipeline's result with every edit and pin: what attention adds to the residual stream.",
+               BlockWidth::Model, false, true, {{S::Norm1, BlockFeed::Row}}});
+  t.push_back({S::Residual, "residual", false, "h", "residual sum after the attention", "x[r,c] + a[r,c]",
+               "Attention does not replace a token's vector: it adds to it (the residual connection).", BlockWidth::Model,
+               false, true, {{S::Input, BlockFeed::Cell}, {S::Attention, BlockFeed::Cell}}});
+  add_norm(t, c, 2, S::Norm2Mean, S::Norm2Spread, S::Norm2, S::Residual);
+  t.push_back({S::Up, "mlp.up", false, "u", llama ? "MLP up-projection (up_proj)" : "MLP up-projection (c_fc)",
+               llama ? "Σ_k n₂[r,k]·W_up[k,c]" : "Σ_k n₂[r,k]·W_up[k,c] + b_up[c]",
+               "Each token on its own, widened to " + std::to_string(c.d_ff) + " features: the MLP looks at no other token.",
+               BlockWidth::FeedForward, false, true, {{S::Norm2, BlockFeed::Row}}});
+  if (llama)
+    t.push_back({S::Gate, "mlp.gate", false, "g", "MLP gate projection (gate_proj)", "Σ_k n₂[r,k]·W_gate[k,c]",
+                 "SwiGLU's second projection: after SiLU it scales the up-projection feature by feature.",
+                 BlockWidth::FeedForward, false, true, {{S::Norm2, BlockFeed::Row}}});
+  t.push_back({S::Hidden, "mlp.activation", false, "f",
+               llama ? "MLP activation (SwiGLU)" : "MLP activation (" + activation_text(c.activation) + ")",
+               llama ? "SiLU(g[r,c])·u[r,c]" : activation_text(c.activation) + "(u[r,c])",
+               llama ? "SiLU(g) = g·σ(g) opens or closes each feature; the product keeps what the gate lets through."
+                     : "The non-linearity: negative features are (almost) switched off, positive ones pass.",
+               BlockWidth::FeedForward, false, true,
+               llama ? std::vector<BlockInput>{{S::Gate, BlockFeed::Cell}, {S::Up, BlockFeed::Cell}}
+                     : std::vector<BlockInput>{{S::Up, BlockFeed::Cell}}});
+  t.push_back({S::Down, "mlp.down", false, "m", llama ? "MLP down-projection (down_proj)" : "MLP down-projection (c_proj)",
+               llama ? "Σ_k f[r,k]·W_down[k,c]" : "Σ_k f[r,k]·W_down[k,c] + b_down[c]",
+               "Back to d_model: what the MLP adds to the residual stream.", BlockWidth::Model, false, true,
+               {{S::Hidden, BlockFeed::Row}}});
+  t.push_back({S::Output, "output", false, "y", "the layer's output (residual sum after the MLP)", "h[r,c] + m[r,c]",
+               "The residual stream after this layer: the next layer's input (after the last layer: the final norm and the logits).",
+               BlockWidth::Model, false, true, {{S::Residual, BlockFeed::Cell}, {S::Down, BlockFeed::Cell}}});
+  return t;
+}
+
+void norm_statistics(const Norm& norm, const Matrix& x, Matrix& mean, Matrix& spread) {
+  mean = Matrix::Zero(x.rows(), 1);
+  spread = Matrix::Zero(x.rows(), 1);
+  const double n = static_cast<double>(x.cols());
+  for (Eigen::Index r = 0; r < x.rows(); ++r) {
+    const auto row = x.row(r).cast<double>();
+    if (norm.rms) {
+      spread(r, 0) = static_cast<float>(row.squaredNorm() / n);
+    } else {
+      const double m = row.sum() / n;
+      mean(r, 0) = static_cast<float>(m);
+      spread(r, 0) = static_cast<float>((row.array() - m).square().sum() / n);
+    }
+  }
+}
+
+BlockTrace::BlockTrace(std::shared_ptr<const TransformerModel> model, std::vector<int> ids, int layer, Matrix input)
+    : model_(std::move(model)), ids_(std::move(ids)), layer_(layer), table_(block_stage_table(model_->config)),
+      values_(kBlockStageCount), versions_(kBlockStageCount, 0) {
+  using S = BlockStage;
+  const TransformerModel& m = *model_;
+  const int d = m.config.d_model;
+  const auto T = static_cast<Eigen::Index>(ids_.size());
+  auto at = [this](S s) -> Matrix& { return values_[static_cast<std::size_t>(s)]; };
+  at(S::TokenEmbedding).resize(T, d);
+  for (Eigen::Index t = 0; t < T; ++t)
+    at(S::TokenEmbedding).row(t) =
+        Eigen::Map<const RowVector>(m.token_embedding + static_cast<std::ptrdiff_t>(ids_[static_cast<std::size_t>(t)]) * d, d);
+  if (m.position_embedding != nullptr) {
+    at(S::Position) = Eigen::Map<const Matrix>(m.position_embedding, T, d);
+  }
+  if (m.position_embedding != nullptr) at(S::Embedded) = embed(m, ids_);
+  at(S::Input) = std::move(input);
+  const Norm& norm1 = m.layers[static_cast<std::size_t>(layer_)].norm1;
+  norm_statistics(norm1, at(S::Input), at(S::Norm1Mean), at(S::Norm1Spread));
+  at(S::Norm1) = normalize(norm1, at(S::Input));
+  for (const BlockStageInfo& i : table_)
+    if (!i.follows_attention) versions_[static_cast<std::size_t>(i.stage)] = next_version_++;
+  if (norm1.rms) values_[static_cast<std::size_t>(S::Norm1Mean)].resize(0, 0);
+}
+
+const BlockStageInfo* BlockTrace::info(BlockStage stage) const {
+  for (const BlockStageInfo& i : table_)
+    if (i.stage == stage) return &i;
+  return nullptr;
+}
+
+int BlockTrace::update(const Matrix& attention_out) {
+  using S = BlockStage;
+  Matrix& a = values_[static_cast<std::size_t>(S::Attention)];
+  std::vector<Eigen::Index> rows;
+  const bool first = a.rows() != attention_out.rows() || a.cols() != attention_out.cols();
+  for (Eigen::Index r = 0; r < attention_out.rows(); ++r)
+    // bit patterns: a NaN that stays NaN is no change
+    if (first || std::memcmp(a.row(r).data(), attention_out.row(r).data(),
+                             static_cast<std::size_t>(a.cols()) * sizeof(float)) != 0)
+      rows.push_back(r);
+  if (first) a = attention_out;
+  else
+    for (Eigen::Index r : rows) a.row(r) = attention_out.row(r);
+  if (rows.empty()) return 0;
+  compute_rows(rows);
+  for (const BlockStageInfo& i : table_)
+    if (i.follows_attention) versions_[static_cast<std::size_t>(i.stage)] = next_version_++;
+  return static_cast<int>(rows.size());
+}
+
+// The stages after the attention, for the given rows only: everything after
+// the attention works on each token's row alone.
+void BlockTrace::compute_rows(const std::vector<Eigen::Index>& rows) {
+  using S = BlockStage;
+  const TransformerModel& m = *model_;
+  const TransformerLayer& L = m.layers[static_cast<std::size_t>(layer_)];
+  const auto T = static_cast<Eigen::Index>(ids_.size());
+  const auto n = static_cast<Eigen::Index>(rows.size());
+  auto at = [this](S s) -> Matrix& { return values_[static_cast<std::size_t>(s)]; };
+  const auto gather = [&](const Matrix& full) {
+    Matrix out(n, full.cols());
+    for (Eigen::Index i = 0; i < n; ++i) out.row(i) = full.row(rows[static_cast<std::size_t>(i)]);
+    return out;
+  };
+  const auto scatter = [&](S s, const Matrix& part) {
+    Matrix& full = at(s);
+    if (full.rows() != T || full.cols() != part.cols()) full = Matrix::Zero(T, part.cols());
+    for (Eigen::Index i = 0; i < n; ++i) full.row(rows[static_cast<std::size_t>(i)]) = part.row(i);
+  };
+  const Matrix h = gather(at(S::Input)) + gather(at(S::Attention));
+  Matrix mean, spread;
+  norm_statistics(L.norm2, h, mean, spread);
+  const Matrix n2 = normalize(L.norm2, h);
+  Matrix up = L.up.apply(n2);
+  Matrix hidden;
+  if (m.config.family == ModelFamily::Llama) {
+    Matrix gate = L.gate.apply(n2);
+    scatter(S::Gate, gate);
+    activate(m.config.activation, gate);
+    hidden = up.cwiseProduct(gate);
+  } else {
+    hidden = up;
+    activate(m.config.activation, hidden);
+  }
+  const Matrix down = L.down.apply(hidden);
+  scatter(S::Residual, h);
+  if (!L.norm2.rms) scatter(S::Norm2Mean, mean);
+  scatter(S::Norm2Spread, spread);
+  scatter(S::Norm2, n2);
+  scatter(S::Up, up);
+  scatter(S::Hidden, hidden);
+  scatter(S::Down, down);
+  scatter(S::Output, h + down);
+}
+
+}  // namespace attention_lab
