@@ -8,6 +8,7 @@ ATTENTION_LAB_PACKAGES=(
   xvfb xauth xdotool x11-apps
   clang libclang-rt-14-dev libomp-dev
   libpcre2-dev
+  libopenblas0-openmp
 )
 
 repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }

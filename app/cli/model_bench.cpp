@@ -5,6 +5,7 @@
 
 #include "attention_lab/document.h"
 #include "attention_lab/edit.h"
+#include "attention_lab/gemm.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/model_session.h"
 #include "attention_lab/tokenizer.h"
@@ -236,7 +237,8 @@ EditTimes time_edits(EditKind kind, Document& doc, const ModelSession& session, 
 struct Results {
   double load_first_ms = 0.0, load_ms = 0.0;
   double forward_first_ms = 0.0;
-  std::vector<double> forward;
+  std::vector<double> forward;        // on the backend in use (gemm_backend())
+  std::vector<double> forward_other;  // on the other one, when OpenBLAS is installed
   double session_ms = 0.0;   // ModelSession::start: the unedited forward, every layer kept, the overview
   double document_ms = 0.0;  // the focused layer's scenario, then the engine's first full compute
   std::vector<EditTimes> edits;  // kEdits order, in the focused layer
@@ -275,7 +277,7 @@ class Progress {
     if (runs > 1) err_ << " (median of " << runs << ")";
     err_ << std::endl;
   }
-  static constexpr int kPhases = 5 + static_cast<int>(std::size(kEdits)) + 1;
+  static constexpr int kPhases = 6 + static_cast<int>(std::size(kEdits)) + 1;
 
  private:
   std::ostream& err_;
@@ -317,6 +319,15 @@ void print_json(std::ostream& out, const Setup& su, const Results& r) {
   j["file_mb"] = sig(static_cast<double>(su.model->weight_bytes) / kMiB);
   j["forward_first_ms"] = sig(r.forward_first_ms);
   j["forward_ms"] = sig(fwd);
+  // The matrix-product backends, side by side (README, "Matrix products").
+  const GemmBackend used = gemm_backend();
+  const GemmBackend other = used == GemmBackend::Eigen ? GemmBackend::OpenBlas : GemmBackend::Eigen;
+  j["gemm_backend"] = to_string(used);
+  nlohmann::ordered_json by_backend;
+  by_backend[to_string(used)] = sig(fwd);
+  by_backend[to_string(other)] = r.forward_other.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(sig(median(r.forward_other)));
+  j["forward_ms_by_backend"] = by_backend;
+  j["openblas"] = openblas_library();
   j["session_start_ms"] = sig(r.session_ms);
   j["document_ms"] = sig(r.document_ms);
   nlohmann::ordered_json ms, ratio, engine, predictions, runs;
@@ -373,7 +384,12 @@ void print_table(std::ostream& out, const Setup& su, const Results& r) {
       << "median ms" << "   " << "x forward" << '\n';
   row("open the model (first)", 1, r.load_first_ms, "");
   row("open the model again (warm: load_ms)", 1, r.load_ms, "");
-  row("full forward, last row's logits", r.forward.size(), fwd, "1");
+  row(std::string("full forward, last row's logits (") + to_string(gemm_backend()) + ")", r.forward.size(), fwd, "1");
+  if (!r.forward_other.empty()) {
+    const double other = median(r.forward_other);
+    row(std::string("full forward on ") + (gemm_backend() == GemmBackend::Eigen ? "OpenBLAS" : "Eigen") + "'s products",
+        r.forward_other.size(), other, times(other / fwd));
+  }
   row("start the session (forward, every layer kept)", 1, r.session_ms, times(r.session_ms / fwd));
   row("layer " + std::to_string(su.layer) + " as a document (engine, first)", 1, r.document_ms,
       times(r.document_ms / fwd));
@@ -410,7 +426,10 @@ Times a checkpoint (a Hugging Face folder or .safetensors file, as model-info
 opens) on T seeded random token ids, float32:
   - load_ms: opening it (load_model, every tensor checked), the second of two
     opens (the first is load_first_ms),
-  - forward_ms: the full forward (run_model, the last row's logits),
+  - forward_ms: the full forward (run_model, the last row's logits) with the
+    matrix-product backend in use (gemm_backend: OpenBLAS when installed, else
+    Eigen; ATTENTION_LAB_GEMM=eigen|openblas chooses), and
+    forward_ms_by_backend: the same on each backend, in this run,
   - edit_ms: in layer L, an edit of the layer's attention through its Document
     followed by the last row's top-10 next-token predictions (the layers after
     L rerun), as the app does after every edit: a cell of W_q, a cell of X, an
@@ -519,6 +538,27 @@ int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std
         },
         0, o.runs, kMaxForwardRuns, kMinTotalMs);
     progress.end(median(r.forward), r.forward.size());
+
+    // The same forward on the other matrix-product backend, in this run.
+    const GemmBackend used = gemm_backend();
+    const GemmBackend other = used == GemmBackend::Eigen ? GemmBackend::OpenBlas : GemmBackend::Eigen;
+    progress.begin(std::string("full forward on ") + to_string(other) + "'s products");
+    if (set_gemm_backend(other)) {
+      g_sink = run_model(*model, ids, 1).logits(0, 0);  // warm-up (OpenBLAS starts its threads)
+      r.forward_other = bench::repeat(
+          [&] {
+            const auto start = Clock::now();
+            const ModelForward f = run_model(*model, ids, 1);
+            const double ms = ms_since(start);
+            g_sink = f.logits(0, 0);
+            return ms;
+          },
+          0, o.runs, kMaxForwardRuns, kMinTotalMs);
+      set_gemm_backend(used);
+      progress.end(median(r.forward_other), r.forward_other.size());
+    } else {
+      err << " skipped (OpenBLAS is not installed)" << std::endl;
+    }
 
     progress.begin("start the session, layer " + std::to_string(su.layer));
     t0 = Clock::now();

@@ -2,6 +2,7 @@
 // every key in the JSON with sane values, a table, and bad arguments as one
 // line with exit 2. No timing is asserted (the machine is shared).
 
+#include "attention_lab/gemm.h"
 #include "cli.h"
 #include "cli_run.h"
 #include "model_bench.h"
@@ -90,6 +91,17 @@ TEST(CliModelBench, FixturePrintsEveryKeyWithSaneValues) {
     ASSERT_TRUE(j.at(group).is_object()) << group;
     EXPECT_EQ(j.at(group).size(), 4u) << group;
     for (const char* kind : {"W_q", "X", "weights_pin", "scores_pin"}) EXPECT_TRUE(positive_number(j.at(group), kind));
+  }
+  // Both matrix-product backends in the same run (OpenBLAS's only when it is installed).
+  EXPECT_EQ(j.at("gemm_backend"), to_string(gemm_backend()));
+  const auto& by_backend = j.at("forward_ms_by_backend");
+  EXPECT_EQ(by_backend.at(to_string(gemm_backend())), j.at("forward_ms"));
+  if (openblas_available()) {
+    EXPECT_TRUE(positive_number(by_backend, "Eigen"));
+    EXPECT_TRUE(positive_number(by_backend, "OpenBLAS"));
+    EXPECT_EQ(j.at("openblas"), openblas_library());
+  } else {
+    EXPECT_TRUE(by_backend.at("OpenBLAS").is_null());
   }
   // The ratios are what the figures say, up to the 4 significant digits printed.
   const double forward = j.at("forward_ms").get<double>();

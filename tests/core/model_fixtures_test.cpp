@@ -4,6 +4,7 @@
 // engine's attention of every layer, and greedy generation.
 
 #include "attention_lab/block_stages.h"
+#include "attention_lab/gemm.h"
 #include "attention_lab/engine.h"
 #include "attention_lab/safetensors.h"
 #include "attention_lab/transformer_forward.h"
@@ -156,6 +157,21 @@ TEST_P(ModelFixture, EveryIntermediateMatchesTheFloat64Reference) {
   const ModelForward last = run_model(*model_, ids, 1);
   EXPECT_EQ(last.first_logit_row, 6);
   EXPECT_TRUE(near(last.logits, ref_->matrix("logits").bottomRows(1), "last logits"));
+}
+
+// The forward on each matrix-product backend (OpenBLAS when installed: scripts/test installs it).
+TEST_P(ModelFixture, TheForwardMatchesTheReferenceOnEveryProductBackend) {
+  const GemmBackend before = gemm_backend();
+  const std::vector<int> ids = ref_->ints("ids");
+  for (const GemmBackend backend : {GemmBackend::Eigen, GemmBackend::OpenBlas}) {
+    if (!set_gemm_backend(backend)) continue;  // not installed
+    SCOPED_TRACE(to_string(backend));
+    const ModelForward f = run_model(*model_, ids, 1000);
+    for (int l = 0; l < model_->config.layers; ++l)
+      EXPECT_TRUE(near(f.residual[static_cast<std::size_t>(l + 1)], ref_->matrix("layers." + std::to_string(l) + ".output"), "output"));
+    EXPECT_TRUE(near(f.logits, ref_->matrix("logits"), "logits"));
+  }
+  set_gemm_backend(before);
 }
 
 TEST_P(ModelFixture, TheBlockStagesMatchTheFloat64Reference) {

@@ -91,6 +91,7 @@ struct Norm {
 struct TransformerLayer {
   Norm norm1, norm2;
   Linear q, k, v, o;
+  Linear qkv;   // GPT-2: c_attn whole (q, k, v are its blocks), so one product makes all three; else unused (null data)
   Linear up;    // GPT-2: c_fc; Llama: up_proj
   Linear gate;  // Llama: gate_proj (SwiGLU); unused for GPT-2
   Linear down;  // GPT-2: mlp.c_proj; Llama: down_proj

@@ -1,5 +1,6 @@
 #include "attention_lab/transformer_forward.h"
 
+#include "attention_lab/gemm.h"
 #include "attention_lab/model_cache.h"
 
 #include <unsupported/Eigen/SpecialFunctions>  // erf of arrays (GELU's exact form)
@@ -28,9 +29,8 @@ Matrix Linear::in_out() const {
 }
 
 Matrix Linear::apply(const Matrix& x) const {
-  Matrix y(x.rows(), out());
-  if (out_in) y.noalias() = x * stored().transpose();
-  else y.noalias() = x * stored();
+  Matrix y;
+  gemm(x, data, stored_rows, stored_cols, stride, out_in, y);
   if (bias.size() > 0) y.rowwise() += bias;
   return y;
 }
@@ -49,6 +49,8 @@ Matrix embed(const TransformerModel& model, std::span<const int> ids) {
 Matrix normalize(const Norm& norm, const Matrix& x) {
   Matrix y(x.rows(), x.cols());
   const double n = static_cast<double>(x.cols());
+  // Statistics in double (a long row's float sum drifts); rows in parallel.
+#pragma omp parallel for schedule(static) if (x.rows() >= 64)
   for (Eigen::Index r = 0; r < x.rows(); ++r) {
     const auto row = x.row(r);
     if (norm.rms) {
@@ -122,9 +124,19 @@ Matrix attention(const TransformerModel& model, int layer, const Matrix& normed,
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   const Eigen::Index T = normed.rows();
   const bool all = detail && !detail->weights_only;
-  Matrix q = L.q.apply(normed);
-  Matrix k = L.k.apply(normed);
-  Matrix v = L.v.apply(normed);
+  Matrix q, k, v;
+  if (L.qkv.data != nullptr) {
+    // GPT-2: one product with c_attn (T × 3d) instead of three with its blocks (a wider product runs faster).
+    const Matrix qkv = L.qkv.apply(normed);
+    const Eigen::Index d = c.d_model;
+    q = qkv.leftCols(d);
+    k = qkv.middleCols(d, d);
+    v = qkv.rightCols(d);
+  } else {
+    q = L.q.apply(normed);
+    k = L.k.apply(normed);
+    v = L.v.apply(normed);
+  }
   if (all) {
     detail->q = q;
     detail->k = k;

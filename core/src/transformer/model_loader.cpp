@@ -213,6 +213,12 @@ void build_gpt2(TransformerModel& m, Builder& b) {
     layer.q = fused_block(qkv, d, 0, out_in, qkv_bias);
     layer.k = fused_block(qkv, d, 1, out_in, qkv_bias);
     layer.v = fused_block(qkv, d, 2, out_in, qkv_bias);
+    layer.qkv.data = qkv;  // the whole of c_attn: one product for Q, K and V
+    layer.qkv.out_in = out_in;
+    layer.qkv.stored_rows = out_in ? 3 * d : d;
+    layer.qkv.stored_cols = out_in ? d : 3 * d;
+    layer.qkv.stride = layer.qkv.stored_cols;
+    layer.qkv.bias = qkv_bias;
     layer.o = b.linear(h + "attn.c_proj.weight", d, d, out_in, h + "attn.c_proj.bias");
     layer.norm2 = b.norm(h + "ln_2.weight", h + "ln_2.bias", d, false, c.norm_eps);
     layer.up = b.linear(h + "mlp.c_fc.weight", d, c.d_ff, out_in, h + "mlp.c_fc.bias");

@@ -1,0 +1,34 @@
+#pragma once
+// The matrix products of a model's forward pass (projections, the MLP,
+// lm_head): Eigen's own, or OpenBLAS's cblas_sgemm when the library is
+// installed. Chosen by measurement: on this project's machines OpenBLAS 0.3.21
+// ran these shapes 1.2–1.5× faster than Eigen 3.4 (README, "Matrix
+// products"). OpenBLAS is loaded at run time, so it stays optional: without
+// it everything runs on Eigen.
+
+#include "attention_lab/matrix.h"
+
+#include <string>
+
+namespace attention_lab {
+
+enum class GemmBackend { Eigen, OpenBlas };
+const char* to_string(GemmBackend backend);
+
+// The OpenBLAS library found (libopenblas.so.0, e.g. Debian's
+// libopenblas0-openmp), or "" when there is none. Looked for once.
+const std::string& openblas_library();
+bool openblas_available();
+
+// The backend in use: ATTENTION_LAB_GEMM=eigen|openblas when set, else
+// OpenBLAS when available, else Eigen.
+GemmBackend gemm_backend();
+// Chooses one (benchmarks and tests); returns false, leaving Eigen, when
+// OpenBLAS is asked for but not available.
+bool set_gemm_backend(GemmBackend backend);
+
+// y = x·B, B a rows × cols block of row-major floats `stride` apart, used as
+// stored or transposed (then y = x·Bᵀ). y is resized.
+void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y);
+
+}  // namespace attention_lab

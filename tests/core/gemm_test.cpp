@@ -1,0 +1,82 @@
+// The model forward's products: Eigen and OpenBLAS (when installed) give
+// x·B and x·Bᵀ of a strided block, as a float64 reference does.
+
+#include "attention_lab/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace attention_lab {
+namespace {
+
+std::vector<GemmBackend> backends() {
+  std::vector<GemmBackend> out{GemmBackend::Eigen};
+  if (openblas_available()) out.push_back(GemmBackend::OpenBlas);
+  return out;
+}
+
+// Restores the backend a test changed.
+struct BackendGuard {
+  GemmBackend before = gemm_backend();
+  ~BackendGuard() { set_gemm_backend(before); }
+};
+
+TEST(Gemm, BothLayoutsOfAStridedBlockMatchAFloat64Reference) {
+  BackendGuard guard;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  for (const GemmBackend backend : backends()) {
+    SCOPED_TRACE(to_string(backend));
+    ASSERT_TRUE(set_gemm_backend(backend));
+    for (const auto& [m, k, n] : {std::tuple{1, 7, 5}, std::tuple{33, 64, 19}, std::tuple{70, 130, 257}}) {
+      for (const bool transposed : {false, true}) {
+        const int rows = transposed ? n : k, cols = transposed ? k : n, stride = cols + 3;  // a block of a wider tensor
+        std::vector<float> b(static_cast<std::size_t>(rows * stride));
+        for (float& v : b) v = normal(rng);
+        Matrix x(m, k);
+        for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = normal(rng);
+        Matrix y;
+        gemm(x, b.data(), rows, cols, stride, transposed, y);
+        ASSERT_EQ(y.rows(), m);
+        ASSERT_EQ(y.cols(), n);
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < n; ++j) {
+            double want = 0.0;
+            for (int p = 0; p < k; ++p) {
+              const float bv = transposed ? b[static_cast<std::size_t>(j * stride + p)] : b[static_cast<std::size_t>(p * stride + j)];
+              want += static_cast<double>(x(i, p)) * static_cast<double>(bv);
+            }
+            ASSERT_NEAR(y(i, j), want, 1e-4 * (1.0 + std::abs(want))) << m << "×" << k << "×" << n << " at " << i << "," << j;
+          }
+      }
+    }
+  }
+}
+
+TEST(Gemm, EmptyShapesGiveEmptyOrZeroResults) {
+  BackendGuard guard;
+  for (const GemmBackend backend : backends()) {
+    ASSERT_TRUE(set_gemm_backend(backend));
+    const float b[4] = {1, 2, 3, 4};
+    Matrix y;
+    gemm(Matrix(0, 2), b, 2, 2, 2, false, y);
+    EXPECT_EQ(y.rows(), 0);
+    EXPECT_EQ(y.cols(), 2);
+    gemm(Matrix(3, 0), b, 0, 2, 2, false, y);  // k = 0: a sum of nothing
+    EXPECT_EQ(y, Matrix::Zero(3, 2));
+  }
+}
+
+TEST(Gemm, OpenBlasIsRefusedWhenAbsentAndTheBackendSaysWhichRuns) {
+  BackendGuard guard;
+  EXPECT_TRUE(set_gemm_backend(GemmBackend::Eigen));
+  EXPECT_EQ(gemm_backend(), GemmBackend::Eigen);
+  EXPECT_EQ(set_gemm_backend(GemmBackend::OpenBlas), openblas_available());
+  EXPECT_EQ(gemm_backend(), openblas_available() ? GemmBackend::OpenBlas : GemmBackend::Eigen);
+  EXPECT_EQ(openblas_library().empty(), !openblas_available());
+}
+
+}  // namespace
+}  // namespace attention_lab
