@@ -25,6 +25,8 @@ echo "Depends: $depends"
 for lib in 'libc6 (>=' 'libglfw3 (>=' 'libgomp1 (>=' 'libpcre2-8-0 (>=' 'libstdc++6 (>=' fonts-dejavu-core; do
   [[ $depends == *"$lib"* ]] || fail "Depends does not name $lib"
 done
+# OpenBLAS is loaded at run time (a model's products), so it is recommended, not required.
+[ "$(dpkg-deb -f "$deb" Recommends)" = libopenblas0-openmp ] || fail "Recommends is '$(dpkg-deb -f "$deb" Recommends)', expected libopenblas0-openmp"
 
 app=$tree/usr/bin/attention-lab cli=$tree/usr/bin/attention-lab-cli
 version=$(dpkg-deb -f "$deb" Version)

@@ -32,7 +32,7 @@ void lit_by(const BlockTrace& t, const std::optional<ModelState::BlockCell>& hov
 // Cells at most 18 px (at the base font), a statistic's single column wide
 // enough for its value, no heatmap taller than 220 px: a 7-token block fits
 // a laptop screen, a 1024-token one pools its rows.
-constexpr float kCellPx = 18.0f, kStatisticPx = 48.0f, kMaxHeight = 220.0f;
+constexpr float kCellPx = 18.0f, kStatisticPx = 56.0f, kMaxHeight = 220.0f;
 
 std::string shape(const Matrix& m) { return std::to_string(m.rows()) + "×" + std::to_string(m.cols()); }
 

@@ -91,13 +91,18 @@ MatrixHeatmapEvents draw_matrix_heatmap(AppState& state, const MatrixHeatmap& h)
   // Values in cells wide enough to read them (the statistics' single column, small models).
   const float value_px = ImGui::GetFontSize() * 0.78f;
   if (size.x >= 3.2f * value_px && size.y >= value_px + 4.0f) {
+    // Decimals enough for two significant digits of the largest value: a
+    // variance of 0.0021 must not read "0.00". (One precision for the whole
+    // matrix, so the column reads evenly.)
+    const int decimals = std::clamp(1 - static_cast<int>(std::floor(std::log10(tex.range))), 2, 4);
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c) {
         const ImVec2 a(p0.x + static_cast<float>(c) * size.x, p0.y + static_cast<float>(r) * size.y);
         if (!ImGui::IsRectVisible(a, ImVec2(a.x + size.x, a.y + size.y))) continue;
-        const std::string t = format_cell_value(m(r, c), 2);
-        const float w = ImGui::GetFont()->CalcTextSizeA(value_px, FLT_MAX, 0.0f, t.c_str()).x;
-        if (w > size.x - 2) continue;
+        // A value too wide for its cell shows "…" (hovering gives it), never nothing.
+        std::string t = format_cell_value(m(r, c), decimals);
+        float w = ImGui::GetFont()->CalcTextSizeA(value_px, FLT_MAX, 0.0f, t.c_str()).x;
+        if (w > size.x - 2) t = "…", w = ImGui::GetFont()->CalcTextSizeA(value_px, FLT_MAX, 0.0f, t.c_str()).x;
         const float v = m(r, c) / tex.range;
         const Rgb bg = h.non_negative ? viridis(v) : diverging(v);
         const float lum = 0.2126f * bg.r + 0.7152f * bg.g + 0.0722f * bg.b;
