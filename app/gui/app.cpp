@@ -131,6 +131,7 @@ void AppState::poll_job() {
     std::snprintf(model.text_field, sizeof model.text_field, "%s", model.text.c_str());
     model.predictions = {};
     model.block = {};
+    scroll_to_step = step >= 0;  // the layer's pipeline replaced the preset's: show the step again
     if (model_view) {
       centre = *model_view;
       select_centre_tab = true;

@@ -69,8 +69,15 @@ before=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['model'
 #    attention output only: the block recomputes that row.
 click_item "tab Pipeline"
 python3 "$here/probe.py" "$probe" wait centre_view 0 || fail "clicking the Pipeline tab did not open it"
-settle 3
-read -r x y < <(python3 "$here/probe.py" "$probe" cell "weights[0]" 6 0 1)
+# The pipeline scrolls to the current step when first shown: wait until the cell stays put.
+where=""
+for _ in $(seq 30); do
+  settle 3
+  now=$(python3 "$here/probe.py" "$probe" cell "weights[0]" 6 0 1)
+  [ "$now" = "$where" ] && break
+  where=$now
+done
+read -r x y <<<"$where"
 xdotool mousemove --window "$wid" "$x" "$y"
 python3 "$here/probe.py" "$probe" wait hovered '{"stage": "weights[0]", "row": 6, "col": 0}' ||
   fail "hovering weights[0][6,0] did not register ($(state))"
