@@ -32,6 +32,13 @@ const StageInfo& AppState::stage_info(StageId id) {
   auto& [revision, info] = stage_infos[id];
   if (revision != doc->revision()) {
     info = describe_stage(doc->scenario(), id);
+    // A model's layer: X is not the embeddings but the layer's input after its first norm.
+    if (model.open() && id.kind == StageKind::X) {
+      info.name = "Layer " + std::to_string(model.session->layer()) + "'s normed input (n₁ in the Block tab)";
+      info.explanation = "One row per token: the residual stream entering this layer, after its first " +
+                         std::string(model.session->model().config.family == ModelFamily::Llama ? "RMSNorm" : "LayerNorm") +
+                         ". The attention computes Q, K and V from these numbers and the weights.";
+    }
     revision = doc->revision();
   }
   return info;
@@ -128,7 +135,7 @@ void AppState::poll_job() {
     model.session = std::move(result->session);
     if (!result->path.empty()) model.path = result->path;
     model.text = result->model_text;
-    std::snprintf(model.text_field, sizeof model.text_field, "%s", model.text.c_str());
+    model.text_field = model.text;
     model.predictions = {};
     model.block = {};
     scroll_to_step = step >= 0;  // the layer's pipeline replaced the preset's: show the step again

@@ -188,9 +188,10 @@ struct ModelState {
   std::unique_ptr<ModelSession> session;  // null: not in model mode
   std::string path;
   std::string text;           // the text the session ran
-  char text_field[2048] = {};  // what is typed (Enter or Run applies it)
+  std::string text_field;     // what is typed (Enter or Run applies it)
   int row = -1;               // predictions after this token (-1: the last)
   int top_k = 10;
+  bool show_all_tokens = false;  // the Model tab lists every token, not the first ones
   int layer_slider = 0;         // the focused-layer slider's value while it is dragged
   bool layer_slider_active = false;
   struct Cached {

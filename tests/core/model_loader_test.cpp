@@ -202,6 +202,18 @@ TEST(ModelLoader, APathThatDoesNotExistIsRefused) {
   EXPECT_TRUE(refused(load_model(dir / "nope"), {(dir / "nope").string() + ": no such file or folder"}));
 }
 
+TEST(ModelLoader, AFileThatIsNotACheckpointIsRefusedSayingWhatItExpected) {
+  TempDir dir;
+  const fs::path folder = copy_fixture(dir, "gpt2-conv1d");
+  test::write_text(folder / "scenario.json", "{\"X\": [[1]]}");
+  EXPECT_TRUE(refused(load_model(folder / "scenario.json"),
+                      {(folder / "scenario.json").string() +
+                       ": expected a model folder (config.json with model.safetensors) or a .safetensors file, found a "
+                       ".json file (a scenario or lesson opens with File ▸ Open…)"}));
+  test::write_text(folder / "weights", "x");
+  EXPECT_TRUE(refused(load_model(folder / "weights"), {"found a file without an extension"}));
+}
+
 TEST(ModelLoader, AFolderWithoutWeightsIsRefused) {
   TempDir dir;
   const fs::path folder = copy_fixture(dir, "llama-gqa");

@@ -3,7 +3,8 @@
 # layer's block (embeddings, norms, residual sums, MLP) is drawn with its
 # shape; hovering a cell explains it in the inspector; a pin in the Pipeline
 # recomputes only the row it changed and Ctrl+Z brings the block back; the
-# Llama layout shows RMSNorm and SwiGLU stages. At 1280×720 and 1920×1080.
+# Llama layout shows RMSNorm and SwiGLU stages; File ▸ Close model leaves
+# model mode. At 1280×720 and 1920×1080.
 # usage: gui_block.sh APP_BINARY MODEL_FIXTURES_DIR [OUT_DIR]
 set -u
 export XVFB_SCREEN=${XVFB_SCREEN:-1920x1080x24}
@@ -121,6 +122,15 @@ hover_block mlp.activation 2 7
 block_check 'b["hovered"]["stage"] == "mlp.activation" and "σ(" in b["inspector_numbers"]' ||
   fail "hovering the SwiGLU activation did not explain it: $(block)"
 shot block-1920x1080-llama
+
+# 6. File ▸ Close model: back to the default scenario, out of model mode.
+click_item "menu File"
+python3 "$here/probe.py" "$probe" wait popup true || fail "clicking File opened no menu"
+click_item "Close model"
+for _ in $(seq 50); do [ "$(get model)" = null ] && break; sleep 0.1; done
+[ "$(get model)" = null ] || fail "File ▸ Close model left model mode on: $(get model)"
+python3 "$here/probe.py" "$probe" wait centre_view 0 || fail "after Close model the centre is not the Pipeline ($(get centre_view))"
+[ "$(get T)" = 7 ] || fail "after Close model the scenario is not the default one (T = $(get T))"
 stop_app
 
 [ $fails -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }

@@ -66,7 +66,7 @@ void draw_inspector_panel(AppState& state) {
     ImGui::PopTextWrapPos();
   } else {
     const Derivation d = derive(doc, cell->stage, cell->row, cell->col);
-    const StageInfo info = describe_stage(doc.scenario(), cell->stage);
+    const StageInfo& info = state.stage_info(cell->stage);
     text_between_terms(d.title, gfx::Accent::Highlight);
     text_between_terms(info.name, std::nullopt, true);
     text_between_terms("= " + d.formula);

@@ -2,6 +2,7 @@
 
 #include "attention_lab/lesson.h"
 #include "attention_lab/model_cache.h"
+#include "attention_lab/presets.h"
 #include "attention_lab/scenario_io.h"
 #include "slide_export.h"
 
@@ -135,6 +136,17 @@ void draw_menu_bar(AppState& state) {
     if (ImGui::MenuItem("Open…", "Ctrl+O")) action_open_dialog(state);
     if (ImGui::MenuItem("Open model…", "Ctrl+Shift+O")) action_open_model_dialog(state);
     state.note_item("Open model…");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("A Hugging Face model folder (config.json + model.safetensors), a .safetensors file,\n"
+                        "or a model from the Hugging Face cache: GPT-2, minGPT/nanoGPT, Llama, Mistral, Qwen2, SmolLM");
+    if (ImGui::MenuItem("Close model", nullptr, false, state.model.open() && !state.busy())) {
+      const std::string name = model_display_name(state.model.path);
+      state.open_document(*make_preset(kDefaultPreset), "");  // leaves model mode
+      state.set_status("Closed " + name);
+    }
+    state.note_item("Close model");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Back to the default scenario (the focused layer's edits are dropped)");
     if (ImGui::MenuItem("Import weights…", nullptr, false, !state.model.open()))
       action_import_weights_dialog(state);
     state.note_item("Import weights…");
@@ -144,9 +156,6 @@ void draw_menu_bar(AppState& state) {
                             : "Put a real layer's W_q, W_k, W_v and W_o onto this scenario: from a .safetensors\n"
                               "checkpoint (GPT-2, minGPT, Llama, nn.MultiheadAttention) or one .npy array.\n"
                               "Undo takes it back.");
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("A Hugging Face model folder (config.json + model.safetensors), a .safetensors file,\n"
-                        "or a model from the Hugging Face cache: GPT-2, minGPT/nanoGPT, Llama, Mistral, Qwen2, SmolLM");
     if (ImGui::BeginMenu("Open recent", !state.settings.recent_files.empty())) {
       for (const auto& f : state.settings.recent_files)
         if (ImGui::MenuItem(f.c_str())) {
@@ -207,6 +216,10 @@ void draw_menu_bar(AppState& state) {
     centre_item("Head view", CentreView::HeadView);
     centre_item("Softmax up close", CentreView::SoftmaxUpClose);
     centre_item("Why √d_k", CentreView::SqrtDkExperiment);
+    if (state.model.open()) {
+      centre_item("Model", CentreView::Model);
+      centre_item("Block", CentreView::Block);
+    }
     ImGui::Separator();
     if (ImGui::MenuItem("Presenter mode", "F5", state.presenter)) state.toggle_presenter_requested = true;
     if (ImGui::MenuItem("Compare: take snapshot", "Ctrl+T")) state.take_snapshot();

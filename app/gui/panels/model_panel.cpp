@@ -8,6 +8,7 @@
 #include "attention_lab/model_cache.h"
 
 #include <imgui.h>
+#include <imgui_stdlib.h>  // InputText into a std::string: a text of any length, never cut
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +25,8 @@ float thumbnail_px(float width, int heads) {
   const float fit = (width - label) / static_cast<float>(std::max(1, heads)) - ImGui::GetStyle().ItemSpacing.x;
   return std::clamp(fit, 10.0f * gfx::em(), 54.0f * gfx::em());
 }
+// The tokens listed under the text until "Show all" (a 1024-token text is pages of them).
+constexpr std::size_t kTokensShown = 48;
 // Cells per side of a thumbnail (the session pools to 48; drawing pools further).
 constexpr int kThumbnailCells = 16;
 
@@ -113,10 +116,13 @@ void draw_overview(AppState& state) {
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("Every layer's every head (the unedited model; click one to focus it)");
   ImGui::PopTextWrapPos();
+  // Thumbnails start at one x for every layer (the font's digits differ in width: "layer 10" vs "layer  9").
+  const float label_w = ImGui::CalcTextSize("layer 00 ").x;
   for (int l = 0; l < ov.layers; ++l) {
     ImGui::Text("layer %2d", l);
     for (int h = 0; h < ov.heads; ++h) {
-      ImGui::SameLine();
+      if (h == 0) ImGui::SameLine(label_w);
+      else ImGui::SameLine();
       ImGui::PushID(l * 4096 + h);
       const ImVec2 at = ImGui::GetCursorScreenPos();
       if (ImGui::InvisibleButton("head", ImVec2(px, px))) {
@@ -175,7 +181,7 @@ void draw_model_view(AppState& state) {
   ImGui::TextDisabled("Text (%s)", s.tokenizer().kind().c_str());
   ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 90.0f * gfx::em()));
   // A click selects the whole text: typing replaces it (as a browser's address bar).
-  const bool enter = ImGui::InputText("##model text", m.text_field, sizeof m.text_field,
+  const bool enter = ImGui::InputText("##model text", &m.text_field,
                                       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
   state.note_item("model text");
   if (ImGui::IsItemHovered())
@@ -187,17 +193,28 @@ void draw_model_view(AppState& state) {
   const bool run = ImGui::Button("Run");
   state.note_item("model run");
   if ((enter || run) && !state.busy()) {
-    if (std::string(m.text_field).find_first_not_of(" \t\r\n") == std::string::npos)
+    if (m.text_field.find_first_not_of(" \t\r\n") == std::string::npos)
       state.error_popup = "Text: expected at least one token, found none.\n\nWhat is shown is unchanged.";
     else
       rerun(state, s.layer(), m.text_field);
   }
-  {  // the tokens, as the rows of every stage are labelled
-    std::string tokens;
-    for (std::size_t i = 0; i < s.ids().size(); ++i) tokens += (i ? " | " : "") + s.tokenizer().label(s.ids()[i]);
+  if (m.text != m.text_field) {  // typed but not run (or refused): say what is shown
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("%d tokens: %s", s.T(), tokens.c_str());
+    text_colored(gfx::Accent::Warning, "Not run yet: what is shown is still the text below (Enter runs the new one).");
     ImGui::PopTextWrapPos();
+  }
+  {  // the tokens, as the rows of every stage are labelled; a long text shows its first ones
+    const std::size_t shown = m.show_all_tokens ? s.ids().size() : std::min<std::size_t>(s.ids().size(), kTokensShown);
+    std::string tokens;
+    for (std::size_t i = 0; i < shown; ++i) tokens += (i ? " | " : "") + s.tokenizer().label(s.ids()[i]);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%d tokens: %s%s", s.T(), tokens.c_str(), shown < s.ids().size() ? " | …" : "");
+    ImGui::PopTextWrapPos();
+    if (s.ids().size() > kTokensShown) {
+      if (ImGui::SmallButton(m.show_all_tokens ? "Show fewer" : ("Show all " + std::to_string(s.T())).c_str()))
+        m.show_all_tokens = !m.show_all_tokens;
+      state.note_item("show all tokens");
+    }
   }
 
   ImGui::Spacing();

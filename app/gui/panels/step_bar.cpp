@@ -48,7 +48,6 @@ void draw_step_bar(AppState& state) {
     text_colored(gfx::Accent::Status, "%s", state.status.c_str());
   }
 
-  const Scenario& s = state.doc->scenario();
   if (state.step < 0) {
     ImGui::TextUnformatted("All stages shown.");
     ImGui::TextDisabled("Press → or Space to walk through attention one step at a time.");
@@ -57,7 +56,7 @@ void draw_step_bar(AppState& state) {
   const Step& step = list[static_cast<std::size_t>(state.step)];
   const StageId focus = is_per_head(step.focus) ? StageId::of_head(step.focus, state.focused_head)
                                                 : StageId::input(step.focus);
-  const StageInfo info = describe_stage(s, focus);
+  const StageInfo& info = state.stage_info(focus);
   ImGui::Text("Step %d of %d: %s", state.step + 1, last + 1, step.title.c_str());
   ImGui::SameLine(0, 20);
   text_colored(gfx::Accent::Highlight, "%s", info.formula.c_str());

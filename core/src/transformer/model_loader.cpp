@@ -288,6 +288,11 @@ LoadedModel load_model(const fs::path& path, const LoadProgress& progress) {
         fail(path.string() + ": expected model.safetensors or model.safetensors.index.json in this folder");
       }
     } else if (fs::exists(path, ec)) {
+      // A file must be a checkpoint; a scenario or lesson (.json) opens with File ▸ Open instead.
+      if (path.extension() != ".safetensors")
+        fail(path.string() + ": expected a model folder (config.json with model.safetensors) or a .safetensors file, found a " +
+             (path.has_extension() ? path.extension().string() + " file" : std::string("file without an extension")) +
+             (path.extension() == ".json" ? " (a scenario or lesson opens with File ▸ Open…)" : ""));
       folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
       weight_files = {path};
     } else {
