@@ -119,10 +119,11 @@ void draw_overview(AppState& state) {
   // Thumbnails start at one x for every layer (the font's digits differ in width: "layer 10" vs "layer  9").
   const float label_w = ImGui::CalcTextSize("layer 00 ").x;
   for (int l = 0; l < ov.layers; ++l) {
+    const float row_x = ImGui::GetCursorPosX();
     ImGui::Text("layer %2d", l);
     for (int h = 0; h < ov.heads; ++h) {
-      if (h == 0) ImGui::SameLine(label_w);
-      else ImGui::SameLine();
+      ImGui::SameLine();
+      if (h == 0) ImGui::SetCursorPosX(row_x + label_w);
       ImGui::PushID(l * 4096 + h);
       const ImVec2 at = ImGui::GetCursorScreenPos();
       if (ImGui::InvisibleButton("head", ImVec2(px, px))) {
