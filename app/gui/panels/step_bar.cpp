@@ -4,6 +4,7 @@
 
 #include "attention_lab/stage_info.h"
 #include "logic/steps.h"
+#include "logic/text_fit.h"
 
 #include <imgui.h>
 
@@ -41,11 +42,19 @@ void draw_step_bar(AppState& state) {
     if (current) ImGui::PopStyleColor();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", list[static_cast<std::size_t>(i)].title.c_str());
   }
-  // The status line shares the buttons' row, right-aligned, for a few seconds.
+  // The status line shares the buttons' row, right-aligned, for a few seconds;
+  // where it does not fit beside them (presenter fonts) it ends in "…" and
+  // the whole of it is in a tooltip.
+  const float buttons_end = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
   if (!state.status.empty() && state.clock.now() - state.status_time < 8.0) {
-    const float w = ImGui::CalcTextSize(state.status.c_str()).x;
-    ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20, ImGui::GetWindowWidth() - w - 16));
-    text_colored(gfx::Accent::Status, "%s", state.status.c_str());
+    const float room = ImGui::GetWindowWidth() - 16 - (buttons_end + 20);
+    const TextMeasure measure = [](std::string_view t) { return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x; };
+    const std::string shown = ellipsize(state.status, room, measure);
+    if (!shown.empty()) {
+      ImGui::SameLine(ImGui::GetWindowWidth() - measure(shown) - 16);
+      text_colored(gfx::Accent::Status, "%s", shown.c_str());
+      if (shown != state.status && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", state.status.c_str());
+    }
   }
 
   if (state.step < 0) {
