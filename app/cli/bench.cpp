@@ -8,6 +8,7 @@
 #include "attention_lab/document.h"
 #include "attention_lab/edit.h"
 #include "attention_lab/engine.h"
+#include "attention_lab/gemm.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/seeded_fill.h"
 #include "attention_lab/version.h"
@@ -205,7 +206,10 @@ Times, on a random scenario of that size (float32, d_k = d_v = D/H, W_o on):
   - the update after a single-cell edit of X, W_q, W_v and W_o and after toggling
     one mask cell, each applied through a Document and followed by reading every
     stage the window shows for head 0,
-  - an NxNxN float32 GEMM of the same Eigen build: this machine's practical peak.
+  - the full forward again on the other matrix-product backend (Eigen's own or
+    OpenBLAS, when installed; ATTENTION_LAB_GEMM=eigen|openblas picks the one in use),
+  - an NxNxN float32 GEMM on Eigen and on OpenBLAS: this machine's practical
+    peak is the faster of the two.
 Each figure is the median of at least --runs runs after warm-up (small sizes get
 more runs); the full forward counts 2*T*D*(2D + 2*KVW) + 4*T^2*D FLOPs (KVW = kv_heads*d_k, D without --kv-heads). Progress goes to stderr.
 
@@ -387,8 +391,14 @@ constexpr EditKind kEditKinds[] = {
 
 struct Results {
   double first_full_ms = 0.0;  // the first recompute_all of a fresh engine (allocates)
-  std::vector<double> full, gemm;
+  std::vector<double> full, gemm;  // on the GEMM backend in use; the reference GEMM on Eigen
+  std::vector<double> full_other;  // the full forward on the other backend (OpenBLAS installed)
+  std::vector<double> gemm_openblas;  // the reference GEMM on OpenBLAS (installed)
   std::vector<double> plain;  // the plain dense reference (plain_attention.h)
+  // The GEMM's best rate: the practical peak the full forward is compared with.
+  double gemm_ms() const {
+    return gemm_openblas.empty() ? bench::median(gemm) : std::min(bench::median(gemm), bench::median(gemm_openblas));
+  }
   std::vector<std::vector<double>> edits;  // in kEditKinds order
   std::optional<double> bytes_kept;
   double peak_rss_mib = 0.0;
@@ -407,6 +417,7 @@ class Progress {
   void end(const std::vector<double>& ms) {
     err_ << " " << format_ms(median(ms)) << " ms (median of " << ms.size() << ")" << std::endl;
   }
+  void skipped() { err_ << " skipped (OpenBLAS is not installed)" << std::endl; }
 
  private:
   std::ostream& err_;
@@ -422,22 +433,37 @@ constexpr int kMaxEditRuns = kMaxRuns;
 constexpr int kEditWarmup = 2;
 static_assert(std::size(kEditKinds) * (kMaxEditRuns + kEditWarmup) < Document::kMaxUndo);
 
+GemmBackend other_backend() { return gemm_backend() == GemmBackend::Eigen ? GemmBackend::OpenBlas : GemmBackend::Eigen; }
+
 void measure_full_forward(const Options& o, const Scenario& s, Progress& progress, Results& r) {
-  progress.begin("full forward, every stage");
+  progress.begin(std::string("full forward, every stage (") + to_string(gemm_backend()) + " products)");
   Engine engine;
   auto t0 = Clock::now();
   engine.recompute_all(s);
   g_sink = bench::touch_visible_stages(engine, 0);
   r.first_full_ms = ms_since(t0);
-  r.full = repeat(
-      [&] {
-        const auto start = Clock::now();
-        engine.recompute_all(s);
-        g_sink = bench::touch_visible_stages(engine, 0);
-        return ms_since(start);
-      },
-      1, o.runs, kMaxFullRuns, kMinTotalMs);
+  const auto timed = [&] {
+    return repeat(
+        [&] {
+          const auto start = Clock::now();
+          engine.recompute_all(s);
+          g_sink = bench::touch_visible_stages(engine, 0);
+          return ms_since(start);
+        },
+        1, o.runs, kMaxFullRuns, kMinTotalMs);
+  };
+  r.full = timed();
   progress.end(r.full);
+  // The same on the other matrix-product backend, in this run (when OpenBLAS is installed).
+  const GemmBackend used = gemm_backend();
+  progress.begin(std::string("full forward on ") + to_string(other_backend()) + "'s products");
+  if (set_gemm_backend(other_backend())) {
+    r.full_other = timed();
+    set_gemm_backend(used);
+    progress.end(r.full_other);
+  } else {
+    progress.skipped();
+  }
 }
 
 // The same forward the plain way, for the "x plain" column: what the engine's
@@ -515,6 +541,24 @@ void measure_gemm(const Options& o, Progress& progress, Results& r) {
       },
       2, o.runs, kMaxFullRuns, kMinTotalMs);
   progress.end(r.gemm);
+  progress.begin("the same GEMM on OpenBLAS");
+  if (!openblas_available()) {
+    progress.skipped();
+    return;
+  }
+  const GemmBackend used = gemm_backend();
+  set_gemm_backend(GemmBackend::OpenBlas);
+  r.gemm_openblas = repeat(
+      [&] {
+        const auto start = Clock::now();
+        gemm(n, n, n, a.data(), n, b.data(), n, false, c.data(), n);
+        const double ms = ms_since(start);
+        g_sink = c(0, 0);
+        return ms;
+      },
+      2, o.runs, kMaxFullRuns, kMinTotalMs);
+  set_gemm_backend(used);
+  progress.end(r.gemm_openblas);
 }
 
 std::string busy_warning(const Results& r) {
@@ -526,7 +570,7 @@ double gflops(double flops, double ms) { return ms > 0.0 ? flops / (ms * 1e6) : 
 
 void print_json(std::ostream& out, const Options& o, int threads, const Results& r) {
   const double full_ms = median(r.full);
-  const double gemm_ms = median(r.gemm);
+  const double gemm_ms = r.gemm_ms();
   const double gemm_flops = 2.0 * std::pow(static_cast<double>(o.gemm), 3.0);
   nlohmann::ordered_json j;
   j["T"] = o.T;
@@ -542,6 +586,15 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   j["gemm_gflops"] = sig(gflops(gemm_flops, gemm_ms));
   j["plain_ms"] = sig(median(r.plain));
   j["plain_over_full"] = sig(median(r.plain) / full_ms);  // > 1: the engine is faster
+  // The matrix-product backends side by side (README, "Matrix products").
+  j["gemm_backend"] = to_string(gemm_backend());
+  nlohmann::ordered_json full_by, gemm_by;
+  full_by[to_string(gemm_backend())] = sig(full_ms);
+  full_by[to_string(other_backend())] = r.full_other.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(sig(median(r.full_other)));
+  gemm_by["Eigen"] = sig(gflops(gemm_flops, median(r.gemm)));
+  gemm_by["OpenBLAS"] = r.gemm_openblas.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(sig(gflops(gemm_flops, median(r.gemm_openblas))));
+  j["full_ms_by_backend"] = full_by;
+  j["gemm_gflops_by_backend"] = gemm_by;
   nlohmann::ordered_json edit_ms, edit_ratio;
   nlohmann::ordered_json runs;
   runs["full"] = r.full.size();
@@ -553,6 +606,8 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
     runs[kEditKinds[i].key] = r.edits[i].size();
   }
   runs["gemm"] = r.gemm.size();
+  if (!r.full_other.empty()) runs["full_other"] = r.full_other.size();
+  if (!r.gemm_openblas.empty()) runs["gemm_openblas"] = r.gemm_openblas.size();
   j["edit_ms"] = edit_ms;
   j["edit_ratio"] = edit_ratio;
   j["d_k"] = o.d / o.heads;
@@ -576,7 +631,7 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
 
 void print_table(std::ostream& out, const Options& o, int threads, const Results& r) {
   const double full_ms = median(r.full);
-  const double gemm_ms = median(r.gemm);
+  const double gemm_ms = r.gemm_ms();
   const double full_flops = bench::full_forward_flops(o.T, o.d, kv_width(o), o.cross > 0 ? o.cross : -1);
   const double gemm_flops = 2.0 * std::pow(static_cast<double>(o.gemm), 3.0);
   const int dk = o.d / o.heads;
@@ -597,7 +652,13 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
   };
   out << "  " << std::left << std::setw(kWhat) << "what" << std::right << std::setw(6) << "runs" << std::setw(13)
       << "median ms" << std::setw(10) << "GFLOP/s" << "   " << "x full forward" << '\n';
-  row("full forward, every stage", r.full.size(), full_ms, fixed(gflops(full_flops, full_ms), 2), "1");
+  row(std::string("full forward, every stage (") + to_string(gemm_backend()) + ")", r.full.size(), full_ms,
+      fixed(gflops(full_flops, full_ms), 2), "1");
+  if (!r.full_other.empty()) {
+    const double other = median(r.full_other);
+    row(std::string("  the same on ") + to_string(other_backend()) + "'s products", r.full_other.size(), other,
+        fixed(gflops(full_flops, other), 2), fixed(other / full_ms, 2));
+  }
   const double plain_ms = median(r.plain);
   row("plain dense forward (reference)", r.plain.size(), plain_ms, fixed(gflops(full_flops, plain_ms), 2),
       fixed(plain_ms / full_ms, 2) + "  (the engine is " + fixed(plain_ms / full_ms, 2) + "x as fast)");
@@ -607,12 +668,15 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
     row(std::string(kEditKinds[i].label) + ", then show", r.edits[i].size(), ms, "",
         fixed(ratio, ratio >= 0.01 ? 3 : 5) + "  (1/" + fixed(1.0 / ratio, 1) + ")");
   }
-  row("GEMM " + std::to_string(o.gemm) + "^3 (practical peak)", r.gemm.size(), gemm_ms,
-      fixed(gflops(gemm_flops, gemm_ms), 2), "");
+  row("GEMM " + std::to_string(o.gemm) + "^3, Eigen", r.gemm.size(), median(r.gemm),
+      fixed(gflops(gemm_flops, median(r.gemm)), 2), "");
+  if (!r.gemm_openblas.empty())
+    row("GEMM " + std::to_string(o.gemm) + "^3, OpenBLAS", r.gemm_openblas.size(), median(r.gemm_openblas),
+        fixed(gflops(gemm_flops, median(r.gemm_openblas)), 2), "");
 
   out << "\nfull forward: " << fixed(full_flops / 1e9, 3) << " GFLOP (2*T*d*(2d + 2*kv_width) + 4*T^2*d), "
       << fixed(100.0 * gflops(full_flops, full_ms) / gflops(gemm_flops, gemm_ms), 1)
-      << " % of the GEMM's GFLOP/s; first run on a fresh engine " << format_ms(r.first_full_ms) << " ms\n";
+      << " % of the faster GEMM's GFLOP/s; first run on a fresh engine " << format_ms(r.first_full_ms) << " ms\n";
   out << "memory: peak RSS " << bytes_text(r.peak_rss_mib * 1024.0 * 1024.0);
   if (r.bytes_kept) out << ", the engine keeps " << bytes_text(*r.bytes_kept);
   out << ", the core estimates " << bytes_text(estimated_bytes_of(o)) << " for this size\n";
@@ -644,7 +708,7 @@ int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostr
   err << "bench: T=" << o.T << ", d_model=" << o.d << ", heads=" << o.heads << ", " << to_string(o.mask) << " mask, "
       << threads << (threads == 1 ? " thread" : " threads") << "; the core estimates "
       << bytes_text(estimated_bytes_of(o)) << " for this size" << std::endl;
-  Progress progress(err, 3 + static_cast<int>(std::size(kEditKinds)));
+  Progress progress(err, 5 + static_cast<int>(std::size(kEditKinds)));
   Results r;
   r.load_average = load_average();
   const long switches_before = involuntary_switches();

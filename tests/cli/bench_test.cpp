@@ -7,6 +7,7 @@
 #include "cli_run.h"
 #include "plain_attention.h"
 #include "attention_lab/engine.h"
+#include "attention_lab/gemm.h"
 #include "attention_lab/limits.h"
 
 #include <gtest/gtest.h>
@@ -185,6 +186,25 @@ TEST(CliBench, TinyRunPrintsOneJsonObjectWithEveryKey) {
     ASSERT_TRUE(j.at("edit_ms").at(key).is_number()) << key;
     EXPECT_GT(j.at("edit_ms").at(key).get<double>(), 0.0) << key;
   }
+  // Both matrix-product backends: the forward and the reference GEMM on each (OpenBLAS's when installed).
+  EXPECT_EQ(j.at("gemm_backend"), to_string(gemm_backend()));
+  EXPECT_EQ(j.at("full_ms_by_backend").at(to_string(gemm_backend())), j.at("full_ms"));
+  EXPECT_GT(j.at("gemm_gflops_by_backend").at("Eigen").get<double>(), 0.0);
+  for (const char* group : {"full_ms_by_backend", "gemm_gflops_by_backend"}) {
+    const auto& other = j.at(group).at("OpenBLAS");
+    if (openblas_available()) {
+      ASSERT_TRUE(other.is_number()) << group;
+      EXPECT_GT(other.get<double>(), 0.0) << group;
+    } else {
+      EXPECT_TRUE(other.is_null()) << group;
+    }
+  }
+  // The GEMM the forward is compared with is the faster of the two.
+  const auto& openblas_gemm = j.at("gemm_gflops_by_backend").at("OpenBLAS");
+  EXPECT_NEAR(j.at("gemm_gflops").get<double>(),
+              std::max(j.at("gemm_gflops_by_backend").at("Eigen").get<double>(),
+                       openblas_gemm.is_number() ? openblas_gemm.get<double>() : 0.0),
+              1e-3 * j.at("gemm_gflops").get<double>());
   // At least 10 timed runs of everything.
   for (const auto& [name, runs] : j.at("runs").items()) EXPECT_GE(runs.get<int>(), 10) << name;
   // Progress, one line per phase, goes to stderr.

@@ -1,7 +1,7 @@
 #pragma once
-// The matrix products of a model's forward pass (projections, the MLP,
-// lm_head): Eigen's own, or OpenBLAS's cblas_sgemm when the library is
-// installed. Chosen by measurement: on this project's machines OpenBLAS 0.3.21
+// The big matrix products (a model's projections, MLP and lm_head; the
+// attention engine's Q, K, V and output projections): Eigen's own, or
+// OpenBLAS's cblas_sgemm when the library is installed. Chosen by measurement: on this project's machines OpenBLAS 0.3.21
 // ran these shapes 1.2–1.5× faster than Eigen 3.4 (README, "Matrix
 // products"). OpenBLAS is loaded at run time, so it stays optional: without
 // it everything runs on Eigen.
@@ -30,5 +30,11 @@ bool set_gemm_backend(GemmBackend backend);
 // y = x·B, B a rows × cols block of row-major floats `stride` apart, used as
 // stored or transposed (then y = x·Bᵀ). y is resized.
 void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y);
+
+// C = A·B (or A·Bᵀ) on row-major blocks: A is m × k with rows `lda` floats
+// apart, B is k × n (transposed: n × k) with rows `ldb` apart, C is m × n
+// with rows `ldc` apart and is overwritten. Blocks of bigger matrices work
+// as they are (a head's columns of X·W_q).
+void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed, float* c, int ldc);
 
 }  // namespace attention_lab

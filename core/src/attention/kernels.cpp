@@ -1,6 +1,7 @@
 // The engine's kernels: projections, the blocked scores, one head's softmax and context, the output.
 
 #include "attention/engine_internal.h"
+#include "attention_lab/gemm.h"
 #include "attention_lab/softmax.h"
 #include "attention_lab/stage_registry.h"
 
@@ -13,6 +14,20 @@ namespace attention_lab {
 using namespace engine_detail;
 
 // [SECTION] Kernels
+
+namespace {
+
+// c = a·b for blocks of row-major matrices: the big products (projections,
+// W_o) go to the chosen GEMM backend (base/gemm.h), so OpenBLAS runs them
+// when installed.
+template <typename A, typename B, typename C>
+void block_product(const A& a, const B& b, C&& c) {
+  gemm(static_cast<int>(c.rows()), static_cast<int>(c.cols()), static_cast<int>(a.cols()), a.data(),
+       static_cast<int>(a.outerStride()), b.data(), static_cast<int>(b.outerStride()), false, c.data(),
+       static_cast<int>(c.outerStride()));
+}
+
+}  // namespace
 
 // Q, K or V for one column block (head < 0: all of them; for K and V a block
 // is a K/V head), in chunks of rows so a cancel is noticed within a few
@@ -33,7 +48,7 @@ void Engine::compute_projection(StageKind kind, int head, Work* work) {
   for (Index r0 = 0; r0 < T; r0 += kChunk) {
     const Index rows = std::min(kChunk, T - r0);
     // this head's columns of X·W
-    out.block(r0, first, rows, width).noalias() = source.middleRows(r0, rows) * W.middleCols(first, width);
+    block_product(source.middleRows(r0, rows), W.middleCols(first, width), out.block(r0, first, rows, width));
     if (work) {
       work->step(2.0 * static_cast<double>(rows * width * W.rows()));
       work->check();
@@ -270,7 +285,7 @@ void Engine::build_r(int h) {
     R_.resize(T, ix(dims_.heads) * dout);
     advise_huge_pages(R_);
   }
-  R_.middleCols(ix(h) * dout, dout).noalias() = U_.middleCols(ix(h) * dv, dv) * scenario_->W_o.middleRows(ix(h) * dv, dv);
+  block_product(U_.middleCols(ix(h) * dv, dv), scenario_->W_o.middleRows(ix(h) * dv, dv), R_.middleCols(ix(h) * dout, dout));
   r_valid_[uz(h)] = 1;
 }
 
@@ -281,7 +296,7 @@ void Engine::full_output(Work* work) {
     constexpr Index kChunk = 256;
     for (Index r0 = 0; r0 < T; r0 += kChunk) {
       const Index rows = std::min(kChunk, T - r0);
-      output_.middleRows(r0, rows).noalias() = concat_.middleRows(r0, rows) * s.W_o;
+      block_product(concat_.middleRows(r0, rows), s.W_o, output_.middleRows(r0, rows));
       if (work) {
         work->step(2.0 * static_cast<double>(rows * s.W_o.rows() * s.W_o.cols()));
         work->check();

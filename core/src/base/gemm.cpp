@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -70,24 +71,30 @@ bool set_gemm_backend(GemmBackend backend) {
   return true;
 }
 
+void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed, float* c, int ldc) {
+  if (m <= 0 || n <= 0) return;
+  using Block = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+  using ConstBlock = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+  Block C(c, m, n, Eigen::OuterStride<>(ldc));
+  if (k <= 0) {
+    C.setZero();
+    return;
+  }
+  if (gemm_backend() == GemmBackend::OpenBlas) {
+    openblas().sgemm(kRowMajor, kNoTrans, b_transposed ? kTrans : kNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    return;
+  }
+  const ConstBlock A(a, m, k, Eigen::OuterStride<>(lda));
+  if (b_transposed) C.noalias() = A * ConstBlock(b, n, k, Eigen::OuterStride<>(ldb)).transpose();
+  else C.noalias() = A * ConstBlock(b, k, n, Eigen::OuterStride<>(ldb));
+}
+
 void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y) {
   const int m = static_cast<int>(x.rows());
   const int k = static_cast<int>(x.cols());
   const int n = transposed ? b_rows : b_cols;
   y.resize(m, n);
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    y.setZero();
-    return;
-  }
-  if (gemm_backend() == GemmBackend::OpenBlas) {
-    openblas().sgemm(kRowMajor, kNoTrans, transposed ? kTrans : kNoTrans, m, n, k, 1.0f, x.data(), k, b, stride, 0.0f,
-                     y.data(), n);
-    return;
-  }
-  const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> B(b, b_rows, b_cols, Eigen::OuterStride<>(stride));
-  if (transposed) y.noalias() = x * B.transpose();
-  else y.noalias() = x * B;
+  gemm(m, n, k, x.data(), std::max(k, 1), b, stride, transposed, y.data(), std::max(n, 1));
 }
 
 }  // namespace attention_lab
