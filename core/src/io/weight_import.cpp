@@ -377,6 +377,8 @@ ImportResult adapt(const Scenario& current, const std::map<StageKind, Piece>& pi
   s.heads = H;
   s.kv_heads = KV == H ? 0 : KV;
   if (H != cd.heads) notes.push_back("heads: " + num(cd.heads) + " → " + num(H) + (h.config ? " (config.json)" : ""));
+  else if (!h.config && h.whole_layer)  // a layer's weights fit the scenario's heads; the file may have meant others
+    notes.push_back("heads: kept at " + num(H) + " (the file does not say how many; a config.json beside it would)");
   if (KV != cd.kv_heads) notes.push_back("K/V heads: " + num(cd.kv_heads) + " → " + num(KV) + (KV < H ? " (grouped-query attention)" : ""));
   if (dk != cd.d_k) notes.push_back("d_k: " + num(cd.d_k) + " → " + num(dk));
   if (dv != cd.d_v) notes.push_back("d_v: " + num(cd.d_v) + " → " + num(dv));
