@@ -33,8 +33,14 @@ void text_between_terms(const std::string& text, std::optional<gfx::Accent> colo
 void draw_block_cell(AppState& state, const ModelState::BlockCell& cell) {
   const BlockTrace* t = state.model_block();
   if (!t || !t->info(cell.stage)) return;
-  const Derivation d = derive_block(*t, cell.stage, cell.row, cell.col, state.model.session->token_labels(),
-                                    state.model.session->unedited_attention());
+  Derivation d = derive_block(*t, cell.stage, cell.row, cell.col, state.model.session->token_labels(),
+                              state.model.session->unedited_attention());
+  // n₁ is the Pipeline's X as the model computed it; an edited X is what the attention used.
+  const Matrix& X = state.doc->scenario().X;
+  if (cell.stage == BlockStage::Norm1 && cell.row < X.rows() && cell.col < X.cols() &&
+      X(cell.row, cell.col) != t->values(BlockStage::Norm1)(cell.row, cell.col))
+    d.note = "X[" + std::to_string(cell.row) + "," + std::to_string(cell.col) + "] of the Pipeline was edited to " +
+             format_number(X(cell.row, cell.col), 3) + ": the attention used that value.";
   const BlockStageInfo& info = *t->info(cell.stage);
   text_between_terms(d.title, gfx::Accent::Highlight);
   text_between_terms(info.name, std::nullopt, true);
