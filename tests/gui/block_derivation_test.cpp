@@ -49,21 +49,31 @@ TEST(BlockDerivation, EveryStageOfBothFamiliesIsExplainedEndingInItsValue) {
     for (const BlockStageInfo& i : o.trace->stages()) {
       const int col = i.width == BlockWidth::One ? 0 : 5;
       const Derivation d = derive_block(*o.trace, i.stage, 2, col, kTokens, o.attention);
-      EXPECT_EQ(d.title.rfind(i.symbol + "[2," + std::to_string(col) + "]", 0), 0u) << i.key << ": " << d.title;
+      const std::string symbol = i.symbol.find(' ') != std::string::npos ? "(" + i.symbol + ")" : i.symbol;
+      EXPECT_EQ(d.title.rfind(symbol + "[2," + std::to_string(col) + "]", 0), 0u) << i.key << ": " << d.title;
       EXPECT_NE(d.title.find("'c'"), std::string::npos) << i.key << ": the row's token";
       EXPECT_FALSE(d.formula.empty()) << i.key;
-      const std::string value = format_number(o.trace->values(i.stage)(2, col), 3);
+      const std::string value = block_number(o.trace->values(i.stage)(2, col));
       if (i.stage == BlockStage::Attention || i.stage == BlockStage::Input) EXPECT_EQ(d.numbers.rfind(value, 0), 0u) << d.numbers;
       else EXPECT_TRUE(ends_with(d.numbers, "= " + value)) << i.key << ": " << d.numbers;
     }
   }
 }
 
+TEST(BlockDerivation, NumbersKeepFourSignificantDigitsAndATrueMinus) {
+  EXPECT_EQ(block_number(0.0017f), "0.001700");
+  EXPECT_EQ(block_number(-0.3861f), "−0.3861");
+  EXPECT_EQ(block_number(2.305f), "2.305");
+  EXPECT_EQ(block_number(123.456f), "123.456");
+  EXPECT_EQ(block_number(1e-5f), "1.000e−05");
+  EXPECT_EQ(block_number(0.0f), "0.000");
+}
+
 TEST(BlockDerivation, ASumShowsItsOperandsAndAProductItsLargestTerms) {
   const Opened o = open("gpt2-conv1d", 0);
   const BlockTrace& t = *o.trace;
   const Derivation h = derive_block(t, BlockStage::Residual, 4, 7, kTokens, o.attention);
-  EXPECT_EQ(h.numbers.rfind(format_number(t.values(BlockStage::Input)(4, 7), 3) + " + ", 0), 0u) << h.numbers;
+  EXPECT_EQ(h.numbers.rfind(block_number(t.values(BlockStage::Input)(4, 7)) + " + ", 0), 0u) << h.numbers;
   const Derivation u = derive_block(t, BlockStage::Up, 4, 7, kTokens, o.attention);
   EXPECT_NE(u.numbers.find("(the other 28)"), std::string::npos) << u.numbers;  // 32 products, 4 listed
   EXPECT_NE(u.numbers.find("(bias)"), std::string::npos) << u.numbers;

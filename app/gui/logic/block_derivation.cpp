@@ -13,8 +13,25 @@ namespace {
 
 using S = BlockStage;
 
-std::string num(float v) { return format_number(v, 3); }
-std::string factor(float v) { return format_factor(v, 3); }
+std::string num(float v) { return block_number(v); }
+std::string factor(float v) { return v < 0 ? "(" + num(v) + ")" : num(v); }
+
+}  // namespace
+
+std::string block_number(float v) {
+  const float a = std::fabs(v);
+  std::string t;
+  if (a >= 1e-3f && a < 1e5f) {
+    const int decimals = std::clamp(3 - static_cast<int>(std::floor(std::log10(a))), 3, 6);
+    t = format_number(v, decimals);
+  } else {
+    t = format_number(v, 3);
+  }
+  if (const auto e = t.find("e-"); e != std::string::npos) t.replace(e, 2, "e−");
+  return t;
+}
+
+namespace {
 
 // "a[r,0] + a[r,1] + … (768 terms)": the first few terms of a row sum.
 std::string first_terms(const Matrix& m, int r, const std::function<std::string(float)>& term) {
@@ -44,7 +61,7 @@ std::string largest_products(const Matrix& x, int r, const Linear& w, int c, flo
     s += (i ? " + " : "") + factor(x(r, k)) + "×" + factor(w.at(k, c)) + " (k=" + std::to_string(k) + ")";
   }
   const double total = std::accumulate(products.begin(), products.end(), 0.0);
-  if (n > shown) s += " + " + format_factor(static_cast<float>(total - listed), 3) + " (the other " + std::to_string(n - shown) + ")";
+  if (n > shown) s += " + " + factor(static_cast<float>(total - listed)) + " (the other " + std::to_string(n - shown) + ")";
   if (w.bias.size() > 0) s += " + " + factor(w.bias(c)) + " (bias)";
   return s + " = " + num(value);
 }
@@ -52,7 +69,7 @@ std::string largest_products(const Matrix& x, int r, const Linear& w, int c, flo
 std::string norm_numbers(const BlockTrace& t, const Norm& norm, S input, S mean, S spread, int r, int c, float value) {
   const float x = t.values(input)(r, c);
   const float s = t.values(spread)(r, 0);
-  const std::string eps = format_number(static_cast<float>(norm.eps), 2);
+  const std::string eps = num(static_cast<float>(norm.eps));
   if (norm.rms)
     return factor(x) + "/√(" + num(s) + " + " + eps + ")×" + factor(norm.weight(c)) + " = " + num(value);
   return "(" + num(x) + " − " + factor(t.values(mean)(r, 0)) + ")/√(" + num(s) + " + " + eps + ")×" + factor(norm.weight(c)) +
@@ -83,7 +100,9 @@ Derivation derive_block(const BlockTrace& t, BlockStage stage, int r, int c, con
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(t.layer())];
   const float value = m(r, c);
   const std::string token = static_cast<std::size_t>(r) < tokens.size() ? tokens[static_cast<std::size_t>(r)] : std::to_string(r);
-  out.title = info->symbol + "[" + std::to_string(r) + "," + std::to_string(c) + "]   (token '" + token + "'" +
+  // "(E + P)[0,3]", not "E + P[0,3]"
+  const std::string symbol = info->symbol.find(' ') != std::string::npos ? "(" + info->symbol + ")" : info->symbol;
+  out.title = symbol + "[" + std::to_string(r) + "," + std::to_string(c) + "]   (token '" + token + "'" +
               (info->width == BlockWidth::FeedForward ? ", MLP feature " + std::to_string(c) : "") + ")";
   out.formula = info->formula;
   const auto sum2 = [&](S a, S b) {

@@ -16,6 +16,11 @@ namespace attention_lab::gui {
 Derivation derive_block(const BlockTrace& trace, BlockStage stage, int row, int col,
                         const std::vector<std::string>& tokens, const Matrix& unedited_attention);
 
+// A number in these derivations: four significant digits (a variance of
+// 0.0017 must not read 0.002, or the arithmetic shown would not add up),
+// a true minus sign, also in exponents ("1.000e−05").
+std::string block_number(float v);
+
 // How many products a matrix-product cell lists: the largest by magnitude.
 inline constexpr int kLargestProductsShown = 4;
 

@@ -16,16 +16,17 @@ namespace attention_lab::gui {
 
 namespace {
 
-// The cells of `stage` that feed the hovered cell: its row (a whole-row
-// input) or the same cell, per the block's table.
-void lit_by(const BlockTrace& t, const std::optional<ModelState::BlockCell>& hovered, BlockStage stage, int& row, int& col) {
-  row = col = -1;
+// How `stage` feeds the hovered cell, per the block's table: one cell of it
+// (outlined), its whole row (lit), or nothing shown (the attention reads
+// every row it may see, a range the heatmap cannot light).
+void mark_inputs(const BlockTrace& t, const std::optional<ModelState::BlockCell>& hovered, BlockStage stage,
+                 MatrixHeatmap& h) {
   if (!hovered) return;
-  const BlockStageInfo* info = t.info(hovered->stage);
-  for (const BlockInput& in : info->inputs) {
+  for (const BlockInput& in : t.info(hovered->stage)->inputs) {
     if (in.stage != stage) continue;
-    row = hovered->row;
-    if (in.feed == BlockFeed::Cell && t.values(stage).cols() > 1) col = hovered->col;
+    if (in.feed == BlockFeed::Row) h.lit_row = hovered->row;
+    if (in.feed == BlockFeed::Cell)
+      h.hovered = Cell{hovered->row, t.values(stage).cols() > 1 ? hovered->col : 0};
   }
 }
 
@@ -52,9 +53,9 @@ void draw_stage(AppState& state, const BlockTrace& t, const BlockStageInfo& info
   h.max_cell_h = kCellPx;
   h.max_w = one ? kStatisticPx * gfx::em() : max_w;
   h.max_h = kMaxHeight * gfx::em();
+  mark_inputs(t, b.hovered ? b.hovered : b.selected, info.stage, h);
   if (b.hovered && b.hovered->stage == info.stage) h.hovered = Cell{b.hovered->row, b.hovered->col};
   if (b.selected && b.selected->stage == info.stage) h.selected = Cell{b.selected->row, b.selected->col};
-  lit_by(t, b.hovered ? b.hovered : b.selected, info.stage, h.lit_row, h.lit_col);
   const MatrixHeatmapEvents ev = draw_matrix_heatmap(state, h);
   state.probe_items["block " + info.key] = ev.cells;
   if (ev.hovered) hovered_now = ModelState::BlockCell{info.stage, ev.hovered->row, ev.hovered->col};
@@ -104,7 +105,7 @@ void draw_block_view(AppState& state) {
                       "so only the rows whose attention output changed are recomputed.");
 
   const std::vector<std::string> tokens = s.token_labels();
-  const float width = ImGui::GetContentRegionAvail().x;
+  const float width = ImGui::GetContentRegionAvail().x - 8.0f * gfx::em();  // a margin: no sideways scrolling
   const float label_w = 52.0f * gfx::em();
   // Three wide matrices to a line when there is room, else fewer.
   const float max_w = std::clamp((width - 3.0f * label_w) / 3.0f - 24.0f * gfx::em(), 120.0f * gfx::em(), 440.0f * gfx::em());
@@ -130,7 +131,8 @@ void draw_block_view(AppState& state) {
   };
   section("Embeddings: the start of the residual stream", [](const BlockStageInfo& i) { return i.embeddings; });
   if (s.layer() > 0) {
-    ImGui::TextDisabled("⋮  layers 0 to %d add their attention and MLP to it  ⋮", s.layer() - 1);
+    if (s.layer() == 1) ImGui::TextDisabled("⋮  layer 0 adds its attention and MLP to it  ⋮");
+    else ImGui::TextDisabled("⋮  layers 0 to %d add their attention and MLP to it  ⋮", s.layer() - 1);
   }
   const std::string attention_half = "Layer " + std::to_string(s.layer()) + ": norm, attention, residual sum";
   section(attention_half.c_str(), [](const BlockStageInfo& i) {

@@ -63,6 +63,11 @@ void draw_inspector_panel(AppState& state) {
   const auto block_cell = block.hovered ? block.hovered : block.selected;
   if (state.centre == CentreView::Block && state.model.open() && block_cell) {
     draw_block_cell(state, *block_cell);
+  } else if (state.centre == CentreView::Block && state.model.open() && !cell) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted("Hover a cell to see how it was made from the cells before it. Click to keep it (Esc clears).");
+    ImGui::TextDisabled("The block is read-only: edit or pin the attention in the Pipeline, and the stages after it follow.");
+    ImGui::PopTextWrapPos();
   } else if (cell && state.quiz_hides(cell->stage, cell->row, cell->col)) {
     ImGui::TextUnformatted("This cell is the quiz: its value and derivation stay hidden until you answer.");
   } else if (!cell) {

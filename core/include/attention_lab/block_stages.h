@@ -38,8 +38,9 @@ inline constexpr int kBlockStageCount = 17;
 
 // How many columns a stage has.
 enum class BlockWidth { Model, FeedForward, One };
-// How an input feeds a cell (r, c): the same cell, or all of row r.
-enum class BlockFeed { Cell, Row };
+// How an input feeds a cell (r, c): the same cell, all of row r, or every row
+// the attention lets row r see (0…r when causal).
+enum class BlockFeed { Cell, Row, VisibleRows };
 
 struct BlockInput {
   BlockStage stage;

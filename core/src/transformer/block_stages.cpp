@@ -12,7 +12,7 @@ namespace {
 
 std::string activation_text(Activation a) {
   switch (a) {
-    case Activation::GeluTanh: return "GELU (tanh form)";
+    case Activation::GeluTanh: return "GELU";
     case Activation::GeluErf: return "GELU";
     case Activation::Relu: return "ReLU";
     case Activation::Silu: return "SiLU";
@@ -80,8 +80,9 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
   add_norm(t, c, 1, S::Norm1Mean, S::Norm1Spread, S::Norm1, S::Input);
   t.push_back({S::Attention, "attention", false, "a", "attention output (the Pipeline's output)",
                "concat(heads)·W_o" + std::string(c.o_bias ? " + b_o" : ""),
-               "The Pipeline's result with every edit and pin: what attention adds to the residual stream.",
-               BlockWidth::Model, false, true, {{S::Norm1, BlockFeed::Row}}});
+               "The Pipeline's result with every edit and pin: what attention adds to the residual stream. Row r "
+               "mixes what every row it may see (0…r, causal) offers, through Q, K and V.",
+               BlockWidth::Model, false, true, {{S::Norm1, BlockFeed::VisibleRows}}});
   t.push_back({S::Residual, "residual", false, "h", "residual sum after the attention", "x[r,c] + a[r,c]",
                "Attention does not replace a token's vector: it adds to it (the residual connection).", BlockWidth::Model,
                false, true, {{S::Input, BlockFeed::Cell}, {S::Attention, BlockFeed::Cell}}});
@@ -95,7 +96,9 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
                  "SwiGLU's second projection: after SiLU it scales the up-projection feature by feature.",
                  BlockWidth::FeedForward, false, true, {{S::Norm2, BlockFeed::Row}}});
   t.push_back({S::Hidden, "mlp.activation", false, "f",
-               llama ? "MLP activation (SwiGLU)" : "MLP activation (" + activation_text(c.activation) + ")",
+               llama ? "MLP activation (SwiGLU)"
+                     : "MLP activation (" + activation_text(c.activation) +
+                           (c.activation == Activation::GeluTanh ? ", tanh form)" : ")"),
                llama ? "SiLU(g[r,c])·u[r,c]" : activation_text(c.activation) + "(u[r,c])",
                llama ? "SiLU(g) = g·σ(g) opens or closes each feature; the product keeps what the gate lets through."
                      : "The non-linearity: negative features are (almost) switched off, positive ones pass.",
