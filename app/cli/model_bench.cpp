@@ -528,24 +528,8 @@ int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std
     t0 = Clock::now();
     g_sink = run_model(*model, ids, 1).logits(0, 0);
     r.forward_first_ms = ms_since(t0);
-    r.forward = bench::repeat(
-        [&] {
-          const auto start = Clock::now();
-          const ModelForward f = run_model(*model, ids, 1);
-          const double ms = ms_since(start);
-          g_sink = f.logits(0, 0);
-          return ms;
-        },
-        0, o.runs, kMaxForwardRuns, kMinTotalMs);
-    progress.end(median(r.forward), r.forward.size());
-
-    // The same forward on the other matrix-product backend, in this run.
-    const GemmBackend used = gemm_backend();
-    const GemmBackend other = used == GemmBackend::Eigen ? GemmBackend::OpenBlas : GemmBackend::Eigen;
-    progress.begin(std::string("full forward on ") + to_string(other) + "'s products");
-    if (set_gemm_backend(other)) {
-      g_sink = run_model(*model, ids, 1).logits(0, 0);  // warm-up (OpenBLAS starts its threads)
-      r.forward_other = bench::repeat(
+    const auto time_forward = [&] {
+      return bench::repeat(
           [&] {
             const auto start = Clock::now();
             const ModelForward f = run_model(*model, ids, 1);
@@ -554,6 +538,17 @@ int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std
             return ms;
           },
           0, o.runs, kMaxForwardRuns, kMinTotalMs);
+    };
+    r.forward = time_forward();
+    progress.end(median(r.forward), r.forward.size());
+
+    // The same forward on the other matrix-product backend, in this run.
+    const GemmBackend used = gemm_backend();
+    const GemmBackend other = used == GemmBackend::Eigen ? GemmBackend::OpenBlas : GemmBackend::Eigen;
+    progress.begin(std::string("full forward on ") + to_string(other) + "'s products");
+    if (set_gemm_backend(other)) {
+      g_sink = run_model(*model, ids, 1).logits(0, 0);  // warm-up (OpenBLAS starts its threads)
+      r.forward_other = time_forward();
       set_gemm_backend(used);
       progress.end(median(r.forward_other), r.forward_other.size());
     } else {

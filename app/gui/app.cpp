@@ -178,6 +178,22 @@ void AppState::open_model(ModelRequest request) {
   job = std::make_unique<BackgroundJob>(what, std::move(request));
 }
 
+namespace {
+
+// Why the focused layer's document can no longer feed the model (its size or
+// W_o was changed), "" when it can: predictions and the Block tab need the
+// output as T × d_model after W_o.
+std::string layer_output_problem(const Document& doc, const ModelSession& s, const char* who, const char* what) {
+  const MatrixView out = doc.stage(StageId::input(StageKind::Output));
+  const bool w_o = doc.scenario().use_w_o;
+  if (out.rows() == s.T() && out.cols() == s.model().config.d_model && w_o) return {};
+  return "The layer's output is " + std::to_string(out.rows()) + " × " + std::to_string(out.cols()) +
+         (w_o ? "" : " (W_o is off)") + "; " + who + " needs " + std::to_string(s.T()) + " × " +
+         std::to_string(s.model().config.d_model) + " after W_o. Undo the size change to see " + what + ".";
+}
+
+}  // namespace
+
 const ModelState::Cached& AppState::model_predictions() {
   ModelState::Cached& c = model.predictions;
   const ModelSession* s = model.session.get();
@@ -189,12 +205,8 @@ const ModelState::Cached& AppState::model_predictions() {
   c.row = row;
   c.layer = s->layer();
   const MatrixView out = doc->stage(StageId::input(StageKind::Output));
-  if (out.rows() != s->T() || out.cols() != s->model().config.d_model || !doc->scenario().use_w_o) {
-    c.problem = "The layer's output is " + std::to_string(out.rows()) + " × " + std::to_string(out.cols()) +
-                (doc->scenario().use_w_o ? "" : " (W_o is off)") + "; the model needs " + std::to_string(s->T()) + " × " +
-                std::to_string(s->model().config.d_model) + " after W_o. Undo the size change to see predictions.";
-    return c;
-  }
+  c.problem = layer_output_problem(*doc, *s, "the model", "predictions");
+  if (!c.problem.empty()) return c;
   const auto start = std::chrono::steady_clock::now();
   c.top = s->predictions(Matrix(out), row, model.top_k);
   c.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -213,13 +225,8 @@ const BlockTrace* AppState::model_block() {
   if (b.revision == doc->revision() && b.trace->version(BlockStage::Output) != 0) return b.problem.empty() ? b.trace.get() : nullptr;
   b.revision = doc->revision();
   const MatrixView out = doc->stage(StageId::input(StageKind::Output));
-  if (out.rows() != s->T() || out.cols() != s->model().config.d_model || !doc->scenario().use_w_o) {
-    b.problem = "The layer's output is " + std::to_string(out.rows()) + " × " + std::to_string(out.cols()) +
-                (doc->scenario().use_w_o ? "" : " (W_o is off)") + "; the block needs " + std::to_string(s->T()) + " × " +
-                std::to_string(s->model().config.d_model) + " after W_o. Undo the size change to see it.";
-    return nullptr;
-  }
-  b.problem.clear();
+  b.problem = layer_output_problem(*doc, *s, "the block", "it");
+  if (!b.problem.empty()) return nullptr;
   const auto start = std::chrono::steady_clock::now();
   b.rows_recomputed = b.trace->update(Matrix(out));
   b.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

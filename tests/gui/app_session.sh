@@ -69,6 +69,36 @@ sys.exit(0 if (h['x1'] - h['x0']) / max(h['rows'], h['cols']) < 2 else 1)"; then
   python3 "$here/probe.py" "$probe" wait selected "$want" || fail "pressing on $want did not select it ($(state))"
   press_x=$x press_y=$y
 }
+# click_item LABEL: moves onto a named item (the probe's "items"), lets the app
+# see the pointer there, clicks.
+click_item() {
+  local x y
+  read -r x y < <(python3 "$here/probe.py" "$probe" item "$1")
+  xdotool mousemove --window "$wid" "$x" "$y"
+  settle 2
+  xdotool click 1
+}
+# model_check PYTHON_CONDITION [S]: waits up to S seconds (default 20) until the
+# condition holds of `m` (the probe's "model") and `b` (its "block"); the
+# condition may span lines.
+model_check() {
+  python3 - "$probe" "$1" "${2:-20}" <<'PY'
+import json, sys, time
+path, cond, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+end = time.time() + seconds
+while True:
+    try:
+        m = json.load(open(path)).get("model")
+        b = m.get("block") if m else None
+        if m is not None and eval("(" + cond + ")"):
+            sys.exit(0)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    if time.time() > end:
+        sys.exit(1)
+    time.sleep(0.1)
+PY
+}
 # quit_app: Ctrl+Q, as a user quits; fails if the app stays or exits non-zero.
 quit_app() {
   xdotool key --clearmodifiers ctrl+q

@@ -12,33 +12,9 @@ source "$(dirname "$0")/run_in_xvfb.sh"
 app=$1 fixtures=$2 out=${3:-}
 source "$(dirname "$0")/app_session.sh"
 
-# block_check PYTHON_CONDITION [S]: waits until the condition on `b` (the probe's model.block) holds.
-block_check() {
-  python3 - "$probe" "$1" "${2:-20}" <<'PY'
-import json, sys, time
-path, cond, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-end = time.time() + seconds
-while True:
-    try:
-        m = json.load(open(path)).get("model") or {}
-        b = m.get("block")
-        if b is not None and eval("(" + cond + ")"):
-            sys.exit(0)
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    if time.time() > end:
-        sys.exit(1)
-    time.sleep(0.1)
-PY
-}
+# block_check CONDITION: model_check on `b`, the probe's model.block (which must exist).
+block_check() { model_check "b is not None and ($1)" "${2:-20}"; }
 block() { python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))['model']['block']))" "$probe"; }
-click_item() {
-  local x y
-  read -r x y < <(python3 "$here/probe.py" "$probe" item "$1")
-  xdotool mousemove --window "$wid" "$x" "$y"
-  settle 2
-  xdotool click 1
-}
 # hover_block KEY ROW ROWS: the pointer on row ROW (of ROWS) of a block heatmap, column 0.
 hover_block() {
   local rect x0 y0 x1 y1

@@ -9,13 +9,6 @@ source "$(dirname "$0")/run_in_xvfb.sh"
 app=$1 fixtures=$2 out=${3:-}
 source "$(dirname "$0")/app_session.sh"
 
-click_item() {  # moves onto the item, lets the app see the pointer there, clicks
-  local x y
-  read -r x y < <(python3 "$here/probe.py" "$probe" item "$1")
-  xdotool mousemove --window "$wid" "$x" "$y"
-  settle 2
-  xdotool click 1
-}
 # open_import_dialog: File ▸ Import weights…, with clicks.
 open_import_dialog() {
   click_item "menu File"

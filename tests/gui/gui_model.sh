@@ -10,32 +10,6 @@ source "$(dirname "$0")/run_in_xvfb.sh"
 app=$1 fixtures=$2 out=${3:-}
 source "$(dirname "$0")/app_session.sh"
 
-# model_check PYTHON_CONDITION [S]: waits until the condition on `m` (the probe's "model") holds.
-model_check() {
-  python3 - "$probe" "$1" "${2:-20}" <<'PY'
-import json, sys, time
-path, cond, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-end = time.time() + seconds
-while True:
-    try:
-        m = json.load(open(path)).get("model")
-        if m is not None and eval(cond):
-            sys.exit(0)
-    except (OSError, ValueError):
-        pass
-    if time.time() > end:
-        sys.exit(1)
-    time.sleep(0.1)
-PY
-}
-# click_item LABEL: moves onto the item, lets the app see the pointer there, clicks.
-click_item() {
-  local x y
-  read -r x y < <(python3 "$here/probe.py" "$probe" item "$1")
-  xdotool mousemove --window "$wid" "$x" "$y"
-  settle 2
-  xdotool click 1
-}
 model() { python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))['model']))" "$probe"; }
 
 # A Hugging Face cache of its own, holding the Llama fixture as "test-org/tiny-llama".
