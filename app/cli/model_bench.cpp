@@ -263,7 +263,7 @@ double session_bytes(const ModelSession& s) {
 double document_bytes(const Document& doc) {
   const Scenario& s = doc.scenario();
   double bytes = static_cast<double>(doc.engine().bytes_kept());
-  for (const Matrix* m : {&s.X, &s.X_kv, &s.W_q, &s.W_k, &s.W_v, &s.W_o, &s.b_q, &s.b_k, &s.b_v, &s.b_o, &s.custom_mask})
+  for (const SharedMatrix* m : {&s.X, &s.X_kv, &s.W_q, &s.W_k, &s.W_v, &s.W_o, &s.b_q, &s.b_k, &s.b_v, &s.b_o, &s.custom_mask})
     bytes += bytes_of(*m);
   return bytes;
 }

@@ -26,8 +26,8 @@ void rotate(Eigen::Ref<Matrix> x, const Rope& rope) {
 Matrix plain_attention_forward(const Scenario& s) {
   const Dims d = s.dims();
   const Eigen::Index T = d.T, dk = d.d_k, dv = d.d_v;
-  Matrix Q = s.X * s.W_q, K = s.kv_source() * s.W_k;  // (X_kv with cross-attention)
-  const Matrix V = s.kv_source() * s.W_v;
+  Matrix Q = s.X.get() * s.W_q.get(), K = s.kv_source().get() * s.W_k.get();  // (X_kv with cross-attention)
+  const Matrix V = s.kv_source().get() * s.W_v.get();
   const Eigen::Index Tk = d.T_k;
   Matrix concat(T, static_cast<Eigen::Index>(d.heads) * dv);
   const float scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(dk)) : 1.0f;
@@ -48,7 +48,7 @@ Matrix plain_attention_forward(const Scenario& s) {
     }
     concat.middleCols(h * dv, dv).noalias() = A * V.middleCols(g * dv, dv);
   }
-  return s.use_w_o ? Matrix(concat * s.W_o) : concat;
+  return s.use_w_o ? Matrix(concat * s.W_o.get()) : concat;
 }
 
 }  // namespace attention_lab::cli

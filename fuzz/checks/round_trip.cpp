@@ -54,20 +54,20 @@ std::string scenario_difference(const Scenario& a, const Scenario& b) {
   if (a.dims() != b.dims()) return "dims changed";
   for (auto [name, x, y] : {std::tuple{"X", &a.X, &b.X}, std::tuple{"W_q", &a.W_q, &b.W_q},
                             std::tuple{"W_k", &a.W_k, &b.W_k}, std::tuple{"W_v", &a.W_v, &b.W_v}})
-    if (auto d = matrix_difference(*x, *y, name); !d.empty()) return d;
+    if (auto d = matrix_difference(x->get(), y->get(), name); !d.empty()) return d;
   if (a.use_bias != b.use_bias || a.use_w_o != b.use_w_o || a.use_output_bias != b.use_output_bias)
     return "bias / W_o / b_o switches changed";
   if (a.use_bias)
     for (auto [name, x, y] : {std::tuple{"b_q", &a.b_q, &b.b_q}, std::tuple{"b_k", &a.b_k, &b.b_k},
                               std::tuple{"b_v", &a.b_v, &b.b_v}})
-      if (auto d = matrix_difference(*x, *y, name); !d.empty()) return d;
+      if (auto d = matrix_difference(x->get(), y->get(), name); !d.empty()) return d;
   if (a.use_w_o)
-    if (auto d = matrix_difference(a.W_o, b.W_o, "W_o"); !d.empty()) return d;
+    if (auto d = matrix_difference(a.W_o.get(), b.W_o.get(), "W_o"); !d.empty()) return d;
   if (a.use_output_bias)
-    if (auto d = matrix_difference(a.b_o, b.b_o, "b_o"); !d.empty()) return d;
+    if (auto d = matrix_difference(a.b_o.get(), b.b_o.get(), "b_o"); !d.empty()) return d;
   if (a.mask_kind != b.mask_kind) return "mask kind changed";
   if (a.mask_kind == MaskKind::Custom)
-    if (auto d = matrix_difference(a.custom_mask, b.custom_mask, "mask"); !d.empty()) return d;
+    if (auto d = matrix_difference(a.custom_mask.get(), b.custom_mask.get(), "mask"); !d.empty()) return d;
   if (a.scale != b.scale) return "scale changed";
   if (!same_bits(a.temperature, b.temperature)) return "temperature changed";
   if (a.tokens != b.tokens) return "tokens changed";

@@ -178,7 +178,7 @@ TEST(Cli, ValidateWarnsLikeTraceOfARowThatMayAttendToNothing) {
   Scenario s = *make_preset("book");
   s.mask_kind = MaskKind::Custom;
   s.custom_mask = Matrix::Ones(6, 6);
-  s.custom_mask.row(2).setZero();  // token 2 may attend to nothing
+  s.custom_mask.edit().row(2).setZero();  // token 2 may attend to nothing
   const auto path = scenario_file(dir, "empty-row.json", s);
   const CliResult trace = run({"trace", path});
   ASSERT_EQ(trace.code, cli::kExitOk);
@@ -317,7 +317,7 @@ TEST(Cli, TraceReportsWarningsButSucceeds) {
   Scenario s = *make_preset("book");
   s.mask_kind = MaskKind::Custom;
   s.custom_mask = Matrix::Ones(6, 6);
-  s.custom_mask.row(1).setZero();
+  s.custom_mask.edit().row(1).setZero();
   const auto path = scenario_file(dir, "m.json", s);
   const CliResult r = run({"trace", path});
   EXPECT_EQ(r.code, cli::kExitOk);

@@ -176,7 +176,7 @@ TEST(BuiltInLessons, CausalMaskingQuotesTheEnginesNumbers) {
   const Document end(scenario_at_step(l, 99));
   const Document start(l.scenario);
   EXPECT_EQ(end.scenario().mask_kind, MaskKind::Causal);
-  EXPECT_EQ(end.scenario().X, start.scenario().X);
+  EXPECT_EQ(end.scenario().X.get(), start.scenario().X.get());
   EXPECT_TRUE(attention_lab::test::engines_identical(end.engine(), start.engine()));
 }
 

@@ -53,8 +53,8 @@ TEST(CrossAttention, ScoresAreQueriesTimesKeysOfTheOtherSequence) {
   EXPECT_EQ(d.T_k, 7);
   EXPECT_EQ(d.d_kv, 3);
   const Document doc(s);
-  const Eigen::MatrixXd X = s.X.cast<double>(), Xkv = s.X_kv.cast<double>();
-  const Eigen::MatrixXd Q = X * s.W_q.cast<double>(), K = Xkv * s.W_k.cast<double>(), V = Xkv * s.W_v.cast<double>();
+  const Eigen::MatrixXd X = s.X.get().cast<double>(), Xkv = s.X_kv.get().cast<double>();
+  const Eigen::MatrixXd Q = X * s.W_q.get().cast<double>(), K = Xkv * s.W_k.get().cast<double>(), V = Xkv * s.W_v.get().cast<double>();
   Eigen::MatrixXd concat(4, 2 * 2);
   for (int h = 0; h < 2; ++h) {
     const Eigen::MatrixXd S = Q.middleCols(h * 3, 3) * K.middleCols(h * 3, 3).transpose() / std::sqrt(3.0);
@@ -70,7 +70,7 @@ TEST(CrossAttention, ScoresAreQueriesTimesKeysOfTheOtherSequence) {
       for (int j = 0; j < 7; ++j) EXPECT_NEAR(weights(i, j), A(i, j), 1e-6) << h << ": " << i << "," << j;
     concat.middleCols(h * 2, 2) = A * V.middleCols(h * 2, 2);
   }
-  const Eigen::MatrixXd out = concat * s.W_o.cast<double>();
+  const Eigen::MatrixXd out = concat * s.W_o.get().cast<double>();
   const MatrixView O = doc.stage(layer(StageKind::Output));
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < out.cols(); ++j) EXPECT_NEAR(O(i, j), out(i, j), 1e-5);
@@ -122,7 +122,7 @@ TEST(CrossAttention, FilesCarryXkvAndItsTokensAndRefuseWhatDoesNotFit) {
   const std::string text = scenario_to_json(s);
   const LoadResult back = parse_scenario(text);
   ASSERT_TRUE(back.scenario) << back.error;
-  EXPECT_TRUE(attention_lab::test::matrices_identical(back.scenario->X_kv, s.X_kv, "X_kv"));
+  EXPECT_TRUE(attention_lab::test::matrices_identical(back.scenario->X_kv.get(), s.X_kv.get(), "X_kv"));
   EXPECT_EQ(back.scenario->tokens_kv, s.tokens_kv);
   EXPECT_EQ(back.scenario->key_label(2), "cat");
   EXPECT_EQ(describe_stage(*back.scenario, of_head(StageKind::Scores, 0)).col_labels[2], "cat");

@@ -92,7 +92,7 @@ TEST(Edits, EditingAMaskCellSwitchesToACustomMaskStartingFromTheShownOne) {
   Matrix expected = Matrix::Zero(7, 7);
   expected.triangularView<Eigen::Lower>().setOnes();
   expected(0, 1) = 1.0f;
-  EXPECT_EQ(doc.scenario().custom_mask, expected);
+  EXPECT_EQ(doc.scenario().custom_mask.get(), expected);
   EXPECT_EQ(doc.stage(in(StageKind::Mask)), expected);
   EXPECT_GT(doc.stage(StageId::of_head(StageKind::Weights, 0))(0, 1), 0.0f);
 }

@@ -107,7 +107,7 @@ TEST(Engine, RowsOfAStageAreThoseOfTheWholeStage) {
   // current cached copy and without one, after incremental edits and with
   // pins and a row that may attend to nothing; ranges are clamped.
   Scenario s = random_scenario(12, options(150, 12, 3, 4, MaskKind::Custom));
-  s.custom_mask.row(7).setZero();
+  s.custom_mask.edit().row(7).setZero();
   s.pins[PinKey{head(StageKind::Scaled, 1), 20, 3}] = 2.5f;
   s.pins[PinKey{head(StageKind::Weights, 2), 90, 10}] = 0.5f;
   Document doc(s);

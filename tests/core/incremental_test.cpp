@@ -217,7 +217,7 @@ TEST(Incremental, OneRowOfXSwingingAcrossMagnitudesKeepsQKVExact) {
       const Matrix mine = doc.engine().stage(StageId::input(kind));
       const Matrix full = fresh.stage(StageId::input(kind));
       // each row within 1e-5 of the size of its terms, Σ_k |X_rk|·|W_kc|
-      const Matrix terms = s.X.cwiseAbs() * W->cwiseAbs();
+      const Matrix terms = s.X.get().cwiseAbs() * W->get().cwiseAbs();
       for (Eigen::Index r = 0; r < mine.rows(); ++r) {
         const float scale = terms.row(r).maxCoeff() + 1.0f;  // + |b| ≤ 1
         ASSERT_LE((mine.row(r) - full.row(r)).cwiseAbs().maxCoeff(), 1e-5f * scale)
@@ -262,11 +262,11 @@ TEST(Incremental, AQueryColumnThatOverflowsStillMatchesAFullRecompute) {
   RandomOptions o = sized(8, 4, 2, 2, MaskKind::Causal);
   o.w_o = true;
   Scenario s = attention_lab::test::random_scenario(23, o);
-  s.X.col(0).setZero();
+  s.X.edit().col(0).setZero();
   s.X(3, 0) = 1e20f;
   s.W_q(0, 1) = 1e20f;
-  s.W_k.row(0).setZero();
-  s.W_v.row(0).setZero();
+  s.W_k.edit().row(0).setZero();
+  s.W_v.edit().row(0).setZero();
   Document doc(s);
   ASSERT_EQ(doc.apply(SetCell{StageId::input(StageKind::W_q), 2, 1, 0.7f}), "");
   EXPECT_TRUE(matches_full_recompute(doc));
@@ -283,7 +283,7 @@ TEST(Incremental, SharpSoftmaxRowsSurviveTheirMaximumBeingEditedAway) {
   RandomOptions o = sized(80, 8, 2, 4, MaskKind::None);
   o.w_o = true;
   Scenario s = attention_lab::test::random_scenario(8, o);
-  s.X *= 3.0f;
+  s.X.edit() *= 3.0f;
   run_cell_edits(s, 99, 600, 20, 3.0f);
 }
 

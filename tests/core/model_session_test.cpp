@@ -137,7 +137,7 @@ TEST(ModelSession, FocusingAnotherLayerGivesThatLayersScenario) {
   EXPECT_EQ(ls.scenario.kv_heads, 1);
   Matrix x = embed(*o.model, kIds);
   x = run_layer(*o.model, 0, x);
-  EXPECT_TRUE(test::matrices_near(ls.scenario.X, normalize(o.model->layers[1].norm1, x), 0.0, 1e-6, "X"));
+  EXPECT_TRUE(test::matrices_near(ls.scenario.X.get(), normalize(o.model->layers[1].norm1, x), 0.0, 1e-6, "X"));
   EXPECT_EQ(ls.scenario.tokens.size(), 7u);
 }
 

@@ -38,15 +38,15 @@ Scenario ungrouped(const Scenario& g) {
   Scenario s = g;
   const Dims d = g.dims();
   s.kv_heads = 0;
-  s.W_k.resize(d.d_model, d.heads * d.d_k);
-  s.W_v.resize(d.d_model, d.heads * d.d_v);
-  s.b_k.resize(1, d.heads * d.d_k);
-  s.b_v.resize(1, d.heads * d.d_v);
+  s.W_k.edit().resize(d.d_model, d.heads * d.d_k);
+  s.W_v.edit().resize(d.d_model, d.heads * d.d_v);
+  s.b_k.edit().resize(1, d.heads * d.d_k);
+  s.b_v.edit().resize(1, d.heads * d.d_v);
   for (int h = 0; h < d.heads; ++h) {
-    s.W_k.middleCols(h * d.d_k, d.d_k) = g.W_k.middleCols(d.kv_head(h) * d.d_k, d.d_k);
-    s.W_v.middleCols(h * d.d_v, d.d_v) = g.W_v.middleCols(d.kv_head(h) * d.d_v, d.d_v);
-    s.b_k.middleCols(h * d.d_k, d.d_k) = g.b_k.middleCols(d.kv_head(h) * d.d_k, d.d_k);
-    s.b_v.middleCols(h * d.d_v, d.d_v) = g.b_v.middleCols(d.kv_head(h) * d.d_v, d.d_v);
+    s.W_k.edit().middleCols(h * d.d_k, d.d_k) = g.W_k.middleCols(d.kv_head(h) * d.d_k, d.d_k);
+    s.W_v.edit().middleCols(h * d.d_v, d.d_v) = g.W_v.middleCols(d.kv_head(h) * d.d_v, d.d_v);
+    s.b_k.edit().middleCols(h * d.d_k, d.d_k) = g.b_k.middleCols(d.kv_head(h) * d.d_k, d.d_k);
+    s.b_v.edit().middleCols(h * d.d_v, d.d_v) = g.b_v.middleCols(d.kv_head(h) * d.d_v, d.d_v);
   }
   return s;
 }
@@ -170,7 +170,7 @@ TEST(Rope, TheSameTokensScoreByHowFarApartTheyAre) {
   RandomOptions o;
   o.T = 9, o.heads = 2, o.d_k = 8, o.rope = true;
   Scenario s = random_scenario(9, o);
-  for (Eigen::Index t = 1; t < s.X.rows(); ++t) s.X.row(t) = s.X.row(0);
+  for (Eigen::Index t = 1; t < s.X.rows(); ++t) s.X.edit().row(t) = s.X.get().row(0);
   const Document doc(s);
   for (int h = 0; h < 2; ++h) {
     const MatrixView S = doc.stage(of_head(StageKind::Scores, h));

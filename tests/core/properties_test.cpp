@@ -49,7 +49,7 @@ std::vector<Scenario> many_scenarios() {
 Scenario with_empty_mask_row(Scenario s, int row) {
   s.mask_kind = MaskKind::Custom;
   s.custom_mask = Matrix::Ones(s.T(), s.T());
-  s.custom_mask.row(row).setZero();
+  s.custom_mask.edit().row(row).setZero();
   return s;
 }
 
@@ -174,7 +174,7 @@ TEST(Properties, MultiHeadEqualsTheConcatenationOfSingleHeadRuns) {
     }
     EXPECT_TRUE(attention_lab::test::matrices_near(whole.stage(StageId::input(StageKind::Concat)), concat, 1e-6,
                                                    1e-6, "concat"));
-    const Matrix output = concat * multi.W_o + multi.b_o.replicate(o.T, 1);
+    const Matrix output = concat * multi.W_o.get() + multi.b_o.get().replicate(o.T, 1);
     EXPECT_TRUE(attention_lab::test::matrices_near(whole.stage(StageId::input(StageKind::Output)), output, 1e-5,
                                                    1e-6, "output"));
   }
@@ -286,8 +286,8 @@ TEST(Properties, PermutingTokensPermutesTheOutputWithoutAMask) {
   o.T = 5, o.w_o = true;
   const Scenario s = random_scenario(21, o);
   Scenario swapped = s;
-  swapped.X.row(0) = s.X.row(3);
-  swapped.X.row(3) = s.X.row(0);
+  swapped.X.edit().row(0) = s.X.row(3);
+  swapped.X.edit().row(3) = s.X.row(0);
   const Engine a = computed(s), b = computed(swapped);
   Matrix out_b = b.stage(StageId::input(StageKind::Output));
   out_b.row(0).swap(out_b.row(3));

@@ -94,7 +94,7 @@ class RandomEdits {
   static Matrix input_of(const Scenario& s, StageKind k) {
     if (k == StageKind::Mask) return s.effective_mask();
     const auto member = spec(k).member;  // the registry knows where each input lives
-    return member ? s.*member : Matrix();
+    return member ? (s.*member).get() : Matrix();
   }
 
   Edit random_pin(const Dims& d) {

@@ -40,14 +40,14 @@ TEST(Resize, GrowingTKeepsEveryTokenAndAddsNewOnes) {
   const Scenario s = full();
   const Scenario g = resized(s, Dimension::T, 6);
   EXPECT_EQ(g.T(), 6);
-  EXPECT_EQ(g.X.topRows(4), s.X);
-  EXPECT_EQ(g.custom_mask.topLeftCorner(4, 4), s.custom_mask);
+  EXPECT_EQ(g.X.get().topRows(4), s.X.get());
+  EXPECT_EQ(g.custom_mask.get().topLeftCorner(4, 4), s.custom_mask.get());
   EXPECT_EQ(g.tokens.size(), 6u);
   EXPECT_EQ(g.tokens[3], "d");
   EXPECT_EQ(g.token_label(5), "t5");
   // weights do not depend on T
-  EXPECT_EQ(g.W_q, s.W_q);
-  EXPECT_EQ(g.W_o, s.W_o);
+  EXPECT_EQ(g.W_q.get(), s.W_q.get());
+  EXPECT_EQ(g.W_o.get(), s.W_o.get());
 }
 
 TEST(Resize, DModelKeepsTheFeatureNamesThatStillHaveAColumn) {
@@ -67,23 +67,23 @@ TEST(Resize, DModelKeepsTheFeatureNamesThatStillHaveAColumn) {
 TEST(Resize, ShrinkingTKeepsTheFirstTokens) {
   const Scenario s = full();
   const Scenario g = resized(s, Dimension::T, 2);
-  EXPECT_EQ(g.X, s.X.topRows(2));
-  EXPECT_EQ(g.custom_mask, s.custom_mask.topLeftCorner(2, 2));
+  EXPECT_EQ(g.X.get(), s.X.get().topRows(2));
+  EXPECT_EQ(g.custom_mask.get(), s.custom_mask.get().topLeftCorner(2, 2));
   EXPECT_EQ(g.tokens, (std::vector<std::string>{"a", "b"}));
 }
 
 TEST(Resize, DModelKeepsTheSharedColumnsOfXAndRowsOfTheWeights) {
   const Scenario s = full();
   const Scenario g = resized(s, Dimension::d_model, 7);
-  EXPECT_EQ(g.X.leftCols(5), s.X);
-  EXPECT_EQ(g.W_q.topRows(5), s.W_q);
-  EXPECT_EQ(g.W_k.topRows(5), s.W_k);
-  EXPECT_EQ(g.W_v.topRows(5), s.W_v);
-  EXPECT_EQ(g.b_q, s.b_q);
+  EXPECT_EQ(g.X.get().leftCols(5), s.X.get());
+  EXPECT_EQ(g.W_q.get().topRows(5), s.W_q.get());
+  EXPECT_EQ(g.W_k.get().topRows(5), s.W_k.get());
+  EXPECT_EQ(g.W_v.get().topRows(5), s.W_v.get());
+  EXPECT_EQ(g.b_q.get(), s.b_q.get());
   // W_o maps back to d_model, and follows it
   EXPECT_EQ(g.dims().d_out, 7);
-  EXPECT_EQ(g.W_o.leftCols(5), s.W_o);
-  EXPECT_EQ(g.b_o.leftCols(5), s.b_o);
+  EXPECT_EQ(g.W_o.get().leftCols(5), s.W_o.get());
+  EXPECT_EQ(g.b_o.get().leftCols(5), s.b_o.get());
 }
 
 TEST(Resize, DkKeepsEachHeadsBlock) {
@@ -93,11 +93,11 @@ TEST(Resize, DkKeepsEachHeadsBlock) {
     EXPECT_EQ(g.dims().d_k, d_k);
     const int w = std::min(3, d_k);
     for (int h = 0; h < 2; ++h) {
-      EXPECT_EQ(block(g.W_q, h, d_k).leftCols(w), block(s.W_q, h, 3).leftCols(w)) << "d_k " << d_k << " head " << h;
-      EXPECT_EQ(block(g.W_k, h, d_k).leftCols(w), block(s.W_k, h, 3).leftCols(w));
-      EXPECT_EQ(block(g.b_q, h, d_k).leftCols(w), block(s.b_q, h, 3).leftCols(w));
+      EXPECT_EQ(block(g.W_q.get(), h, d_k).leftCols(w), block(s.W_q.get(), h, 3).leftCols(w)) << "d_k " << d_k << " head " << h;
+      EXPECT_EQ(block(g.W_k.get(), h, d_k).leftCols(w), block(s.W_k.get(), h, 3).leftCols(w));
+      EXPECT_EQ(block(g.b_q.get(), h, d_k).leftCols(w), block(s.b_q.get(), h, 3).leftCols(w));
     }
-    EXPECT_EQ(g.W_v, s.W_v);  // d_v is untouched
+    EXPECT_EQ(g.W_v.get(), s.W_v.get());  // d_v is untouched
   }
 }
 
@@ -105,33 +105,33 @@ TEST(Resize, DvKeepsEachHeadsBlockInWvAndTheRowsOfWo) {
   const Scenario s = full();  // heads 2, d_v 2
   const Scenario g = resized(s, Dimension::d_v, 3);
   for (int h = 0; h < 2; ++h) {
-    EXPECT_EQ(block(g.W_v, h, 3).leftCols(2), block(s.W_v, h, 2));
-    EXPECT_EQ(block(g.b_v, h, 3).leftCols(2), block(s.b_v, h, 2));
+    EXPECT_EQ(block(g.W_v.get(), h, 3).leftCols(2), block(s.W_v.get(), h, 2));
+    EXPECT_EQ(block(g.b_v.get(), h, 3).leftCols(2), block(s.b_v.get(), h, 2));
     // W_o's rows are head blocks
-    EXPECT_EQ(g.W_o.middleRows(h * 3, 2), s.W_o.middleRows(h * 2, 2)) << h;
+    EXPECT_EQ(g.W_o.get().middleRows(h * 3, 2), s.W_o.get().middleRows(h * 2, 2)) << h;
   }
-  EXPECT_EQ(g.W_q, s.W_q);
+  EXPECT_EQ(g.W_q.get(), s.W_q.get());
 }
 
 TEST(Resize, HeadsKeepsTheSurvivingHeadsBlocks) {
   const Scenario s = full();
   const Scenario more = resized(s, Dimension::heads, 3);
-  EXPECT_EQ(more.W_q.leftCols(6), s.W_q);
-  EXPECT_EQ(more.W_v.leftCols(4), s.W_v);
-  EXPECT_EQ(more.W_o.topRows(4), s.W_o);
+  EXPECT_EQ(more.W_q.get().leftCols(6), s.W_q.get());
+  EXPECT_EQ(more.W_v.get().leftCols(4), s.W_v.get());
+  EXPECT_EQ(more.W_o.get().topRows(4), s.W_o.get());
   EXPECT_EQ(more.dims().d_k, 3);
   const Scenario fewer = resized(s, Dimension::heads, 1);
-  EXPECT_EQ(fewer.W_q, s.W_q.leftCols(3));
-  EXPECT_EQ(fewer.W_o, s.W_o.topRows(2));
-  EXPECT_EQ(fewer.b_v, s.b_v.leftCols(2));
+  EXPECT_EQ(fewer.W_q.get(), s.W_q.get().leftCols(3));
+  EXPECT_EQ(fewer.W_o.get(), s.W_o.get().topRows(2));
+  EXPECT_EQ(fewer.b_v.get(), s.b_v.get().leftCols(2));
 }
 
 TEST(Resize, DOutResizesTheOutputProjection) {
   const Scenario s = full();
   const Scenario g = resized(s, Dimension::d_out, 8);
-  EXPECT_EQ(g.W_o.leftCols(5), s.W_o);
-  EXPECT_EQ(g.b_o.leftCols(5), s.b_o);
-  EXPECT_EQ(g.X, s.X);  // d_model stays
+  EXPECT_EQ(g.W_o.get().leftCols(5), s.W_o.get());
+  EXPECT_EQ(g.b_o.get().leftCols(5), s.b_o.get());
+  EXPECT_EQ(g.X.get(), s.X.get());  // d_model stays
 }
 
 TEST(Resize, DOutNeedsTheOutputProjection) {
@@ -156,23 +156,23 @@ TEST(Resize, GrowShrinkGrowGivesTheSameValues) {
 
 TEST(Resize, NewCellsDependOnlyOnTheSeed) {
   Scenario a = full(), b = full();
-  b.X.setZero();  // different existing values, same seed
+  b.X.edit().setZero();  // different existing values, same seed
   const Scenario ga = resized(a, Dimension::T, 6), gb = resized(b, Dimension::T, 6);
-  EXPECT_EQ(ga.X.bottomRows(2), gb.X.bottomRows(2));
+  EXPECT_EQ(ga.X.get().bottomRows(2), gb.X.get().bottomRows(2));
   Scenario c = full();
   c.seed += 1;
   const Scenario gc = resized(c, Dimension::T, 6);
-  EXPECT_NE(ga.X.bottomRows(2), gc.X.bottomRows(2));
+  EXPECT_NE(ga.X.get().bottomRows(2), gc.X.get().bottomRows(2));
 }
 
 TEST(Resize, NewCellsHaveSensibleMagnitudes) {
   const Scenario g = resized(full(), Dimension::d_model, 64);
-  EXPECT_TRUE(g.X.allFinite());
-  EXPECT_LE(g.X.cwiseAbs().maxCoeff(), 1.0f);
-  EXPECT_GT(g.X.rightCols(59).cwiseAbs().maxCoeff(), 0.0f);
+  EXPECT_TRUE(g.X.get().allFinite());
+  EXPECT_LE(g.X.get().cwiseAbs().maxCoeff(), 1.0f);
+  EXPECT_GT(g.X.get().rightCols(59).cwiseAbs().maxCoeff(), 0.0f);
   // weights scale like 1/√fan_in so projections stay O(1)
-  EXPECT_LE(g.W_q.bottomRows(59).cwiseAbs().maxCoeff(), std::sqrt(3.0f / 64.0f) + 1e-6f);
-  EXPECT_LE(g.b_q.cwiseAbs().maxCoeff(), 1.0f);
+  EXPECT_LE(g.W_q.get().bottomRows(59).cwiseAbs().maxCoeff(), std::sqrt(3.0f / 64.0f) + 1e-6f);
+  EXPECT_LE(g.b_q.get().cwiseAbs().maxCoeff(), 1.0f);
 }
 
 TEST(Resize, NewMaskRowsAreCausal) {

@@ -146,8 +146,8 @@ TEST(ScenarioIo, AMissingBiasNextToGivenOnesIsZero) {
   const LoadResult r = parse_scenario(j.dump());
   ASSERT_TRUE(r.scenario) << r.error;
   EXPECT_TRUE(r.scenario->use_bias);
-  EXPECT_EQ(r.scenario->b_q, Matrix::Zero(1, 2));
-  EXPECT_EQ(r.scenario->b_k, attention_lab::test::rows_of({{1, 2}}));
+  EXPECT_EQ(r.scenario->b_q.get(), Matrix::Zero(1, 2));
+  EXPECT_EQ(r.scenario->b_k.get(), attention_lab::test::rows_of({{1, 2}}));
 }
 
 TEST(ScenarioIo, CausalAndNoneMasksAreWords) {

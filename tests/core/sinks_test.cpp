@@ -55,7 +55,7 @@ TEST(Sinks, ARowTheMaskEmptiesGivesEverythingToTheSinkWithoutAWarning) {
   Scenario s = with_sinks("book", {0.0f});
   s.mask_kind = MaskKind::Custom;
   s.custom_mask = Matrix::Ones(s.T(), s.T());
-  s.custom_mask.row(2).setZero();
+  s.custom_mask.edit().row(2).setZero();
   const Document doc(s);
   EXPECT_EQ(doc.stage(of_head(StageKind::Weights, 0)).row(2).sum(), 0.0f);
   EXPECT_FLOAT_EQ(doc.stage(of_head(StageKind::SinkShare, 0))(2, 0), 1.0f);
@@ -77,7 +77,7 @@ TEST(Sinks, EditingASinkMatchesAFullRecomputeAndUndoes) {
 TEST(Sinks, TurningThemOnStartsAtZeroAndHeadsKeepTheirsOnAResize) {
   Document doc(preset("multi-head"));
   ASSERT_EQ(doc.apply(SetToggle{Toggle::Sinks, true}), "");
-  EXPECT_EQ(doc.scenario().sinks, Matrix::Zero(1, 4));
+  EXPECT_EQ(doc.scenario().sinks.get(), Matrix::Zero(1, 4));
   ASSERT_EQ(doc.apply(SetCell{StageId::input(StageKind::Sinks), 0, 1, 1.5f}), "");
   ASSERT_EQ(doc.apply(SetDimension{Dimension::heads, 2}), "");
   EXPECT_EQ(doc.scenario().sinks.cols(), 2);

@@ -44,8 +44,8 @@ TEST(Snapshot, HoldsEveryStageOfThePipelineAsItWas) {
   EXPECT_TRUE(scenarios_identical(*snap.scenario, then));
   // It keeps what the engine keeps and the scenario, not a copy of every stage.
   std::uint64_t inputs = 0;
-  for (const Matrix* m : {&then.X, &then.W_q, &then.W_k, &then.W_v, &then.W_o, &then.b_q, &then.b_k, &then.b_v, &then.b_o,
-                          &then.custom_mask})
+  for (const SharedMatrix* m : {&then.X, &then.W_q, &then.W_k, &then.W_v, &then.W_o, &then.b_q, &then.b_k, &then.b_v,
+                                &then.b_o, &then.custom_mask, &then.X_kv, &then.sinks})
     inputs += static_cast<std::uint64_t>(m->size()) * 4u;
   EXPECT_EQ(snap.bytes(), snap.engine.bytes_kept() + inputs);
 }

@@ -41,13 +41,13 @@ inline ::testing::AssertionResult scenarios_identical(const Scenario& a, const S
   if (a.tokens != b.tokens) return fail() << "tokens differ (" << a.tokens.size() << " vs " << b.tokens.size() << ")";
   if (a.features != b.features)
     return fail() << "features differ (" << a.features.size() << " vs " << b.features.size() << ")";
-  const std::pair<const char*, const Matrix Scenario::*> matrices[] = {
+  const std::pair<const char*, const SharedMatrix Scenario::*> matrices[] = {
       {"X", &Scenario::X},     {"W_q", &Scenario::W_q}, {"W_k", &Scenario::W_k},
       {"W_v", &Scenario::W_v}, {"W_o", &Scenario::W_o}, {"b_q", &Scenario::b_q},
       {"b_k", &Scenario::b_k}, {"b_v", &Scenario::b_v}, {"b_o", &Scenario::b_o},
-      {"custom_mask", &Scenario::custom_mask}};
+      {"custom_mask", &Scenario::custom_mask}, {"X_kv", &Scenario::X_kv}, {"sinks", &Scenario::sinks}};
   for (const auto& [name, member] : matrices)
-    if (auto r = matrices_identical(a.*member, b.*member, name); !r) return r;
+    if (auto r = matrices_identical((a.*member).get(), (b.*member).get(), name); !r) return r;
   if (a.heads != b.heads) return fail() << "heads: " << a.heads << " vs " << b.heads;
   if (a.mask_kind != b.mask_kind)
     return fail() << "mask kind: " << to_string(a.mask_kind) << " vs " << to_string(b.mask_kind);
@@ -195,7 +195,7 @@ inline Scenario random_scenario(std::uint32_t seed, const RandomOptions& o) {
   if (o.mask == MaskKind::Custom) {
     s.custom_mask = Matrix::Ones(o.T, o.T);
     std::bernoulli_distribution off(0.3);
-    for (Eigen::Index i = 0; i < s.custom_mask.size(); ++i) s.custom_mask.data()[i] = off(rng) ? 0.0f : 1.0f;
+    for (Eigen::Index i = 0; i < s.custom_mask.size(); ++i) s.custom_mask.edit().data()[i] = off(rng) ? 0.0f : 1.0f;
   }
   s.seed = seed;
   return s;

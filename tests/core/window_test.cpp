@@ -84,7 +84,7 @@ TEST(Window, EditingAMaskCellStartsACustomMaskFromTheWindow) {
   EXPECT_EQ(doc.scenario().mask_kind, MaskKind::Custom);
   Matrix expected = windowed("book", 2).effective_mask();
   expected(4, 0) = 1.0f;
-  EXPECT_EQ(doc.scenario().custom_mask, expected);
+  EXPECT_EQ(doc.scenario().custom_mask.get(), expected);
 }
 
 TEST(Window, RandomEditsUnderAWindowMatchAFullRecompute) {

@@ -6,6 +6,7 @@
 #include "attention_lab/engine.h"
 #include "attention_lab/matrix.h"
 #include "attention_lab/scenario.h"
+#include "attention_lab/shared_matrix.h"
 #include "attention_lab/stage_id.h"
 
 #include <memory>
@@ -34,7 +35,7 @@ struct SetCell {
 // A whole input matrix at once (randomize, paste). Must keep its shape.
 struct SetMatrix {
   StageId target;
-  Matrix value;
+  SharedMatrix value;  // shared with the scenario it is applied to and with its undo entry
   std::string label = "set";
 };
 
@@ -61,7 +62,7 @@ struct SetDimension {
 // Chooses the mask kind; `custom` also replaces the custom 0/1 matrix.
 struct SetMask {
   MaskKind kind = MaskKind::None;
-  std::optional<Matrix> custom;
+  std::optional<SharedMatrix> custom;
   int window = -1;  // the window's width (Scenario::window); -1 keeps the scenario's
 };
 

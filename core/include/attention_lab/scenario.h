@@ -4,6 +4,7 @@
 // here is derived.
 
 #include "attention_lab/matrix.h"
+#include "attention_lab/shared_matrix.h"
 #include "attention_lab/stage_id.h"
 
 #include <cstdint>
@@ -74,18 +75,18 @@ struct Scenario {
   // rows of W_q, W_k and W_v. Empty list = none; empty entries show the index.
   std::vector<std::string> features;
 
-  Matrix X;     // T × d_model
+  SharedMatrix X;     // T × d_model
   // Cross-attention (seed 002: decoder queries over encoder keys and values):
   // K and V are projected from X_kv (T_k × d_kv), Q from X. Empty: self-attention.
-  Matrix X_kv;
+  SharedMatrix X_kv;
   std::vector<std::string> tokens_kv;  // T_k labels of X_kv's rows (as tokens)
-  Matrix W_q;   // d_model × h·d_k
-  Matrix W_k;   // d_kv × kv·d_k (kv = kv_heads, or h without grouping; d_kv = d_model without X_kv)
-  Matrix W_v;   // d_kv × kv·d_v
-  Matrix W_o;   // h·d_v × d_out, used only when use_w_o
+  SharedMatrix W_q;   // d_model × h·d_k
+  SharedMatrix W_k;   // d_kv × kv·d_k (kv = kv_heads, or h without grouping; d_kv = d_model without X_kv)
+  SharedMatrix W_v;   // d_kv × kv·d_v
+  SharedMatrix W_o;   // h·d_v × d_out, used only when use_w_o
   // Biases are 1 × width rows so they edit like any other matrix.
-  Matrix b_q, b_k, b_v;  // used only when use_bias
-  Matrix b_o;            // 1 × d_out, used only when use_output_bias
+  SharedMatrix b_q, b_k, b_v;  // used only when use_bias
+  SharedMatrix b_o;            // 1 × d_out, used only when use_output_bias
 
   int heads = 1;
   // Grouped-query attention (Ainslie et al. 2023): K and V have this many
@@ -93,7 +94,7 @@ struct Scenario {
   // 0 = one per query head, plain multi-head attention.
   int kv_heads = 0;
   MaskKind mask_kind = MaskKind::None;
-  Matrix custom_mask;  // T × T_k of 0/1 (1 = may attend); kept even when another kind is active
+  SharedMatrix custom_mask;  // T × T_k of 0/1 (1 = may attend); kept even when another kind is active
   int window = 0;      // keys a query sees with MaskKind::Window (≥ 1); kept like custom_mask
   bool scale = true;
   float temperature = 1.0f;
@@ -107,7 +108,7 @@ struct Scenario {
   // Attention sinks (as in gpt-oss): one learned logit per head that joins
   // every softmax row and takes its share of the weight, which is then
   // dropped, so rows sum to less than 1. 1 × heads, used only when use_sinks.
-  Matrix sinks;
+  SharedMatrix sinks;
   bool use_sinks = false;
 
   // Seed of the generator that fills cells a dimension change creates.
@@ -124,7 +125,7 @@ struct Scenario {
   int d_model() const { return static_cast<int>(X.cols()); }
   bool cross() const { return X_kv.size() > 0; }
   // What K and V are projected from: X_kv with cross-attention, else X.
-  const Matrix& kv_source() const { return cross() ? X_kv : X; }
+  const SharedMatrix& kv_source() const { return cross() ? X_kv : X; }
   // The label of key token t (of X_kv with cross-attention, else of X).
   std::string key_label(int t) const;
   // The number of K/V heads actually used (heads without grouping).

@@ -84,7 +84,7 @@ struct StageSpec {
   Requires requires_setting;
   ViewKind view;
   StageKind storage;     // what a view shows (HeadQ → Q, Concat → Context); the kind itself when Stored
-  Matrix Scenario::*member;  // where an input lives in the scenario (nullptr: the mask, computed stages)
+  SharedMatrix Scenario::*member;  // where an input lives in the scenario (nullptr: the mask, computed stages)
   Trace trace;           // where `trace` writes it
   // Words and math; `h` is the head (0 for layer stages).
   const char* title;                                            // "Attention scores"

@@ -229,7 +229,7 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
         out += seg * heads_[uz(h)].cscale[uz(i)];
         pinned = pinned || (row_pins_[uz(ix(h) * T + i)] & kPinContext);
       }
-      if (pinned) out.noalias() = concat_.row(i) * s.W_o;  // context pins: from concat
+      if (pinned) out.noalias() = concat_.row(i) * s.W_o.get();  // context pins: from concat
       if (s.use_output_bias) out += s.b_o.row(0);
       apply_row_pins(StageKind::Output, 0, i);
       out_age_[uz(i)] = 0;
@@ -444,7 +444,7 @@ void Engine::edit_v_column(Index c) {
   const Index dv = dims_.d_v;
   const int block = static_cast<int>(c / dv);
   const Index cl = c - ix(block) * dv;
-  V_.col(c).noalias() = s.kv_source() * s.W_v.col(c);
+  V_.col(c).noalias() = s.kv_source().get() * s.W_v.col(c);
   if (s.use_bias) V_.col(c).array() += s.b_v(0, c);
   const StageId vid{StageKind::V, 0};
   for (auto it = pins_.lower_bound(PinKey{vid, 0, 0}); it != pins_.end() && it->first.stage == vid; ++it)

@@ -296,7 +296,7 @@ void Engine::full_output(Work* work) {
     constexpr Index kChunk = 256;
     for (Index r0 = 0; r0 < T; r0 += kChunk) {
       const Index rows = std::min(kChunk, T - r0);
-      block_product(concat_.middleRows(r0, rows), s.W_o, output_.middleRows(r0, rows));
+      block_product(concat_.middleRows(r0, rows), s.W_o.get(), output_.middleRows(r0, rows));
       if (work) {
         work->step(2.0 * static_cast<double>(rows * s.W_o.rows() * s.W_o.cols()));
         work->check();
@@ -326,7 +326,7 @@ void Engine::output_row(Index i) {
       for (int h = 0; h < dims_.heads; ++h)
         out += R_.row(i).segment(ix(h) * dout, dout) * heads_[uz(h)].cscale[uz(i)];
     } else {
-      out.noalias() = concat_.row(i) * s.W_o;
+      out.noalias() = concat_.row(i) * s.W_o.get();
     }
   } else {
     out = concat_.row(i);

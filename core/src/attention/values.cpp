@@ -341,7 +341,7 @@ MatrixView Engine::stage(StageId id) const {
     case StageKind::X: case StageKind::W_q: case StageKind::W_k: case StageKind::W_v: case StageKind::b_q:
     case StageKind::b_k: case StageKind::b_v: case StageKind::W_o: case StageKind::b_o: case StageKind::Sinks:
     case StageKind::X_kv:
-      return s.*spec(id.kind).member;  // an input: the scenario's own matrix
+      return (s.*spec(id.kind).member).get();  // an input: the scenario's own matrix
     case StageKind::Mask: return mask_;
     case StageKind::Q: return Q_;
     case StageKind::K: return K_;

@@ -47,7 +47,7 @@ std::string cell(StageId id, int r, int c) {
   return to_string(id) + "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
 }
 
-Matrix* input_matrix(Scenario& s, StageKind kind) {
+SharedMatrix* input_matrix(Scenario& s, StageKind kind) {
   const auto member = spec(kind).member;
   return member ? &(s.*member) : nullptr;
 }
@@ -96,6 +96,14 @@ Matrix regrow(const Matrix& old, int rows, int cols, int old_block, int new_bloc
   for (int b = 0; b < blocks; ++b)
     m.block(0, to_index(b * new_block), r, w) = old.block(0, to_index(b * old_block), r, w);
   return m;
+}
+
+// regrow() into `m`, which keeps its buffer (shared with the copy an undo
+// entry holds) when neither its shape nor its head blocks change.
+void regrow_in_place(SharedMatrix& m, int rows, int cols, int old_block, int new_block, const Scenario& s,
+                     StageKind kind, int fan_in) {
+  if (m.rows() == rows && m.cols() == cols && old_block == new_block) return;
+  m = regrow(m, rows, cols, old_block, new_block, s, kind, fan_in);
 }
 
 std::string resize(Scenario& s, Dimension which, int value) {
@@ -171,21 +179,21 @@ std::string resize(Scenario& s, Dimension which, int value) {
   // Within the limits but more than this computer has: refuse before allocating.
   if (auto problem = memory_problem(n); !problem.empty()) return std::string(to_string(which)) + ": " + problem;
 
-  s.X = regrow(s.X, n.T, n.d_model, 0, 0, s, StageKind::X, 1);
-  s.W_q = regrow(s.W_q, n.d_model, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_q, n.d_model);
-  s.W_k = regrow(s.W_k, n.d_kv, n.kv_heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_k, n.d_kv);
-  s.W_v = regrow(s.W_v, n.d_kv, n.kv_heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_v, n.d_kv);
+  regrow_in_place(s.X, n.T, n.d_model, 0, 0, s, StageKind::X, 1);
+  regrow_in_place(s.W_q, n.d_model, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_q, n.d_model);
+  regrow_in_place(s.W_k, n.d_kv, n.kv_heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_k, n.d_kv);
+  regrow_in_place(s.W_v, n.d_kv, n.kv_heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_v, n.d_kv);
   if (s.use_bias) {
-    s.b_q = regrow(s.b_q, 1, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_q, 1);
-    s.b_k = regrow(s.b_k, 1, n.kv_heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_k, 1);
-    s.b_v = regrow(s.b_v, 1, n.kv_heads * n.d_v, d.d_v, n.d_v, s, StageKind::b_v, 1);
+    regrow_in_place(s.b_q, 1, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_q, 1);
+    regrow_in_place(s.b_k, 1, n.kv_heads * n.d_k, d.d_k, n.d_k, s, StageKind::b_k, 1);
+    regrow_in_place(s.b_v, 1, n.kv_heads * n.d_v, d.d_v, n.d_v, s, StageKind::b_v, 1);
   }
-  if (s.use_w_o) {
+  if (s.use_w_o && (s.W_o.rows() != n.heads * n.d_v || s.W_o.cols() != n.d_out || d.d_v != n.d_v)) {
     // W_o's rows are head blocks: regrow its transpose by column blocks.
     const Matrix t = s.W_o.transpose();
     s.W_o = regrow(t, n.d_out, n.heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_o, n.heads * n.d_v).transpose();
   }
-  if (s.use_output_bias) s.b_o = regrow(s.b_o, 1, n.d_out, 0, 0, s, StageKind::b_o, 1);
+  if (s.use_output_bias) regrow_in_place(s.b_o, 1, n.d_out, 0, 0, s, StageKind::b_o, 1);
   if (s.use_sinks || s.sinks.size() > 0) {
     // One logit per head: kept heads keep theirs, new ones start at 0.
     Matrix sinks = Matrix::Zero(1, n.heads);
@@ -194,7 +202,7 @@ std::string resize(Scenario& s, Dimension which, int value) {
     s.sinks = sinks;
   }
   if (s.mask_kind == MaskKind::Custom || s.custom_mask.size() > 0)
-    s.custom_mask = regrow(s.custom_mask, n.T, n.T_k, 0, 0, s, StageKind::Mask, 1);
+    regrow_in_place(s.custom_mask, n.T, n.T_k, 0, 0, s, StageKind::Mask, 1);
   // Names that still have a row (column) keep it; new ones are empty, shown as the index.
   if (!s.tokens.empty()) s.tokens.resize(static_cast<std::size_t>(n.T));
   if (!s.features.empty()) s.features.resize(static_cast<std::size_t>(n.d_model));
@@ -282,15 +290,15 @@ struct Applier {
       out.stale.mark_cell(StageKind::Mask, -1, e.row, e.col);
       return;
     }
-    Matrix* m = input_matrix(s, e.target.kind);
+    SharedMatrix* m = input_matrix(s, e.target.kind);
     if (!m) return fail(what + ": expected an input (X, W_q, W_k, W_v, W_o, a bias or the mask); " +
                         to_string(e.target) + " is computed, pin it instead");
     if (auto err = inactive_reason(s, e.target.kind); !err.empty()) return fail(err);
-    if (auto err = check_cell(what, *m, e.row, e.col); !err.empty()) return fail(err);
+    if (auto err = check_cell(what, m->get(), e.row, e.col); !err.empty()) return fail(err);
     if (auto err = check_value(what, e.value); !err.empty()) return fail(err);
-    const float old_value = (*m)(e.row, e.col);
+    const float old_value = m->get()(e.row, e.col);
     out.inverse = SetCell{e.target, e.row, e.col, old_value};
-    (*m)(e.row, e.col) = e.value;
+    m->edit()(e.row, e.col) = e.value;
     out.stale.mark_cell(e.target.kind, head_of_column(s, e.target.kind, e.col), e.row, e.col, old_value);
   }
 
@@ -299,14 +307,14 @@ struct Applier {
     if (e.target.kind == StageKind::Mask) {
       return (*this)(SetMask{MaskKind::Custom, e.value});
     }
-    Matrix* m = input_matrix(s, e.target.kind);
+    SharedMatrix* m = input_matrix(s, e.target.kind);
     if (!m) return fail(what + ": expected an input matrix; computed stages cannot be set");
     if (auto err = inactive_reason(s, e.target.kind); !err.empty()) return fail(err);
     if (e.value.rows() != m->rows() || e.value.cols() != m->cols())
       return fail(what + ": expected " + std::to_string(m->rows()) + " x " + std::to_string(m->cols()) +
                   ", found " + std::to_string(e.value.rows()) + " x " + std::to_string(e.value.cols()));
-    if (!e.value.allFinite()) return fail(what + ": expected finite numbers only");
-    out.inverse = SetMatrix{e.target, *m, e.label};
+    if (!e.value.get().allFinite()) return fail(what + ": expected finite numbers only");
+    out.inverse = SetMatrix{e.target, *m, e.label};  // shares the old buffer: no copy
     *m = e.value;
     out.stale.mark_all_heads(e.target.kind);
   }
@@ -402,7 +410,7 @@ struct Applier {
         return;
       case Toggle::Bias:
         for (StageKind k : {StageKind::b_q, StageKind::b_k, StageKind::b_v})
-          if (Matrix& b = s.*spec(k).member; e.on && b.cols() != stage_cols(k, d))
+          if (SharedMatrix& b = s.*spec(k).member; e.on && b.cols() != stage_cols(k, d))
             b = seeded_matrix(s.seed, k, 1, stage_cols(k, d), 1);
         s.use_bias = e.on;
         for (auto k : {StageKind::b_q, StageKind::b_k, StageKind::b_v}) out.stale.mark_all_heads(k);

@@ -430,14 +430,14 @@ std::string scenario_to_json(const Scenario& s) {
   }
   key("mask");
   if (s.mask_kind == MaskKind::Custom)
-    json_text::write_matrix(out, s.custom_mask, 2);
+    json_text::write_matrix(out, s.custom_mask.get(), 2);
   else if (s.mask_kind == MaskKind::Window)
     out << "{\"window\": " << s.window << "}";
   else
     out << quote(to_string(s.mask_kind));
   key("scale"), out << (s.scale ? "true" : "false");
   if (s.alibi) key("alibi"), out << "true";
-  if (s.use_sinks) key("sinks"), json_text::write_row(out, s.sinks, 0);
+  if (s.use_sinks) key("sinks"), json_text::write_row(out, s.sinks.get(), 0);
   key("temperature"), json_text::write_number(out, s.temperature);
   if (!s.tokens_kv.empty()) {
     key("tokens_kv");
@@ -445,18 +445,18 @@ std::string scenario_to_json(const Scenario& s) {
     for (std::size_t t = 0; t < s.tokens_kv.size(); ++t) out << (t ? ", " : "") << quote(s.tokens_kv[t]);
     out << ']';
   }
-  key("X"), json_text::write_matrix(out, s.X, 2);
-  if (s.cross()) key("X_kv"), json_text::write_matrix(out, s.X_kv, 2);
-  key("W_q"), json_text::write_matrix(out, s.W_q, 2);
-  key("W_k"), json_text::write_matrix(out, s.W_k, 2);
-  key("W_v"), json_text::write_matrix(out, s.W_v, 2);
+  key("X"), json_text::write_matrix(out, s.X.get(), 2);
+  if (s.cross()) key("X_kv"), json_text::write_matrix(out, s.X_kv.get(), 2);
+  key("W_q"), json_text::write_matrix(out, s.W_q.get(), 2);
+  key("W_k"), json_text::write_matrix(out, s.W_k.get(), 2);
+  key("W_v"), json_text::write_matrix(out, s.W_v.get(), 2);
   if (s.use_bias) {
-    key("b_q"), json_text::write_row(out, s.b_q, 0);
-    key("b_k"), json_text::write_row(out, s.b_k, 0);
-    key("b_v"), json_text::write_row(out, s.b_v, 0);
+    key("b_q"), json_text::write_row(out, s.b_q.get(), 0);
+    key("b_k"), json_text::write_row(out, s.b_k.get(), 0);
+    key("b_v"), json_text::write_row(out, s.b_v.get(), 0);
   }
-  if (s.use_w_o) key("W_o"), json_text::write_matrix(out, s.W_o, 2);
-  if (s.use_output_bias) key("b_o"), json_text::write_row(out, s.b_o, 0);
+  if (s.use_w_o) key("W_o"), json_text::write_matrix(out, s.W_o.get(), 2);
+  if (s.use_output_bias) key("b_o"), json_text::write_row(out, s.b_o.get(), 0);
   key("attention_lab");
   out << "{\"seed\": " << s.seed << ", \"pins\": [";
   bool first_pin = true;

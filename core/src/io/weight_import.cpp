@@ -311,7 +311,7 @@ ImportResult adapt(const Scenario& current, const std::map<StageKind, Piece>& pi
   }
 
   // The projections: imported, kept, or regrown around their head blocks.
-  auto place = [&](Matrix& m, const Piece* piece, StageKind kind, int rows, int cols, int old_block, int new_block, int fan_in,
+  auto place = [&](SharedMatrix& m, const Piece* piece, StageKind kind, int rows, int cols, int old_block, int new_block, int fan_in,
                    bool used) {
     if (piece) {
       m = piece->value;

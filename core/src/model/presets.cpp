@@ -182,7 +182,7 @@ Scenario multi_head() {
   s.W_q = Matrix::Zero(D, H * dk);
   s.W_k = Matrix::Zero(D, H * dk);
   // head 0: q = a·R(−θ)·[cos θt, sin θt] = a·[cos θ(t−1), sin θ(t−1)]; k = [cos θt, sin θt]
-  look_back(s.W_q, 0, 1, 3.0f);
+  look_back(s.W_q.edit(), 0, 1, 3.0f);
   s.W_k(0, 0) = 1.0f, s.W_k(1, 1) = 1.0f;
   // head 1: every query carries a constant, only the first token's key answers it
   s.W_q(2, dk + 0) = 3.0f;
@@ -194,8 +194,8 @@ Scenario multi_head() {
   // head 3: q = a·[cos θt, sin θt] matches its own position best
   s.W_q(0, 3 * dk + 0) = 2.0f, s.W_q(1, 3 * dk + 1) = 2.0f;
   s.W_k(0, 3 * dk + 0) = 1.0f, s.W_k(1, 3 * dk + 1) = 1.0f;
-  fill_zeros_with_noise(s.W_q, StageKind::W_q);
-  fill_zeros_with_noise(s.W_k, StageKind::W_k);
+  fill_zeros_with_noise(s.W_q.edit(), StageKind::W_q);
+  fill_zeros_with_noise(s.W_k.edit(), StageKind::W_k);
   // values carry the word features: each head passes on a different slice of them
   s.W_v = seeded_matrix(13, StageKind::W_v, D, H * dk, D) * 0.5f;
   for (int h = 0; h < H; ++h)
@@ -227,18 +227,18 @@ Scenario gqa() {
   s.W_k = Matrix::Zero(D, KV * dk);
   // K/V head 0: [cos θt, sin θt, first token, 0]
   s.W_k(0, 0) = 1.0f, s.W_k(1, 1) = 1.0f, s.W_k(3, 2) = 2.0f;
-  look_back(s.W_q, 0 * dk, 1, 3.0f);           // head 0: the previous token
+  look_back(s.W_q.edit(), 0 * dk, 1, 3.0f);           // head 0: the previous token
   s.W_q(2, 1 * dk + 2) = 3.0f;                 // head 1: the first token
   s.W_q(0, 2 * dk) = 2.0f, s.W_q(1, 2 * dk + 1) = 2.0f;  // head 2: itself
-  look_back(s.W_q, 3 * dk, 2, 3.0f);           // head 3: two tokens back
+  look_back(s.W_q.edit(), 3 * dk, 2, 3.0f);           // head 3: two tokens back
   // K/V head 1: [noun, verb, determiner, animate]
   s.W_k(4 + 1, dk + 0) = 1.5f, s.W_k(4 + 2, dk + 1) = 1.5f, s.W_k(4 + 0, dk + 2) = 1.5f, s.W_k(4 + 6, dk + 3) = 1.5f;
   s.W_q(2, 4 * dk + 0) = 3.0f;                          // head 4: nouns
   s.W_q(2, 5 * dk + 1) = 3.0f;                          // head 5: verbs
   s.W_q(2, 6 * dk + 2) = 3.0f;                          // head 6: determiners
   s.W_q(4 + 5, 7 * dk + 3) = 3.0f, s.W_q(2, 7 * dk + 3) = 0.3f;  // head 7: 'it' asks for the animate noun
-  fill_zeros_with_noise(s.W_q, StageKind::W_q);
-  fill_zeros_with_noise(s.W_k, StageKind::W_k);
+  fill_zeros_with_noise(s.W_q.edit(), StageKind::W_q);
+  fill_zeros_with_noise(s.W_k.edit(), StageKind::W_k);
   // values: K/V head 0 passes on the word features, K/V head 1 the position
   s.W_v = seeded_matrix(13, StageKind::W_v, D, KV * dv, D) * 0.3f;
   for (int j = 0; j < dv; ++j) s.W_v(4 + j, j) += 1.0f, s.W_v(j % 4, dv + j) += 1.0f;
@@ -321,8 +321,8 @@ Scenario translate() {
   s.W_k = Matrix::Zero(5, 4);
   s.W_v = Matrix::Zero(5, 4);
   for (int f = 0; f < 4; ++f) s.W_q(f, f) = 5.0f, s.W_k(f, f) = 1.0f, s.W_v(f, f) = 1.0f;
-  fill_zeros_with_noise(s.W_q, StageKind::W_q);
-  fill_zeros_with_noise(s.W_k, StageKind::W_k);
+  fill_zeros_with_noise(s.W_q.edit(), StageKind::W_q);
+  fill_zeros_with_noise(s.W_k.edit(), StageKind::W_k);
   s.heads = 1;
   s.mask_kind = MaskKind::None;
   return s;
