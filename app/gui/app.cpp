@@ -1032,10 +1032,15 @@ void App::write_probe() const {
   // The labels as shown (an unnamed one as its index), at most 64 of them.
   auto label_list = [&](LabelKind kind) {
     const Scenario& s = state_.doc->scenario();
-    const int n = std::min(kind == LabelKind::Token ? s.T() : s.d_model(), 64);
+    const int count = kind == LabelKind::Token      ? s.T()
+                      : kind == LabelKind::KeyToken ? static_cast<int>(s.X_kv.rows())
+                                                    : s.d_model();
+    const int n = std::min(count, 64);
     std::string list = "[";
     for (int i = 0; i < n; ++i)
-      list += (i ? ", " : "") + json_text::quote(kind == LabelKind::Token ? s.token_label(i) : s.feature_label(i));
+      list += (i ? ", " : "") + json_text::quote(kind == LabelKind::Token      ? s.token_label(i)
+                                                 : kind == LabelKind::KeyToken ? s.key_label(i)
+                                                                               : s.feature_label(i));
     return list + "]";
   };
   const std::optional<CellRef> inspected = state_.hovered ? state_.hovered : state_.selected;
@@ -1084,8 +1089,13 @@ void App::write_probe() const {
       << ", \"file_dialog_error\": " << json_text::quote(state_.file_dialog.error)
       << ", \"text_input\": " << (ImGui::GetIO().WantTextInput ? "true" : "false")
       << ", \"tokens\": " << label_list(LabelKind::Token)
-      << ", \"features\": " << label_list(LabelKind::Feature) << ", \"renaming\": "
-      << (state_.rename.open ? "{\"kind\": \"" + std::string(state_.rename.kind == LabelKind::Feature ? "feature" : "token") +
+      << ", \"features\": " << label_list(LabelKind::Feature)
+      << ", \"key_tokens\": " << label_list(LabelKind::KeyToken) << ", \"T_k\": " << state_.doc->scenario().X_kv.rows()
+      << ", \"renaming\": "
+      << (state_.rename.open ? "{\"kind\": \"" +
+                                   std::string(state_.rename.kind == LabelKind::Feature    ? "feature"
+                                               : state_.rename.kind == LabelKind::KeyToken ? "key token"
+                                                                                           : "token") +
                                    "\", \"index\": " + std::to_string(state_.rename.index) +
                                    ", \"editing\": " + (state_.rename.editing ? "true" : "false") +
                                    ", \"text\": " + json_text::quote(state_.rename.buffer) + "}"

@@ -201,3 +201,81 @@ TEST(CrossAttention, TheTranslatePresetAlignsEachFrenchWordWithItsEnglishWord) {
     EXPECT_GT(w(t, expected[t]), 0.6f) << s.token_label(t);
   }
 }
+
+TEST(CrossAttention, TkAndDkvResizeXkvKeepingWhatFits) {
+  RandomOptions o;
+  o.T = 4, o.heads = 2, o.d_k = 3, o.w_o = true, o.mask = MaskKind::Custom;
+  Scenario s = crossed(61, o, 6, 5);
+  s.tokens_kv = {"a", "b", "c", "d", "e", "f"};
+  s.pins[PinKey{of_head(StageKind::Scores, 1), 3, 5}] = 2.0f;  // on key 5: gone when T_k = 4
+  s.pins[PinKey{of_head(StageKind::Scores, 0), 1, 2}] = -1.0f;
+  Document doc(s);
+  ASSERT_EQ(doc.apply(SetDimension{Dimension::T_k, 4}), "");
+  const Scenario& g = doc.scenario();
+  EXPECT_EQ(g.X_kv.get(), s.X_kv.get().topRows(4));
+  EXPECT_EQ(g.custom_mask.get(), s.custom_mask.get().leftCols(4));
+  EXPECT_EQ(g.tokens_kv, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_TRUE(g.W_k.shares_buffer_with(s.W_k));  // untouched: still one buffer
+  EXPECT_EQ(g.pins.size(), 1u);
+  EXPECT_EQ(doc.stage(of_head(StageKind::Weights, 0)).cols(), 4);
+  Engine fresh;
+  fresh.recompute_all(g);
+  EXPECT_TRUE(attention_lab::test::engines_near(doc.engine(), fresh));
+  // d_kv: X_kv's columns and the rows of W_k and W_v, what fits kept
+  ASSERT_EQ(doc.apply(SetDimension{Dimension::d_kv, 7}), "");
+  EXPECT_EQ(doc.scenario().X_kv.cols(), 7);
+  EXPECT_EQ(doc.scenario().X_kv.get().leftCols(5), s.X_kv.get().topRows(4));
+  EXPECT_EQ(doc.scenario().W_k.get().topRows(5), s.W_k.get());
+  EXPECT_EQ(doc.scenario().W_v.rows(), 7);
+  fresh.recompute_all(doc.scenario());
+  EXPECT_TRUE(attention_lab::test::engines_near(doc.engine(), fresh));
+  // undo brings the first scenario back exactly
+  ASSERT_TRUE(doc.undo());
+  ASSERT_TRUE(doc.undo());
+  EXPECT_TRUE(attention_lab::test::scenarios_identical(doc.scenario(), s));
+  EXPECT_EQ(doc.scenario().tokens_kv.size(), 6u);
+}
+
+TEST(CrossAttention, TkAndDkvAreRefusedWhereTheyMeanNothingOrTooMuch) {
+  RandomOptions o;
+  o.T = 4;
+  Scenario self = random_scenario(62, o);
+  EXPECT_EQ(apply_edit(self, SetDimension{Dimension::T_k, 3}).error,
+            "T_k: this is self-attention, whose keys are the tokens themselves (change T); give the scenario an X_kv for "
+            "cross-attention");
+  EXPECT_EQ(apply_edit(self, SetDimension{Dimension::d_kv, 3}).error,
+            "d_kv: this is self-attention, whose keys are the tokens themselves (change d_model); give the scenario an "
+            "X_kv for cross-attention");
+  Scenario s = crossed(63, o, 4, 5);
+  EXPECT_EQ(apply_edit(s, SetDimension{Dimension::T_k, 0}).error, "T_k: expected 1 to 4096, found 0");
+  EXPECT_EQ(apply_edit(s, SetDimension{Dimension::d_kv, 5000}).error.rfind("d_kv: expected 1 to 2048, found 5000", 0), 0u);
+  // a causal mask needs T_k = T: T_k may not leave it
+  s.mask_kind = MaskKind::Causal;
+  ASSERT_EQ(validate(s), "");
+  EXPECT_EQ(apply_edit(s, SetDimension{Dimension::T_k, 5}).error,
+            "T_k: a causal mask needs as many queries as keys (T_k = 5), found T = 4; choose mask none or custom first");
+  EXPECT_EQ(s.X_kv.rows(), 4);  // nothing changed
+}
+
+TEST(CrossAttention, KeyTokensAreRenamedOneAtATimeAndUndone) {
+  RandomOptions o;
+  Scenario s = crossed(64, o, 3, 4);  // no tokens_kv: shown as t0, t1, t2
+  Document doc(s);
+  ASSERT_EQ(doc.apply(SetTokenLabel{1, "chat", true}), "");
+  EXPECT_EQ(doc.scenario().tokens_kv, (std::vector<std::string>{"", "chat", ""}));
+  EXPECT_EQ(doc.scenario().key_label(1), "chat");
+  EXPECT_TRUE(doc.scenario().tokens.empty());  // the queries' tokens are another list
+  ASSERT_EQ(doc.apply(SetTokenLabel{2, "noir", true}), "");
+  EXPECT_EQ(doc.undo_label(), "key token 2 = \"noir\"");
+  ASSERT_TRUE(doc.undo());
+  ASSERT_TRUE(doc.undo());
+  EXPECT_TRUE(doc.scenario().tokens_kv.empty());  // exactly as before: no names at all
+  EXPECT_EQ(doc.apply(SetTokenLabel{3, "x", true}),
+            "key token label: expected an index from 0 to 2, found 3 (T_k = 3)");
+  EXPECT_EQ(doc.apply(SetLabels{LabelList::KeyTokens, {"a", "b"}}), "tokens_kv: expected 3 labels (T_k) or none, found 2");
+  ASSERT_EQ(doc.apply(SetLabels{LabelList::KeyTokens, {"a", "b", "c"}}), "");
+  EXPECT_EQ(doc.scenario().key_label(2), "c");
+  Document self(random_scenario(65, o));
+  EXPECT_EQ(self.apply(SetTokenLabel{0, "x", true}),
+            "key token label: this is self-attention, whose keys are the tokens; rename the token instead");
+}

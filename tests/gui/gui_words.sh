@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Edit the words: double-clicking a token label (rows of X) or a feature label
 # (columns of X) renames it in place with real X input; Enter applies one
-# undoable edit, Esc cancels, Ctrl+Z restores. Also: --lesson with an unknown
+# undoable edit, Esc cancels, Ctrl+Z restores; with cross-attention the key
+# tokens (rows of X_kv) too, and T_k resizes X_kv. Also: --lesson with an unknown
 # name lists the built-in lessons.
 # usage: gui_words.sh APP_BINARY [OUT_DIR]
 set -u
@@ -130,7 +131,40 @@ if double_click_label 'weights[0]' col 5 '{"kind": "token", "index": 5, "editing
 fi
 stop_app
 
-# 6. --lesson with a name that is not a lesson lists the ones there are.
+# 6. Cross-attention: a column label of the weights names a row of X_kv (a key
+#    token); renaming it changes the keys' names only, Ctrl+Z restores. Then
+#    typing 3 into "T_k (keys)" drops the last two English tokens.
+key_token() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[$1])" "$(get key_tokens)"; }
+start_app --preset translate --step 6
+[ "$(key_token 2)" = cat ] || fail "translate's key token 2 is '$(key_token 2)', expected 'cat'"
+if double_click_label 'weights[0]' col 2 '{"kind": "key token", "index": 2, "editing": true}'; then
+  type_name "kitty"
+  shot "rename-key-token"
+  xdotool key Return
+  python3 "$here/probe.py" "$probe" wait renaming null || fail "Enter did not close the rename popup (key token)"
+  [ "$(key_token 2)" = kitty ] || fail "renaming key token 2 gave '$(key_token 2)', expected 'kitty'"
+  [ "$(token 2)" = noir ] || fail "renaming a key token changed query token 2 to '$(token 2)'"
+  shot "renamed-key-token"
+  xdotool key --clearmodifiers ctrl+z
+  python3 "$here/probe.py" "$probe" wait key_tokens '["the", "black", "cat", "sleeps", "."]' 5 ||
+    fail "Ctrl+Z did not undo the key token's rename ($(get key_tokens))"
+fi
+if rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['T_k'])" "$probe"); then
+  read -r x0 y0 x1 y1 <<<"$rect"
+  xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 15))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")" click 1
+  settle 2
+  xdotool key ctrl+a type 3
+  xdotool key Return
+  python3 "$here/probe.py" "$probe" wait T_k 3 || fail "typing 3 into T_k gave T_k = $(get T_k)"
+  python3 "$here/probe.py" "$probe" wait key_tokens '["the", "black", "cat"]' 5 || fail "T_k = 3 kept key tokens $(get key_tokens)"
+  settle 3
+  shot "t_k-3"
+else
+  fail "the T_k input is not on the probe's items"
+fi
+stop_app
+
+# 7. --lesson with a name that is not a lesson lists the ones there are.
 "$app" --lesson nonexistent --screenshot "$out/none.png" 2>"$out/lesson-error.txt"
 code=$?
 [ $code -eq 2 ] || fail "--lesson nonexistent exited $code, expected 2"

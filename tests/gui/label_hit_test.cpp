@@ -92,3 +92,16 @@ TEST(LabelHit, ATransposedDrawingSwapsTheSides) {
   EXPECT_EQ(col->index, 4);
   EXPECT_FALSE(label_name(k, true, LabelHit{false, 6}));  // beyond the tokens
 }
+
+TEST(LabelHit, CrossAttentionKeyLabelsNameTheRowsOfXkv) {
+  const Scenario s = *make_preset("translate");  // 4 French queries over 5 English keys
+  const StageInfo a = describe_stage(s, StageId::of_head(StageKind::Weights, 0));
+  const auto row = label_name(a, false, LabelHit{true, 1});
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->kind, LabelKind::Token);
+  const auto col = label_name(a, false, LabelHit{false, 4});
+  ASSERT_TRUE(col);
+  EXPECT_EQ(col->kind, LabelKind::KeyToken);
+  EXPECT_EQ(col->index, 4);
+  EXPECT_FALSE(label_name(a, false, LabelHit{false, 5}));  // past T_k
+}

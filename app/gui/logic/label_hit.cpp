@@ -25,8 +25,7 @@ std::optional<LabelName> label_name(const StageInfo& info, bool transposed, cons
   const bool stage_row = hit.row != transposed;
   const LabelKind kind = stage_row ? info.row_label_kind : info.col_label_kind;
   const int count = stage_row ? info.rows : info.cols;
-  // (X_kv's token names are not renamed in the app yet)
-  if (kind == LabelKind::Index || kind == LabelKind::KeyToken || hit.index < 0 || hit.index >= count) return std::nullopt;
+  if (kind == LabelKind::Index || hit.index < 0 || hit.index >= count) return std::nullopt;
   return LabelName{kind, hit.index};
 }
 

@@ -111,13 +111,12 @@ void draw_controls_panel(AppState& state) {
   dimension_input(state, "d_v", Dimension::d_v, d.d_v, kMaxHeadDim, "Width of each head's values");
   if (s.use_w_o) dimension_input(state, "d_out", Dimension::d_out, d.d_out, kMaxModelDim, "Columns of W_o");
   if (s.cross()) {
-    // the keys' sequence is read from the file; its size is shown, not changed here
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("Cross-attention: keys and values from X_kv, T_k = %d rows of d_kv = %d", d.T_k, d.d_kv);
-    ImGui::PopStyleColor();
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Queries come from X (T = %d), keys and values from another sequence, X_kv:\n"
-                        "the scores have a row per query and a column per row of X_kv.", d.T);
+    dimension_input(state, "T_k (keys)", Dimension::T_k, d.T_k, kMaxTokens,
+                    "Cross-attention: rows of X_kv, the sequence the queries read from\n(the scores' columns; a custom mask "
+                    "keeps what fits)");
+    state.note_item("T_k");
+    dimension_input(state, "d_kv", Dimension::d_kv, d.d_kv, kMaxModelDim,
+                    "Cross-attention: width of X_kv's rows, and rows of W_k and W_v");
   }
 
   ImGui::Separator();

@@ -10,9 +10,11 @@ namespace attention_lab::gui {
 namespace {
 
 const std::vector<std::string>& names_of(const Scenario& s, LabelKind kind) {
-  return kind == LabelKind::Feature ? s.features : s.tokens;
+  return kind == LabelKind::Feature ? s.features : kind == LabelKind::KeyToken ? s.tokens_kv : s.tokens;
 }
-int count_of(const Scenario& s, LabelKind kind) { return kind == LabelKind::Feature ? s.d_model() : s.T(); }
+int count_of(const Scenario& s, LabelKind kind) {
+  return kind == LabelKind::Feature ? s.d_model() : kind == LabelKind::KeyToken ? static_cast<int>(s.X_kv.rows()) : s.T();
+}
 
 }  // namespace
 
@@ -31,7 +33,7 @@ void AppState::start_rename(LabelKind kind, int index) {
 
 Edit rename_edit(LabelKind kind, int index, std::string name) {
   if (kind == LabelKind::Feature) return SetFeatureLabel{index, std::move(name)};
-  return SetTokenLabel{index, std::move(name)};
+  return SetTokenLabel{index, std::move(name), kind == LabelKind::KeyToken};
 }
 
 void draw_rename_popup(AppState& state) {
@@ -49,9 +51,12 @@ void draw_rename_popup(AppState& state) {
     r.open = false;
     return;
   }
-  const bool token = r.kind == LabelKind::Token;
-  const std::string shown = token ? s.token_label(r.index) : s.feature_label(r.index);
-  ImGui::Text("Rename %s %d ('%s')", token ? "token" : "feature", r.index, shown.c_str());
+  const bool token = r.kind != LabelKind::Feature;
+  const std::string shown = r.kind == LabelKind::KeyToken ? s.key_label(r.index)
+                            : token                       ? s.token_label(r.index)
+                                                          : s.feature_label(r.index);
+  const char* what = r.kind == LabelKind::KeyToken ? "key token (X_kv row)" : token ? "token" : "feature";
+  ImGui::Text("Rename %s %d ('%s')", what, r.index, shown.c_str());
   if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
   // The hint is what an empty name shows: the index.
   const std::string hint = token ? "t" + std::to_string(r.index) : std::to_string(r.index);

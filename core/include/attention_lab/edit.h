@@ -17,7 +17,8 @@
 
 namespace attention_lab {
 
-enum class Dimension { T, d_model, heads, kv_heads, d_k, d_v, d_out };
+// T_k and d_kv are the rows and columns of X_kv: they exist with cross-attention only.
+enum class Dimension { T, d_model, heads, kv_heads, d_k, d_v, d_out, T_k, d_kv };
 enum class Toggle { Scale, Bias, OutputProjection, OutputBias, Alibi, Sinks };
 
 const char* to_string(Dimension d);
@@ -81,9 +82,11 @@ struct SetRope {
 };
 
 // Renames token `index` (a row of X); "" shows the index again.
+// With `key`, renames row `index` of X_kv instead (cross-attention's key tokens).
 struct SetTokenLabel {
   int index = 0;
   std::string label;
+  bool key = false;
 };
 
 // Renames feature `index` (a column of X, a row of W_q, W_k and W_v).
@@ -92,7 +95,7 @@ struct SetFeatureLabel {
   std::string label;
 };
 
-enum class LabelList { Tokens, Features };
+enum class LabelList { Tokens, Features, KeyTokens };  // KeyTokens: X_kv's rows (tokens_kv)
 
 // Replaces a whole list of labels; {} means "none, show the indices". It is
 // the inverse of the first rename in a scenario without names, which is

@@ -24,7 +24,7 @@ enum class LabelKind {
   Index,    // a dimension index or "bias": not a name the user chose
   Token,    // a token of the scenario (a row of X)
   Feature,  // a feature of the scenario (a column of X)
-  KeyToken, // a row of X_kv (cross-attention): a name, renamed in the file for now
+  KeyToken, // a row of X_kv (cross-attention): SetTokenLabel with key
 };
 
 // How a user may change a stage's cells.

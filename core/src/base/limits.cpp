@@ -13,14 +13,18 @@ namespace attention_lab::limits {
 std::uint64_t estimated_bytes(const Dims& d) {
   // In double: the sizes come from files and may be absurd (T = 10^9 gives
   // 10^18 cells per head), and an overflowed uint64 would read as "small".
+  // Keys: T_k rows of d_kv from X_kv with cross-attention (0 in a Dims that
+  // never set them: self-attention, keys are the tokens), kv_heads of K and V.
   const double T = d.T, D = d.d_model, H = d.heads, wk = H * d.d_k, wv = H * d.d_v, out = d.d_out;
-  const double floats = T * D                 // X
-                        + D * (2 * wk + wv)   // W_q, W_k, W_v
-                        + wv * out            // W_o
-                        + T * (2 * wk + wv)   // Q, K, V
-                        + 2 * H * T * T       // scores, weights
-                        + 2 * T * T           // mask, cache of the stage on screen
-                        + T * wv + T * out;   // concat, output
+  const double Tk = d.T_k > 0 ? d.T_k : T, Dkv = d.d_kv > 0 ? d.d_kv : D;
+  const double KV = d.kv_heads > 0 ? d.kv_heads : H, kvk = KV * d.d_k, kvv = KV * d.d_v;
+  const double floats = T * D + Tk * Dkv * (d.T_k > 0 ? 1 : 0)  // X, X_kv (self-attention: X again, an upper bound)
+                        + D * wk + Dkv * (kvk + kvv)  // W_q, W_k, W_v
+                        + wv * out                    // W_o
+                        + T * wk + Tk * (kvk + kvv)   // Q, K, V
+                        + 2 * H * T * Tk              // scores, weights
+                        + 2 * T * Tk                  // mask, cache of the stage on screen
+                        + T * wv + T * out;           // concat, output
   const double bytes = floats * sizeof(float);
   constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
   if (!(bytes < static_cast<double>(kMax))) return kMax;

@@ -30,7 +30,8 @@ bool covers(const Edit& earlier, const Edit& later) {
   }
   if (const auto* a = std::get_if<SetLabels>(&earlier)) {  // the whole list of that kind
     if (const auto* b = std::get_if<SetLabels>(&later)) return a->which == b->which;
-    if (std::holds_alternative<SetTokenLabel>(later)) return a->which == LabelList::Tokens;
+    if (const auto* b = std::get_if<SetTokenLabel>(&later))
+      return a->which == (b->key ? LabelList::KeyTokens : LabelList::Tokens);
     if (std::holds_alternative<SetFeatureLabel>(later)) return a->which == LabelList::Features;
     return false;
   }
@@ -41,7 +42,10 @@ bool covers(const Edit& earlier, const Edit& later) {
   }
   if (const auto* a = std::get_if<SetPin>(&earlier)) return a->key == std::get<SetPin>(later).key;
   if (const auto* a = std::get_if<SetToggle>(&earlier)) return a->which == std::get<SetToggle>(later).which;
-  if (const auto* a = std::get_if<SetTokenLabel>(&earlier)) return a->index == std::get<SetTokenLabel>(later).index;
+  if (const auto* a = std::get_if<SetTokenLabel>(&earlier)) {
+    const auto& b = std::get<SetTokenLabel>(later);
+    return a->index == b.index && a->key == b.key;
+  }
   if (const auto* a = std::get_if<SetFeatureLabel>(&earlier)) return a->index == std::get<SetFeatureLabel>(later).index;
   // SetMask, SetTemperature and SetRope restore the whole mask or the whole setting.
   return std::holds_alternative<SetMask>(earlier) || std::holds_alternative<SetTemperature>(earlier) ||

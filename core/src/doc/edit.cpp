@@ -19,6 +19,8 @@ const char* to_string(Dimension d) {
     case Dimension::d_k: return "d_k";
     case Dimension::d_v: return "d_v";
     case Dimension::d_out: return "d_out";
+    case Dimension::T_k: return "T_k";
+    case Dimension::d_kv: return "d_kv";
   }
   return "?";
 }
@@ -125,6 +127,8 @@ std::string resize(Scenario& s, Dimension which, int value) {
         case Dimension::d_k: wanted.d_k = value; break;
         case Dimension::d_v: wanted.d_v = value; break;
         case Dimension::d_out: wanted.d_out = value; break;
+        case Dimension::T_k: wanted.T_k = value; break;
+        case Dimension::d_kv: wanted.d_kv = value; break;
       }
       msg += " (size limit; that size would need about " + format_bytes(estimated_bytes(wanted)) + ")";
     }
@@ -162,6 +166,14 @@ std::string resize(Scenario& s, Dimension which, int value) {
       err = bad(kMaxModelDim);
       n.d_out = value;
       break;
+    case Dimension::T_k:
+    case Dimension::d_kv:
+      if (!s.cross())
+        return std::string(to_string(which)) + ": this is self-attention, whose keys are the tokens themselves (" +
+               (which == Dimension::T_k ? "change T" : "change d_model") + "); give the scenario an X_kv for cross-attention";
+      err = bad(which == Dimension::T_k ? kMaxTokens : kMaxModelDim);
+      (which == Dimension::T_k ? n.T_k : n.d_kv) = value;
+      break;
   }
   if (!err.empty()) return err;
   if (n.heads * n.d_k > kMaxProjectionWidth || n.heads * n.d_v > kMaxProjectionWidth)
@@ -180,6 +192,7 @@ std::string resize(Scenario& s, Dimension which, int value) {
   if (auto problem = memory_problem(n); !problem.empty()) return std::string(to_string(which)) + ": " + problem;
 
   regrow_in_place(s.X, n.T, n.d_model, 0, 0, s, StageKind::X, 1);
+  if (s.cross()) regrow_in_place(s.X_kv, n.T_k, n.d_kv, 0, 0, s, StageKind::X_kv, 1);
   regrow_in_place(s.W_q, n.d_model, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_q, n.d_model);
   regrow_in_place(s.W_k, n.d_kv, n.kv_heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_k, n.d_kv);
   regrow_in_place(s.W_v, n.d_kv, n.kv_heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_v, n.d_kv);
@@ -205,6 +218,7 @@ std::string resize(Scenario& s, Dimension which, int value) {
     regrow_in_place(s.custom_mask, n.T, n.T_k, 0, 0, s, StageKind::Mask, 1);
   // Names that still have a row (column) keep it; new ones are empty, shown as the index.
   if (!s.tokens.empty()) s.tokens.resize(static_cast<std::size_t>(n.T));
+  if (!s.tokens_kv.empty()) s.tokens_kv.resize(static_cast<std::size_t>(n.T_k));
   if (!s.features.empty()) s.features.resize(static_cast<std::size_t>(n.d_model));
   s.heads = n.heads;
   s.kv_heads = n.kv_heads == n.heads ? 0 : n.kv_heads;
@@ -480,47 +494,65 @@ struct Applier {
     out.stale.mark_all_heads(StageKind::Scaled);
   }
 
+  // A label list of the scenario: its entries, how many it has when named,
+  // and what the user calls one and the count.
+  struct Labels {
+    std::vector<std::string>& list;
+    int count;
+    const char* one;    // "token label"
+    const char* all;    // "tokens"
+    const char* count_name;  // "T"
+  };
+  Labels labels(LabelList which) {
+    switch (which) {
+      case LabelList::Features: return {s.features, s.d_model(), "feature name", "features", "d_model"};
+      case LabelList::KeyTokens:
+        return {s.tokens_kv, static_cast<int>(s.X_kv.rows()), "key token label", "tokens_kv", "T_k"};
+      case LabelList::Tokens: break;
+    }
+    return {s.tokens, s.T(), "token label", "tokens", "T"};
+  }
+
   // Renames entry `index` of a label list that has `count` entries when named.
   void rename(LabelList which, int index, const std::string& label) {
-    const bool tokens = which == LabelList::Tokens;
-    const char* what = tokens ? "token label" : "feature name";
-    const int count = tokens ? s.T() : s.d_model();
-    if (index < 0 || index >= count)
-      return fail(std::string(what) + ": expected an index from 0 to " + std::to_string(count - 1) + ", found " +
-                  std::to_string(index) + " (" + (tokens ? "T" : "d_model") + " = " + std::to_string(count) + ")");
-    if (auto e = limits::check_label_length(what, label); !e.empty()) return fail(e);
-    auto& list = tokens ? s.tokens : s.features;
+    const Labels l = labels(which);
+    if (which == LabelList::KeyTokens && !s.cross())
+      return fail("key token label: this is self-attention, whose keys are the tokens; rename the token instead");
+    if (index < 0 || index >= l.count)
+      return fail(std::string(l.one) + ": expected an index from 0 to " + std::to_string(l.count - 1) + ", found " +
+                  std::to_string(index) + " (" + l.count_name + " = " + std::to_string(l.count) + ")");
+    if (auto e = limits::check_label_length(l.one, label); !e.empty()) return fail(e);
+    auto& list = l.list;
     if (list.empty()) {
       // The exact inverse is "no names" again, not `count` empty ones.
       out.inverse = SetLabels{which, {}};
-      list.resize(static_cast<std::size_t>(count));
-    } else if (tokens) {
-      out.inverse = SetTokenLabel{index, list[static_cast<std::size_t>(index)]};
-    } else {
+      list.resize(static_cast<std::size_t>(l.count));
+    } else if (which == LabelList::Features) {
       out.inverse = SetFeatureLabel{index, list[static_cast<std::size_t>(index)]};
+    } else {
+      out.inverse = SetTokenLabel{index, list[static_cast<std::size_t>(index)], which == LabelList::KeyTokens};
     }
     list[static_cast<std::size_t>(index)] = label;
     // Labels change no number. Warnings mention tokens, and every recompute,
     // even of nothing, rebuilds the warnings.
   }
 
-  void operator()(const SetTokenLabel& e) { rename(LabelList::Tokens, e.index, e.label); }
+  void operator()(const SetTokenLabel& e) { rename(e.key ? LabelList::KeyTokens : LabelList::Tokens, e.index, e.label); }
   void operator()(const SetFeatureLabel& e) { rename(LabelList::Features, e.index, e.label); }
 
   void operator()(const SetLabels& e) {
-    const bool tokens = e.which == LabelList::Tokens;
-    const int count = tokens ? s.T() : s.d_model();
-    const char* name = tokens ? "tokens" : "features";
-    if (!e.labels.empty() && e.labels.size() != static_cast<std::size_t>(count))
-      return fail(std::string(name) + ": expected " + std::to_string(count) + " labels (" +
-                  (tokens ? "T" : "d_model") + ") or none, found " + std::to_string(e.labels.size()));
+    const Labels l = labels(e.which);
+    if (e.which == LabelList::KeyTokens && !s.cross() && !e.labels.empty())
+      return fail("tokens_kv: this is self-attention, whose keys are the tokens; name the tokens instead");
+    if (!e.labels.empty() && e.labels.size() != static_cast<std::size_t>(l.count))
+      return fail(std::string(l.all) + ": expected " + std::to_string(l.count) + " labels (" + l.count_name +
+                  ") or none, found " + std::to_string(e.labels.size()));
     for (std::size_t i = 0; i < e.labels.size(); ++i)
-      if (auto err = limits::check_label_length(std::string(name) + "[" + std::to_string(i) + "]", e.labels[i]);
+      if (auto err = limits::check_label_length(std::string(l.all) + "[" + std::to_string(i) + "]", e.labels[i]);
           !err.empty())
         return fail(err);
-    auto& list = tokens ? s.tokens : s.features;
-    out.inverse = SetLabels{e.which, list};
-    list = e.labels;
+    out.inverse = SetLabels{e.which, l.list};
+    l.list = e.labels;
   }
 
   void operator()(const ReplaceScenario& e) {
@@ -558,13 +590,15 @@ std::string describe(const Edit& edit) {
       return "RoPE θ = " + num(e.value.theta) + ", pairs " + to_string(e.value.pairs);
     }
     std::string operator()(const SetTokenLabel& e) const {
-      return "token " + std::to_string(e.index) + " = \"" + e.label + "\"";
+      return (e.key ? "key token " : "token ") + std::to_string(e.index) + " = \"" + e.label + "\"";
     }
     std::string operator()(const SetFeatureLabel& e) const {
       return "feature " + std::to_string(e.index) + " = \"" + e.label + "\"";
     }
     std::string operator()(const SetLabels& e) const {
-      const char* what = e.which == LabelList::Tokens ? "token labels" : "feature names";
+      const char* what = e.which == LabelList::Tokens     ? "token labels"
+                         : e.which == LabelList::KeyTokens ? "key token labels"
+                                                           : "feature names";
       return e.labels.empty() ? std::string("clear ") + what : std::string("set ") + what;
     }
     std::string operator()(const ReplaceScenario& e) const { return e.label; }

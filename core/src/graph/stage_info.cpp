@@ -44,7 +44,7 @@ Labels side_labels(const Scenario& s, SideLabels kind, int n, int head) {
     case SideLabels::Token: return token_labels(s);
     case SideLabels::KeyToken: {
       if (!s.cross()) return token_labels(s);
-      Labels out{{}, LabelKind::KeyToken};  // not renamed in the app yet
+      Labels out{{}, LabelKind::KeyToken};  // renamed by SetTokenLabel with key
       for (int t = 0; t < n; ++t) out.text.push_back(s.key_label(t));
       return out;
     }

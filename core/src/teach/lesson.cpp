@@ -450,6 +450,8 @@ class Parser {
     if (key == "d_k") return dimension(Dimension::d_k, kMaxHeadDim);
     if (key == "d_v") return dimension(Dimension::d_v, kMaxHeadDim);
     if (key == "d_out") return dimension(Dimension::d_out, kMaxModelDim);
+    if (key == "T_k") return dimension(Dimension::T_k, kMaxTokens);
+    if (key == "d_kv") return dimension(Dimension::d_kv, kMaxModelDim);
     // focus_head: a view setting, checked once the step's changes are made.
     step.focus_head = read_int(v, w, 0, kMaxHeads - 1);
     focus_where_ = w;
