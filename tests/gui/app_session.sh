@@ -78,6 +78,16 @@ click_item() {
   settle 2
   xdotool click 1
 }
+# click_input ITEM: clicks into the text field of a number input the app noted
+# as ITEM (near its left end: its - and + buttons sit at the right); fails
+# when the probe does not list it.
+click_input() {
+  local rect x0 y0 x1 y1
+  rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items'][sys.argv[2]])" "$probe" "$1" 2>/dev/null) || return 1
+  read -r x0 y0 x1 y1 <<<"$rect"
+  xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 15))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")" click 1
+  settle 2
+}
 # model_check PYTHON_CONDITION [S]: waits up to S seconds (default 20) until the
 # condition holds of `m` (the probe's "model") and `b` (its "block"); the
 # condition may span lines.

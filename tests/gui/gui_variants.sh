@@ -76,11 +76,7 @@ stop_app
 # 5. Grouped-query heads: type 2 into "K/V heads" of the four-head preset.
 start_app --preset multi-head --step 2
 [ "$(get kv_heads)" = 4 ] || fail "multi-head starts with $(get kv_heads) K/V heads, expected 4"
-rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['K/V heads'])" "$probe") ||
-  fail "the K/V heads input is not on the probe's items"
-read -r x0 y0 x1 y1 <<<"$rect"
-xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 15))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")" click 1
-settle 2
+click_input "K/V heads" || fail "the K/V heads input is not on the probe's items"
 xdotool key ctrl+a type 2
 xdotool key Return
 python3 "$here/probe.py" "$probe" wait kv_heads 2 || fail "typing 2 into K/V heads gave $(get kv_heads) K/V heads"

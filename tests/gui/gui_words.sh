@@ -149,10 +149,7 @@ if double_click_label 'weights[0]' col 2 '{"kind": "key token", "index": 2, "edi
   python3 "$here/probe.py" "$probe" wait key_tokens '["the", "black", "cat", "sleeps", "."]' 5 ||
     fail "Ctrl+Z did not undo the key token's rename ($(get key_tokens))"
 fi
-if rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['T_k'])" "$probe"); then
-  read -r x0 y0 x1 y1 <<<"$rect"
-  xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 15))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")" click 1
-  settle 2
+if click_input "T_k"; then
   xdotool key ctrl+a type 3
   xdotool key Return
   python3 "$here/probe.py" "$probe" wait T_k 3 || fail "typing 3 into T_k gave T_k = $(get T_k)"
