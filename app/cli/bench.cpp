@@ -11,6 +11,8 @@
 #include "attention_lab/gemm.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/seeded_fill.h"
+#include "attention_lab/snapshot.h"
+#include "attention_lab/stage_info.h"
 #include "attention_lab/version.h"
 
 #include <Eigen/Core>
@@ -401,6 +403,9 @@ struct Results {
   }
   std::vector<std::vector<double>> edits;  // in kEditKinds order
   std::optional<double> bytes_kept;
+  // Compare: the bytes its snapshot keeps once every stage was compared, and
+  // the milliseconds taking it took.
+  double snapshot_bytes = 0.0, snapshot_ms = 0.0;
   double peak_rss_mib = 0.0;
   double load_average = 0.0;     // 1-minute, before the run
   double preempted_per_s = 0.0;  // involuntary context switches per second of the run
@@ -482,6 +487,22 @@ void measure_plain_forward(const Options& o, const Scenario& s, Progress& progre
   progress.end(r.plain);
 }
 
+// Compare's cost: take a snapshot, edit X, diff every stage of every head
+// against it (each head's scores come back in the snapshot for its turn).
+void measure_compare(Document& doc, Progress& progress, Results& r) {
+  progress.begin("Compare: snapshot, an edit of X, every stage diffed");
+  const auto start = Clock::now();
+  const Snapshot snap = take_snapshot(doc);
+  r.snapshot_ms = ms_since(start);
+  const float x = doc.stage(StageId::input(StageKind::X))(0, 0);
+  if (const std::string error = doc.apply(SetCell{StageId::input(StageKind::X), 0, 0, x + 0.25f}); !error.empty())
+    throw std::runtime_error("the edit of X[0][0] failed: " + error);
+  const auto diffs = Clock::now();
+  for (const StageId id : pipeline(doc.scenario())) g_sink = g_sink + (diff(snap, doc, id).changed ? 1.0f : 0.0f);
+  r.snapshot_bytes = static_cast<double>(snap.bytes());
+  progress.end({ms_since(diffs)});
+}
+
 void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r) {
   Document doc(std::move(s));
   std::mt19937_64 rng(bench::kSeed);
@@ -522,6 +543,7 @@ void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r)
     progress.end(r.edits.back());
   }
   r.bytes_kept = bytes_kept_of(doc.engine());
+  measure_compare(doc, progress, r);
 }
 
 void measure_gemm(const Options& o, Progress& progress, Results& r) {
@@ -620,6 +642,8 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   j["runs"] = runs;
   j["estimated_mb"] = sig(estimated_bytes_of(o) / (1024.0 * 1024.0));
   if (r.bytes_kept) j["bytes_kept"] = *r.bytes_kept;
+  j["snapshot_bytes"] = r.snapshot_bytes;
+  j["snapshot_ms"] = sig(r.snapshot_ms);
   j["peak_rss_mb"] = sig(r.peak_rss_mib);
   j["load_average"] = sig(r.load_average, 3);
   j["preempted_per_s"] = sig(r.preempted_per_s, 3);
@@ -680,6 +704,9 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
   out << "memory: peak RSS " << bytes_text(r.peak_rss_mib * 1024.0 * 1024.0);
   if (r.bytes_kept) out << ", the engine keeps " << bytes_text(*r.bytes_kept);
   out << ", the core estimates " << bytes_text(estimated_bytes_of(o)) << " for this size\n";
+  out << "Compare: the snapshot keeps " << bytes_text(r.snapshot_bytes);
+  if (r.bytes_kept && *r.bytes_kept > 0) out << " (" << fixed(100.0 * r.snapshot_bytes / *r.bytes_kept, 1) << " % of the engine's)";
+  out << " after an edit of X and a diff of every stage; taken in " << format_ms(r.snapshot_ms) << " ms\n";
   if (r.busy()) out << busy_warning(r) << '\n';
 }
 
@@ -708,7 +735,7 @@ int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostr
   err << "bench: T=" << o.T << ", d_model=" << o.d << ", heads=" << o.heads << ", " << to_string(o.mask) << " mask, "
       << threads << (threads == 1 ? " thread" : " threads") << "; the core estimates "
       << bytes_text(estimated_bytes_of(o)) << " for this size" << std::endl;
-  Progress progress(err, 5 + static_cast<int>(std::size(kEditKinds)));
+  Progress progress(err, 6 + static_cast<int>(std::size(kEditKinds)));  // + Compare
   Results r;
   r.load_average = load_average();
   const long switches_before = involuntary_switches();

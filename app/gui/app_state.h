@@ -387,9 +387,7 @@ struct AppState {
   void go_to_lesson_step(int step);
   // Compare: remember every stage now / the difference of a stage to it (cached).
   void take_snapshot();
-  void install_snapshot(Snapshot snapshot, double background_seconds = -1);
   static constexpr std::uint64_t kSnapshotLimitBytes = 1ull << 30;
-  static constexpr const char* kTakingSnapshot = "Taking a snapshot";
   // Off screen a stage keeps its last difference (when it has one) instead of
   // recomputing it.
   const StageDiff* difference(StageId stage, std::uint64_t& version, bool on_screen = true);

@@ -87,24 +87,6 @@ BackgroundJob::BackgroundJob(std::string what, Scenario scenario, std::string pa
   });
 }
 
-BackgroundJob::BackgroundJob(std::string what, std::shared_ptr<const Scenario> snapshot_of) : what_(std::move(what)) {
-  reports_progress_ = true;
-  thread_ = std::thread([r = result_, s = std::move(snapshot_of)]() mutable {
-    if (!wait_until_released(*r)) {  // cancelled before it began
-      r->done = true;
-      return;
-    }
-    try {
-      r->snapshot = std::make_unique<Snapshot>(compute_snapshot(std::move(s), &r->control));
-    } catch (const Cancelled&) {
-      r->snapshot.reset();
-    } catch (const std::exception& e) {
-      r->error = e.what();
-    }
-    r->done = true;
-  });
-}
-
 std::string default_model_text(const Tokenizer& tokenizer) {
   if (tokenizer.kind() == "byte-level BPE") return "The quick brown fox jumps over the lazy dog.";
   // Six entries of the vocabulary, cycling through a small one ("0 1 2 0 1 2").

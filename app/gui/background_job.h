@@ -5,7 +5,6 @@
 
 #include "attention_lab/document.h"
 #include "attention_lab/model_session.h"
-#include "attention_lab/snapshot.h"
 
 #include <atomic>
 #include <chrono>
@@ -39,7 +38,6 @@ class BackgroundJob {
     ComputeControl control;  // the engine's progress, and how Cancel stops it early
     std::unique_ptr<Document::PendingChange> change;  // a prepared edit, undo or redo
     std::unique_ptr<Document> document;               // a loaded file
-    std::unique_ptr<Snapshot> snapshot;               // Compare's snapshot
     std::unique_ptr<ModelSession> session;            // an opened model (with `document`, its focused layer)
     std::string model_text;                           // the text it ran
     bool model_job = false;
@@ -55,9 +53,6 @@ class BackgroundJob {
   BackgroundJob(std::string what, Scenario scenario, std::string path);
   // Opens a model (or refocuses an open one) and computes its focused layer's document.
   BackgroundJob(std::string what, ModelRequest request);
-  // Computes a Compare snapshot of `scenario` (a copy of the document's; the
-  // document may change meanwhile, the snapshot stays the moment it was taken).
-  BackgroundJob(std::string what, std::shared_ptr<const Scenario> snapshot_of);
   ~BackgroundJob();
   BackgroundJob(const BackgroundJob&) = delete;
   BackgroundJob& operator=(const BackgroundJob&) = delete;
@@ -78,7 +73,7 @@ class BackgroundJob {
 
  private:
   std::string what_;
-  bool reports_progress_ = false;  // only an engine computing (a change, a snapshot) reports a fraction
+  bool reports_progress_ = false;  // only an engine computing (a change, a model) reports a fraction
   std::shared_ptr<Result> result_ = std::make_shared<Result>();
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::thread thread_;

@@ -1,5 +1,5 @@
-// Compare: a snapshot computes every stage afresh; differences are current −
-// snapshot, with −∞, shape changes and missing stages handled, rounding left
+// Compare: a snapshot keeps a read-only copy of the document's engine and
+// gives every stage as it was; differences are current − snapshot, with −∞, shape changes and missing stages handled, rounding left
 // out; snapshots can be computed on another thread and cancelled; restoring
 // is undoable.
 
@@ -42,12 +42,98 @@ TEST(Snapshot, HoldsEveryStageOfThePipelineAsItWas) {
   }
   EXPECT_FALSE(snap.has(head(StageKind::Weights, 7)));
   EXPECT_TRUE(scenarios_identical(*snap.scenario, then));
-  // It keeps what the engine keeps and the scenario, not a copy of every stage.
-  std::uint64_t inputs = 0;
-  for (const SharedMatrix* m : {&then.X, &then.W_q, &then.W_k, &then.W_v, &then.W_o, &then.b_q, &then.b_k, &then.b_v,
-                                &then.b_o, &then.custom_mask, &then.X_kv, &then.sinks})
-    inputs += static_cast<std::uint64_t>(m->size()) * 4u;
-  EXPECT_EQ(snap.bytes(), snap.engine.bytes_kept() + inputs);
+}
+
+TEST(Snapshot, CountsOnlyTheMatricesTheDocumentNoLongerShares) {
+  Document doc(preset("multi-head"));
+  const Snapshot snap = take_snapshot(doc);
+  // The scenario and the mask are the document's, shared.
+  const std::uint64_t mask = static_cast<std::uint64_t>(doc.stage(in(StageKind::Mask)).size()) * 4u;
+  EXPECT_EQ(snap.engine.bytes_shared(), mask);
+  EXPECT_EQ(snap.bytes(), snap.engine.bytes_kept() - mask);
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 1, 1, 3.0f}), "");
+  EXPECT_EQ(snap.bytes(), snap.engine.bytes_kept() - mask + static_cast<std::uint64_t>(doc.scenario().X.size()) * 4u);
+  // A new mask leaves the snapshot the old one: now only it keeps that.
+  ASSERT_EQ(doc.apply(SetMask{MaskKind::None}), "");
+  EXPECT_EQ(snap.engine.bytes_shared(), 0u);
+  EXPECT_EQ(snap.bytes(), snap.engine.bytes_kept() + static_cast<std::uint64_t>(doc.scenario().X.size()) * 4u);
+  EXPECT_EQ(snap.stage(in(StageKind::Mask))(0, 1), 0.0f);  // still causal
+}
+
+namespace {
+
+// Scenarios of every variant at sizes of several 64×64 score blocks, edited
+// cell by cell (so the document's stages are incrementally updated ones) and
+// pinned on the stages the copy recomputes.
+std::vector<std::pair<std::string, Scenario>> edited_variants() {
+  std::vector<std::pair<std::string, Scenario>> out;
+  Scenario causal = attention_lab::random_scenario(150, 48, 3, MaskKind::Causal, 5);
+  out.emplace_back("causal", causal);
+  Scenario windowed = attention_lab::random_scenario(130, 32, 4, MaskKind::Window, 6);
+  windowed.window = 40;
+  windowed.alibi = true;
+  windowed.use_sinks = true;
+  windowed.sinks = Matrix::Constant(1, 4, 0.5f);
+  out.emplace_back("window+alibi+sinks", windowed);
+  for (const char* name : {"gqa", "rope", "translate"}) out.emplace_back(name, preset(name));
+  return out;
+}
+
+}  // namespace
+
+TEST(Snapshot, KeepsNoScoresYetGivesEveryStageOfEveryVariantAsItWas) {
+  for (auto& [name, scenario] : edited_variants()) {
+    SCOPED_TRACE(name);
+    Document doc(scenario);
+    const int T = doc.scenario().T(), d = doc.scenario().d_model();
+    for (int i = 0; i < 12; ++i)
+      ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), (i * 37) % T, (i * 11) % d, 0.1f * static_cast<float>(i % 5) - 0.2f}), "");
+    ASSERT_EQ(doc.apply(SetPin{PinKey{head(StageKind::Scores, 0), T - 1, 0}, 2.5f}), "");
+    ASSERT_EQ(doc.apply(SetPin{PinKey{head(StageKind::Weights, doc.scenario().heads - 1), T / 2, 0}, 0.75f}), "");
+    const std::vector<StageId> ids = pipeline(doc.scenario());
+    std::map<StageId, Matrix> expected;
+    for (const StageId id : ids) expected.emplace(id, Matrix(doc.stage(id)));
+
+    const Snapshot snap = take_snapshot(doc);
+    EXPECT_TRUE(snap.engine.read_only());
+    // No scores and no U or R: a fraction of what the document's engine keeps
+    // (at sizes where scores outweigh the per-row state).
+    const bool big = T >= 128;
+    if (big) EXPECT_LT(snap.bytes(), doc.engine().bytes_kept() / 2);
+    ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 9.0f}), "");  // the document moves on
+    // Heads read back and forth, each bringing its scores back and letting the last head's go.
+    for (int pass = 0; pass < 2; ++pass)
+      for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
+        const MatrixView then = snap.stage(*it);
+        const Matrix& want = expected.at(*it);
+        ASSERT_EQ(then.rows(), want.rows()) << to_string(*it);
+        ASSERT_EQ(then.cols(), want.cols()) << to_string(*it);
+        const StageDiff change = diff_matrices(*it, want, then, kSnapshotRoundingTolerance);
+        EXPECT_FALSE(change.changed) << to_string(*it) << ": " << change.largest_change << " at " << change.largest_row
+                                     << "," << change.largest_col;
+      }
+    // Rows of a derived stage (the head view) agree with the whole.
+    const StageId w = head(StageKind::Weights, 0);
+    EXPECT_TRUE(attention_lab::test::matrices_identical(snap.engine.rows(w, 1, 2), Matrix(snap.stage(w).middleRows(1, 2)),
+                                                        "rows of weights[0]"));
+    // At most one head's scores and one derived matrix came back.
+    const std::uint64_t one_head = static_cast<std::uint64_t>(T) * doc.scenario().dims().T_k * 4u;
+    if (big) EXPECT_LE(snap.engine.bytes_kept(), doc.engine().bytes_kept() / 2 + 2 * one_head);
+  }
+}
+
+TEST(Snapshot, AReadOnlyCopyRecomputedIsAWholeEngineAgain) {
+  Document doc(attention_lab::random_scenario(100, 32, 2, MaskKind::Causal, 3));
+  Snapshot snap = take_snapshot(doc);
+  Engine engine = snap.engine;
+  const Scenario& s = *snap.scenario;
+  Invalidation one;
+  one.mark(StageKind::W_q, 0);
+  engine.recompute(s, one);
+  EXPECT_FALSE(engine.read_only());
+  const Document fresh(s);
+  for (const StageId id : pipeline(s))
+    EXPECT_TRUE(attention_lab::test::matrices_identical(engine.stage(id), fresh.stage(id), to_string(id)));
 }
 
 TEST(Snapshot, OutlivesTheDocumentItWasTakenOf) {

@@ -160,6 +160,16 @@ class Engine {
   // engine or its scenario moved (they must hold the same values).
   void rebind(const Scenario& scenario) { scenario_ = &scenario; }
 
+  // A copy for reading only, what Compare's snapshot keeps: every stage has
+  // the same values, but the copy keeps neither the per-head scores (the
+  // largest part of the engine: it recomputes one head's from Q and K when a
+  // stage of that head is read, and lets the previous head's go) nor what only
+  // incremental updates need (U, R). So it takes about a fifth of the memory,
+  // and a view of one of its per-head stages stays valid only until the next
+  // stage() or rows(). Recomputing the copy recomputes it in full.
+  Engine read_only_copy() const;
+  bool read_only() const { return read_only_; }
+
   // Progress and cancellation for the next recomputes (nullptr: none). The
   // control must outlive them. A copy or a move of the engine starts without
   // one, so an engine computed on a worker and moved into place never reports
@@ -186,8 +196,10 @@ class Engine {
   const std::vector<Warning>& warnings() const { return warnings_; }
   const Dims& dims() const { return dims_; }
 
-  // Bytes of every matrix and per-row array the engine keeps, caches included.
+  // Bytes of every matrix and per-row array the engine keeps, caches included,
+  // and of those the part that other engines (read-only copies) hold too.
   std::size_t bytes_kept() const;
+  std::size_t bytes_shared() const;
 
   // How many times a stage kind's values were rewritten, wholly or partly,
   // summed over heads, since the last reset_counters(); tests use it to prove
@@ -343,6 +355,11 @@ class Engine {
   void apply_pins(StageKind kind, int head);
   void apply_row_pins(StageKind kind, int head, Eigen::Index row);
   MatrixView derived(StageId id) const;
+  // In a read-only copy: recompute head h's scores (letting another head's
+  // go), or let them go once what needed them is materialized.
+  void resident_scores(int h) const;
+  void release_scores() const;
+  std::size_t cache_limit() const { return read_only_ ? 1 : kDerivedCacheSize; }
   void collect_warnings();
   void bump(StageKind kind, int head, bool full);
   void note_row(StageKind kind, int head, Eigen::Index row);
@@ -366,7 +383,10 @@ class Engine {
   const Scenario* scenario_ = nullptr;
   ControlRef control_;
   Dims dims_;
-  Matrix Q_, K_, V_, concat_, output_, mask_;
+  Matrix Q_, K_, V_, concat_, output_;
+  // 0/1, T×T_k; shared with read-only copies until the mask changes (load_mask
+  // gives it a new buffer, a mask cell edit writes the engine's own)
+  SharedMatrix mask_;
   Matrix Qu_, Ku_;  // Q and K before RoPE (empty when RoPE is off)
   bool rope_on_ = false;
   Rope rope_;                       // the tables' settings
@@ -399,6 +419,8 @@ class Engine {
   std::array<int, kStageKindCount> full_counts_{};
   mutable std::vector<Derived> cache_;
   mutable std::uint64_t cache_clock_ = 0;
+  bool read_only_ = false;
+  mutable int resident_ = -1;  // read-only: the head whose scores are kept (-1: none)
 };
 
 }  // namespace attention_lab

@@ -3,14 +3,16 @@
 // later show what changed since ("what changed when I edited this weight?"),
 // and the snapshot's scenario can be restored as an undoable edit.
 //
-// A snapshot keeps a copy of the scenario and an Engine that computed it
-// afresh, not a copy of every stage: the engine derives scaled, masked and
-// weights on demand, so a snapshot of a GPT-2-sized layer (T=1024, 12 heads)
-// takes the ~95 MiB the engine keeps instead of ~235 MiB of matrices, and it
-// can be computed on a worker thread (compute_snapshot touches nothing but
-// its own scenario) while the window stays live. A fresh computation and the
-// document's incrementally updated stages agree to within rounding, which
-// diff() leaves out (kSnapshotRoundingTolerance).
+// A snapshot keeps a copy of the scenario (which shares every matrix with the
+// document's until one of them is written: copy-on-write) and a read-only
+// copy of the document's engine (Engine::read_only_copy): Q, K, V, the
+// contexts, the output, the mask and each row's softmax state, but no scores,
+// which it recomputes for one head at a time when a stage of that head is
+// compared. So taking one costs a copy, not a forward pass, and at T=1024
+// with 12 heads it keeps about 20 MiB where the document's engine keeps 70 to
+// 130 MiB. Recomputed scores and the document's incrementally updated stages
+// agree to within rounding, which diff() leaves out
+// (kSnapshotRoundingTolerance).
 
 #include "attention_lab/document.h"
 #include "attention_lab/edit.h"
@@ -32,15 +34,16 @@ struct Snapshot {
   // A stage as it was (see Engine::stage: use from one thread at a time).
   MatrixView stage(StageId id) const { return engine.stage(id); }
   bool has(StageId id) const;
-  // Memory the snapshot keeps, scenario included.
+  // Memory only the snapshot keeps: its engine, and those of its scenario's
+  // matrices that the document no longer shares.
   std::uint64_t bytes() const;
 };
 
-// Computes every stage of `scenario`. Safe on any thread: it reads only
-// `scenario`. `control` (may be null) reports progress; setting its `cancel`
+// Computes every stage of `scenario` afresh (then keeps the read-only part).
+// Safe on any thread: it reads only `scenario`. `control` (may be null) reports progress; setting its `cancel`
 // throws Cancelled.
 Snapshot compute_snapshot(std::shared_ptr<const Scenario> scenario, ComputeControl* control = nullptr);
-// The document now (on the calling thread).
+// The document now (on the calling thread): copies, computes nothing.
 Snapshot take_snapshot(const Document& doc);
 
 // Changes this small, relative to the largest finite magnitude of the stage,

@@ -31,6 +31,11 @@ void Engine::recompute_all(const Scenario& scenario) {
 
 void Engine::recompute(const Scenario& scenario, const Invalidation& what) {
   scenario_ = &scenario;
+  if (read_only_) {  // no scores and no U to update: start from scratch
+    read_only_ = false;
+    resident_ = -1;
+    dims_ = Dims{};
+  }
   const bool reshape = dims_ != scenario.dims() || heads_.size() != static_cast<std::size_t>(scenario.heads);
   try {
     if (reshape || what.everything()) {
@@ -49,6 +54,34 @@ void Engine::recompute(const Scenario& scenario, const Invalidation& what) {
     throw;
   }
   finish();
+}
+
+Engine Engine::read_only_copy() const {
+  // The scores and the derived cache are set aside while the engine is
+  // copied, so the copy never holds them even for a moment (heads_ and cache_
+  // are mutable: stage() fills them). U and R are copied, then dropped.
+  std::vector<Matrix> scores(heads_.size());
+  std::vector<Derived> cache;
+  for (std::size_t h = 0; h < heads_.size(); ++h) scores[h].swap(heads_[h].S);
+  cache.swap(cache_);
+  struct PutBack {
+    const Engine& e;
+    std::vector<Matrix>& scores;
+    std::vector<Derived>& cache;
+    ~PutBack() {
+      for (std::size_t h = 0; h < e.heads_.size(); ++h) scores[h].swap(e.heads_[h].S);
+      cache.swap(e.cache_);
+    }
+  } put_back{*this, scores, cache};
+  Engine copy(*this);
+  copy.read_only_ = true;
+  copy.resident_ = -1;
+  for (auto& hs : copy.heads_) std::fill(hs.valid.begin(), hs.valid.end(), std::uint8_t{0});
+  copy.U_ = Matrix();
+  copy.R_ = Matrix();
+  std::fill(copy.r_valid_.begin(), copy.r_valid_.end(), std::uint8_t{0});
+  copy.edits_.clear();
+  return copy;
 }
 
 void Engine::finish() {
@@ -185,7 +218,7 @@ void Engine::recompute_heads(const Invalidation& what) {
     for (bool b : d) any_head = any_head || b;
 
   if (mask_dirty) {
-    const Matrix old = mask_;
+    const SharedMatrix old = mask_;  // load_mask gives mask_ a buffer of its own
     load_mask();
     // A few rows changed (undo of a toggle, a causal mask made custom): only
     // those rows of every head.
@@ -378,19 +411,19 @@ void Engine::resize_storage() {
 void Engine::load_mask() {
   const Scenario& s = *scenario_;
   const Index T = dims_.T, Tk = dims_.T_k;
-  if (mask_.rows() != T || mask_.cols() != Tk) {
-    mask_.resize(T, Tk);
-    advise_huge_pages(mask_);
-  }
+  // A new buffer, never written in place: a read-only copy (Compare) may share the old one.
+  Matrix m(T, Tk);
+  advise_huge_pages(m);
   switch (s.mask_kind) {
-    case MaskKind::None: mask_.setOnes(); break;
+    case MaskKind::None: m.setOnes(); break;
     case MaskKind::Causal:
-      mask_.setZero();
-      mask_.triangularView<Eigen::Lower>().setOnes();  // query r may see keys 0…r
+      m.setZero();
+      m.triangularView<Eigen::Lower>().setOnes();  // query r may see keys 0…r
       break;
-    case MaskKind::Window: mask_ = s.effective_mask(); break;
-    case MaskKind::Custom: mask_ = s.custom_mask; break;
+    case MaskKind::Window: m = s.effective_mask(); break;
+    case MaskKind::Custom: m = s.custom_mask.get(); break;  // a copy: mask cell edits write it
   }
+  mask_ = std::move(m);
   mask_shape_ = shape_of(s.mask_kind);
   mask_block_count_.assign(uz(nbr_ * nbc_), 0);
   for (Index i = 0; i < T; ++i) {

@@ -264,7 +264,7 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
   float& sir = hs.S(i, r);
   const float s_old = sir;
   const bool causal = mask_shape_ == MaskShape::Causal;
-  const bool allowed = causal ? r <= i : mask_(i, r) != 0.0f;
+  const bool allowed = causal ? r <= i : mask_.get()(i, r) != 0.0f;
   // the new score; a block the mask hides that was never computed is
   // computed whole when shown
   if (k && (allowed || hs.valid[uz((i / kBlock) * nbc_ + r / kBlock)])) {
@@ -537,10 +537,10 @@ void Engine::edit_mask_cell(Index i, Index j) {
     mask_shape_ = shape;
   }
   bump(StageKind::Mask, 0, false);
-  if (mask_(i, j) == v) return;
+  if (mask_.get()(i, j) == v) return;
   const Index b = (i / kBlock) * nbc_ + j / kBlock;
   mask_block_count_[uz(b)] += v != 0.0f ? 1 : -1;
-  mask_(i, j) = v;
+  mask_.edit()(i, j) = v;  // copied first if a read-only copy shares it
   const int H = dims_.heads;
   if (v != 0.0f)
     for (int h = 0; h < H; ++h)

@@ -296,21 +296,42 @@ Matrix Engine::rows(StageId id, Index first, Index count) const {
   const std::uint64_t v = version(id);
   for (const auto& d : cache_)
     if (d.id == id && d.version == v && d.m.rows() == T) return d.m.middleRows(first, count);
+  if (id.kind != StageKind::PositionBias) resident_scores(id.head);
   if (id.kind == StageKind::Scaled) complete_scores(id.head);
   Matrix out(count, dims_.T_k);
   for (Index i = 0; i < count; ++i) fill_derived_row(id, first + i, out.row(i).data());
+  release_scores();  // (read-only copies) the rows are out: the scores are not needed
   return out;
+}
+
+void Engine::resident_scores(int h) const {
+  if (!read_only_ || resident_ == h) return;
+  release_scores();
+  HeadState& hs = heads_[uz(h)];
+  hs.S.resize(dims_.T, dims_.T_k);
+  advise_huge_pages(hs.S);
+  resident_ = h;
+  complete_scores(h);  // every block, pins laid, from the Q and K the copy kept
+}
+
+void Engine::release_scores() const {
+  if (!read_only_ || resident_ < 0) return;
+  HeadState& hs = heads_[uz(resident_)];
+  hs.S = Matrix();
+  std::fill(hs.valid.begin(), hs.valid.end(), std::uint8_t{0});
+  resident_ = -1;
 }
 
 // scaled, masked or weights of one head, materialized into the cache.
 MatrixView Engine::derived(StageId id) const {
+  if (id.kind != StageKind::PositionBias) resident_scores(id.head);  // the bias reads no scores
   const std::uint64_t v = version(id);
   Derived* slot = nullptr;
   for (auto& d : cache_)
     if (d.id == id) slot = &d;
   if (!slot) {
     if (cache_.capacity() < kDerivedCacheSize) cache_.reserve(kDerivedCacheSize);  // views never move
-    if (cache_.size() < kDerivedCacheSize) {
+    if (cache_.size() < cache_limit()) {
       slot = &cache_.emplace_back();
     } else {
       slot = &*std::min_element(cache_.begin(), cache_.end(),
@@ -329,6 +350,7 @@ MatrixView Engine::derived(StageId id) const {
     patch_derived(*slot);
     slot->version = v;
   }
+  release_scores();  // (read-only copies) the matrix is materialized: the scores are not needed
   return slot->m;
 }
 
@@ -342,7 +364,7 @@ MatrixView Engine::stage(StageId id) const {
     case StageKind::b_k: case StageKind::b_v: case StageKind::W_o: case StageKind::b_o: case StageKind::Sinks:
     case StageKind::X_kv:
       return (s.*spec(id.kind).member).get();  // an input: the scenario's own matrix
-    case StageKind::Mask: return mask_;
+    case StageKind::Mask: return mask_.get();
     case StageKind::Q: return Q_;
     case StageKind::K: return K_;
     case StageKind::V: return V_;
@@ -355,6 +377,7 @@ MatrixView Engine::stage(StageId id) const {
     case StageKind::HeadQUnrotated: return (rope_on_ ? Qu_ : Q_).middleCols(h * dk, dk);
     case StageKind::HeadKUnrotated: return (rope_on_ ? Ku_ : K_).middleCols(kv(id.head) * dk, dk);
     case StageKind::Scores:
+      resident_scores(id.head);
       complete_scores(id.head);
       return heads_[static_cast<std::size_t>(h)].S;
     case StageKind::Scaled: case StageKind::PositionBias: case StageKind::Masked: case StageKind::Weights:
@@ -388,10 +411,14 @@ std::uint64_t Engine::version(StageId id) const {
   return h < versions_.size() ? versions_[h][idx(id.kind)] : 0;
 }
 
+std::size_t Engine::bytes_shared() const {
+  return mask_.holders() > 1 ? static_cast<std::size_t>(mask_.size()) * sizeof(float) : 0;
+}
+
 std::size_t Engine::bytes_kept() const {
   auto bytes = [](const Matrix& m) { return static_cast<std::size_t>(m.size()) * sizeof(float); };
   std::size_t total = 0;
-  for (const Matrix* m : {&Q_, &K_, &V_, &Qu_, &Ku_, &concat_, &output_, &mask_, &U_, &R_}) total += bytes(*m);
+  for (const Matrix* m : {&Q_, &K_, &V_, &Qu_, &Ku_, &concat_, &output_, &mask_.get(), &U_, &R_}) total += bytes(*m);
   for (const auto& hs : heads_)
     total += bytes(hs.S) + hs.valid.capacity() + hs.offset.capacity() * sizeof(float) +
              hs.sum.capacity() * sizeof(double) + hs.cscale.capacity() * sizeof(float) +

@@ -26,24 +26,33 @@ int rank(float change) { return std::isnan(change) ? 2 : std::isinf(change) ? 1 
 bool Snapshot::has(StageId id) const { return scenario && stage_problem(*scenario, id).empty(); }
 
 std::uint64_t Snapshot::bytes() const {
-  std::uint64_t total = engine.bytes_kept();
+  std::uint64_t total = engine.bytes_kept() - engine.bytes_shared();
   if (scenario)
     for (const SharedMatrix* m : {&scenario->X, &scenario->W_q, &scenario->W_k, &scenario->W_v, &scenario->W_o, &scenario->b_q,
                             &scenario->b_k, &scenario->b_v, &scenario->b_o, &scenario->custom_mask, &scenario->X_kv, &scenario->sinks})
-      total += static_cast<std::uint64_t>(m->size()) * sizeof(float);
+      if (m->holders() == 1) total += static_cast<std::uint64_t>(m->size()) * sizeof(float);
   return total;
 }
 
 Snapshot compute_snapshot(std::shared_ptr<const Scenario> scenario, ComputeControl* control) {
+  Engine full;
+  full.set_control(control);
+  full.recompute_all(*scenario);
+  full.set_control(nullptr);
   Snapshot snap;
   snap.scenario = std::move(scenario);
-  snap.engine.set_control(control);
-  snap.engine.recompute_all(*snap.scenario);
-  snap.engine.set_control(nullptr);
+  snap.engine = full.read_only_copy();
+  snap.engine.rebind(*snap.scenario);
   return snap;
 }
 
-Snapshot take_snapshot(const Document& doc) { return compute_snapshot(std::make_shared<const Scenario>(doc.scenario())); }
+Snapshot take_snapshot(const Document& doc) {
+  Snapshot snap;
+  snap.scenario = std::make_shared<const Scenario>(doc.scenario());  // shares every matrix
+  snap.engine = doc.engine().read_only_copy();
+  snap.engine.rebind(*snap.scenario);
+  return snap;
+}
 
 StageDiff diff(const Snapshot& snapshot, const Document& doc, StageId stage, double relative_tolerance) {
   const bool in_then = snapshot.has(stage);
