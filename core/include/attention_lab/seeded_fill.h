@@ -21,4 +21,11 @@ float fresh_scale(StageKind matrix, int fan_in);
 // A rows × cols matrix of fresh values (mask: lower-triangular ones).
 Matrix seeded_matrix(std::uint64_t seed, StageKind matrix, int rows, int cols, int fan_in);
 
+// A rows × cols matrix holding what fits of `old` and fresh values elsewhere:
+// what a resize or an import does around the cells it keeps. Column blocks
+// (heads) are kept block by block: block b of `old` (old_block wide) lands in
+// block b of the new matrix (new_block wide); 0 for either: no blocks.
+Matrix regrow_seeded(const Matrix& old, int rows, int cols, int old_block, int new_block, std::uint64_t seed,
+                     StageKind matrix, int fan_in);
+
 }  // namespace attention_lab

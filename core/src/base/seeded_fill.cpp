@@ -1,5 +1,6 @@
 #include "attention_lab/seeded_fill.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attention_lab {
@@ -41,6 +42,22 @@ Matrix seeded_matrix(std::uint64_t seed, StageKind matrix, int rows, int cols, i
   const float scale = fresh_scale(matrix, fan_in);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) m(r, c) = scale * seeded_uniform(seed, matrix, r, c);
+  return m;
+}
+
+Matrix regrow_seeded(const Matrix& old, int rows, int cols, int old_block, int new_block, std::uint64_t seed,
+                     StageKind matrix, int fan_in) {
+  Matrix m = seeded_matrix(seed, matrix, rows, cols, fan_in);
+  if (old_block <= 0 || new_block <= 0) {
+    old_block = static_cast<int>(old.cols());
+    new_block = cols;
+  }
+  const int blocks = std::min(old_block > 0 ? static_cast<int>(old.cols()) / old_block : 0,
+                              new_block > 0 ? cols / new_block : 0);
+  const auto r = std::min<Eigen::Index>(old.rows(), rows);
+  const auto w = to_index(std::min(old_block, new_block));
+  for (int b = 0; b < blocks; ++b)
+    m.block(0, to_index(b * new_block), r, w) = old.block(0, to_index(b * old_block), r, w);
   return m;
 }
 

@@ -81,31 +81,12 @@ std::string check_cell(const std::string& what, MatrixView m, int r, int c) {
 
 // [SECTION] Resizing that keeps what still fits
 
-// Copies the overlap of `old` into a new rows × cols matrix whose other cells
-// come from the seeded generator. Column blocks (heads) are preserved block by
-// block: block b of the old matrix lands in block b of the new one.
-Matrix regrow(const Matrix& old, int rows, int cols, int old_block, int new_block, const Scenario& s,
-              StageKind kind, int fan_in) {
-  Matrix m = seeded_matrix(s.seed, kind, rows, cols, fan_in);
-  if (old_block <= 0 || new_block <= 0) {
-    old_block = static_cast<int>(old.cols());
-    new_block = cols;
-  }
-  const int blocks = std::min(old_block > 0 ? static_cast<int>(old.cols()) / old_block : 0,
-                              new_block > 0 ? cols / new_block : 0);
-  const auto r = std::min<Eigen::Index>(old.rows(), rows);
-  const auto w = to_index(std::min(old_block, new_block));
-  for (int b = 0; b < blocks; ++b)
-    m.block(0, to_index(b * new_block), r, w) = old.block(0, to_index(b * old_block), r, w);
-  return m;
-}
-
-// regrow() into `m`, which keeps its buffer (shared with the copy an undo
+// regrow_seeded() into `m`, which keeps its buffer (shared with the copy an undo
 // entry holds) when neither its shape nor its head blocks change.
 void regrow_in_place(SharedMatrix& m, int rows, int cols, int old_block, int new_block, const Scenario& s,
                      StageKind kind, int fan_in) {
   if (m.rows() == rows && m.cols() == cols && old_block == new_block) return;
-  m = regrow(m, rows, cols, old_block, new_block, s, kind, fan_in);
+  m = regrow_seeded(m, rows, cols, old_block, new_block, s.seed, kind, fan_in);
 }
 
 std::string resize(Scenario& s, Dimension which, int value) {
@@ -204,7 +185,7 @@ std::string resize(Scenario& s, Dimension which, int value) {
   if (s.use_w_o && (s.W_o.rows() != n.heads * n.d_v || s.W_o.cols() != n.d_out || d.d_v != n.d_v)) {
     // W_o's rows are head blocks: regrow its transpose by column blocks.
     const Matrix t = s.W_o.transpose();
-    s.W_o = regrow(t, n.d_out, n.heads * n.d_v, d.d_v, n.d_v, s, StageKind::W_o, n.heads * n.d_v).transpose();
+    s.W_o = regrow_seeded(t, n.d_out, n.heads * n.d_v, d.d_v, n.d_v, s.seed, StageKind::W_o, n.heads * n.d_v).transpose();
   }
   if (s.use_output_bias) regrow_in_place(s.b_o, 1, n.d_out, 0, 0, s, StageKind::b_o, 1);
   if (s.use_sinks || s.sinks.size() > 0) {
