@@ -49,6 +49,11 @@ Scenario everything_on() {
   return s;
 }
 
+const Scenario& everything_on_cached() {
+  static const Scenario s = everything_on();
+  return s;
+}
+
 std::vector<StageId> ids_of(const StageSpec& sp, const Dims& d) {
   std::vector<StageId> out;
   if (!sp.per_head) return {StageId::input(sp.kind)};
@@ -171,6 +176,43 @@ TEST(Registry, HeadOfAColumnFollowsTheHeadBlocks) {
                            : sp.cols == Extent::Heads  ? c
                                                        : -1;
       EXPECT_EQ(h, expected) << sp.id_name << " column " << c;
+    }
+  }
+}
+
+// Provenance agrees with the inputs: every cell's sources lie in a stage it is
+// computed from (a view's also in its storage's), inside that stage's shape,
+// in the pipeline; computed stages have some, inputs none.
+TEST(Registry, EveryCellsSourcesLieInItsInputsAndInsideTheirShapes) {
+  Scenario rope_off = everything_on();
+  rope_off.rope.on = false;
+  for (const Scenario* s : std::initializer_list<const Scenario*>{&everything_on_cached(), &rope_off}) {
+    const Dims d = s->dims();
+    const auto stages = pipeline(*s);
+    for (const StageId id : stages) {
+      const StageSpec& sp = spec(id.kind);
+      std::set<StageId> allowed;
+      for (const StageId in : sp.inputs(*s, id.head)) {
+        allowed.insert(in);
+        for (const StageId up : spec(in.kind).inputs(*s, in.head)) allowed.insert(up);
+      }
+      const int rows = stage_rows(id.kind, d), cols = stage_cols(id.kind, d);
+      for (const auto& [r, c] : {std::pair{0, 0}, std::pair{rows - 1, cols - 1}, std::pair{rows / 2, cols / 3}}) {
+        const std::vector<CellSource> sources = cell_sources(*s, id, r, c);
+        EXPECT_EQ(sources.empty(), sp.input || sp.positional) << to_string(id);
+        for (const CellSource& src : sources) {
+          const std::string what = to_string(id) + " (" + std::to_string(r) + "," + std::to_string(c) + ") ← " +
+                                   to_string(src.stage);
+          EXPECT_TRUE(allowed.count(src.stage)) << what << " is not among its inputs";
+          EXPECT_EQ(std::count(stages.begin(), stages.end(), src.stage), 1) << what << " is not in the pipeline";
+          const int sr = stage_rows(src.stage.kind, d), sc = stage_cols(src.stage.kind, d);
+          EXPECT_LT(src.row, sr) << what;
+          EXPECT_LT(src.col, sc) << what;
+          EXPECT_LT(src.cell_row, sr) << what;
+          EXPECT_LT(src.cell_col, sc) << what;
+          EXPECT_TRUE(src.row >= 0 || src.col >= 0 || (src.cell_row >= 0 && src.cell_col >= 0)) << what << " lights nothing";
+        }
+      }
     }
   }
 }

@@ -15,16 +15,12 @@
 using namespace attention_lab;
 using namespace attention_lab::gui;
 
-namespace attention_lab::gui {
-bool operator==(const Lit& a, const Lit& b) {
-  return a.stage == b.stage && a.row == b.row && a.col == b.col && a.cell_row == b.cell_row &&
-         a.cell_col == b.cell_col;
-}
-std::ostream& operator<<(std::ostream& os, const Lit& l) {
+namespace attention_lab {
+std::ostream& operator<<(std::ostream& os, const CellSource& l) {
   return os << to_string(l.stage) << " row " << l.row << " col " << l.col << " cell " << l.cell_row << ","
             << l.cell_col;
 }
-}  // namespace attention_lab::gui
+}  // namespace attention_lab
 
 namespace {
 

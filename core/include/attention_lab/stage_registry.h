@@ -73,6 +73,17 @@ enum class Trace {
   AfterHeads,  // a top-level key after "heads"
 };
 
+// One place a cell is computed from, to light up: a whole row, a whole column
+// or one cell of `stage`.
+struct CellSource {
+  StageId stage;
+  int row = -1;       // a whole row (−1: none)
+  int col = -1;       // a whole column (−1: none)
+  int cell_row = -1;  // one cell (−1: none)
+  int cell_col = -1;
+  friend bool operator==(const CellSource&, const CellSource&) = default;
+};
+
 struct StageSpec {
   StageKind kind;
   const char* id_name;   // in ids and trace files: "scores", "W_q"
@@ -92,6 +103,9 @@ struct StageSpec {
   std::string (*formula)(const Scenario& s, const Dims& d, int h);  // "S₁ = Q₁·K₁ᵀ"
   std::string (*explanation)(const Scenario& s, const Dims& d, int h);
   std::vector<StageId> (*inputs)(const Scenario& s, int h);     // what it is computed from
+  // Which cells make cell (r, c) of head h's stage: the cells of its inputs
+  // (or, for a view, of its storage's inputs) hovering it lights up.
+  std::vector<CellSource> (*sources)(const Scenario& s, const Dims& d, int h, int r, int c);
   std::string (*title_note)(const Scenario& s) = nullptr;       // added to the title: "Mask (causal)"
   // Computed from the tokens' positions alone (ALiBi's bias): it reads no
   // other stage, and its cells are read only (pin the stage it feeds instead).
@@ -99,6 +113,10 @@ struct StageSpec {
   // Why its cells cannot be pinned (nullptr: they can, if computed).
   const char* not_pinnable = nullptr;
 };
+
+// The cells cell (row, col) of `stage` is computed from, one level up (the
+// sources of its storage too, for a view such as Q[h]); none for inputs.
+std::vector<CellSource> cell_sources(const Scenario& s, StageId stage, int row, int col);
 
 // Whether cells of a computed stage can be pinned; `why` gets the reason when not.
 bool pinnable(StageKind kind, std::string* why = nullptr);

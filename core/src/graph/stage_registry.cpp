@@ -57,6 +57,32 @@ StageId head(K k, int h) { return StageId::of_head(k, h); }
 
 std::string fixed(const char* text) { return text; }
 
+// [SECTION] Cell sources (provenance)
+
+using Sources = std::vector<CellSource>;
+CellSource row_of(StageId id, int r) { return {id, r, -1, -1, -1}; }
+CellSource col_of(StageId id, int c) { return {id, -1, c, -1, -1}; }
+CellSource cell_of(StageId id, int r, int c) { return {id, -1, -1, r, c}; }
+Sources no_sources(const Scenario&, const Dims&, int, int, int) { return {}; }
+
+// Cell (r, col) of Q, K or V (P = 0, 1, 2) before any rotation: row r of what
+// it is projected from, column col of its weights, and its bias.
+void add_projection(Sources& out, const Scenario& s, int P, int r, int col) {
+  out.push_back(row_of(layer(P > 0 && s.cross() ? K::X_kv : K::X), r));
+  out.push_back(col_of(layer(K(int(K::W_q) + P)), col));
+  if (s.use_bias) out.push_back(cell_of(layer(K(int(K::b_q) + P)), 0, col));
+}
+
+// Cell (r, col) of Q, K or V as it enters the scores: with RoPE a rotated
+// cell of Q or K reads two cells of the row before rotation, its own
+// dimension and the one RoPE pairs it with.
+void add_projected(Sources& out, const Scenario& s, const Dims& d, int P, int r, int col) {
+  if (P == 2 || !s.rope.on || d.d_k <= 0) return add_projection(out, s, P, r, col);
+  const int c0 = col / d.d_k * d.d_k;
+  for (int dim : {col - c0, rope_partner(s.rope.pairs, d.d_k, col - c0)})
+    out.push_back(cell_of(layer(K(int(K::QUnrotated) + P)), r, c0 + dim));
+}
+
 // "W_q" → "query"; the three projections share their words.
 struct Projection {
   const char* plural;   // "queries"
@@ -86,7 +112,7 @@ StageSpec weights_spec() {
                                                          " K/V heads the query heads share"
                                                    : "") + ".";
           },
-          [](const Scenario&, int) { return std::vector<StageId>{}; }};
+          [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources};
 }
 
 template <int P>
@@ -101,7 +127,7 @@ StageSpec bias_spec() {
           [](const Scenario&, const Dims&, int) {
             return fixed("Added to every token's projection, so a projection can be non-zero even for a zero input.");
           },
-          [](const Scenario&, int) { return std::vector<StageId>{}; }};
+          [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources};
 }
 
 std::string short_number(float v) {
@@ -144,6 +170,11 @@ StageSpec projection_spec() {
             std::vector<StageId> in{layer(P > 0 && s.cross() ? K::X_kv : K::X), layer(K(int(K::W_q) + P))};
             if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
             return in;
+          },
+          [](const Scenario& s, const Dims& d, int, int r, int c) {
+            Sources out;
+            add_projected(out, s, d, P, r, c);
+            return out;
           }};
 }
 
@@ -167,6 +198,11 @@ StageSpec unrotated_spec() {
             std::vector<StageId> in{layer(P > 0 && s.cross() ? K::X_kv : K::X), layer(K(int(K::W_q) + P))};
             if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
             return in;
+          },
+          [](const Scenario& s, const Dims&, int, int r, int c) {
+            Sources out;
+            add_projection(out, s, P, r, c);
+            return out;
           },
           nullptr, false, "it is the projection before RoPE; pin the rotated Q or K that enters the scores instead"};
 }
@@ -211,6 +247,17 @@ StageSpec head_projection_spec() {
             return text;
           },
           [](const Scenario&, int) { return std::vector<StageId>{layer(kStorage)}; },
+          // the whole matrix's sources for this column, and the cell of it this view shows
+          [](const Scenario& s, const Dims& d, int h, int r, int c) {
+            const int col = (kWhich == 0 ? h : d.kv_head(h)) * (kWhich == 2 ? d.d_v : d.d_k) + c;
+            Sources out;
+            if (kUnrotated)
+              add_projection(out, s, kWhich, r, col);
+            else
+              add_projected(out, s, d, kWhich, r, col);
+            out.push_back(cell_of(layer(kStorage), r, col));
+            return out;
+          },
           nullptr, false,
           kUnrotated ? "it is the projection before RoPE; pin the rotated Q or K that enters the scores instead"
                      : nullptr};
@@ -254,7 +301,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
          return fixed("One row per token: the vector the model holds for that token before this layer. "
                       "Everything below is computed from these numbers and the weights.");
        },
-       [](const Scenario&, int) { return std::vector<StageId>{}; }},
+       [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources},
       weights_spec<0>(),
       weights_spec<1>(),
       weights_spec<2>(),
@@ -268,12 +315,12 @@ const std::array<StageSpec, kStageKindCount>& table() {
          return fixed("Learned weights that mix the heads' concatenated contexts back into one vector per token, "
                       "so what each head found can be combined.");
        },
-       [](const Scenario&, int) { return std::vector<StageId>{}; }},
+       [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources},
       {K::b_o, "b_o", false, true, E::One, E::d_out, L::Bias, L::Index, ValueDomain::Signed, Requires::OutputBias,
        ViewKind::Stored, K::b_o, &Scenario::b_o, Trace::No, "Output bias", [](int) { return fixed("b_o"); },
        [](const Scenario&, const Dims&, int) { return fixed("b_o"); },
        [](const Scenario&, const Dims&, int) { return fixed("Added to every token's output vector."); },
-       [](const Scenario&, int) { return std::vector<StageId>{}; }},
+       [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources},
       {K::Mask, "mask", false, true, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Binary, Requires::Nothing,
        ViewKind::Stored, K::Mask, nullptr, Trace::No, "Mask", [](int) { return fixed("M"); },
        [](const Scenario&, const Dims&, int) { return fixed("M"); },
@@ -289,7 +336,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
                             "without seeing it."
                           : "1 where the query token (row) may attend to the key token (column), 0 where it may not.");
        },
-       [](const Scenario&, int) { return std::vector<StageId>{}; },
+       [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources,
        [](const Scenario& s) {
          if (s.mask_kind == MaskKind::Window) return " (window of " + std::to_string(s.window) + ")";
          return std::string(" (") + to_string(s.mask_kind) + ")";
@@ -302,7 +349,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
                       "a share of the weight that then goes nowhere, so a query that finds nothing worth attending to "
                       "can give little to every token instead of being forced to spread 1 over them (gpt-oss).");
        },
-       [](const Scenario&, int) { return std::vector<StageId>{}; }},
+       [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources},
       {K::X_kv, "X_kv", false, true, E::Tk, E::d_kv, L::KeyToken, L::KeyFeature, ValueDomain::Signed, Requires::Cross,
        ViewKind::Stored, K::X_kv, &Scenario::X_kv, Trace::Top, "Keys' and values' source",
        [](int) { return fixed("X_kv"); }, [](const Scenario&, const Dims&, int) { return fixed("X_kv"); },
@@ -311,7 +358,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
                       "the encoded source sentence), the queries from X. Each query row asks which of these rows it "
                       "needs, so the scores have a row per query and a column per row of X_kv.");
        },
-       [](const Scenario&, int) { return std::vector<StageId>{}; }},
+       [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources},
       projection_spec<0>(),
       projection_spec<1>(),
       projection_spec<2>(),
@@ -330,11 +377,16 @@ const std::array<StageSpec, kStageKindCount>& table() {
          return fixed("Entry (r, c) is the dot product of token r's query with token c's key: large when they point "
                       "the same way, i.e. when token c has what token r is looking for.");
        },
-       [](const Scenario&, int h) { return std::vector<StageId>{head(K::HeadQ, h), head(K::HeadK, h)}; }},
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::HeadQ, h), head(K::HeadK, h)}; },
+       // q_r · k_c: row r of Q_h and row c of K_h (a column of K_hᵀ)
+       [](const Scenario&, const Dims&, int h, int r, int c) {
+         return Sources{row_of(head(K::HeadQ, h), r), row_of(head(K::HeadK, h), c)};
+       }},
       {K::Scaled, "scaled", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Scaled, nullptr, Trace::InHead, "Scaled scores", [](int h) { return "S′" + subscript(h); },
        scaled_formula, scaled_explanation,
-       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Scores, h)}; }},
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Scores, h)}; },
+       [](const Scenario&, const Dims&, int h, int r, int c) { return Sources{cell_of(head(K::Scores, h), r, c)}; }},
       {K::PositionBias, "position_bias", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed,
        Requires::Alibi, ViewKind::Stored, K::PositionBias, nullptr, Trace::InHead, "Position bias (ALiBi)",
        [](int h) { return "B" + subscript(h); },
@@ -353,7 +405,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
                 ") (the paper's rule): steep heads look near, gentle ones far. It depends only on positions, so it "
                 "cannot be edited; pin a masked score to change one cell.";
        },
-       [](const Scenario&, int) { return std::vector<StageId>{}; }, nullptr, true},
+       [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources, nullptr, true},
       {K::Masked, "masked", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Masked, nullptr, Trace::InHead, "Masked scores", [](int h) { return "Ŝ" + subscript(h); },
        [](const Scenario& s, const Dims&, int h) {
@@ -369,6 +421,11 @@ const std::array<StageSpec, kStageKindCount>& table() {
          std::vector<StageId> in{head(K::Scaled, h), layer(K::Mask)};
          if (s.alibi) in.push_back(head(K::PositionBias, h));
          return in;
+       },
+       [](const Scenario& s, const Dims&, int h, int r, int c) {
+         Sources out{cell_of(head(K::Scaled, h), r, c), cell_of(layer(K::Mask), r, c)};
+         if (s.alibi) out.push_back(cell_of(head(K::PositionBias, h), r, c));
+         return out;
        }},
       {K::Weights, "weights", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Probability,
        Requires::Nothing, ViewKind::Stored, K::Weights, nullptr, Trace::InHead, "Attention weights",
@@ -388,6 +445,12 @@ const std::array<StageSpec, kStageKindCount>& table() {
          std::vector<StageId> in{head(K::Masked, h)};
          if (s.use_sinks) in.push_back(layer(K::Sinks));
          return in;
+       },
+       // the whole row of masked scores (softmax normalizes over it), its own cell most
+       [](const Scenario& s, const Dims&, int h, int r, int c) {
+         Sources out{{head(K::Masked, h), r, -1, r, c}};
+         if (s.use_sinks) out.push_back(cell_of(layer(K::Sinks), 0, h));
+         return out;
        }},
       {K::SinkShare, "sink_share", true, false, E::T, E::One, L::Token, L::Index, ValueDomain::Probability,
        Requires::Sinks, ViewKind::Stored, K::SinkShare, nullptr, Trace::InHead, "Share of the attention sink",
@@ -400,7 +463,10 @@ const std::array<StageSpec, kStageKindCount>& table() {
          return fixed("The part of each row's softmax that the sink took. It is dropped, so the row's weights add up "
                       "to 1 − σ: the larger σ, the less the token takes from the others.");
        },
-       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Masked, h), layer(K::Sinks)}; }},
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Masked, h), layer(K::Sinks)}; },
+       [](const Scenario&, const Dims&, int h, int r, int) {
+         return Sources{row_of(head(K::Masked, h), r), cell_of(layer(K::Sinks), 0, h)};
+       }},
       {K::Context, "context", true, false, E::T, E::d_v, L::Token, L::HeadIndex, ValueDomain::Signed,
        Requires::Nothing, ViewKind::Stored, K::Context, nullptr, Trace::InHead, "Context vectors",
        [](int h) { return "C" + subscript(h); },
@@ -409,7 +475,10 @@ const std::array<StageSpec, kStageKindCount>& table() {
          return fixed("Each row is a weighted average of the value vectors, using that token's attention weights: "
                       "the new representation of the token, informed by the tokens it attended to.");
        },
-       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Weights, h), head(K::HeadV, h)}; }},
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Weights, h), head(K::HeadV, h)}; },
+       [](const Scenario&, const Dims&, int h, int r, int c) {
+         return Sources{row_of(head(K::Weights, h), r), col_of(head(K::HeadV, h), c)};
+       }},
       {K::Concat, "concat", false, false, E::T, E::ContextWidth, L::Token, L::Index, ValueDomain::Signed,
        Requires::Nothing, ViewKind::HeadsSideBySide, K::Context, nullptr, Trace::AfterHeads, "Concatenated heads",
        [](int) { return fixed("C"); }, concat_formula,
@@ -420,6 +489,9 @@ const std::array<StageSpec, kStageKindCount>& table() {
          std::vector<StageId> in;
          for (int k = 0; k < s.heads; ++k) in.push_back(head(K::Context, k));
          return in;
+       },
+       [](const Scenario&, const Dims& d, int, int r, int c) {
+         return d.d_v > 0 ? Sources{cell_of(head(K::Context, c / d.d_v), r, c % d.d_v)} : Sources{};
        }},
       {K::Output, "output", false, false, E::T, E::d_out, L::Token, L::Index, ValueDomain::Signed,
        Requires::Nothing, ViewKind::Stored, K::Output, nullptr, Trace::AfterHeads, "Output",
@@ -433,6 +505,12 @@ const std::array<StageSpec, kStageKindCount>& table() {
          if (s.use_w_o) in.push_back(layer(K::W_o));
          if (s.use_output_bias) in.push_back(layer(K::b_o));
          return in;
+       },
+       [](const Scenario& s, const Dims&, int, int r, int c) {
+         Sources out{row_of(layer(K::Concat), r)};
+         if (s.use_w_o) out.push_back(col_of(layer(K::W_o), c));
+         if (s.use_output_bias) out.push_back(cell_of(layer(K::b_o), 0, c));
+         return out;
        }},
   }};
   return t;
@@ -455,6 +533,10 @@ const std::array<StageSpec, kStageKindCount>& checked_table() {
 std::span<const StageSpec> all_stages() { return checked_table(); }
 
 const StageSpec& spec(StageKind kind) { return checked_table()[static_cast<std::size_t>(kind)]; }
+
+std::vector<CellSource> cell_sources(const Scenario& s, StageId id, int row, int col) {
+  return spec(id.kind).sources(s, s.dims(), spec(id.kind).per_head ? id.head : 0, row, col);
+}
 
 int stage_rows(StageKind kind, const Dims& d) { return extent(spec(kind).rows, d); }
 int stage_cols(StageKind kind, const Dims& d) { return extent(spec(kind).cols, d); }
