@@ -1032,6 +1032,31 @@ void App::write_probe() const {
                                                                                : s.feature_label(i));
     return list + "]";
   };
+  // The sinks' logits, or null when they are off.
+  auto sink_list = [&] {
+    const Scenario& s = state_.doc->scenario();
+    if (!s.use_sinks) return std::string("null");
+    std::ostringstream o;
+    o << "[";
+    for (Eigen::Index h = 0; h < s.sinks.cols(); ++h) o << (h ? ", " : "") << s.sinks(0, h);
+    return o.str() + "]";
+  };
+  // What the head view drew last (lines run from left_x at a query's y to right_x at a key's).
+  auto head_view = [&] {
+    const HeadViewState& hv = state_.head_view;
+    auto tokens = [](const std::vector<HeadViewState::DrawnToken>& list) {
+      std::ostringstream o;
+      o << "[";
+      for (std::size_t i = 0; i < list.size(); ++i)
+        o << (i ? ", " : "") << "{\"index\": " << list[i].index << ", \"label\": " << json_text::quote(list[i].label)
+          << ", \"y\": " << list[i].y << "}";
+      return o.str() + "]";
+    };
+    std::ostringstream o;
+    o << "{\"left_x\": " << hv.left_x << ", \"right_x\": " << hv.right_x << ", \"queries\": " << tokens(hv.drawn_queries)
+      << ", \"keys\": " << tokens(hv.drawn_keys) << "}";
+    return o.str();
+  };
   const std::optional<CellRef> inspected = state_.hovered ? state_.hovered : state_.selected;
   const Derivation derivation =
       inspected ? derive(*state_.doc, inspected->stage, inspected->row, inspected->col) : Derivation{};
@@ -1048,7 +1073,8 @@ void App::write_probe() const {
                                ? " " + std::to_string(state_.doc->scenario().window) : std::string()))
       << ", \"alibi\": " << (state_.doc->scenario().alibi ? "true" : "false")
       << ", \"kv_heads\": " << state_.doc->scenario().dims().kv_heads
-      << ", \"rope\": " << (state_.doc->scenario().rope.on ? "true" : "false") << ", \"lesson_step\": "
+      << ", \"rope\": " << (state_.doc->scenario().rope.on ? "true" : "false")
+      << ", \"sinks\": " << sink_list() << ", \"head_view\": " << head_view() << ", \"lesson_step\": "
       << (state_.lesson.lesson ? state_.lesson.step + 1 : 0) << ", \"quiz\": "
       << (state_.quiz.round ? json_text::quote(to_string(state_.quiz.round->question.cell)) : std::string("null"))
       << ", \"quiz_truth\": " << (state_.quiz.round ? state_.quiz.round->question.truth : 0.0)

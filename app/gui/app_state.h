@@ -112,6 +112,15 @@ struct HeadViewState {
   bool all_heads = false;
   int first_token = 0;  // long sequences scroll
   int hovered_query = -1;  // last frame's hovered query token (the note above the lines uses it)
+  // What the last frame drew, for the probe: the x where lines start (the
+  // queries' side) and end (the keys'), and each drawn token's label and y.
+  struct DrawnToken {
+    int index;
+    std::string label;
+    float y;
+  };
+  float left_x = 0.0f, right_x = 0.0f;
+  std::vector<DrawnToken> drawn_queries, drawn_keys;
 };
 
 // "Why √d_k": the experiment's options and last result (recomputed when they change).

@@ -4,7 +4,9 @@
 # mask list's "window" item gives a sliding window of half the tokens; the
 # inspector explains a bias cell as m·(j − i); the RoPE checkbox adds Q and K
 # before rotation and a rotated cell is derived from two; typing into "K/V
-# heads" groups the query heads.
+# heads" groups the query heads; the RoPE angles have a heatmap; the sinks
+# checkbox adds a logit per head that a drag changes; the head view of the
+# translation preset has the queries and the keys on their own sides.
 # usage: gui_variants.sh APP_BINARY [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
@@ -70,10 +72,74 @@ python3 "$here/probe.py" "$probe" contains inspector "Q[2,1]" || fail "hovering 
 python3 "$here/probe.py" "$probe" contains inspector_formula "Qᵤ[2,3]·sin φ" ||
   fail "the rotated Q[2,1] is not derived from Qᵤ[2,1] and its partner Qᵤ[2,3] ($(get inspector_formula))"
 shot rope-on
+#    The angles are a heatmap of their own (position × pair), explained per cell.
+until_drawn "rope_angle" yes || fail "with RoPE on, no rope_angle heatmap is drawn"
+read -r x y < <(python3 "$here/probe.py" "$probe" cell "rope_angle" 3 0)
+xdotool mousemove --window "$wid" "$x" "$y"
+python3 "$here/probe.py" "$probe" contains inspector "φ[3,0]" || fail "hovering rope_angle[3,0] does not inspect it ($(get inspector))"
+python3 "$here/probe.py" "$probe" contains inspector_formula "φ = 3·θ^(−0/" ||
+  fail "rope_angle[3,0] is not derived as 3·θ^(−0/d_k) ($(get inspector_formula))"
+shot rope-angle
 xdotool mousemove --window "$wid" 5 400
+
+# 5. Attention sinks with a click: one logit per head (an input row) and each
+#    head's sink share; dragging a logit up changes it, Ctrl+Z brings it back.
+stop_app
+start_app --preset fat-cat --step 6  # the softmax, where the sinks join each row
+[ "$(get sinks)" = null ] || fail "fat-cat starts with sinks $(get sinks)"
+click_item "attention sinks"
+python3 "$here/probe.py" "$probe" wait sinks '[0]' || fail "clicking 'attention sinks' did not turn sinks on at 0 ($(get sinks))"
+until_drawn "sinks" yes || fail "with sinks on, no heatmap of the sink logits is drawn"
+until_drawn "sink_share[0]" yes || fail "with sinks on, no sink_share[0] heatmap is drawn"
+settle 3
+press_on sinks 0 0 1  # (its second drawing, in the sink's share equation: the first is above the view)
+x=$press_x y=$press_y
+for dy in 5 15 30 45 60; do xdotool mousemove --window "$wid" "$x" $((y - dy)); sleep 0.05; done
+xdotool mouseup 1
+python3 -c "import json,sys; v = json.load(open(sys.argv[1]))['sinks']; sys.exit(0 if v and v[0] > 0 else 1)" "$probe" ||
+  fail "dragging the sink logit up left it at $(get sinks)"
+share_bottom() { python3 -c "
+import json, sys
+print(int(max([m['y1'] for m in json.load(open(sys.argv[1]))['heatmaps'] if m['stage'] == 'sink_share[0]'] or [99999])))" "$probe"; }
+for _ in $(seq 30); do [ "$(share_bottom)" -lt 690 ] && break; xdotool mousemove --window "$wid" 930 400 click 5; settle 1; done
+[ "$(share_bottom)" -lt 690 ] || fail "could not scroll to sink_share[0] ($(state))"
+read -r x y < <(python3 "$here/probe.py" "$probe" cell "sink_share[0]" 2 0)
+xdotool mousemove --window "$wid" "$x" "$y"
+python3 "$here/probe.py" "$probe" contains inspector "σ₀[2,0]" || fail "hovering sink_share[0][2,0] does not inspect it ($(get inspector))"
+shot sinks
+xdotool mousemove --window "$wid" 5 400
+xdotool key ctrl+z
+python3 "$here/probe.py" "$probe" wait sinks '[0]' || fail "Ctrl+Z did not bring the sink logit back to 0 ($(get sinks))"
 stop_app
 
-# 5. Grouped-query heads: type 2 into "K/V heads" of the four-head preset.
+# 6. Cross-attention in the head view: the four French queries on the left,
+#    the five English keys on the right; clicking the line from 'chat' to its
+#    key selects that weight.
+start_app --preset translate
+click_item "tab Head view"
+python3 "$here/probe.py" "$probe" wait centre_view 1 || fail "clicking the Head view tab did not open it ($(get centre_view))"
+settle 3
+read -r queries keys < <(python3 -c "
+import json, sys
+hv = json.load(open(sys.argv[1]))['head_view']
+print(','.join(t['label'] for t in hv['queries']), ','.join(t['label'] for t in hv['keys']))" "$probe")
+[ "$queries" = "le,chat,noir,dort" ] || fail "the head view's queries are '$queries', expected le,chat,noir,dort"
+[ "$keys" = "the,black,cat,sleeps,." ] || fail "the head view's keys are '$keys', expected the,black,cat,sleeps,."
+# A quarter of the way along the line from query 1 to key 2 (lines fan out from the query).
+read -r x y < <(python3 -c "
+import json, sys
+hv = json.load(open(sys.argv[1]))['head_view']
+q, k = hv['queries'][1]['y'], hv['keys'][2]['y']
+print(int(hv['left_x'] + 0.25 * (hv['right_x'] - hv['left_x'])), int(q + 0.25 * (k - q)))" "$probe")
+xdotool mousemove --window "$wid" "$x" "$y"
+settle 2
+xdotool click 1
+python3 "$here/probe.py" "$probe" wait selected '{"stage": "weights[0]", "row": 1, "col": 2}' ||
+  fail "clicking the line from 'chat' to 'cat' selected $(get selected)"
+shot translate-head-view
+stop_app
+
+# 7. Grouped-query heads: type 2 into "K/V heads" of the four-head preset.
 start_app --preset multi-head --step 2
 [ "$(get kv_heads)" = 4 ] || fail "multi-head starts with $(get kv_heads) K/V heads, expected 4"
 click_input "K/V heads" || fail "the K/V heads input is not on the probe's items"

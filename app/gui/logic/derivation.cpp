@@ -4,7 +4,9 @@
 #include "attention_lab/stage_registry.h"
 #include "logic/number_format.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace attention_lab::gui {
 
@@ -285,6 +287,26 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
                     format_number(value, 3);
       out.hint = format_number(static_cast<float>(slope), 4) + " × " + format_number(static_cast<float>(c - r), 0) + kAsked;
       out.note = "Computed from the positions alone: it cannot be edited or pinned (pin the masked score instead).";
+      break;
+    }
+    case StageKind::RopeAngle: {
+      // row r = position, column c = pair
+      const double angle = rope_angle(s.rope, d.d_k, c, r);
+      const auto [i, j] = rope_pair(s.rope.pairs, d.d_k, c);
+      out.formula = "φ = " + std::to_string(r) + "·θ^(−" + std::to_string(2 * c) + "/" + std::to_string(d.d_k) +
+                    "), θ = " + [&] {
+                      char theta[32];
+                      std::snprintf(theta, sizeof theta, "%g", static_cast<double>(s.rope.theta));
+                      return std::string(theta);
+                    }();
+      out.numbers = std::to_string(r) + " × " + format_number(static_cast<float>(angle / std::max(r, 1)), 4) + " = " +
+                    format_number(static_cast<float>(angle), 4) + " rad ≡ " + format_number(value, 3) + " (mod 2π)";
+      if (r == 0) out.numbers = "0 (position 0 is not turned)";
+      out.hint = std::to_string(r) + "·θ^(−" + std::to_string(2 * c) + "/" + std::to_string(d.d_k) + "), modulo 2π" + kAsked;
+      out.note = "Turns dimensions " + std::to_string(i) + " and " + std::to_string(j) + " of every head's query and key at position " +
+                 std::to_string(r) + ": cos φ = " + format_number(static_cast<float>(std::cos(angle)), 3) +
+                 ", sin φ = " + format_number(static_cast<float>(std::sin(angle)), 3) +
+                 ". Computed from the position alone: it cannot be edited or pinned.";
       break;
     }
     default:

@@ -21,8 +21,8 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
   switch (info.id.kind) {
     case StageKind::Q: case StageKind::K: case StageKind::V:
     case StageKind::QUnrotated: case StageKind::KUnrotated:
-      if (in.size() == 1) {  // with RoPE: Q and K are their unrotated selves, turned
-        t = {matrix(in[0]), op("RoPE: turn row p by p·θ →")};
+      if (in.size() == 2 && in[1].kind == StageKind::RopeAngle) {  // with RoPE: Q and K are their unrotated selves, turned
+        t = {matrix(in[0]), op("RoPE: turn each pair by"), matrix(in[1]), op("→")};
         break;
       }
       t = {matrix(in[0]), op("·"), matrix(in[1])};

@@ -10,7 +10,8 @@ const std::vector<Step>& steps() {
       {"1. Inputs", {K::X, K::X_kv, K::W_q, K::W_k, K::W_v, K::b_q, K::b_k, K::b_v, K::W_o, K::b_o, K::Mask, K::Sinks}, K::X},
       // (RoPE turns Q and K here too: before rotation, then after)
       {"2. Project to Q, K, V",
-       {K::QUnrotated, K::KUnrotated, K::Q, K::K, K::V, K::HeadQUnrotated, K::HeadKUnrotated, K::HeadQ, K::HeadK, K::HeadV},
+       {K::QUnrotated, K::KUnrotated, K::RopeAngle, K::Q, K::K, K::V, K::HeadQUnrotated, K::HeadKUnrotated, K::HeadQ,
+        K::HeadK, K::HeadV},
        K::Q, StepAnimation::Product},
       {"3. Scores Q·Kᵀ", {K::Scores}, K::Scores, StepAnimation::Product},
       {"4. Scale by 1/√d_k", {K::Scaled}, K::Scaled},

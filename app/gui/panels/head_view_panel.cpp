@@ -159,7 +159,13 @@ void draw_head_view_panel(AppState& state) {
   }
 
   // Token labels on both sides; the hovered one highlighted.
+  hv.left_x = layout.left_x;
+  hv.right_x = layout.right_x;
+  hv.drawn_queries.clear();
+  hv.drawn_keys.clear();
   for (int t = layout.first_token; t < layout.first_token + layout.token_count; ++t) {
+    if (t < T_q) hv.drawn_queries.push_back({t, s.token_label(t), layout.y_of(t)});
+    if (t < T_k) hv.drawn_keys.push_back({t, s.key_label(t), layout.y_of(t)});
     const float y = layout.y_of(t) - ImGui::GetTextLineHeight() * 0.5f;
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 lit = IM_COL32(255, 140, 0, 255);

@@ -564,8 +564,9 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // Colour bar with its range.
   ImGui::SetCursorScreenPos(ImVec2(p0.x, p1.y + 3));
   if (opt.show_colour_bar && colormap != 2) {
-    float legend_h = draw_colour_bar(dl, ImVec2(p0.x, p1.y + 3), colour_bar_width(rect.width()),
-                                     colormap, range, scale, decades) + 2;
+    // (wider than the cells of a narrow stage: the group, and the box around it, take it in)
+    const float bar_w = colour_bar_width(rect.width());
+    float legend_h = draw_colour_bar(dl, ImVec2(p0.x, p1.y + 3), bar_w, colormap, range, scale, decades) + 2;
     if (pool > 1) {
       // Say how a pixel summarises its cells, so a zoomed-out picture is read right.
       // (A block of pool×pool cells is one colour, one to two pixels wide.)
@@ -573,7 +574,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       dl->AddText(ImVec2(p0.x, p1.y + 3 + legend_h), ImGui::GetColorU32(ImGuiCol_TextDisabled), how.c_str());
       legend_h += ImGui::GetTextLineHeight();
     }
-    ImGui::Dummy(ImVec2(rect.width(), legend_h));
+    ImGui::Dummy(ImVec2(std::max(rect.width(), bar_w + (p0.x - ImGui::GetCursorScreenPos().x)), legend_h));
   } else {
     ImGui::Dummy(ImVec2(rect.width(), 4));
   }

@@ -391,6 +391,7 @@ class Engine {
   bool rope_on_ = false;
   Rope rope_;                       // the tables' settings
   Matrix rope_cos_, rope_sin_;      // T × d_k/2: cos and sin of each position's angle per pair
+  Matrix rope_angle_;               // the angles themselves, modulo 2π (the stage rope_angle)
   Eigen::Index rope_T_ = -1;        // the tables' T and d_k
   int rope_dk_ = -1;
   Matrix U_;  // unnormalized context, T × h·d_v

@@ -13,8 +13,8 @@ enum class StageKind {
   // Inputs (edited for real)
   X, W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o, Mask, Sinks, X_kv,
   // Computed for all heads at once (Q and K rotated when RoPE is on; before
-  // the rotation they are QUnrotated and KUnrotated)
-  Q, K, V, QUnrotated, KUnrotated,
+  // the rotation they are QUnrotated and KUnrotated, turned by RopeAngle)
+  Q, K, V, QUnrotated, KUnrotated, RopeAngle,
   // Computed per head
   HeadQ, HeadK, HeadV, HeadQUnrotated, HeadKUnrotated, Scores, Scaled, PositionBias, Masked, Weights, SinkShare, Context,
   // Computed after the heads

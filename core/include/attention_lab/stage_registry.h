@@ -38,6 +38,8 @@ enum class Extent {
   d_v,       // one head's value width
   d_out,     // the output's width
   Heads,     // one column per head (the sinks)
+  Positions, // every position a query or key has: the larger of T and T_k
+  Pairs,     // d_k/2: the pairs of dimensions RoPE turns together
 };
 int extent(Extent e, const Dims& d);
 const char* extent_name(Extent e);  // "heads*d_k": for error messages

@@ -5,6 +5,7 @@
 #include "attention/engine_internal.h"
 
 #include <cmath>
+#include <numbers>
 
 namespace attention_lab {
 
@@ -35,6 +36,7 @@ void Engine::refresh_rope() {
   if (!rope_on_) {
     Qu_.resize(0, 0);
     Ku_.resize(0, 0);
+    rope_angle_.resize(0, 0);
     rope_T_ = -1;
     return;
   }
@@ -42,15 +44,18 @@ void Engine::refresh_rope() {
   if (rope_T_ == T && rope_dk_ == dims_.d_k && rope_ == s.rope) return;
   rope_cos_.resize(T, half);
   rope_sin_.resize(T, half);
+  rope_angle_.resize(T, half);
   for (Index p = 0; p < T; ++p)
     for (Index k = 0; k < half; ++k) {
       const double angle = rope_angle(s.rope, dims_.d_k, static_cast<int>(k), static_cast<int>(p));
       rope_cos_(p, k) = static_cast<float>(std::cos(angle));
       rope_sin_(p, k) = static_cast<float>(std::sin(angle));
+      rope_angle_(p, k) = static_cast<float>(std::remainder(angle, 2.0 * std::numbers::pi));  // in [−π, π]
     }
   rope_ = s.rope;
   rope_T_ = T;
   rope_dk_ = dims_.d_k;
+  bump(StageKind::RopeAngle, 0, true);
 }
 
 namespace {

@@ -374,6 +374,7 @@ MatrixView Engine::stage(StageId id) const {
     // before RoPE (without RoPE there is no rotation: the projection itself)
     case StageKind::QUnrotated: return rope_on_ ? Qu_ : Q_;
     case StageKind::KUnrotated: return rope_on_ ? Ku_ : K_;
+    case StageKind::RopeAngle: return rope_angle_;
     case StageKind::HeadQUnrotated: return (rope_on_ ? Qu_ : Q_).middleCols(h * dk, dk);
     case StageKind::HeadKUnrotated: return (rope_on_ ? Ku_ : K_).middleCols(kv(id.head) * dk, dk);
     case StageKind::Scores:
@@ -418,7 +419,9 @@ std::size_t Engine::bytes_shared() const {
 std::size_t Engine::bytes_kept() const {
   auto bytes = [](const Matrix& m) { return static_cast<std::size_t>(m.size()) * sizeof(float); };
   std::size_t total = 0;
-  for (const Matrix* m : {&Q_, &K_, &V_, &Qu_, &Ku_, &concat_, &output_, &mask_.get(), &U_, &R_}) total += bytes(*m);
+  for (const Matrix* m : {&Q_, &K_, &V_, &Qu_, &Ku_, &concat_, &output_, &mask_.get(), &U_, &R_, &rope_cos_, &rope_sin_,
+                          &rope_angle_})
+    total += bytes(*m);
   for (const auto& hs : heads_)
     total += bytes(hs.S) + hs.valid.capacity() + hs.offset.capacity() * sizeof(float) +
              hs.sum.capacity() * sizeof(double) + hs.cscale.capacity() * sizeof(float) +

@@ -94,8 +94,9 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
 std::vector<StageId> pipeline(const Scenario& s) {
   using K = StageKind;
   // The order of the math; the registry says which of them the settings turn on.
-  static constexpr K kBefore[] = {K::X,          K::X_kv, K::W_q, K::b_q, K::QUnrotated, K::Q,    K::W_k, K::b_k,
-                                  K::KUnrotated, K::K,   K::W_v, K::b_v,        K::V,    K::Mask, K::Sinks};
+  static constexpr K kBefore[] = {K::X,   K::X_kv, K::W_q, K::b_q,        K::QUnrotated, K::RopeAngle, K::Q,
+                                  K::W_k, K::b_k,  K::KUnrotated, K::K, K::W_v,  K::b_v, K::V,
+                                  K::Mask, K::Sinks};
   static constexpr K kAfter[] = {K::Concat, K::W_o, K::b_o, K::Output};
   std::vector<StageId> out;
   auto add = [&](K k, int h) {

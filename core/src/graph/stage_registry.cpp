@@ -2,6 +2,7 @@
 
 #include "attention_lab/cell_ref.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,8 @@ int extent(Extent e, const Dims& d) {
     case Extent::d_v: return d.d_v;
     case Extent::d_out: return d.d_out;
     case Extent::Heads: return d.heads;
+    case Extent::Positions: return std::max(d.T, d.T_k);
+    case Extent::Pairs: return d.d_k / 2;
   }
   return 0;
 }
@@ -42,6 +45,8 @@ const char* extent_name(Extent e) {
     case Extent::d_v: return "d_v";
     case Extent::d_out: return "d_out";
     case Extent::Heads: return "heads";
+    case Extent::Positions: return "max(T, T_k)";
+    case Extent::Pairs: return "d_k/2";
   }
   return "?";
 }
@@ -81,6 +86,7 @@ void add_projected(Sources& out, const Scenario& s, const Dims& d, int P, int r,
   const int c0 = col / d.d_k * d.d_k;
   for (int dim : {col - c0, rope_partner(s.rope.pairs, d.d_k, col - c0)})
     out.push_back(cell_of(layer(K(int(K::QUnrotated) + P)), r, c0 + dim));
+  out.push_back(cell_of(layer(K::RopeAngle), r, rope_pair_of(s.rope.pairs, d.d_k, col - c0)));
 }
 
 // "W_q" → "query"; the three projections share their words.
@@ -166,7 +172,7 @@ StageSpec projection_spec() {
             return text;
           },
           [](const Scenario& s, int) {
-            if (P < 2 && s.rope.on) return std::vector<StageId>{layer(K(int(K::QUnrotated) + P))};
+            if (P < 2 && s.rope.on) return std::vector<StageId>{layer(K(int(K::QUnrotated) + P)), layer(K::RopeAngle)};
             std::vector<StageId> in{layer(P > 0 && s.cross() ? K::X_kv : K::X), layer(K(int(K::W_q) + P))};
             if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
             return in;
@@ -364,6 +370,21 @@ const std::array<StageSpec, kStageKindCount>& table() {
       projection_spec<2>(),
       unrotated_spec<0>(),
       unrotated_spec<1>(),
+      {K::RopeAngle, "rope_angle", false, false, E::Positions, E::Pairs, L::Index, L::Index, ValueDomain::Signed,
+       Requires::Rope, ViewKind::Stored, K::RopeAngle, nullptr, Trace::Top, "RoPE rotation angles",
+       [](int) { return fixed("φ"); },
+       [](const Scenario& s, const Dims& d, int) {
+         return "φ[p][k] = p·θ^(−2k/" + std::to_string(d.d_k) + "), θ = " + short_number(s.rope.theta) +
+                " (shown modulo 2π, in (−π, π])";
+       },
+       [](const Scenario& s, const Dims&, int) {
+         return "How far RoPE turns pair k of the query or key at position p (row p, column k): " + rope_words(s) +
+                " Pair 0 turns by a radian per position, so it spins round quickly; later pairs turn ever more "
+                "slowly and can tell apart positions far apart. Every head uses the same angles. They depend "
+                "only on positions, so they cannot be edited or pinned.";
+       },
+       [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources, nullptr, true,
+       "it is computed from the positions alone; pin the rotated Q or K it turns instead"},
       head_projection_spec<0>(),
       head_projection_spec<1>(),
       head_projection_spec<2>(),
@@ -629,8 +650,9 @@ bool columns_are_kv_heads(StageKind kind) {
 bool pinnable(StageKind kind, std::string* why) {
   const StageSpec& sp = spec(kind);
   const char* reason = sp.input ? "it is an input; edit it instead"
-                       : sp.positional ? "it is computed from the positions alone; pin the masked score it feeds instead"
-                                       : sp.not_pinnable;
+                       : sp.not_pinnable ? sp.not_pinnable
+                       : sp.positional   ? "it is computed from the positions alone; pin the masked score it feeds instead"
+                                         : nullptr;
   if (reason && why) *why = reason;
   return reason == nullptr;
 }
