@@ -126,6 +126,28 @@ void AppState::poll_job() {
   if (result->session) {
     const int head = focused_head;
     const bool same_model = model.session && result->path.empty();
+    std::string kept_note;
+    if (!same_model) {
+      model.kept_layers.clear();  // another model: its layers' edits mean nothing here
+    } else if (doc->modified()) {
+      // Leaving an edited layer (for another layer or another text) keeps it.
+      model.kept_layers[{model.text, model.session->layer()}] = {std::move(doc), ++model.kept_clock};
+      kept_note = "; layer " + std::to_string(model.session->layer()) + "'s edits are kept for when you come back";
+      if (model.kept_layers.size() > ModelState::kKeptLayers) {
+        auto oldest = std::min_element(model.kept_layers.begin(), model.kept_layers.end(),
+                                       [](const auto& a, const auto& b) { return a.second.order < b.second.order; });
+        kept_note += "; layer " + std::to_string(oldest->first.second) + "'s, the oldest kept, are let go";
+        model.kept_layers.erase(oldest);
+      }
+    }
+    // Back on a kept layer: its edited document (the session's "before" is still the unedited model's).
+    const auto back = same_model ? model.kept_layers.find({result->model_text, result->session->layer()})
+                                 : model.kept_layers.end();
+    if (back != model.kept_layers.end()) {
+      result->document = std::move(back->second.doc);
+      model.kept_layers.erase(back);
+      kept_note += "; this layer's edits are back (Ctrl+Z undoes them)";
+    }
     open_document_with(std::move(result->document), "");
     model.session = std::move(result->session);
     if (!result->path.empty()) model.path = result->path;
@@ -146,11 +168,12 @@ void AppState::poll_job() {
     }
     char took[32];
     std::snprintf(took, sizeof took, " (%.2f s)", seconds);
-    set_status(what + ": done" + took);
+    set_status(what + ": done" + took + kept_note);
     return;
   }
   if (result->document) {
     const std::string path = result->path;
+    model.kept_layers.clear();  // a scenario file: model mode is over
     open_document_with(std::move(result->document), path);
     if (deferred_head >= 0) focused_head = std::min(deferred_head, doc->scenario().heads - 1), deferred_head = -1;
     scroll_to_step = step >= 0;
@@ -229,6 +252,7 @@ const BlockTrace* AppState::model_block() {
 }
 
 void AppState::open_document(Scenario scenario, std::string path) {
+  model.kept_layers.clear();  // not a model's layer: model mode is over
   open_document_with(std::make_unique<Document>(std::move(scenario)), std::move(path));
 }
 
@@ -533,7 +557,7 @@ bool App::animating() const {
 }
 
 void App::request_close() {
-  if (state_.doc->modified())
+  if (state_.has_unsaved_work())
     state_.confirm_quit = true;
   else
     state_.quit = true;
@@ -910,7 +934,15 @@ void App::frame() {
   }
   if (state_.confirm_quit) ImGui::OpenPopup("Unsaved changes");
   if (ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::TextUnformatted("The scenario has changes that are not saved.");
+    if (state_.doc->modified()) ImGui::TextUnformatted("The scenario has changes that are not saved.");
+    if (!state_.model.kept_layers.empty()) {
+      std::string layers;
+      for (const auto& [key, kept] : state_.model.kept_layers)
+        layers += (layers.empty() ? "" : ", ") + std::to_string(key.second);
+      ImGui::Text("Edits of the model's layer%s %s, kept from earlier, are not saved either\n"
+                  "(focus a layer and use File > Save as... to keep them).",
+                  state_.model.kept_layers.size() > 1 ? "s" : "", layers.c_str());
+    }
     if (ImGui::Button("Save and quit")) {
       // With no file yet this opens Save as…, which quits once it has saved.
       state_.quit_after_save = state_.file_path.empty();
@@ -966,7 +998,11 @@ std::string App::model_probe() const {
     << ", \"text\": " << json_text::quote(m.text) << ", \"row\": " << m.predicted_row()
     << ", \"predictions_revision_current\": "
     << (m.predictions.session == &s && m.predictions.revision == state_.doc->revision() ? "true" : "false")
-    << ", \"problem\": " << json_text::quote(m.predictions.problem) << ", \"predictions\": [";
+    << ", \"problem\": " << json_text::quote(m.predictions.problem) << ", \"kept_layers\": [";
+  bool first_kept = true;
+  for (const auto& [key, kept] : m.kept_layers)
+    if (key.first == m.text) o << (std::exchange(first_kept, false) ? "" : ", ") << key.second;
+  o << "], \"predictions\": [";
   for (std::size_t i = 0; i < m.predictions.top.size(); ++i) {
     const Prediction& p = m.predictions.top[i];
     o << (i ? ", " : "") << "{\"id\": " << p.id << ", \"token\": " << json_text::quote(s.tokenizer().token_text(p.id))

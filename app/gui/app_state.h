@@ -203,6 +203,17 @@ struct ModelState {
   bool show_all_tokens = false;  // the Model tab lists every token, not the first ones
   int layer_slider = 0;         // the focused-layer slider's value while it is dragged
   bool layer_slider_active = false;
+  // The documents of layers edited and then left for another layer, with
+  // their undo history, keyed by the text they ran and the layer: focusing
+  // that layer of that text again brings them back (the other layers still
+  // see the unedited model). At most kKeptLayers, the oldest let go first.
+  struct Kept {
+    std::unique_ptr<Document> doc;
+    std::uint64_t order = 0;
+  };
+  std::map<std::pair<std::string, int>, Kept> kept_layers;
+  std::uint64_t kept_clock = 0;
+  static constexpr std::size_t kKeptLayers = 8;
   struct Cached {
     std::uint64_t revision = 0;
     int row = -1;
@@ -380,6 +391,8 @@ struct AppState {
   // Replaces the document (file loaded, preset chosen); keeps view state that still fits.
   void open_document(Scenario scenario, std::string path);
   void open_document_with(std::unique_ptr<Document> document, std::string path);
+  // Edits that quitting would lose: the document's, or those of a model's layers kept aside.
+  bool has_unsaved_work() const { return doc->modified() || !model.kept_layers.empty(); }
   std::string window_title() const;
   // Quizzes: ask for a cell (nullopt: a random one of the current step) in
   // the teacher's words (empty: "What is A₀[2,1]?"), check the typed answer,

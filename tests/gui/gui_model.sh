@@ -3,7 +3,8 @@
 # the predictions of the unedited model are its greedy next token; pinning an
 # attention weight of the focused layer by typing a value changes them live,
 # Ctrl+Z brings them back; a click on another layer's head in the overview
-# refocuses the pipeline on it; typing new text reruns the model.
+# refocuses the pipeline on it (an edited layer is kept aside and comes back
+# with its undo when it is focused again); typing new text reruns the model.
 # usage: gui_model.sh APP_BINARY MODEL_FIXTURES_DIR [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
@@ -76,12 +77,18 @@ model_check 'm["predictions_revision_current"] and all(p["p"] == p["before"] for
   fail "after Ctrl+Z the predictions differ from before: $(model)"
 
 # 4. The Model tab; a click on layer 1, head 2 of the overview focuses it.
+#    The pin comes back first (redo), so layer 0 leaves edited: its document
+#    is kept aside for when layer 0 is focused again.
+xdotool key ctrl+shift+z
+python3 "$here/probe.py" "$probe" wait modified true || fail "Ctrl+Shift+Z did not redo the pin"
 settle 3
 click_item "tab Model"
 python3 "$here/probe.py" "$probe" wait centre_view 4 || fail "clicking the Model tab did not open it ($(get centre_view))"
 settle 3
 click_item "overview 1 2"
 model_check 'm["layer"] == 1 and m["head"] == 2' || fail "clicking layer 1 head 2 did not focus it: $(model)"
+model_check 'm["kept_layers"] == [0]' || fail "layer 0's edits were not kept when layer 1 was focused: $(model)"
+[ "$(get modified)" = false ] || fail "layer 1, never edited, shows as modified"
 shot model-view-layer1
 
 # 4b. The focused-layer slider, clicked at its left end: back to layer 0.
@@ -91,6 +98,13 @@ xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 6))")" "$(pytho
 settle 2
 xdotool click 1
 model_check 'm["layer"] == 0' || fail "clicking the left end of the layer slider did not focus layer 0: $(model)"
+#    Layer 0's pin is back, with its undo, and the predictions follow it again.
+python3 "$here/probe.py" "$probe" wait modified true || fail "back on layer 0, its pin is gone ($(state))"
+model_check 'm["kept_layers"] == [] and m["predictions_revision_current"] and any(abs(p["p"] - p["before"]) > 1e-4 for p in m["predictions"])' ||
+  fail "back on layer 0, the predictions do not follow its pin: $(model)"
+case "$(get status)" in *"edits are back"*) ;; *) fail "the status does not say layer 0's edits are back: '$(get status)'" ;; esac
+xdotool key ctrl+z
+python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+Z on the restored layer 0 did not undo its pin"
 
 # 5. New text, typed: the model reruns on it (at layer 0 still).
 click_item "model text"

@@ -146,7 +146,7 @@ void draw_menu_bar(AppState& state) {
     }
     state.note_item("Close model");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Back to the default scenario (the focused layer's edits are dropped)");
+      ImGui::SetTooltip("Back to the default scenario (the edits of the focused layer and of layers kept aside are dropped)");
     if (ImGui::MenuItem("Import weights…", nullptr, false, !state.model.open()))
       action_import_weights_dialog(state);
     state.note_item("Import weights…");
@@ -187,7 +187,7 @@ void draw_menu_bar(AppState& state) {
     if (ImGui::MenuItem("Export selected matrix as CSV…", nullptr, false, state.selected.has_value()))
       action_export_csv_dialog(state, state.selected->stage);
     ImGui::Separator();
-    if (ImGui::MenuItem("Quit", "Ctrl+Q")) state.confirm_quit = state.doc->modified(), state.quit = !state.doc->modified();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) state.confirm_quit = state.has_unsaved_work(), state.quit = !state.has_unsaved_work();
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Edit")) {
