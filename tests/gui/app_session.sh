@@ -69,6 +69,18 @@ sys.exit(0 if (h['x1'] - h['x0']) / max(h['rows'], h['cols']) < 2 else 1)"; then
   python3 "$here/probe.py" "$probe" wait selected "$want" || fail "pressing on $want did not select it ($(state))"
   press_x=$x press_y=$y
 }
+# inspect_cell STAGE ROW COL TITLE [FORMULA]: hovers the cell (in the first
+# drawing of STAGE) and checks the inspector names it TITLE and, when given,
+# that its formula contains FORMULA.
+inspect_cell() {
+  local x y
+  read -r x y < <(python3 "$here/probe.py" "$probe" cell "$1" "$2" "$3")
+  xdotool mousemove --window "$wid" "$x" "$y"
+  python3 "$here/probe.py" "$probe" contains inspector "$4" ||
+    { fail "hovering $1[$2,$3] does not inspect it as $4 ($(get inspector))"; return 1; }
+  [ -z "${5:-}" ] || python3 "$here/probe.py" "$probe" contains inspector_formula "$5" ||
+    fail "$1[$2,$3] is not derived as '$5' ($(get inspector_formula))"
+}
 # click_item LABEL: moves onto a named item (the probe's "items"), lets the app
 # see the pointer there, clicks.
 click_item() {

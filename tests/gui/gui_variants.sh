@@ -33,9 +33,7 @@ xdotool mousemove --window "$wid" "$x" "$y" click 1
 python3 "$here/probe.py" "$probe" wait alibi true || fail "clicking 'ALiBi position bias' did not turn ALiBi on ($(state))"
 until_drawn "position_bias[0]" yes || fail "with ALiBi on, no position_bias[0] heatmap is drawn"
 settle 3
-read -r x y < <(python3 "$here/probe.py" "$probe" cell "position_bias[0]" 5 2)
-xdotool mousemove --window "$wid" "$x" "$y"
-python3 "$here/probe.py" "$probe" contains inspector "B₀[5,2]" || fail "hovering position_bias[0][5,2] does not inspect it ($(get inspector))"
+inspect_cell "position_bias[0]" 5 2 "B₀[5,2]"
 shot alibi-on
 xdotool mousemove --window "$wid" 5 400
 
@@ -66,19 +64,11 @@ xdotool mousemove --window "$wid" 600 400
 xdotool key Left Left Left  # back to step 2, the projections: the view scrolls to them
 python3 "$here/probe.py" "$probe" wait step 1 || fail "three Left keys from step 5 gave step index $(get step), expected 1"
 settle 3
-read -r x y < <(python3 "$here/probe.py" "$probe" cell "Q" 2 1)
-xdotool mousemove --window "$wid" "$x" "$y"
-python3 "$here/probe.py" "$probe" contains inspector "Q[2,1]" || fail "hovering Q[2,1] does not inspect it ($(get inspector))"
-python3 "$here/probe.py" "$probe" contains inspector_formula "Qᵤ[2,3]·sin φ" ||
-  fail "the rotated Q[2,1] is not derived from Qᵤ[2,1] and its partner Qᵤ[2,3] ($(get inspector_formula))"
+inspect_cell "Q" 2 1 "Q[2,1]" "Qᵤ[2,3]·sin φ"  # a turn of Qᵤ[2,1] and its partner Qᵤ[2,3]
 shot rope-on
 #    The angles are a heatmap of their own (position × pair), explained per cell.
 until_drawn "rope_angle" yes || fail "with RoPE on, no rope_angle heatmap is drawn"
-read -r x y < <(python3 "$here/probe.py" "$probe" cell "rope_angle" 3 0)
-xdotool mousemove --window "$wid" "$x" "$y"
-python3 "$here/probe.py" "$probe" contains inspector "φ[3,0]" || fail "hovering rope_angle[3,0] does not inspect it ($(get inspector))"
-python3 "$here/probe.py" "$probe" contains inspector_formula "φ = 3·θ^(−0/" ||
-  fail "rope_angle[3,0] is not derived as 3·θ^(−0/d_k) ($(get inspector_formula))"
+inspect_cell "rope_angle" 3 0 "φ[3,0]" "φ = 3·θ^(−0/"
 shot rope-angle
 xdotool mousemove --window "$wid" 5 400
 
@@ -103,9 +93,7 @@ import json, sys
 print(int(max([m['y1'] for m in json.load(open(sys.argv[1]))['heatmaps'] if m['stage'] == 'sink_share[0]'] or [99999])))" "$probe"; }
 for _ in $(seq 30); do [ "$(share_bottom)" -lt 690 ] && break; xdotool mousemove --window "$wid" 930 400 click 5; settle 1; done
 [ "$(share_bottom)" -lt 690 ] || fail "could not scroll to sink_share[0] ($(state))"
-read -r x y < <(python3 "$here/probe.py" "$probe" cell "sink_share[0]" 2 0)
-xdotool mousemove --window "$wid" "$x" "$y"
-python3 "$here/probe.py" "$probe" contains inspector "σ₀[2,0]" || fail "hovering sink_share[0][2,0] does not inspect it ($(get inspector))"
+inspect_cell "sink_share[0]" 2 0 "σ₀[2,0]"
 shot sinks
 xdotool mousemove --window "$wid" 5 400
 xdotool key ctrl+z
