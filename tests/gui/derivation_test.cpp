@@ -402,3 +402,23 @@ TEST(DerivationHint, AScaledScoreShowsTheDivision) {
   const float score = doc.stage(head(StageKind::Scores, 0))(2, 1);
   EXPECT_EQ(derive(doc, head(StageKind::Scaled, 0), 2, 1).hint, format_number(score, 3) + " / 2.000 = ?");
 }
+
+// [SECTION] Which tokens a cell's title names (the registry's axes)
+
+TEST(Derivation, TitlesNameTheTokensOfTheAxesTheRegistryGives) {
+  // Cross-attention: a key row is an English word, a weight goes French → English.
+  const Document translate = open("translate");
+  EXPECT_TRUE(contains(derive(translate, in(StageKind::K), 2, 0).title, "(token 'cat')"))
+      << derive(translate, in(StageKind::K), 2, 0).title;
+  EXPECT_TRUE(contains(derive(translate, in(StageKind::X_kv), 3, 0).title, "(token 'sleeps')"));
+  EXPECT_TRUE(contains(derive(translate, head(StageKind::Weights, 0), 1, 2).title, "('chat' → 'cat')"));
+  EXPECT_TRUE(contains(derive(translate, in(StageKind::Q), 1, 0).title, "(token 'chat')"));
+  // Weights and the RoPE angles' rows are no tokens: nothing named.
+  EXPECT_FALSE(contains(derive(translate, in(StageKind::W_q), 1, 0).title, "token"));
+  const Document rope = open("rope");
+  const Derivation angle = derive(rope, in(StageKind::RopeAngle), 3, 1);
+  EXPECT_TRUE(contains(angle.title, "φ[3,1]")) << angle.title;
+  EXPECT_FALSE(contains(angle.title, "token")) << angle.title;
+  EXPECT_TRUE(contains(angle.formula, "φ = 3·θ^(−2/4)")) << angle.formula;
+  EXPECT_TRUE(contains(angle.note, "Turns dimensions 1 and 3")) << angle.note;
+}

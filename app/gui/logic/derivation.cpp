@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace attention_lab::gui {
 
@@ -53,14 +54,20 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
   const float value = m(r, c);
   const std::string at = "[" + std::to_string(r) + "," + std::to_string(c) + "]";
   out.title = info.symbol + at;
-  // Decide by what the axes are, not by their sizes: X is T × d_model and W_q
-  // is d_model × h·d_k, and d_model may well equal T.
-  const bool token_cols = id.kind == StageKind::Mask || (id.kind >= StageKind::Scores && id.kind <= StageKind::Weights);
-  const bool token_rows = token_cols || id.kind == StageKind::X || !is_input(id.kind);
-  if (token_cols && d.T > 0)
-    out.title += "   ('" + s.token_label(r) + "' → '" + s.key_label(c) + "')";
-  else if (token_rows)
-    out.title += "   (token '" + s.token_label(r) + "')";
+  // Name the tokens by what the registry says the axes are, not by their
+  // sizes: X is T × d_model and W_q is d_model × h·d_k, and d_model may well
+  // equal T; K's rows are the keys' tokens (X_kv's with cross-attention).
+  auto token = [&](SideLabels side, int i) -> std::optional<std::string> {
+    if (side == SideLabels::Token) return s.token_label(i);
+    if (side == SideLabels::KeyToken) return s.key_label(i);
+    return std::nullopt;
+  };
+  const StageSpec& sp = spec(id.kind);
+  const auto row_token = token(sp.row_labels, r), col_token = token(sp.col_labels, c);
+  if (row_token && col_token)
+    out.title += "   ('" + *row_token + "' → '" + *col_token + "')";
+  else if (row_token)
+    out.title += "   (token '" + *row_token + "')";
   const int h = id.head;
   const std::string hs = sub(h);
   auto stage = [&](StageKind k) { return doc.stage(StageId::of_head(k, h)); };
