@@ -187,9 +187,11 @@ void draw_model_view(AppState& state) {
   state.note_item("model text");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(s.tokenizer().kind() == "byte-level BPE"
-                          ? "The model's input. Enter runs it (the focused layer's edits are dropped)."
+                          ? "The model's input. Enter runs it (the focused layer's edits are kept aside:\n"
+                            "they come back with this text)."
                           : "The model has no BPE tokenizer: type vocabulary strings or token ids\n"
-                            "separated by spaces. Enter runs it (the focused layer's edits are dropped).");
+                            "separated by spaces. Enter runs it (the focused layer's edits are kept aside:\n"
+                            "they come back with this text).");
   ImGui::SameLine();
   const bool run = ImGui::Button("Run");
   state.note_item("model run");
