@@ -97,7 +97,14 @@ click_input() {
   local rect x0 y0 x1 y1
   rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items'][sys.argv[2]])" "$probe" "$1" 2>/dev/null) || return 1
   read -r x0 y0 x1 y1 <<<"$rect"
-  xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 15))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")" click 1
+  # The app sees the pointer there first; the click must give the field the
+  # keyboard (probe text_input), clicked again if a busy machine lost it.
+  xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 15))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")"
+  settle 2
+  for _ in 1 2 3; do
+    xdotool click 1
+    python3 "$here/probe.py" "$probe" wait text_input true 5 >/dev/null && break
+  done
   settle 2
 }
 # model_check PYTHON_CONDITION [S]: waits up to S seconds (default 20) until the
