@@ -107,6 +107,18 @@ click_input() {
   done
   settle 2
 }
+# type_into ITEM TEXT: clicks into a number input (click_input), selects its
+# text, types TEXT and presses Return, a frame or two apart (a key pressed and
+# released within one frame of a busy machine is lost to the app); fails
+# when the probe does not list ITEM.
+type_into() {
+  click_input "$1" || return 1
+  xdotool key --clearmodifiers ctrl+a
+  settle 2
+  xdotool type --delay 30 "$2"
+  settle 2
+  xdotool key Return
+}
 # model_check PYTHON_CONDITION [S]: waits up to S seconds (default 20) until the
 # condition holds of `m` (the probe's "model") and `b` (its "block"); the
 # condition may span lines.

@@ -130,9 +130,7 @@ stop_app
 # 7. Grouped-query heads: type 2 into "K/V heads" of the four-head preset.
 start_app --preset multi-head --step 2
 [ "$(get kv_heads)" = 4 ] || fail "multi-head starts with $(get kv_heads) K/V heads, expected 4"
-click_input "K/V heads" || fail "the K/V heads input is not on the probe's items"
-xdotool key ctrl+a type 2
-xdotool key Return
+type_into "K/V heads" 2 || fail "the K/V heads input is not on the probe's items"
 python3 "$here/probe.py" "$probe" wait kv_heads 2 || fail "typing 2 into K/V heads gave $(get kv_heads) K/V heads"
 settle 3
 shot gqa

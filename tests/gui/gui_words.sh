@@ -149,9 +149,7 @@ if double_click_label 'weights[0]' col 2 '{"kind": "key token", "index": 2, "edi
   python3 "$here/probe.py" "$probe" wait key_tokens '["the", "black", "cat", "sleeps", "."]' 5 ||
     fail "Ctrl+Z did not undo the key token's rename ($(get key_tokens))"
 fi
-if click_input "T_k"; then
-  xdotool key ctrl+a type 3
-  xdotool key Return
+if type_into "T_k" 3; then
   python3 "$here/probe.py" "$probe" wait T_k 3 || fail "typing 3 into T_k gave T_k = $(get T_k)"
   python3 "$here/probe.py" "$probe" wait key_tokens '["the", "black", "cat"]' 5 || fail "T_k = 3 kept key tokens $(get key_tokens)"
   settle 3
