@@ -1,5 +1,7 @@
 // The model forward's products: Eigen and OpenBLAS (when installed) give
-// x·B and x·Bᵀ of a strided block, as a float64 reference does.
+// x·B and x·Bᵀ of a strided block, as a float64 reference does; so do the
+// vector products that one or two rows take (split across threads by
+// columns, some ranges empty when C has fewer columns than ranges).
 
 #include "attention_lab/gemm.h"
 
@@ -30,7 +32,8 @@ TEST(Gemm, BothLayoutsOfAStridedBlockMatchAFloat64Reference) {
   for (const GemmBackend backend : backends()) {
     SCOPED_TRACE(to_string(backend));
     ASSERT_TRUE(set_gemm_backend(backend));
-    for (const auto& [m, k, n] : {std::tuple{1, 7, 5}, std::tuple{33, 64, 19}, std::tuple{70, 130, 257}}) {
+    for (const auto& [m, k, n] : {std::tuple{1, 7, 5}, std::tuple{33, 64, 19}, std::tuple{70, 130, 257}, std::tuple{1, 300, 301},
+                                  std::tuple{2, 257, 299}, std::tuple{1, 8192, 9}, std::tuple{3, 300, 301}}) {
       for (const bool transposed : {false, true}) {
         const int rows = transposed ? n : k, cols = transposed ? k : n, stride = cols + 3;  // a block of a wider tensor
         std::vector<float> b(static_cast<std::size_t>(rows * stride));

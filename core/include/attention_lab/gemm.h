@@ -34,7 +34,9 @@ void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, b
 // C = A·B (or A·Bᵀ) on row-major blocks: A is m × k with rows `lda` floats
 // apart, B is k × n (transposed: n × k) with rows `ldb` apart, C is m × n
 // with rows `ldc` apart and is overwritten. Blocks of bigger matrices work
-// as they are (a head's columns of X·W_q).
+// as they are (a head's columns of X·W_q). One or two rows of A take
+// Eigen's matrix-vector product on either backend, split across the threads
+// by columns of C (memory-bound: sgemm ran them on one thread, 2.6× slower).
 void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed, float* c, int ldc);
 
 }  // namespace attention_lab
