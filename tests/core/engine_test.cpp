@@ -276,3 +276,32 @@ TEST(Engine, AnEngineComputedElsewhereCanBeMovedInAndRebound) {
   const Engine copy = in_place;
   EXPECT_TRUE(engines_near(copy, in_place, 0.0));
 }
+
+// [SECTION] The generated mask is kept across full recomputes
+
+// A full recompute of the same size keeps the causal mask it built; a mask
+// cell edited since (the scenario's mask made custom) is not kept for a
+// causal scenario recomputed afterwards.
+TEST(Engine, ARecomputeAfterAMaskCellEditBuildsTheCausalMaskAgain) {
+  Scenario s = random_scenario(21, options(80, 8, 2, 4, MaskKind::Causal));
+  const Scenario causal = s;
+  Engine e;
+  e.recompute_all(s);
+  const Matrix lower = e.stage(StageId::input(StageKind::Mask));
+  e.recompute_all(causal);  // the same size: the mask it built is reused
+  EXPECT_EQ(Matrix(e.stage(StageId::input(StageKind::Mask))), lower);
+  const Applied a = apply_edit(s, SetCell{StageId::input(StageKind::Mask), 3, 70, 1.0f});
+  ASSERT_EQ(a.error, "");
+  ASSERT_EQ(s.mask_kind, MaskKind::Custom);
+  e.recompute(s, a.stale);
+  EXPECT_EQ(e.stage(StageId::input(StageKind::Mask))(3, 70), 1.0f);
+  e.recompute_all(causal);
+  EXPECT_EQ(Matrix(e.stage(StageId::input(StageKind::Mask))), lower);
+  EXPECT_EQ(e.stage(head(StageKind::Weights, 1))(3, 70), 0.0f);
+  const Engine fresh = [&] {
+    Engine f;
+    f.recompute_all(causal);
+    return f;
+  }();
+  for (int h = 0; h < 2; ++h) EXPECT_EQ(Matrix(e.stage(head(StageKind::Weights, h))), Matrix(fresh.stage(head(StageKind::Weights, h))));
+}

@@ -80,6 +80,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -266,6 +267,7 @@ class Engine {
   // [SECTION] Storage and the mask
   void resize_storage();
   void load_mask();
+  bool mask_is_current() const;
   Eigen::Index extent(Eigen::Index block_row) const;
   bool allowed(Eigen::Index i, Eigen::Index j) const { return mask_(i, j) != 0.0f; }
 
@@ -403,6 +405,9 @@ class Engine {
   enum class MaskShape { None, Causal, Window, Custom } mask_shape_ = MaskShape::None;
   static MaskShape shape_of(MaskKind kind);
   std::vector<int> mask_block_count_;  // nb×nb: allowed cells per block
+  // The generated mask (no mask or causal) that mask_ holds unedited, so a
+  // full forward of the same size need not build its T × T_k floats again.
+  std::optional<MaskKind> generated_mask_;
   Eigen::Index nbr_ = 0, nbc_ = 0;     // blocks down (queries) and across (keys)
   float scale_mul_ = 1.0f, scale_div_ = 1.0f;
   std::vector<float> alibi_;  // per head: ALiBi's slope m_h (empty when ALiBi is off)

@@ -541,6 +541,7 @@ void Engine::edit_mask_cell(Index i, Index j) {
   const Index b = (i / kBlock) * nbc_ + j / kBlock;
   mask_block_count_[uz(b)] += v != 0.0f ? 1 : -1;
   mask_.edit()(i, j) = v;  // copied first if a read-only copy shares it
+  generated_mask_.reset();
   const int H = dims_.heads;
   if (v != 0.0f)
     for (int h = 0; h < H; ++h)
