@@ -131,6 +131,9 @@ void AppState::poll_job() {
       model.kept_layers.clear();  // another model: its layers' edits mean nothing here
     } else if (doc->modified()) {
       // Leaving an edited layer (for another layer or another text) keeps it.
+      // Without its stages (a tenth of the memory): they are computed again on
+      // the way back (unless this very result brings it back).
+      if (model.text != result->model_text || model.session->layer() != result->session->layer()) doc->release_stages();
       model.kept_layers[{model.text, model.session->layer()}] = {std::move(doc), ++model.kept_clock};
       kept_note = "; layer " + std::to_string(model.session->layer()) + "'s edits are kept for when you come back";
       if (model.kept_layers.size() > ModelState::kKeptLayers) {
@@ -145,6 +148,10 @@ void AppState::poll_job() {
                                  : model.kept_layers.end();
     if (back != model.kept_layers.end()) {
       result->document = std::move(back->second.doc);
+      if (result->document->stages_released()) {
+        if (result->kept_engine) result->document->restore_stages(std::move(*result->kept_engine));
+        else result->document->restore_stages();  // (not asked for when the job began: computed here)
+      }
       model.kept_layers.erase(back);
       kept_note += "; this layer's edits are back (Ctrl+Z undoes them)";
     }
@@ -190,6 +197,10 @@ void AppState::poll_job() {
 void AppState::open_model(ModelRequest request) {
   if (job) return;
   const bool reuse = request.model != nullptr;
+  // Back to a kept layer: the worker computes its stages too.
+  if (reuse)
+    if (const auto kept = model.kept_layers.find({request.text, request.layer}); kept != model.kept_layers.end())
+      request.kept = std::make_shared<const Scenario>(kept->second.doc->scenario());  // shares its matrices
   const std::string what = reuse ? "Running " + model_display_name(model.path) + ", layer " +
                                        std::to_string(request.layer)
                                  : "Opening " + request.path;
@@ -500,7 +511,7 @@ std::string App::init(GLFWwindow* window) {
     // The default preset shows until the model is in (loading runs in the background, with Cancel).
     state_.open_document(*make_preset(kDefaultPreset), "");
     opened_heads = limits::kMaxHeads;  // not known yet: --head is checked when the model is in
-    state_.open_model(ModelRequest{o.model, nullptr, nullptr, o.text, o.layer});
+    state_.open_model(ModelRequest{o.model, nullptr, nullptr, o.text, o.layer, nullptr});
   } else if (!o.scenario_path.empty()) {
     LoadResult r = load_scenario(o.scenario_path);
     if (!r.scenario)
@@ -1002,6 +1013,11 @@ std::string App::model_probe() const {
   bool first_kept = true;
   for (const auto& [key, kept] : m.kept_layers)
     if (key.first == m.text) o << (std::exchange(first_kept, false) ? "" : ", ") << key.second;
+  o << "], \"kept_without_stages\": [";  // per kept layer of this text, as above
+  first_kept = true;
+  for (const auto& [key, kept] : m.kept_layers)
+    if (key.first == m.text)
+      o << (std::exchange(first_kept, false) ? "" : ", ") << (kept.doc->stages_released() ? "true" : "false");
   o << "], \"predictions\": [";
   for (std::size_t i = 0; i < m.predictions.top.size(); ++i) {
     const Prediction& p = m.predictions.top[i];

@@ -148,7 +148,14 @@ BackgroundJob::BackgroundJob(std::string what, ModelRequest request) : what_(std
       }
       auto document = std::make_unique<Document>(std::move(layer.scenario));
       session->set_unedited_attention(Matrix(document->stage(StageId::input(StageKind::Output))));
+      std::unique_ptr<Engine> kept_engine;
+      if (q.kept && !r->cancel) {  // one layer's forward: no progress of its own (the bar stays full)
+        kept_engine = std::make_unique<Engine>();
+        kept_engine->recompute_all(*q.kept);
+      }
       if (!r->cancel) {
+        r->kept_engine = std::move(kept_engine);
+        r->kept_scenario = std::move(q.kept);
         r->session = std::move(session);
         r->document = std::move(document);
         r->model_text = std::move(q.text);

@@ -22,6 +22,9 @@ struct ModelRequest {
   std::shared_ptr<const Tokenizer> tokenizer;
   std::string text;                               // empty: a default input
   int layer = 0;
+  // The scenario of this layer's kept document (edited, then left; kept
+  // without its stages): its stages are computed too, for it to come back.
+  std::shared_ptr<const Scenario> kept;
 };
 
 // The input a model opens with when none is given: a sentence for a BPE
@@ -40,6 +43,8 @@ class BackgroundJob {
     std::unique_ptr<Document> document;               // a loaded file
     std::unique_ptr<ModelSession> session;            // an opened model (with `document`, its focused layer)
     std::string model_text;                           // the text it ran
+    std::unique_ptr<Engine> kept_engine;              // the stages of ModelRequest::kept
+    std::shared_ptr<const Scenario> kept_scenario;    // what kept_engine read (alive until rebound)
     bool model_job = false;
     std::string path;
     std::string error;

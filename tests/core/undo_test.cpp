@@ -10,6 +10,7 @@
 #include "unit_support.h"
 
 #include <algorithm>
+#include <thread>
 
 using namespace attention_lab;
 using attention_lab::test::RandomEdits;
@@ -385,4 +386,48 @@ TEST(Undo, HistoryIsCappedAndStillKnowsItIsModified) {
   // the oldest edits were forgotten, so this is not the original scenario
   EXPECT_FALSE(scenarios_identical(doc.scenario(), original));
   EXPECT_TRUE(doc.modified());
+}
+
+// A document set aside lets its stages go and keeps its scenario and
+// history; its stages come back computed elsewhere (a worker, from a copy of
+// its scenario) or here, and its edits still undo and redo.
+TEST(Undo, ADocumentSetAsideWithoutItsStagesComesBackWithItsHistory) {
+  RandomOptions o;
+  o.T = 96, o.d_model = 24, o.heads = 3, o.d_k = o.d_v = 8;
+  o.mask = MaskKind::Causal;
+  const Scenario original = attention_lab::test::random_scenario(31, o);
+  for (const bool elsewhere : {true, false}) {
+    Document doc(original);
+    RandomEdits edits(31);
+    int applied = 0;
+    for (int i = 0; i < 40; ++i)
+      if (doc.apply(edits.next(doc.scenario())).empty()) ++applied;
+    ASSERT_GT(applied, 0);
+    const Scenario edited = doc.scenario();
+    const std::size_t bytes = doc.engine().bytes_kept();
+    doc.release_stages();
+    EXPECT_TRUE(doc.stages_released());
+    EXPECT_LT(doc.engine().bytes_kept() * 10, bytes);
+    EXPECT_TRUE(doc.modified());
+    EXPECT_TRUE(doc.can_undo());
+    if (elsewhere) {
+      Engine computed;
+      const Scenario copy = doc.scenario();
+      std::thread([&] { computed.recompute_all(copy); }).join();
+      doc.restore_stages(std::move(computed));
+    } else {
+      doc.restore_stages();
+    }
+    EXPECT_FALSE(doc.stages_released());
+    EXPECT_TRUE(scenarios_identical(doc.scenario(), edited));
+    EXPECT_TRUE(engine_is_fresh(doc)) << "elsewhere " << elsewhere;
+    // the engine reads the document's own scenario: edits and undo work on
+    ASSERT_EQ(doc.apply(SetCell{StageId::input(StageKind::W_q), 0, 0, 0.75f}), "");
+    EXPECT_TRUE(engine_is_fresh(doc));
+    int undone = 0;
+    while (doc.undo()) ++undone;
+    EXPECT_EQ(undone, applied + 1);
+    EXPECT_TRUE(scenarios_identical(doc.scenario(), original));
+    EXPECT_TRUE(engine_is_fresh(doc));
+  }
 }

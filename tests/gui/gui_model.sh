@@ -88,6 +88,7 @@ settle 3
 click_item "overview 1 2"
 model_check 'm["layer"] == 1 and m["head"] == 2' || fail "clicking layer 1 head 2 did not focus it: $(model)"
 model_check 'm["kept_layers"] == [0]' || fail "layer 0's edits were not kept when layer 1 was focused: $(model)"
+model_check 'm["kept_without_stages"] == [True]' || fail "layer 0 was kept with its computed stages: $(model)"
 [ "$(get modified)" = false ] || fail "layer 1, never edited, shows as modified"
 shot model-view-layer1
 

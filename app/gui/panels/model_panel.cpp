@@ -32,7 +32,7 @@ constexpr int kThumbnailCells = 16;
 
 void rerun(AppState& state, int layer, const std::string& text) {
   const ModelSession& s = *state.model.session;
-  state.open_model(ModelRequest{state.model.path, s.model_ptr(), s.tokenizer_ptr(), text, layer});
+  state.open_model(ModelRequest{state.model.path, s.model_ptr(), s.tokenizer_ptr(), text, layer, nullptr});
 }
 
 std::string summary(const ModelSession& s) {

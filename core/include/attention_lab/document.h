@@ -68,6 +68,18 @@ class Document {
   std::unique_ptr<PendingChange> prepare_redo() const;
   void commit(std::unique_ptr<PendingChange> change);
 
+  // [SECTION] Set aside without its stages
+  // A document set aside (a model's layer left for another) may let its
+  // computed stages go and keep its scenario and history, a tenth of its
+  // memory at real sizes. Until its stages are back, only scenario(),
+  // modified() and the undo labels may be used. restore_stages() computes
+  // them here, or takes an engine computed elsewhere (on a worker, from a
+  // copy of scenario(): the same values).
+  void release_stages();
+  bool stages_released() const { return released_; }
+  void restore_stages();
+  void restore_stages(Engine computed);
+
   // The edits undo() / redo() would apply next (empty when none), so the app
   // can tell whether they are heavy enough for the background.
   std::vector<Edit> next_undo_edits() const;
@@ -102,6 +114,7 @@ class Document {
 
   std::unique_ptr<Scenario> scenario_;  // heap: the engine keeps a pointer to it
   Engine engine_;
+  bool released_ = false;  // engine_ is empty (release_stages)
   std::vector<Entry> undo_;
   std::vector<Entry> redo_;
   std::uint64_t last_gesture_ = 0;

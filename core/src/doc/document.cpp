@@ -177,6 +177,24 @@ std::unique_ptr<Document::PendingChange> Document::prepare_redo() const {
   return change;
 }
 
+void Document::release_stages() {
+  engine_ = Engine();
+  released_ = true;
+}
+
+void Document::restore_stages() {
+  if (!released_) return;
+  Engine computed;
+  computed.recompute_all(*scenario_);
+  restore_stages(std::move(computed));
+}
+
+void Document::restore_stages(Engine computed) {
+  engine_ = std::move(computed);
+  engine_.rebind(*scenario_);  // computed from a copy with the same values
+  released_ = false;
+}
+
 void Document::commit(std::unique_ptr<PendingChange> change) {
   if (!change->computed) change->compute();
   // The engine reads inputs through a pointer to the scenario it computed;
