@@ -945,16 +945,29 @@ void App::frame() {
   }
   if (state_.confirm_quit) ImGui::OpenPopup("Unsaved changes");
   if (ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    if (state_.doc->modified()) ImGui::TextUnformatted("The scenario has changes that are not saved.");
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
+    const bool modified = state_.doc->modified();
+    if (modified)
+      ImGui::TextUnformatted(state_.model.session ? ("Layer " + std::to_string(state_.model.session->layer()) +
+                                                     ", the focused one, has changes that are not saved.")
+                                                        .c_str()
+                                                  : "The scenario has changes that are not saved.");
     if (!state_.model.kept_layers.empty()) {
-      std::string layers;
-      for (const auto& [key, kept] : state_.model.kept_layers)
-        layers += (layers.empty() ? "" : ", ") + std::to_string(key.second);
-      ImGui::Text("Edits of the model's layer%s %s, kept from earlier, are not saved either\n"
-                  "(focus a layer and use File > Save as... to keep them).",
-                  state_.model.kept_layers.size() > 1 ? "s" : "", layers.c_str());
+      // Kept per text and layer: say both, so the user can find them again.
+      std::string kept;
+      for (const auto& [key, doc] : state_.model.kept_layers)
+        kept += "\n  layer " + std::to_string(key.second) + " of the text \"" + key.first + "\"";
+      ImGui::TextUnformatted(("Edits kept from earlier, not saved" + std::string(modified ? " either" : "") + ":" +
+                              kept +
+                              "\nTo keep one, run its text, focus its layer (its edits come back) and use File > "
+                              "Save as...")
+                                 .c_str());
     }
-    if (ImGui::Button("Save and quit")) {
+    ImGui::PopTextWrapPos();
+    // Saving writes the focused document only: offered when it has changes.
+    const bool save = modified && ImGui::Button("Save and quit");
+    if (modified) state_.note_item("save and quit");
+    if (save) {
       // With no file yet this opens Save as…, which quits once it has saved.
       state_.quit_after_save = state_.file_path.empty();
       action_save(state_);
@@ -962,12 +975,14 @@ void App::frame() {
       state_.confirm_quit = false;
       ImGui::CloseCurrentPopup();
     }
-    ImGui::SameLine();
+    if (modified) ImGui::SameLine();
     const bool drop = ImGui::Button("Quit without saving");
     state_.note_item("quit without saving");
     if (drop) state_.quit = true, state_.confirm_quit = false, ImGui::CloseCurrentPopup();
     ImGui::SameLine();
-    if (ImGui::Button("Cancel")) state_.confirm_quit = false, ImGui::CloseCurrentPopup();
+    if (ImGui::Button("Cancel") ||
+        (!ImGui::IsWindowAppearing() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)))
+      state_.confirm_quit = false, ImGui::CloseCurrentPopup();
     ImGui::EndPopup();
   }
   ImGui::End();

@@ -148,6 +148,7 @@ BackgroundJob::BackgroundJob(std::string what, ModelRequest request) : what_(std
       }
       auto document = std::make_unique<Document>(std::move(layer.scenario));
       session->set_unedited_attention(Matrix(document->stage(StageId::input(StageKind::Output))));
+      session->prepare_baseline(session->T() - 1);  // the predictions the Model tab shows first
       std::unique_ptr<Engine> kept_engine;
       if (q.kept && !r->cancel) {  // one layer's forward: no progress of its own (the bar stays full)
         kept_engine = std::make_unique<Engine>();

@@ -71,6 +71,28 @@ TEST(ModelSession, UneditedPredictionsAreTheModelsAndMatchTheirBeforeExactly) {
   }
 }
 
+// The first predictions of an unedited layer are its baseline, computed once
+// (prepare_baseline, on the app's worker) and equal to the long way's.
+TEST(ModelSession, PreparedBaselinePredictionsAreTheUneditedProbabilities) {
+  const Opened o = open("gpt2-conv1d");
+  auto s = start(o, 0);
+  LayerScenario ls = s->scenario();
+  ASSERT_EQ(ls.error, "");
+  Document doc(std::move(ls.scenario));
+  s->set_unedited_attention(output_of(doc));
+  s->prepare_baseline(1000);  // clamped to the last row
+  const int last = s->T() - 1;
+  const RowVector want = s->probabilities(output_of(doc), last);
+  const auto top = s->predictions(output_of(doc), last, static_cast<int>(want.size()));
+  ASSERT_EQ(top.size(), static_cast<std::size_t>(want.size()));
+  for (const Prediction& p : top) {
+    EXPECT_EQ(p.probability, want(p.id));
+    EXPECT_EQ(p.probability, p.before);
+  }
+  const RowVector full = full_recompute(*o.model, 0, output_of(doc), last);
+  for (const Prediction& p : top) EXPECT_NEAR(p.probability, full(p.id), 1e-5);
+}
+
 TEST(ModelSession, APinInTheFocusedLayerChangesThePredictionsAsAFullRecomputeDoes) {
   const Opened o = open("llama-gqa");
   auto s = start(o, 0);

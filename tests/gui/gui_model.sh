@@ -91,6 +91,17 @@ model_check 'm["kept_layers"] == [0]' || fail "layer 0's edits were not kept whe
 model_check 'm["kept_without_stages"] == [True]' || fail "layer 0 was kept with its computed stages: $(model)"
 [ "$(get modified)" = false ] || fail "layer 1, never edited, shows as modified"
 shot model-view-layer1
+#    Ctrl+Q asks (layer 0's kept edits are not saved); with layer 1
+#    unedited there is nothing to save, so no "Save and quit"; Esc stays.
+xdotool key --clearmodifiers ctrl+q
+python3 "$here/probe.py" "$probe" wait confirm_quit true || fail "Ctrl+Q with kept edits did not ask"
+settle 2
+python3 -c "import json,sys; items=json.load(open(sys.argv[1]))['items']; sys.exit(0 if 'quit without saving' in items and 'save and quit' not in items else 1)" "$probe" ||
+  fail "the quit question offers to save an unedited layer (or no way to quit)"
+shot quit-with-kept-layers
+xdotool key Escape
+python3 "$here/probe.py" "$probe" wait confirm_quit false || fail "Esc did not close the quit question"
+kill -0 $pid 2>/dev/null || fail "Esc on the quit question quit the app"
 
 # 4b. The focused-layer slider, clicked at its left end: back to layer 0.
 rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['focused layer'])" "$probe")

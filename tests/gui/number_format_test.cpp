@@ -97,3 +97,22 @@ TEST(NumberFormat, PercentagesNeverReadMinusZero) {
   EXPECT_EQ(format_percent(0.5, 0), "50 %");
   EXPECT_EQ(format_percent(std::nan("")), "NaN %");
 }
+
+TEST(NumberFormat, ProbabilitiesShowTheirSizeHoweverSmall) {
+  EXPECT_EQ(format_probability(0.5), "50.0 %");
+  EXPECT_EQ(format_probability(0.0234), "2.34 %");
+  EXPECT_EQ(format_probability(0.000171), "0.0171 %");  // one of 50 257 tokens: "0.0 %" said nothing
+  EXPECT_EQ(format_probability(2e-9), "2.00e-07 %");
+  EXPECT_EQ(format_probability(0.00015), "0.0150 %");  // trailing zeros kept: a column of three digits
+  EXPECT_EQ(format_probability(0.0), "0 %");
+  EXPECT_EQ(format_probability(1.0), "100.0 %");
+}
+
+TEST(NumberFormat, AProbabilitysChangeShowsAsManyDigitsAsItNeeds) {
+  EXPECT_EQ(format_probability_change(0.30, 0.323), "+2.3 pt");
+  EXPECT_EQ(format_probability_change(0.000171, 0.000167), kMinus + "0.0004 pt");
+  EXPECT_EQ(format_probability_change(0.0001711, 0.0001677), kMinus + "0.00034 pt");
+  EXPECT_EQ(format_probability_change(0.25, 0.25), "±0");
+  EXPECT_EQ(format_probability_change(0.25, 0.25 * (1 + 1e-7)), "±0");  // recomputing the same row
+  EXPECT_EQ(format_probability_change(0.0, 0.0), "±0");
+}

@@ -1,5 +1,6 @@
 #include "logic/number_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -41,6 +42,27 @@ std::string format_percent(double fraction, int decimals) {
   const std::string s = buf;
   const bool rounds_to_zero = s.find_first_not_of("0.") == std::string::npos;
   return (fraction < 0 && !rounds_to_zero ? "−" : "") + s + " %";
+}
+
+std::string format_probability(double p) {
+  if (!std::isfinite(p)) return format_percent(p);
+  const double percent = 100.0 * p;
+  char buf[48];
+  if (percent == 0.0) return "0 %";
+  if (std::fabs(percent) >= 10.0) std::snprintf(buf, sizeof buf, "%.1f %%", percent);
+  else if (std::fabs(percent) >= 1.0) std::snprintf(buf, sizeof buf, "%.2f %%", percent);
+  else std::snprintf(buf, sizeof buf, "%#.3g %%", percent);
+  return buf;
+}
+
+std::string format_probability_change(double before, double after) {
+  const double change = 100.0 * (after - before);
+  if (!std::isfinite(change)) return format_number(static_cast<float>(change)) + " pt";
+  if (std::fabs(after - before) <= 1e-6 * std::max(std::fabs(before), std::fabs(after))) return "±0";
+  char buf[48];
+  if (std::fabs(change) >= 0.1) std::snprintf(buf, sizeof buf, "%.1f", std::fabs(change));
+  else std::snprintf(buf, sizeof buf, "%.2g", std::fabs(change));
+  return std::string(change < 0 ? "−" : "+") + buf + " pt";
 }
 
 }  // namespace attention_lab::gui

@@ -20,5 +20,13 @@ std::string format_factor(float v, int digits = 2);
 // that rounds to zero reads "0.0 %", never "−0.0 %" (1 − a sum of weights
 // that is a hair above 1 is a tiny negative number).
 std::string format_percent(double fraction, int decimals = 1);
+// A next-token probability as a percentage that shows it whatever its size:
+// one decimal from 10 % up, two from 1 %, else three significant digits
+// ("0.0171 %": with a vocabulary of 50 000 most are far below 0.1 %).
+std::string format_probability(double p);
+// Its change since before the edits, in percentage points, as many digits
+// as the change needs ("+2.3 pt", "−0.00041 pt"); "±0" when the two agree to
+// a millionth of the larger (float noise of recomputing the same row).
+std::string format_probability_change(double before, double after);
 
 }  // namespace attention_lab::gui

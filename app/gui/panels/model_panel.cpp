@@ -5,6 +5,7 @@
 #include "panels/panels.h"
 
 #include "logic/colormap.h"
+#include "logic/number_format.h"
 #include "attention_lab/model_cache.h"
 
 #include <imgui.h>
@@ -65,16 +66,16 @@ void draw_prediction_rows(AppState& state, const ModelState::Cached& p, std::siz
       ImGui::SetTooltip("token %d  %s\nprobability %.6f (before the edits %.6f)", q.id, label.c_str(),
                         static_cast<double>(q.probability), static_cast<double>(q.before));
     ImGui::TableNextColumn();
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f%%", 100.0 * static_cast<double>(q.probability));
-    ImGui::ProgressBar(q.probability, ImVec2(bar_w, 0), text);
+    const std::string text = format_probability(q.probability);
+    ImGui::ProgressBar(q.probability, ImVec2(bar_w, 0), text.c_str());
     ImGui::TableNextColumn();
-    const double change = 100.0 * (static_cast<double>(q.probability) - static_cast<double>(q.before));
-    if (std::abs(change) < 0.05) {
+    const std::string change = format_probability_change(q.before, q.probability);
+    if (change == "±0") {
       ImGui::TextDisabled("±0");
     } else {
-      text_colored(change > 0 ? gfx::Accent::Status : gfx::Accent::Error, "%+.1f pt", change);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("percentage points since before the edits (%.1f%% then)", 100.0 * static_cast<double>(q.before));
+      text_colored(q.probability > q.before ? gfx::Accent::Status : gfx::Accent::Error, "%s", change.c_str());
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("percentage points since before the edits (%s then)", format_probability(q.before).c_str());
     }
   }
   ImGui::EndTable();
@@ -134,7 +135,7 @@ void draw_overview(AppState& state) {
       const bool hovered = ImGui::IsItemHovered();
       if (hovered)
         ImGui::SetTooltip("layer %d, head %d (K/V head %d)\nclick: focus it%s", l, h, h / (ov.heads / s.model().config.kv_heads),
-                          l != s.layer() && state.doc->can_undo() ? "\n(drops the edits of the focused layer)" : "");
+                          l != s.layer() && state.doc->modified() ? "\n(the focused layer's edits are kept for when you come back)" : "");
       state.note_item("overview " + std::to_string(l) + " " + std::to_string(h));
       const Matrix m = pool_to(ov.at(l, h), kThumbnailCells);
       const float cw = px / static_cast<float>(m.cols()), ch = px / static_cast<float>(m.rows());
@@ -233,10 +234,11 @@ void draw_model_view(AppState& state) {
     rerun(state, m.layer_slider, m.text);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("The layer whose attention the Pipeline and Head view show and edit.\n"
-                      "Changing it drops the edits of the current one; the layers before it never rerun.");
-  if (state.doc->can_undo()) {
+                      "An edited layer left for another is kept, and its edits come back with it;\n"
+                      "the layers before it never rerun.");
+  if (state.doc->modified()) {
     ImGui::SameLine();
-    text_colored(gfx::Accent::Warning, "(layer %d has edits: another layer or text drops them)", s.layer());
+    text_colored(gfx::Accent::Warning, "(layer %d has edits: kept if you switch, back when you return)", s.layer());
   }
 
   ImGui::Spacing();

@@ -43,8 +43,8 @@ void draw_step_bar(AppState& state) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", list[static_cast<std::size_t>(i)].title.c_str());
   }
   // The status line shares the buttons' row, right-aligned, for a few seconds;
-  // where it does not fit beside them (presenter fonts) it ends in "…" and
-  // the whole of it is in a tooltip.
+  // where it does not fit beside them (presenter fonts, a narrow window) it
+  // ends in "…" and the whole of it is in a tooltip; hovering it keeps it.
   const float buttons_end = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
   if (!state.status.empty() && state.clock.now() - state.status_time < 8.0) {
     const float room = ImGui::GetWindowWidth() - 16 - (buttons_end + 20);
@@ -53,7 +53,10 @@ void draw_step_bar(AppState& state) {
     if (!shown.empty()) {
       ImGui::SameLine(ImGui::GetWindowWidth() - measure(shown) - 16);
       text_colored(gfx::Accent::Status, "%s", shown.c_str());
-      if (shown != state.status && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", state.status.c_str());
+      if (ImGui::IsItemHovered()) {
+        state.status_time = state.clock.now();  // read while hovered: it stays
+        if (shown != state.status) ImGui::SetTooltip("%s", state.status.c_str());
+      }
     }
   }
 

@@ -118,8 +118,11 @@ const RowVector& ModelSession::baseline(int row) const {
 
 std::vector<Prediction> ModelSession::predictions(const Matrix& attention_out, int row, int k) const {
   row = std::clamp(row, 0, T() - 1);
-  const RowVector p = probabilities(attention_out, row);
   const RowVector& before = baseline(row);
+  // Unedited (the output it counts as "before"): the same numbers, not a second pass.
+  const bool unedited = unedited_attention_.size() > 0 && attention_out.rows() == unedited_attention_.rows() &&
+                        attention_out.cols() == unedited_attention_.cols() && attention_out == unedited_attention_;
+  const RowVector p = unedited ? before : probabilities(attention_out, row);
   std::vector<int> order(static_cast<std::size_t>(p.size()));
   std::iota(order.begin(), order.end(), 0);
   k = std::clamp(k, 0, static_cast<int>(order.size()));
