@@ -260,6 +260,9 @@ void draw_model_view(AppState& state) {
     const int last = s.model().config.layers - 1;
     if (s.layer() == last)
       ImGui::TextDisabled("updated in %.1f ms (layer %d's output through its MLP and the logits)", p.ms, last);
+    else if (s.layer() + 1 == last)
+      ImGui::TextDisabled("updated in %.1f ms (layer %d's output through the rest of it and layer %d)", p.ms,
+                          s.layer(), last);
     else
       ImGui::TextDisabled("updated in %.1f ms (layer %d's output through the rest of it and layers %d to %d)", p.ms,
                           s.layer(), s.layer() + 1, last);

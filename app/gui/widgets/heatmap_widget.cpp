@@ -570,9 +570,13 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     if (pool > 1) {
       // Say how a pixel summarises its cells, so a zoomed-out picture is read right.
       // (A block of pool×pool cells is one colour, one to two pixels wide.)
+      // Wrapped to the heatmap's (or its colour bar's) width: under a narrow
+      // stage one line ran into its neighbours' at T = 1024.
       const std::string how = "colour = max |v| of each " + std::to_string(pool) + "×" + std::to_string(pool) + " block";
-      dl->AddText(ImVec2(p0.x, p1.y + 3 + legend_h), ImGui::GetColorU32(ImGuiCol_TextDisabled), how.c_str());
-      legend_h += ImGui::GetTextLineHeight();
+      const float wrap = std::max(rect.width(), bar_w);
+      dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(p0.x, p1.y + 3 + legend_h),
+                  ImGui::GetColorU32(ImGuiCol_TextDisabled), how.c_str(), nullptr, wrap);
+      legend_h += ImGui::CalcTextSize(how.c_str(), nullptr, false, wrap).y;
     }
     ImGui::Dummy(ImVec2(std::max(rect.width(), bar_w + (p0.x - ImGui::GetCursorScreenPos().x)), legend_h));
   } else {
