@@ -399,13 +399,6 @@ class Engine {
   Matrix U_;  // unnormalized context, T × h·d_v
   Matrix R_;  // partial outputs, T × h·d_out (empty until built)
   std::vector<std::uint8_t> r_valid_;  // per head: R_h = U_h·W_o_h
-  // While edit_rows runs with every head's R kept: rows recomputed whole
-  // leave their R row to one product per head after the pass (each row's own
-  // U_h,i·W_o_h read all of W_o_h: 6 % of an X edit at T=1024); (h, i) here
-  // marks R_h,i as stale until then.
-  bool defer_r_rows_ = false;
-  std::vector<std::uint8_t> r_row_stale_;  // heads × T
-  void refresh_stale_r_rows(std::vector<Eigen::Index>& rows);
   mutable std::vector<HeadState> heads_;
   // Causal and Window rows end at the diagonal, so the row arithmetic stops
   // there; Custom and Window rows also read mask_ for the cells before it.

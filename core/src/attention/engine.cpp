@@ -80,7 +80,6 @@ Engine Engine::read_only_copy() const {
   copy.U_ = Matrix();
   copy.R_ = Matrix();
   std::fill(copy.r_valid_.begin(), copy.r_valid_.end(), std::uint8_t{0});
-  copy.r_row_stale_ = {};
   copy.edits_.clear();
   return copy;
 }

@@ -154,16 +154,6 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v, dout = dims_.d_out;
   const auto n_heads = static_cast<long>(heads.size());
   if (edits_.size() < uz(dims_.heads)) edits_.resize(uz(dims_.heads));
-  // every head keeps R: each output row is summed from R in the same pass,
-  // and rows recomputed whole get their R rows afterwards, a product per head
-  bool fused = s.use_w_o && R_.rows() == T;
-  for (int h = 0; h < dims_.heads && fused; ++h) fused = r_valid_[uz(h)] != 0;
-  if (fused) r_row_stale_.assign(uz(ix(dims_.heads) * T), 0);
-  defer_r_rows_ = fused;
-  struct Undefer {  // never left on, should anything below throw
-    bool& flag;
-    ~Undefer() { flag = false; }
-  } undefer{defer_r_rows_};
   // Per head: the new scores row r, and V_h,r·W_o_h before and after (U's
   // rank-one change mapped to R).
 #pragma omp parallel for schedule(dynamic)
@@ -201,6 +191,9 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     // query row r whole (when row r is a query that changed), while W_o_h is in cache from y
     if (q || self) recompute_row(h, r);
   }
+  // every head keeps R: each output row is summed from R in the same pass
+  bool fused = s.use_w_o && R_.rows() == T;
+  for (int h = 0; h < dims_.heads && fused; ++h) fused = r_valid_[uz(h)] != 0;
   std::vector<std::uint8_t> is_edited(uz(dims_.heads), 0);
   for (int h : heads) is_edited[uz(h)] = 1;
   // A changed Q row changes only its own row; a changed K or V row every row
@@ -224,16 +217,6 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     }
     if (!changed) continue;
     if (fused) {
-      bool stale = false;  // a head's R row waits for the product after the pass
-      for (int h = 0; h < dims_.heads && !stale; ++h) stale = r_row_stale_[uz(ix(h) * T + i)] != 0;
-      if (stale) {
-        for (int h = 0; h < dims_.heads; ++h)
-          if (is_edited[uz(h)] && upd[uz(h)].state == 1) {
-            const HeadEdit& he = edits_[uz(h)];
-            R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[uz(h)].a + he.y_new * upd[uz(h)].b;
-          }
-        continue;
-      }
       auto out = output_.row(i);
       out.setZero();
       bool pinned = false;
@@ -259,14 +242,6 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
         R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[uz(h)].a + he.y_new * upd[uz(h)].b;
     }
     output_row(i);
-  }
-  if (fused) {
-    defer_r_rows_ = false;
-    std::vector<Index> rows;
-    refresh_stale_r_rows(rows);
-    const auto n = static_cast<long>(rows.size());
-#pragma omp parallel for schedule(dynamic, 16)
-    for (long t = 0; t < n; ++t) output_row(rows[uz(t)]);
   }
   bump(StageKind::Concat, 0, false);
   bump(StageKind::Output, 0, false);

@@ -272,42 +272,9 @@ void Engine::set_concat_row(int h, Index i) {
   concat_.row(i).segment(ix(h) * dv, dv) = U_.row(i).segment(ix(h) * dv, dv) * hs.cscale[uz(i)];
   if (row_pins_[uz(ix(h) * T + i)] & kPinContext) apply_row_pins(StageKind::Context, h, i);
   if (scenario_->use_w_o && r_valid_[uz(h)]) {
-    if (defer_r_rows_) {
-      r_row_stale_[uz(ix(h) * T + i)] = 1;  // (see engine.h)
-      return;
-    }
     const Index dout = dims_.d_out;
     R_.row(i).segment(ix(h) * dout, dout).noalias() =
         U_.row(i).segment(ix(h) * dv, dv) * scenario_->W_o.middleRows(ix(h) * dv, dv);
-  }
-}
-
-// The R rows edit_rows left stale (r_row_stale_), one product per head;
-// `rows` gets the rows that had any, in order, whose output is then stale.
-void Engine::refresh_stale_r_rows(std::vector<Index>& rows) {
-  const Index T = dims_.T, dv = dims_.d_v, dout = dims_.d_out;
-  const int H = dims_.heads;
-  rows.clear();
-  std::vector<std::vector<Index>> of_head(uz(H));
-  for (Index i = 0; i < T; ++i) {
-    bool any = false;
-    for (int h = 0; h < H; ++h)
-      if (r_row_stale_[uz(ix(h) * T + i)]) {
-        r_row_stale_[uz(ix(h) * T + i)] = 0;
-        of_head[uz(h)].push_back(i);
-        any = true;
-      }
-    if (any) rows.push_back(i);
-  }
-#pragma omp parallel for schedule(dynamic)
-  for (int h = 0; h < H; ++h) {
-    const std::vector<Index>& list = of_head[uz(h)];
-    if (list.empty()) continue;
-    const auto n = ix(list.size());
-    Matrix u(n, dv), r(n, dout);
-    for (Index t = 0; t < n; ++t) u.row(t) = U_.row(list[uz(t)]).segment(ix(h) * dv, dv);
-    r.noalias() = u * scenario_->W_o.middleRows(ix(h) * dv, dv);
-    for (Index t = 0; t < n; ++t) R_.row(list[uz(t)]).segment(ix(h) * dout, dout) = r.row(t);
   }
 }
 

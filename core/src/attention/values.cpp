@@ -427,8 +427,8 @@ std::size_t Engine::bytes_kept() const {
              hs.sum.capacity() * sizeof(double) + hs.cscale.capacity() * sizeof(float) +
              hs.issue.capacity() * sizeof(RowIssue) + hs.direct.capacity() + hs.drift.capacity() * sizeof(float);
   for (const auto& d : cache_) total += bytes(d.m);
-  total += r_valid_.capacity() + r_row_stale_.capacity() + mask_block_count_.capacity() * sizeof(int) +
-           row_pins_.capacity() + out_age_.capacity();
+  total += r_valid_.capacity() + mask_block_count_.capacity() * sizeof(int) + row_pins_.capacity() +
+           out_age_.capacity();
   return total;
 }
 
