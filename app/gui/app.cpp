@@ -169,6 +169,7 @@ void AppState::poll_job() {
     }
     if (same_model) focused_head = std::clamp(head, 0, doc->scenario().heads - 1);
     if (deferred_head >= 0) focused_head = std::min(deferred_head, doc->scenario().heads - 1), deferred_head = -1;
+    apply_deferred_select();
     if (!result->path.empty()) {
       settings.add_recent(result->path);
       settings.save();
@@ -183,6 +184,7 @@ void AppState::poll_job() {
     model.kept_layers.clear();  // a scenario file: model mode is over
     open_document_with(std::move(result->document), path);
     if (deferred_head >= 0) focused_head = std::min(deferred_head, doc->scenario().heads - 1), deferred_head = -1;
+    apply_deferred_select();
     scroll_to_step = step >= 0;
     if (!path.empty()) {
       settings.add_recent(path);
@@ -191,6 +193,21 @@ void AppState::poll_job() {
     char took[32];
     std::snprintf(took, sizeof took, " (%.2f s)", seconds);
     set_status(what + ": done" + took);
+  }
+}
+
+// --select given with a model or a big scenario: the cell, once its stage is in.
+void AppState::apply_deferred_select() {
+  if (!deferred_select) return;
+  const CellRef c = *deferred_select;
+  deferred_select.reset();
+  const MatrixView m = doc->stage(c.stage);
+  if (c.row < m.rows() && c.col < m.cols()) {
+    selected = c;
+  } else {
+    error_popup = "--select: expected a cell within " + to_string(c.stage) + " (" + std::to_string(m.rows()) + " × " +
+                  std::to_string(m.cols()) + "), found row " + std::to_string(c.row) + ", column " +
+                  std::to_string(c.col) + ".";
   }
 }
 
@@ -546,15 +563,20 @@ std::string App::init(GLFWwindow* window) {
   if (o.view == "model") state_.centre_when_model_opens = CentreView::Model;
   if (o.view == "block") state_.centre_when_model_opens = CentreView::Block;
   state_.select_centre_tab = true;
-  if (!o.select.empty() && !state_.job) {
+  if (!o.select.empty()) {
     // STAGE:ROW:COL
     const auto a = o.select.rfind(':'), b = a == std::string::npos ? a : o.select.rfind(':', a - 1);
     const auto id = b == std::string::npos ? std::nullopt : parse_stage_id(o.select.substr(0, b));
     if (!id) return "--select: expected STAGE:ROW:COL such as scores[0]:2:1, found '" + o.select + "'";
-    const MatrixView m = state_.doc->stage(*id);
     const int r = std::atoi(o.select.substr(b + 1, a - b - 1).c_str()), c = std::atoi(o.select.substr(a + 1).c_str());
-    if (r < 0 || c < 0 || r >= m.rows() || c >= m.cols()) return "--select: cell outside " + to_string(*id);
-    state_.selected = CellRef{*id, r, c};
+    if (r < 0 || c < 0) return "--select: expected a row and a column from 0, found '" + o.select + "'";
+    if (state_.job) {
+      state_.deferred_select = CellRef{*id, r, c};  // a model or a big scenario: checked when it is in
+    } else {
+      const MatrixView m = state_.doc->stage(*id);
+      if (r >= m.rows() || c >= m.cols()) return "--select: cell outside " + to_string(*id);
+      state_.selected = CellRef{*id, r, c};
+    }
   }
   start_recovery(state_);
   return {};

@@ -255,6 +255,8 @@ struct AppState {
   // What the user is looking at
   int focused_head = 0;
   int deferred_head = -1;  // --head for a scenario still computing in the background
+  std::optional<CellRef> deferred_select;  // --select for it, checked when it is in
+  void apply_deferred_select();
   int step = -1;          // index into steps(); -1 shows everything
   bool playing = false;
   bool presenter = false;  // F5: full screen, no controls, large fonts, light theme

@@ -152,4 +152,11 @@ shot model-from-cache
 
 stop_app
 
+# 8. --select with a model: the cell is selected once the model is in.
+start_app --model "$fixtures/gpt2-conv1d" --text "3 14 15 9 2 6 53" --layer 1 --select 'weights[2]:6:3'
+model_check 'm["layer"] == 1 and m["T"] == 7' || fail "the model did not open at layer 1: $(model)"
+python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['selected']; sys.exit(0 if s and s['row'] == 6 and s['col'] == 3 and 'weights' in json.dumps(s) else 1)" "$probe" ||
+  fail "--select with --model selected $(get selected), expected weights[2] row 6 col 3"
+stop_app
+
 [ $fails -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }
