@@ -161,6 +161,7 @@ void AppState::poll_job() {
     model.text = result->model_text;
     model.text_field = model.text;
     model.predictions = {};
+    model.asked = {};
     model.block = {};
     scroll_to_step = step >= 0;  // the layer's pipeline replaced the preset's: show the step again
     if (model_view) {
@@ -243,19 +244,52 @@ std::string layer_output_problem(const Document& doc, const ModelSession& s, con
 const ModelState::Cached& AppState::model_predictions() {
   ModelState::Cached& c = model.predictions;
   const ModelSession* s = model.session.get();
+  if (!s) return c;
   const int row = model.predicted_row();
-  if (!s || (c.session == s && c.revision == doc->revision() && c.row == row && c.layer == s->layer())) return c;
-  c = {};
-  c.session = s;
-  c.revision = doc->revision();
-  c.row = row;
-  c.layer = s->layer();
+  const std::uint64_t revision = doc->revision();
+  if (model.prediction_worker) {
+    if (auto r = model.prediction_worker->take(); r && r->session.get() == s) {
+      c.session = s;
+      c.revision = r->revision;
+      c.row = r->row;
+      c.layer = r->layer;
+      c.top = std::move(r->top);
+      c.ms = r->ms;
+      c.problem.clear();
+      c.updating = false;
+    }
+  }
+  if (c.session == s && c.revision == revision && c.row == row && c.layer == s->layer() &&
+      (!c.updating || !c.problem.empty()))
+    return c;
   const MatrixView out = doc->stage(StageId::input(StageKind::Output));
-  c.problem = layer_output_problem(*doc, *s, "the model", "predictions");
-  if (!c.problem.empty()) return c;
-  const auto start = std::chrono::steady_clock::now();
-  c.top = s->predictions(Matrix(out), row, model.top_k);
-  c.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::string problem = layer_output_problem(*doc, *s, "the model", "predictions");
+  if (!problem.empty()) {
+    c = {};
+    c.session = s, c.revision = revision, c.row = row, c.layer = s->layer(), c.problem = std::move(problem);
+    return c;
+  }
+  if (model.predictions_in_place) {  // a picture made from the command line: complete in its one frame
+    const auto start = std::chrono::steady_clock::now();
+    c = {};
+    c.session = s, c.revision = revision, c.row = row, c.layer = s->layer();
+    c.top = s->predictions(Matrix(out), row, model.top_k);
+    c.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return c;
+  }
+  // Shown meanwhile: the last result, if it is of this session and layer, marked as updating.
+  if (c.session != s || c.layer != s->layer()) c = {};
+  c.session = s;
+  c.layer = s->layer();
+  c.problem.clear();
+  c.updating = true;
+  const ModelState::Asked now{s, revision, row, s->layer()};
+  const ModelState::Asked& was = model.asked;
+  if (was.session != now.session || was.revision != now.revision || was.row != now.row || was.layer != now.layer) {
+    if (!model.prediction_worker) model.prediction_worker = std::make_unique<PredictionWorker>();
+    model.prediction_worker->request({model.session, Matrix(out), row, model.top_k, revision});
+    model.asked = now;
+  }
   return c;
 }
 
@@ -555,6 +589,7 @@ std::string App::init(GLFWwindow* window) {
            stage_names_list(stages);
   // A picture made from the command line is the same every time: animations finished, time counted in frames.
   state_.clock.set_finished(!o.screenshot.empty() || !o.export_target.empty());
+  state_.model.predictions_in_place = !o.screenshot.empty() || !o.export_target.empty();
   if (o.presenter) toggle_presenter(!o.size_given);  // --size: a window of that size, to rehearse a projector
   if (o.view == "heads") state_.centre = CentreView::HeadView;
   if (o.view == "softmax") state_.centre = CentreView::SoftmaxUpClose;
@@ -584,6 +619,7 @@ std::string App::init(GLFWwindow* window) {
 
 bool App::animating() const {
   if (state_.playing || state_.busy()) return true;
+  if (state_.model.prediction_worker && state_.model.prediction_worker->working()) return true;  // its result comes in
   if (state_.step < 0) return false;
   const auto& step = steps()[static_cast<std::size_t>(state_.step)];
   return step.animation != StepAnimation::None && state_.clock.animation_elapsed(state_.step_started) < 6.0;
@@ -1045,7 +1081,7 @@ std::string App::model_probe() const {
   o << "{\"layer\": " << s.layer() << ", \"head\": " << state_.focused_head << ", \"layers\": " << s.model().config.layers << ", \"T\": " << s.T()
     << ", \"text\": " << json_text::quote(m.text) << ", \"row\": " << m.predicted_row()
     << ", \"predictions_revision_current\": "
-    << (m.predictions.session == &s && m.predictions.revision == state_.doc->revision() ? "true" : "false")
+    << (m.predictions.current(&s, state_.doc->revision(), m.predicted_row()) ? "true" : "false")
     << ", \"problem\": " << json_text::quote(m.predictions.problem) << ", \"kept_layers\": [";
   bool first_kept = true;
   for (const auto& [key, kept] : m.kept_layers)

@@ -23,6 +23,7 @@
 #include "logic/colormap.h"
 #include "logic/gesture.h"
 #include "logic/heatmap_view.h"
+#include "logic/prediction_worker.h"
 #include "logic/pipeline_layout.h"
 #include "logic/provenance.h"
 #include "options.h"
@@ -194,7 +195,7 @@ struct SlideState {
 // focused layer (the document is its attention) and the next-token
 // predictions, cached per document revision.
 struct ModelState {
-  std::unique_ptr<ModelSession> session;  // null: not in model mode
+  std::shared_ptr<ModelSession> session;  // null: not in model mode (shared with the prediction worker)
   std::string path;
   std::string text;           // the text the session ran
   std::string text_field;     // what is typed (Enter or Run applies it)
@@ -222,7 +223,22 @@ struct ModelState {
     std::vector<Prediction> top;
     std::string problem;  // why there are none (the layer's shape was changed)
     double ms = 0.0;      // how long the update took
+    bool updating = false;  // `top` is of an earlier state: the worker computes the current one
+    bool current(const ModelSession* s, std::uint64_t doc_revision, int predicted_row) const {
+      return s && session == s && revision == doc_revision && row == predicted_row && layer == s->layer() && !updating;
+    }
   } predictions;
+  // Computes the predictions off the UI thread (see prediction_worker.h);
+  // made when first needed. `asked` is what it was last asked for.
+  std::unique_ptr<PredictionWorker> prediction_worker;
+  struct Asked {
+    const ModelSession* session = nullptr;
+    std::uint64_t revision = 0;
+    int row = -1;
+    int layer = -1;
+  } asked;
+  // Command-line pictures (--screenshot, --export) compute them here, at once.
+  bool predictions_in_place = false;
   // The Block tab: the focused layer's block around the attention, following
   // the document's output; a cell of it hovered or selected (the inspector's).
   struct BlockCell {

@@ -113,9 +113,16 @@ click_input() {
 # when the probe does not list ITEM.
 type_into() {
   click_input "$1" || return 1
+  replace_text "$2"
+}
+# replace_text TEXT: in the text field that has the keyboard, selects all,
+# types TEXT and presses Return, a frame or two apart (next to a busy machine
+# a ctrl+a pressed and released within one frame was lost, and TEXT was
+# appended to the old value).
+replace_text() {
   xdotool key --clearmodifiers ctrl+a
   settle 2
-  xdotool type --delay 30 "$2"
+  xdotool type --delay 30 "$1"
   settle 2
   xdotool key Return
 }

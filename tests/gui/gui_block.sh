@@ -62,9 +62,7 @@ xdotool click --repeat 2 --delay 60 1
 python3 "$here/probe.py" "$probe" wait typing '{"stage": "weights[0]", "row": 6, "col": 0}' 3 ||
   fail "double-clicking weights[0][6,0] did not open the value popup ($(state))"
 settle 2
-xdotool key --clearmodifiers ctrl+a
-xdotool type --delay 30 "1"
-xdotool key Return
+replace_text "1"
 python3 "$here/probe.py" "$probe" wait undo true || fail "typing a value did not pin the weight ($(state))"
 click_item "tab Block"
 python3 "$here/probe.py" "$probe" wait centre_view 5 || fail "clicking the Block tab did not open it"

@@ -71,9 +71,7 @@ if ! python3 "$here/probe.py" "$probe" wait typing '{"stage": "W_q", "row": 2, "
   fail "double-clicking W_q[2,2] did not open the value popup ($(state))"
 fi
 settle 2  # the popup's text field takes the keyboard focus one frame after it appears
-xdotool key --clearmodifiers ctrl+a
-xdotool type --delay 30 "0.75"
-xdotool key Return
+replace_text "0.75"
 python3 "$here/probe.py" "$probe" wait modified true || fail "typing a value did not change the scenario"
 xdotool key --clearmodifiers ctrl+s
 python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+S after typing did not save"

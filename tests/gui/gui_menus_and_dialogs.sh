@@ -45,9 +45,7 @@ python3 "$here/probe.py" "$probe" wait popup true || fail "Ctrl+O opened no dial
 for name in missing-file.json broken.json; do
   # The name field has the keyboard when the dialog opens, and again after a failed Enter.
   python3 "$here/probe.py" "$probe" wait text_input true || fail "the Open dialog's name field does not take the keyboard ($(state))"
-  xdotool key --clearmodifiers ctrl+a
-  xdotool type --delay 30 "$name"
-  xdotool key Return
+  replace_text "$name"
   for _ in $(seq 100); do case "$(get file_dialog_error)" in *"$name"*) break ;; esac; sleep 0.1; done
   case "$(get file_dialog_error)" in
     *"$name"*) ;;

@@ -62,9 +62,7 @@ xdotool click --repeat 2 --delay 60 1
 python3 "$here/probe.py" "$probe" wait typing '{"stage": "weights[0]", "row": 6, "col": 0}' 3 ||
   fail "double-clicking weights[0][6,0] did not open the value popup ($(state))"
 settle 2
-xdotool key --clearmodifiers ctrl+a
-xdotool type --delay 30 "1"
-xdotool key Return
+replace_text "1"
 python3 "$here/probe.py" "$probe" wait undo true || fail "typing a value did not pin the weight ($(state))"
 model_check 'm["predictions_revision_current"] and any(abs(p["p"] - p["before"]) > 1e-4 for p in m["predictions"])' ||
   fail "pinning a weight did not change the predictions: $(model)"

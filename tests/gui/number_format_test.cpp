@@ -110,7 +110,9 @@ TEST(NumberFormat, ProbabilitiesShowTheirSizeHoweverSmall) {
 
 TEST(NumberFormat, AProbabilitysChangeShowsAsManyDigitsAsItNeeds) {
   EXPECT_EQ(format_probability_change(0.30, 0.323), "+2.3 pt");
-  EXPECT_EQ(format_probability_change(0.000171, 0.000167), kMinus + "0.0004 pt");
+  EXPECT_EQ(format_probability_change(0.000171, 0.000167), kMinus + "0.00040 pt");
+  EXPECT_EQ(format_probability_change(0.000167, 0.000167 + 7.3e-7), "+0.000073 pt");  // fixed, never "7.3e-05"
+  EXPECT_EQ(format_probability_change(1e-8, 1e-8 + 3e-12), "+3.0e-10 pt");  // far below any reading
   EXPECT_EQ(format_probability_change(0.0001711, 0.0001677), kMinus + "0.00034 pt");
   EXPECT_EQ(format_probability_change(0.25, 0.25), "±0");
   EXPECT_EQ(format_probability_change(0.25, 0.25 * (1 + 1e-7)), "±0");  // recomputing the same row

@@ -60,8 +60,16 @@ std::string format_probability_change(double before, double after) {
   if (!std::isfinite(change)) return format_number(static_cast<float>(change)) + " pt";
   if (std::fabs(after - before) <= 1e-6 * std::max(std::fabs(before), std::fabs(after))) return "±0";
   char buf[48];
-  if (std::fabs(change) >= 0.1) std::snprintf(buf, sizeof buf, "%.1f", std::fabs(change));
-  else std::snprintf(buf, sizeof buf, "%.2g", std::fabs(change));
+  const double size = std::fabs(change);
+  if (size >= 0.1) {
+    std::snprintf(buf, sizeof buf, "%.1f", size);
+  } else if (size >= 1e-9) {
+    // two significant digits in fixed notation ("0.000073", not "7.3e-05")
+    const int decimals = 1 - static_cast<int>(std::floor(std::log10(size)));
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, size);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1e", size);
+  }
   return std::string(change < 0 ? "−" : "+") + buf + " pt";
 }
 

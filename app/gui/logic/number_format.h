@@ -25,8 +25,9 @@ std::string format_percent(double fraction, int decimals = 1);
 // ("0.0171 %": with a vocabulary of 50 000 most are far below 0.1 %).
 std::string format_probability(double p);
 // Its change since before the edits, in percentage points, as many digits
-// as the change needs ("+2.3 pt", "−0.00041 pt"); "±0" when the two agree to
-// a millionth of the larger (float noise of recomputing the same row).
+// as the change needs ("+2.3 pt", "−0.00041 pt", fixed notation down to
+// 1e-9); "±0" when the two agree to a millionth of the larger (float noise
+// of recomputing the same row).
 std::string format_probability_change(double before, double after);
 
 }  // namespace attention_lab::gui

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace attention_lab::gui {
 
@@ -51,25 +53,57 @@ std::string summary(const ModelSession& s) {
 // The rows of the predictions table: token, probability bar, change.
 void draw_prediction_rows(AppState& state, const ModelState::Cached& p, std::size_t count, bool compact) {
   const ModelSession& s = *state.model.session;
-  const float bar_w = compact ? ImGui::GetContentRegionAvail().x * 0.45f
-                              : std::min(220.0f * gfx::em(), ImGui::GetContentRegionAvail().x * 0.5f);
-  if (!ImGui::BeginTable(compact ? "predictions compact" : "predictions", 3,
+  if (p.updating) ImGui::PushStyleVar(ImGuiStyleVar_Alpha, ImGui::GetStyle().Alpha * 0.5f);
+  struct PopAlpha {
+    bool on;
+    ~PopAlpha() {
+      if (on) ImGui::PopStyleVar();
+    }
+  } pop_alpha{p.updating};
+  // The columns as wide as their widest text, so nothing loses digits.
+  const std::size_t n = std::min(count, p.top.size());
+  std::vector<std::string> labels(n), texts(n), changes(n);
+  float label_w = 0.0f, text_w = 0.0f, change_w = ImGui::CalcTextSize("±0").x;
+  for (std::size_t i = 0; i < n; ++i) {
+    labels[i] = "'" + s.tokenizer().label(p.top[i].id) + "'";
+    texts[i] = format_probability(p.top[i].probability);
+    changes[i] = format_probability_change(p.top[i].before, p.top[i].probability);
+    label_w = std::max(label_w, ImGui::CalcTextSize(labels[i].c_str()).x);
+    text_w = std::max(text_w, ImGui::CalcTextSize(texts[i].c_str()).x);
+    change_w = std::max(change_w, ImGui::CalcTextSize(changes[i].c_str()).x);
+  }
+  // The bar takes what the token and the change leave; where the three do not
+  // fit on one line (the narrow side panel), the change goes under the bar.
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float padding = 2.0f * ImGui::GetStyle().CellPadding.x + 2.0f;
+  const float bar_min = text_w + 2.0f * ImGui::GetStyle().FramePadding.x + 4.0f;
+  const float bar_max = compact ? avail : std::min(220.0f * gfx::em(), avail * 0.5f);
+  const bool one_line = avail - label_w - change_w - 3.0f * padding >= bar_min;
+  const float bar_w = one_line ? std::clamp(avail - label_w - change_w - 3.0f * padding, bar_min, std::max(bar_min, bar_max))
+                               : std::max(bar_min, avail - label_w - 2.0f * padding);
+  if (!ImGui::BeginTable(compact ? "predictions compact" : "predictions", one_line ? 3 : 2,
                          ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg))
     return;
-  for (std::size_t i = 0; i < std::min(count, p.top.size()); ++i) {
+  ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, label_w);
+  ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthFixed, bar_w);
+  if (one_line) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, change_w);
+  for (std::size_t i = 0; i < n; ++i) {
     const Prediction& q = p.top[i];
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    const std::string label = "'" + s.tokenizer().label(q.id) + "'";
+    const std::string& label = labels[i];
     ImGui::TextUnformatted(label.c_str());
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("token %d  %s\nprobability %.6f (before the edits %.6f)", q.id, label.c_str(),
                         static_cast<double>(q.probability), static_cast<double>(q.before));
     ImGui::TableNextColumn();
-    const std::string text = format_probability(q.probability);
-    ImGui::ProgressBar(q.probability, ImVec2(bar_w, 0), text.c_str());
-    ImGui::TableNextColumn();
-    const std::string change = format_probability_change(q.before, q.probability);
+    ImGui::ProgressBar(q.probability, ImVec2(bar_w, 0), texts[i].c_str());
+    const std::string& change = changes[i];
+    if (one_line) {
+      ImGui::TableNextColumn();
+    } else if (change == "±0") {
+      continue;  // (under the bar: only a change that is there)
+    }
     if (change == "±0") {
       ImGui::TextDisabled("±0");
     } else {
@@ -102,7 +136,12 @@ void draw_row_choice(AppState& state) {
 const ModelState::Cached* current_predictions(AppState& state) {
   draw_row_choice(state);
   const ModelState::Cached& p = state.model_predictions();
-  if (p.problem.empty()) return &p;
+  if (p.problem.empty()) {
+    // (computed on a thread of their own: the rows below are of the state before, dimmed, until then)
+    if (p.updating)
+      ImGui::TextDisabled("%s", p.top.empty() ? "computing the predictions…" : "updating… (below: before the last change)");
+    return &p;
+  }
   ImGui::PushTextWrapPos(0.0f);
   text_colored(gfx::Accent::Warning, "%s", p.problem.c_str());
   ImGui::PopTextWrapPos();
@@ -258,7 +297,9 @@ void draw_model_view(AppState& state) {
     draw_prediction_rows(state, p, static_cast<std::size_t>(m.top_k), false);
     ImGui::PushTextWrapPos(0.0f);
     const int last = s.model().config.layers - 1;
-    if (s.layer() == last)
+    if (p.top.empty()) {
+      // nothing computed yet: no time to give
+    } else if (s.layer() == last)
       ImGui::TextDisabled("updated in %.1f ms (layer %d's output through its MLP and the logits)", p.ms, last);
     else if (s.layer() + 1 == last)
       ImGui::TextDisabled("updated in %.1f ms (layer %d's output through the rest of it and layer %d)", p.ms,
