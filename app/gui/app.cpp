@@ -321,6 +321,8 @@ void AppState::open_document(Scenario scenario, std::string path) {
 void AppState::open_document_with(std::unique_ptr<Document> document, std::string path) {
   doc = std::move(document);
   model.session.reset();  // another document leaves model mode (a model job sets it again)
+  model.predictions = {};
+  model.asked = {};
   file_path = std::move(path);
   textures.clear();
   colour_ranges.clear();
