@@ -51,8 +51,10 @@
 // magnitude of that stage (tests/core/incremental_test.cpp): each row of U
 // and R carries an estimate of the rounding error its updates accumulated
 // (amplified when Z shrinks, e.g. when the row's dominant entry is edited
-// away) and is recomputed from scratch before the estimate reaches 64 float
-// ulps of the head's largest context value; output rows updated by rank-one
+// away; each update adds about an ulp of its terms and of the row's own
+// context, so rows with small contexts go longer) and is recomputed from
+// scratch, batched per head after the edit's pass over the rows, before the
+// estimate reaches 64 float ulps of the head's largest context value; output rows updated by rank-one
 // products are recomputed exactly after at most 64 such updates. Rows start
 // at staggered estimates so those refreshes spread over many edits. The bound
 // assumes scores of moderate size (|masked| up to a few dozen): a score of
@@ -245,7 +247,9 @@ class Engine {
   };
   // What edit_entry did to one row of one head.
   struct RowUpdate {
-    std::uint8_t state = 0;  // 0 untouched, 1 updated incrementally, 2 recomputed
+    // 0 untouched, 1 updated incrementally, 2 recomputed, 3 to be recomputed
+    // (edit_rows batches those per head after its pass)
+    std::uint8_t state = 0;
     float a = 0.0f, b = 0.0f;  // U_i += a·V_r(old) + b·V_r(new), likewise R_i with y
   };
   struct Derived {
@@ -280,11 +284,15 @@ class Engine {
   void complete_scores(int h) const;
   Eigen::Index scaled_masked_prefix(int h, Eigen::Index i, Eigen::Index limit, float* x) const;
   void recompute_row(int h, Eigen::Index i);
+  void recompute_rows(int h, const std::vector<Eigen::Index>& rows);
   static void set_softmax_state(HeadState& hs, Eigen::Index i, float offset, double z);
   void set_concat_row(int h, Eigen::Index i);
   void build_r(int h);
   void full_output(Work* work);
   void output_row(Eigen::Index i);
+  void output_rows(const std::vector<Eigen::Index>& rows);  // ascending
+  bool output_from_r(Eigen::Index i) const;
+  void finish_output_row(Eigen::Index i);
   void refresh_aged_outputs();
 
   // [SECTION] Incremental paths

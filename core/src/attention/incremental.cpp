@@ -200,6 +200,9 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   // that may attend to it.
   const long first = k || v ? 0 : static_cast<long>(r);
   const long last = k || v ? static_cast<long>(T) : static_cast<long>(r) + 1;
+  // Rows of a head that must be recomputed (state 3), and rows whose output
+  // waits for them: done after the pass, batched per head.
+  std::vector<std::uint8_t> deferred(uz(ix(dims_.heads) * T), 0), output_waits(uz(T), 0);
 #pragma omp parallel for schedule(dynamic, 16)
   for (long li = first; li < last; ++li) {
     const Index i = li;
@@ -209,13 +212,25 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     // own page, where the hardware does not prefetch: ask for a later row's.
     if (li + kPrefetchRows < last)
       for (long t = 0; t < n_heads; ++t) __builtin_prefetch(&heads_[uz(heads[uz(t)])].S(i + kPrefetchRows, r), 1);
-    bool changed = false;
+    bool changed = false, waits = false;
     for (long t = 0; t < n_heads; ++t) {
       const int h = heads[uz(t)];
       edit_entry(h, i, r, k, v, (k || v) ? v_old.data() + ix(kv(h)) * dv : nullptr, edits_[uz(h)], upd[uz(h)], self);
       changed = changed || upd[uz(h)].state != 0;
+      if (upd[uz(h)].state == 3) waits = true, deferred[uz(ix(h) * T + i)] = 1;
     }
     if (!changed) continue;
+    if (waits) {
+      // R rows of the heads updated in place; the output once the others are recomputed
+      for (long t = 0; t < n_heads; ++t) {
+        const int h = heads[uz(t)];
+        const HeadEdit& he = edits_[uz(h)];
+        if (upd[uz(h)].state == 1 && he.has_y)
+          R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[uz(h)].a + he.y_new * upd[uz(h)].b;
+      }
+      output_waits[uz(i)] = 1;
+      continue;
+    }
     if (fused) {
       auto out = output_.row(i);
       out.setZero();
@@ -243,6 +258,16 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     }
     output_row(i);
   }
+  std::vector<std::vector<Index>> redo(uz(dims_.heads));
+  std::vector<Index> waiting;
+  for (Index i = 0; i < T; ++i) {
+    for (int h = 0; h < dims_.heads; ++h)
+      if (deferred[uz(ix(h) * T + i)]) redo[uz(h)].push_back(i);
+    if (output_waits[uz(i)]) waiting.push_back(i);
+  }
+#pragma omp parallel for schedule(dynamic)
+  for (int h = 0; h < dims_.heads; ++h) recompute_rows(h, redo[uz(h)]);
+  output_rows(waiting);
   bump(StageKind::Concat, 0, false);
   bump(StageKind::Output, 0, false);
 }
@@ -292,28 +317,34 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
   const double z_old = hs.sum[uz(i)];
   // (only V_r changed: the sum stays exactly as it was)
   const double z = k ? z_old - static_cast<double>(eo) + static_cast<double>(en) : z_old;
-  bool exact = !(xn - offset <= kMaxRise) || !(z > 0.0);  // NaN, +∞ or a new max far above the offset
-  const double inv_z = 1.0 / z;
-  float drift = 0.0f;
-  if (!exact) {
-    // The error U_i carries grows by Z_old/Z as the row renormalizes, plus
-    // this update's own rounding (about one ulp of the result and of each term).
-    const double terms = static_cast<double>(eo) * static_cast<double>(he.vmax_old) +
-                         static_cast<double>(en) * static_cast<double>(he.vmax_new);
-    drift = static_cast<float>((static_cast<double>(hs.drift[uz(i)]) * z_old + terms * he.inv_unit) * inv_z + 1.0);
-    exact = !(drift <= kDriftLimit);
-  }
+  const bool exact = !(xn - offset <= kMaxRise) || !(z > 0.0);  // NaN, +∞ or a new max far above the offset
   if (exact) {
-    recompute_row(h, i);
-    out.state = 2;
+    out.state = 3;  // (the new score is in S: recompute_rows reads it)
     return;
   }
+  const double inv_z = 1.0 / z;
+  // U_i is updated first: this update's rounding is about one ulp of the
+  // values it leaves, so the estimate needs their size (a recompute
+  // overwrites the row if the estimate says no).
   auto u = U_.row(i).segment(ix(h) * dv, dv);
   const auto v_new = V_.row(r).segment(ix(kv(h)) * dv, dv);
   if (v)
     u += v_new * en - Eigen::Map<const RowVector>(v_old, dv) * eo;
   else
     u += v_new * (en - eo);
+  // The error U_i carries grows by Z_old/Z as the row renormalizes, plus
+  // this update's own rounding: about one ulp of each term and of the result,
+  // whose size after normalizing is the row's largest |context| (in units of
+  // the head's largest, so rows with smaller contexts drift more slowly).
+  const double terms = static_cast<double>(eo) * static_cast<double>(he.vmax_old) +
+                       static_cast<double>(en) * static_cast<double>(he.vmax_new);
+  const double result = dv > 0 ? static_cast<double>(u.cwiseAbs().maxCoeff<Eigen::PropagateNaN>()) * inv_z : 0.0;
+  const auto drift = static_cast<float>(
+      (static_cast<double>(hs.drift[uz(i)]) * z_old + terms * he.inv_unit) * inv_z + result * he.inv_unit);
+  if (!(drift <= kDriftLimit)) {
+    out.state = 3;
+    return;
+  }
   hs.sum[uz(i)] = z;
   hs.cscale[uz(i)] = static_cast<float>(inv_z);
   hs.drift[uz(i)] = drift;
@@ -500,12 +531,8 @@ void Engine::edit_context_column(int h, Index c, const Eigen::Ref<const Eigen::V
     std::vector<Index> stale;
     for (Index i = 0; i < T; ++i)
       if (!hs.direct[uz(i)] && hs.drift[uz(i)] > kDriftLimit) stale.push_back(i);
-    const auto n_stale = static_cast<long>(stale.size());
-#pragma omp parallel for schedule(dynamic, 8)
-    for (long t = 0; t < n_stale; ++t) {
-      recompute_row(h, stale[uz(t)]);
-      output_row(stale[uz(t)]);
-    }
+    recompute_rows(h, stale);
+    output_rows(stale);
   } else {
     // without W_o the output is concat (plus b_o): this one column
     edit_output_column(c);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace attention_lab {
@@ -265,6 +266,60 @@ void Engine::recompute_row(int h, Index i) {
   set_concat_row(h, i);
 }
 
+// recompute_row for several rows of head h (ascending), batched: their
+// exponentials side by side (zeros past each row's prefix) make U's rows one
+// product with V and R's rows one product with W_o_h, each read once. Row by
+// row those are matrix-vector products that stream V_h and W_o_h per row.
+// Rows with weight pins or that turn out direct go the single-row way.
+void Engine::recompute_rows(int h, const std::vector<Index>& rows) {
+  if (rows.size() < 4) {
+    for (Index i : rows) recompute_row(h, i);
+    return;
+  }
+  HeadState& hs = heads_[uz(h)];
+  const Scenario& s = *scenario_;
+  const Index T = dims_.T, dv = dims_.d_v, dout = dims_.d_out;
+  const Index width = std::min(ix(dims_.T_k), extent(rows.back() / kBlock));  // the longest prefix
+  Matrix E(ix(rows.size()), width);
+  std::vector<Index> batched;
+  batched.reserve(rows.size());
+  for (Index i : rows) {
+    float* e = E.row(ix(batched.size())).data();
+    bool single = (row_pins_[uz(ix(h) * T + i)] & (kPinScaledMasked | kPinWeights)) != 0;
+    Index n = 0;
+    if (!single) {
+      n = scaled_masked_prefix(h, i, extent(i / kBlock), e);
+      bool nan = false;
+      float max = max_and_nan(e, n, nan);
+      if (!nan && max != kInf) max = std::max(max, sink(h));
+      single = nan || max == -kInf || max == kInf;
+      if (!single) {
+        exp_shifted(e, max, e, n);
+        set_softmax_state(hs, i, max, sum_in_double(e, n) + sink_term(sink(h), max));
+      }
+    }
+    if (single) {
+      recompute_row(h, i);
+      continue;
+    }
+    std::fill(e + n, e + width, 0.0f);
+    note_row(StageKind::Weights, h, i);
+    batched.push_back(i);
+  }
+  const Index n = ix(batched.size());
+  if (n == 0) return;
+  const Matrix Ub = E.topRows(n) * V_.block(0, ix(kv(h)) * dv, width, dv);
+  const bool keeps_r = s.use_w_o && r_valid_[uz(h)];
+  const Matrix Rb = keeps_r ? Matrix(Ub * s.W_o.middleRows(ix(h) * dv, dv)) : Matrix();
+  for (Index t = 0; t < n; ++t) {
+    const Index i = batched[uz(t)];
+    U_.row(i).segment(ix(h) * dv, dv) = Ub.row(t);
+    concat_.row(i).segment(ix(h) * dv, dv) = Ub.row(t) * hs.cscale[uz(i)];
+    if (row_pins_[uz(ix(h) * T + i)] & kPinContext) apply_row_pins(StageKind::Context, h, i);
+    if (keeps_r) R_.row(i).segment(ix(h) * dout, dout) = Rb.row(t);
+  }
+}
+
 // concat row i of head h from U (and R row i, when kept), context pins included.
 void Engine::set_concat_row(int h, Index i) {
   const Index T = dims_.T, dv = dims_.d_v;
@@ -311,17 +366,23 @@ void Engine::full_output(Work* work) {
   bump(StageKind::Output, 0, true);
 }
 
-// Output row i exactly: from R when every head keeps it and no context pin
-// sits in the row, else from concat · W_o.
+// Whether output row i can be summed from R: every head keeps it and no
+// context pin sits in the row.
+bool Engine::output_from_r(Index i) const {
+  const Index T = dims_.T;
+  bool from_r = R_.rows() == T;
+  for (int h = 0; h < dims_.heads && from_r; ++h)
+    from_r = r_valid_[uz(h)] && !(row_pins_[uz(ix(h) * T + i)] & kPinContext);
+  return from_r;
+}
+
+// Output row i exactly: from R when output_from_r, else from concat · W_o.
 void Engine::output_row(Index i) {
   const Scenario& s = *scenario_;
-  const Index T = dims_.T, dout = dims_.d_out;
+  const Index dout = dims_.d_out;
   auto out = output_.row(i);
   if (s.use_w_o) {
-    bool from_r = R_.rows() == T;
-    for (int h = 0; h < dims_.heads && from_r; ++h)
-      from_r = r_valid_[uz(h)] && !(row_pins_[uz(ix(h) * T + i)] & kPinContext);
-    if (from_r) {
+    if (output_from_r(i)) {
       out.setZero();
       for (int h = 0; h < dims_.heads; ++h)
         out += R_.row(i).segment(ix(h) * dout, dout) * heads_[uz(h)].cscale[uz(i)];
@@ -331,16 +392,57 @@ void Engine::output_row(Index i) {
   } else {
     out = concat_.row(i);
   }
-  if (s.use_output_bias) out += s.b_o.row(0);
+  finish_output_row(i);
+}
+
+// Row i of the output after its product: b_o, pins, a fresh age.
+void Engine::finish_output_row(Index i) {
+  const Scenario& s = *scenario_;
+  if (s.use_output_bias) output_.row(i) += s.b_o.row(0);
   apply_row_pins(StageKind::Output, 0, i);
   out_age_[uz(i)] = 0;
 }
 
+// Output rows that took kOutAgeLimit rank-one updates, exactly. Rows summed
+// from R are cheap one by one; the others are gathered into one product with
+// W_o, which reads W_o once instead of once per row (a row alone is a
+// memory-bound matrix-vector product).
 void Engine::refresh_aged_outputs() {
-  const auto T = static_cast<long>(dims_.T);
-#pragma omp parallel for schedule(dynamic, 16)
-  for (long i = 0; i < T; ++i)
-    if (out_age_[uz(i)] >= kOutAgeLimit) output_row(i);
+  const Index T = dims_.T;
+  std::vector<Index> aged;
+  for (Index i = 0; i < T; ++i)
+    if (out_age_[uz(i)] >= kOutAgeLimit) aged.push_back(i);
+  output_rows(aged);
+}
+
+// Output rows `rows` exactly (as output_row does each).
+void Engine::output_rows(const std::vector<Index>& rows) {
+  const Scenario& s = *scenario_;
+  std::vector<Index> from_concat;
+  if (s.use_w_o)
+    for (Index i : rows)
+      if (!output_from_r(i)) from_concat.push_back(i);
+  // a few rows, or no W_o: row by row
+  if (from_concat.size() < 4) {
+    const auto n = static_cast<long>(rows.size());
+#pragma omp parallel for schedule(dynamic, 16) if (n > 16)
+    for (long t = 0; t < n; ++t) output_row(rows[uz(t)]);
+    return;
+  }
+  const auto n = static_cast<long>(from_concat.size());
+  Matrix gathered(n, concat_.cols()), product(n, output_.cols());
+  for (long t = 0; t < n; ++t) gathered.row(t) = concat_.row(from_concat[uz(t)]);
+  block_product(gathered, s.W_o.get(), product);
+  for (long t = 0; t < n; ++t) {
+    const Index i = from_concat[uz(t)];
+    output_.row(i) = product.row(t);
+    finish_output_row(i);
+  }
+  std::vector<Index> rest;
+  std::set_difference(rows.begin(), rows.end(), from_concat.begin(), from_concat.end(), std::back_inserter(rest));
+  const auto m = static_cast<long>(rest.size());
+#pragma omp parallel for schedule(dynamic, 16) if (m > 16)
+  for (long t = 0; t < m; ++t) output_row(rest[uz(t)]);
 }
 
 }  // namespace attention_lab
