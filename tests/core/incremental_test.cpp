@@ -192,6 +192,27 @@ TEST(Incremental, LongEditSequencesStayWithinTolerance) {
   run_cell_edits(attention_lab::test::random_scenario(5, o), 77, 1500, 100);
 }
 
+TEST(Incremental, OutputRowsRefreshedTogetherAfterManyWeightEditsMatchAFullRecompute) {
+  // Edits of W_q and W_k change the output by products of one head's change
+  // in concat; after kOutAgeLimit of them a row is computed exactly again,
+  // and several rows that come due together are one product with W_o. With
+  // no edit of X, R is never built, so every row goes that way; the pins
+  // (on the output and on a context row) must survive it.
+  RandomOptions o = sized(256, 32, 4, 8, MaskKind::Causal);
+  o.w_o = true, o.b_o = true;
+  Document doc(attention_lab::test::random_scenario(21, o));
+  ASSERT_EQ(doc.apply(SetPin{PinKey{StageId::input(StageKind::Output), 100, 3}, 7.0f}), "");
+  ASSERT_EQ(doc.apply(SetPin{PinKey{StageId::of_head(StageKind::Context, 1), 130, 2}, -3.0f}), "");
+  std::mt19937 rng(8);
+  for (int i = 0; i < 160; ++i) {
+    const StageKind k = i % 2 == 0 ? StageKind::W_q : StageKind::W_k;
+    const int r = std::uniform_int_distribution<int>(0, 31)(rng), c = std::uniform_int_distribution<int>(0, 31)(rng);
+    ASSERT_EQ(doc.apply(SetCell{StageId::input(k), r, c, std::uniform_real_distribution<float>(-2, 2)(rng)}), "");
+    if ((i + 1) % 20 == 0) ASSERT_TRUE(matches_full_recompute(doc)) << "after edit " << i;
+  }
+  EXPECT_EQ(doc.engine().stage(StageId::input(StageKind::Output))(100, 3), 7.0f);
+}
+
 TEST(Incremental, OneRowOfXSwingingAcrossMagnitudesKeepsQKVExact) {
   // A cell of X edited shifts Q, K and V rows by delta times a row of W.
   // Going from 1e4 back to small values cancels almost all of the row: the

@@ -175,10 +175,13 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
       const auto v_new = V_.row(r).segment(ix(kv(h)) * dv, dv);
       const auto v_was = v_old.segment(ix(kv(h)) * dv, dv);
       const auto Wo = s.W_o.middleRows(ix(h) * dv, dv);
-      he.y_old.resize(1, dout);
-      he.y_new.resize(1, dout);
-      he.y_old.noalias() = v_was * Wo;
-      he.y_new.noalias() = v_new * Wo;
+      // both in one pass over W_o_h (two matrix-vector products would read it twice)
+      he.y_old.setZero(1, dout);
+      he.y_new.setZero(1, dout);
+      for (Index c = 0; c < dv; ++c) {
+        he.y_old.noalias() += v_was(c) * Wo.row(c);
+        he.y_new.noalias() += v_new(c) * Wo.row(c);
+      }
     }
     HeadState& hs = heads_[uz(h)];
     if (q) {
