@@ -246,48 +246,42 @@ const ModelState::Cached& AppState::model_predictions() {
   const ModelSession* s = model.session.get();
   if (!s) return c;
   const int row = model.predicted_row();
-  const std::uint64_t revision = doc->revision();
+  const ModelState::PredictionKey now = model.prediction_key(doc->revision());
   if (model.prediction_worker) {
     if (auto r = model.prediction_worker->take(); r && r->session.get() == s) {
-      c.session = s;
-      c.revision = r->revision;
-      c.row = r->row;
-      c.layer = r->layer;
+      c.key = {s, r->revision, r->row, r->layer};
       c.top = std::move(r->top);
       c.ms = r->ms;
       c.problem.clear();
       c.updating = false;
     }
   }
-  if (c.session == s && c.revision == revision && c.row == row && c.layer == s->layer() &&
-      (!c.updating || !c.problem.empty()))
-    return c;
+  // (a problem is never left updating: it is found here, on this thread)
+  if (c.key == now && !c.updating) return c;
   const MatrixView out = doc->stage(StageId::input(StageKind::Output));
   std::string problem = layer_output_problem(*doc, *s, "the model", "predictions");
   if (!problem.empty()) {
     c = {};
-    c.session = s, c.revision = revision, c.row = row, c.layer = s->layer(), c.problem = std::move(problem);
+    c.key = now, c.problem = std::move(problem);
     return c;
   }
   if (model.predictions_in_place) {  // a picture made from the command line: complete in its one frame
     const auto start = std::chrono::steady_clock::now();
     c = {};
-    c.session = s, c.revision = revision, c.row = row, c.layer = s->layer();
+    c.key = now;
     c.top = s->predictions(Matrix(out), row, model.top_k);
     c.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return c;
   }
   // Shown meanwhile: the last result, if it is of this session and layer, marked as updating.
-  if (c.session != s || c.layer != s->layer()) c = {};
-  c.session = s;
-  c.layer = s->layer();
+  if (c.key.session != s || c.key.layer != s->layer()) c = {};
+  c.key.session = s;
+  c.key.layer = s->layer();
   c.problem.clear();
   c.updating = true;
-  const ModelState::Asked now{s, revision, row, s->layer()};
-  const ModelState::Asked& was = model.asked;
-  if (was.session != now.session || was.revision != now.revision || was.row != now.row || was.layer != now.layer) {
+  if (model.asked != now) {
     if (!model.prediction_worker) model.prediction_worker = std::make_unique<PredictionWorker>();
-    model.prediction_worker->request({model.session, Matrix(out), row, model.top_k, revision});
+    model.prediction_worker->request({model.session, Matrix(out), row, model.top_k, now.revision});
     model.asked = now;
   }
   return c;
@@ -1083,7 +1077,7 @@ std::string App::model_probe() const {
   o << "{\"layer\": " << s.layer() << ", \"head\": " << state_.focused_head << ", \"layers\": " << s.model().config.layers << ", \"T\": " << s.T()
     << ", \"text\": " << json_text::quote(m.text) << ", \"row\": " << m.predicted_row()
     << ", \"predictions_revision_current\": "
-    << (m.predictions.current(&s, state_.doc->revision(), m.predicted_row()) ? "true" : "false")
+    << (m.predictions.current(m.prediction_key(state_.doc->revision())) ? "true" : "false")
     << ", \"problem\": " << json_text::quote(m.predictions.problem) << ", \"kept_layers\": [";
   bool first_kept = true;
   for (const auto& [key, kept] : m.kept_layers)

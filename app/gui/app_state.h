@@ -215,28 +215,27 @@ struct ModelState {
   std::map<std::pair<std::string, int>, Kept> kept_layers;
   std::uint64_t kept_clock = 0;
   static constexpr std::size_t kKeptLayers = 8;
-  struct Cached {
+  // What a set of predictions is of: the session, the document's revision,
+  // the predicted row and the focused layer.
+  struct PredictionKey {
+    const ModelSession* session = nullptr;
     std::uint64_t revision = 0;
     int row = -1;
     int layer = -1;
-    const ModelSession* session = nullptr;
+    bool operator==(const PredictionKey&) const = default;
+  };
+  struct Cached {
+    PredictionKey key;
     std::vector<Prediction> top;
     std::string problem;  // why there are none (the layer's shape was changed)
     double ms = 0.0;      // how long the update took
     bool updating = false;  // `top` is of an earlier state: the worker computes the current one
-    bool current(const ModelSession* s, std::uint64_t doc_revision, int predicted_row) const {
-      return s && session == s && revision == doc_revision && row == predicted_row && layer == s->layer() && !updating;
-    }
+    bool current(const PredictionKey& now) const { return now.session && key == now && !updating; }
   } predictions;
   // Computes the predictions off the UI thread (see prediction_worker.h);
   // made when first needed. `asked` is what it was last asked for.
   std::unique_ptr<PredictionWorker> prediction_worker;
-  struct Asked {
-    const ModelSession* session = nullptr;
-    std::uint64_t revision = 0;
-    int row = -1;
-    int layer = -1;
-  } asked;
+  PredictionKey asked;
   // Command-line pictures (--screenshot, --export) compute them here, at once.
   bool predictions_in_place = false;
   // The Block tab: the focused layer's block around the attention, following
@@ -256,6 +255,11 @@ struct ModelState {
   } block;
   bool open() const { return session != nullptr; }
   int predicted_row() const { return session ? (row < 0 || row >= session->T() ? session->T() - 1 : row) : 0; }
+  // The key of the predictions the window should show now (session null without a model).
+  PredictionKey prediction_key(std::uint64_t doc_revision) const {
+    if (!session) return {};
+    return {session.get(), doc_revision, predicted_row(), session->layer()};
+  }
 };
 
 // Which view fills the centre of the window.

@@ -104,9 +104,12 @@ TEST(PredictionWorker, RequestsMadeWhileOneComputesEndWithTheNewest) {
 
 TEST(PredictionWorker, DestroyingItWithARequestWaitingEndsCleanly) {
   Fixture f = open_fixture();
+  const long owners = f.session.use_count();
   {
     PredictionWorker w;
     for (int i = 0; i < 5; ++i) w.request({f.session, output_of(*f.doc), i, 3, static_cast<std::uint64_t>(i)});
-  }  // joins the thread: no result is kept, nothing crashes
-  SUCCEED();
+    EXPECT_GT(f.session.use_count(), owners);  // a request waiting or computing, or a result, shares the session
+  }  // joins the thread
+  // nothing of the requests or results outlives the worker
+  EXPECT_EQ(f.session.use_count(), owners);
 }
