@@ -63,18 +63,26 @@ bool AppState::apply(const Edit& edit, std::uint64_t gesture) {
     std::string error;
     auto change = doc->prepare(edit, error);
     if (!change) {
-      set_status("Not applied: " + error);
+      set_status(kRefusal + error);
       return false;
     }
     job = std::make_unique<BackgroundJob>("Computing " + describe(edit), std::move(change));
+    clear_refusal();
     return true;
   }
   if (auto err = doc->apply(edit, gesture); !err.empty()) {
-    set_status("Not applied: " + err);
+    set_status(kRefusal + err);
     return false;
   }
   ++edits_applied;
+  clear_refusal();
   return true;
+}
+
+// An edit went through: a refusal of an earlier one no longer describes the
+// document (it stayed up for its 8 seconds after the value was corrected).
+void AppState::clear_refusal() {
+  if (status.rfind(kRefusal, 0) == 0) status.clear();
 }
 
 void AppState::undo() {

@@ -338,6 +338,8 @@ struct AppState {
   std::string import_report; // what Import weights put where (a modal message until OK)
   std::string status;        // the status bar
   double status_time = 0.0;
+  static constexpr const char* kRefusal = "Not applied: ";  // how a refused edit's status begins
+  void clear_refusal();
 
   // GPU mirrors of the document's matrices
   gfx::HeatmapRenderer renderer;

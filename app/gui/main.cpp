@@ -17,6 +17,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <cfloat>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -168,6 +169,12 @@ int main(int argc, char** argv) {
         ImGui_ImplGlfw_NewFrame();
         if (fixed_frames) io.DeltaTime = static_cast<float>(attention_lab::gui::AnimationClock::kFrameSeconds);
         g_mouse.advance(io.MouseDown);  // after the backend, which reads only "down now"
+        // A picture made from the command line is the same wherever the pointer
+        // happens to be: no hover, no tooltip of its own.
+        if (fixed_frames) {
+          io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+          for (bool& down : io.MouseDown) down = false;
+        }
         ImGui::NewFrame();
         app.frame();
         ImGui::Render();

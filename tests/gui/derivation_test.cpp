@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <numbers>
 #include <string>
 
 using namespace attention_lab;
@@ -421,4 +422,23 @@ TEST(Derivation, TitlesNameTheTokensOfTheAxesTheRegistryGives) {
   EXPECT_FALSE(contains(angle.title, "token")) << angle.title;
   EXPECT_TRUE(contains(angle.formula, "φ = 3·θ^(−2/4)")) << angle.formula;
   EXPECT_TRUE(contains(angle.note, "Turns dimensions 1 and 3")) << angle.note;
+}
+
+TEST(Derivation, CrossAttentionKeysAndValuesComeFromRowsOfXkv) {
+  const Document translate = open("translate");
+  EXPECT_TRUE(contains(derive(translate, in(StageKind::K), 2, 1).formula, "x_kv₂·W_k[:,1]"))
+      << derive(translate, in(StageKind::K), 2, 1).formula;
+  EXPECT_TRUE(contains(derive(translate, in(StageKind::V), 0, 1).formula, "x_kv₀·W_v[:,1]"));
+  EXPECT_TRUE(contains(derive(translate, in(StageKind::Q), 1, 0).formula, "x₁·W_q[:,0]"));
+}
+
+TEST(Derivation, ARotatedCellNamesItsAngleAsTheAnglesHeatmapShowsIt) {
+  // φ = 5 rad at position 5, pair 0; the φ heatmap shows it modulo 2π.
+  const Document rope = open("rope");
+  const Derivation k = derive(rope, in(StageKind::K), 5, 0);
+  EXPECT_TRUE(contains(k.formula, "= 5.000 rad")) << k.formula;
+  EXPECT_TRUE(contains(k.formula, "≡ " + format_number(static_cast<float>(5.0 - 2.0 * std::numbers::pi), 3) + " (mod 2π"))
+      << k.formula;
+  // position 1 turns by 1 rad: nothing to wrap
+  EXPECT_FALSE(contains(derive(rope, in(StageKind::K), 1, 0).formula, "mod 2π"));
 }

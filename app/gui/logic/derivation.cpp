@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <cstdio>
 #include <optional>
 
@@ -103,6 +104,9 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
                       " " + L + "[" + std::to_string(r) + "," + std::to_string(c0 + partner) + "]·sin φ,  φ = " +
                       std::to_string(r) + "·θ^(−" + std::to_string(2 * pair) + "/" + std::to_string(d.d_k) +
                       ") = " + format_number(static_cast<float>(angle), 3) + " rad";
+        // the φ heatmap shows angles modulo 2π: say which of its cells this is
+        if (const double wrapped = std::remainder(angle, 2.0 * std::numbers::pi); wrapped != angle)
+          out.formula += " ≡ " + format_number(static_cast<float>(wrapped), 3) + " (mod 2π, as φ shows it)";
         out.numbers = format_number(a, 3) + " × " + format_number(cs, 3) + (first ? " − " : " + ") + format_factor(b) +
                       " × " + format_number(sn, 3) + " = " + format_number(computed, 3);
         out.hint = format_number(a, 3) + " × " + format_number(cs, 3) + (first ? " − " : " + ") + format_factor(b) +
@@ -115,7 +119,8 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       const RowVector x = layer(which > 0 && s.cross() ? StageKind::X_kv : StageKind::X).row(r);
       const RowVector wc = W.col(col).transpose();
       float computed = x.dot(wc);
-      out.formula = std::string("x") + sub(r) + "·W_" + w + "[:," + std::to_string(col) + "]";
+      // (with cross-attention K and V come from the rows of X_kv)
+      out.formula = std::string(which > 0 && s.cross() ? "x_kv" : "x") + sub(r) + "·W_" + w + "[:," + std::to_string(col) + "]";
       out.numbers = dot_terms(x, wc, computed);
       out.hint = dot_sum(x, wc, kMaxHintTerms);
       if (s.use_bias) {

@@ -7,6 +7,8 @@
 
 #include <imgui.h>
 
+#include <algorithm>
+
 namespace attention_lab::gui {
 
 namespace {
@@ -59,6 +61,13 @@ void draw_rope_controls(AppState& state, const Scenario& s, const Dims& d) {
                       "10000 is the paper's and Llama 2's, Llama 3 uses 500000. Enter applies.");
   int pairs = static_cast<int>(s.rope.pairs);
   const char* names[] = {"half", "interleaved"};
+  {
+    // wide enough for "interleaved" in a narrow panel, as long as the label still fits
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float needed = ImGui::CalcTextSize("interleaved").x + ImGui::GetFrameHeight() + 2.0f * style.FramePadding.x;
+    const float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("pairs").x - style.ItemInnerSpacing.x;
+    ImGui::SetNextItemWidth(std::max(ImGui::CalcItemWidth(), std::min(needed, room)));
+  }
   if (ImGui::Combo("pairs", &pairs, names, 2)) {
     Rope r = s.rope;
     r.pairs = static_cast<RopePairs>(pairs);
