@@ -125,7 +125,7 @@ TEST(Cli, UnknownPresetListsTheNames) {
   const CliResult r = run({"preset", "nope"});
   EXPECT_EQ(r.code, cli::kExitBadInput);
   EXPECT_TRUE(one_line_error(
-      r, "preset: expected one of fat-cat, book, naive, multi-head, gqa, rope, translate or random-T-D-H (e.g. random-64-32-4), found 'nope'"));
+      r, "preset: expected one of fat-cat, book, naive, multi-head, gqa, rope, translate, alibi, window, sinks or random-T-D-H (e.g. random-64-32-4), found 'nope'"));
   EXPECT_EQ(run({"preset"}).code, cli::kExitBadInput);
   EXPECT_EQ(run({"preset", "book", "naive"}).code, cli::kExitBadInput);
 }

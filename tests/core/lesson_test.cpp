@@ -401,13 +401,13 @@ TEST(LessonBadInput, TheScenarioMustBeGivenOnceAndExist) {
   json j = base_lesson();
   j.erase("preset");
   expect_error(j, "scenario: missing (give \"scenario\": an object or the path of a scenario file, or \"preset\": "
-                  "fat-cat, book, naive, multi-head, gqa, rope, translate or random-T-D-H)");
+                  "fat-cat, book, naive, multi-head, gqa, rope, translate, alibi, window, sinks or random-T-D-H)");
   j["scenario"] = "x.json";
   j["preset"] = "book";
   expect_error(j, R"(preset: expected either "scenario" or "preset", found both)");
   j = base_lesson();
   j["preset"] = "fatcat";
-  expect_error(j, R"(preset: expected one of fat-cat, book, naive, multi-head, gqa, rope, translate or random-T-D-H, found "fatcat")");
+  expect_error(j, R"(preset: expected one of fat-cat, book, naive, multi-head, gqa, rope, translate, alibi, window, sinks or random-T-D-H, found "fatcat")");
   j = base_lesson();
   j.erase("preset");
   j["scenario"] = 5;

@@ -328,6 +328,99 @@ Scenario translate() {
   return s;
 }
 
+// ALiBi (BLOOM, MPT): no position in X's numbers that the queries use; each
+// head adds m_h·(j − i) to its scaled scores, m_h = 1/2, 1/4, … 1/256 for 8
+// heads. The queries and keys here are small noise, so what each head shows
+// is its bias: head 0 reads the last token or two, head 7 nearly everything.
+Scenario alibi() {
+  constexpr int D = kAnimalD, H = 8, dk = 2;
+  Scenario s;
+  s.title = "ALiBi: a penalty per step back";
+  s.description =
+      "ALiBi (BLOOM, MPT): 8 heads, causal, no position embeddings. Each head adds m·(j − i) to its scores, a "
+      "penalty that grows with the distance back; the slopes m halve from head to head (1/2, 1/4, … 1/256). The "
+      "queries and keys are small noise here, so the bias is what you see: head 0 reads the last few tokens, "
+      "head 7 all of them nearly alike. Turn ALiBi off and every head spreads evenly.";
+  animal_sentence(s);
+  s.heads = H;
+  s.W_q = Matrix::Zero(D, H * dk);
+  s.W_k = Matrix::Zero(D, H * dk);
+  fill_zeros_with_noise(s.W_q.edit(), StageKind::W_q);
+  fill_zeros_with_noise(s.W_k.edit(), StageKind::W_k);
+  s.W_v = seeded_matrix(13, StageKind::W_v, D, H * dk, D) * 0.3f;
+  for (int h = 0; h < H; ++h)
+    for (int j = 0; j < dk; ++j) s.W_v(4 + (h * dk + j) % 8, h * dk + j) += 1.0f;
+  s.W_o = seeded_matrix(17, StageKind::W_o, H * dk, D, H * dk);
+  s.use_w_o = true;
+  s.alibi = true;
+  s.mask_kind = MaskKind::Causal;
+  return s;
+}
+
+// A sliding window (Mistral): each token sees only the last 3. Head 0 looks
+// for the first token and head 1 lets 'it' look for the animate noun; the
+// window hides both from the later tokens, which fall back on what they can
+// still see.
+Scenario window() {
+  constexpr int D = kAnimalD, H = 2, dk = 4;
+  Scenario s;
+  s.title = "Sliding window: the last 3 tokens";
+  s.description =
+      "A sliding-window mask (Mistral, Gemma): each token sees itself and the 2 tokens before it. Head 0 looks for "
+      "the first token: tokens 0-2 find it, the later ones cannot and spread over their window. Head 1 lets 'it' "
+      "look for the animate noun, 'animal', 6 tokens back: out of reach, so 'it' finds only itself (it is animate "
+      "too). Widen the window (or choose causal) to let them find their tokens again.";
+  animal_sentence(s);
+  s.heads = H;
+  s.W_q = Matrix::Zero(D, H * dk);
+  s.W_k = Matrix::Zero(D, H * dk);
+  s.W_q(2, 0) = 3.0f, s.W_k(3, 0) = 2.0f;                       // head 0: every query asks for the first token
+  s.W_q(4 + 5, dk + 0) = 3.0f, s.W_k(4 + 6, dk + 0) = 1.5f;     // head 1: the pronoun asks for animate nouns
+  fill_zeros_with_noise(s.W_q.edit(), StageKind::W_q);
+  fill_zeros_with_noise(s.W_k.edit(), StageKind::W_k);
+  s.W_v = seeded_matrix(13, StageKind::W_v, D, H * dk, D) * 0.3f;
+  for (int h = 0; h < H; ++h)
+    for (int j = 0; j < dk; ++j) s.W_v(4 + (h * dk + j) % 8, h * dk + j) += 1.0f;
+  s.W_o = seeded_matrix(17, StageKind::W_o, H * dk, D, H * dk);
+  s.use_w_o = true;
+  s.mask_kind = MaskKind::Window;
+  s.window = 3;
+  return s;
+}
+
+// Attention sinks (gpt-oss): a learned logit per head joins each row's
+// softmax and takes its share of the attention, which is then dropped. Both
+// heads look for nouns; head 0 has a sink it can look at instead, head 1
+// practically none, so where no noun is in reach (the first tokens) head 0's
+// row sums to far less than 1 while head 1 must put everything somewhere.
+Scenario sinks() {
+  constexpr int D = kAnimalD, H = 2, dk = 4;
+  Scenario s;
+  s.title = "Attention sinks: room to look at nothing";
+  s.description =
+      "Attention sinks (gpt-oss): each head has one more logit that joins every row's softmax; its share is "
+      "dropped, so a row's weights add up to less than 1. Both heads look for nouns. Head 0's sink (logit 1.5) "
+      "takes most of the attention of the row with no noun in reach ('the' keeps 0.19 for itself, the sink 0.81) "
+      "and about a quarter of the others; head 1's sink (logit −10) is practically absent, so 'the' must give "
+      "all its attention to itself, with nothing to find.";
+  animal_sentence(s);
+  s.heads = H;
+  s.W_q = Matrix::Zero(D, H * dk);
+  s.W_k = Matrix::Zero(D, H * dk);
+  for (int h = 0; h < H; ++h) s.W_q(2, h * dk) = 3.0f, s.W_k(4 + 1, h * dk) = 1.5f;  // every query asks for nouns
+  fill_zeros_with_noise(s.W_q.edit(), StageKind::W_q);
+  fill_zeros_with_noise(s.W_k.edit(), StageKind::W_k);
+  s.W_v = seeded_matrix(13, StageKind::W_v, D, H * dk, D) * 0.3f;
+  for (int h = 0; h < H; ++h)
+    for (int j = 0; j < dk; ++j) s.W_v(4 + j, h * dk + j) += 1.0f;
+  s.W_o = seeded_matrix(17, StageKind::W_o, H * dk, D, H * dk);
+  s.use_w_o = true;
+  s.sinks = rows({{1.5f, -10.0f}});
+  s.use_sinks = true;
+  s.mask_kind = MaskKind::Causal;
+  return s;
+}
+
 }  // namespace
 
 const std::vector<PresetInfo>& presets() {
@@ -339,6 +432,9 @@ const std::vector<PresetInfo>& presets() {
       {"gqa", "Eight heads, two K/V heads", "grouped-query attention: 8 query heads share 2 K/V heads"},
       {"rope", "RoPE: distance, not position", "one head with rotary positions: the same words score by distance"},
       {"translate", "Cross-attention: le chat noir dort", "4 French queries over 5 English keys and values"},
+      {"alibi", "ALiBi: a penalty per step back", "8 heads whose position bias halves from head to head"},
+      {"window", "Sliding window: the last 3 tokens", "a window mask hides the tokens two heads look for"},
+      {"sinks", "Attention sinks: room to look at nothing", "a sink logit per head; rows sum to less than 1"},
   };
   return list;
 }
@@ -428,6 +524,9 @@ std::optional<Scenario> make_preset(std::string_view name) {
   if (name == "gqa") return gqa();
   if (name == "rope") return rope();
   if (name == "translate") return translate();
+  if (name == "alibi") return alibi();
+  if (name == "window") return window();
+  if (name == "sinks") return sinks();
   return std::nullopt;
 }
 
