@@ -501,9 +501,12 @@ TEST(ScenarioBadInput, BadMasksNameTheCellOrTheShape) {
   j["mask"] = {{"window", "3"}};
   EXPECT_EQ(parse_error(j).substr(0, 12), "mask.window:");
   j["mask"] = {{"width", 3}};
-  EXPECT_EQ(parse_error(j), "mask: expected {\"window\": W} (the keys each query sees, itself included), found an object");
+  EXPECT_EQ(parse_error(j), "mask: expected {\"window\": W} (the keys each query sees, itself included), found the key \"width\"");
   j["mask"] = {{"window", 3}, {"extra", 1}};
-  EXPECT_EQ(parse_error(j).substr(0, 28), "mask: expected {\"window\": W}");
+  EXPECT_EQ(parse_error(j), "mask: expected {\"window\": W} (the keys each query sees, itself included), found the key \"extra\"");
+  j["mask"] = json::object();
+  EXPECT_EQ(parse_error(j),
+            "mask: expected {\"window\": W} (the keys each query sees, itself included), found an object without \"window\"");
 }
 
 TEST(ScenarioIo, ASlidingWindowSavesAndLoadsBack) {

@@ -138,8 +138,21 @@ void draw_controls_panel(AppState& state) {
   int kind = static_cast<int>(s.mask_kind);
   // A window keeps its width across kind changes; the first one sees half the tokens.
   const int default_window = s.window >= 1 ? s.window : std::max(1, s.T() / 2);
-  if (ImGui::Combo("mask", &kind, kinds, IM_ARRAYSIZE(kinds)))
-    state.apply(SetMask{static_cast<MaskKind>(kind), std::nullopt, default_window});
+  // Causal and window masks end at the diagonal: with cross-attention of
+  // T_q ≠ T_k there is none, so they are shown but cannot be chosen.
+  const bool no_diagonal = s.cross() && d.T != d.T_k;
+  if (ImGui::BeginCombo("mask", kinds[kind])) {
+    for (int k = 0; k < IM_ARRAYSIZE(kinds); ++k) {
+      const bool needs_diagonal = k == static_cast<int>(MaskKind::Causal) || k == static_cast<int>(MaskKind::Window);
+      const bool refused = no_diagonal && needs_diagonal;
+      if (ImGui::Selectable(kinds[k], k == kind, refused ? ImGuiSelectableFlags_Disabled : 0) && k != kind)
+        state.apply(SetMask{static_cast<MaskKind>(k), std::nullopt, default_window});
+      if (refused && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Needs as many queries as keys: T = %d queries, T_k = %d keys (choose none or custom)", d.T,
+                          d.T_k);
+    }
+    ImGui::EndCombo();
+  }
   state.note_item("mask");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("causal: each token sees only itself and earlier tokens.\n"

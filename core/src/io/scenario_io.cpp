@@ -245,8 +245,14 @@ Scenario parse_object(const json& root) {
       else if (kind == "causal") s.mask_kind = MaskKind::Causal;
       else fail("mask: expected \"none\", \"causal\", {\"window\": W} or a T x T list of rows of 0/1, found " + type_of(m));
     } else if (m.is_object()) {
-      if (!m.contains("window") || m.size() != 1)
-        fail("mask: expected {\"window\": W} (the keys each query sees, itself included), found " + type_of(m));
+      // name what is wrong with the object: the key it lacks or one it should not have
+      for (const auto& [key, value] : m.items())
+        if (key != "window")
+          fail("mask: expected {\"window\": W} (the keys each query sees, itself included), found the key " +
+               json(key).dump());
+      if (!m.contains("window"))
+        fail("mask: expected {\"window\": W} (the keys each query sees, itself included), found an object without "
+             "\"window\"");
       s.window = read_int(m["window"], "mask.window", 1, kMaxTokens);
       s.mask_kind = MaskKind::Window;
     } else {
