@@ -89,6 +89,15 @@ void add_projected(Sources& out, const Scenario& s, const Dims& d, int P, int r,
   out.push_back(cell_of(layer(K::RopeAngle), r, rope_pair_of(s.rope.pairs, d.d_k, col - c0)));
 }
 
+// With cross-attention, query i and key j index two different sequences:
+// position schemes still compare i with j, which models rarely do.
+std::string cross_positions_note(const Scenario& s) {
+  if (!s.cross()) return "";
+  return " With cross-attention the queries (X) and the keys (X_kv) are two sequences: their positions i and j "
+         "are compared as if they were one, which encoder-decoder models do not do (T5 and BART add no position "
+         "to their cross-attention).";
+}
+
 // "W_q" → "query"; the three projections share their words.
 struct Projection {
   const char* plural;   // "queries"
@@ -381,7 +390,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
          return "How far RoPE turns pair k of the query or key at position p (row p, column k): " + rope_words(s) +
                 " Pair 0 turns by a radian per position, so it spins round quickly; later pairs turn ever more "
                 "slowly and can tell apart positions far apart. Every head uses the same angles. They depend "
-                "only on positions, so they cannot be edited or pinned.";
+                "only on positions, so they cannot be edited or pinned." + cross_positions_note(s);
        },
        [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources, nullptr, true,
        "it is computed from the positions alone; pin the rotated Q or K it turns instead"},
@@ -418,13 +427,13 @@ const std::array<StageSpec, kStageKindCount>& table() {
          (void)s;
          return "B" + subscript(h) + "[i][j] = m" + subscript(h) + "·(j − i), m" + subscript(h) + " = " + m;
        },
-       [](const Scenario&, const Dims& d, int h) {
+       [](const Scenario& s, const Dims& d, int h) {
          return "ALiBi gives no position to the tokens themselves; instead each head subtracts from a score a "
                 "penalty that grows with the distance between query i and key j: m·(i − j). Head " +
                 std::to_string(h) + " of " + std::to_string(d.heads) +
                 " has slope m = 2^(−8·" + std::to_string(h + 1) + "/" + std::to_string(d.heads) +
                 ") (the paper's rule): steep heads look near, gentle ones far. It depends only on positions, so it "
-                "cannot be edited; pin a masked score to change one cell.";
+                "cannot be edited; pin a masked score to change one cell." + cross_positions_note(s);
        },
        [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources, nullptr, true},
       {K::Masked, "masked", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Nothing,
