@@ -412,6 +412,7 @@ void AppState::start_quiz(std::optional<CellRef> cell, double tolerance, std::st
   }
   q->text = std::move(text);
   quiz.round.emplace(std::move(*q));
+  quiz.synced_revision = doc->revision();
   quiz.answer[0] = '\0';
   quiz.message.clear();
   quiz.hint = false;
@@ -419,7 +420,26 @@ void AppState::start_quiz(std::optional<CellRef> cell, double tolerance, std::st
   selected.reset();  // the selection would show the derivation of the answer
 }
 
+// The open question's value as the document has it now: a live edit (a
+// teacher's "what if") changes the number on screen, and the answer must
+// follow it. A cell that no longer exists, or is no longer a finite number,
+// ends the round.
+void AppState::sync_quiz() {
+  if (!quiz.asking() || quiz.synced_revision == doc->revision()) return;
+  quiz.synced_revision = doc->revision();
+  Question& q = quiz.round->question;
+  auto now = make_question(*doc, q.cell, q.tolerance);
+  if (!now) {
+    quiz.round.reset();
+    quiz.message.clear();
+    set_status("The quiz's cell is gone or no longer a finite number after that change: press Q for a new question");
+    return;
+  }
+  q.truth = now->truth;
+}
+
 void AppState::check_quiz_answer() {
+  sync_quiz();
   if (!quiz.asking()) return;
   const AnswerCheck check = quiz.round->answer(quiz.answer, quiz.tally);
   quiz.message = check.message;
@@ -427,6 +447,7 @@ void AppState::check_quiz_answer() {
 }
 
 void AppState::show_quiz_answer() {
+  sync_quiz();
   if (!quiz.asking()) return;
   quiz.round->reveal(quiz.tally);
   quiz.message = quiz.round->solution();
@@ -864,6 +885,7 @@ void App::frame() {
   // never sees its release: forget it once the button is up.
   if (state_.drag && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state_.drag.reset();
   state_.poll_job();
+  state_.sync_quiz();  // after a job that changed the document, before anything checks an answer
   autosave_frame(state_);
   handle_shortcuts();
   if (state_.toggle_presenter_requested) state_.toggle_presenter_requested = false, toggle_presenter();

@@ -164,6 +164,7 @@ struct QuizState {
   Rect answer_box, hint_button, show_button;  // where they were drawn this frame (for the probe; empty: not drawn)
   QuizTally tally;
   std::uint64_t picks = 0;  // seeds the random choice of cells
+  std::uint64_t synced_revision = 0;  // the document revision the round's value is of (AppState::sync_quiz)
   // A question is open and its value still hidden.
   bool asking() const { return round && !round->over(); }
 };
@@ -422,6 +423,7 @@ struct AppState {
   // the teacher's words (empty: "What is A₀[2,1]?"), check the typed answer,
   // show the answer.
   void start_quiz(std::optional<CellRef> cell, double tolerance = kDefaultQuizTolerance, std::string text = {});
+  void sync_quiz();
   void check_quiz_answer();
   void show_quiz_answer();
   bool quiz_hides(StageId stage, int row, int col) const;

@@ -77,6 +77,33 @@ python3 "$here/probe.py" "$probe" wait quiz_solved true || fail "the right answe
 shot quiz-answered
 stop_app
 
+# 4. A live "what if" during a quiz: the teacher types a new weight, and the
+#    answer follows the number now on screen, not the one the quiz began with.
+start_app --lesson attention-from-scratch --lesson-step 2
+python3 "$here/probe.py" "$probe" wait lesson_step 2 || fail "the lesson did not open at step 2"
+[ "$(get quiz)" != null ] || fail "attention-from-scratch step 2 asks no quiz"
+before=$(get quiz_truth)
+read -r x y < <(python3 "$here/probe.py" "$probe" cell W_q 2 1)
+xdotool mousemove --window "$wid" "$x" "$y"
+python3 "$here/probe.py" "$probe" wait hovered '{"stage": "W_q", "row": 2, "col": 1}' || fail "hovering W_q[2,1] did not register"
+xdotool click --repeat 2 --delay 60 1
+python3 "$here/probe.py" "$probe" wait typing '{"stage": "W_q", "row": 2, "col": 1}' 3 || fail "double-clicking W_q[2,1] did not open the value popup ($(state))"
+settle 2
+replace_text "0.5"
+python3 "$here/probe.py" "$probe" wait modified true || fail "typing 0.5 into W_q[2,1] did not change the scenario"
+settle 2
+after=$(get quiz_truth)
+python3 -c "import sys; sys.exit(abs(float('$after') - float('$before')) > 1e-6)" &&
+  fail "the quiz's answer stayed $before after W_q[2][1] changed"
+answer=$(python3 -c "print(f'{float(\"$after\"):.4f}')")
+xdotool key q
+python3 "$here/probe.py" "$probe" wait quiz_focused true || fail "Q did not give the answer box the keyboard"
+xdotool type --delay 40 "$answer"
+xdotool key Return
+python3 "$here/probe.py" "$probe" wait quiz_solved true || fail "the new value $answer (was $before) was not accepted"
+shot quiz-after-live-edit
+stop_app
+
 echo "${#shots[@]} lesson screenshots in $out"
 [ "$fails" -eq 0 ] && echo "all lesson checks passed"
 exit $((fails > 0))
