@@ -367,6 +367,12 @@ void AppState::take_snapshot() {
   set_status(std::string("Snapshot taken") + took + ": every stage now shows its change since this moment");
 }
 
+void AppState::restore_snapshot() {
+  if (!compare.snapshot) return;
+  if (apply(restore_edit(*compare.snapshot)))
+    set_status(busy() ? "Restoring the snapshot…" : "Restored the snapshot (Ctrl+Z goes back to before)");
+}
+
 const StageDiff* AppState::difference(StageId stage, std::uint64_t& version, bool on_screen) {
   if (!compare.snapshot || !compare.show) return nullptr;
   auto& cached = compare.diffs[stage];
@@ -413,6 +419,7 @@ void AppState::start_quiz(std::optional<CellRef> cell, double tolerance, std::st
   q->text = std::move(text);
   quiz.round.emplace(std::move(*q));
   quiz.synced_revision = doc->revision();
+  scroll_to_step = true;  // the view brings the asked cell on screen
   quiz.answer[0] = '\0';
   quiz.message.clear();
   quiz.hint = false;
@@ -742,6 +749,13 @@ void App::handle_shortcuts() {
       if (page && state_.quiz.answer_focused && state_.lesson.lesson &&
           !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
         state_.go_to_lesson_step(state_.lesson.step + (k.key == GLFW_KEY_PAGE_DOWN ? 1 : -1));
+      continue;
+    }
+    if (ImGui::GetTopMostPopupModal()) {
+      // A dialog waits for an answer (recover unsaved work, save before
+      // quitting, a problem): the document and the view stay as they are
+      // behind it. Only the text size may change.
+      if (font_key) change_font_scale(k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD ? Settings::kFontStep : 1.0f / Settings::kFontStep);
       continue;
     }
     if (ctrl) {

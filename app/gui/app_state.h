@@ -423,6 +423,7 @@ struct AppState {
   // the teacher's words (empty: "What is A₀[2,1]?"), check the typed answer,
   // show the answer.
   void start_quiz(std::optional<CellRef> cell, double tolerance = kDefaultQuizTolerance, std::string text = {});
+  void restore_snapshot();  // an undoable edit back to Compare's snapshot
   void sync_quiz();
   void check_quiz_answer();
   void show_quiz_answer();

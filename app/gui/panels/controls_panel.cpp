@@ -231,7 +231,7 @@ void draw_controls_panel(AppState& state) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ctrl+T: remember every stage now; each stage then shows what changed since");
   if (state.compare.snapshot) {
     ImGui::SameLine();
-    if (ImGui::Button("Restore")) state.apply(restore_edit(*state.compare.snapshot));
+    if (ImGui::Button("Restore")) state.restore_snapshot();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Go back to the snapshot (undoable)");
     ImGui::Checkbox("show differences", &state.compare.show);
   }

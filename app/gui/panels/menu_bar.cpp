@@ -201,7 +201,7 @@ void draw_menu_bar(AppState& state) {
     if (ImGui::MenuItem("Take snapshot", "Ctrl+T")) state.take_snapshot();
     if (ImGui::MenuItem("Show differences to the snapshot", nullptr, &state.compare.show, state.compare.snapshot.has_value())) {}
     if (ImGui::MenuItem("Restore snapshot", nullptr, false, state.compare.snapshot.has_value()))
-      state.apply(restore_edit(*state.compare.snapshot));
+      state.restore_snapshot();
     if (ImGui::MenuItem("Forget snapshot", nullptr, false, state.compare.snapshot.has_value())) {
       state.compare = CompareState{};
     }

@@ -104,6 +104,9 @@ void draw_pipeline_panel(AppState& state) {
                               : !shown.empty()                 ? shown.back()
                                                                : StageId::input(StageKind::X);
       scroll_here = state.scroll_to_step && id == subject;
+    } else if (state.quiz.asking()) {
+      // "Quiz me" on the pipeline: bring its "?" into view
+      scroll_here = state.scroll_to_step && id == state.quiz.round->question.cell.stage;
     }
     opt.reveal = reveal_for(state, id.kind, transposed ? info.cols : info.rows, transposed ? info.rows : info.cols);
     const bool is_current = current_step >= 0 && step == current_step;

@@ -90,6 +90,7 @@ void draw_quiz_section(AppState& state) {
   q.answer_box = q.hint_button = q.show_button = Rect{};
   if (!q.round) {
     if (ImGui::Button("Quiz me")) state.start_quiz(std::nullopt);
+    state.note_item("Quiz me");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Hide a cell of what is shown and ask for its value (a random one each time;\n"
                         "never an input, a −∞, or a copy of a number printed elsewhere)");
