@@ -510,7 +510,11 @@ void AppState::go_to_lesson_step(int target) {
     // Each step starts from the lesson's own state, so Back always shows what
     // the teacher wrote, whatever the learner tried in between.
     auto scenario = std::make_shared<const Scenario>(scenario_at_step(*lesson.lesson, target));
+    const bool edited = doc->modified();  // the learner changed numbers in this step
     if (!apply(ReplaceScenario{scenario, "lesson step " + std::to_string(target + 1)})) return;
+    if (edited)
+      set_status("Step " + std::to_string(target + 1) +
+                 " starts from the lesson's numbers; your changes are kept in the undo history (Ctrl+Z)");
     // Moving through a lesson is not an unsaved change; what the learner edits is.
     if (!busy()) doc->mark_saved();
     lesson.step = target;
