@@ -328,12 +328,34 @@ Scenario translate() {
   return s;
 }
 
+// The animal sentence with H heads of width dk and W_q, W_k still 0, for the
+// caller to set the questions and answers of each head (then finish_animal_heads).
+void start_animal_heads(Scenario& s, int H, int dk) {
+  animal_sentence(s);
+  s.heads = H;
+  s.W_q = Matrix::Zero(kAnimalD, H * dk);
+  s.W_k = Matrix::Zero(kAnimalD, H * dk);
+}
+
+// Noise where W_q and W_k are still 0; values that pass on word features
+// (each head its own slice of them, or all the same ones); a seeded W_o.
+void finish_animal_heads(Scenario& s, int H, int dk, bool own_features) {
+  constexpr int D = kAnimalD;
+  fill_zeros_with_noise(s.W_q.edit(), StageKind::W_q);
+  fill_zeros_with_noise(s.W_k.edit(), StageKind::W_k);
+  s.W_v = seeded_matrix(13, StageKind::W_v, D, H * dk, D) * 0.3f;
+  for (int h = 0; h < H; ++h)
+    for (int j = 0; j < dk; ++j) s.W_v(4 + (own_features ? (h * dk + j) % 8 : j), h * dk + j) += 1.0f;
+  s.W_o = seeded_matrix(17, StageKind::W_o, H * dk, D, H * dk);
+  s.use_w_o = true;
+}
+
 // ALiBi (BLOOM, MPT): no position in X's numbers that the queries use; each
 // head adds m_h·(j − i) to its scaled scores, m_h = 1/2, 1/4, … 1/256 for 8
 // heads. The queries and keys here are small noise, so what each head shows
 // is its bias: head 0 reads the last token or two, head 7 nearly everything.
 Scenario alibi() {
-  constexpr int D = kAnimalD, H = 8, dk = 2;
+  constexpr int H = 8, dk = 2;
   Scenario s;
   s.title = "ALiBi: a penalty per step back";
   s.description =
@@ -341,17 +363,8 @@ Scenario alibi() {
       "penalty that grows with the distance back; the slopes m halve from head to head (1/2, 1/4, … 1/256). The "
       "queries and keys are small noise here, so the bias is what you see: head 0 reads the last few tokens, "
       "head 7 all of them nearly alike. Turn ALiBi off and every head spreads evenly.";
-  animal_sentence(s);
-  s.heads = H;
-  s.W_q = Matrix::Zero(D, H * dk);
-  s.W_k = Matrix::Zero(D, H * dk);
-  fill_zeros_with_noise(s.W_q.edit(), StageKind::W_q);
-  fill_zeros_with_noise(s.W_k.edit(), StageKind::W_k);
-  s.W_v = seeded_matrix(13, StageKind::W_v, D, H * dk, D) * 0.3f;
-  for (int h = 0; h < H; ++h)
-    for (int j = 0; j < dk; ++j) s.W_v(4 + (h * dk + j) % 8, h * dk + j) += 1.0f;
-  s.W_o = seeded_matrix(17, StageKind::W_o, H * dk, D, H * dk);
-  s.use_w_o = true;
+  start_animal_heads(s, H, dk);
+  finish_animal_heads(s, H, dk, true);  // queries and keys: noise only
   s.alibi = true;
   s.mask_kind = MaskKind::Causal;
   return s;
@@ -362,7 +375,7 @@ Scenario alibi() {
 // window hides both from the later tokens, which fall back on what they can
 // still see.
 Scenario window() {
-  constexpr int D = kAnimalD, H = 2, dk = 4;
+  constexpr int H = 2, dk = 4;
   Scenario s;
   s.title = "Sliding window: the last 3 tokens";
   s.description =
@@ -370,19 +383,10 @@ Scenario window() {
       "the first token: tokens 0-2 find it, the later ones cannot and spread over their window. Head 1 lets 'it' "
       "look for the animate noun, 'animal', 6 tokens back: out of reach, so 'it' finds only itself (it is animate "
       "too). Widen the window (or choose causal) to let them find their tokens again.";
-  animal_sentence(s);
-  s.heads = H;
-  s.W_q = Matrix::Zero(D, H * dk);
-  s.W_k = Matrix::Zero(D, H * dk);
+  start_animal_heads(s, H, dk);
   s.W_q(2, 0) = 3.0f, s.W_k(3, 0) = 2.0f;                       // head 0: every query asks for the first token
   s.W_q(4 + 5, dk + 0) = 3.0f, s.W_k(4 + 6, dk + 0) = 1.5f;     // head 1: the pronoun asks for animate nouns
-  fill_zeros_with_noise(s.W_q.edit(), StageKind::W_q);
-  fill_zeros_with_noise(s.W_k.edit(), StageKind::W_k);
-  s.W_v = seeded_matrix(13, StageKind::W_v, D, H * dk, D) * 0.3f;
-  for (int h = 0; h < H; ++h)
-    for (int j = 0; j < dk; ++j) s.W_v(4 + (h * dk + j) % 8, h * dk + j) += 1.0f;
-  s.W_o = seeded_matrix(17, StageKind::W_o, H * dk, D, H * dk);
-  s.use_w_o = true;
+  finish_animal_heads(s, H, dk, true);
   s.mask_kind = MaskKind::Window;
   s.window = 3;
   return s;
@@ -394,7 +398,7 @@ Scenario window() {
 // practically none, so where no noun is in reach (the first tokens) head 0's
 // row sums to far less than 1 while head 1 must put everything somewhere.
 Scenario sinks() {
-  constexpr int D = kAnimalD, H = 2, dk = 4;
+  constexpr int H = 2, dk = 4;
   Scenario s;
   s.title = "Attention sinks: room to look at nothing";
   s.description =
@@ -403,18 +407,9 @@ Scenario sinks() {
       "takes most of the attention of the row with no noun in reach ('the' keeps 0.19 for itself, the sink 0.81) "
       "and about a quarter of the others; head 1's sink (logit −10) is practically absent, so 'the' must give "
       "all its attention to itself, with nothing to find.";
-  animal_sentence(s);
-  s.heads = H;
-  s.W_q = Matrix::Zero(D, H * dk);
-  s.W_k = Matrix::Zero(D, H * dk);
+  start_animal_heads(s, H, dk);
   for (int h = 0; h < H; ++h) s.W_q(2, h * dk) = 3.0f, s.W_k(4 + 1, h * dk) = 1.5f;  // every query asks for nouns
-  fill_zeros_with_noise(s.W_q.edit(), StageKind::W_q);
-  fill_zeros_with_noise(s.W_k.edit(), StageKind::W_k);
-  s.W_v = seeded_matrix(13, StageKind::W_v, D, H * dk, D) * 0.3f;
-  for (int h = 0; h < H; ++h)
-    for (int j = 0; j < dk; ++j) s.W_v(4 + j, h * dk + j) += 1.0f;
-  s.W_o = seeded_matrix(17, StageKind::W_o, H * dk, D, H * dk);
-  s.use_w_o = true;
+  finish_animal_heads(s, H, dk, false);
   s.sinks = rows({{1.5f, -10.0f}});
   s.use_sinks = true;
   s.mask_kind = MaskKind::Causal;
