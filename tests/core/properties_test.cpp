@@ -141,7 +141,9 @@ TEST(Properties, CausalWeightsAreLowerTriangular) {
       const Matrix w = head_stage(e, StageKind::Weights, h);
       EXPECT_TRUE(w.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().isZero(0.0)) << s.title << " head " << h;
       // and the first token can only attend to itself (or to a sink)
-      if (!s.use_sinks) EXPECT_EQ(w(0, 0), 1.0f);
+      if (!s.use_sinks) {
+        EXPECT_EQ(w(0, 0), 1.0f);
+      }
     }
   }
 }
