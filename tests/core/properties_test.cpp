@@ -67,7 +67,7 @@ TEST(Properties, EveryWeightRowSumsToOne) {
         // custom random masks may leave a row with no key: then it is all 0
         if (w.row(r).isZero(0.0)) continue;
         // with a sink, its share is the rest of the row's attention
-        const double sink = s.use_sinks ? head_stage(e, StageKind::SinkShare, h)(r, 0) : 0.0;
+        const double sink = s.use_sinks ? static_cast<double>(head_stage(e, StageKind::SinkShare, h)(r, 0)) : 0.0;
         EXPECT_NEAR(sum + sink, 1.0, 1e-6) << s.title << " head " << h << " row " << r;
       }
     }
