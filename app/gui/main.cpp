@@ -8,7 +8,9 @@
 #include "logic/mouse_button_pacer.h"
 #include "gfx/fonts.h"
 #include "gfx/window_icon.h"
+#include "attention_lab/presets.h"
 #include "attention_lab/version.h"
+#include "panels/panels.h"
 #include "options.h"
 
 #include <glad/gl.h>
@@ -57,7 +59,9 @@ int main(int argc, char** argv) {
   }
   const auto& opts = *parsed.options;
   if (opts.help) {
-    std::fputs(attention_lab::gui::kUsage, stdout);
+    std::vector<std::string> presets;
+    for (const auto& p : attention_lab::presets()) presets.push_back(p.name);
+    std::fputs(attention_lab::gui::usage(presets, attention_lab::gui::builtin_lesson_names()).c_str(), stdout);
     return 0;
   }
   if (opts.version) {

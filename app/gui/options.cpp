@@ -4,11 +4,11 @@
 
 namespace attention_lab::gui {
 
+namespace {
 const char* const kUsage = R"(attention-lab — see and change every number of self-attention
 
 usage: attention-lab [SCENARIO.json | LESSON.json] [options]
-  --preset NAME        open a built-in scenario (fat-cat, book, naive, multi-head, gqa, rope,
-                       translate), or
+  --preset NAME        open a built-in scenario ({presets}), or
                        random-T-D-H: a seeded random causal layer, e.g. random-64-32-4
   --model MODEL        open a checkpoint (a Hugging Face folder with config.json and
                        model.safetensors or its shards, or a .safetensors file): GPT-2,
@@ -23,9 +23,7 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
                        finished: the same arguments give the same PNG)
   --frames N           frames to render before the screenshot (default 6)
   --select STAGE:R:C   select a cell, e.g. --select scores[0]:2:1
-  --lesson NAME|FILE   open a lesson: attention-from-scratch, why-sqrt-dk,
-                       causal-masking, many-heads, cross-attention, positions, or a
-                       lesson .json file
+  --lesson NAME|FILE   open a lesson: {lessons}, or a lesson .json file
   --lesson-step N      start the lesson at step N
   --view NAME          open a centre view: pipeline, heads, softmax, sqrt-dk, or
                        (with --model) model or block
@@ -44,6 +42,43 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
   --hold-jobs-while FILE  (tests) background work starts only once FILE is gone
   --help, --version
 )";
+
+// `text` broken at spaces into lines that end by column kWidth, every line
+// after the first indented to the option descriptions' column.
+std::string wrap_description(const std::string& text) {
+  constexpr std::size_t kWidth = 92, kIndent = 23;
+  const std::string indent(kIndent, ' ');
+  std::string out, line;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && kIndent + line.size() + 1 + word.size() > kWidth) {
+      out += (out.empty() ? "" : "\n" + indent) + line;
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  return out + (out.empty() ? "" : "\n" + indent) + line;
+}
+
+std::string replaced(std::string text, const std::string& key, const std::string& value) {
+  const auto at = text.find(key);
+  return at == std::string::npos ? text : text.replace(at, key.size(), value);
+}
+
+}  // namespace
+
+std::string usage(const std::vector<std::string>& preset_names, const std::string& lesson_names) {
+  std::string presets;
+  for (const auto& name : preset_names) presets += (presets.empty() ? "" : ", ") + name;
+  const std::string text = replaced(kUsage, "open a built-in scenario ({presets}), or",
+                  wrap_description("open a built-in scenario (" + presets + "), or"));
+  return replaced(text, "open a lesson: {lessons}, or a lesson .json file",
+                  wrap_description("open a lesson: " + lesson_names + ", or a lesson .json file"));
+}
 
 namespace {
 bool to_int(const std::string& s, int& out) {

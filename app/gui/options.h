@@ -42,6 +42,7 @@ struct ParsedOptions {
 };
 ParsedOptions parse_options(const std::vector<std::string>& args);
 
-extern const char* const kUsage;
+// --help's text, with the built-in presets and lessons named.
+std::string usage(const std::vector<std::string>& preset_names, const std::string& lesson_names);
 
 }  // namespace attention_lab::gui
