@@ -116,11 +116,30 @@ int cmd_trace(const Args& a, std::ostream& out, std::ostream& err) {
   return emit(text.str(), a.output, out, err);
 }
 
+// A scenario's sizes and the attention variants it uses, as one line:
+// "T=4, T_k=5, d_model=5, d_kv=6, heads=8, kv_heads=2, …, mask window 3 (…), RoPE θ=10000 half, ALiBi, sinks".
 std::string sizes(const Scenario& s) {
   const Dims d = s.dims();
-  return "T=" + std::to_string(d.T) + ", d_model=" + std::to_string(d.d_model) + ", heads=" + std::to_string(d.heads) +
-         ", d_k=" + std::to_string(d.d_k) + ", d_v=" + std::to_string(d.d_v) + ", d_out=" + std::to_string(d.d_out) +
-         ", mask " + to_string(s.mask_kind);
+  auto n = [](int v) { return std::to_string(v); };
+  std::string out = "T=" + n(d.T);
+  if (s.cross()) out += ", T_k=" + n(d.T_k);
+  out += ", d_model=" + n(d.d_model);
+  if (s.cross()) out += ", d_kv=" + n(d.d_kv);
+  out += ", heads=" + n(d.heads);
+  if (d.kv_heads != d.heads) out += ", kv_heads=" + n(d.kv_heads);
+  out += ", d_k=" + n(d.d_k) + ", d_v=" + n(d.d_v) + ", d_out=" + n(d.d_out) + ", mask " + to_string(s.mask_kind);
+  if (s.mask_kind == MaskKind::Window) {
+    out += " " + n(s.window);
+    if (s.window >= d.T_k) out += " (as wide as the keys: the same as causal)";
+  }
+  if (s.rope.on) {
+    std::ostringstream theta;
+    theta << s.rope.theta;
+    out += ", RoPE θ=" + theta.str() + " " + to_string(s.rope.pairs);
+  }
+  if (s.alibi) out += ", ALiBi";
+  if (s.use_sinks) out += ", sinks";
+  return out;
 }
 
 // The engine's warnings for `s` (a row that may attend to nothing…), as trace prints them.

@@ -22,6 +22,13 @@ expect 0 "preset to file" -- "$cli" preset fat-cat -o "$tmp/fc.json"
 expect 0 "validate preset" -- "$cli" validate "$tmp/fc.json"
 expect 0 "trace preset" -- "$cli" trace "$tmp/fc.json" -o "$tmp/trace.json"
 grep -q '"attention-lab/trace@1"' "$tmp/trace.json" || { echo "FAIL: trace has no format tag"; fails=$((fails + 1)); }
+# validate's summary names the variants a scenario uses.
+for pair in "translate:T_k=5, d_model=5, d_kv=5" "gqa:heads=8, kv_heads=2" "rope:RoPE θ=10000 half" \
+            "alibi:ALiBi" "window:mask window 3" "sinks:sinks"; do
+  name=${pair%%:*} want=${pair#*:}
+  "$cli" preset "$name" -o "$tmp/$name.json" && "$cli" validate "$tmp/$name.json" >"$tmp/out" 2>&1
+  grep -qF "$want" "$tmp/out" || { echo "FAIL: validate $name does not say '$want'"; cat "$tmp/out"; fails=$((fails + 1)); }
+done
 expect 2 "unknown preset" -- "$cli" preset nope
 expect 2 "missing file" -- "$cli" trace "$tmp/does-not-exist.json"
 printf '{"X": [[1, 2], [3]]' >"$tmp/bad.json"
