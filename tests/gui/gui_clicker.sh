@@ -97,7 +97,7 @@ done
 #    hint that lights the cells the answer is made from; a retry is checked.
 start_app --lesson attention-from-scratch --lesson-step 5
 wait_for lesson_step 5 || fail "attention-from-scratch did not open at step 5"
-wait_for quiz '"scores[0][3][2]"' || fail "step 5 does not ask for scores[0][3][2]"
+wait_for quiz '"scores[0][6][1]"' || fail "step 5 does not ask for scores[0][6][1]"
 truth=$(get quiz_truth)
 xdotool type --delay 30 "123"
 settle 3
