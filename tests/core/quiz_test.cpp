@@ -88,6 +88,48 @@ TEST(QuizCheck, AWrongAnswerSaysWhichWayAndWhatCountsButNotTheValue) {
   EXPECT_NE(check_answer(q, "3").message.find("too high"), std::string::npos);
 }
 
+TEST(QuizCheck, TheValueAsANarrowCellRoundsItAsksForMoreDigitsAndCountsNothing) {
+  // concat[7][9] of the many-heads lesson: −0.126, drawn "-0.1" in a narrow cell.
+  const Question q{CellRef{StageId::input(StageKind::Concat), 7, 9}, -0.1263, 0.01, "C[7,9]"};
+  const AnswerCheck c = check_answer(q, "-0.1");
+  EXPECT_TRUE(c.understood);
+  EXPECT_FALSE(c.correct);
+  EXPECT_TRUE(c.too_coarse);
+  EXPECT_EQ(c.message,
+            "Close: -0.1 is C[7,9] rounded to 1 decimal. Give more digits (within 0.01 counts as right; hovering a "
+            "cell shows all of its digits).");
+  EXPECT_TRUE(check_answer(q, "−0,13").correct);    // more digits: right
+  EXPECT_FALSE(check_answer(q, "-0.2").too_coarse);  // another number at that rounding: wrong
+  EXPECT_TRUE(check_answer(q, "-0.12").correct);     // 0.0063 away: right
+  // A whole number is a guess, not a rounding; an exponent says nothing about decimals.
+  const Question big{CellRef{head_stage(StageKind::Scores), 3, 2}, 2.9134, 0.001};
+  EXPECT_FALSE(check_answer(big, "3").too_coarse);
+  EXPECT_FALSE(check_answer(big, "2.9e0").too_coarse);
+  EXPECT_TRUE(check_answer(big, "2.9").too_coarse);
+  EXPECT_TRUE(check_answer(big, "2.91").too_coarse);  // 0.0034 away, 0.0029 allowed: still too coarse
+  EXPECT_FALSE(check_answer(big, "2.92").too_coarse);
+  // Nothing is counted, and the round goes on without a wrong answer.
+  QuizTally tally;
+  QuizRound round(q);
+  EXPECT_TRUE(round.answer("-0.1", tally).too_coarse);
+  EXPECT_EQ(tally.asked, 0);
+  EXPECT_EQ(round.wrong, 0);
+  EXPECT_FALSE(round.hint_offered());
+  EXPECT_TRUE(round.answer("-0.126", tally).correct);
+  EXPECT_EQ(tally.right, 1);
+  tally.record(check_answer(q, "-0.1"));
+  EXPECT_EQ(tally.asked, 1);
+}
+
+TEST(QuizCheck, DecimalsTypedAreCountedBeforeAnyExponent) {
+  EXPECT_EQ(decimals_typed("3"), 0);
+  EXPECT_EQ(decimals_typed("3."), 0);
+  EXPECT_EQ(decimals_typed("-0.10"), 2);
+  EXPECT_EQ(decimals_typed("0,125"), 3);
+  EXPECT_EQ(decimals_typed(" .5 "), 1);
+  EXPECT_EQ(decimals_typed("1.5e-3"), -1);
+}
+
 TEST(QuizCheck, MessagesNameTheCellAsTheLearnerSeesIt) {
   const Document doc(attention_lab::test::preset("fat-cat"));
   const auto q = make_question(doc, CellRef{head_stage(StageKind::Weights), 3, 2});

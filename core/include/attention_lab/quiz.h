@@ -73,12 +73,21 @@ struct AnswerCheck {
   double answer = 0.0;      // the number read, when understood
   double error = 0.0;       // answer − truth, when understood
   double allowed = 0.0;     // allowed_error(truth, tolerance)
+  // The answer is the truth rounded to the decimals typed ("-0.1" for −0.126:
+  // what a narrow cell shows), but too coarse to be within the tolerance. It is
+  // neither right nor wrong: the learner is asked for more digits, and nothing
+  // is counted.
+  bool too_coarse = false;
   // "Right: A₀[2,1] is 0.614 (you said 0.61)." / "Not right: 0.5 is too low. …" /
   // "Please type a number…". A wrong answer's message never gives the true value.
   std::string message;
 };
 
 AnswerCheck check_answer(const Question& question, std::string_view text);
+
+// The digits typed after the decimal point (or comma) of an answer, before any
+// exponent: 1 for "-0.1", 0 for "3" and "3.", -1 when there is an exponent.
+int decimals_typed(std::string_view text);
 
 // Questions answered right at the first try, out of questions answered (a
 // first answer that was a number, or "Show answer" before any). Retries after

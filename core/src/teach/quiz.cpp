@@ -166,6 +166,25 @@ bool within_tolerance(double answer, double truth, double tolerance) {
   return std::isfinite(answer) && std::fabs(answer - truth) <= allowed_error(truth, tolerance);
 }
 
+int decimals_typed(std::string_view text) {
+  if (text.find_first_of("eE") != std::string_view::npos) return -1;
+  const auto point = text.find_first_of(".,");
+  if (point == std::string_view::npos) return 0;
+  int n = 0;
+  for (std::size_t i = point + 1; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) ++n;
+  return n;
+}
+
+namespace {
+// Whether `answer` is `truth` rounded to the `decimals` typed: at most half a
+// unit of the last typed digit away (with room for the binary rounding of both).
+bool rounded_truth(double answer, double truth, int decimals) {
+  if (decimals < 1) return false;  // "0" for 0.3 or "3" for 2.91 is a guess, not a rounding
+  const double half_unit = 0.5 * std::pow(10.0, -decimals);
+  return std::fabs(answer - truth) <= half_unit * (1.0 + 1e-9);
+}
+}  // namespace
+
 AnswerCheck check_answer(const Question& q, std::string_view text) {
   AnswerCheck out;
   out.allowed = allowed_error(q.truth, q.tolerance);
@@ -181,8 +200,14 @@ AnswerCheck check_answer(const Question& q, std::string_view text) {
   const std::string truth = short_number(q.truth);
   const std::string cell = q.name.empty() ? to_string(q.cell) : q.name;
   const std::string said = short_number(*answer);
+  const int decimals = decimals_typed(text);
+  out.too_coarse = !out.correct && rounded_truth(*answer, q.truth, decimals);
   if (out.correct)
     out.message = "Right: " + cell + " is " + truth + " (you said " + said + ").";
+  else if (out.too_coarse)
+    out.message = "Close: " + said + " is " + cell + " rounded to " + std::to_string(decimals) +
+                  (decimals == 1 ? " decimal" : " decimals") + ". Give more digits (within " +
+                  short_number(out.allowed) + " counts as right; hovering a cell shows all of its digits).";
   else  // no true value: the learner may try again
     out.message = "Not right: " + said + " is too " + (out.error > 0 ? "high" : "low") + " for " + cell +
                   " (within " + short_number(out.allowed) + " counts as right). Try again, or ask for a hint.";
@@ -190,7 +215,7 @@ AnswerCheck check_answer(const Question& q, std::string_view text) {
 }
 
 void QuizTally::record(const AnswerCheck& check) {
-  if (!check.understood) return;
+  if (!check.understood || check.too_coarse) return;
   ++asked;
   if (check.correct) ++right;
 }
@@ -202,7 +227,7 @@ std::string QuizTally::text() const {
 AnswerCheck QuizRound::answer(std::string_view text, QuizTally& tally) {
   if (over()) return last ? *last : AnswerCheck{};
   const AnswerCheck check = check_answer(question, text);
-  if (!check.understood) return check;  // not a number: nothing counted, type again
+  if (!check.understood || check.too_coarse) return check;  // nothing counted: type again
   if (wrong == 0) tally.record(check);  // only the first answer counts
   if (check.correct)
     solved = true;
