@@ -790,12 +790,15 @@ void App::handle_shortcuts() {
       continue;
     }
     if (state_.lesson.lesson) {
-      // Presentation clickers send PageDown/PageUp; arrows work as well.
-      if (k.key == GLFW_KEY_PAGE_DOWN || k.key == GLFW_KEY_RIGHT) {
+      // Presentation clickers send PageDown/PageUp; arrows work as well, and
+      // Space / Shift+Space and Backspace as in slide software (the
+      // step-through Space would play is hidden behind the lesson's slide).
+      const bool space = k.key == GLFW_KEY_SPACE;
+      if (k.key == GLFW_KEY_PAGE_DOWN || k.key == GLFW_KEY_RIGHT || (space && !shift)) {
         state_.go_to_lesson_step(state_.lesson.step + 1);
         continue;
       }
-      if (k.key == GLFW_KEY_PAGE_UP || k.key == GLFW_KEY_LEFT) {
+      if (k.key == GLFW_KEY_PAGE_UP || k.key == GLFW_KEY_LEFT || k.key == GLFW_KEY_BACKSPACE || (space && shift)) {
         state_.go_to_lesson_step(state_.lesson.step - 1);
         continue;
       }
@@ -1230,7 +1233,7 @@ void App::write_probe() const {
   const Derivation derivation =
       inspected ? derive(*state_.doc, inspected->stage, inspected->row, inspected->col) : Derivation{};
   out << "{\"hovered\": " << cell(state_.hovered) << ", \"selected\": " << cell(state_.selected)
-      << ", \"lit\": " << state_.lit.size() << ", \"step\": " << state_.step << ", \"modified\": "
+      << ", \"lit\": " << state_.lit.size() << ", \"step\": " << state_.step << ", \"playing\": " << (state_.playing ? "true" : "false") << ", \"modified\": "
       << (state_.doc->modified() ? "true" : "false") << ", \"undo\": " << (state_.doc->can_undo() ? "true" : "false")
       << ", \"inspector\": " << json_text::quote(derivation.title)
       << ", \"inspector_formula\": " << json_text::quote(derivation.formula) << ", \"frame\": " << ImGui::GetFrameCount()

@@ -92,6 +92,23 @@ PY
   echo "$name: PageDown through $count steps and PageUp back ($SECONDS s so far)"
 done
 
+# 1b. Slide software's keys: Space is the next step, Shift+Space and
+#     Backspace the previous; none of them plays the hidden step-through.
+start_app --lesson causal-masking --presenter
+wait_for lesson_step 1 || fail "causal-masking did not open at step 1"
+through=$(get step)
+xdotool key space
+wait_for lesson_step 2 || fail "Space did not move the lesson to step 2 ($(state))"
+xdotool key shift+space
+wait_for lesson_step 1 || fail "Shift+Space did not move the lesson back to step 1 ($(state))"
+xdotool key space space
+wait_for lesson_step 3 || fail "Space twice did not reach step 3 ($(state))"
+xdotool key BackSpace
+wait_for lesson_step 2 || fail "Backspace did not move the lesson back to step 2 ($(state))"
+[ "$(get playing)" = false ] || fail "Space in a lesson started playing the step-through"
+[ "$(get step)" = "$through" ] || fail "Space in a lesson moved the step-through from $through to $(get step)"
+stop_app
+
 # 2. A quiz step in the pipeline: typed digits go nowhere until Q or a click
 #    on the answer box; Enter checks; a wrong answer reveals nothing, offers a
 #    hint that lights the cells the answer is made from; a retry is checked.

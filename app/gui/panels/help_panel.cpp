@@ -57,7 +57,7 @@ void draw_help_windows(AppState& state) {
           {"File ▸ Export step / view as PNG…", "what the centre shows for this step / the whole centre view"},
           {"← / →", "previous / next step (in a lesson: previous / next lesson step)"},
           {"PageUp / PageDown", "previous / next lesson step (presentation clickers send these)"},
-          {"Space", "play / pause the steps"},
+          {"Space", "play / pause the steps (in a lesson: next lesson step; Shift+Space or Backspace: previous)"},
           {"Esc", "clear the selection; close a dialog"},
           {"Ctrl+Z", "undo"},
           {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
