@@ -104,6 +104,30 @@ python3 "$here/probe.py" "$probe" wait quiz_solved true || fail "the new value $
 shot quiz-after-live-edit
 stop_app
 
+# 5. Compare on a slide: after Ctrl+T each matrix of the slide has room for
+#    its change under it; a typed weight brings the Δ heatmaps of W_q and Q
+#    without moving the slide, and X says it has not changed.
+start_app --lesson attention-from-scratch --lesson-step 2
+python3 "$here/probe.py" "$probe" wait lesson_step 2 || fail "the lesson did not open at step 2"
+xdotool key --clearmodifiers ctrl+t
+python3 "$here/probe.py" "$probe" wait snapshot true || fail "Ctrl+T took no snapshot on a slide"
+settle 3
+[ "$(get difference_heatmaps)" = 0 ] || fail "Δ heatmaps on the slide right after the snapshot, when nothing has changed"
+read -r x y < <(python3 "$here/probe.py" "$probe" cell W_q 2 1)
+xdotool mousemove --window "$wid" "$x" "$y"
+python3 "$here/probe.py" "$probe" wait hovered '{"stage": "W_q", "row": 2, "col": 1}' || fail "hovering W_q[2,1] on the compare slide did not register"
+xdotool click --repeat 2 --delay 60 1
+python3 "$here/probe.py" "$probe" wait typing '{"stage": "W_q", "row": 2, "col": 1}' 3 || fail "double-clicking W_q[2,1] did not open the value popup ($(state))"
+settle 2
+replace_text "0.5"
+python3 "$here/probe.py" "$probe" wait modified true || fail "typing 0.5 into W_q[2,1] did not change the scenario"
+python3 "$here/probe.py" "$probe" atleast difference_heatmaps 2 || fail "no Δ heatmaps of W_q and Q on the slide after the edit ($(state))"
+settle 2
+read -r x2 y2 < <(python3 "$here/probe.py" "$probe" cell W_q 2 1)
+[ "$x2 $y2" = "$x $y" ] || fail "W_q[2,1] moved from ($x, $y) to ($x2, $y2) when the Δ heatmaps appeared on the slide"
+shot compare-slide
+stop_app
+
 echo "${#shots[@]} lesson screenshots in $out"
 [ "$fails" -eq 0 ] && echo "all lesson checks passed"
 exit $((fails > 0))

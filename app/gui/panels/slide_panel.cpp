@@ -48,8 +48,11 @@ ImVec2 operator_text_size(const std::string& text) {
 
 // What draw_heatmap puts around the cells: row labels on the left, the title
 // and column labels above, the colour bar below (heatmap_widget.cpp), plus
-// what last frame measured beyond that.
-SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_bar) {
+// what last frame measured beyond that. With Compare on, the change since
+// the snapshot sits under each matrix: room for a second heatmap of the same
+// size is kept whether or not the stage has changed yet, so a drag that
+// changes it does not move the slide under the pointer.
+SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_bar, bool with_difference) {
   const StageInfo& info = state.stage_info(id);
   const int rows = transposed ? info.cols : info.rows, cols = transposed ? info.rows : info.cols;
   const float line = ImGui::GetTextLineHeight();
@@ -64,12 +67,43 @@ SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_ba
   b.above = line + spacing + line;
   b.cells_h = static_cast<float>(rows);
   b.below = colour_bar ? 3.0f + 8.0f + line + 2.0f : 3.0f + 4.0f;
+  if (with_difference) {
+    b.below += spacing + b.above + b.below;  // the Δ heatmap's title, labels and colour bar
+    b.cells_h *= 2.0f;
+    // Its title, "Δ W_q −1.30 [2,1]", with room for a change of two more digits.
+    const std::string delta_title = "Δ " + info.symbol + " −000.00 [" + std::to_string(rows - 1) + "," +
+                                    std::to_string(cols - 1) + "]";
+    b.min_w = std::max(b.min_w, label_w + ImGui::CalcTextSize(delta_title.c_str()).x);
+  }
   if (const auto it = state.slide.chrome_correction.find({{id, transposed}, static_cast<int>(ImGui::GetFontSize())});
       it != state.slide.chrome_correction.end()) {
     b.fixed_w += it->second.first, b.min_w += it->second.first;
     b.below += it->second.second;
   }
   return b;
+}
+
+// Under a slide's matrix: its change since the snapshot, as a heatmap at the
+// same cell size, or a line saying there is none (or why there is no cell by
+// cell difference).
+void draw_difference(AppState& state, StageId id, const HeatmapOptions& value_opt) {
+  std::uint64_t version = 0;
+  const StageDiff* d = state.difference(id, version, true);
+  const std::string symbol = describe_stage(state.doc->scenario(), id).symbol;
+  if (!d) {
+    ImGui::TextDisabled("Δ %s: %s", symbol.c_str(), state.compare.diffs[id].diff.note.c_str());
+    return;
+  }
+  if (!d->changed) {
+    ImGui::TextDisabled("Δ %s: no change", symbol.c_str());
+    return;
+  }
+  state.difference_heatmaps.drawn(id);
+  HeatmapOptions opt = value_opt;
+  opt.difference = d;
+  opt.difference_version = version;
+  opt.reveal = -1;
+  if (const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, id, opt)); ev.hovered) state.hovered = ev.hovered;
 }
 
 SlideBox operator_box(const std::string& text) {
@@ -217,6 +251,7 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   std::vector<std::vector<const Term*>> pieces;  // nullptr: the softmax row
   SoftmaxRowBox row_metrics;
   bool colour_bars = true;
+  const bool comparing = state.compare.snapshot && state.compare.show;
   const auto build = [&] {
     groups.clear();
     pieces.clear();
@@ -232,7 +267,7 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
       bool has_row_weights = false;
       for (const Term& t : line.terms) {
         if (t.kind == Term::Kind::Matrix) {
-          g.boxes.push_back(matrix_box(state, t.stage, t.transposed, colour_bars));
+          g.boxes.push_back(matrix_box(state, t.stage, t.transposed, colour_bars, comparing));
           has_row_weights = has_row_weights || t.stage == row_weights;
         } else {
           g.boxes.push_back(operator_box(t.text));
@@ -292,8 +327,11 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     opt.max_px = 1e9f;  // the layout already chose the size
     opt.transposed = term->transposed;
     opt.show_colour_bar = colour_bars;
+    ImGui::BeginGroup();
     const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, term->stage, opt));
     if (ev.hovered) state.hovered = ev.hovered;
+    if (comparing) draw_difference(state, term->stage, opt);
+    ImGui::EndGroup();
     // What the heatmap took beyond the box, for next frame's layout.
     const ImVec2 drawn = ImGui::GetItemRectSize();
     auto& correction = slide.chrome_correction[{{term->stage, term->transposed}, static_cast<int>(ImGui::GetFontSize())}];
