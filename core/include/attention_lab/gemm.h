@@ -30,6 +30,8 @@ bool set_gemm_backend(GemmBackend backend);
 // y = x·B, B a rows × cols block of row-major floats `stride` apart, used as
 // stored or transposed (then y = x·Bᵀ). y is resized.
 void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y);
+// y += x·B (or x·Bᵀ); y must already be x.rows() × the product's columns.
+void gemm_accumulate(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y);
 
 // C = A·B (or A·Bᵀ) on row-major blocks: A is m × k with rows `lda` floats
 // apart, B is k × n (transposed: n × k) with rows `ldb` apart, C is m × n
@@ -37,6 +39,9 @@ void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, b
 // as they are (a head's columns of X·W_q). One or two rows of A take
 // Eigen's matrix-vector product on either backend, split across the threads
 // by columns of C (memory-bound: sgemm ran them on one thread, 2.6× slower).
-void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed, float* c, int ldc);
+// With `accumulate`, C += A·B instead: a bias or a residual already in C is
+// added by the product itself (OpenBLAS then skips its pass that zeroes C).
+void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed, float* c, int ldc,
+          bool accumulate = false);
 
 }  // namespace attention_lab

@@ -77,6 +77,9 @@ struct Linear {
   Matrix in_out() const;
   // x·W + b.
   Matrix apply(const Matrix& x) const;
+  // y += x·W + b, the sum made by the product itself (a residual stream
+  // already in y costs no pass of its own). y is x.rows() × out().
+  void add_to(const Matrix& x, Matrix& y) const;
   // Element (i, o) of the in × out weight.
   float at(int i, int o) const { return out_in ? data[o * stride + i] : data[i * stride + o]; }
 };

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace attention_lab {
 
@@ -63,7 +65,7 @@ constexpr long kMinVectorProduct = 1L << 16;  // below this, threads cost more t
 constexpr int kVectorChunks = 16;             // column ranges, so a busy thread's share is small
 
 void vector_products(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed,
-                     float* c, int ldc) {
+                     float* c, int ldc, bool accumulate) {
   using Row = Eigen::Map<const RowVector>;
   using ConstBlock = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 #pragma omp parallel for schedule(dynamic)
@@ -74,11 +76,15 @@ void vector_products(int m, int n, int k, const float* a, int lda, const float* 
     for (int i = 0; i < m; ++i) {
       const Row x(a + static_cast<std::ptrdiff_t>(i) * lda, k);
       Eigen::Map<RowVector> y(c + static_cast<std::ptrdiff_t>(i) * ldc + first, count);
-      if (b_transposed)  // rows first … first+count of B, each dotted with x
-        y.noalias() = (ConstBlock(b + static_cast<std::ptrdiff_t>(first) * ldb, count, k, Eigen::OuterStride<>(ldb)) *
-                       x.transpose()).transpose();
-      else  // columns first … first+count of B, a combination of its rows
-        y.noalias() = x * ConstBlock(b + first, k, count, Eigen::OuterStride<>(ldb));
+      if (b_transposed) {  // rows first … first+count of B, each dotted with x
+        const ConstBlock rows(b + static_cast<std::ptrdiff_t>(first) * ldb, count, k, Eigen::OuterStride<>(ldb));
+        if (accumulate) y.noalias() += (rows * x.transpose()).transpose();
+        else y.noalias() = (rows * x.transpose()).transpose();
+      } else {  // columns first … first+count of B, a combination of its rows
+        const ConstBlock cols(b + first, k, count, Eigen::OuterStride<>(ldb));
+        if (accumulate) y.noalias() += x * cols;
+        else y.noalias() = x * cols;
+      }
     }
   }
 }
@@ -101,26 +107,35 @@ bool set_gemm_backend(GemmBackend backend) {
   return true;
 }
 
-void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed, float* c, int ldc) {
+void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed, float* c, int ldc,
+          bool accumulate) {
   if (m <= 0 || n <= 0) return;
   using Block = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
   using ConstBlock = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
   Block C(c, m, n, Eigen::OuterStride<>(ldc));
   if (k <= 0) {
-    C.setZero();
+    if (!accumulate) C.setZero();
     return;
   }
   if (m <= kMaxVectorRows && static_cast<long>(n) * k >= kMinVectorProduct) {
-    vector_products(m, n, k, a, lda, b, ldb, b_transposed, c, ldc);
+    vector_products(m, n, k, a, lda, b, ldb, b_transposed, c, ldc, accumulate);
     return;
   }
   if (gemm_backend() == GemmBackend::OpenBlas) {
-    openblas().sgemm(kRowMajor, kNoTrans, b_transposed ? kTrans : kNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    openblas().sgemm(kRowMajor, kNoTrans, b_transposed ? kTrans : kNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
+                     accumulate ? 1.0f : 0.0f, c, ldc);
     return;
   }
   const ConstBlock A(a, m, k, Eigen::OuterStride<>(lda));
-  if (b_transposed) C.noalias() = A * ConstBlock(b, n, k, Eigen::OuterStride<>(ldb)).transpose();
-  else C.noalias() = A * ConstBlock(b, k, n, Eigen::OuterStride<>(ldb));
+  if (b_transposed) {
+    const auto B = ConstBlock(b, n, k, Eigen::OuterStride<>(ldb)).transpose();
+    if (accumulate) C.noalias() += A * B;
+    else C.noalias() = A * B;
+  } else {
+    const ConstBlock B(b, k, n, Eigen::OuterStride<>(ldb));
+    if (accumulate) C.noalias() += A * B;
+    else C.noalias() = A * B;
+  }
 }
 
 void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y) {
@@ -129,6 +144,16 @@ void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, b
   const int n = transposed ? b_rows : b_cols;
   y.resize(m, n);
   gemm(m, n, k, x.data(), std::max(k, 1), b, stride, transposed, y.data(), std::max(n, 1));
+}
+
+void gemm_accumulate(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y) {
+  const int m = static_cast<int>(x.rows());
+  const int k = static_cast<int>(x.cols());
+  const int n = transposed ? b_rows : b_cols;
+  if (y.rows() != m || y.cols() != n)
+    throw std::invalid_argument("gemm_accumulate: expected y of " + std::to_string(m) + " x " + std::to_string(n) +
+                                ", found " + std::to_string(y.rows()) + " x " + std::to_string(y.cols()));
+  gemm(m, n, k, x.data(), std::max(k, 1), b, stride, transposed, y.data(), std::max(n, 1), true);
 }
 
 }  // namespace attention_lab

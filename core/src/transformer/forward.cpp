@@ -35,6 +35,11 @@ Matrix Linear::apply(const Matrix& x) const {
   return y;
 }
 
+void Linear::add_to(const Matrix& x, Matrix& y) const {
+  if (bias.size() > 0) y.rowwise() += bias;
+  gemm_accumulate(x, data, stored_rows, stored_cols, stride, out_in, y);
+}
+
 Matrix embed(const TransformerModel& model, std::span<const int> ids) {
   const int d = model.config.d_model;
   Matrix x(static_cast<Eigen::Index>(ids.size()), d);
@@ -70,7 +75,7 @@ Matrix normalize(const Norm& norm, const Matrix& x) {
 namespace {
 
 // HF Llama's rotate_half RoPE on every head's block of columns, in place.
-void apply_rope(Matrix& m, int heads, int d_head, const Rope& rope) {
+void apply_rope(Eigen::Ref<Matrix, 0, Eigen::OuterStride<>> m, int heads, int d_head, const Rope& rope) {
   const int half = d_head / 2;
   for (Eigen::Index p = 0; p < m.rows(); ++p) {
     for (int k = 0; k < half; ++k) {
@@ -116,27 +121,32 @@ void activate(Activation a, Matrix& m) {
 
 namespace {
 
-
-}  // namespace
-
-Matrix attention(const TransformerModel& model, int layer, const Matrix& normed, AttentionDetail* detail) {
+// The heads' contexts side by side (T × heads·d_head), before W_o.
+Matrix attention_context(const TransformerModel& model, int layer, const Matrix& normed, AttentionDetail* detail) {
   const ModelConfig& c = model.config;
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   const Eigen::Index T = normed.rows();
   const bool all = detail && !detail->weights_only;
-  Matrix q, k, v;
-  if (L.qkv.data != nullptr) {
-    // GPT-2: one product with c_attn (T × 3d) instead of three with its blocks (a wider product runs faster).
-    const Matrix qkv = L.qkv.apply(normed);
-    const Eigen::Index d = c.d_model;
-    q = qkv.leftCols(d);
-    k = qkv.middleCols(d, d);
-    v = qkv.rightCols(d);
+  // GPT-2: one product with c_attn (T × 3d) instead of three with its
+  // blocks (a wider product runs faster); Q, K and V are its column blocks
+  // where they lie, not copies.
+  using Columns = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+  const auto columns = [T](Matrix& m, Eigen::Index first, Eigen::Index count) {
+    return Columns(m.data() + first, T, count, Eigen::OuterStride<>(m.cols()));
+  };
+  const bool fused = L.qkv.data != nullptr;
+  Matrix qkv, q_own, k_own, v_own;
+  if (fused) {
+    qkv = L.qkv.apply(normed);
   } else {
-    q = L.q.apply(normed);
-    k = L.k.apply(normed);
-    v = L.v.apply(normed);
+    q_own = L.q.apply(normed);
+    k_own = L.k.apply(normed);
+    v_own = L.v.apply(normed);
   }
+  const Eigen::Index d = c.d_model;
+  Columns q = fused ? columns(qkv, 0, d) : columns(q_own, 0, q_own.cols());
+  Columns k = fused ? columns(qkv, d, d) : columns(k_own, 0, k_own.cols());
+  Columns v = fused ? columns(qkv, 2 * d, d) : columns(v_own, 0, v_own.cols());
   if (all) {
     detail->q = q;
     detail->k = k;
@@ -196,34 +206,58 @@ Matrix attention(const TransformerModel& model, int layer, const Matrix& normed,
     }
   }
   if (all) detail->context = context;
-  return L.o.apply(context);
+  return context;
 }
 
-Matrix mlp(const TransformerModel& model, int layer, const Matrix& normed, Matrix* activation) {
+// The MLP's activation: act(normed·W_up + b) (GPT-2), or
+// (normed·W_up)·act(normed·W_gate) (Llama's SwiGLU).
+Matrix mlp_hidden(const TransformerModel& model, int layer, const Matrix& normed) {
   const ModelConfig& c = model.config;
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   Matrix hidden = L.up.apply(normed);
   if (c.family == ModelFamily::Llama) {
     Matrix gate = L.gate.apply(normed);
     activate(c.activation, gate);
-    hidden = hidden.cwiseProduct(gate);
+    hidden.array() *= gate.array();
   } else {
     activate(c.activation, hidden);
   }
+  return hidden;
+}
+
+// x += mlp(norm2(x)): the down projection adds itself to the residual stream.
+void add_mlp(const TransformerModel& model, int layer, Matrix& x) {
+  const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
+  const Matrix normed = normalize(L.norm2, x);
+  L.down.add_to(mlp_hidden(model, layer, normed), x);
+}
+
+}  // namespace
+
+Matrix attention(const TransformerModel& model, int layer, const Matrix& normed, AttentionDetail* detail) {
+  return model.layers[static_cast<std::size_t>(layer)].o.apply(attention_context(model, layer, normed, detail));
+}
+
+Matrix mlp(const TransformerModel& model, int layer, const Matrix& normed, Matrix* activation) {
+  Matrix hidden = mlp_hidden(model, layer, normed);
   if (activation) *activation = hidden;
-  return L.down.apply(hidden);
+  return model.layers[static_cast<std::size_t>(layer)].down.apply(hidden);
 }
 
 Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out) {
   Matrix x = input + attention_out;
-  const Matrix normed = normalize(model.layers[static_cast<std::size_t>(layer)].norm2, x);
-  x += mlp(model, layer, normed);
+  add_mlp(model, layer, x);
   return x;
 }
 
 Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input) {
-  const Matrix normed = normalize(model.layers[static_cast<std::size_t>(layer)].norm1, input);
-  return finish_layer(model, layer, input, attention(model, layer, normed));
+  const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
+  const Matrix normed = normalize(L.norm1, input);
+  // input + attention: W_o's product adds itself to a copy of the input.
+  Matrix x = input;
+  L.o.add_to(attention_context(model, layer, normed, nullptr), x);
+  add_mlp(model, layer, x);
+  return x;
 }
 
 Matrix logits(const TransformerModel& model, const Matrix& last_output, int first, int count) {
