@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace attention_lab {
@@ -55,6 +56,39 @@ TEST(Gemm, BothLayoutsOfAStridedBlockMatchAFloat64Reference) {
           }
       }
     }
+  }
+}
+
+TEST(Gemm, AccumulateAddsTheProductToWhatIsThere) {
+  BackendGuard guard;
+  std::mt19937 rng(12);
+  std::normal_distribution<float> normal;
+  for (const GemmBackend backend : backends()) {
+    SCOPED_TRACE(to_string(backend));
+    ASSERT_TRUE(set_gemm_backend(backend));
+    // A product of many rows (sgemm with beta 1) and of one (the vector path).
+    for (const auto& [m, k, n] : {std::tuple{70, 130, 257}, std::tuple{1, 300, 301}}) {
+      for (const bool transposed : {false, true}) {
+        const int rows = transposed ? n : k, cols = transposed ? k : n;
+        std::vector<float> b(static_cast<std::size_t>(rows * cols));
+        for (float& v : b) v = normal(rng);
+        Matrix x(m, k), before(m, n);
+        for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = normal(rng);
+        for (Eigen::Index i = 0; i < before.size(); ++i) before.data()[i] = normal(rng);
+        Matrix product;
+        gemm(x, b.data(), rows, cols, cols, transposed, product);
+        Matrix y = before;
+        gemm_accumulate(x, b.data(), rows, cols, cols, transposed, y);
+        EXPECT_LT((y - (before + product)).cwiseAbs().maxCoeff(), 1e-4f) << m << "×" << k << "×" << n;
+        EXPECT_GT((y - product).cwiseAbs().maxCoeff(), 0.1f);  // what was there counts
+      }
+    }
+    Matrix wrong(3, 3);
+    const float b[4] = {1, 2, 3, 4};
+    EXPECT_THROW(gemm_accumulate(Matrix::Ones(2, 2), b, 2, 2, 2, false, wrong), std::invalid_argument);
+    Matrix kept = Matrix::Constant(3, 2, 5.0f);
+    gemm_accumulate(Matrix(3, 0), b, 0, 2, 2, false, kept);  // k = 0: adds nothing
+    EXPECT_EQ(kept, Matrix::Constant(3, 2, 5.0f));
   }
 }
 
