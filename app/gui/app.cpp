@@ -998,6 +998,7 @@ void App::frame() {
     state_.centre_rect = Rect{inner.Min.x, inner.Min.y, inner.Max.x, inner.Max.y};
   }
   draw_centre_view(state_);
+  state_.centre_overflow_x = ImGui::GetScrollMaxX();  // > 0: wider than it shows (a horizontal scroll bar)
   ImGui::EndChild();
   ImGui::EndChild();
   ImGui::SameLine();
@@ -1261,6 +1262,7 @@ void App::write_probe() const {
       << ", \"quiz_show_button\": " << rect(state_.quiz.show_button)
       << ", \"blank\": " << (state_.blank ? "true" : "false") << ", \"softmax_row\": " << state_.softmax.row
       << ", \"centre_view\": " << static_cast<int>(state_.centre)
+      << ", \"centre_overflow_x\": " << state_.centre_overflow_x
       << ", \"quiz_right\": " << state_.quiz.tally.right << ", \"quiz_asked\": " << state_.quiz.tally.asked
       << ", \"presenter\": " << (state_.presenter ? "true" : "false") << ", \"texture_uploads\": " << state_.texture_uploads
       << ", \"edits_applied\": " << state_.edits_applied

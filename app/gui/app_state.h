@@ -314,6 +314,7 @@ struct AppState {
   bool select_centre_tab = false;  // make the tab bar show `centre` on the next frame
   SlideState slide;
   Rect centre_rect;                // the visible centre view this frame, in screen pixels (for the probe)
+  float centre_overflow_x = 0;  // how far the centre view scrolls sideways (0: its content fits its width)
   bool pointer_spotlight = true;   // L: the ring around the pointer in presenter mode
   bool pointer_moved = false;      // no ring until the mouse moves (a screenshot has no pointer)
   float slide_cell = 0.0f;         // the cell size of this frame's slide (for the probe)

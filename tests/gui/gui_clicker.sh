@@ -226,5 +226,17 @@ quiz_on_screen >/dev/null || { shot quiz-me-off-screen; fail "after Quiz me the 
 shot quiz-me
 stop_app
 
+# 5. On a 1280×720 projector in presenter mode the views' text and controls
+#    wrap to the width they have: no view is wider than the screen shows
+#    (a sideways scroll bar, text cut at its edge).
+for view in heads softmax sqrt-dk; do
+  app_size=1280x720 start_app --preset multi-head --view "$view" --presenter
+  settle 5
+  overflow=$(get centre_overflow_x)
+  python3 -c "import sys; sys.exit(0 if float('$overflow') == 0 else 1)" ||
+    { fail "the $view view at 1280x720 in presenter mode is $overflow px wider than it shows"; shot "overflow-$view"; }
+  stop_app
+done
+
 [ "$fails" -eq 0 ] && echo "all clicker checks passed"
 exit $((fails > 0))

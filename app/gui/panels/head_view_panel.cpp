@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace attention_lab::gui {
 
@@ -60,9 +61,23 @@ void draw_head_view_panel(AppState& state) {
 
   ImGui::Checkbox("all heads", &hv.all_heads);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Draw every head at once, one colour each");
-  ImGui::SameLine();
-  if (!hv.all_heads) ImGui::Text("head %d — pick another in the heads grid", state.focused_head);
-  else ImGui::TextDisabled("%d heads", s.heads);
+  // Which head: chosen here as well as in the heads grid (presenter mode hides that panel).
+  if (hv.all_heads) {
+    ImGui::SameLine();
+    ImGui::TextDisabled(s.heads == 1 ? "%d head" : "%d heads", s.heads);
+  } else if (s.heads > 1) {
+    const std::string label = "head (of " + std::to_string(s.heads) + ")";
+    const float slider_w = 8.0f * ImGui::GetFontSize();
+    same_line_if_fits(slider_w + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label.c_str()).x);
+    int head = std::clamp(state.focused_head, 0, s.heads - 1);
+    ImGui::SetNextItemWidth(slider_w);
+    if (ImGui::SliderInt(label.c_str(), &head, 0, s.heads - 1)) state.focused_head = head;
+    state.note_item("head view head");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The head whose lines are drawn (also: click a head in the heads grid)");
+  } else {
+    ImGui::SameLine();
+    ImGui::TextDisabled("the only head");
+  }
   push_wrap_at_visible_edge();
   ImGui::TextDisabled("Left: the token asking (query). Right: the tokens it looks at (keys). Thicker = more weight. "
                       "Hover a token to see only its lines and their weights; click a line to select that weight.");

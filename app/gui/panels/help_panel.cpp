@@ -148,10 +148,22 @@ void draw_typing_popup(AppState& state) {
 
 namespace attention_lab::gui {
 
-void push_wrap_at_visible_edge() {
+namespace {
+// The right edge of what the window shows, in window coordinates.
+float visible_right_edge() {
   const ImGuiStyle& style = ImGui::GetStyle();
   const float scrollbar = ImGui::GetScrollMaxY() > 0.0f ? style.ScrollbarSize : 0.0f;
-  ImGui::PushTextWrapPos(ImGui::GetScrollX() + ImGui::GetWindowWidth() - style.WindowPadding.x - scrollbar);
+  return ImGui::GetScrollX() + ImGui::GetWindowWidth() - style.WindowPadding.x - scrollbar;
+}
+}  // namespace
+
+void push_wrap_at_visible_edge() { ImGui::PushTextWrapPos(visible_right_edge()); }
+
+float visible_width_left() { return std::max(0.0f, visible_right_edge() - ImGui::GetCursorPosX()); }
+
+void same_line_if_fits(float width) {
+  const float after_last = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + ImGui::GetScrollX();
+  if (after_last + ImGui::GetStyle().ItemSpacing.x + width <= visible_right_edge()) ImGui::SameLine();
 }
 
 void text_colored(gfx::Accent which, const char* fmt, ...) {

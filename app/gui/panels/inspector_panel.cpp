@@ -94,7 +94,7 @@ void draw_inspector_panel(AppState& state) {
   const auto& pins = doc.scenario().pins;
   ImGui::TextDisabled("Pins (%zu)", pins.size());
   if (pins.empty()) {
-    ImGui::TextDisabled("Drag a computed cell to pin it.");
+    text_between_terms("Drag a computed cell to pin it.", std::nullopt, true);
   } else {
     for (const auto& [key, value] : pins) {
       const std::string label = to_string(key.stage) + "[" + std::to_string(key.row) + "," + std::to_string(key.col) +
@@ -116,7 +116,7 @@ void draw_inspector_panel(AppState& state) {
   if (!warnings.empty()) {
     ImGui::Separator();
     text_colored(gfx::Accent::Warning, "Warnings (%zu)", warnings.size());
-    ImGui::PushTextWrapPos(0.0f);
+    push_wrap_at_visible_edge();
     for (std::size_t i = 0; i < warnings.size() && i < 20; ++i) ImGui::BulletText("%s", warnings[i].message.c_str());
     ImGui::PopTextWrapPos();
   }

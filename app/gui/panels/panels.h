@@ -57,6 +57,12 @@ Edit rename_edit(LabelKind kind, int index, std::string name);
 // the content edge, keeps a horizontally scrolled view as wide as its widest
 // text, because that edge is last frame's content width.)
 void push_wrap_at_visible_edge();
+// The width from the cursor to that edge.
+float visible_width_left();
+// ImGui::SameLine() when an item `width` wide still ends inside that edge;
+// else the next item starts a new line (a row of controls wraps instead of
+// widening the view under a horizontal scroll bar).
+void same_line_if_fits(float width);
 
 // ImGui::TextColored with a theme-aware accent colour.
 void text_colored(gfx::Accent accent, const char* fmt, ...) IM_FMTARGS(2);

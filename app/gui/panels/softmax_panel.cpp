@@ -6,6 +6,7 @@
 #include "attention_lab/stage_registry.h"
 #include "logic/number_format.h"
 #include "logic/signed_bars.h"
+#include "logic/text_fit.h"
 
 #include <imgui.h>
 
@@ -53,7 +54,9 @@ void minus_infinity_stub(ImDrawList* dl, float x0, float x1, float zero_y) {
 // and number.
 void bar_row(const char* label, const RowVector& v, float bar_w, ImU32 prob_colour, bool probability,
              int hidden = -1) {
+  push_wrap_at_visible_edge();
   ImGui::TextUnformatted(label);
+  ImGui::PopTextWrapPos();
   const BarScale scale = bar_scale(v, probability);
   const float h = 46.0f * gfx::em();
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -110,9 +113,11 @@ void draw_softmax_panel(AppState& state) {
   const int head = std::clamp(state.focused_head, 0, s.heads - 1);
   ImGui::SetNextItemWidth(220);
   if (ImGui::SliderInt("row (query token)", &sc.row, 0, s.T() - 1)) sc.follow_selection = false;
-  ImGui::SameLine();
-  ImGui::Text("'%s', head %d", s.token_label(sc.row).c_str(), head);
-  ImGui::SameLine();
+  const std::string which = "'" + s.token_label(sc.row) + "', head " + std::to_string(head);
+  same_line_if_fits(ImGui::CalcTextSize(which.c_str()).x);
+  ImGui::TextUnformatted(which.c_str());
+  same_line_if_fits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                    ImGui::CalcTextSize("follow the selected cell").x);
   ImGui::Checkbox("follow the selected cell", &sc.follow_selection);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Show the row of the token whose cell is selected anywhere (X, Q, scores, weights, output, …)");
@@ -126,18 +131,26 @@ void draw_softmax_panel(AppState& state) {
   if (sc.preview_temperature <= 0.0f) sc.preview_temperature = s.temperature;
   RowVector preview = weights_at_temperature(b, sc.preview_temperature);
   const float widest = widest_bar_label({&b.scores, &b.scaled, &b.masked, &b.shifted, &b.exps, &b.weights, &preview});
-  const float bar_w = std::max(widest + 8, std::min((ImGui::GetContentRegionAvail().x - 20) / static_cast<float>(std::max(n, 1)), 90.0f));
+  const float bar_w = std::max(widest + 8, std::min((visible_width_left() - 20) / static_cast<float>(std::max(n, 1)), 90.0f));
   if (n > 40) ImGui::TextDisabled("Long row: scroll sideways to see every key.");
 
   // Column headers: the key tokens.
   {
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    const auto width_of = [](std::string_view text) { return ImGui::CalcTextSize(text.data(), text.data() + text.size()).x; };
+    const float line = ImGui::GetTextLineHeight();
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
     for (int i = 0; i < n; ++i) {
-      std::string t = s.key_label(i);
-      while (t.size() > 1 && ImGui::CalcTextSize(t.c_str()).x > bar_w - 4) t.pop_back();
-      const float tw = ImGui::CalcTextSize(t.c_str()).x;
-      ImGui::GetWindowDrawList()->AddText(ImVec2(p0.x + bar_w * static_cast<float>(i) + (bar_w - tw) * 0.5f, p0.y),
-                                          ImGui::GetColorU32(ImGuiCol_TextDisabled), t.c_str());
+      // A token wider than its bar ends in "…"; hovering it shows it whole.
+      const std::string full = s.key_label(i);
+      const std::string t = ellipsize(full, bar_w - 4, width_of);
+      const float tw = width_of(t);
+      const float x = p0.x + bar_w * static_cast<float>(i);
+      ImGui::GetWindowDrawList()->AddText(ImVec2(x + (bar_w - tw) * 0.5f, p0.y), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                                          t.c_str());
+      if (t != full && ImGui::IsWindowHovered() && mouse.x >= x && mouse.x < x + bar_w && mouse.y >= p0.y &&
+          mouse.y < p0.y + line)
+        ImGui::SetTooltip("key %d: '%s'", i, full.c_str());
     }
     ImGui::Dummy(ImVec2(bar_w * static_cast<float>(n), ImGui::GetTextLineHeightWithSpacing()));
   }
@@ -191,9 +204,11 @@ void draw_softmax_panel(AppState& state) {
     ImGui::SetScrollY(scroll_at_row[lowest]);
     state.scroll_to_step = false;
   }
+  push_wrap_at_visible_edge();
   ImGui::Text("Entropy of the row: %s nats (uniform over the %d allowed keys: %s)",
               format_number(static_cast<float>(b.entropy), 3).c_str(), b.allowed,
               format_number(static_cast<float>(b.max_entropy), 3).c_str());
+  ImGui::PopTextWrapPos();
   if (b.issue != RowIssue::None) text_colored(gfx::Accent::Warning, "%s", describe(b.issue));
   if (b.pinned()) text_colored(gfx::Accent::Pin, "This row has pinned cells; the steps above use the pinned values.");
 
@@ -202,7 +217,7 @@ void draw_softmax_panel(AppState& state) {
   ImGui::SetNextItemWidth(260);
   if (ImGui::SliderFloat("preview temperature τ", &sc.preview_temperature, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
     preview = weights_at_temperature(b, sc.preview_temperature);
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("Apply to the scenario").x + 2 * ImGui::GetStyle().FramePadding.x);
   if (ImGui::Button("Apply to the scenario")) state.apply(SetTemperature{sc.preview_temperature});
   if (preview.size() == n) {
     // At the scenario's own τ the preview is the weights row again.

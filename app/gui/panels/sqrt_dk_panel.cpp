@@ -43,7 +43,7 @@ void draw_histogram(const char* title, const Histogram& h, ImU32 colour, ImVec2 
 
 void draw_sqrt_dk_panel(AppState& state) {
   SqrtDkState& x = state.sqrt_dk;
-  ImGui::PushTextWrapPos(0.0f);
+  push_wrap_at_visible_edge();
   ImGui::TextUnformatted(
       "Draw many random query and key vectors of length d with entries from N(0, 1) and look at their dot products. "
       "Without scaling, q·k spreads out like √d, and softmax over such scores puts nearly all the weight on one key. "
@@ -54,10 +54,13 @@ void draw_sqrt_dk_panel(AppState& state) {
   changed |= ImGui::SliderInt("d (vector length)", &x.options.d, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
   ImGui::SetNextItemWidth(260);
   changed |= ImGui::SliderInt("keys per query (n)", &x.options.keys_per_row, 2, 256, "%d", ImGuiSliderFlags_Logarithmic);
-  ImGui::SameLine();
+  // The button and the checkbox follow on the same line when they fit (a
+  // projector's large text on a small screen puts them below).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  same_line_if_fits(ImGui::CalcTextSize("Draw again").x + 2 * style.FramePadding.x);
   if (ImGui::Button("Draw again")) ++x.options.seed, changed = true;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("New random vectors (seed %llu)", static_cast<unsigned long long>(x.options.seed + 1));
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("same axis for both").x);
   ImGui::Checkbox("same axis for both", &x.same_axis);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("On: both on ±4√d, so the scaled products show how much narrower they are.\nOff: each on its own axis, to see their shapes.");
   if (changed) {
@@ -71,8 +74,10 @@ void draw_sqrt_dk_panel(AppState& state) {
     return;
   }
   const SqrtDkResult& r = x.result;
-  const float w = std::min(ImGui::GetContentRegionAvail().x * 0.48f, 460.0f);
-  const ImVec2 size(w, 160.0f * gfx::em());
+  const float w = std::min((visible_width_left() - 24.0f) * 0.5f, 460.0f);
+  // Tall enough to read, short enough that the table below is not far off a small screen.
+  const float em = gfx::em();
+  const ImVec2 size(w, std::clamp(ImGui::GetContentRegionAvail().y * 0.5f, 80.0f * em, 160.0f * em));
   ImGui::BeginGroup();
   draw_histogram("q·k (not scaled)", r.unscaled.histogram, IM_COL32(230, 159, 0, 255), size);
   ImGui::EndGroup();
@@ -106,7 +111,7 @@ void draw_sqrt_dk_panel(AppState& state) {
         f(r.uniform_weight) + ", " + f(r.max_entropy));
     ImGui::EndTable();
   }
-  ImGui::PushTextWrapPos(0.0f);
+  push_wrap_at_visible_edge();
   const double top = r.unscaled.softmax.mean_max_weight;
   if (top > 0.8)
     text_colored(gfx::Accent::Warning,
