@@ -39,6 +39,9 @@ void gemm_accumulate(const Matrix& x, const float* b, int b_rows, int b_cols, in
 // as they are (a head's columns of X·W_q). One or two rows of A take
 // Eigen's matrix-vector product on either backend, split across the threads
 // by columns of C (memory-bound: sgemm ran them on one thread, 2.6× slower).
+// Called from inside an OpenMP parallel region (one product per thread, as
+// attention's blocks are), it runs on the calling thread: OpenBLAS when its
+// build does that (the OpenMP or sequential one), else Eigen.
 // With `accumulate`, C += A·B instead: a bias or a residual already in C is
 // added by the product itself (OpenBLAS then skips its pass that zeroes C).
 void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed, float* c, int ldc,

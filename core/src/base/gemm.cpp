@@ -1,6 +1,7 @@
 #include "attention_lab/gemm.h"
 
 #include <dlfcn.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +21,10 @@ constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 struct OpenBlas {
   Sgemm sgemm = nullptr;
   std::string path;
+  // Whether a call from inside an OpenMP parallel region runs on the calling
+  // thread alone: true for the OpenMP and the single-threaded builds; the
+  // pthreads build would start its own threads from every caller at once.
+  bool nests = false;
 };
 
 const OpenBlas& openblas() {
@@ -33,6 +38,9 @@ const OpenBlas& openblas() {
       if (auto* f = reinterpret_cast<Sgemm>(dlsym(handle, "cblas_sgemm"))) {
         o.sgemm = f;
         o.path = name;
+        // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
+        if (auto* parallel = reinterpret_cast<int (*)()>(dlsym(handle, "openblas_get_parallel")))
+          o.nests = parallel() != 1;
         break;  // (kept loaded for the life of the process)
       }
       dlclose(handle);
@@ -121,7 +129,7 @@ void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
     vector_products(m, n, k, a, lda, b, ldb, b_transposed, c, ldc, accumulate);
     return;
   }
-  if (gemm_backend() == GemmBackend::OpenBlas) {
+  if (gemm_backend() == GemmBackend::OpenBlas && (openblas().nests || !omp_in_parallel())) {
     openblas().sgemm(kRowMajor, kNoTrans, b_transposed ? kTrans : kNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
                      accumulate ? 1.0f : 0.0f, c, ldc);
     return;
