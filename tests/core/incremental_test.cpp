@@ -208,7 +208,9 @@ TEST(Incremental, OutputRowsRefreshedTogetherAfterManyWeightEditsMatchAFullRecom
     const StageKind k = i % 2 == 0 ? StageKind::W_q : StageKind::W_k;
     const int r = std::uniform_int_distribution<int>(0, 31)(rng), c = std::uniform_int_distribution<int>(0, 31)(rng);
     ASSERT_EQ(doc.apply(SetCell{StageId::input(k), r, c, std::uniform_real_distribution<float>(-2, 2)(rng)}), "");
-    if ((i + 1) % 20 == 0) ASSERT_TRUE(matches_full_recompute(doc)) << "after edit " << i;
+    if ((i + 1) % 20 == 0) {
+      ASSERT_TRUE(matches_full_recompute(doc)) << "after edit " << i;
+    }
   }
   EXPECT_EQ(doc.engine().stage(StageId::input(StageKind::Output))(100, 3), 7.0f);
 }

@@ -277,7 +277,9 @@ TEST(PositionPresets, EightQueryHeadsOverTwoKvHeadsEachFindTheirToken) {
     EXPECT_EQ(argmax(weights(0), t), t - 1) << "head 0: the previous token";
     EXPECT_EQ(argmax(weights(1), t), 0) << "head 1: the first token";
     EXPECT_EQ(argmax(weights(2), t), t) << "head 2: itself";
-    if (t >= 2) EXPECT_EQ(argmax(weights(3), t), t - 2) << "head 3: two back";
+    if (t >= 2) {
+      EXPECT_EQ(argmax(weights(3), t), t - 2) << "head 3: two back";
+    }
   }
   EXPECT_EQ(argmax(weights(4), 4), 1) << "head 4: a noun ('animal')";
   EXPECT_EQ(argmax(weights(5), 7), 3) << "head 5: a verb ('cross')";

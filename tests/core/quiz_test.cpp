@@ -68,7 +68,7 @@ TEST(QuizTolerance, NonFiniteAnswersAreNeverRight) {
 // [SECTION] Checking answers and the tally
 
 TEST(QuizCheck, ARightAnswerSaysSoWithTheTrueValue) {
-  const Question q{CellRef{head_stage(StageKind::Weights), 2, 1}, 0.6139548, 0.01};
+  const Question q{CellRef{head_stage(StageKind::Weights), 2, 1}, 0.6139548, 0.01, {}, {}};
   const AnswerCheck c = check_answer(q, "0.61");
   EXPECT_TRUE(c.understood);
   EXPECT_TRUE(c.correct);
@@ -77,7 +77,7 @@ TEST(QuizCheck, ARightAnswerSaysSoWithTheTrueValue) {
 }
 
 TEST(QuizCheck, AWrongAnswerSaysWhichWayAndWhatCountsButNotTheValue) {
-  const Question q{CellRef{head_stage(StageKind::Scores), 3, 2}, 2.8012, 0.01};
+  const Question q{CellRef{head_stage(StageKind::Scores), 3, 2}, 2.8012, 0.01, {}, {}};
   const AnswerCheck c = check_answer(q, "2.7");
   EXPECT_TRUE(c.understood);
   EXPECT_FALSE(c.correct);
@@ -90,7 +90,7 @@ TEST(QuizCheck, AWrongAnswerSaysWhichWayAndWhatCountsButNotTheValue) {
 
 TEST(QuizCheck, TheValueAsANarrowCellRoundsItAsksForMoreDigitsAndCountsNothing) {
   // concat[7][9] of the many-heads lesson: −0.126, drawn "-0.1" in a narrow cell.
-  const Question q{CellRef{StageId::input(StageKind::Concat), 7, 9}, -0.1263, 0.01, "C[7,9]"};
+  const Question q{CellRef{StageId::input(StageKind::Concat), 7, 9}, -0.1263, 0.01, "C[7,9]", {}};
   const AnswerCheck c = check_answer(q, "-0.1");
   EXPECT_TRUE(c.understood);
   EXPECT_FALSE(c.correct);
@@ -102,7 +102,7 @@ TEST(QuizCheck, TheValueAsANarrowCellRoundsItAsksForMoreDigitsAndCountsNothing) 
   EXPECT_FALSE(check_answer(q, "-0.2").too_coarse);  // another number at that rounding: wrong
   EXPECT_TRUE(check_answer(q, "-0.12").correct);     // 0.0063 away: right
   // A whole number is a guess, not a rounding; an exponent says nothing about decimals.
-  const Question big{CellRef{head_stage(StageKind::Scores), 3, 2}, 2.9134, 0.001};
+  const Question big{CellRef{head_stage(StageKind::Scores), 3, 2}, 2.9134, 0.001, {}, {}};
   EXPECT_FALSE(check_answer(big, "3").too_coarse);
   EXPECT_FALSE(check_answer(big, "2.9e0").too_coarse);
   EXPECT_TRUE(check_answer(big, "2.9").too_coarse);
@@ -140,7 +140,7 @@ TEST(QuizCheck, MessagesNameTheCellAsTheLearnerSeesIt) {
 }
 
 TEST(QuizCheck, TextThatIsNotANumberAsksAgain) {
-  const Question q{CellRef{head_stage(StageKind::Weights), 0, 0}, 1.0, 0.01};
+  const Question q{CellRef{head_stage(StageKind::Weights), 0, 0}, 1.0, 0.01, {}, {}};
   const AnswerCheck c = check_answer(q, "one");
   EXPECT_FALSE(c.understood);
   EXPECT_FALSE(c.correct);
@@ -148,7 +148,7 @@ TEST(QuizCheck, TextThatIsNotANumberAsksAgain) {
 }
 
 TEST(QuizTally, CountsQuestionsAnsweredAndRightOnes) {
-  const Question q{CellRef{head_stage(StageKind::Weights), 0, 0}, 0.25, 0.01};
+  const Question q{CellRef{head_stage(StageKind::Weights), 0, 0}, 0.25, 0.01, {}, {}};
   QuizTally tally;
   EXPECT_EQ(tally.text(), "0 of 0 right at the first try");
   tally.record(check_answer(q, "0.25"));
@@ -169,7 +169,7 @@ TEST(QuizTally, CountsQuestionsAnsweredAndRightOnes) {
 // [SECTION] A round: retries, the hint, "Show answer"
 
 TEST(QuizRound, AWrongAnswerOffersAHintAndARetryAndRevealsNothing) {
-  QuizRound round(Question{CellRef{head_stage(StageKind::Weights), 1, 0}, 0.6139548, 0.01, "A₀[1,0]"});
+  QuizRound round(Question{CellRef{head_stage(StageKind::Weights), 1, 0}, 0.6139548, 0.01, "A₀[1,0]", {}});
   QuizTally tally;
   EXPECT_FALSE(round.hint_offered());
   EXPECT_FALSE(round.answer("a lot", tally).understood);  // not a number: nothing counted, no hint yet
@@ -197,10 +197,10 @@ TEST(QuizRound, AWrongAnswerOffersAHintAndARetryAndRevealsNothing) {
 
 TEST(QuizRound, ARightFirstAnswerCountsAndShowAnswerBeforeAnyAnswerCountsAsNotRight) {
   QuizTally tally;
-  QuizRound first(Question{CellRef{head_stage(StageKind::Weights), 1, 0}, 0.25, 0.01});
+  QuizRound first(Question{CellRef{head_stage(StageKind::Weights), 1, 0}, 0.25, 0.01, {}, {}});
   EXPECT_TRUE(first.answer(".25", tally).correct);
   EXPECT_EQ(tally.right, 1);
-  QuizRound shown(Question{CellRef{head_stage(StageKind::Weights), 2, 0}, 0.75, 0.01});
+  QuizRound shown(Question{CellRef{head_stage(StageKind::Weights), 2, 0}, 0.75, 0.01, {}, {}});
   EXPECT_EQ(shown.solution(), "");
   shown.reveal(tally);
   EXPECT_TRUE(shown.revealed);
@@ -209,7 +209,7 @@ TEST(QuizRound, ARightFirstAnswerCountsAndShowAnswerBeforeAnyAnswerCountsAsNotRi
   EXPECT_EQ(tally.asked, 2);
   EXPECT_EQ(tally.right, 1);
   // Shown after a wrong answer: that answer was already counted, not twice.
-  QuizRound retried(Question{CellRef{head_stage(StageKind::Weights), 3, 0}, 0.5, 0.01});
+  QuizRound retried(Question{CellRef{head_stage(StageKind::Weights), 3, 0}, 0.5, 0.01, {}, {}});
   retried.answer("0.1", tally);
   retried.reveal(tally);
   EXPECT_EQ(tally.asked, 3);

@@ -54,7 +54,7 @@ TEST(Snapshot, CountsOnlyTheMatricesTheDocumentNoLongerShares) {
   ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 1, 1, 3.0f}), "");
   EXPECT_EQ(snap.bytes(), snap.engine.bytes_kept() - mask + static_cast<std::uint64_t>(doc.scenario().X.size()) * 4u);
   // A new mask leaves the snapshot the old one: now only it keeps that.
-  ASSERT_EQ(doc.apply(SetMask{MaskKind::None}), "");
+  ASSERT_EQ(doc.apply(SetMask{MaskKind::None, std::nullopt, -1}), "");
   EXPECT_EQ(snap.engine.bytes_shared(), 0u);
   EXPECT_EQ(snap.bytes(), snap.engine.bytes_kept() + static_cast<std::uint64_t>(doc.scenario().X.size()) * 4u);
   EXPECT_EQ(snap.stage(in(StageKind::Mask))(0, 1), 0.0f);  // still causal
@@ -99,7 +99,9 @@ TEST(Snapshot, KeepsNoScoresYetGivesEveryStageOfEveryVariantAsItWas) {
     // No scores and no U or R: a fraction of what the document's engine keeps
     // (at sizes where scores outweigh the per-row state).
     const bool big = T >= 128;
-    if (big) EXPECT_LT(snap.bytes(), doc.engine().bytes_kept() / 2);
+    if (big) {
+      EXPECT_LT(snap.bytes(), doc.engine().bytes_kept() / 2);
+    }
     ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 0, 0, 9.0f}), "");  // the document moves on
     // Heads read back and forth, each bringing its scores back and letting the last head's go.
     for (int pass = 0; pass < 2; ++pass)
@@ -117,8 +119,10 @@ TEST(Snapshot, KeepsNoScoresYetGivesEveryStageOfEveryVariantAsItWas) {
     EXPECT_TRUE(attention_lab::test::matrices_identical(snap.engine.rows(w, 1, 2), Matrix(snap.stage(w).middleRows(1, 2)),
                                                         "rows of weights[0]"));
     // At most one head's scores and one derived matrix came back.
-    const std::uint64_t one_head = static_cast<std::uint64_t>(T) * doc.scenario().dims().T_k * 4u;
-    if (big) EXPECT_LE(snap.engine.bytes_kept(), doc.engine().bytes_kept() / 2 + 2 * one_head);
+    const std::uint64_t one_head = static_cast<std::uint64_t>(T) * static_cast<std::uint64_t>(doc.scenario().dims().T_k) * 4u;
+    if (big) {
+      EXPECT_LE(snap.engine.bytes_kept(), doc.engine().bytes_kept() / 2 + 2 * one_head);
+    }
   }
 }
 
@@ -277,7 +281,7 @@ TEST(Snapshot, ACausalLayerDoesNotChangeRowsBeforeTheEditedToken) {
 TEST(Snapshot, ACellThatWasMinusInfinityChangesByInfinity) {
   Document doc(preset("fat-cat"));
   const Snapshot causal = take_snapshot(doc);
-  ASSERT_EQ(doc.apply(SetMask{MaskKind::None, std::nullopt}), "");
+  ASSERT_EQ(doc.apply(SetMask{MaskKind::None, std::nullopt, -1}), "");
   const StageDiff opened = diff(causal, doc, head(StageKind::Masked));
   EXPECT_TRUE(opened.changed);
   EXPECT_EQ(opened.difference(0, 1), kInf);  // finite − (−∞)

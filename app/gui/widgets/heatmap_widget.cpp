@@ -69,7 +69,14 @@ float row_label_width(const StageInfo& info, const Scenario& scenario, bool tran
   const bool named = kind == LabelKind::Token || kind == LabelKind::KeyToken ||
                      (kind == LabelKind::Feature && !scenario.features.empty());
   const float em = gfx::em();
-  return (named ? 52.0f : 22.0f) * em;
+  if (named) return 52.0f * em;
+  // Indices, or the one word of a bias row ("bias"): as wide as the widest
+  // of them (the first and the last index), so none ends in "…".
+  const auto& labels = transposed ? info.col_labels : info.row_labels;
+  float widest = 0.0f;
+  if (!labels.empty())
+    widest = std::max(ImGui::CalcTextSize(labels.front().c_str()).x, ImGui::CalcTextSize(labels.back().c_str()).x);
+  return std::max(22.0f * em, widest + 6.0f * em);
 }
 
 float colour_bar_width(float cells_w) {

@@ -53,6 +53,7 @@ enum class SideLabels {
   Index,       // 0, 1, 2, …
   HeadIndex,   // indices of the whole matrix this head's block sits in (h·width + i)
   Bias,        // the single row of a bias: "bias"
+  SinkLogit,   // the single row of the sink logits (one per head): "logit"
 };
 
 // The setting that has to be on for a stage to be part of the pipeline.

@@ -53,6 +53,7 @@ Labels side_labels(const Scenario& s, SideLabels kind, int n, int head) {
     case SideLabels::Index: return index_labels(n);
     case SideLabels::HeadIndex: return index_labels(n, head * n);
     case SideLabels::Bias: return Labels{{"bias"}, LabelKind::Index};
+    case SideLabels::SinkLogit: return Labels{{"logit"}, LabelKind::Index};
   }
   return index_labels(n);
 }

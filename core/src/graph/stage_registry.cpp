@@ -356,7 +356,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
          if (s.mask_kind == MaskKind::Window) return " (window of " + std::to_string(s.window) + ")";
          return std::string(" (") + to_string(s.mask_kind) + ")";
        }},
-      {K::Sinks, "sinks", false, true, E::One, E::Heads, L::Bias, L::Index, ValueDomain::Signed, Requires::Sinks,
+      {K::Sinks, "sinks", false, true, E::One, E::Heads, L::SinkLogit, L::Index, ValueDomain::Signed, Requires::Sinks,
        ViewKind::Stored, K::Sinks, &Scenario::sinks, Trace::No, "Attention sinks", [](int) { return fixed("s"); },
        [](const Scenario&, const Dims&, int) { return fixed("s"); },
        [](const Scenario&, const Dims&, int) {
