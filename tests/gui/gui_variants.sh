@@ -136,4 +136,24 @@ settle 3
 shot gqa
 stop_app
 
+# 8. The step-through brings its step on screen: at step 5 (the mask) of the
+#    ALiBi preset, the masked scores are in the view once the layout has
+#    settled, and the bias before them too when both fit.
+start_app --preset alibi --step 5
+settle 10
+python3 - "$probe" <<'PY' || { fail "step 5 of the alibi preset is not on screen"; shot alibi-step-5; }
+import json, sys
+p = json.load(open(sys.argv[1]))
+top, bottom = p["centre"][1], p["centre"][3]
+def rect(stage):
+    return next(m for m in p["heatmaps"] if m["stage"] == stage)
+masked, bias = rect("masked[0]"), rect("position_bias[0]")
+if not (top <= masked["y0"] and masked["y1"] <= bottom):
+    sys.exit(f"masked[0] is at {masked['y0']}..{masked['y1']}, the view is {top}..{bottom}")
+# The bias starts the step: in view too when both fit.
+if masked["y1"] - bias["y0"] < 0.85 * (bottom - top) and not top <= bias["y0"]:
+    sys.exit(f"position_bias[0] starts at {bias['y0']}, above the view ({top}..{bottom}), though it fits with masked[0]")
+PY
+stop_app
+
 [ $fails -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }

@@ -82,6 +82,8 @@ void draw_pipeline_panel(AppState& state) {
   const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const int current_step = state.step;
 
+  bool step_seen = false;  // a stage of the current step was drawn this frame
+  float step_top = 0.0f;   // the first one's top, relative to the window
   // The inputs that every equation uses, first: X, then the mask.
   auto draw_matrix = [&](StageId id, bool transposed) {
     const StageInfo& info = state.stage_info(id);
@@ -148,9 +150,29 @@ void draw_pipeline_panel(AppState& state) {
       }
     }
     if (is_current) {
-      if (state.scroll_to_step) {
-        ImGui::SetScrollHereY(0.3f);  // bring the step being explained into view
-        state.scroll_to_step = false;
+      // Bring the step being explained into view: the stage it is about
+      // (the masked scores) whole, and its first stage (ALiBi's bias before
+      // them) from its top when both fit. Asked again each frame until it is
+      // there: the first frames after a step lay out with last frame's
+      // widths, and rows move as they settle.
+      const float window_y = ImGui::GetWindowPos().y;
+      if (!step_seen) step_top = before.y - window_y;
+      step_seen = true;
+      if (state.scroll_to_step && id.kind == steps()[static_cast<std::size_t>(current_step)].focus) {
+        const float view_h = ImGui::GetWindowHeight(), bottom = ImGui::GetItemRectMax().y - window_y;
+        // How far the view's top should move: at least enough to show the
+        // stage's bottom, at most what keeps the step's first top (or, when
+        // the two do not fit together, the stage's own top) in view; no move
+        // when that range allows it.
+        const float show_bottom = bottom - view_h * 0.95f, keep_first = step_top - view_h * 0.05f;
+        const float keep_top = before.y - window_y - view_h * 0.05f;
+        const float shift = show_bottom <= keep_first ? std::clamp(0.0f, show_bottom, keep_first)
+                                                      : std::clamp(0.0f, std::min(show_bottom, keep_top), keep_top);
+        const float target = std::clamp(ImGui::GetScrollY() + shift, 0.0f, std::max(0.0f, ImGui::GetScrollMaxY()));
+        // (How far the content can scroll is last frame's: a target at its end is trusted after a few frames.)
+        const bool placed = std::fabs(target - ImGui::GetScrollY()) < 2.0f && state.scroll_retries >= 2;
+        ImGui::SetScrollY(target);
+        if (placed || ++state.scroll_retries > 30) state.scroll_to_step = false, state.scroll_retries = 0;
       }
       const ImVec2 after = ImGui::GetItemRectMax();
       ImGui::GetWindowDrawList()->AddRect(ImVec2(before.x - 3, before.y - 2), ImVec2(after.x + 3, after.y + 1),
