@@ -82,7 +82,19 @@ python3 "$here/probe.py" "$probe" wait sinks '[0]' || fail "clicking 'attention 
 until_drawn "sinks" yes || fail "with sinks on, no heatmap of the sink logits is drawn"
 until_drawn "sink_share[0]" yes || fail "with sinks on, no sink_share[0] heatmap is drawn"
 settle 3
-press_on sinks 0 0 1  # (its second drawing, in the sink's share equation: the first is above the view)
+# The sinks are drawn twice (with A₀ and with the sink's share): press on a
+# drawing whose cell is inside the view.
+on_screen=$(python3 -c "
+import json, sys
+p = json.load(open(sys.argv[1]))
+x0, y0, x1, y1 = p['centre']
+for n, m in enumerate(m for m in p['heatmaps'] if m['stage'] == 'sinks'):
+    cy = m['y0'] + (m['y1'] - m['y0']) / 2
+    if x0 <= m['x0'] and m['x1'] <= x1 and y0 + 10 <= cy <= y1 - 10:
+        print(n); break
+" "$probe")
+[ -n "$on_screen" ] || fail "no drawing of the sink logits is inside the view ($(state))"
+press_on sinks 0 0 "${on_screen:-0}"
 x=$press_x y=$press_y
 for dy in 5 15 30 45 60; do xdotool mousemove --window "$wid" "$x" $((y - dy)); sleep 0.05; done
 xdotool mouseup 1
