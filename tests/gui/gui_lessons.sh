@@ -77,20 +77,26 @@ python3 "$here/probe.py" "$probe" wait quiz_solved true || fail "the right answe
 shot quiz-answered
 stop_app
 
+# type_half_into_wq: double-clicks W_q[2,1] (its position stays in x, y) and
+# types 0.5 into the value popup.
+type_half_into_wq() {
+  read -r x y < <(python3 "$here/probe.py" "$probe" cell W_q 2 1)
+  xdotool mousemove --window "$wid" "$x" "$y"
+  python3 "$here/probe.py" "$probe" wait hovered '{"stage": "W_q", "row": 2, "col": 1}' || fail "hovering W_q[2,1] did not register"
+  xdotool click --repeat 2 --delay 60 1
+  python3 "$here/probe.py" "$probe" wait typing '{"stage": "W_q", "row": 2, "col": 1}' 3 || fail "double-clicking W_q[2,1] did not open the value popup ($(state))"
+  settle 2
+  replace_text "0.5"
+  python3 "$here/probe.py" "$probe" wait modified true || fail "typing 0.5 into W_q[2,1] did not change the scenario"
+}
+
 # 4. A live "what if" during a quiz: the teacher types a new weight, and the
 #    answer follows the number now on screen, not the one the quiz began with.
 start_app --lesson attention-from-scratch --lesson-step 2
 python3 "$here/probe.py" "$probe" wait lesson_step 2 || fail "the lesson did not open at step 2"
 [ "$(get quiz)" != null ] || fail "attention-from-scratch step 2 asks no quiz"
 before=$(get quiz_truth)
-read -r x y < <(python3 "$here/probe.py" "$probe" cell W_q 2 1)
-xdotool mousemove --window "$wid" "$x" "$y"
-python3 "$here/probe.py" "$probe" wait hovered '{"stage": "W_q", "row": 2, "col": 1}' || fail "hovering W_q[2,1] did not register"
-xdotool click --repeat 2 --delay 60 1
-python3 "$here/probe.py" "$probe" wait typing '{"stage": "W_q", "row": 2, "col": 1}' 3 || fail "double-clicking W_q[2,1] did not open the value popup ($(state))"
-settle 2
-replace_text "0.5"
-python3 "$here/probe.py" "$probe" wait modified true || fail "typing 0.5 into W_q[2,1] did not change the scenario"
+type_half_into_wq
 settle 2
 after=$(get quiz_truth)
 python3 -c "import sys; sys.exit(abs(float('$after') - float('$before')) > 1e-6)" &&
@@ -113,14 +119,7 @@ xdotool key --clearmodifiers ctrl+t
 python3 "$here/probe.py" "$probe" wait snapshot true || fail "Ctrl+T took no snapshot on a slide"
 settle 3
 [ "$(get difference_heatmaps)" = 0 ] || fail "Δ heatmaps on the slide right after the snapshot, when nothing has changed"
-read -r x y < <(python3 "$here/probe.py" "$probe" cell W_q 2 1)
-xdotool mousemove --window "$wid" "$x" "$y"
-python3 "$here/probe.py" "$probe" wait hovered '{"stage": "W_q", "row": 2, "col": 1}' || fail "hovering W_q[2,1] on the compare slide did not register"
-xdotool click --repeat 2 --delay 60 1
-python3 "$here/probe.py" "$probe" wait typing '{"stage": "W_q", "row": 2, "col": 1}' 3 || fail "double-clicking W_q[2,1] did not open the value popup ($(state))"
-settle 2
-replace_text "0.5"
-python3 "$here/probe.py" "$probe" wait modified true || fail "typing 0.5 into W_q[2,1] did not change the scenario"
+type_half_into_wq
 python3 "$here/probe.py" "$probe" atleast difference_heatmaps 2 || fail "no Δ heatmaps of W_q and Q on the slide after the edit ($(state))"
 settle 2
 read -r x2 y2 < <(python3 "$here/probe.py" "$probe" cell W_q 2 1)

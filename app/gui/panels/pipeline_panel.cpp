@@ -131,12 +131,7 @@ void draw_pipeline_panel(AppState& state) {
       ImGui::TextDisabled("Δ %s: changing", describe_stage(s, id).symbol.c_str());
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("The difference heatmap appears when the drag ends.");
     } else if (d) {
-      state.difference_heatmaps.drawn(id);
-      HeatmapOptions diff_opt = opt;
-      diff_opt.difference = d;
-      diff_opt.difference_version = version;
-      diff_opt.reveal = -1;
-      if (const HeatmapEvents dev = apply_heatmap_edits(state, draw_heatmap(state, id, diff_opt)); dev.hovered) state.hovered = dev.hovered;
+      draw_difference_heatmap(state, id, opt, *d, version);
     }
     ImGui::EndGroup();
     if (scroll_here) {

@@ -98,12 +98,7 @@ void draw_difference(AppState& state, StageId id, const HeatmapOptions& value_op
     ImGui::TextDisabled("Δ %s: no change", symbol.c_str());
     return;
   }
-  state.difference_heatmaps.drawn(id);
-  HeatmapOptions opt = value_opt;
-  opt.difference = d;
-  opt.difference_version = version;
-  opt.reveal = -1;
-  if (const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, id, opt)); ev.hovered) state.hovered = ev.hovered;
+  draw_difference_heatmap(state, id, value_opt, *d, version);
 }
 
 SlideBox operator_box(const std::string& text) {

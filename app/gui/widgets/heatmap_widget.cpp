@@ -596,6 +596,16 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   return ev;
 }
 
+void draw_difference_heatmap(AppState& state, StageId id, const HeatmapOptions& value_opt, const StageDiff& d,
+                             std::uint64_t version) {
+  state.difference_heatmaps.drawn(id);
+  HeatmapOptions opt = value_opt;
+  opt.difference = &d;
+  opt.difference_version = version;
+  opt.reveal = -1;
+  if (const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, id, opt)); ev.hovered) state.hovered = ev.hovered;
+}
+
 HeatmapEvents apply_heatmap_edits(AppState& state, HeatmapEvents events) {
   for (const auto& r : events.edits) state.apply(r.edit, r.gesture);
   return events;

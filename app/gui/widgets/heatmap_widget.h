@@ -49,9 +49,16 @@ HeatmapEvents draw_heatmap(AppState& state, StageId stage, const HeatmapOptions&
 // document (so undo and the dirty tracking see them); returns the events.
 HeatmapEvents apply_heatmap_edits(AppState& state, HeatmapEvents events);
 
+// Compare: stage `id`'s change since the snapshot (`d`, of version
+// `version`), drawn like its value (`value_opt`) as a signed heatmap, and
+// counted among the difference heatmaps on screen. Sets state.hovered when a
+// cell of it is hovered.
+void draw_difference_heatmap(AppState& state, StageId id, const HeatmapOptions& value_opt, const StageDiff& d,
+                             std::uint64_t version);
+
 // The width of the row-label strip left of a heatmap's cells: room for a word
 // when the rows shown are named (tokens, or features once one has a name),
-// a narrow column for indices otherwise. Both grow with the font, so a
+// as wide as the widest index (or a bias row's one word) otherwise. Both grow with the font, so a
 // presenter's larger labels are not cut to two letters.
 float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed);
 
