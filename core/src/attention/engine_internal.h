@@ -4,6 +4,7 @@
 // scratch rows, and the progress/cancellation counter. Not a public header.
 
 #include "attention_lab/engine.h"
+#include "attention_lab/gemm.h"
 #include "attention_lab/softmax.h"
 
 #include <sys/mman.h>
@@ -62,6 +63,17 @@ inline float stagger(Index i) {
 }
 inline float drift_start(Index i) { return stagger(i) * (kDriftLimit / 2.0f); }
 inline std::uint8_t age_start(Index i) { return static_cast<std::uint8_t>(stagger(i) * (kOutAgeLimit / 2)); }
+
+// c = a·b (with `accumulate`, c += a·b) for blocks of row-major matrices:
+// the big products (projections, W_o, an edited head's change of the output)
+// go to the chosen GEMM backend (base/gemm.h), so OpenBLAS runs them when
+// installed.
+template <typename A, typename B, typename C>
+void block_product(const A& a, const B& b, C&& c, bool accumulate = false) {
+  gemm(static_cast<int>(c.rows()), static_cast<int>(c.cols()), static_cast<int>(a.cols()), a.data(),
+       static_cast<int>(a.outerStride()), b.data(), static_cast<int>(b.outerStride()), false, c.data(),
+       static_cast<int>(c.outerStride()), accumulate);
+}
 
 // T×T matrices read down their columns (scores) and R, streamed on every
 // edit, touch a new 4 KiB page every row: backed by 2 MiB pages where the

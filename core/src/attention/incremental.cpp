@@ -389,8 +389,8 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
   }
   bump_block(kind, block, false);
 
-  std::vector<Matrix> old_concat;
-  for (int h : heads) old_concat.push_back(concat_.middleCols(ix(h) * dv, dv));
+  std::vector<Matrix> concat_change;  // the old concat of each head, then its change
+  for (int h : heads) concat_change.push_back(concat_.middleCols(ix(h) * dv, dv));
   // the scores by a rank-one update per changed column when its rounding
   // stays small, else anew; the softmax and context of every row from them
   std::vector<int> anew, shifted;
@@ -406,9 +406,11 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
       bump(k, h, true);
   bump(StageKind::Concat, 0, false);
   if (s.use_w_o) {
+    // T × d_v × d_out per head: on the GEMM backend, added in place
     for (std::size_t t = 0; t < heads.size(); ++t) {
       const int h = heads[t];
-      output_.noalias() += (concat_.middleCols(ix(h) * dv, dv) - old_concat[t]) * s.W_o.middleRows(ix(h) * dv, dv);
+      concat_change[t] = concat_.middleCols(ix(h) * dv, dv) - concat_change[t];
+      block_product(concat_change[t], s.W_o.middleRows(ix(h) * dv, dv), output_, true);
     }
     for (Index i = 0; i < T; ++i)
       out_age_[uz(i)] = static_cast<std::uint8_t>(std::min<int>(out_age_[uz(i)] + static_cast<int>(heads.size()), 255));

@@ -16,20 +16,6 @@ using namespace engine_detail;
 
 // [SECTION] Kernels
 
-namespace {
-
-// c = a·b for blocks of row-major matrices: the big products (projections,
-// W_o) go to the chosen GEMM backend (base/gemm.h), so OpenBLAS runs them
-// when installed.
-template <typename A, typename B, typename C>
-void block_product(const A& a, const B& b, C&& c) {
-  gemm(static_cast<int>(c.rows()), static_cast<int>(c.cols()), static_cast<int>(a.cols()), a.data(),
-       static_cast<int>(a.outerStride()), b.data(), static_cast<int>(b.outerStride()), false, c.data(),
-       static_cast<int>(c.outerStride()));
-}
-
-}  // namespace
-
 // Q, K or V for one column block (head < 0: all of them; for K and V a block
 // is a K/V head), in chunks of rows so a cancel is noticed within a few
 // milliseconds; with RoPE, Q and K are computed unrotated and then turned.
@@ -136,12 +122,14 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   HeadState& hs = heads_[uz(h)];
   const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
   const Index i0 = bi * kBlock, rows = std::min(kBlock, T - i0), jn = extent(bi);
-  const auto Qh = Q_.middleCols(ix(h) * dk, dk);
-  const auto Kh = K_.middleCols(ix(kv(h)) * dk, dk);
   const auto Vh = V_.middleCols(ix(kv(h)) * dv, dv);
   if (with_scores && jn > 0) {
     // scores_i = Q_i · K_iᵀ: entry (r, c) is how well token r's query matches token c's key.
-    hs.S.block(i0, 0, rows, jn).noalias() = Qh.middleRows(i0, rows) * Kh.topRows(jn).transpose();
+    // (inside the heads' parallel loop: gemm runs it on this thread)
+    // (pointers, not Q_(i, c): with d_k = 0 there is no such element, and gemm reads none)
+    gemm(static_cast<int>(rows), static_cast<int>(jn), static_cast<int>(dk), Q_.data() + i0 * Q_.cols() + ix(h) * dk,
+         static_cast<int>(Q_.cols()), K_.data() + ix(kv(h)) * dk, static_cast<int>(K_.cols()), true, &hs.S(i0, 0),
+         static_cast<int>(hs.S.cols()));
     for (Index bj = 0; bj * kBlock < jn; ++bj) hs.valid[uz(bi * nbc_ + bj)] = 1;
     for (Index i = i0; i < i0 + rows; ++i)
       if (row_pins_[uz(ix(h) * T + i)] & kPinScores) apply_row_pins(StageKind::Scores, h, i);
@@ -170,7 +158,7 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   // context_i = weights_i · V_i = (Σ_j e^(masked_ij − m_i) V_j) / Z_i
   auto U = U_.block(i0, ix(h) * dv, rows, dv);
   if (jn > 0)
-    U.noalias() = E * Vh.topRows(jn);
+    block_product(E, Vh.topRows(jn), U);
   else
     U.setZero();
   for (Index r = 0; r < rows; ++r) {
