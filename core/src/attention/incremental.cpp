@@ -185,7 +185,21 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     }
     HeadState& hs = heads_[uz(h)];
     if (q) {
-      hs.S.row(r).noalias() = Q_.row(r).segment(ix(h) * dk, dk) * K_.middleCols(ix(kv(h)) * dk, dk).transpose();
+      // only the blocks computed so far (a causal row's prefix): the others
+      // are computed whole when shown, and reading all of K_h would double the work
+      const Index bi = r / kBlock, Tk = dims_.T_k;
+      const auto q_row = Q_.row(r).segment(ix(h) * dk, dk);
+      for (Index bj = 0; bj < nbc_;) {
+        if (!hs.valid[uz(bi * nbc_ + bj)]) {
+          ++bj;
+          continue;
+        }
+        Index end = bj + 1;  // a run of computed blocks: one product
+        while (end < nbc_ && hs.valid[uz(bi * nbc_ + end)]) ++end;
+        const Index j0 = bj * kBlock, cols = std::min(end * kBlock, Tk) - j0;
+        hs.S.row(r).segment(j0, cols).noalias() = q_row * K_.block(j0, ix(kv(h)) * dk, cols, dk).transpose();
+        bj = end;
+      }
       if (row_pins_[uz(ix(h) * T + r)] & kPinScores) apply_row_pins(StageKind::Scores, h, r);
     } else if (k && self) {
       hs.S(r, r) = Q_.row(r).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(kv(h)) * dk, dk));
