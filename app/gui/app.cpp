@@ -20,6 +20,7 @@
 #include <imgui_internal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -313,6 +314,11 @@ const BlockTrace* AppState::model_block() {
   b.rows_recomputed = b.trace->update(Matrix(out));
   b.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return b.trace.get();
+}
+
+void AppState::unless_unsaved_work(std::string verb, std::function<void(AppState&)> then) {
+  if (!has_unsaved_work()) return then(*this);
+  unsaved_question = UnsavedQuestion{std::move(verb), std::move(then)};
 }
 
 void AppState::open_document(Scenario scenario, std::string path) {
@@ -662,21 +668,19 @@ bool App::animating() const {
 }
 
 void App::request_close() {
-  if (state_.has_unsaved_work())
-    state_.confirm_quit = true;
-  else
-    state_.quit = true;
+  state_.unless_unsaved_work("quit", [](AppState& s) { s.quit = true; });
 }
 
 void App::drop_files(int count, const char** paths) {
   for (int i = 0; i < count; ++i) {
     const std::string p = paths[i];
-    if (p.size() > 5 && p.substr(p.size() - 5) == ".json") {
-      load_file_into(state_, p);
+    const std::string ext = std::filesystem::path(p).extension().string();
+    if (ext == ".json" || ext == ".safetensors") {
+      state_.unless_unsaved_work("open", [p](AppState& s) { load_file_into(s, p); });
       return;
     }
   }
-  if (count > 0) state_.error_popup = std::string("Drop a .json scenario file; got ") + paths[0];
+  if (count > 0) state_.error_popup = std::string("Drop a .json scenario or lesson file, or a .safetensors model; got ") + paths[0];
 }
 
 void App::on_key(int key, int mods) { key_presses_.push_back({key, mods}); }
@@ -767,7 +771,7 @@ void App::handle_shortcuts() {
         case GLFW_KEY_Z: shift ? state_.redo() : state_.undo(); break;
         case GLFW_KEY_Y: state_.redo(); break;
         case GLFW_KEY_S: shift ? action_save_as_dialog(state_) : action_save(state_); break;
-        case GLFW_KEY_O: shift ? action_open_model_dialog(state_) : action_open_dialog(state_); break;
+        case GLFW_KEY_O: state_.unless_unsaved_work("open", shift ? action_open_model_dialog : action_open_dialog); break;
         case GLFW_KEY_Q: request_close(); break;
         case GLFW_KEY_T: state_.take_snapshot(); break;
         case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: change_font_scale(Settings::kFontStep); break;
@@ -905,6 +909,7 @@ void App::frame() {
   // A drag whose heatmap is no longer drawn (a lesson step changed the view)
   // never sees its release: forget it once the button is up.
   if (state_.drag && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state_.drag.reset();
+  if (auto run = std::exchange(state_.next_frame, nullptr)) run(state_);
   state_.poll_job();
   state_.sync_quiz();  // after a job that changed the document, before anything checks an answer
   autosave_frame(state_);
@@ -1049,48 +1054,7 @@ void App::frame() {
     }
     ImGui::EndPopup();
   }
-  if (state_.confirm_quit) ImGui::OpenPopup("Unsaved changes");
-  if (ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
-    const bool modified = state_.doc->modified();
-    if (modified)
-      ImGui::TextUnformatted(state_.model.session ? ("Layer " + std::to_string(state_.model.session->layer()) +
-                                                     ", the focused one, has changes that are not saved.")
-                                                        .c_str()
-                                                  : "The scenario has changes that are not saved.");
-    if (!state_.model.kept_layers.empty()) {
-      // Kept per text and layer: say both, so the user can find them again.
-      std::string kept;
-      for (const auto& [key, doc] : state_.model.kept_layers)
-        kept += "\n  layer " + std::to_string(key.second) + " of the text \"" + key.first + "\"";
-      ImGui::TextUnformatted(("Edits kept from earlier, not saved" + std::string(modified ? " either" : "") + ":" +
-                              kept +
-                              "\nTo keep one, run its text, focus its layer (its edits come back) and use File > "
-                              "Save as...")
-                                 .c_str());
-    }
-    ImGui::PopTextWrapPos();
-    // Saving writes the focused document only: offered when it has changes.
-    const bool save = modified && ImGui::Button("Save and quit");
-    if (modified) state_.note_item("save and quit");
-    if (save) {
-      // With no file yet this opens Save as…, which quits once it has saved.
-      state_.quit_after_save = state_.file_path.empty();
-      action_save(state_);
-      state_.quit = !state_.doc->modified();
-      state_.confirm_quit = false;
-      ImGui::CloseCurrentPopup();
-    }
-    if (modified) ImGui::SameLine();
-    const bool drop = ImGui::Button("Quit without saving");
-    state_.note_item("quit without saving");
-    if (drop) state_.quit = true, state_.confirm_quit = false, ImGui::CloseCurrentPopup();
-    ImGui::SameLine();
-    if (ImGui::Button("Cancel") ||
-        (!ImGui::IsWindowAppearing() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)))
-      state_.confirm_quit = false, ImGui::CloseCurrentPopup();
-    ImGui::EndPopup();
-  }
+  draw_unsaved_question(state_);
   ImGui::End();
   // A notch no heatmap took (or one it took: the same notch counts once) keeps the wheel gesture going.
   if (ImGui::GetIO().MouseWheel != 0.0f) state_.wheel.wheel(WheelGesture::kPage, ImGui::GetTime());
@@ -1269,7 +1233,9 @@ void App::write_probe() const {
       << ", \"typing\": " << (state_.typing.open ? cell(state_.typing.cell) : std::string("null"))
       << ", \"snapshot\": " << (state_.compare.snapshot ? "true" : "false")
       << ", \"difference_heatmaps\": " << state_.difference_heatmaps.now.size()
-      << ", \"confirm_quit\": " << (state_.confirm_quit ? "true" : "false")
+      << ", \"confirm_quit\": " << (state_.unsaved_question && state_.unsaved_question->verb == "quit" ? "true" : "false")
+      << ", \"unsaved_question\": "
+      << (state_.unsaved_question ? json_text::quote(state_.unsaved_question->verb) : std::string("null"))
       << ", \"status\": " << json_text::quote(state_.status)
       << ", \"last_export\": {\"path\": " << json_text::quote(state_.last_export.path)
       << ", \"width\": " << state_.last_export.width << ", \"height\": " << state_.last_export.height << "}"

@@ -29,6 +29,7 @@
 #include "options.h"
 #include "settings.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -333,9 +334,21 @@ struct AppState {
   // Windows and messages
   bool show_help = false;
   bool show_about = false;
-  bool confirm_quit = false;
+  // Quitting, or opening something in place of unsaved work (a file, a
+  // model, a lesson; closing the model), asks first: "Save and open", "Open
+  // without saving", "Cancel". Nothing is dropped before the user says so.
+  struct UnsavedQuestion {
+    std::string verb;                    // "quit", "open", "close the model": the buttons' words
+    std::function<void(AppState&)> then;  // what waits: runs once the work is saved or given up
+  };
+  std::optional<UnsavedQuestion> unsaved_question;
+  // Runs `then` at once when nothing unsaved would be lost, else asks first.
+  void unless_unsaved_work(std::string verb, std::function<void(AppState&)> then);
   bool quit = false;
-  bool quit_after_save = false;  // "Save and quit" of a scenario with no file: quit once Save as… saved it
+  // "Save and …" of a scenario with no file yet: Save as… opens, and this
+  // runs once it has saved (next frame, after the dialog has closed).
+  std::function<void(AppState&)> after_save;
+  std::function<void(AppState&)> next_frame;
   std::string error_popup;   // a modal message (bad file…)
   std::string import_report; // what Import weights put where (a modal message until OK)
   std::string status;        // the status bar

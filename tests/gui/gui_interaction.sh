@@ -95,6 +95,35 @@ python3 "$here/probe.py" "$probe" wait confirm_quit true || fail "Ctrl+Q with un
 settle 2
 kill -0 $pid 2>/dev/null || fail "Ctrl+Q with unsaved changes quit without asking"
 shot unsaved-question && python3 "$here/png_check.py" 1280 800 "$out/unsaved-question.png" || fail "no screenshot of the unsaved-changes question"
+xdotool key Escape
+python3 "$here/probe.py" "$probe" wait confirm_quit false || fail "Esc did not close the quit question"
+
+# 6b. Opening another file over unsaved work asks the same question first
+#     (undo cannot bring the work back once another file replaces it):
+#     Cancel keeps everything, "without saving" goes on to the Open dialog,
+#     "Save and open" saves first.
+xdotool key --clearmodifiers ctrl+o
+python3 "$here/probe.py" "$probe" wait unsaved_question '"open"' || fail "Ctrl+O over unsaved changes did not ask ($(state))"
+[ "$(get file_dialog)" = false ] || fail "the Open dialog came up before the unsaved-changes question was answered"
+shot open-over-unsaved
+xdotool key Escape
+python3 "$here/probe.py" "$probe" wait unsaved_question null || fail "Esc did not close the question"
+[ "$(get modified)" = true ] || fail "cancelling the question dropped the unsaved changes"
+[ "$(get file_dialog)" = false ] || fail "cancelling the question opened the Open dialog anyway"
+xdotool key --clearmodifiers ctrl+o
+python3 "$here/probe.py" "$probe" wait unsaved_question '"open"' || fail "the second Ctrl+O did not ask"
+click_item "open without saving"
+python3 "$here/probe.py" "$probe" wait file_dialog true || fail "'Open without saving' did not go on to the Open dialog"
+xdotool key Escape
+python3 "$here/probe.py" "$probe" wait file_dialog false || fail "Esc did not close the Open dialog"
+[ "$(get modified)" = true ] || fail "cancelling the Open dialog dropped the unsaved changes"
+xdotool key --clearmodifiers ctrl+o
+python3 "$here/probe.py" "$probe" wait unsaved_question '"open"' || fail "the third Ctrl+O did not ask"
+click_item "save and open"
+python3 "$here/probe.py" "$probe" wait modified false || fail "'Save and open' did not save"
+python3 "$here/probe.py" "$probe" wait file_dialog true || fail "'Save and open' did not go on to the Open dialog"
+xdotool key Escape
+python3 "$here/probe.py" "$probe" wait file_dialog false || fail "Esc did not close the Open dialog after saving"
 stop_app
 # Start again on the saved file for the last check.
 start_app "$scenario"

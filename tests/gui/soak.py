@@ -146,7 +146,7 @@ class Soak:
                 self.samples.append((round(now - self.t0, 2), rss, frame, phase))
             self.last_sample = now
         # A dialog left open would swallow the random input: close it after a few actions.
-        open_ = p.get("popup") or p.get("file_dialog") or p.get("confirm_quit")
+        open_ = p.get("popup") or p.get("file_dialog") or p.get("confirm_quit") or p.get("unsaved_question")
         self.popup_streak = self.popup_streak + 1 if open_ else 0
         if self.popup_streak >= 4:
             self.key("Escape")

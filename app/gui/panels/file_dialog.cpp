@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 namespace attention_lab::gui {
 
@@ -99,7 +100,8 @@ std::string finish(AppState& state, const std::string& path) {
       state.settings.add_recent(path);
       state.settings.save();
       state.set_status("Saved " + path);
-      if (state.quit_after_save) state.quit = true;  // "Save and quit" of an unsaved scenario
+      // "Save and quit" (or open…) of a scenario with no file: after the dialog has closed
+      state.next_frame = std::exchange(state.after_save, nullptr);
       return {};
     }
     case FileDialogMode::ExportCsv: {
@@ -287,7 +289,7 @@ void draw_file_dialog(AppState& state) {
   ImGui::SameLine();
   if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
     fd.mode = FileDialogMode::Closed;
-    state.quit_after_save = false;  // cancelling the save of "Save and quit" keeps the app open
+    state.after_save = nullptr;  // cancelling the save of "Save and quit" keeps the app open (and the work)
     ImGui::CloseCurrentPopup();
   }
   ImGui::EndPopup();

@@ -7,6 +7,7 @@
 #include "slide_export.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include <imgui.h>
@@ -97,6 +98,12 @@ bool load_file_into(AppState& state, const std::string& path) {
     state.set_status("Busy: " + state.job->what());
     return false;
   }
+  // A checkpoint opens as a model (it is not a scenario: its JSON header
+  // would read as "invalid JSON" at the first byte).
+  if (std::filesystem::path(path).extension() == ".safetensors") {
+    state.open_model(ModelRequest{path, nullptr, nullptr, "", 0, nullptr});  // errors come as a popup when it is in
+    return true;
+  }
   // Big files (a real model's layer) load and compute on a worker thread.
   std::error_code ec;
   if (std::filesystem::file_size(path, ec) > kBackgroundLoadBytes && !ec) {
@@ -133,17 +140,18 @@ void draw_menu_bar(AppState& state) {
   const bool file_menu = ImGui::BeginMenu("File");
   state.note_item("menu File");  // where the menu's title is (the GUI tests open it with a click)
   if (file_menu) {
-    if (ImGui::MenuItem("Open…", "Ctrl+O")) action_open_dialog(state);
-    if (ImGui::MenuItem("Open model…", "Ctrl+Shift+O")) action_open_model_dialog(state);
+    if (ImGui::MenuItem("Open…", "Ctrl+O")) state.unless_unsaved_work("open", action_open_dialog);
+    if (ImGui::MenuItem("Open model…", "Ctrl+Shift+O")) state.unless_unsaved_work("open", action_open_model_dialog);
     state.note_item("Open model…");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("A Hugging Face model folder (config.json + model.safetensors), a .safetensors file,\n"
                         "or a model from the Hugging Face cache: GPT-2, minGPT/nanoGPT, Llama, Mistral, Qwen2, SmolLM");
-    if (ImGui::MenuItem("Close model", nullptr, false, state.model.open() && !state.busy())) {
-      const std::string name = model_display_name(state.model.path);
-      state.open_document(*make_preset(kDefaultPreset), "");  // leaves model mode
-      state.set_status("Closed " + name);
-    }
+    if (ImGui::MenuItem("Close model", nullptr, false, state.model.open() && !state.busy()))
+      state.unless_unsaved_work("close the model", [](AppState& s) {
+        const std::string name = model_display_name(s.model.path);
+        s.open_document(*make_preset(kDefaultPreset), "");  // leaves model mode
+        s.set_status("Closed " + name);
+      });
     state.note_item("Close model");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Back to the default scenario (the edits of the focused layer and of layers kept aside are dropped)");
@@ -159,7 +167,7 @@ void draw_menu_bar(AppState& state) {
     if (ImGui::BeginMenu("Open recent", !state.settings.recent_files.empty())) {
       for (const auto& f : state.settings.recent_files)
         if (ImGui::MenuItem(f.c_str())) {
-          load_file_into(state, f);
+          state.unless_unsaved_work("open", [f](AppState& s) { load_file_into(s, f); });
           break;
         }
       ImGui::EndMenu();
@@ -168,7 +176,7 @@ void draw_menu_bar(AppState& state) {
       for (const auto& file : lesson_files(lessons_dir())) {
         const std::string name = file.stem().string();
         if (ImGui::MenuItem(name.c_str())) {
-          load_file_into(state, file.string());
+          state.unless_unsaved_work("open", [path = file.string()](AppState& s) { load_file_into(s, path); });
           break;
         }
       }
@@ -187,7 +195,7 @@ void draw_menu_bar(AppState& state) {
     if (ImGui::MenuItem("Export selected matrix as CSV…", nullptr, false, state.selected.has_value()))
       action_export_csv_dialog(state, state.selected->stage);
     ImGui::Separator();
-    if (ImGui::MenuItem("Quit", "Ctrl+Q")) state.confirm_quit = state.has_unsaved_work(), state.quit = !state.has_unsaved_work();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) state.unless_unsaved_work("quit", [](AppState& s) { s.quit = true; });
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Edit")) {

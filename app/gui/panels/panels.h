@@ -42,6 +42,8 @@ bool draw_step_through_slide(AppState& state);
 void draw_pointer_spotlight(AppState& state);
 void draw_quiz_section(AppState& state);
 void draw_file_dialog(AppState& state);
+// "Unsaved changes": Save and …, … without saving, Cancel (AppState::unless_unsaved_work).
+void draw_unsaved_question(AppState& state);
 void draw_help_windows(AppState& state);
 void draw_typing_popup(AppState& state);
 // The view chosen by the centre's tabs (pipeline, head view, …); exports draw it too.
