@@ -83,8 +83,12 @@ TEST(QuizCheck, AWrongAnswerSaysWhichWayAndWhatCountsButNotTheValue) {
   EXPECT_FALSE(c.correct);
   EXPECT_NEAR(c.allowed, 0.028012, 1e-12);
   EXPECT_EQ(c.message,
-            "Not right: 2.7 is too low for scores[0][3][2] (within 0.02801 counts as right). Try again, or ask for a hint.");
+            "Not right: 2.7 is too low for scores[0][3][2] (within 1 % counts as right). Try again, or ask for a hint.");
   EXPECT_EQ(c.message.find("2.801"), std::string::npos);  // the solution waits for "Show answer"
+  // nor through the allowed error: 0.02801 would be 1 % of 2.801
+  EXPECT_EQ(c.message.find("0.028"), std::string::npos);
+  EXPECT_NE(check_answer(Question{q.cell, 0.42, 0.01, {}, {}}, "0.3").message.find("within ±0.01 counts"),
+            std::string::npos);  // at most 1: an absolute tolerance, which tells nothing of the value
   EXPECT_NE(check_answer(q, "3").message.find("too high"), std::string::npos);
 }
 
@@ -96,7 +100,7 @@ TEST(QuizCheck, TheValueAsANarrowCellRoundsItAsksForMoreDigitsAndCountsNothing) 
   EXPECT_FALSE(c.correct);
   EXPECT_TRUE(c.too_coarse);
   EXPECT_EQ(c.message,
-            "Close: -0.1 is C[7,9] rounded to 1 decimal. Give more digits (within 0.01 counts as right; hovering a "
+            "Close: -0.1 is C[7,9] rounded to 1 decimal. Give more digits (within ±0.01 counts as right; hovering a "
             "cell shows all of its digits).");
   EXPECT_TRUE(check_answer(q, "−0,13").correct);    // more digits: right
   EXPECT_FALSE(check_answer(q, "-0.2").too_coarse);  // another number at that rounding: wrong

@@ -176,6 +176,14 @@ int decimals_typed(std::string_view text) {
 }
 
 namespace {
+// What counts as right, in words that do not give the value away: the
+// allowed error of a value above 1 is a share of it ("within 0.2367" of a
+// 5 % tolerance is 4.733), so it is said as that share.
+std::string tolerance_words(double truth, double tolerance) {
+  if (std::fabs(truth) <= 1.0) return "within ±" + short_number(tolerance);
+  return "within " + short_number(100.0 * tolerance) + " %";
+}
+
 // Whether `answer` is `truth` rounded to the `decimals` typed: at most half a
 // unit of the last typed digit away (with room for the binary rounding of both).
 bool rounded_truth(double answer, double truth, int decimals) {
@@ -206,11 +214,11 @@ AnswerCheck check_answer(const Question& q, std::string_view text) {
     out.message = "Right: " + cell + " is " + truth + " (you said " + said + ").";
   else if (out.too_coarse)
     out.message = "Close: " + said + " is " + cell + " rounded to " + std::to_string(decimals) +
-                  (decimals == 1 ? " decimal" : " decimals") + ". Give more digits (within " +
-                  short_number(out.allowed) + " counts as right; hovering a cell shows all of its digits).";
+                  (decimals == 1 ? " decimal" : " decimals") + ". Give more digits (" +
+                  tolerance_words(q.truth, q.tolerance) + " counts as right; hovering a cell shows all of its digits).";
   else  // no true value: the learner may try again
     out.message = "Not right: " + said + " is too " + (out.error > 0 ? "high" : "low") + " for " + cell +
-                  " (within " + short_number(out.allowed) + " counts as right). Try again, or ask for a hint.";
+                  " (" + tolerance_words(q.truth, q.tolerance) + " counts as right). Try again, or ask for a hint.";
   return out;
 }
 
