@@ -1008,6 +1008,10 @@ void App::frame() {
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("inspector", ImVec2(0, body_h), true);
+  {
+    const ImRect inner = ImGui::GetCurrentWindow()->InnerRect;
+    state_.inspector_rect = Rect{inner.Min.x, inner.Min.y, inner.Max.x, inner.Max.y};
+  }
   draw_inspector_panel(state_);
   ImGui::EndChild();
   ImGui::BeginChild("steps", ImVec2(0, 0), true);
@@ -1223,6 +1227,7 @@ void App::write_probe() const {
       << ", \"quiz_revealed\": " << (state_.quiz.round && state_.quiz.round->revealed ? "true" : "false")
       << ", \"quiz_message\": " << json_text::quote(state_.quiz.message)
       << ", \"quiz_answer_box\": " << rect(state_.quiz.answer_box) << ", \"quiz_hint_button\": " << rect(state_.quiz.hint_button)
+      << ", \"inspector_area\": " << rect(state_.inspector_rect)
       << ", \"quiz_show_button\": " << rect(state_.quiz.show_button)
       << ", \"blank\": " << (state_.blank ? "true" : "false") << ", \"softmax_row\": " << state_.softmax.row
       << ", \"centre_view\": " << static_cast<int>(state_.centre)

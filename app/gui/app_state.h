@@ -159,6 +159,7 @@ struct QuizState {
   std::optional<QuizRound> round;
   char answer[64] = {};
   std::string message;          // what the last check said (right, not right, not a number)
+  std::string message_in_view;  // the message the panel last scrolled to (a new one is brought into view)
   bool hint = false;            // the learner asked for the hint: its cells light up
   bool focus_answer = false;    // Q was pressed: the answer box takes the keyboard
   bool answer_focused = false;  // the answer box had the keyboard this frame (for the probe)
@@ -315,6 +316,7 @@ struct AppState {
   bool select_centre_tab = false;  // make the tab bar show `centre` on the next frame
   SlideState slide;
   Rect centre_rect;                // the visible centre view this frame, in screen pixels (for the probe)
+  Rect inspector_rect;  // what the inspector panel shows of itself (for the probe: is the quiz's Hint in view?)
   float centre_overflow_x = 0;  // how far the centre view scrolls sideways (0: its content fits its width)
   bool pointer_spotlight = true;   // L: the ring around the pointer in presenter mode
   bool pointer_moved = false;      // no ring until the mouse moves (a screenshot has no pointer)

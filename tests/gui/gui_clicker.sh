@@ -238,5 +238,31 @@ for view in heads softmax sqrt-dk; do
   stop_app
 done
 
+# 6. A wrong answer on a 1280×720 projector: the verdict and the Hint button
+#    under it are in view (the short inspector left them below its edge), and
+#    the tolerance it states does not give the value away (5 % of a score
+#    above 1, not its absolute size).
+app_size=1280x720 start_app --lesson cross-attention --lesson-step 4 --presenter
+wait_for quiz '"scores[0][1][2]"' || fail "cross-attention step 4 does not ask for scores[0][1][2]"
+xdotool key q
+wait_for quiz_focused true || fail "Q did not give the answer box the keyboard"
+xdotool type --delay 30 "3"
+wait_for quiz_answer '"3"' || fail "typing 3 did not land in the answer box"
+xdotool key Return
+wait_for quiz_asked 1 || fail "Enter did not check the answer"
+settle 3
+python3 - "$probe" <<'PY' || { shot quiz-720-hint; fail "after a wrong answer at 1280x720 the Hint button is out of view or the message gives the value ($(get quiz_message))"; }
+import json, sys
+p = json.load(open(sys.argv[1]))
+hint, area = p["quiz_hint_button"], p["inspector_area"]
+assert hint[3] > hint[1], "no Hint button drawn"
+assert area[1] - 1 <= hint[1] and hint[3] <= area[3] + 1, f"Hint {hint} outside the inspector's view {area}"
+truth, message = p["quiz_truth"], p["quiz_message"]
+assert "within 5 %" in message, message
+allowed = 0.05 * abs(truth)
+assert ("%.4g" % allowed) not in message and ("%.3g" % allowed) not in message, message
+PY
+stop_app
+
 [ "$fails" -eq 0 ] && echo "all clicker checks passed"
 exit $((fails > 0))

@@ -95,8 +95,12 @@ void draw_quiz_section(AppState& state) {
       ImGui::SetTooltip("Hide a cell of what is shown and ask for its value (a random one each time;\n"
                         "never an input, a −∞, or a copy of a number printed elsewhere)");
     if (q.tally.asked > 0) {
-      ImGui::SameLine();
-      ImGui::TextDisabled("%s", q.tally.text().c_str());
+      // beside the button when it fits, else under it: never cut at the panel's edge
+      const std::string tally = q.tally.text();
+      same_line_if_fits(ImGui::CalcTextSize(tally.c_str()).x);
+      push_wrap_at_visible_edge();
+      ImGui::TextDisabled("%s", tally.c_str());
+      ImGui::PopTextWrapPos();
     }
     return;
   }
@@ -133,6 +137,12 @@ void draw_quiz_section(AppState& state) {
       flow_text("= " + d.hint);
       ImGui::PopTextWrapPos();
     }
+    // A new verdict and the Hint button under it, in view (a short panel,
+    // 720p presenter mode, left them below its edge)
+    if (q.message != q.message_in_view) {
+      if (!q.message.empty()) ImGui::SetScrollHereY(1.0f);
+      q.message_in_view = q.message;
+    }
   } else {
     if (round.solved)
       flow_text(q.message, gfx::Accent::Status);
@@ -145,7 +155,9 @@ void draw_quiz_section(AppState& state) {
     ImGui::SameLine();
     if (ImGui::Button("Stop")) q.round.reset();
   }
+  push_wrap_at_visible_edge();
   ImGui::TextDisabled("%s", q.tally.text().c_str());
+  ImGui::PopTextWrapPos();
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Questions answered right at the first try, out of those answered or shown.\n"
                       "A retry after a wrong answer teaches but does not change the count.");
