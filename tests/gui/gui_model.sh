@@ -138,9 +138,26 @@ shot model-bad-word
 xdotool key Escape
 python3 "$here/probe.py" "$probe" wait popup false || fail "Escape did not close the error"
 
-# 7. File ▸ Open model… (Ctrl+Shift+O) lists the cache; a click opens that model.
+# 6b. The sizes are the model's: the controls are disabled (a click on T's
+#     field does not give it the keyboard, and its "+" changes nothing).
+rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['T (tokens)'])" "$probe") ||
+  fail "the probe does not list the T (tokens) control"
+read -r x0 y0 x1 y1 <<<"$rect"
+xdotool mousemove --window "$wid" $((x0 + 15)) $(((y0 + y1) / 2)) click 1
+settle 3
+[ "$(get text_input)" = false ] || fail "T's field took the keyboard in model mode"
+# the "+" button: the last square of the 110 px the field and its buttons take
+xdotool mousemove --window "$wid" $((x0 + 110 - (y1 - y0) / 2)) $(((y0 + y1) / 2)) click 1
+settle 3
+[ "$(get T)" = 3 ] || fail "T's + changed the model's layer to T = $(get T)"
+model_check 'm["T"] == 3 and len(m["predictions"]) > 0' || fail "a click on the sizes cut the layer off the model: $(model)"
+xdotool mousemove --window "$wid" 5 400
+
+# 7. File ▸ Open model… (Ctrl+Shift+O) lists the cache; a click opens that
+#    model. (Layer 0's pin was undone: nothing unsaved, so no question first.)
 xdotool key --clearmodifiers ctrl+shift+o
 python3 "$here/probe.py" "$probe" wait file_dialog true || fail "Ctrl+Shift+O did not open the model dialog"
+[ "$(get unsaved_question)" = null ] || fail "Ctrl+Shift+O asked about unsaved work when there is none"
 settle 3
 click_item "cached test-org/tiny-llama"
 model_check 'm["layers"] == 2 and m["layer"] == 0 and m["T"] == 6 and len(m["predictions"]) > 0' ||

@@ -20,7 +20,10 @@ void dimension_input(AppState& state, const char* label, Dimension which, int va
   // Enter or the ± buttons apply; typing alone does not resize on every keystroke.
   if (ImGui::InputInt(label, &v, 1, 4, ImGuiInputTextFlags_EnterReturnsTrue) && v != value)
     state.apply(SetDimension{which, std::clamp(v, 1, max)});
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (1 to %d)", tip, max);
+  state.note_item(label);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(state.model.open() ? "%s\nFixed by the model at %d (File > Close model to change the sizes)" : "%s (1 to %d)",
+                      tip, state.model.open() ? value : max);
 }
 
 void toggle(AppState& state, const char* label, Toggle which, bool value, const char* tip) {
@@ -108,6 +111,10 @@ void draw_controls_panel(AppState& state) {
 
   ImGui::Separator();
   ImGui::TextDisabled("Sizes");
+  // A model's layer has the model's sizes: a changed one would cut the layer
+  // off from the rest of the network (no predictions until undone), and a
+  // button moving under the pointer made that easy to do by accident.
+  ImGui::BeginDisabled(state.model.open());
   using namespace limits;
   dimension_input(state, "T (tokens)", Dimension::T, d.T, kMaxTokens, "Number of tokens: rows of X");
   dimension_input(state, "d_model", Dimension::d_model, d.d_model, kMaxModelDim, "Width of each token's embedding");
@@ -127,6 +134,7 @@ void draw_controls_panel(AppState& state) {
     dimension_input(state, "d_kv", Dimension::d_kv, d.d_kv, kMaxModelDim,
                     "Cross-attention: width of X_kv's rows, and rows of W_k and W_v");
   }
+  ImGui::EndDisabled();
 
   ImGui::Separator();
   draw_words_section(state);

@@ -276,8 +276,13 @@ void draw_model_view(AppState& state) {
                       "An edited layer left for another is kept, and its edits come back with it;\n"
                       "the layers before it never rerun.");
   if (state.doc->modified()) {
-    ImGui::SameLine();
-    text_colored(gfx::Accent::Warning, "(layer %d has edits: kept if you switch, back when you return)", s.layer());
+    // beside the slider when it fits, else under it, wrapped at the view's edge (never cut)
+    char note[96];
+    std::snprintf(note, sizeof note, "(layer %d has edits: kept if you switch, back when you return)", s.layer());
+    same_line_if_fits(ImGui::CalcTextSize(note).x);
+    push_wrap_at_visible_edge();
+    text_colored(gfx::Accent::Warning, "%s", note);
+    ImGui::PopTextWrapPos();
   }
 
   ImGui::Spacing();
