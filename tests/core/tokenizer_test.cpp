@@ -188,6 +188,11 @@ TEST(Tokenizer, Gpt2LabelsTokenTextAndSpecialTextAsPlainText) {
   EXPECT_EQ(t->decode({kGpt2Vocab + 1}), "\xEF\xBF\xBD");
   // Ids are still read as ids.
   EXPECT_EQ(t->parse_ids("15496, 995").ids, (std::vector<int>{15496, 995}));
+  // an empty item between commas is a slip, refused (not dropped); positions count from 1
+  EXPECT_EQ(t->parse_ids("2,1,,0").error, "item 3 of 4 is empty: expected a token id between the commas");
+  EXPECT_TRUE(t->parse_ids("2,1,,0").ids.empty());
+  EXPECT_EQ(t->parse_ids("2,1,").error, "item 3 of 3 is empty: expected a token id between the commas");
+  EXPECT_EQ(t->parse_ids("2, x").error, "id 2 of 2 'x': expected a token id from 0 to " + std::to_string(kGpt2Vocab - 1));
   EXPECT_EQ(t->encode("").error, "expected at least one token, found none");
 }
 

@@ -4,6 +4,7 @@
 #include "io/json_document.h"
 #include "transformer/bpe.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace attention_lab {
@@ -177,7 +178,8 @@ Encoded Tokenizer::encode(const std::string& text) const {
     const long long id = parse_id(words[w]);
     if (id < 0 || id >= vocab_size_) {
       out.ids.clear();
-      out.error = "word " + std::to_string(w) + " '" + excerpt(words[w], 40) + "': expected " +
+      out.error = "word " + std::to_string(w + 1) + " of " + std::to_string(words.size()) + " '" +
+                  excerpt(words[w], 40) + "': expected " +
                   (has_vocabulary() ? "a vocabulary string or " : std::string()) + "a token id from 0 to " +
                   std::to_string(vocab_size_ - 1) + " (this model has no BPE tokenizer: words are separated by spaces)";
       return out;
@@ -190,13 +192,28 @@ Encoded Tokenizer::encode(const std::string& text) const {
 
 Encoded Tokenizer::parse_ids(const std::string& text) const {
   Encoded out;
+  // "2,1,,0" is a slip of the finger, not three ids: every item between
+  // commas must hold one (spaces alone separate ids too).
+  if (text.find(',') != std::string::npos) {
+    const auto items = static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) + 1;
+    std::size_t start = 0;
+    for (std::size_t item = 1; item <= items; ++item) {
+      const std::size_t comma = std::min(text.find(',', start), text.size());
+      if (split_words(text.substr(start, comma - start), false).empty()) {
+        out.error = "item " + std::to_string(item) + " of " + std::to_string(items) +
+                    " is empty: expected a token id between the commas";
+        return out;
+      }
+      start = comma + 1;
+    }
+  }
   const std::vector<std::string> words = split_words(text, true);
   for (std::size_t w = 0; w < words.size(); ++w) {
     const long long id = parse_id(words[w]);
     if (id < 0 || id >= vocab_size_) {
       out.ids.clear();
-      out.error = "id " + std::to_string(w) + " '" + excerpt(words[w], 40) + "': expected a token id from 0 to " +
-                  std::to_string(vocab_size_ - 1);
+      out.error = "id " + std::to_string(w + 1) + " of " + std::to_string(words.size()) + " '" +
+                  excerpt(words[w], 40) + "': expected a token id from 0 to " + std::to_string(vocab_size_ - 1);
       return out;
     }
     out.ids.push_back(static_cast<int>(id));
