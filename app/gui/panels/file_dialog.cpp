@@ -205,7 +205,20 @@ void draw_file_dialog(AppState& state) {
   // Room under the list for the scale (PNG), the name, the buttons and the whole error message.
   const float wrap_w = ImGui::GetContentRegionAvail().x;
   const float error_h = fd.error.empty() ? 0.0f : ImGui::CalcTextSize(fd.error.c_str(), nullptr, false, wrap_w).y;
-  ImGui::BeginChild("entries", ImVec2(0, -(ImGui::GetFrameHeightWithSpacing() * (png ? 5.0f : 3.0f) + error_h)), true);
+  // What a model's layer saves as: an ordinary scenario of this layer (its
+  // input the normed residual stream), not the model or its other layers.
+  const std::string layer_note =
+      fd.mode == FileDialogMode::SaveAs && state.model.session
+          ? "Saves layer " + std::to_string(state.model.session->layer()) +
+                "'s attention, with its edits, as a scenario file: its input is the normed residual stream of this "
+                "text. The model, the text and edits kept on other layers are not part of it; opening it later "
+                "shows this layer on its own, without predictions."
+          : std::string();
+  const float note_h = layer_note.empty() ? 0.0f
+                                          : ImGui::CalcTextSize(layer_note.c_str(), nullptr, false, wrap_w).y +
+                                                ImGui::GetStyle().ItemSpacing.y;
+  ImGui::BeginChild("entries",
+                    ImVec2(0, -(ImGui::GetFrameHeightWithSpacing() * (png ? 5.0f : 3.0f) + error_h + note_h)), true);
   std::error_code ec;
   std::vector<fs::directory_entry> entries;
   for (auto it = fs::directory_iterator(fd.directory, fs::directory_options::skip_permission_denied, ec);
@@ -260,6 +273,11 @@ void draw_file_dialog(AppState& state) {
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("%d pixels for each pixel on screen, with title, labels and colour bar", k);
     }
+  }
+  if (!layer_note.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", layer_note.c_str());
+    ImGui::PopTextWrapPos();
   }
   ImGui::SetNextItemWidth(-1);
   // Type a name at once, Enter opens or saves; after a failed Enter, correct it at once.
