@@ -793,6 +793,10 @@ void App::handle_shortcuts() {
       state_.quiz.hint = true;
       continue;
     }
+    if (state_.lesson.lesson && k.key == GLFW_KEY_N) {
+      state_.lesson.text_folded = !state_.lesson.text_folded;  // the slide gets the text's room
+      continue;
+    }
     if (state_.lesson.lesson) {
       // Presentation clickers send PageDown/PageUp; arrows work as well, and
       // Space / Shift+Space and Backspace as in slide software (the
@@ -1275,6 +1279,7 @@ void App::write_probe() const {
   const Rect& c = state_.centre_rect;
   out << ", \"centre\": [" << c.x0 << ", " << c.y0 << ", " << c.x1 << ", " << c.y1 << "]"
       << ", \"lesson_text_clipped\": " << (state_.lesson.lesson && state_.lesson.text_clipped ? "true" : "false")
+      << ", \"lesson_text_folded\": " << (state_.lesson.lesson && state_.lesson.text_folded ? "true" : "false")
       << ", \"lesson_steps\": " << (state_.lesson.lesson ? state_.lesson.lesson->steps.size() : 0u)
       << ", \"slide\": " << (showing_slide(state_) ? "true" : "false") << ", \"slide_cell\": " << state_.slide_cell
       << ", \"lesson_show\": [";

@@ -177,6 +177,7 @@ struct LessonState {
   std::string path;
   int step = 0;
   bool whole_pipeline = false;  // P: explore the scrolling pipeline instead of the step's slide
+  bool text_folded = false;     // N: the step's text folded to its title, so the slide gets the room (a small projector)
   bool text_clipped = false;    // the step's text did not fit its panel this frame (for the probe)
   float measured_text_h = 0.0f; // the panel's content height last frame (it sizes the panel)
 };

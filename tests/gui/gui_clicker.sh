@@ -264,5 +264,27 @@ assert ("%.4g" % allowed) not in message and ("%.3g" % allowed) not in message, 
 PY
 stop_app
 
+# 7. On a 1280×720 projector a step's text leaves its slide 8 px cells; N
+#    folds the text to its title and the cells grow (numbers readable); N
+#    brings the text back, and the cells shrink again.
+app_size=1280x720 start_app --lesson positions --lesson-step 6 --presenter
+wait_for lesson_step 6 || fail "positions did not open at step 6"
+settle 3
+before=$(get slide_cell)
+xdotool key n
+wait_for lesson_text_folded true || fail "N did not fold the lesson's text"
+settle 5
+folded=$(get slide_cell)
+python3 -c "import sys; sys.exit(0 if float('$folded') >= 1.8 * float('$before') else 1)" ||
+  fail "folding the text grew the slide's cells from $before px to only $folded px"
+shot lesson-text-folded
+xdotool key n
+wait_for lesson_text_folded false || fail "N again did not bring the text back"
+settle 5
+again=$(get slide_cell)
+python3 -c "import sys; sys.exit(0 if abs(float('$again') - float('$before')) < 1 else 1)" ||
+  fail "with the text back the cells are $again px, expected $before as before"
+stop_app
+
 [ "$fails" -eq 0 ] && echo "all clicker checks passed"
 exit $((fails > 0))

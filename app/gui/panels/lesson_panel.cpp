@@ -12,11 +12,13 @@ const LessonStep& current(const LessonState& ls) {
 }
 
 const char* view_button_label(const LessonState& ls) { return ls.whole_pipeline ? "Slide" : "Whole pipeline"; }
+const char* fold_button_label(const LessonState& ls) { return ls.text_folded ? "Show text" : "Hide text"; }
 
 // Width of the buttons at the right end of the header row.
 float header_buttons_width(const LessonState& ls, const LessonStep& step) {
   const ImGuiStyle& style = ImGui::GetStyle();
   float w = ImGui::CalcTextSize("Close lesson").x + style.FramePadding.x * 2;
+  w += ImGui::CalcTextSize(fold_button_label(ls)).x + style.FramePadding.x * 2 + style.ItemSpacing.x;
   if (!step.show.empty()) w += ImGui::CalcTextSize(view_button_label(ls)).x + style.FramePadding.x * 2 + style.ItemSpacing.x;
   return w;
 }
@@ -49,12 +51,15 @@ float lesson_panel_height(const AppState& state, float width) {
   };
   float h = 2 * style.WindowPadding.y + ImGui::GetFrameHeight() + style.ItemSpacing.y;
   if (!title_on_header(ls, step, inner_w)) h += wrapped(step.title);
-  if (!step.formula.empty()) h += wrapped(step.formula);
-  h += wrapped(step.text);
-  if (!step.try_prompt.empty()) h += wrapped("Try this: " + step.try_prompt);
+  if (!ls.text_folded) {
+    if (!step.formula.empty()) h += wrapped(step.formula);
+    h += wrapped(step.text);
+    if (!step.try_prompt.empty()) h += wrapped("Try this: " + step.try_prompt);
+  }
   h -= style.ItemSpacing.y;  // none after the last line
-  // What the panel measured last frame (it may hold more than this estimate knows of).
-  return std::max(h, ls.measured_text_h);
+  // What the panel measured last frame (it may hold more than this estimate
+  // knows of; not when the text was just folded away).
+  return ls.text_folded ? h : std::max(h, ls.measured_text_h);
 }
 
 void draw_lesson_panel(AppState& state) {
@@ -96,6 +101,13 @@ void draw_lesson_panel(AppState& state) {
                                           : "Explore the whole pipeline, scrolling freely (P); press again for the slide");
     ImGui::SameLine();
   }
+  if (ImGui::SmallButton(fold_button_label(ls))) ls.text_folded = !ls.text_folded;
+  state.note_item("lesson fold text");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(ls.text_folded ? "Show the step's text again (N)"
+                                     : "Fold the step's text away, so the slide gets the room: on a small projector\n"
+                                       "its numbers grow big enough to read (N)");
+  ImGui::SameLine();
   if (ImGui::SmallButton("Close lesson")) {
     ls = LessonState{};
     state.set_status("Lesson closed; the scenario stays as it is");
@@ -103,9 +115,11 @@ void draw_lesson_panel(AppState& state) {
   }
   ImGui::PushTextWrapPos(0.0f);
   if (!title_here) text_colored(gfx::Accent::Highlight, "%s", step.title.c_str());
-  if (!step.formula.empty()) text_colored(gfx::Accent::Highlight, "%s", step.formula.c_str());
-  ImGui::TextUnformatted(step.text.c_str());
-  if (!step.try_prompt.empty()) text_colored(gfx::Accent::Status, "Try this: %s", step.try_prompt.c_str());
+  if (!ls.text_folded) {
+    if (!step.formula.empty()) text_colored(gfx::Accent::Highlight, "%s", step.formula.c_str());
+    ImGui::TextUnformatted(step.text.c_str());
+    if (!step.try_prompt.empty()) text_colored(gfx::Accent::Status, "Try this: %s", step.try_prompt.c_str());
+  }
   ImGui::PopTextWrapPos();
   // Everything drawn must be inside the panel; the frame sizes it from this.
   const float bottom = ImGui::GetItemRectMax().y;

@@ -348,7 +348,17 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const Scenario& sc = doc.scenario();
   const float value_size = ImGui::GetFontSize() * 0.78f;  // smaller than labels, so "−0.31" fits a 34 px cell
   std::vector<Rect> hidden_copies;  // cells printing the quiz's answer (output = concat = context without W_o)
-  if (opt.dim >= 1.0f && px_per_cell >= value_size + 6.0f) {
+  // In presenter mode the font is large for the room, and a 1280×720
+  // projector's slides have cells under a line of it: numbers then go in at
+  // down to half the font (never under 10 px, nor smaller anywhere on a
+  // projector) rather than not at all, in cells with room for "0.0" at that size.
+  float value_room = value_size, presenter_least = 0.0f;
+  if (state.presenter) {
+    presenter_least = std::min(value_size, std::max(10.0f, ImGui::GetFontSize() * 0.5f));
+    value_room = std::min(value_size, std::max(presenter_least, ImGui::GetFont()->CalcTextSizeA(
+                                                                    presenter_least, FLT_MAX, 0.0f, "0.0").x));
+  }
+  if (opt.dim >= 1.0f && px_per_cell >= value_room + 6.0f) {
     // The cells on screen (a few hundred at most: values appear only on big cells).
     struct ShownValue {
       Rect rect;
@@ -379,9 +389,10 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     // cells and they read "…". A value that fits neither way (−123.45,
     // 1.2e+05) shows "…"; hovering it gives the number.
     const float smallest = ImGui::GetFontSize() * 0.6f;
-    const float smallest_one_decimal = std::min(smallest, std::max(9.0f, ImGui::GetFontSize() * 0.45f));
+    const float smallest_one_decimal =
+        std::max(presenter_least, std::min(smallest, std::max(9.0f, ImGui::GetFontSize() * 0.45f)));
     const auto size_for = [&](int digits) {  // the largest size up to value_size at which all fit
-      float size = value_size;
+      float size = std::min(value_size, px_per_cell - 6.0f);  // (and as tall as the cell has room for)
       for (const ShownValue& s : shown)
         if (const float w = width_at(text_of(s.v, digits), value_size); w > 0.0f)
           size = std::min(size, value_size * (s.rect.width() - 3) / w);
