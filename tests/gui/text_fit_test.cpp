@@ -84,7 +84,7 @@ TEST(Utf8Prefix, BacksUpToTheStartOfACodePoint) {
 
 TEST(FormulaTokens, OperatorsGoWithTheTermAfterThem) {
   const auto t = formula_tokens("0.12×0.40 + (−0.31)×0.05 + … (8 terms) = 0.52");
-  const std::vector<std::string> expected = {"0.12×0.40", "+ (−0.31)×0.05", "+ …", "(8", "terms)", "= 0.52"};
+  const std::vector<std::string> expected = {"0.12×0.40", "+ (−0.31)×0.05", "+ …", "(8 terms)", "= 0.52"};
   EXPECT_EQ(t, expected);
 }
 
@@ -98,6 +98,21 @@ TEST(FormulaTokens, ANumberOrAnIndexIsNeverSplit) {
   const auto t = formula_tokens("1.80×1.51 + 0.25×3.00 = 3.47 ; + 0.1");
   const std::vector<std::string> expected = {"1.80×1.51", "+ 0.25×3.00", "= 3.47", "; + 0.1"};
   EXPECT_EQ(t, expected);
+}
+
+TEST(FormulaTokens, AShortGroupInParenthesesStaysWhole) {
+  // The softmax's exponent: broken inside, "Σⱼ e^(Ŝ₅ⱼ" and "− 0.041)" read as two formulas.
+  const auto t = formula_tokens("Σⱼ e^(Ŝ₅ⱼ − 0.041) = 2.31");
+  const std::vector<std::string> expected = {"Σⱼ", "e^(Ŝ₅ⱼ − 0.041)", "= 2.31"};
+  EXPECT_EQ(t, expected);
+  // A long group breaks as before (it could be wider than any line), losing nothing.
+  const std::string text = "(0.11×0.22 + 0.33×0.44 + 0.55×0.66 + 0.77×0.88) / 4";
+  std::string joined;
+  for (const std::string& tok : formula_tokens(text)) {
+    EXPECT_LE(tok.size(), 40u + 16u) << tok;
+    joined += (joined.empty() ? "" : " ") + tok;
+  }
+  EXPECT_EQ(joined, text);
 }
 
 TEST(WrapTokens, LinesBreakOnlyBetweenTermsAndStartWithTheirOperator) {

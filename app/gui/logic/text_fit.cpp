@@ -63,8 +63,24 @@ std::vector<std::string> formula_tokens(std::string_view text) {
       pending += (pending.empty() ? "" : " ") + std::string(word);
       continue;
     }
-    tokens.push_back(pending.empty() ? std::string(word) : pending + " " + std::string(word));
+    std::string token = pending.empty() ? std::string(word) : pending + " " + std::string(word);
     pending.clear();
+    // A short group in parentheses stays whole: "e^(Ŝ₅ⱼ − 0.041)" broken
+    // inside reads as two formulas. (A long one still breaks, so it never
+    // overflows the line.)
+    constexpr std::size_t kMaxGroup = 40;
+    int depth = 0;
+    for (const char c : word) depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    while (depth > 0 && i < text.size() && token.size() < kMaxGroup) {
+      while (i < text.size() && text[i] == ' ') ++i;
+      const std::size_t next_end = std::min(text.find(' ', i), text.size());
+      const std::string_view next = text.substr(i, next_end - i);
+      if (next.empty() || token.size() + 1 + next.size() > kMaxGroup) break;
+      for (const char c : next) depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+      token += " " + std::string(next);
+      i = next_end;
+    }
+    tokens.push_back(std::move(token));
   }
   if (!pending.empty()) {  // a trailing operator stays with the last term
     if (tokens.empty()) tokens.push_back(pending);

@@ -31,6 +31,7 @@ std::size_t utf8_prefix(std::string_view text, std::size_t max_bytes);
 // "/", "×", "·", ";", "→", "|") glued to the word after it, so a wrapped line
 // starts with its operator and never ends with one:
 //   {"0.12×0.40", "+ (−0.31)×0.05", "= 0.52"}
+// A short group in parentheses (up to 40 bytes) is one piece: "e^(Ŝ₅ⱼ − 0.041)".
 std::vector<std::string> formula_tokens(std::string_view text);
 
 // Greedy wrap of `tokens` (joined by single spaces) into lines no wider than
