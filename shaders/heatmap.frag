@@ -88,7 +88,10 @@ void main() {
   float edge_px = min(min(in_cell.x, 1.0 - in_cell.x), min(in_cell.y, 1.0 - in_cell.y)) * u_cell_px;
   if (u_cell_px >= 6.0 && edge_px < 0.6) color *= 0.75;  // grid lines when cells are big enough
 
+  // The hovered cell: a yellow ring with a dark one inside, seen on any colour
+  // (yellow alone vanished on viridis's bright end).
   if (cell == u_hover && edge_px < 2.5) color = vec3(1.0, 0.85, 0.1);
+  else if (cell == u_hover && edge_px < 3.5) color = vec3(0.0);
   if (cell == u_selected && edge_px < 2.5) color = vec3(1.0, 1.0, 1.0);
   if (cell == u_selected && edge_px >= 2.5 && edge_px < 3.5) color = vec3(0.0);
   frag_color = vec4(mix(u_fade_to, color, u_dim), 1.0);

@@ -928,6 +928,7 @@ void App::frame() {
     }
   }
   update_provenance();
+  state_.hovered_last_frame = state_.hovered;
   state_.hovered.reset();
   state_.drawn.clear();
   state_.renderer.begin_frame();

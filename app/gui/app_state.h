@@ -292,6 +292,9 @@ struct AppState {
   double step_started = 0.0;  // clock.now() when the current step began (animations)
   float cell_px = 34.0f;      // base cell size of the pipeline view
   std::optional<CellRef> hovered;
+  // Last frame's hovered cell: this frame's is known only once its heatmap is
+  // drawn, so the ring that marks the cell under the pointer uses this one.
+  std::optional<CellRef> hovered_last_frame;
   std::optional<CellRef> selected;
   std::vector<Lit> lit;       // provenance of the hovered (or selected) cell
   std::map<StageId, HeatmapView> views;

@@ -337,8 +337,9 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     if (l.col >= 0) hd.lit_col = pooled(l.col);
     if (l.cell_row >= 0) hd.hover_row = pooled(l.cell_row), hd.hover_col = pooled(l.cell_col);
   }
-  if (state.hovered && state.hovered->stage == id)
-    hd.hover_row = pooled(state.hovered->row), hd.hover_col = pooled(state.hovered->col);
+  // The cell under the pointer gets the hover ring too (the lit ones are its sources).
+  if (const auto& h = state.hovered ? state.hovered : state.hovered_last_frame; h && h->stage == id)
+    hd.hover_row = pooled(h->row), hd.hover_col = pooled(h->col);
   if (state.selected && state.selected->stage == id)
     hd.selected_row = pooled(state.selected->row), hd.selected_col = pooled(state.selected->col);
   state.renderer.draw(dl, hd);
