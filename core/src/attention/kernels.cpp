@@ -125,11 +125,12 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   const auto Vh = V_.middleCols(ix(kv(h)) * dv, dv);
   if (with_scores && jn > 0) {
     // scores_i = Q_i · K_iᵀ: entry (r, c) is how well token r's query matches token c's key.
-    // (inside the heads' parallel loop: gemm runs it on this thread)
-    // (pointers, not Q_(i, c): with d_k = 0 there is no such element, and gemm reads none)
-    gemm(static_cast<int>(rows), static_cast<int>(jn), static_cast<int>(dk), Q_.data() + i0 * Q_.cols() + ix(h) * dk,
-         static_cast<int>(Q_.cols()), K_.data() + ix(kv(h)) * dk, static_cast<int>(K_.cols()), true, &hs.S(i0, 0),
-         static_cast<int>(hs.S.cols()));
+    // (Eigen's product, as compute_block and a single recomputed score use:
+    // OpenBLAS sums in another order, and a snapshot's or an unpinned score
+    // must be the very float the forward pass made.)
+    const auto Qh = Q_.middleCols(ix(h) * dk, dk);
+    const auto Kh = K_.middleCols(ix(kv(h)) * dk, dk);
+    hs.S.block(i0, 0, rows, jn).noalias() = Qh.middleRows(i0, rows) * Kh.topRows(jn).transpose();
     for (Index bj = 0; bj * kBlock < jn; ++bj) hs.valid[uz(bi * nbc_ + bj)] = 1;
     for (Index i = i0; i < i0 + rows; ++i)
       if (row_pins_[uz(ix(h) * T + i)] & kPinScores) apply_row_pins(StageKind::Scores, h, i);
@@ -158,7 +159,7 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   // context_i = weights_i · V_i = (Σ_j e^(masked_ij − m_i) V_j) / Z_i
   auto U = U_.block(i0, ix(h) * dv, rows, dv);
   if (jn > 0)
-    block_product(E, Vh.topRows(jn), U);
+    U.noalias() = E * Vh.topRows(jn);  // (Eigen, as recompute_row: the same floats either way)
   else
     U.setZero();
   for (Index r = 0; r < rows; ++r) {
