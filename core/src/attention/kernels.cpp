@@ -159,7 +159,7 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   // context_i = weights_i · V_i = (Σ_j e^(masked_ij − m_i) V_j) / Z_i
   auto U = U_.block(i0, ix(h) * dv, rows, dv);
   if (jn > 0)
-    U.noalias() = E * Vh.topRows(jn);  // (Eigen, as recompute_row: the same floats either way)
+    U.noalias() = E * Vh.topRows(jn);  // (Eigen, as recompute_row's rows: one product backend for U)
   else
     U.setZero();
   for (Index r = 0; r < rows; ++r) {
