@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -208,10 +209,11 @@ Times, on a random scenario of that size (float32, d_k = d_v = D/H, W_o on):
   - the update after a single-cell edit of X, W_q, W_v and W_o and after toggling
     one mask cell, each applied through a Document and followed by reading every
     stage the window shows for head 0,
-  - the full forward again on the other matrix-product backend (Eigen's own or
-    OpenBLAS, when installed; ATTENTION_LAB_GEMM=eigen|openblas picks the one in use),
-  - an NxNxN float32 GEMM on Eigen and on OpenBLAS: this machine's practical
-    peak is the faster of the two.
+  - the full forward again on every other matrix-product backend this process
+    has (the packed kernel when the CPU runs it, OpenBLAS when installed, Eigen's
+    own; ATTENTION_LAB_GEMM=packed|openblas|eigen picks the one in use),
+  - an NxNxN float32 GEMM on each backend: this machine's practical peak is the
+    fastest of them.
 Each figure is the median of at least --runs runs after warm-up (small sizes get
 more runs); the full forward counts 2*T*D*(2D + 2*KVW) + 4*T^2*D FLOPs (KVW = kv_heads*d_k, D without --kv-heads). Progress goes to stderr.
 
@@ -393,13 +395,15 @@ constexpr EditKind kEditKinds[] = {
 
 struct Results {
   double first_full_ms = 0.0;  // the first recompute_all of a fresh engine (allocates)
-  std::vector<double> full, gemm;  // on the GEMM backend in use; the reference GEMM on Eigen
-  std::vector<double> full_other;  // the full forward on the other backend (OpenBLAS installed)
-  std::vector<double> gemm_openblas;  // the reference GEMM on OpenBLAS (installed)
+  std::vector<double> full;  // on the GEMM backend in use
+  std::map<GemmBackend, std::vector<double>> full_on;  // the full forward on each other backend this process has
+  std::map<GemmBackend, std::vector<double>> gemm_on;  // the reference GEMM on every backend it has
   std::vector<double> plain;  // the plain dense reference (plain_attention.h)
   // The GEMM's best rate: the practical peak the full forward is compared with.
   double gemm_ms() const {
-    return gemm_openblas.empty() ? bench::median(gemm) : std::min(bench::median(gemm), bench::median(gemm_openblas));
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& [backend, runs] : gemm_on) best = std::min(best, bench::median(runs));
+    return best;
   }
   std::vector<std::vector<double>> edits;  // in kEditKinds order
   std::optional<double> bytes_kept;
@@ -422,7 +426,6 @@ class Progress {
   void end(const std::vector<double>& ms) {
     err_ << " " << format_ms(median(ms)) << " ms (median of " << ms.size() << ")" << std::endl;
   }
-  void skipped() { err_ << " skipped (OpenBLAS is not installed)" << std::endl; }
 
  private:
   std::ostream& err_;
@@ -438,7 +441,7 @@ constexpr int kMaxEditRuns = kMaxRuns;
 constexpr int kEditWarmup = 2;
 static_assert(std::size(kEditKinds) * (kMaxEditRuns + kEditWarmup) < Document::kMaxUndo);
 
-GemmBackend other_backend() { return gemm_backend() == GemmBackend::Eigen ? GemmBackend::OpenBlas : GemmBackend::Eigen; }
+constexpr GemmBackend kEveryBackend[] = {GemmBackend::Packed, GemmBackend::OpenBlas, GemmBackend::Eigen};
 
 void measure_full_forward(const Options& o, const Scenario& s, Progress& progress, Results& r) {
   progress.begin(std::string("full forward, every stage (") + to_string(gemm_backend()) + " products)");
@@ -459,15 +462,15 @@ void measure_full_forward(const Options& o, const Scenario& s, Progress& progres
   };
   r.full = timed();
   progress.end(r.full);
-  // The same on the other matrix-product backend, in this run (when OpenBLAS is installed).
+  // The same on every other matrix-product backend this process has, in this run.
   const GemmBackend used = gemm_backend();
-  progress.begin(std::string("full forward on ") + to_string(other_backend()) + "'s products");
-  if (set_gemm_backend(other_backend())) {
-    r.full_other = timed();
+  for (const GemmBackend other : available_gemm_backends()) {
+    if (other == used) continue;
+    progress.begin(std::string("full forward on ") + to_string(other) + "'s products");
+    set_gemm_backend(other);
+    r.full_on[other] = timed();
     set_gemm_backend(used);
-    progress.end(r.full_other);
-  } else {
-    progress.skipped();
+    progress.end(r.full_on[other]);
   }
 }
 
@@ -553,34 +556,24 @@ void measure_gemm(const Options& o, Progress& progress, Results& r) {
   const Matrix a = seeded_matrix(bench::kSeed, StageKind::X, n, n, n);
   const Matrix b = seeded_matrix(bench::kSeed, StageKind::W_q, n, n, n);
   Matrix c(n, n);
-  r.gemm = repeat(
-      [&] {
-        const auto start = Clock::now();
-        c.noalias() = a * b;
-        const double ms = ms_since(start);
-        g_sink = c(0, 0);
-        return ms;
-      },
-      2, o.runs, kMaxFullRuns, kMinTotalMs);
-  progress.end(r.gemm);
-  progress.begin("the same GEMM on OpenBLAS");
-  if (!openblas_available()) {
-    progress.skipped();
-    return;
-  }
+  // Eigen's own product as Eigen code calls it; the others through gemm().
   const GemmBackend used = gemm_backend();
-  set_gemm_backend(GemmBackend::OpenBlas);
-  r.gemm_openblas = repeat(
-      [&] {
-        const auto start = Clock::now();
-        gemm(n, n, n, a.data(), n, b.data(), n, false, c.data(), n);
-        const double ms = ms_since(start);
-        g_sink = c(0, 0);
-        return ms;
-      },
-      2, o.runs, kMaxFullRuns, kMinTotalMs);
-  set_gemm_backend(used);
-  progress.end(r.gemm_openblas);
+  for (const GemmBackend backend : available_gemm_backends()) {
+    if (backend != GemmBackend::Eigen) progress.begin(std::string("the same GEMM on ") + to_string(backend));
+    set_gemm_backend(backend);
+    r.gemm_on[backend] = repeat(
+        [&] {
+          const auto start = Clock::now();
+          if (backend == GemmBackend::Eigen) c.noalias() = a * b;
+          else gemm(n, n, n, a.data(), n, b.data(), n, false, c.data(), n);
+          const double ms = ms_since(start);
+          g_sink = c(0, 0);
+          return ms;
+        },
+        2, o.runs, kMaxFullRuns, kMinTotalMs);
+    set_gemm_backend(used);
+    progress.end(r.gemm_on[backend]);
+  }
 }
 
 std::string busy_warning(const Results& r) {
@@ -611,10 +604,16 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   // The matrix-product backends side by side (README, "Matrix products").
   j["gemm_backend"] = to_string(gemm_backend());
   nlohmann::ordered_json full_by, gemm_by;
-  full_by[to_string(gemm_backend())] = sig(full_ms);
-  full_by[to_string(other_backend())] = r.full_other.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(sig(median(r.full_other)));
-  gemm_by["Eigen"] = sig(gflops(gemm_flops, median(r.gemm)));
-  gemm_by["OpenBLAS"] = r.gemm_openblas.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(sig(gflops(gemm_flops, median(r.gemm_openblas))));
+  for (const GemmBackend backend : kEveryBackend) {  // null: not in this process
+    const auto full_it = r.full_on.find(backend);
+    full_by[to_string(backend)] = backend == gemm_backend() ? nlohmann::ordered_json(sig(full_ms))
+                                  : full_it == r.full_on.end() ? nlohmann::ordered_json()
+                                                                : nlohmann::ordered_json(sig(median(full_it->second)));
+    const auto gemm_it = r.gemm_on.find(backend);
+    gemm_by[to_string(backend)] = gemm_it == r.gemm_on.end() ? nlohmann::ordered_json()
+                                                              : nlohmann::ordered_json(sig(gflops(gemm_flops, median(gemm_it->second))));
+  }
+  j["packed_isa"] = packed_isa_name();
   j["full_ms_by_backend"] = full_by;
   j["gemm_gflops_by_backend"] = gemm_by;
   nlohmann::ordered_json edit_ms, edit_ratio;
@@ -627,9 +626,8 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
     edit_ratio[kEditKinds[i].key] = sig(ms / full_ms);
     runs[kEditKinds[i].key] = r.edits[i].size();
   }
-  runs["gemm"] = r.gemm.size();
-  if (!r.full_other.empty()) runs["full_other"] = r.full_other.size();
-  if (!r.gemm_openblas.empty()) runs["gemm_openblas"] = r.gemm_openblas.size();
+  for (const auto& [backend, samples] : r.full_on) runs[std::string("full_") + to_string(backend)] = samples.size();
+  for (const auto& [backend, samples] : r.gemm_on) runs[std::string("gemm_") + to_string(backend)] = samples.size();
   j["edit_ms"] = edit_ms;
   j["edit_ratio"] = edit_ratio;
   j["d_k"] = o.d / o.heads;
@@ -678,9 +676,9 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
       << "median ms" << std::setw(10) << "GFLOP/s" << "   " << "x full forward" << '\n';
   row(std::string("full forward, every stage (") + to_string(gemm_backend()) + ")", r.full.size(), full_ms,
       fixed(gflops(full_flops, full_ms), 2), "1");
-  if (!r.full_other.empty()) {
-    const double other = median(r.full_other);
-    row(std::string("  the same on ") + to_string(other_backend()) + "'s products", r.full_other.size(), other,
+  for (const auto& [backend, samples] : r.full_on) {
+    const double other = median(samples);
+    row(std::string("  the same on ") + to_string(backend) + "'s products", samples.size(), other,
         fixed(gflops(full_flops, other), 2), fixed(other / full_ms, 2));
   }
   const double plain_ms = median(r.plain);
@@ -692,11 +690,9 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
     row(std::string(kEditKinds[i].label) + ", then show", r.edits[i].size(), ms, "",
         fixed(ratio, ratio >= 0.01 ? 3 : 5) + "  (1/" + fixed(1.0 / ratio, 1) + ")");
   }
-  row("GEMM " + std::to_string(o.gemm) + "^3, Eigen", r.gemm.size(), median(r.gemm),
-      fixed(gflops(gemm_flops, median(r.gemm)), 2), "");
-  if (!r.gemm_openblas.empty())
-    row("GEMM " + std::to_string(o.gemm) + "^3, OpenBLAS", r.gemm_openblas.size(), median(r.gemm_openblas),
-        fixed(gflops(gemm_flops, median(r.gemm_openblas)), 2), "");
+  for (const auto& [backend, samples] : r.gemm_on)
+    row("GEMM " + std::to_string(o.gemm) + "^3, " + to_string(backend), samples.size(), median(samples),
+        fixed(gflops(gemm_flops, median(samples)), 2), "");
 
   out << "\nfull forward: " << fixed(full_flops / 1e9, 3) << " GFLOP (2*T*d*(2d + 2*kv_width) + 4*T^2*d), "
       << fixed(100.0 * gflops(full_flops, full_ms) / gflops(gemm_flops, gemm_ms), 1)

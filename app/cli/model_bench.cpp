@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -238,7 +239,7 @@ struct Results {
   double load_first_ms = 0.0, load_ms = 0.0;
   double forward_first_ms = 0.0;
   std::vector<double> forward;        // on the backend in use (gemm_backend())
-  std::vector<double> forward_other;  // on the other one, when OpenBLAS is installed
+  std::map<GemmBackend, std::vector<double>> forward_on;  // on each other backend this process has
   double session_ms = 0.0;   // ModelSession::start: the unedited forward, every layer kept, the overview
   double document_ms = 0.0;  // the focused layer's scenario, then the engine's first full compute
   std::vector<EditTimes> edits;  // kEdits order, in the focused layer
@@ -321,11 +322,15 @@ void print_json(std::ostream& out, const Setup& su, const Results& r) {
   j["forward_ms"] = sig(fwd);
   // The matrix-product backends, side by side (README, "Matrix products").
   const GemmBackend used = gemm_backend();
-  const GemmBackend other = used == GemmBackend::Eigen ? GemmBackend::OpenBlas : GemmBackend::Eigen;
   j["gemm_backend"] = to_string(used);
   nlohmann::ordered_json by_backend;
-  by_backend[to_string(used)] = sig(fwd);
-  by_backend[to_string(other)] = r.forward_other.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(sig(median(r.forward_other)));
+  for (const GemmBackend backend : {GemmBackend::Packed, GemmBackend::OpenBlas, GemmBackend::Eigen}) {
+    const auto it = r.forward_on.find(backend);
+    by_backend[to_string(backend)] = backend == used ? nlohmann::ordered_json(sig(fwd))
+                                     : it == r.forward_on.end() ? nlohmann::ordered_json()  // not in this process
+                                                                 : nlohmann::ordered_json(sig(median(it->second)));
+  }
+  j["packed_isa"] = packed_isa_name();
   j["forward_ms_by_backend"] = by_backend;
   j["openblas"] = openblas_library();
   j["session_start_ms"] = sig(r.session_ms);
@@ -385,10 +390,9 @@ void print_table(std::ostream& out, const Setup& su, const Results& r) {
   row("open the model (first)", 1, r.load_first_ms, "");
   row("open the model again (warm: load_ms)", 1, r.load_ms, "");
   row(std::string("full forward, last row's logits (") + to_string(gemm_backend()) + ")", r.forward.size(), fwd, "1");
-  if (!r.forward_other.empty()) {
-    const double other = median(r.forward_other);
-    row(std::string("full forward on ") + (gemm_backend() == GemmBackend::Eigen ? "OpenBLAS" : "Eigen") + "'s products",
-        r.forward_other.size(), other, times(other / fwd));
+  for (const auto& [backend, samples] : r.forward_on) {
+    const double other = median(samples);
+    row(std::string("full forward on ") + to_string(backend) + "'s products", samples.size(), other, times(other / fwd));
   }
   row("start the session (forward, every layer kept)", 1, r.session_ms, times(r.session_ms / fwd));
   row("layer " + std::to_string(su.layer) + " as a document (engine, first)", 1, r.document_ms,
@@ -427,9 +431,11 @@ opens) on T seeded random token ids, float32:
   - load_ms: opening it (load_model, every tensor checked), the second of two
     opens (the first is load_first_ms),
   - forward_ms: the full forward (run_model, the last row's logits) with the
-    matrix-product backend in use (gemm_backend: OpenBLAS when installed, else
-    Eigen; ATTENTION_LAB_GEMM=eigen|openblas chooses), and
-    forward_ms_by_backend: the same on each backend, in this run,
+    matrix-product backend in use (gemm_backend: the packed kernel when the CPU
+    runs it, else OpenBLAS when installed, else Eigen;
+    ATTENTION_LAB_GEMM=packed|openblas|eigen chooses), and
+    forward_ms_by_backend: the same on each backend, in this run (null: not
+    in this process),
   - edit_ms: in layer L, an edit of the layer's attention through its Document
     followed by the last row's top-10 next-token predictions (the layers after
     L rerun), as the app does after every edit: a cell of W_q, a cell of X, an
@@ -542,17 +548,16 @@ int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std
     r.forward = time_forward();
     progress.end(median(r.forward), r.forward.size());
 
-    // The same forward on the other matrix-product backend, in this run.
+    // The same forward on every other matrix-product backend, in this run.
     const GemmBackend used = gemm_backend();
-    const GemmBackend other = used == GemmBackend::Eigen ? GemmBackend::OpenBlas : GemmBackend::Eigen;
-    progress.begin(std::string("full forward on ") + to_string(other) + "'s products");
-    if (set_gemm_backend(other)) {
+    for (const GemmBackend other : available_gemm_backends()) {
+      if (other == used) continue;
+      progress.begin(std::string("full forward on ") + to_string(other) + "'s products");
+      set_gemm_backend(other);
       g_sink = run_model(*model, ids, 1).logits(0, 0);  // warm-up (OpenBLAS starts its threads)
-      r.forward_other = time_forward();
+      r.forward_on[other] = time_forward();
       set_gemm_backend(used);
-      progress.end(median(r.forward_other), r.forward_other.size());
-    } else {
-      err << " skipped (OpenBLAS is not installed)" << std::endl;
+      progress.end(median(r.forward_on[other]), r.forward_on[other].size());
     }
 
     progress.begin("start the session, layer " + std::to_string(su.layer));

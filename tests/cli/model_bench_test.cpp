@@ -92,17 +92,17 @@ TEST(CliModelBench, FixturePrintsEveryKeyWithSaneValues) {
     EXPECT_EQ(j.at(group).size(), 4u) << group;
     for (const char* kind : {"W_q", "X", "weights_pin", "scores_pin"}) EXPECT_TRUE(positive_number(j.at(group), kind));
   }
-  // Both matrix-product backends in the same run (OpenBLAS's only when it is installed).
+  // Every matrix-product backend in the same run (null when not in this process).
   EXPECT_EQ(j.at("gemm_backend"), to_string(gemm_backend()));
   const auto& by_backend = j.at("forward_ms_by_backend");
   EXPECT_EQ(by_backend.at(to_string(gemm_backend())), j.at("forward_ms"));
-  if (openblas_available()) {
-    EXPECT_TRUE(positive_number(by_backend, "Eigen"));
-    EXPECT_TRUE(positive_number(by_backend, "OpenBLAS"));
-    EXPECT_EQ(j.at("openblas"), openblas_library());
-  } else {
-    EXPECT_TRUE(by_backend.at("OpenBLAS").is_null());
-  }
+  EXPECT_EQ(j.at("openblas"), openblas_library());
+  EXPECT_EQ(j.at("packed_isa"), packed_isa_name());
+  EXPECT_TRUE(positive_number(by_backend, "Eigen"));
+  if (openblas_available()) EXPECT_TRUE(positive_number(by_backend, "OpenBLAS"));
+  else EXPECT_TRUE(by_backend.at("OpenBLAS").is_null());
+  if (packed_available()) EXPECT_TRUE(positive_number(by_backend, "packed"));
+  else EXPECT_TRUE(by_backend.at("packed").is_null());
   // The ratios are what the figures say, up to the 4 significant digits printed.
   const double forward = j.at("forward_ms").get<double>();
   EXPECT_NEAR(j.at("edit_ratio").at("W_q").get<double>(), j.at("edit_ms").at("W_q").get<double>() / forward,

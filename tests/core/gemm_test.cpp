@@ -1,4 +1,5 @@
-// The model forward's products: Eigen and OpenBLAS (when installed) give
+// The model forward's products: Eigen, OpenBLAS (when installed) and the
+// packed kernel (when the CPU runs it) give
 // x·B and x·Bᵀ of a strided block, as a float64 reference does; so do the
 // vector products that one or two rows take (split across threads by
 // columns, some ranges empty when C has fewer columns than ranges).
@@ -14,11 +15,7 @@
 namespace attention_lab {
 namespace {
 
-std::vector<GemmBackend> backends() {
-  std::vector<GemmBackend> out{GemmBackend::Eigen};
-  if (openblas_available()) out.push_back(GemmBackend::OpenBlas);
-  return out;
-}
+std::vector<GemmBackend> backends() { return available_gemm_backends(); }
 
 // Restores the backend a test changed.
 struct BackendGuard {
@@ -108,6 +105,13 @@ TEST(Gemm, EmptyShapesGiveEmptyOrZeroResults) {
 
 TEST(Gemm, OpenBlasIsRefusedWhenAbsentAndTheBackendSaysWhichRuns) {
   BackendGuard guard;
+  EXPECT_EQ(set_gemm_backend(GemmBackend::Packed), packed_available());
+  EXPECT_EQ(gemm_backend(), packed_available() ? GemmBackend::Packed : GemmBackend::Eigen);
+  EXPECT_EQ(std::string(packed_isa_name()).empty(), !packed_available());
+  const auto all = available_gemm_backends();
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.back(), GemmBackend::Eigen);
+  EXPECT_EQ(all.front(), packed_available() ? GemmBackend::Packed : openblas_available() ? GemmBackend::OpenBlas : GemmBackend::Eigen);
   EXPECT_TRUE(set_gemm_backend(GemmBackend::Eigen));
   EXPECT_EQ(gemm_backend(), GemmBackend::Eigen);
   EXPECT_EQ(set_gemm_backend(GemmBackend::OpenBlas), openblas_available());

@@ -1,30 +1,42 @@
 #pragma once
 // The big matrix products (a model's projections, MLP and lm_head; the
-// attention engine's Q, K, V and output projections): Eigen's own, or
-// OpenBLAS's cblas_sgemm when the library is installed. Chosen by measurement: on this project's machines OpenBLAS 0.3.21
-// ran these shapes 1.2–1.5× faster than Eigen 3.4 (README, "Matrix
-// products"). OpenBLAS is loaded at run time, so it stays optional: without
-// it everything runs on Eigen.
+// attention engine's Q, K, V and output projections) on one of three
+// backends, chosen by measurement (README, "Matrix products"):
+//  - packed: the project's own register-tiled kernel (base/packed_gemm*.cpp)
+//    for CPUs with AVX-512F or AVX2 + FMA; on this project's machine 5–10 %
+//    faster than OpenBLAS at a GPT-2 layer's shapes — the default where the
+//    CPU has it;
+//  - OpenBLAS's cblas_sgemm when the library is installed (loaded at run
+//    time, so it stays optional); 1.2–1.5× faster than Eigen 3.4 here;
+//  - Eigen's own, always there.
 
 #include "attention_lab/matrix.h"
 
 #include <string>
+#include <vector>
 
 namespace attention_lab {
 
-enum class GemmBackend { Eigen, OpenBlas };
+enum class GemmBackend { Eigen, OpenBlas, Packed };
 const char* to_string(GemmBackend backend);
+// Those this process can use, the default first.
+std::vector<GemmBackend> available_gemm_backends();
+
+// Whether the packed kernel runs on this CPU, and which variant: "AVX-512",
+// "AVX2", or "" (none).
+bool packed_available();
+const char* packed_isa_name();
 
 // The OpenBLAS library found (libopenblas.so.0, e.g. Debian's
 // libopenblas0-openmp), or "" when there is none. Looked for once.
 const std::string& openblas_library();
 bool openblas_available();
 
-// The backend in use: ATTENTION_LAB_GEMM=eigen|openblas when set, else
-// OpenBLAS when available, else Eigen.
+// The backend in use: ATTENTION_LAB_GEMM=eigen|openblas|packed when set (and
+// available), else packed, OpenBLAS, Eigen — the first this process has.
 GemmBackend gemm_backend();
-// Chooses one (benchmarks and tests); returns false, leaving Eigen, when
-// OpenBLAS is asked for but not available.
+// Chooses one (benchmarks and tests); returns false, leaving Eigen, when the
+// one asked for is not available.
 bool set_gemm_backend(GemmBackend backend);
 
 // y = x·B, B a rows × cols block of row-major floats `stride` apart, used as
@@ -37,11 +49,11 @@ void gemm_accumulate(const Matrix& x, const float* b, int b_rows, int b_cols, in
 // apart, B is k × n (transposed: n × k) with rows `ldb` apart, C is m × n
 // with rows `ldc` apart and is overwritten. Blocks of bigger matrices work
 // as they are (a head's columns of X·W_q). One or two rows of A take
-// Eigen's matrix-vector product on either backend, split across the threads
+// Eigen's matrix-vector product on every backend, split across the threads
 // by columns of C (memory-bound: sgemm ran them on one thread, 2.6× slower).
 // Called from inside an OpenMP parallel region (one product per thread, as
-// attention's blocks are), it runs on the calling thread: OpenBLAS when its
-// build does that (the OpenMP or sequential one), else Eigen.
+// attention's blocks are), it runs on the calling thread: the packed kernel,
+// OpenBLAS when its build does that (the OpenMP or sequential one), else Eigen.
 // With `accumulate`, C += A·B instead: a bias or a residual already in C is
 // added by the product itself (OpenBLAS then skips its pass that zeroes C).
 void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed, float* c, int ldc,

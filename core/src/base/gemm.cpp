@@ -1,5 +1,7 @@
 #include "attention_lab/gemm.h"
 
+#include "base/packed_gemm.h"
+
 #include <dlfcn.h>
 #include <omp.h>
 
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace attention_lab {
 
@@ -50,11 +53,35 @@ const OpenBlas& openblas() {
   return lib;
 }
 
+// The packed kernel's variant for this CPU, looked for once.
+struct PackedIsa {
+  const char* name = "";  // "" when the CPU has neither AVX-512F nor AVX2 + FMA
+  long (*a_floats)(int m, int k) = nullptr;
+  long (*b_floats)(int k) = nullptr;
+  void (*run)(const packed::Product&, float*, float*, int) = nullptr;
+};
+
+const PackedIsa& packed_isa() {
+  static const PackedIsa isa = [] {
+    PackedIsa i;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+      i = {"AVX-512", packed::a_packed_floats_avx512, packed::b_panel_floats_avx512, packed::run_avx512};
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+      i = {"AVX2", packed::a_packed_floats_avx2, packed::b_panel_floats_avx2, packed::run_avx2};
+    }
+    return i;
+  }();
+  return isa;
+}
+
 GemmBackend initial_backend() {
   if (const char* v = std::getenv("ATTENTION_LAB_GEMM")) {
     if (std::strcmp(v, "eigen") == 0) return GemmBackend::Eigen;
     if (std::strcmp(v, "openblas") == 0 && openblas_available()) return GemmBackend::OpenBlas;
+    if (std::strcmp(v, "packed") == 0 && packed_available()) return GemmBackend::Packed;
   }
+  if (packed_available()) return GemmBackend::Packed;
   return openblas_available() ? GemmBackend::OpenBlas : GemmBackend::Eigen;
 }
 
@@ -97,17 +124,51 @@ void vector_products(int m, int n, int k, const float* a, int lda, const float* 
   }
 }
 
+// Below this many multiply-adds one thread does the product: starting the
+// team costs more than the second thread saves.
+constexpr long kMinParallelProduct = 1L << 18;
+
+void packed_product(const packed::Product& p) {
+  const PackedIsa& isa = packed_isa();
+  const int threads =
+      omp_in_parallel() || static_cast<long>(p.m) * p.n * p.k < kMinParallelProduct ? 1 : std::max(1, omp_get_max_threads());
+  // The packed copies, kept by the calling thread between products (the
+  // biggest product so far: a T × d_ff activation, a few MB).
+  thread_local std::vector<float> buffer;
+  const long a_floats = isa.a_floats(p.m, p.k);
+  const auto need = static_cast<std::size_t>(a_floats + threads * isa.b_floats(p.k));
+  if (buffer.size() < need) buffer.resize(need);
+  isa.run(p, buffer.data(), buffer.data() + a_floats, threads);
+}
+
 }  // namespace
 
-const char* to_string(GemmBackend backend) { return backend == GemmBackend::OpenBlas ? "OpenBLAS" : "Eigen"; }
+const char* to_string(GemmBackend backend) {
+  switch (backend) {
+    case GemmBackend::Eigen: return "Eigen";
+    case GemmBackend::OpenBlas: return "OpenBLAS";
+    case GemmBackend::Packed: return "packed";
+  }
+  return "?";
+}
+
+std::vector<GemmBackend> available_gemm_backends() {
+  std::vector<GemmBackend> out;
+  if (packed_available()) out.push_back(GemmBackend::Packed);
+  if (openblas_available()) out.push_back(GemmBackend::OpenBlas);
+  out.push_back(GemmBackend::Eigen);
+  return out;
+}
 
 const std::string& openblas_library() { return openblas().path; }
 bool openblas_available() { return openblas().sgemm != nullptr; }
+bool packed_available() { return packed_isa().run != nullptr; }
+const char* packed_isa_name() { return packed_isa().name; }
 
 GemmBackend gemm_backend() { return static_cast<GemmBackend>(chosen().load()); }
 
 bool set_gemm_backend(GemmBackend backend) {
-  if (backend == GemmBackend::OpenBlas && !openblas_available()) {
+  if ((backend == GemmBackend::OpenBlas && !openblas_available()) || (backend == GemmBackend::Packed && !packed_available())) {
     chosen() = static_cast<int>(GemmBackend::Eigen);
     return false;
   }
@@ -129,7 +190,12 @@ void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
     vector_products(m, n, k, a, lda, b, ldb, b_transposed, c, ldc, accumulate);
     return;
   }
-  if (gemm_backend() == GemmBackend::OpenBlas && (openblas().nests || !omp_in_parallel())) {
+  const GemmBackend backend = gemm_backend();
+  if (backend == GemmBackend::Packed) {
+    packed_product({m, n, k, a, lda, b, ldb, b_transposed, c, ldc, accumulate});
+    return;
+  }
+  if (backend == GemmBackend::OpenBlas && (openblas().nests || !omp_in_parallel())) {
     openblas().sgemm(kRowMajor, kNoTrans, b_transposed ? kTrans : kNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
                      accumulate ? 1.0f : 0.0f, c, ldc);
     return;

@@ -104,18 +104,27 @@ Rope model_rope(const ModelConfig& c) {
 }  // namespace
 
 // Eigen's vectorised tanh/erf/logistic: a scalar std::tanh per cell took a
-// quarter of GPT-2's forward pass.
+// quarter of GPT-2's forward pass. Rows in parallel (a T × 3072 activation is
+// 0.4 ms on one thread).
 void activate(Activation a, Matrix& m) {
-  auto x = m.array();
-  switch (a) {
-    case Activation::GeluTanh: {
-      constexpr float k = 0.7978845608028654f;  // √(2/π)
-      x = 0.5f * x * (1.0f + (k * (x + 0.044715f * x.cube())).tanh());
-      break;
+  const auto apply = [a](auto x) {
+    switch (a) {
+      case Activation::GeluTanh: {
+        constexpr float k = 0.7978845608028654f;  // √(2/π)
+        x = 0.5f * x * (1.0f + (k * (x + 0.044715f * x.cube())).tanh());
+        break;
+      }
+      case Activation::GeluErf: x = 0.5f * x * (1.0f + (x * 0.7071067811865476f).erf()); break;
+      case Activation::Relu: x = x.max(0.0f); break;
+      case Activation::Silu: x = x * x.logistic(); break;
     }
-    case Activation::GeluErf: x = 0.5f * x * (1.0f + (x * 0.7071067811865476f).erf()); break;
-    case Activation::Relu: x = x.max(0.0f); break;
-    case Activation::Silu: x = x * x.logistic(); break;
+  };
+  constexpr Eigen::Index kRows = 16;  // per task: a few hundred KB of cells
+  const Eigen::Index tasks = (m.rows() + kRows - 1) / kRows;
+#pragma omp parallel for schedule(static) if (tasks > 1 && m.size() >= (1 << 16))
+  for (Eigen::Index t = 0; t < tasks; ++t) {
+    const Eigen::Index r0 = t * kRows;
+    apply(m.middleRows(r0, std::min(kRows, m.rows() - r0)).array());
   }
 }
 

@@ -1,0 +1,50 @@
+#pragma once
+// The project's own single-precision GEMM (base/gemm.cpp's "packed"
+// backend): C (+)= A·B or A·Bᵀ on row-major blocks, with the register-tiled
+// micro-kernel that OpenBLAS and BLIS use — A packed in row blocks of MR
+// (k-major, so one broadcast per row and step), each NR-column panel of B
+// packed k-major once and then reused by every row block from L2.
+//
+// Why our own: on this project's machine (2 cores, AMD EPYC with AVX-512
+// executed as two 256-bit halves, 116 GFLOP/s a core) OpenBLAS 0.3.21 ran a
+// GPT-2 layer's products (256 × 768 · 768 × 2304 and the like) at 84–90 % of
+// the cores' peak and this kernel at 90–95 % (README, "Matrix products").
+//
+// Each cell is Σₚ a(i,p)·b(p,j) summed in order p = 0, 1, … with fused
+// multiply-adds, in slices of at most 768 steps added to C one after the
+// other — the same order whatever the thread count, the row or the column:
+// the same inputs give the same bits on one thread or many, in a product of
+// one row block or of many.
+//
+// The instruction-set variants live in their own files, compiled for their
+// ISA only (packed_gemm_avx512.cpp, packed_gemm_avx2.cpp); gemm.cpp picks
+// one at run time from what the CPU reports. Those files include nothing but
+// intrinsics and this header, so no inline function compiled with AVX-512
+// can stand in for one used on a CPU without it.
+
+namespace attention_lab::packed {
+
+// One product. `a_packed` holds at least a_packed_floats(m, k) floats and
+// `b_panels` at least b_panel_floats(k) per thread; `threads` ≥ 1 runs an
+// OpenMP team of that many (1: the calling thread alone).
+struct Product {
+  int m, n, k;
+  const float* a;
+  int lda;
+  const float* b;
+  int ldb;
+  bool b_transposed;
+  float* c;
+  int ldc;
+  bool accumulate;
+};
+
+long a_packed_floats_avx512(int m, int k);
+long b_panel_floats_avx512(int k);
+void run_avx512(const Product& p, float* a_packed, float* b_panels, int threads);
+
+long a_packed_floats_avx2(int m, int k);
+long b_panel_floats_avx2(int k);
+void run_avx2(const Product& p, float* a_packed, float* b_panels, int threads);
+
+}  // namespace attention_lab::packed
