@@ -56,9 +56,8 @@ const OpenBlas& openblas() {
 // The packed kernel's variant for this CPU, looked for once.
 struct PackedIsa {
   const char* name = "";  // "" when the CPU has neither AVX-512F nor AVX2 + FMA
-  long (*a_floats)(int m, int k) = nullptr;
   long (*b_floats)(int k) = nullptr;
-  void (*run)(const packed::Product&, float*, float*, int) = nullptr;
+  void (*run)(const packed::Product&, float*, int) = nullptr;
 };
 
 const PackedIsa& packed_isa() {
@@ -66,9 +65,9 @@ const PackedIsa& packed_isa() {
     PackedIsa i;
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) {
-      i = {"AVX-512", packed::a_packed_floats_avx512, packed::b_panel_floats_avx512, packed::run_avx512};
+      i = {"AVX-512", packed::b_panel_floats_avx512, packed::run_avx512};
     } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-      i = {"AVX2", packed::a_packed_floats_avx2, packed::b_panel_floats_avx2, packed::run_avx2};
+      i = {"AVX2", packed::b_panel_floats_avx2, packed::run_avx2};
     }
     return i;
   }();
@@ -132,13 +131,12 @@ void packed_product(const packed::Product& p) {
   const PackedIsa& isa = packed_isa();
   const int threads =
       omp_in_parallel() || static_cast<long>(p.m) * p.n * p.k < kMinParallelProduct ? 1 : std::max(1, omp_get_max_threads());
-  // The packed copies, kept by the calling thread between products (the
-  // biggest product so far: a T × d_ff activation, a few MB).
+  // The panels of B, kept by the calling thread between products (≤ 200 KB
+  // a thread).
   thread_local std::vector<float> buffer;
-  const long a_floats = isa.a_floats(p.m, p.k);
-  const auto need = static_cast<std::size_t>(a_floats + threads * isa.b_floats(p.k));
+  const auto need = static_cast<std::size_t>(threads * isa.b_floats(p.k));
   if (buffer.size() < need) buffer.resize(need);
-  isa.run(p, buffer.data(), buffer.data() + a_floats, threads);
+  isa.run(p, buffer.data(), threads);
 }
 
 }  // namespace

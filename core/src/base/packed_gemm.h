@@ -1,9 +1,10 @@
 #pragma once
 // The project's own single-precision GEMM (base/gemm.cpp's "packed"
 // backend): C (+)= A·B or A·Bᵀ on row-major blocks, with the register-tiled
-// micro-kernel that OpenBLAS and BLIS use — A packed in row blocks of MR
-// (k-major, so one broadcast per row and step), each NR-column panel of B
-// packed k-major once and then reused by every row block from L2.
+// micro-kernel that OpenBLAS and BLIS use — each NR-column panel of B packed
+// k-major once and then reused from L2 by every block of MR rows of A, which
+// are read where they are (one broadcast per row and step; packing A too
+// was 3–8 % slower here, most of all for attention's small products).
 //
 // Why our own: on this project's machine (2 cores, AMD EPYC with AVX-512
 // executed as two 256-bit halves, 116 GFLOP/s a core) OpenBLAS 0.3.21 ran a
@@ -24,9 +25,9 @@
 
 namespace attention_lab::packed {
 
-// One product. `a_packed` holds at least a_packed_floats(m, k) floats and
-// `b_panels` at least b_panel_floats(k) per thread; `threads` ≥ 1 runs an
-// OpenMP team of that many (1: the calling thread alone).
+// One product. `b_panels` holds at least b_panel_floats(k) floats per
+// thread; `threads` ≥ 1 runs an OpenMP team of that many (1: the calling
+// thread alone).
 struct Product {
   int m, n, k;
   const float* a;
@@ -39,12 +40,10 @@ struct Product {
   bool accumulate;
 };
 
-long a_packed_floats_avx512(int m, int k);
 long b_panel_floats_avx512(int k);
-void run_avx512(const Product& p, float* a_packed, float* b_panels, int threads);
+void run_avx512(const Product& p, float* b_panels, int threads);
 
-long a_packed_floats_avx2(int m, int k);
 long b_panel_floats_avx2(int k);
-void run_avx2(const Product& p, float* a_packed, float* b_panels, int threads);
+void run_avx2(const Product& p, float* b_panels, int threads);
 
 }  // namespace attention_lab::packed

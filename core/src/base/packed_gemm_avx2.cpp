@@ -29,8 +29,7 @@ struct Avx2 {
 
 }  // namespace
 
-long a_packed_floats_avx2(int m, int k) { return Gemm<Avx2>::a_floats(m, k); }
 long b_panel_floats_avx2(int k) { return Gemm<Avx2>::b_floats(k); }
-void run_avx2(const Product& p, float* a_packed, float* b_panels, int threads) { Gemm<Avx2>::run(p, a_packed, b_panels, threads); }
+void run_avx2(const Product& p, float* b_panels, int threads) { Gemm<Avx2>::run(p, b_panels, threads); }
 
 }  // namespace attention_lab::packed

@@ -27,10 +27,7 @@ struct Avx512 {
 
 }  // namespace
 
-long a_packed_floats_avx512(int m, int k) { return Gemm<Avx512>::a_floats(m, k); }
 long b_panel_floats_avx512(int k) { return Gemm<Avx512>::b_floats(k); }
-void run_avx512(const Product& p, float* a_packed, float* b_panels, int threads) {
-  Gemm<Avx512>::run(p, a_packed, b_panels, threads);
-}
+void run_avx512(const Product& p, float* b_panels, int threads) { Gemm<Avx512>::run(p, b_panels, threads); }
 
 }  // namespace attention_lab::packed
