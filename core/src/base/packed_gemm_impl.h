@@ -81,6 +81,17 @@ struct Gemm {
     }
   }
 
+  // The tile of C at (r0, j0), asked into L1 while the tile before it is
+  // computed: with a short sum (k = 64: an edited head's change of the
+  // output) waiting for C's lines was 10 % of the product.
+  static void prefetch_c(const Product& q, int r0, int j0, int cols) {
+    const int rows = q.m - r0 < MR ? q.m - r0 : MR;
+    for (int r = 0; r < rows; ++r) {
+      const char* row = reinterpret_cast<const char*>(q.c + static_cast<long>(r0 + r) * q.ldc + j0);
+      for (int byte = 0; byte < cols * 4; byte += 64) _mm_prefetch(row + byte, _MM_HINT_T0);
+    }
+  }
+
   // The MR × NR tile of C at (r0, j0), steps p0 … p1 of the sum: `rows` and
   // `cols` of it are real; `add` adds to what C holds.
   static void tile(const Product& q, int p0, const float* __restrict bp, int steps, int r0, int rows, int j0, int cols,
@@ -145,6 +156,7 @@ struct Gemm {
           pack_b(q, p0, steps, j0, bp);
           for (int block = first; block < last; ++block) {
             prefetch_b(q, p0, steps, j0 + NR, block - first, last - first);
+            if (block + 1 < last) prefetch_c(q, (block + 1) * MR, j0, cols);
             const int r0 = block * MR;
             tile(q, p0, bp, steps, r0, q.m - r0 < MR ? q.m - r0 : MR, j0, cols, q.accumulate || p0 > 0);
           }
