@@ -23,6 +23,15 @@ Matrix embed(const TransformerModel& model, std::span<const int> ids);
 // LayerNorm (biased variance) or RMSNorm of every row.
 Matrix normalize(const Norm& norm, const Matrix& x);
 
+// One row's statistics as normalize() uses them, in double: the mean
+// (LayerNorm; 0 for RMSNorm) and the variance (LayerNorm) or the mean square
+// (RMSNorm).
+struct RowStatistics {
+  double mean = 0.0;
+  double spread = 0.0;
+};
+RowStatistics row_statistics(const Norm& norm, const float* row, Eigen::Index n);
+
 // Every intermediate of one layer's attention, for traces and tests.
 struct AttentionDetail {
   Matrix q, k, v;          // after biases, before RoPE

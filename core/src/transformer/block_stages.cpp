@@ -118,16 +118,10 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
 void norm_statistics(const Norm& norm, const Matrix& x, Matrix& mean, Matrix& spread) {
   mean = Matrix::Zero(x.rows(), 1);
   spread = Matrix::Zero(x.rows(), 1);
-  const double n = static_cast<double>(x.cols());
   for (Eigen::Index r = 0; r < x.rows(); ++r) {
-    const auto row = x.row(r).cast<double>();
-    if (norm.rms) {
-      spread(r, 0) = static_cast<float>(row.squaredNorm() / n);
-    } else {
-      const double m = row.sum() / n;
-      mean(r, 0) = static_cast<float>(m);
-      spread(r, 0) = static_cast<float>((row.array() - m).square().sum() / n);
-    }
+    const RowStatistics s = row_statistics(norm, x.row(r).data(), x.cols());
+    mean(r, 0) = static_cast<float>(s.mean);
+    spread(r, 0) = static_cast<float>(s.spread);
   }
 }
 
