@@ -3,7 +3,7 @@
 // attention engine's Q, K, V and output projections) on one of three
 // backends, chosen by measurement (README, "Matrix products"):
 //  - packed: the project's own register-tiled kernel (base/packed_gemm*.cpp)
-//    for CPUs with AVX-512F or AVX2 + FMA; on this project's machine 5–10 %
+//    for CPUs with AVX-512F or AVX2 + FMA; on this project's machine 3–11 %
 //    faster than OpenBLAS at a GPT-2 layer's shapes — the default where the
 //    CPU has it;
 //  - OpenBLAS's cblas_sgemm when the library is installed (loaded at run
