@@ -316,6 +316,28 @@ TEST(Derivation, APinnedWeightMentionsThePinAndTheSoftmaxValue) {
   ASSERT_EQ(doc.apply(SetPin{{head(StageKind::Weights, 0), 4, 0}, 0.9f}), "");
   const Derivation d = derive(doc, head(StageKind::Weights, 0), 4, 0);
   EXPECT_TRUE(contains(d.note, "Pinned to 0.900 (computed: " + format_number(computed, 3) + ")")) << d.note;
+  EXPECT_FALSE(contains(d.note, "not a probability")) << d.note;  // inside [0, 1]: nothing more to say
+}
+
+TEST(Derivation, AWeightPinnedOutsideZeroToOneSaysItIsNoLongerAShare) {
+  Document doc = open("fat-cat");
+  const StageId w = head(StageKind::Weights, 0);
+  for (const float pin : {1.5f, -0.25f}) {
+    ASSERT_EQ(doc.apply(SetPin{{w, 4, 0}, pin}), "");
+    const MatrixView m = doc.stage(w);
+    double sum = 0.0;
+    for (int j = 0; j < m.cols(); ++j) sum += static_cast<double>(m(4, j));
+    EXPECT_GT(std::abs(sum - 1.0), 0.1);
+    const Derivation d = derive(doc, w, 4, 0);
+    EXPECT_TRUE(contains(d.note, "A weight outside [0, 1] is not a probability: row 4 now sums to " +
+                                     format_number(static_cast<float>(sum), 3) + ", not 1."))
+        << d.note;
+    // The row's other cells are not pinned: no note there.
+    EXPECT_TRUE(derive(doc, w, 4, 1).note.empty()) << derive(doc, w, 4, 1).note;
+  }
+  // A pinned score may be any number: no such remark.
+  ASSERT_EQ(doc.apply(SetPin{{head(StageKind::Scores, 0), 4, 0}, 40.0f}), "");
+  EXPECT_FALSE(contains(derive(doc, head(StageKind::Scores, 0), 4, 0).note, "probability"));
 }
 
 // [SECTION] Titles

@@ -34,13 +34,24 @@ std::string dot_terms(const RowVector& a, const RowVector& b, float total) {
 // The value the hint asks for.
 constexpr const char* kAsked = " = ?";
 
-std::string pin_note(const Scenario& s, StageId id, int r, int c, float computed) {
+std::string pin_note(const Document& doc, StageId id, int r, int c, float computed) {
+  const Scenario& s = doc.scenario();
   const auto stored = storage_cell(CellRef{id, r, c}, s.dims());
   if (!stored) return {};
   const auto it = s.pins.find(PinKey{stored->stage, stored->row, stored->col});
   if (it == s.pins.end()) return {};
-  return "Pinned to " + format_number(it->second, 3) + " (computed: " + format_number(computed, 3) +
-         "). Everything downstream uses the pinned value.";
+  std::string note = "Pinned to " + format_number(it->second, 3) + " (computed: " + format_number(computed, 3) +
+                     "). Everything downstream uses the pinned value.";
+  // A pinned weight may be any number (an experiment), but then it is no
+  // longer a share of the row: say so, with what the row now adds up to.
+  if (describe_stage(s, id).domain == ValueDomain::Probability && (it->second < 0.0f || it->second > 1.0f)) {
+    const MatrixView m = doc.stage(id);
+    double sum = 0.0;
+    for (int j = 0; j < m.cols(); ++j) sum += static_cast<double>(m(r, j));
+    note += " A weight outside [0, 1] is not a probability: row " + std::to_string(r) + " now sums to " +
+            format_number(static_cast<float>(sum), 3) + ", not 1.";
+  }
+  return note;
 }
 
 }  // namespace
@@ -111,7 +122,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
                       " × " + format_number(sn, 3) + " = " + format_number(computed, 3);
         out.hint = format_number(a, 3) + " × " + format_number(cs, 3) + (first ? " − " : " + ") + format_factor(b) +
                    " × " + format_number(sn, 3) + kAsked;
-        out.note = pin_note(s, id, r, c, computed);
+        out.note = pin_note(doc, id, r, c, computed);
         break;
       }
       const auto W = layer(static_cast<StageKind>(static_cast<int>(StageKind::W_q) + which));
@@ -131,7 +142,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
         out.hint = "(" + out.hint + ") + " + format_factor(b);
       }
       out.hint += kAsked;
-      out.note = pin_note(s, id, r, c, computed);
+      out.note = pin_note(doc, id, r, c, computed);
       break;
     }
     case StageKind::Scores: {
@@ -142,7 +153,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
                     std::to_string(c) + " of K" + hs + ")";
       out.numbers = dot_terms(q, k, computed);
       out.hint = dot_sum(q, k, kMaxHintTerms) + kAsked;
-      out.note = pin_note(s, id, r, c, computed);
+      out.note = pin_note(doc, id, r, c, computed);
       break;
     }
     case StageKind::Scaled: {
@@ -163,7 +174,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       out.formula = f;
       out.numbers = n + " = " + format_number(computed, 3);
       out.hint = n + kAsked;
-      out.note = pin_note(s, id, r, c, computed);
+      out.note = pin_note(doc, id, r, c, computed);
       break;
     }
     case StageKind::Masked: {
@@ -176,14 +187,14 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
         out.formula = "S′" + hs + at + " + B" + hs + at + "  (the mask allows it)";
         out.numbers = format_number(scaled, 3) + " + " + format_number(bias, 3) + " = " + format_number(masked, 3);
         out.hint = format_number(scaled, 3) + " + " + format_number(bias, 3) + kAsked;
-        out.note = pin_note(s, id, r, c, masked);
+        out.note = pin_note(doc, id, r, c, masked);
         break;
       }
       out.formula = allowed ? "S′" + hs + at + "  (the mask allows it)" : "−∞  (the mask forbids it)";
       out.numbers = allowed ? format_number(scaled, 3)
                             : "'" + s.token_label(r) + "' may not look at '" + s.key_label(c) + "' → −∞";
       out.hint = allowed ? "the scaled score S′" + hs + at + " (the mask allows it)" : "what the mask does where it forbids";
-      out.note = pin_note(s, id, r, c, allowed ? scaled : -INFINITY);
+      out.note = pin_note(doc, id, r, c, allowed ? scaled : -INFINITY);
       break;
     }
     case StageKind::Weights: {
@@ -204,7 +215,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
         out.numbers = x == INFINITY ? "1 / " + std::to_string(infinite) + " = " +
                                           format_number(1.0f / static_cast<float>(infinite), 3)
                                     : format_number(0.0f, 3);
-        out.note = pin_note(s, id, r, c, x == INFINITY ? 1.0f / static_cast<float>(infinite) : 0.0f);
+        out.note = pin_note(doc, id, r, c, x == INFINITY ? 1.0f / static_cast<float>(infinite) : 0.0f);
         out.hint = out.formula;
         break;
       }
@@ -232,7 +243,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       out.numbers = shape + " = " + format_number(static_cast<float>(e), 3) + " / " +
                     format_number(static_cast<float>(sum), 3) + " = " + format_number(static_cast<float>(e / sum), 3);
       out.hint = shape + kAsked;
-      out.note = pin_note(s, id, r, c, static_cast<float>(e / sum));
+      out.note = pin_note(doc, id, r, c, static_cast<float>(e / sum));
       if (out.note.empty() && !std::isfinite(x)) out.note = "A masked key gets exactly 0.";
       break;
     }
@@ -243,7 +254,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       out.formula = "Σⱼ A" + hs + "[" + std::to_string(r) + ",j] × V" + hs + "[j," + std::to_string(c) + "]";
       out.numbers = dot_terms(a, v, computed);
       out.hint = dot_sum(a, v, kMaxHintTerms) + kAsked;
-      out.note = pin_note(s, id, r, c, computed);
+      out.note = pin_note(doc, id, r, c, computed);
       break;
     }
     case StageKind::Concat: {
@@ -278,7 +289,7 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
         out.hint = (s.use_w_o ? "(" + out.hint + ")" : out.hint) + " + " + format_factor(b);
       }
       out.hint += kAsked;
-      out.note = pin_note(s, id, r, c, computed);
+      out.note = pin_note(doc, id, r, c, computed);
       break;
     }
     case StageKind::SinkShare: {
