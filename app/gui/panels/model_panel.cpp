@@ -74,10 +74,13 @@ void draw_prediction_rows(AppState& state, const ModelState::Cached& p, std::siz
   }
   // The bar takes what the token and the change leave; where the three do not
   // fit on one line (the narrow side panel), the change goes under the bar.
+  // Which of the two is decided with room for a usual change ("−99.9 pt")
+  // even before there is one, so the first edit does not move the rows.
   const float avail = ImGui::GetContentRegionAvail().x;
   const float padding = 2.0f * ImGui::GetStyle().CellPadding.x + 2.0f;
   const float bar_min = text_w + 2.0f * ImGui::GetStyle().FramePadding.x + 4.0f;
   const float bar_max = compact ? avail : std::min(220.0f * gfx::em(), avail * 0.5f);
+  change_w = std::max(change_w, ImGui::CalcTextSize("−99.9 pt").x);
   const bool one_line = avail - label_w - change_w - 3.0f * padding >= bar_min;
   const float bar_w = one_line ? std::clamp(avail - label_w - change_w - 3.0f * padding, bar_min, std::max(bar_min, bar_max))
                                : std::max(bar_min, avail - label_w - 2.0f * padding);
@@ -99,11 +102,9 @@ void draw_prediction_rows(AppState& state, const ModelState::Cached& p, std::siz
     ImGui::TableNextColumn();
     ImGui::ProgressBar(q.probability, ImVec2(bar_w, 0), texts[i].c_str());
     const std::string& change = changes[i];
-    if (one_line) {
-      ImGui::TableNextColumn();
-    } else if (change == "±0") {
-      continue;  // (under the bar: only a change that is there)
-    }
+    // (Under the bar when it does not fit beside it: on every row, "±0"
+    // too, so the rows keep their height after the first edit.)
+    if (one_line) ImGui::TableNextColumn();
     if (change == "±0") {
       ImGui::TextDisabled("±0");
     } else {
