@@ -140,9 +140,10 @@ struct Gemm {
       const int chunks = panels >= 2 * team ? 1 : team;
       const int tasks = panels * chunks;
       const int per_slice = slice_steps(q.k);
-      // Slice by slice, so a slice of A's rows stays in L2 across the panels; the static schedule gives a thread the same tiles
-      // in every slice, so each tile's slices are added in order without a
-      // barrier between them.
+      // Slice by slice, so a slice of A's rows stays in L2 across the
+      // panels; the static schedule gives a thread the same tiles in every
+      // slice, so each tile's slices are added in order without a barrier
+      // between them.
       for (int p0 = 0; p0 < q.k; p0 += per_slice) {
         const int steps = q.k - p0 < per_slice ? q.k - p0 : per_slice;
 #pragma omp for schedule(static) nowait
