@@ -44,8 +44,6 @@ constexpr float kProjTolerance = 0x1p-20f;
 // rounding below this fraction of the largest score (16 float ulps): then a
 // weight moves by about 1e-6 at most, else the scores are computed anew.
 constexpr float kScoreTolerance = 0x1p-20f;
-// How many rows ahead a pass down a column of the scores prefetches.
-constexpr long kPrefetchRows = 4;
 
 // Kinds of pins a row of a head holds (Engine::row_pins_).
 enum PinBits : std::uint8_t {

@@ -14,6 +14,34 @@ using namespace engine_detail;
 
 // [SECTION] Incremental paths
 
+namespace {
+
+// One head's segment of a row of R after a key's change, seg += a·y_old +
+// b·y_new (when y_old is given), added to the output row times the head's
+// scale (or written, for the first head) in the same pass: R is the stream
+// an edit of X is bound by, so each of its floats is loaded and stored once.
+void sum_output_segment(float* seg, const float* y_old, const float* y_new, float a, float b, float scale,
+                        float* out, Index n, bool first) {
+  if (y_old && first)
+    for (Index c = 0; c < n; ++c) {
+      const float x = seg[c] + (y_old[c] * a + y_new[c] * b);
+      seg[c] = x;
+      out[c] = x * scale;
+    }
+  else if (y_old)
+    for (Index c = 0; c < n; ++c) {
+      const float x = seg[c] + (y_old[c] * a + y_new[c] * b);
+      seg[c] = x;
+      out[c] += x * scale;
+    }
+  else if (first)
+    for (Index c = 0; c < n; ++c) out[c] = seg[c] * scale;
+  else
+    for (Index c = 0; c < n; ++c) out[c] += seg[c] * scale;
+}
+
+}  // namespace
+
 // Columns [first, first + width) of row r of Q, K or V from X_r, pins
 // included; with RoPE, of Q or K before the rotation (the caller turns the
 // row and lays the pins: rotate_projection_row).
@@ -211,8 +239,8 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   // every head keeps R: each output row is summed from R in the same pass
   bool fused = s.use_w_o && R_.rows() == T;
   for (int h = 0; h < dims_.heads && fused; ++h) fused = r_valid_[uz(h)] != 0;
-  std::vector<std::uint8_t> is_edited(uz(dims_.heads), 0);
-  for (int h : heads) is_edited[uz(h)] = 1;
+  std::vector<long> slot(uz(dims_.heads), -1);  // each head's position in `heads`, or −1
+  for (long t = 0; t < n_heads; ++t) slot[uz(heads[uz(t)])] = t;
   // A changed Q row changes only its own row; a changed K or V row every row
   // that may attend to it.
   const long first = k || v ? 0 : static_cast<long>(r);
@@ -220,60 +248,84 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   // Rows of a head that must be recomputed (state 3), and rows whose output
   // waits for them: done after the pass, batched per head.
   std::vector<std::uint8_t> deferred(uz(ix(dims_.heads) * T), 0), output_waits(uz(T), 0);
-#pragma omp parallel for schedule(dynamic, 16)
-  for (long li = first; li < last; ++li) {
-    const Index i = li;
-    thread_local std::vector<RowUpdate> upd;
-    if (upd.size() < uz(dims_.heads)) upd.resize(uz(dims_.heads));
-    // Column r of each head's scores is one cache line per row, each on its
-    // own page, where the hardware does not prefetch: ask for a later row's.
-    if (li + kPrefetchRows < last)
-      for (long t = 0; t < n_heads; ++t) __builtin_prefetch(&heads_[uz(heads[uz(t)])].S(i + kPrefetchRows, r), 1);
-    bool changed = false, waits = false;
-    for (long t = 0; t < n_heads; ++t) {
-      const int h = heads[uz(t)];
-      edit_entry(h, i, r, k, v, (k || v) ? v_old.data() + ix(kv(h)) * dv : nullptr, edits_[uz(h)], upd[uz(h)], self);
-      changed = changed || upd[uz(h)].state != 0;
-      if (upd[uz(h)].state == 3) waits = true, deferred[uz(ix(h) * T + i)] = 1;
-    }
-    if (!changed) continue;
-    if (waits) {
-      // R rows of the heads updated in place; the output once the others are recomputed
-      for (long t = 0; t < n_heads; ++t) {
-        const int h = heads[uz(t)];
-        const HeadEdit& he = edits_[uz(h)];
-        if (upd[uz(h)].state == 1 && he.has_y)
-          R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[uz(h)].a + he.y_new * upd[uz(h)].b;
-      }
-      output_waits[uz(i)] = 1;
-      continue;
-    }
-    if (fused) {
-      auto out = output_.row(i);
-      out.setZero();
-      bool pinned = false;
-      for (int h = 0; h < dims_.heads; ++h) {
-        auto seg = R_.row(i).segment(ix(h) * dout, dout);
-        if (is_edited[uz(h)] && upd[uz(h)].state == 1) {
-          const HeadEdit& he = edits_[uz(h)];
-          seg += he.y_old * upd[uz(h)].a + he.y_new * upd[uz(h)].b;
+  // Rows go in chunks of kChunkRows, each in two steps: every head's entry
+  // of each row (edit_entry), then each row's R and output, a pure stream.
+  // A thread asks for a chunk's scores column r (one cache line per row and
+  // head, where the hardware does not prefetch) and streams the R rows of its
+  // previous chunk while they arrive.
+  constexpr long kChunkRows = 16;
+  struct Chunk {
+    long begin = 0, end = 0;
+    std::vector<RowUpdate> updates;  // row-major: (row − begin)·n_heads + position in `heads`
+  };
+  const long n_chunks = (last - first + kChunkRows - 1) / kChunkRows;
+#pragma omp parallel
+  {
+    Chunk pending, ready;
+    pending.updates.resize(uz(kChunkRows * n_heads));
+    ready.updates.resize(uz(kChunkRows * n_heads));
+    auto stream = [&] {  // R and output rows of `ready`
+      for (long li = ready.begin; li < ready.end; ++li) {
+        const Index i = li;
+        const RowUpdate* upd = &ready.updates[uz((li - ready.begin) * n_heads)];  // by position in `heads`
+        bool changed = false, waits = false;
+        for (long t = 0; t < n_heads; ++t) changed = changed || upd[t].state != 0, waits = waits || upd[t].state == 3;
+        if (!changed) continue;
+        if (waits) {
+          // R rows of the heads updated in place; the output once the others are recomputed
+          for (long t = 0; t < n_heads; ++t) {
+            const int h = heads[uz(t)];
+            const HeadEdit& he = edits_[uz(h)];
+            if (upd[t].state == 1 && he.has_y)
+              R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[t].a + he.y_new * upd[t].b;
+          }
+          output_waits[uz(i)] = 1;
+          continue;
         }
-        out += seg * heads_[uz(h)].cscale[uz(i)];
-        pinned = pinned || (row_pins_[uz(ix(h) * T + i)] & kPinContext);
+        if (fused) {
+          auto out = output_.row(i);
+          bool pinned = false;
+          for (int h = 0; h < dims_.heads; ++h) {
+            const long t = slot[uz(h)];
+            const bool edited = t >= 0 && upd[t].state == 1;
+            const HeadEdit& he = edits_[uz(h)];
+            sum_output_segment(R_.row(i).data() + ix(h) * dout, edited ? he.y_old.data() : nullptr,
+                               edited ? he.y_new.data() : nullptr, edited ? upd[t].a : 0.0f, edited ? upd[t].b : 0.0f,
+                               heads_[uz(h)].cscale[uz(i)], out.data(), dout, h == 0);
+            pinned = pinned || (row_pins_[uz(ix(h) * T + i)] & kPinContext);
+          }
+          if (pinned) out.noalias() = concat_.row(i) * s.W_o.get();  // context pins: from concat
+          if (s.use_output_bias) out += s.b_o.row(0);
+          apply_row_pins(StageKind::Output, 0, i);
+          out_age_[uz(i)] = 0;
+          continue;
+        }
+        for (long t = 0; t < n_heads; ++t) {
+          const int h = heads[uz(t)];
+          const HeadEdit& he = edits_[uz(h)];
+          if (upd[t].state == 1 && he.has_y)
+            R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[t].a + he.y_new * upd[t].b;
+        }
+        output_row(i);
       }
-      if (pinned) out.noalias() = concat_.row(i) * s.W_o.get();  // context pins: from concat
-      if (s.use_output_bias) out += s.b_o.row(0);
-      apply_row_pins(StageKind::Output, 0, i);
-      out_age_[uz(i)] = 0;
-      continue;
+    };
+#pragma omp for schedule(dynamic, 1) nowait
+    for (long chunk = 0; chunk < n_chunks; ++chunk) {
+      pending.begin = first + chunk * kChunkRows;
+      pending.end = std::min(last, pending.begin + kChunkRows);
+      for (long li = pending.begin; li < pending.end; ++li)
+        for (long t = 0; t < n_heads; ++t) __builtin_prefetch(&heads_[uz(heads[uz(t)])].S(li, r), 1);
+      stream();
+      for (long li = pending.begin; li < pending.end; ++li)
+        for (long t = 0; t < n_heads; ++t) {
+          const int h = heads[uz(t)];
+          RowUpdate& u = pending.updates[uz((li - pending.begin) * n_heads + t)];
+          edit_entry(h, li, r, k, v, (k || v) ? v_old.data() + ix(kv(h)) * dv : nullptr, edits_[uz(h)], u, self);
+          if (u.state == 3) deferred[uz(ix(h) * T + li)] = 1;
+        }
+      std::swap(pending, ready);
     }
-    for (long t = 0; t < n_heads; ++t) {
-      const int h = heads[uz(t)];
-      const HeadEdit& he = edits_[uz(h)];
-      if (upd[uz(h)].state == 1 && he.has_y)
-        R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[uz(h)].a + he.y_new * upd[uz(h)].b;
-    }
-    output_row(i);
+    stream();
   }
   std::vector<std::vector<Index>> redo(uz(dims_.heads));
   std::vector<Index> waiting;
