@@ -88,6 +88,17 @@ inline void advise_huge_pages(Matrix& m) {
 #endif
 }
 
+// The columns R is stored with for `used` columns: a few more when rows
+// `used` floats apart would start at the same offset within a 4 KiB page
+// (d_out = 768 with 12 heads: 36 KiB). Several rows updated side by side
+// (edit_rows) then fall on different cache sets and do not stall on each
+// other's stores (4K aliasing).
+inline Index r_stride(Index used) {
+  constexpr Index kPage = 4096 / sizeof(float), kLine = 64 / sizeof(float);
+  const Index off = used % kPage;
+  return off < 4 * kLine || off > kPage - 4 * kLine ? used + kLine : used;
+}
+
 // Scratch space for one thread (rows of T floats).
 inline std::vector<float>& scratch_a(Index n) {
   thread_local std::vector<float> v;

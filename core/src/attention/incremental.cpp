@@ -16,10 +16,42 @@ using namespace engine_detail;
 
 namespace {
 
-// One head's segment of a row of R after a key's change, seg += a·y_old +
-// b·y_new (when y_old is given), added to the output row times the head's
-// scale (or written, for the first head) in the same pass: R is the stream
-// an edit of X is bound by, so each of its floats is loaded and stored once.
+// One head's segments of kGroupRows rows of R after a key's change,
+// seg += a·y_old + b·y_new, each added to its output row times the row's
+// scale for the head (or written, for the first head) in the same pass. R
+// is what an edit of X streams: each of its floats is loaded and stored
+// once, and y_old, y_new (read from L2, twice R's bytes per row) are loaded
+// once for the group of rows.
+constexpr int kGroupRows = 4;
+template <bool First>
+void sum_output_rows4(float* __restrict s0, float* __restrict s1, float* __restrict s2, float* __restrict s3,
+                      float* __restrict o0, float* __restrict o1, float* __restrict o2, float* __restrict o3,
+                      const float* __restrict y_old, const float* __restrict y_new, const float* a, const float* b,
+                      const float* scale, Index n) {
+  const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3];
+  const float c0 = scale[0], c1 = scale[1], c2 = scale[2], c3 = scale[3];
+  for (Index c = 0; c < n; ++c) {
+    const float yo = y_old[c], yn = y_new[c];
+    const float x0 = s0[c] + (yo * a0 + yn * b0);
+    const float x1 = s1[c] + (yo * a1 + yn * b1);
+    const float x2 = s2[c] + (yo * a2 + yn * b2);
+    const float x3 = s3[c] + (yo * a3 + yn * b3);
+    s0[c] = x0, s1[c] = x1, s2[c] = x2, s3[c] = x3;
+    if constexpr (First)
+      o0[c] = x0 * c0, o1[c] = x1 * c1, o2[c] = x2 * c2, o3[c] = x3 * c3;
+    else
+      o0[c] += x0 * c0, o1[c] += x1 * c1, o2[c] += x2 * c2, o3[c] += x3 * c3;
+  }
+}
+template <bool First>
+void sum_output_segments(float* const* seg, const float* y_old, const float* y_new, const float* a, const float* b,
+                         const float* scale, float* const* out, Index n) {
+  static_assert(kGroupRows == 4, "sum_output_rows4 is written out for four rows");
+  // (rows of R and of the output never overlap)
+  sum_output_rows4<First>(seg[0], seg[1], seg[2], seg[3], out[0], out[1], out[2], out[3], y_old, y_new, a, b, scale, n);
+}
+
+// The same for one row (y_old null: the segment is only added).
 void sum_output_segment(float* seg, const float* y_old, const float* y_new, float a, float b, float scale,
                         float* out, Index n, bool first) {
   if (y_old && first)
@@ -248,84 +280,105 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   // Rows of a head that must be recomputed (state 3), and rows whose output
   // waits for them: done after the pass, batched per head.
   std::vector<std::uint8_t> deferred(uz(ix(dims_.heads) * T), 0), output_waits(uz(T), 0);
-  // Rows go in chunks of kChunkRows, each in two steps: every head's entry
-  // of each row (edit_entry), then each row's R and output, a pure stream.
-  // A thread asks for a chunk's scores column r (one cache line per row and
-  // head, where the hardware does not prefetch) and streams the R rows of its
-  // previous chunk while they arrive.
+  // Two passes over the rows: every head's entry of each row (edit_entry),
+  // then each row's R and output, a pure stream on both threads at once (R is
+  // what an edit of X is bound by; mixed with the entries' work it streams at
+  // about half the speed).
+  std::vector<RowUpdate> updates(uz((last - first) * n_heads));  // row-major, by position in `heads`
   constexpr long kChunkRows = 16;
-  struct Chunk {
-    long begin = 0, end = 0;
-    std::vector<RowUpdate> updates;  // row-major: (row − begin)·n_heads + position in `heads`
-  };
   const long n_chunks = (last - first + kChunkRows - 1) / kChunkRows;
-#pragma omp parallel
-  {
-    Chunk pending, ready;
-    pending.updates.resize(uz(kChunkRows * n_heads));
-    ready.updates.resize(uz(kChunkRows * n_heads));
-    auto stream = [&] {  // R and output rows of `ready`
-      for (long li = ready.begin; li < ready.end; ++li) {
-        const Index i = li;
-        const RowUpdate* upd = &ready.updates[uz((li - ready.begin) * n_heads)];  // by position in `heads`
-        bool changed = false, waits = false;
-        for (long t = 0; t < n_heads; ++t) changed = changed || upd[t].state != 0, waits = waits || upd[t].state == 3;
-        if (!changed) continue;
-        if (waits) {
-          // R rows of the heads updated in place; the output once the others are recomputed
-          for (long t = 0; t < n_heads; ++t) {
-            const int h = heads[uz(t)];
-            const HeadEdit& he = edits_[uz(h)];
-            if (upd[t].state == 1 && he.has_y)
-              R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[t].a + he.y_new * upd[t].b;
-          }
-          output_waits[uz(i)] = 1;
-          continue;
-        }
-        if (fused) {
-          auto out = output_.row(i);
-          bool pinned = false;
-          for (int h = 0; h < dims_.heads; ++h) {
-            const long t = slot[uz(h)];
-            const bool edited = t >= 0 && upd[t].state == 1;
-            const HeadEdit& he = edits_[uz(h)];
-            sum_output_segment(R_.row(i).data() + ix(h) * dout, edited ? he.y_old.data() : nullptr,
-                               edited ? he.y_new.data() : nullptr, edited ? upd[t].a : 0.0f, edited ? upd[t].b : 0.0f,
-                               heads_[uz(h)].cscale[uz(i)], out.data(), dout, h == 0);
-            pinned = pinned || (row_pins_[uz(ix(h) * T + i)] & kPinContext);
-          }
-          if (pinned) out.noalias() = concat_.row(i) * s.W_o.get();  // context pins: from concat
-          if (s.use_output_bias) out += s.b_o.row(0);
-          apply_row_pins(StageKind::Output, 0, i);
-          out_age_[uz(i)] = 0;
-          continue;
-        }
+#pragma omp parallel for schedule(dynamic, 1)
+  for (long chunk = 0; chunk < n_chunks; ++chunk) {
+    const long begin = first + chunk * kChunkRows, end = std::min(last, begin + kChunkRows);
+    // column r of the scores: one cache line per row and head, where the
+    // hardware does not prefetch; asked for at once
+    for (long li = begin; li < end; ++li)
+      for (long t = 0; t < n_heads; ++t) __builtin_prefetch(&heads_[uz(heads[uz(t)])].S(li, r), 1);
+    for (long li = begin; li < end; ++li)
+      for (long t = 0; t < n_heads; ++t) {
+        const int h = heads[uz(t)];
+        RowUpdate& u = updates[uz((li - first) * n_heads + t)];
+        edit_entry(h, li, r, k, v, (k || v) ? v_old.data() + ix(kv(h)) * dv : nullptr, edits_[uz(h)], u, self);
+        if (u.state == 3) deferred[uz(ix(h) * T + li)] = 1;
+      }
+  }
+  // Output rows summed from R (fused) go in groups of kGroupRows; the others one by one.
+  auto fused_rows = [&](const Index* rows, int count) {
+    for (int h = 0; h < dims_.heads; ++h) {
+      const long t = slot[uz(h)];
+      const HeadEdit& he = edits_[uz(h)];
+      float* seg[kGroupRows];
+      float* out[kGroupRows];
+      float a[kGroupRows], b[kGroupRows], scale[kGroupRows];
+      bool edited[kGroupRows];
+      bool all_edited = count == kGroupRows;
+      for (int g = 0; g < count; ++g) {
+        // (a head not in `heads` has no updates: its segment is only added)
+        const RowUpdate* u = t >= 0 ? &updates[uz((rows[g] - first) * n_heads + t)] : nullptr;
+        edited[g] = u && u->state == 1;
+        all_edited = all_edited && edited[g];
+        seg[g] = R_.row(rows[g]).data() + ix(h) * dout;
+        out[g] = output_.row(rows[g]).data();
+        a[g] = edited[g] ? u->a : 0.0f;
+        b[g] = edited[g] ? u->b : 0.0f;
+        scale[g] = heads_[uz(h)].cscale[uz(rows[g])];
+      }
+      if (all_edited && h == 0)
+        sum_output_segments<true>(seg, he.y_old.data(), he.y_new.data(), a, b, scale, out, dout);
+      else if (all_edited)
+        sum_output_segments<false>(seg, he.y_old.data(), he.y_new.data(), a, b, scale, out, dout);
+      else
+        for (int g = 0; g < count; ++g)
+          sum_output_segment(seg[g], edited[g] ? he.y_old.data() : nullptr, edited[g] ? he.y_new.data() : nullptr,
+                             a[g], b[g], scale[g], out[g], dout, h == 0);
+    }
+    for (int g = 0; g < count; ++g) {
+      const Index i = rows[g];
+      bool pinned = false;
+      for (int h = 0; h < dims_.heads; ++h) pinned = pinned || (row_pins_[uz(ix(h) * T + i)] & kPinContext);
+      auto out = output_.row(i);
+      if (pinned) out.noalias() = concat_.row(i) * s.W_o.get();  // context pins: from concat
+      if (s.use_output_bias) out += s.b_o.row(0);
+      apply_row_pins(StageKind::Output, 0, i);
+      out_age_[uz(i)] = 0;
+    }
+  };
+#pragma omp parallel for schedule(dynamic, 1)
+  for (long chunk = 0; chunk < n_chunks; ++chunk) {
+    const long begin = first + chunk * kChunkRows, end = std::min(last, begin + kChunkRows);
+    Index group[kGroupRows];
+    int grouped = 0;
+    for (long li = begin; li < end; ++li) {
+      const Index i = li;
+      const RowUpdate* upd = &updates[uz((li - first) * n_heads)];  // by position in `heads`
+      bool changed = false, waits = false;
+      for (long t = 0; t < n_heads; ++t) changed = changed || upd[t].state != 0, waits = waits || upd[t].state == 3;
+      if (!changed) continue;
+      if (waits) {
+        // R rows of the heads updated in place; the output once the others are recomputed
         for (long t = 0; t < n_heads; ++t) {
           const int h = heads[uz(t)];
           const HeadEdit& he = edits_[uz(h)];
           if (upd[t].state == 1 && he.has_y)
             R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[t].a + he.y_new * upd[t].b;
         }
-        output_row(i);
+        output_waits[uz(i)] = 1;
+        continue;
       }
-    };
-#pragma omp for schedule(dynamic, 1) nowait
-    for (long chunk = 0; chunk < n_chunks; ++chunk) {
-      pending.begin = first + chunk * kChunkRows;
-      pending.end = std::min(last, pending.begin + kChunkRows);
-      for (long li = pending.begin; li < pending.end; ++li)
-        for (long t = 0; t < n_heads; ++t) __builtin_prefetch(&heads_[uz(heads[uz(t)])].S(li, r), 1);
-      stream();
-      for (long li = pending.begin; li < pending.end; ++li)
-        for (long t = 0; t < n_heads; ++t) {
-          const int h = heads[uz(t)];
-          RowUpdate& u = pending.updates[uz((li - pending.begin) * n_heads + t)];
-          edit_entry(h, li, r, k, v, (k || v) ? v_old.data() + ix(kv(h)) * dv : nullptr, edits_[uz(h)], u, self);
-          if (u.state == 3) deferred[uz(ix(h) * T + li)] = 1;
-        }
-      std::swap(pending, ready);
+      if (fused) {
+        group[grouped++] = i;
+        if (grouped == kGroupRows) fused_rows(group, grouped), grouped = 0;
+        continue;
+      }
+      for (long t = 0; t < n_heads; ++t) {
+        const int h = heads[uz(t)];
+        const HeadEdit& he = edits_[uz(h)];
+        if (upd[t].state == 1 && he.has_y)
+          R_.row(i).segment(ix(h) * dout, dout) += he.y_old * upd[t].a + he.y_new * upd[t].b;
+      }
+      output_row(i);
     }
-    stream();
+    if (grouped > 0) fused_rows(group, grouped);
   }
   std::vector<std::vector<Index>> redo(uz(dims_.heads));
   std::vector<Index> waiting;

@@ -329,8 +329,9 @@ void Engine::set_concat_row(int h, Index i) {
 // R_h = U_h · W_o_h, for incremental updates of the output.
 void Engine::build_r(int h) {
   const Index T = dims_.T, dv = dims_.d_v, dout = dims_.d_out;
-  if (R_.rows() != T || R_.cols() != ix(dims_.heads) * dout) {
-    R_.resize(T, ix(dims_.heads) * dout);
+  const Index cols = r_stride(ix(dims_.heads) * dout);
+  if (R_.rows() != T || R_.cols() != cols) {
+    R_.resize(T, cols);
     advise_huge_pages(R_);
   }
   block_product(U_.middleCols(ix(h) * dv, dv), scenario_->W_o.middleRows(ix(h) * dv, dv), R_.middleCols(ix(h) * dout, dout));
