@@ -1,6 +1,8 @@
 #include "attention_lab/softmax.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace attention_lab {
@@ -23,16 +25,21 @@ const char* describe(RowIssue issue) {
 float max_and_nan(const float* x, Eigen::Index n, bool& has_nan) {
   constexpr int kLanes = 16;
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  float acc[kLanes];
-  bool nan[kLanes];
-  for (int k = 0; k < kLanes; ++k) acc[k] = -kInf, nan[k] = false;
+  // GCC's vector types: the compiler does not vectorize a max that must
+  // keep NaN's rule (v > acc is false for NaN) by itself; lane k sees
+  // x[k], x[k + 16], … in order, as a loop over an array of lanes would.
+  using Floats = float __attribute__((vector_size(kLanes * sizeof(float))));
+  using Ints = std::int32_t __attribute__((vector_size(kLanes * sizeof(float))));
+  Floats acc;
+  Ints nan = {};
+  for (int k = 0; k < kLanes; ++k) acc[k] = -kInf;
   Eigen::Index j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) {
-      const float v = x[j + k];
-      acc[k] = v > acc[k] ? v : acc[k];
-      nan[k] = nan[k] || v != v;
-    }
+  for (; j + kLanes <= n; j += kLanes) {
+    Floats v;
+    std::memcpy(&v, x + j, sizeof v);
+    acc = v > acc ? v : acc;
+    nan |= v != v;
+  }
   float m = -kInf;
   bool any_nan = false;
   for (; j < n; ++j) {
@@ -41,7 +48,7 @@ float max_and_nan(const float* x, Eigen::Index n, bool& has_nan) {
   }
   for (int k = 0; k < kLanes; ++k) {
     m = acc[k] > m ? acc[k] : m;
-    any_nan = any_nan || nan[k];
+    any_nan = any_nan || nan[k] != 0;
   }
   has_nan = any_nan;
   return m;
