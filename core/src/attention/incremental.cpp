@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace attention_lab {
@@ -49,6 +51,44 @@ void sum_output_segments(float* const* seg, const float* y_old, const float* y_n
   static_assert(kGroupRows == 4, "sum_output_rows4 is written out for four rows");
   // (rows of R and of the output never overlap)
   sum_output_rows4<First>(seg[0], seg[1], seg[2], seg[3], out[0], out[1], out[2], out[3], y_old, y_new, a, b, scale, n);
+}
+
+// block += a·bᵀ for a row-major block (rows × cols, rows `stride` floats
+// apart) in one pass that also finds its largest |entry| after the update;
+// `nan` is set when an entry is NaN. (GCC's vector types: the compiler does
+// not vectorize a max that must keep NaN apart by itself.)
+float add_outer_product(float* block, Index stride, const float* a, const float* b, Index rows, Index cols, bool& nan) {
+  constexpr int kLanes = 16;
+  using Floats = float __attribute__((vector_size(kLanes * sizeof(float))));
+  using Ints = std::int32_t __attribute__((vector_size(kLanes * sizeof(float))));
+  Floats largest = {};
+  Ints not_a_number = {};
+  float tail_largest = 0.0f;
+  bool tail_nan = false;
+  for (Index i = 0; i < rows; ++i) {
+    float* row = block + i * stride;
+    const float ai = a[i];
+    Index j = 0;
+    for (; j + kLanes <= cols; j += kLanes) {
+      Floats x, bj;
+      std::memcpy(&x, row + j, sizeof x);
+      std::memcpy(&bj, b + j, sizeof bj);
+      x += ai * bj;
+      std::memcpy(row + j, &x, sizeof x);
+      const Floats magnitude = x < 0.0f ? -x : x;
+      largest = magnitude > largest ? magnitude : largest;
+      not_a_number |= x != x;
+    }
+    for (; j < cols; ++j) {
+      row[j] += ai * b[j];
+      tail_largest = std::max(tail_largest, std::abs(row[j]));
+      tail_nan = tail_nan || row[j] != row[j];
+    }
+  }
+  float m = tail_largest;
+  for (int k = 0; k < kLanes; ++k) m = std::max(m, largest[k]), tail_nan = tail_nan || not_a_number[k] != 0;
+  nan = tail_nan;
+  return m;
 }
 
 // The same for one row (y_old null: the segment is only added).
@@ -575,10 +615,9 @@ bool Engine::shift_scores(StageKind kind, int h, Index c, const Eigen::VectorXf&
   for (long t = 0; t < n; ++t) {
     const Index i0 = blocks[uz(t)] / nbc_ * kBlock, j0 = blocks[uz(t)] % nbc_ * kBlock;
     const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, dims_.T_k - j0);
-    auto block = hs.S.block(i0, j0, rows, cols);
-    block.noalias() += a.segment(i0, rows) * b.segment(j0, cols).transpose();
-    const float m = block.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
-    finite = finite && std::isfinite(m);
+    bool nan = false;
+    const float m = add_outer_product(&hs.S(i0, j0), hs.S.outerStride(), a.data() + i0, b.data() + j0, rows, cols, nan);
+    finite = finite && !nan && std::isfinite(m);
     largest = std::max(largest, m);
   }
   for (Index i = 0; i < T; ++i)
