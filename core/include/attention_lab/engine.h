@@ -308,8 +308,8 @@ class Engine {
   // (self: row r of Q and key r are the same token, so query row r is redone whole)
   void edit_rows(const std::vector<int>& heads, Eigen::Index r, bool q, bool k, bool v, const RowVector& v_old,
                  bool self = true);
-  void edit_entry(int h, Eigen::Index i, Eigen::Index r, bool k, bool v, const float* v_old, const HeadEdit& he,
-                  RowUpdate& out, bool self);
+  void edit_entry(int h, Eigen::Index i, Eigen::Index r, bool k, bool v, const float* v_old, float s_old,
+                  float s_new, const HeadEdit& he, RowUpdate& out, bool self);
   void edit_pin(const Invalidation::Entry& e);
   void recompute_projection_row(StageKind kind, Eigen::Index r, Eigen::Index first, Eigen::Index width);
   bool shift_projection_row(StageKind kind, Eigen::Index r, Eigen::Index c, float delta);

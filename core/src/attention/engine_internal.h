@@ -73,6 +73,21 @@ void block_product(const A& a, const B& b, C&& c, bool accumulate = false) {
        static_cast<int>(c.outerStride()), accumulate);
 }
 
+// out = a·w for a column w of weights: a matrix-vector product bound by
+// reading a (T × d floats), split into blocks of kBlock rows so both threads
+// read. (Each block starts at a multiple of kBlock, so a row is summed as in
+// one product over all rows.)
+template <typename A, typename W, typename Out>
+void column_product(const A& a, const W& w, Out&& out) {
+  const Eigen::VectorXf column = w;  // contiguous once (a column of a row-major matrix is strided)
+  const Index rows = a.rows(), blocks = (rows + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (rows >= 4 * kBlock)
+  for (Index b = 0; b < blocks; ++b) {
+    const Index i0 = b * kBlock, n = std::min(kBlock, rows - i0);
+    out.segment(i0, n).noalias() = a.middleRows(i0, n) * column;
+  }
+}
+
 // T×T matrices read down their columns (scores) and R, streamed on every
 // edit, touch a new 4 KiB page every row: backed by 2 MiB pages where the
 // kernel allows it, they cost far fewer TLB misses. Call before first touch.

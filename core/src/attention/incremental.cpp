@@ -91,6 +91,49 @@ float add_outer_product(float* block, Index stride, const float* a, const float*
   return m;
 }
 
+// One head's U_i after key r's term changed, u += v_new·en − v_old·eo (or
+// v_new·(en − eo) when V_r did not change), and its concat, u·scale, in one
+// pass; returns the largest |u| after the update, NaN when an entry is NaN.
+float update_context_row(float* u, const float* v_new, const float* v_old, float en, float eo, float scale,
+                         float* concat, Index n) {
+  constexpr int kLanes = 16;
+  using Floats = float __attribute__((vector_size(kLanes * sizeof(float))));
+  using Ints = std::int32_t __attribute__((vector_size(kLanes * sizeof(float))));
+  const float d = en - eo;
+  Floats largest = {};
+  Ints not_a_number = {};
+  Index c = 0;
+  for (; c + kLanes <= n; c += kLanes) {
+    Floats x, vn;
+    std::memcpy(&x, u + c, sizeof x);
+    std::memcpy(&vn, v_new + c, sizeof vn);
+    if (v_old) {
+      Floats vo;
+      std::memcpy(&vo, v_old + c, sizeof vo);
+      x += vn * en - vo * eo;
+    } else {
+      x += vn * d;
+    }
+    std::memcpy(u + c, &x, sizeof x);
+    const Floats scaled = x * scale;
+    std::memcpy(concat + c, &scaled, sizeof scaled);
+    const Floats magnitude = x < 0.0f ? -x : x;
+    largest = magnitude > largest ? magnitude : largest;
+    not_a_number |= x != x;
+  }
+  float m = 0.0f;
+  bool nan = false;
+  for (; c < n; ++c) {
+    const float x = u[c] + (v_old ? v_new[c] * en - v_old[c] * eo : v_new[c] * d);
+    u[c] = x;
+    concat[c] = x * scale;
+    m = std::max(m, std::abs(x));
+    nan = nan || x != x;
+  }
+  for (int k = 0; k < kLanes; ++k) m = std::max(m, largest[k]), nan = nan || not_a_number[k] != 0;
+  return nan ? std::numeric_limits<float>::quiet_NaN() : m;
+}
+
 // The same for one row (y_old null: the segment is only added).
 void sum_output_segment(float* seg, const float* y_old, const float* y_new, float a, float b, float scale,
                         float* out, Index n, bool first) {
@@ -320,25 +363,52 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   // Rows of a head that must be recomputed (state 3), and rows whose output
   // waits for them: done after the pass, batched per head.
   std::vector<std::uint8_t> deferred(uz(ix(dims_.heads) * T), 0), output_waits(uz(T), 0);
-  // Two passes over the rows: every head's entry of each row (edit_entry),
-  // then each row's R and output, a pure stream on both threads at once (R is
-  // what an edit of X is bound by; mixed with the entries' work it streams at
-  // about half the speed).
+  // Three passes over the rows. First column r of each head's scores, old
+  // and new, per head and block of rows: a cache line per row on its own
+  // page, which a loop doing nothing else keeps many of in flight (inside the
+  // entries' work each was a stall). Then every head's entry of each row
+  // (edit_entry), then each row's R and output (see fused_rows).
   std::vector<RowUpdate> updates(uz((last - first) * n_heads));  // row-major, by position in `heads`
   constexpr long kChunkRows = 16;
   const long n_chunks = (last - first + kChunkRows - 1) / kChunkRows;
+  const long n_rows = last - first;
+  std::vector<float> column(uz(2 * n_heads * n_rows));  // [t][0 old, 1 new][i − first]
+  const long n_blocks = (n_rows + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (long task = 0; task < n_heads * n_blocks; ++task) {
+    const long t = task / n_blocks, begin = first + task % n_blocks * kBlock, end = std::min(last, begin + kBlock);
+    const int h = heads[uz(t)];
+    HeadState& hs = heads_[uz(h)];
+    float* old_col = column.data() + uz(2 * t * n_rows);
+    float* new_col = old_col + n_rows;
+    const auto k_row = K_.row(r).segment(ix(kv(h)) * dk, dk);
+    constexpr long kAhead = 8;
+    for (long li = begin; li < end; ++li) {
+      if (li + kAhead < end) __builtin_prefetch(&hs.S(li + kAhead, r), 1);
+      float& sir = hs.S(li, r);
+      old_col[li - first] = new_col[li - first] = sir;
+      if ((self && li == r) || !k) continue;  // (row r is redone whole)
+      const bool allowed = mask_shape_ == MaskShape::Causal ? r <= li : mask_.get()(li, r) != 0.0f;
+      // a block the mask hides that was never computed is computed whole when shown
+      if (!allowed && !hs.valid[uz((li / kBlock) * nbc_ + r / kBlock)]) continue;
+      sir = Q_.row(li).segment(ix(h) * dk, dk).dot(k_row);
+      if (row_pins_[uz(ix(h) * T + li)] & kPinScores) {
+        const auto it = pins_.find(PinKey{StageId{StageKind::Scores, h}, static_cast<int>(li), static_cast<int>(r)});
+        if (it != pins_.end()) sir = it->second;
+      }
+      new_col[li - first] = sir;
+    }
+  }
 #pragma omp parallel for schedule(dynamic, 1)
   for (long chunk = 0; chunk < n_chunks; ++chunk) {
     const long begin = first + chunk * kChunkRows, end = std::min(last, begin + kChunkRows);
-    // column r of the scores: one cache line per row and head, where the
-    // hardware does not prefetch; asked for at once
-    for (long li = begin; li < end; ++li)
-      for (long t = 0; t < n_heads; ++t) __builtin_prefetch(&heads_[uz(heads[uz(t)])].S(li, r), 1);
     for (long li = begin; li < end; ++li)
       for (long t = 0; t < n_heads; ++t) {
         const int h = heads[uz(t)];
         RowUpdate& u = updates[uz((li - first) * n_heads + t)];
-        edit_entry(h, li, r, k, v, (k || v) ? v_old.data() + ix(kv(h)) * dv : nullptr, edits_[uz(h)], u, self);
+        const float* col = column.data() + uz(2 * t * n_rows);
+        edit_entry(h, li, r, k, v, (k || v) ? v_old.data() + ix(kv(h)) * dv : nullptr, col[li - first],
+                   col[n_rows + li - first], edits_[uz(h)], u, self);
         if (u.state == 3) deferred[uz(ix(h) * T + li)] = 1;
       }
   }
@@ -435,32 +505,21 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
 }
 
 // Row i ≠ r of head h after row r of its K or V changed (see edit_rows):
-// scores entry (i, r), then softmax entry r, U and concat of row i, or the
-// whole row recomputed. Says in `out` what it did and, for an update, U_i's
+// from scores entry (i, r) before and after (set by edit_rows), softmax
+// entry r, U and concat of row i, or the whole row recomputed. Says in `out` what it did and, for an update, U_i's
 // change as a·V_r(old) + b·V_r(new) (R's is a·y_old + b·y_new).
-void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_old, const HeadEdit& he,
-                        RowUpdate& out, bool self) {
+void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_old, float s_old, float s_new,
+                        const HeadEdit& he, RowUpdate& out, bool self) {
   out.state = 0;
   if ((self && i == r) || (!k && !v)) {
     out.state = 2;  // recomputed whole by edit_rows (only query row r changed, or it is also key r)
     return;
   }
   HeadState& hs = heads_[uz(h)];
-  const Index dk = dims_.d_k, dv = dims_.d_v;
+  const Index dv = dims_.d_v;
   const std::uint8_t pins = row_pins_[uz(ix(h) * dims_.T + i)];
-  float& sir = hs.S(i, r);
-  const float s_old = sir;
   const bool causal = mask_shape_ == MaskShape::Causal;
   const bool allowed = causal ? r <= i : mask_.get()(i, r) != 0.0f;
-  // the new score; a block the mask hides that was never computed is
-  // computed whole when shown
-  if (k && (allowed || hs.valid[uz((i / kBlock) * nbc_ + r / kBlock)])) {
-    sir = Q_.row(i).segment(ix(h) * dk, dk).dot(K_.row(r).segment(ix(kv(h)) * dk, dk));
-    if (pins & kPinScores) {
-      const auto it = pins_.find(PinKey{StageId{StageKind::Scores, h}, static_cast<int>(i), static_cast<int>(r)});
-      if (it != pins_.end()) sir = it->second;
-    }
-  }
   if (hs.direct[uz(i)]) {
     // weights computed explicitly: only a pin or an allowed key at r can make them read column r
     if (allowed || (pins & (kPinScaledMasked | kPinWeights))) {
@@ -472,7 +531,7 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
   if (!allowed) return;  // (rows that are not direct have no pins on scaled or masked)
   const float bias = position_bias(h, i, r);
   const float xo = scale_value(s_old) + bias;
-  const float xn = k ? scale_value(sir) + bias : xo;
+  const float xn = k ? scale_value(s_new) + bias : xo;
   const float offset = hs.offset[uz(i)];
   const float eo = fast_exp(xo - offset), en = fast_exp(xn - offset);
   if (eo == 0.0f && en == 0.0f) return;  // neither reads V_r nor counts in Z
@@ -485,22 +544,19 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
     return;
   }
   const double inv_z = 1.0 / z;
-  // U_i is updated first: this update's rounding is about one ulp of the
-  // values it leaves, so the estimate needs their size (a recompute
-  // overwrites the row if the estimate says no).
-  auto u = U_.row(i).segment(ix(h) * dv, dv);
-  const auto v_new = V_.row(r).segment(ix(kv(h)) * dv, dv);
-  if (v)
-    u += v_new * en - Eigen::Map<const RowVector>(v_old, dv) * eo;
-  else
-    u += v_new * (en - eo);
+  const auto scale = static_cast<float>(inv_z);
+  // U_i is updated first, and concat with it: this update's rounding is
+  // about one ulp of the values it leaves, so the estimate needs their size
+  // (a recompute overwrites both if the estimate says no).
+  const float u_max = update_context_row(U_.row(i).data() + ix(h) * dv, V_.row(r).data() + ix(kv(h)) * dv,
+                                         v ? v_old : nullptr, en, eo, scale, concat_.row(i).data() + ix(h) * dv, dv);
   // The error U_i carries grows by Z_old/Z as the row renormalizes, plus
   // this update's own rounding: about one ulp of each term and of the result,
   // whose size after normalizing is the row's largest |context| (in units of
   // the head's largest, so rows with smaller contexts drift more slowly).
   const double terms = static_cast<double>(eo) * static_cast<double>(he.vmax_old) +
                        static_cast<double>(en) * static_cast<double>(he.vmax_new);
-  const double result = dv > 0 ? static_cast<double>(u.cwiseAbs().maxCoeff<Eigen::PropagateNaN>()) * inv_z : 0.0;
+  const double result = static_cast<double>(u_max) * inv_z;
   const auto drift = static_cast<float>(
       (static_cast<double>(hs.drift[uz(i)]) * z_old + terms * he.inv_unit) * inv_z + result * he.inv_unit);
   if (!(drift <= kDriftLimit)) {
@@ -508,11 +564,10 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
     return;
   }
   hs.sum[uz(i)] = z;
-  hs.cscale[uz(i)] = static_cast<float>(inv_z);
+  hs.cscale[uz(i)] = scale;
   hs.drift[uz(i)] = drift;
   if (k) note_row(StageKind::Weights, h, i);
-  // concat only: R_i is updated with the output, in edit_rows
-  concat_.row(i).segment(ix(h) * dv, dv) = u * hs.cscale[uz(i)];
+  // (R_i is updated with the output, in edit_rows)
   if (pins & kPinContext) apply_row_pins(StageKind::Context, h, i);
   out.state = 1;
   out.a = -eo;
@@ -537,7 +592,7 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
   changed.emplace_back(c, P.col(c));
   if (partner != c) changed.emplace_back(partner, P.col(partner));
   Matrix& pre = unrotated(kind);
-  pre.col(c).noalias() = projection_source(kind) * W.col(c);
+  column_product(projection_source(kind), W.col(c), pre.col(c));
   if (s.use_bias) pre.col(c).array() += b(0, c);
   if (rotates(kind)) {
     rotate_column_pair(kind, c);
@@ -638,7 +693,7 @@ void Engine::edit_v_column(Index c) {
   const Index dv = dims_.d_v;
   const int block = static_cast<int>(c / dv);
   const Index cl = c - ix(block) * dv;
-  V_.col(c).noalias() = s.kv_source().get() * s.W_v.col(c);
+  column_product(s.kv_source().get(), s.W_v.col(c), V_.col(c));
   if (s.use_bias) V_.col(c).array() += s.b_v(0, c);
   const StageId vid{StageKind::V, 0};
   for (auto it = pins_.lower_bound(PinKey{vid, 0, 0}); it != pins_.end() && it->first.stage == vid; ++it)
@@ -706,7 +761,7 @@ void Engine::edit_context_column(int h, Index c, const Eigen::Ref<const Eigen::V
 void Engine::edit_output_column(Index c) {
   const Scenario& s = *scenario_;
   if (s.use_w_o)
-    output_.col(c).noalias() = concat_ * s.W_o.col(c);
+    column_product(concat_, s.W_o.col(c), output_.col(c));
   else
     output_.col(c) = concat_.col(c);
   if (s.use_output_bias) output_.col(c).array() += s.b_o(0, c);
