@@ -812,8 +812,10 @@ void App::handle_shortcuts() {
       }
     }
     switch (k.key) {
-      case GLFW_KEY_RIGHT: step_to(state_, state_.step >= last ? -1 : state_.step + 1); break;
-      case GLFW_KEY_LEFT: step_to(state_, state_.step < 0 ? last : state_.step - 1); break;
+      // (a clicker's PageDown/PageUp step as the arrows do: a lecturer
+      // presents the step-through without a lesson too)
+      case GLFW_KEY_RIGHT: case GLFW_KEY_PAGE_DOWN: step_to(state_, state_.step >= last ? -1 : state_.step + 1); break;
+      case GLFW_KEY_LEFT: case GLFW_KEY_PAGE_UP: step_to(state_, state_.step < 0 ? last : state_.step - 1); break;
       case GLFW_KEY_SPACE:
         state_.playing = !state_.playing;
         if (state_.playing && (state_.step < 0 || state_.step == last)) step_to(state_, 0);

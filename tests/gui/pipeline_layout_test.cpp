@@ -2,6 +2,7 @@
 // is the result of exactly one equation, with the right operands and operators.
 
 #include "logic/pipeline_layout.h"
+#include "logic/steps.h"
 
 #include "attention_lab/presets.h"
 #include "attention_lab/stage_info.h"
@@ -127,6 +128,26 @@ TEST(PipelineLayout, EveryComputedStageOfTheFocusedHeadIsTheResultOfExactlyOneEq
       EXPECT_EQ(results.size(), expected.size()) << name << " head " << h << "\n" << text(lines);
     }
   }
+}
+
+// A step's stage is drawn by the equations (the presenter view scrolls to it
+// and fits it): with one head "concatenate heads" is the head's context.
+TEST(PipelineLayout, TheStageEveryStepIsAboutIsAnEquationsTerm) {
+  for (const char* name : {"fat-cat", "multi-head"}) {
+    const Scenario s = preset(name);
+    const auto lines = pipeline_equations(s, 0);
+    for (const Step& step : steps()) {
+      const StageKind shown = shown_focus(s, step.focus);
+      const bool drawn = std::any_of(lines.begin(), lines.end(), [&](const EquationLine& line) {
+        return std::any_of(line.terms.begin(), line.terms.end(),
+                           [&](const Term& t) { return t.kind == Term::Kind::Matrix && t.stage.kind == shown; });
+      });
+      EXPECT_TRUE(drawn) << name << ": step \"" << step.title << "\" is about " << to_string(StageId{shown, 0})
+                         << ", which no equation draws\n" << text(lines);
+    }
+  }
+  EXPECT_EQ(shown_focus(preset("fat-cat"), StageKind::Concat), StageKind::Context);
+  EXPECT_EQ(shown_focus(preset("multi-head"), StageKind::Concat), StageKind::Concat);
 }
 
 TEST(PipelineLayout, NoOtherHeadAppearsExceptAsAPartOfTheConcatenation) {

@@ -68,6 +68,10 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
 
 }  // namespace
 
+StageKind shown_focus(const Scenario& s, StageKind focus) {
+  return focus == StageKind::Concat && s.heads == 1 ? StageKind::Context : focus;
+}
+
 std::vector<EquationLine> pipeline_equations(const Scenario& s, int head) {
   std::vector<EquationLine> lines;
   StageId previous{StageKind::X, -1};
@@ -76,7 +80,7 @@ std::vector<EquationLine> pipeline_equations(const Scenario& s, int head) {
       continue;
     if (is_per_head(id.kind) && id.head != head) continue;
     // Concat of one head is the head's context itself: skip the no-op line.
-    if (id.kind == StageKind::Concat && s.heads == 1) continue;
+    if (shown_focus(s, id.kind) != id.kind) continue;
     const StageInfo info = describe_stage(s, id);
     if (info.inputs.empty()) continue;
     StageId first = info.inputs[0];

@@ -26,6 +26,11 @@ struct EquationLine {
 // Equations for the layer-wide stages and for head `head` (the focused one).
 std::vector<EquationLine> pipeline_equations(const Scenario& scenario, int head);
 
+// The stage the equations show for a step about `focus`: the focus itself,
+// except Concat with one head, whose line is skipped as a no-op (C = [C₀]
+// is the head's context: that one is shown).
+StageKind shown_focus(const Scenario& scenario, StageKind focus);
+
 // Where an equation too wide for one row continues on the next: only before
 // an operator, so every continuation starts with its operator ("= Ŝ₀ …",
 // "+ mask M = Ŝ₀") and no row ends with one. (Breaking before a matrix made

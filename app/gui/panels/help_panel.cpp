@@ -56,7 +56,7 @@ void draw_help_windows(AppState& state) {
           {"Right-click ▸ Export PNG…", "the heatmap with title, labels and colour bar at 1×, 2× or 4×"},
           {"File ▸ Export step / view as PNG…", "what the centre shows for this step / the whole centre view"},
           {"← / →", "previous / next step (in a lesson: previous / next lesson step)"},
-          {"PageUp / PageDown", "previous / next lesson step (presentation clickers send these)"},
+          {"PageUp / PageDown", "previous / next step, or lesson step in a lesson (presentation clickers send these)"},
           {"Space", "play / pause the steps (in a lesson: next lesson step; Shift+Space or Backspace: previous)"},
           {"Esc", "clear the selection; close a dialog"},
           {"Ctrl+Z", "undo"},

@@ -19,6 +19,23 @@ float cell_px(const AppState& state) { return state.cell_px * gfx::em(); }
 // Big stages shrink to this many pixels; zoom brings their cells back.
 float max_px() { return 440.0f * gfx::em(); }
 
+// In presenter mode the stage a step is about fits the view's height whole
+// (a projector at 1280×720 showed six of seven rows of the scores), so its
+// cells, and every stage's with them, shrink down to half their size; below
+// that the view scrolls as elsewhere.
+float fitted_cell_px(AppState& state, float view_height) {
+  const float base = cell_px(state);
+  if (!state.presenter || state.step < 0 || state.lesson.lesson) return base;
+  const StageKind focus = shown_focus(state.doc->scenario(), steps()[static_cast<std::size_t>(state.step)].focus);
+  const int head = is_per_head(focus) ? std::clamp(state.focused_head, 0, state.doc->scenario().heads - 1) : 0;
+  const StageInfo& info = state.stage_info(StageId{focus, head});
+  const int rows = std::max(1, info.rows);
+  // besides its rows: its name, column labels, colour bar and the margins
+  const float chrome = 4.0f * ImGui::GetTextLineHeightWithSpacing();
+  const float fit = (view_height * 0.95f - chrome) / static_cast<float>(rows);
+  return std::clamp(fit, 0.5f * base, base);
+}
+
 // Cells revealed so far by the current step's animation (−1: all).
 int reveal_for(const AppState& state, StageKind kind, int rows, int cols) {
   if (state.step < 0) return -1;
@@ -38,12 +55,12 @@ int reveal_for(const AppState& state, StageKind kind, int rows, int cols) {
   return done >= total ? -1 : done + 1;
 }
 
-float estimated_width(AppState& state, StageId id, bool transposed) {
+float estimated_width(AppState& state, StageId id, bool transposed, float cell) {
   const StageInfo& info = state.stage_info(id);
   const int cols = transposed ? info.rows : info.cols;
   const int rows = transposed ? info.cols : info.rows;
   const float label_w = row_label_width(info, state.doc->scenario(), transposed);
-  return label_w + static_cast<float>(cols) * displayed_cell_px(cell_px(state), max_px(), rows, cols) + 8.0f;
+  return label_w + static_cast<float>(cols) * displayed_cell_px(cell, max_px(), rows, cols) + 8.0f;
 }
 
 // Scrolls the pipeline so a cell of a heatmap just drawn is on screen (a
@@ -79,8 +96,13 @@ void draw_pipeline_panel(AppState& state) {
     state.equations_head = head;
   }
   const std::vector<EquationLine>& lines = state.equations;
+  const float cell = fitted_cell_px(state, ImGui::GetWindowHeight());
+
   const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const int current_step = state.step;
+  // the stage the current step is about, as the equations show it
+  const StageKind focus = current_step >= 0 ? shown_focus(s, steps()[static_cast<std::size_t>(current_step)].focus)
+                                            : StageKind::X;
 
   bool step_seen = false;  // a stage of the current step was drawn this frame
   float step_top = 0.0f;   // the first one's top, relative to the window
@@ -88,7 +110,7 @@ void draw_pipeline_panel(AppState& state) {
   auto draw_matrix = [&](StageId id, bool transposed) {
     const StageInfo& info = state.stage_info(id);
     HeatmapOptions opt;
-    opt.cell_px = cell_px(state);
+    opt.cell_px = cell;
     opt.max_px = max_px();
     opt.transposed = transposed;
     const int step = step_of(id.kind);
@@ -111,7 +133,7 @@ void draw_pipeline_panel(AppState& state) {
       scroll_here = state.scroll_to_step && id == state.quiz.round->question.cell.stage;
     }
     opt.reveal = reveal_for(state, id.kind, transposed ? info.cols : info.rows, transposed ? info.rows : info.cols);
-    const bool is_current = current_step >= 0 && step == current_step;
+    const bool is_current = current_step >= 0 && (step == current_step || id.kind == focus);
     const ImVec2 before = ImGui::GetCursorScreenPos();
     ImGui::BeginGroup();
     const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, id, opt));
@@ -153,7 +175,7 @@ void draw_pipeline_panel(AppState& state) {
       const float window_y = ImGui::GetWindowPos().y;
       if (!step_seen) step_top = before.y - window_y;
       step_seen = true;
-      if (state.scroll_to_step && id.kind == steps()[static_cast<std::size_t>(current_step)].focus) {
+      if (state.scroll_to_step && id.kind == focus) {
         const float view_h = ImGui::GetWindowHeight(), bottom = ImGui::GetItemRectMax().y - window_y;
         // How far the view's top should move: at least enough to show the
         // stage's bottom, at most what keeps the step's first top (or, when
@@ -191,7 +213,7 @@ void draw_pipeline_panel(AppState& state) {
     float line_width = 0;
     std::vector<float> widths;
     for (const Term& t : line.terms) {
-      widths.push_back((t.kind == Term::Kind::Matrix ? estimated_width(state, t.stage, t.transposed)
+      widths.push_back((t.kind == Term::Kind::Matrix ? estimated_width(state, t.stage, t.transposed, cell)
                                                      : ImGui::CalcTextSize(t.text.c_str()).x + 12) + 4);
       line_width += widths.back();
     }
@@ -208,8 +230,7 @@ void draw_pipeline_panel(AppState& state) {
       if (t.kind == Term::Kind::Matrix) {
         const StageInfo& info = state.stage_info(t.stage);
         const int rows = t.transposed ? info.cols : info.rows, cols = t.transposed ? info.rows : info.cols;
-        line_height = std::max(line_height, static_cast<float>(rows) *
-                                                displayed_cell_px(cell_px(state), max_px(), rows, cols));
+        line_height = std::max(line_height, static_cast<float>(rows) * displayed_cell_px(cell, max_px(), rows, cols));
       }
     }
     for (std::size_t i = 0; i < line.terms.size(); ++i) {
