@@ -291,37 +291,15 @@ stop_app
 #    from step 5 (the masked scores, 7×7) with the clicker through step 8,
 #    "concatenate heads", which with one head shows the head's context.
 app_size=1280x720 start_app --preset fat-cat --presenter --step 5
-stage_fits() {  # stage_fits STAGE: waits until STAGE is drawn inside the probe's centre view
-  python3 - "$probe" "$1" <<'PY'
-import json, sys, time
-deadline, why = time.time() + 10, ""
-while time.time() < deadline:
-    try:
-        p = json.load(open(sys.argv[1]))
-    except (OSError, ValueError):
-        time.sleep(0.1)
-        continue
-    x0, y0, x1, y1 = p["centre"]
-    drawn = [h for h in p["heatmaps"] if h["stage"] == sys.argv[2]]
-    for h in drawn:
-        if h["x0"] >= x0 - 1 and h["x1"] <= x1 + 1 and h["y0"] >= y0 - 1 and h["y1"] <= y1 + 1:
-            sys.exit(0)
-        why = "%s drawn at %s, the view is %s" % (sys.argv[2], [h["x0"], h["y0"], h["x1"], h["y1"]], p["centre"])
-    if not drawn:
-        why = "%s is not drawn" % sys.argv[2]
-    time.sleep(0.1)
-print(why)
-sys.exit(1)
-PY
-}
 wait_for step 4 || fail "fat-cat did not open at step 5"
-msg=$(stage_fits "masked[0]") || fail "step 5's masked scores are not on screen whole: $msg"
+msg=$(python3 "$here/probe.py" "$probe" inside "masked[0]") || fail "step 5's masked scores are not on screen whole: $msg"
 shot presenter-720-step5
 for step in 6 7 8; do
   xdotool key Next
   wait_for step $((step - 1)) || fail "PageDown did not go to step $step"
 done
-msg=$(stage_fits "context[0]") || fail "step 8 (one head) does not show the head's context whole: $msg"
+msg=$(python3 "$here/probe.py" "$probe" inside "context[0]") ||
+  fail "step 8 (one head) does not show the head's context whole: $msg"
 shot presenter-720-step8
 stop_app
 

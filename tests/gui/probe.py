@@ -10,6 +10,8 @@
   probe.py FILE wait KEY VALUE [S]   -> waits until probe[KEY] == VALUE (JSON), up to S seconds
   probe.py FILE atleast KEY N [S]    -> waits until probe[KEY] >= N, up to S seconds
   probe.py FILE contains KEY TEXT [S] -> waits until the text probe[KEY] contains TEXT, up to S seconds
+  probe.py FILE inside STAGE [S]     -> waits until a drawing of heatmap STAGE lies whole inside the
+                                      centre view (probe["centre"]), up to S seconds
 """
 import json
 import sys
@@ -95,6 +97,20 @@ def main(argv):
             time.sleep(0.1)
         print("probe: %s is %s, expected it to contain %s" % (key, json.dumps(got), json.dumps(want)))
         return 1
+    if cmd == "inside":
+        stage = argv[3]
+        deadline = time.time() + (float(argv[4]) if len(argv) > 4 else 10.0)
+        while True:
+            p = load(path)
+            x0, y0, x1, y1 = p["centre"]
+            drawn = [h for h in p["heatmaps"] if h["stage"] == stage]
+            if any(h["x0"] >= x0 - 1 and h["x1"] <= x1 + 1 and h["y0"] >= y0 - 1 and h["y1"] <= y1 + 1 for h in drawn):
+                return 0
+            if time.time() > deadline:
+                where = ", ".join(str([h["x0"], h["y0"], h["x1"], h["y1"]]) for h in drawn) or "nowhere"
+                print("probe: %s is drawn at %s, the centre view is %s" % (stage, where, p["centre"]))
+                return 1
+            time.sleep(0.1)
     raise SystemExit("probe: unknown command " + cmd)
 
 

@@ -1,13 +1,12 @@
 // The engine's incremental paths: single-cell edits of X, the weights, the mask and pins (see engine.h).
 
 #include "attention/engine_internal.h"
+#include "attention/row_kernels.h"
 #include "attention_lab/softmax.h"
 #include "attention_lab/stage_registry.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <limits>
 
 namespace attention_lab {
@@ -16,146 +15,6 @@ using namespace engine_detail;
 
 // [SECTION] Incremental paths
 
-namespace {
-
-// One head's segments of kGroupRows rows of R after a key's change,
-// seg += a·y_old + b·y_new, each added to its output row times the row's
-// scale for the head (or written, for the first head) in the same pass. R
-// is what an edit of X streams: each of its floats is loaded and stored
-// once, and y_old, y_new (read from L2, twice R's bytes per row) are loaded
-// once for the group of rows.
-constexpr int kGroupRows = 4;
-template <bool First>
-void sum_output_rows4(float* __restrict s0, float* __restrict s1, float* __restrict s2, float* __restrict s3,
-                      float* __restrict o0, float* __restrict o1, float* __restrict o2, float* __restrict o3,
-                      const float* __restrict y_old, const float* __restrict y_new, const float* a, const float* b,
-                      const float* scale, Index n) {
-  const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3];
-  const float c0 = scale[0], c1 = scale[1], c2 = scale[2], c3 = scale[3];
-  for (Index c = 0; c < n; ++c) {
-    const float yo = y_old[c], yn = y_new[c];
-    const float x0 = s0[c] + (yo * a0 + yn * b0);
-    const float x1 = s1[c] + (yo * a1 + yn * b1);
-    const float x2 = s2[c] + (yo * a2 + yn * b2);
-    const float x3 = s3[c] + (yo * a3 + yn * b3);
-    s0[c] = x0, s1[c] = x1, s2[c] = x2, s3[c] = x3;
-    if constexpr (First)
-      o0[c] = x0 * c0, o1[c] = x1 * c1, o2[c] = x2 * c2, o3[c] = x3 * c3;
-    else
-      o0[c] += x0 * c0, o1[c] += x1 * c1, o2[c] += x2 * c2, o3[c] += x3 * c3;
-  }
-}
-template <bool First>
-void sum_output_segments(float* const* seg, const float* y_old, const float* y_new, const float* a, const float* b,
-                         const float* scale, float* const* out, Index n) {
-  static_assert(kGroupRows == 4, "sum_output_rows4 is written out for four rows");
-  // (rows of R and of the output never overlap)
-  sum_output_rows4<First>(seg[0], seg[1], seg[2], seg[3], out[0], out[1], out[2], out[3], y_old, y_new, a, b, scale, n);
-}
-
-// block += a·bᵀ for a row-major block (rows × cols, rows `stride` floats
-// apart) in one pass that also finds its largest |entry| after the update;
-// `nan` is set when an entry is NaN. (GCC's vector types: the compiler does
-// not vectorize a max that must keep NaN apart by itself.)
-float add_outer_product(float* block, Index stride, const float* a, const float* b, Index rows, Index cols, bool& nan) {
-  constexpr int kLanes = 16;
-  using Floats = float __attribute__((vector_size(kLanes * sizeof(float))));
-  using Ints = std::int32_t __attribute__((vector_size(kLanes * sizeof(float))));
-  Floats largest = {};
-  Ints not_a_number = {};
-  float tail_largest = 0.0f;
-  bool tail_nan = false;
-  for (Index i = 0; i < rows; ++i) {
-    float* row = block + i * stride;
-    const float ai = a[i];
-    Index j = 0;
-    for (; j + kLanes <= cols; j += kLanes) {
-      Floats x, bj;
-      std::memcpy(&x, row + j, sizeof x);
-      std::memcpy(&bj, b + j, sizeof bj);
-      x += ai * bj;
-      std::memcpy(row + j, &x, sizeof x);
-      const Floats magnitude = x < 0.0f ? -x : x;
-      largest = magnitude > largest ? magnitude : largest;
-      not_a_number |= x != x;
-    }
-    for (; j < cols; ++j) {
-      row[j] += ai * b[j];
-      tail_largest = std::max(tail_largest, std::abs(row[j]));
-      tail_nan = tail_nan || row[j] != row[j];
-    }
-  }
-  float m = tail_largest;
-  for (int k = 0; k < kLanes; ++k) m = std::max(m, largest[k]), tail_nan = tail_nan || not_a_number[k] != 0;
-  nan = tail_nan;
-  return m;
-}
-
-// One head's U_i after key r's term changed, u += v_new·en − v_old·eo (or
-// v_new·(en − eo) when V_r did not change), and its concat, u·scale, in one
-// pass; returns the largest |u| after the update, NaN when an entry is NaN.
-float update_context_row(float* u, const float* v_new, const float* v_old, float en, float eo, float scale,
-                         float* concat, Index n) {
-  constexpr int kLanes = 16;
-  using Floats = float __attribute__((vector_size(kLanes * sizeof(float))));
-  using Ints = std::int32_t __attribute__((vector_size(kLanes * sizeof(float))));
-  const float d = en - eo;
-  Floats largest = {};
-  Ints not_a_number = {};
-  Index c = 0;
-  for (; c + kLanes <= n; c += kLanes) {
-    Floats x, vn;
-    std::memcpy(&x, u + c, sizeof x);
-    std::memcpy(&vn, v_new + c, sizeof vn);
-    if (v_old) {
-      Floats vo;
-      std::memcpy(&vo, v_old + c, sizeof vo);
-      x += vn * en - vo * eo;
-    } else {
-      x += vn * d;
-    }
-    std::memcpy(u + c, &x, sizeof x);
-    const Floats scaled = x * scale;
-    std::memcpy(concat + c, &scaled, sizeof scaled);
-    const Floats magnitude = x < 0.0f ? -x : x;
-    largest = magnitude > largest ? magnitude : largest;
-    not_a_number |= x != x;
-  }
-  float m = 0.0f;
-  bool nan = false;
-  for (; c < n; ++c) {
-    const float x = u[c] + (v_old ? v_new[c] * en - v_old[c] * eo : v_new[c] * d);
-    u[c] = x;
-    concat[c] = x * scale;
-    m = std::max(m, std::abs(x));
-    nan = nan || x != x;
-  }
-  for (int k = 0; k < kLanes; ++k) m = std::max(m, largest[k]), nan = nan || not_a_number[k] != 0;
-  return nan ? std::numeric_limits<float>::quiet_NaN() : m;
-}
-
-// The same for one row (y_old null: the segment is only added).
-void sum_output_segment(float* seg, const float* y_old, const float* y_new, float a, float b, float scale,
-                        float* out, Index n, bool first) {
-  if (y_old && first)
-    for (Index c = 0; c < n; ++c) {
-      const float x = seg[c] + (y_old[c] * a + y_new[c] * b);
-      seg[c] = x;
-      out[c] = x * scale;
-    }
-  else if (y_old)
-    for (Index c = 0; c < n; ++c) {
-      const float x = seg[c] + (y_old[c] * a + y_new[c] * b);
-      seg[c] = x;
-      out[c] += x * scale;
-    }
-  else if (first)
-    for (Index c = 0; c < n; ++c) out[c] = seg[c] * scale;
-  else
-    for (Index c = 0; c < n; ++c) out[c] += seg[c] * scale;
-}
-
-}  // namespace
 
 // Columns [first, first + width) of row r of Q, K or V from X_r, pins
 // included; with RoPE, of Q or K before the rotation (the caller turns the
