@@ -87,10 +87,18 @@ TEST(FastExp, VectorLoopsGiveTheSameBitsAsSingleCalls) {
   // The engine recomputes single entries of rows it computed in vector loops.
   std::vector<float> x(1003), e(1003);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = -90.0f + 0.179f * static_cast<float>(i);
+  // and the edges, inside the vector body and in the tail
+  for (std::size_t at : {std::size_t{5}, std::size_t{1001}}) {
+    x[at] = std::numeric_limits<float>::quiet_NaN();
+    x[at + 1] = kInf;
+  }
+  x[17] = -kInf;
+  x[18] = 88.72283935f + 1.5f;  // just past the clamp after the shift
+  x[19] = -87.33654475f + 1.5f;
   exp_shifted(x.data(), 1.5f, e.data(), static_cast<Eigen::Index>(x.size()));
   for (std::size_t i = 0; i < x.size(); ++i) {
     const float single = fast_exp(x[i] - 1.5f);
-    EXPECT_EQ(std::memcmp(&single, &e[i], sizeof single), 0) << "x = " << x[i];
+    EXPECT_EQ(std::memcmp(&single, &e[i], sizeof single), 0) << "x = " << x[i] << " at " << i;
   }
 }
 

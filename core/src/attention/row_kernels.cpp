@@ -1,6 +1,7 @@
 // Vector loops over rows for the engine's incremental paths (see row_kernels.h).
 
 #include "attention/row_kernels.h"
+#include "base/vector_lanes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,10 +13,9 @@ namespace attention_lab::engine_detail {
 
 using Index = Eigen::Index;
 
-// 16 floats: one AVX-512 register, two AVX ones, four SSE ones.
-constexpr int kLanes = 16;
-using Floats = float __attribute__((vector_size(kLanes * sizeof(float))));
-using Ints = std::int32_t __attribute__((vector_size(kLanes * sizeof(float))));
+using simd::Floats;
+using simd::Ints;
+using simd::kLanes;
 
 namespace {
 

@@ -1,5 +1,7 @@
 #include "attention_lab/softmax.h"
 
+#include "base/vector_lanes.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -23,13 +25,11 @@ const char* describe(RowIssue issue) {
 // so no -ffast-math is needed for the compiler to vectorize them).
 
 float max_and_nan(const float* x, Eigen::Index n, bool& has_nan) {
-  constexpr int kLanes = 16;
+  using simd::Floats, simd::Ints, simd::kLanes;
   constexpr float kInf = std::numeric_limits<float>::infinity();
   // GCC's vector types: the compiler does not vectorize a max that must
   // keep NaN's rule (v > acc is false for NaN) by itself; lane k sees
-  // x[k], x[k + 16], … in order, as a loop over an array of lanes would.
-  using Floats = float __attribute__((vector_size(kLanes * sizeof(float))));
-  using Ints = std::int32_t __attribute__((vector_size(kLanes * sizeof(float))));
+  // x[k], x[k + kLanes], … in order, as a loop over an array of lanes would.
   Floats acc;
   Ints nan = {};
   for (int k = 0; k < kLanes; ++k) acc[k] = -kInf;
