@@ -197,10 +197,11 @@ using bench::ThreadSetting;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxRuns = 150;  // see kMaxEditRuns
+constexpr int kMaxRounds = 20;
 
 std::string bench_usage() {
   return R"(usage: attention-lab-cli bench [--T N] [--d D] [--heads H] [--mask causal|none]
-                              [--threads K] [--runs N] [--gemm-size N] [--json]
+                              [--threads K] [--runs N] [--rounds R] [--gemm-size N] [--json]
 
 Times, on a random scenario of that size (float32, d_k = d_v = D/H, W_o on):
   - the full forward of every stage (Engine::recompute_all),
@@ -215,7 +216,9 @@ Times, on a random scenario of that size (float32, d_k = d_v = D/H, W_o on):
   - an NxNxN float32 GEMM on each backend: this machine's practical peak is the
     fastest of them.
 Each figure is the median of at least --runs runs after warm-up (small sizes get
-more runs); the full forward counts 2*T*D*(2D + 2*KVW) + 4*T^2*D FLOPs (KVW = kv_heads*d_k, D without --kv-heads). Progress goes to stderr.
+more runs), taken in --rounds rounds of every measurement in turn, so that a
+slow minute of a shared machine slows every figure a little instead of one a lot
+(the ratios compare figures measured side by side); the full forward counts 2*T*D*(2D + 2*KVW) + 4*T^2*D FLOPs (KVW = kv_heads*d_k, D without --kv-heads). Progress goes to stderr.
 
   --T N          tokens (default 1024)
   --d D          d_model (default 768)
@@ -230,6 +233,8 @@ more runs); the full forward counts 2*T*D*(2D + 2*KVW) + 4*T^2*D FLOPs (KVW = kv
          std::to_string(hardware_threads()) + R"( of this machine)
   --runs N       at least N timed runs per figure, 1 to )" +
          std::to_string(kMaxRuns) + R"( (default 10)
+  --rounds R     split the runs over R rounds of every measurement, 1 to )" +
+         std::to_string(kMaxRounds) + R"( (default 3)
   --gemm-size N  size of the reference GEMM (default 1024)
   --json         print one JSON object instead of the table
 )";
@@ -246,6 +251,7 @@ struct Options {
   int threads = 1;
   bool threads_given = false;
   int runs = 10;
+  int rounds = 3;
   int gemm = 1024;
   bool json = false;
   bool help = false;
@@ -271,7 +277,7 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
       continue;
     }
     const bool takes_value = flag == "--T" || flag == "--d" || flag == "--heads" || flag == "--kv-heads" || flag == "--cross" || flag == "--mask" ||
-                             flag == "--threads" || flag == "--runs" || flag == "--gemm-size";
+                             flag == "--threads" || flag == "--runs" || flag == "--rounds" || flag == "--gemm-size";
     if (!takes_value) {
       if (flag.size() > 1 && flag[0] == '-') return "unknown option '" + args[i] + "'";
       return "expected only options, found '" + args[i] + "'";
@@ -290,6 +296,7 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
       e = parse_int(flag, *value, 1, 1024, o.threads);
       o.threads_given = true;
     } else if (flag == "--runs") e = parse_int(flag, *value, 1, kMaxRuns, o.runs);
+    else if (flag == "--rounds") e = parse_int(flag, *value, 1, kMaxRounds, o.rounds);
     else if (flag == "--gemm-size") e = parse_int(flag, *value, 1, 8192, o.gemm);
     else if (flag == "--mask") {
       if (*value == "causal") o.mask = MaskKind::Causal;
@@ -443,13 +450,16 @@ static_assert(std::size(kEditKinds) * (kMaxEditRuns + kEditWarmup) < Document::k
 
 constexpr GemmBackend kEveryBackend[] = {GemmBackend::Packed, GemmBackend::OpenBlas, GemmBackend::Eigen};
 
+// Runs of another round added to a figure's.
+void append(std::vector<double>& to, const std::vector<double>& runs) { to.insert(to.end(), runs.begin(), runs.end()); }
+
 void measure_full_forward(const Options& o, const Scenario& s, Progress& progress, Results& r) {
   progress.begin(std::string("full forward, every stage (") + to_string(gemm_backend()) + " products)");
   Engine engine;
   auto t0 = Clock::now();
   engine.recompute_all(s);
   g_sink = bench::touch_visible_stages(engine, 0);
-  r.first_full_ms = ms_since(t0);
+  if (r.first_full_ms == 0.0) r.first_full_ms = ms_since(t0);
   const auto timed = [&] {
     return repeat(
         [&] {
@@ -460,17 +470,19 @@ void measure_full_forward(const Options& o, const Scenario& s, Progress& progres
         },
         1, o.runs, kMaxFullRuns, kMinTotalMs);
   };
-  r.full = timed();
-  progress.end(r.full);
+  const std::vector<double> full = timed();
+  append(r.full, full);
+  progress.end(full);
   // The same on every other matrix-product backend this process has, in this run.
   const GemmBackend used = gemm_backend();
   for (const GemmBackend other : available_gemm_backends()) {
     if (other == used) continue;
     progress.begin(std::string("full forward on ") + to_string(other) + "'s products");
     set_gemm_backend(other);
-    r.full_on[other] = timed();
+    const std::vector<double> runs = timed();
     set_gemm_backend(used);
-    progress.end(r.full_on[other]);
+    append(r.full_on[other], runs);
+    progress.end(runs);
   }
 }
 
@@ -479,7 +491,7 @@ void measure_full_forward(const Options& o, const Scenario& s, Progress& progres
 void measure_plain_forward(const Options& o, const Scenario& s, Progress& progress, Results& r) {
   progress.begin("plain dense forward (reference)");
   g_sink = plain_attention_forward(s)(0, 0);  // warm-up
-  r.plain = repeat(
+  const std::vector<double> plain = repeat(
       [&] {
         const auto start = Clock::now();
         const Matrix out = plain_attention_forward(s);
@@ -487,7 +499,8 @@ void measure_plain_forward(const Options& o, const Scenario& s, Progress& progre
         return ms_since(start);
       },
       1, o.runs, kMaxFullRuns, kMinTotalMs);
-  progress.end(r.plain);
+  append(r.plain, plain);
+  progress.end(plain);
 }
 
 // Compare's cost: take a snapshot, edit X, diff every stage of every head
@@ -506,10 +519,14 @@ void measure_compare(Document& doc, Progress& progress, Results& r) {
   progress.end({ms_since(diffs)});
 }
 
-void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r) {
+// Each edit kind's runs go to r.edits[kind] (in kEditKinds order); Compare
+// is measured after the edits when `compare` says so.
+void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r, bool compare) {
+  r.edits.resize(std::size(kEditKinds));
   Document doc(std::move(s));
   std::mt19937_64 rng(bench::kSeed);
-  for (const EditKind& kind : kEditKinds) {
+  for (std::size_t k = 0; k < std::size(kEditKinds); ++k) {
+    const EditKind& kind = kEditKinds[k];
     progress.begin(std::string(kind.label) + ", then show head 0");
     const auto shape = doc.stage(StageId{kind.target, 0});
     const int rows = static_cast<int>(shape.rows());
@@ -542,11 +559,12 @@ void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r)
       if (!error.empty()) throw std::runtime_error(describe(Edit{edit}) + " failed: " + error);
       return ms;
     };
-    r.edits.push_back(repeat(once, kEditWarmup, o.runs, kMaxEditRuns, kMinTotalMs));
-    progress.end(r.edits.back());
+    const std::vector<double> runs = repeat(once, kEditWarmup, o.runs, kMaxEditRuns, kMinTotalMs);
+    append(r.edits[k], runs);
+    progress.end(runs);
   }
   r.bytes_kept = bytes_kept_of(doc.engine());
-  measure_compare(doc, progress, r);
+  if (compare) measure_compare(doc, progress, r);
 }
 
 void measure_gemm(const Options& o, Progress& progress, Results& r) {
@@ -561,7 +579,7 @@ void measure_gemm(const Options& o, Progress& progress, Results& r) {
   for (const GemmBackend backend : available_gemm_backends()) {
     if (backend != GemmBackend::Eigen) progress.begin(std::string("the same GEMM on ") + to_string(backend));
     set_gemm_backend(backend);
-    r.gemm_on[backend] = repeat(
+    const std::vector<double> runs = repeat(
         [&] {
           const auto start = Clock::now();
           if (backend == GemmBackend::Eigen) c.noalias() = a * b;
@@ -572,7 +590,8 @@ void measure_gemm(const Options& o, Progress& progress, Results& r) {
         },
         2, o.runs, kMaxFullRuns, kMinTotalMs);
     set_gemm_backend(used);
-    progress.end(r.gemm_on[backend]);
+    append(r.gemm_on[backend], runs);
+    progress.end(runs);
   }
 }
 
@@ -596,6 +615,7 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   j["cross_T_k"] = o.cross;
   j["mask"] = to_string(o.mask);
   j["threads"] = threads;
+  j["rounds"] = o.rounds;
   j["full_ms"] = sig(full_ms);
   j["full_gflops"] = sig(gflops(bench::full_forward_flops(o.T, o.d, kv_width(o), o.cross > 0 ? o.cross : -1), full_ms));
   j["gemm_gflops"] = sig(gflops(gemm_flops, gemm_ms));
@@ -664,7 +684,8 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
       << ", W_o on, float32\n"
       << "Eigen " << EIGEN_WORLD_VERSION << '.' << EIGEN_MAJOR_VERSION << '.' << EIGEN_MINOR_VERSION << " ("
       << simd_in_use() << "), " << (kHaveOpenMP ? "OpenMP" : "no OpenMP") << ", " << threads
-      << (threads == 1 ? " thread" : " threads") << "; medians after warm-up\n\n";
+      << (threads == 1 ? " thread" : " threads") << "; medians after warm-up, runs taken in " << o.rounds
+      << (o.rounds == 1 ? " round" : " rounds") << "\n\n";
 
   constexpr int kWhat = 36;
   auto row = [&](const std::string& what, std::size_t runs, double ms, const std::string& rate,
@@ -731,16 +752,23 @@ int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostr
   err << "bench: T=" << o.T << ", d_model=" << o.d << ", heads=" << o.heads << ", " << to_string(o.mask) << " mask, "
       << threads << (threads == 1 ? " thread" : " threads") << "; the core estimates "
       << bytes_text(estimated_bytes_of(o)) << " for this size" << std::endl;
-  Progress progress(err, 6 + static_cast<int>(std::size(kEditKinds)));  // + Compare
+  // Per round: full, plain, the edits, GEMM (and Compare once, in the last).
+  const int backends = static_cast<int>(available_gemm_backends().size());
+  Progress progress(err, o.rounds * (2 * backends + 1 + static_cast<int>(std::size(kEditKinds))) + 1);
   Results r;
   r.load_average = load_average();
   const long switches_before = involuntary_switches();
   const auto started = Clock::now();
   try {
-    measure_full_forward(o, s, progress, r);  // its engine is gone before the document's exists
-    measure_plain_forward(o, s, progress, r);
-    measure_edits(o, std::move(s), progress, r);
-    measure_gemm(o, progress, r);
+    Options round = o;
+    round.runs = (o.runs + o.rounds - 1) / o.rounds;
+    for (int i = 0; i < o.rounds; ++i) {
+      if (o.rounds > 1) err << "bench: round " << i + 1 << " of " << o.rounds << std::endl;
+      measure_full_forward(round, s, progress, r);  // its engine is gone before the document's exists
+      measure_plain_forward(round, s, progress, r);
+      measure_edits(round, s, progress, r, i + 1 == o.rounds);
+      measure_gemm(round, progress, r);
+    }
   } catch (const std::exception& e) {
     err << "\nattention-lab-cli: bench: " << e.what() << '\n';
     return kExitFailure;

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -56,7 +57,8 @@ TEST(CliBench, HelpDescribesEveryOption) {
   EXPECT_EQ(r.code, cli::kExitOk);
   EXPECT_EQ(r.err, "");
   for (const char* option :
-       {"--T", "--d", "--heads", "--kv-heads", "--rope", "--cross", "--mask", "--threads", "--runs", "--gemm-size", "--json"})
+       {"--T", "--d", "--heads", "--kv-heads", "--rope", "--cross", "--mask", "--threads", "--runs", "--rounds",
+        "--gemm-size", "--json"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   const BenchResult top = [] {
     std::ostringstream out, err;
@@ -86,6 +88,8 @@ TEST(CliBench, MissingAndMalformedNumbersAreBadArguments) {
   EXPECT_TRUE(bad_argument(bench({"--d="}), "--d: expected a whole number from 1 to 1000000, found ''"));
   EXPECT_TRUE(bad_argument(bench({"--threads", "0"}), "--threads: expected a whole number from 1 to"));
   EXPECT_TRUE(bad_argument(bench({"--runs", "0"}), "--runs: expected a whole number from 1 to"));
+  EXPECT_TRUE(bad_argument(bench({"--rounds", "0"}), "--rounds: expected a whole number from 1 to 20, found '0'"));
+  EXPECT_TRUE(bad_argument(bench({"--rounds", "21"}), "--rounds: expected a whole number from 1 to 20, found '21'"));
   EXPECT_TRUE(bad_argument(bench({"--gemm-size", "x"}), "--gemm-size: expected a whole number"));
 }
 
@@ -212,6 +216,24 @@ TEST(CliBench, TinyRunPrintsOneJsonObjectWithEveryKey) {
   // Progress, one line per phase, goes to stderr.
   EXPECT_NE(r.err.find("full forward"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("GEMM"), std::string::npos) << r.err;
+}
+
+TEST(CliBench, RunsAreTakenInRoundsOfEveryMeasurement) {
+  const BenchResult r = bench(tiny({"--T", "4", "--d", "8", "--heads", "2", "--json", "--runs", "4", "--rounds", "2"}));
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("rounds"), 2);
+  for (const auto& [name, runs] : j.at("runs").items()) EXPECT_GE(runs.get<int>(), 4) << name;
+  // Progress names each round, and its phase counter ends at the total it announced.
+  EXPECT_NE(r.err.find("round 1 of 2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("round 2 of 2"), std::string::npos) << r.err;
+  int last = 0, total = 0;
+  for (std::size_t at = r.err.find("bench: ["); at != std::string::npos; at = r.err.find("bench: [", at + 1)) {
+    ASSERT_EQ(std::sscanf(r.err.c_str() + at, "bench: [%d/%d]", &last, &total), 2) << r.err.substr(at, 40);
+    EXPECT_LE(last, total) << r.err;
+  }
+  EXPECT_EQ(last, total) << r.err;
+  EXPECT_EQ(r.err.find("Compare"), r.err.rfind("Compare")) << "Compare is measured once:\n" << r.err;
 }
 
 TEST(CliBench, TinyRunPrintsATable) {
