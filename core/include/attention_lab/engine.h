@@ -258,6 +258,20 @@ class Engine {
     std::uint64_t used = 0;
     Matrix m;
   };
+  // A W_q or W_k edit's change of one head's scores, S += a·bᵀ per pair (one
+  // pair, or two with RoPE's partner column), applied by head_block to the
+  // blocks it reads and by edit_qk_column to the other computed ones.
+  struct ScoreShift {
+    struct Pair {
+      Eigen::VectorXf a, b;
+      float step = 0.0f;  // largest |a_i·b_j|
+    };
+    std::vector<Pair> pairs;
+    std::vector<std::uint8_t> blocks;  // computed before the edit: the blocks to shift
+    // per pair × block row: the largest |S| after the pair's update, and whether all were finite
+    std::vector<float> largest;
+    std::vector<std::uint8_t> finite;
+  };
   class Work;
 
   // [SECTION] Scheduling
@@ -277,8 +291,9 @@ class Engine {
 
   // [SECTION] Kernels
   void compute_projection(StageKind kind, int head, Work* work);
-  void head_pass(const std::vector<int>& heads, bool with_scores, Work* work);
-  void head_block(int h, Eigen::Index bi, bool with_scores, std::vector<float>& scratch);
+  // shifts (indexed by head, or null): heads whose scores are shifted first (with_scores false)
+  void head_pass(const std::vector<int>& heads, bool with_scores, Work* work, std::vector<ScoreShift>* shifts = nullptr);
+  void head_block(int h, Eigen::Index bi, bool with_scores, std::vector<float>& scratch, ScoreShift* shift);
   void compute_block(int h, Eigen::Index bi, Eigen::Index bj) const;
   void ensure_blocks_for_mask(int h);
   void complete_scores(int h) const;
@@ -299,8 +314,9 @@ class Engine {
   // A cell of X or of X_kv (cross-attention): the projections it feeds.
   void edit_x_row(StageKind input, Eigen::Index r, Eigen::Index c, float old_value);
   void edit_qk_column(StageKind kind, Eigen::Index c);
-  bool shift_scores(StageKind kind, int h, Eigen::Index c, const Eigen::VectorXf& old_col);
+  bool shift_factors(StageKind kind, int h, Eigen::Index c, const Eigen::VectorXf& old_col, ScoreShift& shift) const;
   // (c: a column of Q or K; old_col: its values before the edit)
+  bool finish_shift(int h, ScoreShift& shift);
   void edit_v_column(Eigen::Index c);
   void edit_context_column(int h, Eigen::Index c, const Eigen::Ref<const Eigen::VectorXf>& vcol);
   void edit_output_column(Eigen::Index c);

@@ -243,7 +243,14 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     const auto k_row = K_.row(r).segment(ix(kv(h)) * dk, dk);
     constexpr long kAhead = 8;
     for (long li = begin; li < end; ++li) {
-      if (li + kAhead < end) __builtin_prefetch(&hs.S(li + kAhead, r), 1);
+      if (li + kAhead < end) {
+        __builtin_prefetch(&hs.S(li + kAhead, r), 1);
+        // the head's query segment of that row: d_k floats, rows 3 KB apart at GPT-2 size
+        if (k) {
+          const char* query = reinterpret_cast<const char*>(Q_.row(li + kAhead).data() + ix(h) * dk);
+          for (Index byte = 0; byte < dk * ix(sizeof(float)); byte += 64) __builtin_prefetch(query + byte);
+        }
+      }
       float& sir = hs.S(li, r);
       old_col[li - first] = new_col[li - first] = sir;
       if ((self && li == r) || !k) continue;  // (row r is redone whole)
@@ -466,14 +473,19 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
   for (int h : heads) concat_change.push_back(concat_.middleCols(ix(h) * dv, dv));
   // the scores by a rank-one update per changed column when its rounding
   // stays small, else anew; the softmax and context of every row from them
+  // (the update is applied by the head pass, and a head whose bound it
+  // broke is passed again with its scores anew)
   std::vector<int> anew, shifted;
+  std::vector<ScoreShift> shifts(uz(dims_.heads));
   for (int h : heads) {
     bool ok = true;
-    for (const auto& [col, old] : changed) ok = ok && shift_scores(kind, h, col, old);
+    for (const auto& [col, old] : changed) ok = ok && shift_factors(kind, h, col, old, shifts[uz(h)]);
     (ok ? shifted : anew).push_back(h);
   }
+  head_pass(shifted, false, nullptr, &shifts);
+  for (int h : shifted)
+    if (!finish_shift(h, shifts[uz(h)])) anew.push_back(h);
   head_pass(anew, true, nullptr);
-  head_pass(shifted, false, nullptr);
   for (int h : heads)
     for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::Masked, StageKind::Weights, StageKind::Context})
       bump(k, h, true);
@@ -501,11 +513,11 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
 // Scores of head h after column c of Q (or K) changed from old_col: one
 // column of Q_h·K_hᵀ's factors changed, so S_h moves by a rank-one product,
 // ΔQ_c·K_cᵀ (or Q_c·ΔK_cᵀ), on the blocks computed so far (the others are
-// computed whole when needed). The head keeps a bound of the rounding these
-// updates added; past kScoreTolerance of the largest score (or on a value
-// that is not finite) this says no, and the caller computes the scores anew.
-bool Engine::shift_scores(StageKind kind, int h, Index c, const Eigen::VectorXf& old_col) {
-  HeadState& hs = heads_[uz(h)];
+// computed whole when needed). This adds the product's factors to `shift`
+// (head_block applies them, finish_shift the rest and the bound); false when
+// they are not finite, and the caller computes the scores anew.
+bool Engine::shift_factors(StageKind kind, int h, Index c, const Eigen::VectorXf& old_col, ScoreShift& shift) const {
+  const HeadState& hs = heads_[uz(h)];
   const Index T = dims_.T, dk = dims_.d_k;
   const Matrix& P = kind == StageKind::Q ? Q_ : K_;
   const Matrix& other = kind == StageKind::Q ? K_ : Q_;
@@ -513,34 +525,68 @@ bool Engine::shift_scores(StageKind kind, int h, Index c, const Eigen::VectorXf&
   const Index oc = (kind == StageKind::Q ? ix(kv(h)) : ix(h)) * dk + c % dk;
   // (NaN in a maximum would otherwise be dropped: Eigen's plain maxCoeff
   // skips it unless it comes first, so the checks below use PropagateNaN)
+  ScoreShift::Pair pair;
   const Eigen::VectorXf delta = P.col(c) - old_col;
-  const auto a = kind == StageKind::Q ? delta : Eigen::VectorXf(other.col(oc));  // S_ij += a_i·b_j
-  const auto b = kind == StageKind::Q ? Eigen::VectorXf(other.col(oc)) : delta;
-  const float step =
-      T > 0 ? a.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() * b.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() : 0.0f;
-  if (!std::isfinite(step)) return false;
-  std::vector<Index> blocks;
+  pair.a = kind == StageKind::Q ? delta : Eigen::VectorXf(other.col(oc));  // S_ij += a_i·b_j
+  pair.b = kind == StageKind::Q ? Eigen::VectorXf(other.col(oc)) : delta;
+  pair.step = pair.a.size() > 0 && pair.b.size() > 0 ? pair.a.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() *
+                                                             pair.b.cwiseAbs().maxCoeff<Eigen::PropagateNaN>()
+                                                       : 0.0f;
+  if (!std::isfinite(pair.step) || T == 0) return false;
+  if (shift.pairs.empty()) shift.blocks = hs.valid;  // (before the head pass computes any block the mask needs)
+  shift.pairs.push_back(std::move(pair));
+  shift.largest.resize(shift.pairs.size() * uz(nbr_), 0.0f);
+  shift.finite.resize(shift.pairs.size() * uz(nbr_), 1);
+  return true;
+}
+
+// After the head pass shifted the blocks it read: the other computed blocks
+// of head h (a causal row's keys past the diagonal, computed for showing),
+// pins, and the bound. Each updated cell rounds by at most one unit roundoff
+// of its value and of the product added; past kScoreTolerance of the largest
+// score (or on a value that is not finite) this says no, and the caller
+// computes the scores anew.
+bool Engine::finish_shift(int h, ScoreShift& shift) {
+  HeadState& hs = heads_[uz(h)];
+  const Index T = dims_.T;
+  std::vector<Index> rest;
   for (Index blk = 0; blk < nbr_ * nbc_; ++blk)
-    if (hs.valid[uz(blk)]) blocks.push_back(blk);
-  float largest = 0.0f;
-  bool finite = true;
-  const auto n = static_cast<long>(blocks.size());
-#pragma omp parallel for schedule(dynamic, 4) reduction(max : largest) reduction(&& : finite)
-  for (long t = 0; t < n; ++t) {
-    const Index i0 = blocks[uz(t)] / nbc_ * kBlock, j0 = blocks[uz(t)] % nbc_ * kBlock;
-    const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, dims_.T_k - j0);
-    bool nan = false;
-    const float m = add_outer_product(&hs.S(i0, j0), hs.S.outerStride(), a.data() + i0, b.data() + j0, rows, cols, nan);
-    finite = finite && !nan && std::isfinite(m);
-    largest = std::max(largest, m);
+    if (shift.blocks[uz(blk)] && (blk % nbc_) * kBlock >= extent(blk / nbc_)) rest.push_back(blk);
+  const std::size_t n_pairs = shift.pairs.size();
+  const auto n = static_cast<long>(rest.size());
+  for (std::size_t p = 0; p < n_pairs; ++p) {
+    const ScoreShift::Pair& pair = shift.pairs[p];
+    float largest = 0.0f;
+    bool finite = true;
+#pragma omp parallel for schedule(dynamic, 4) reduction(max : largest) reduction(&& : finite) if (n > 8)
+    for (long t = 0; t < n; ++t) {
+      const Index i0 = rest[uz(t)] / nbc_ * kBlock, j0 = rest[uz(t)] % nbc_ * kBlock;
+      const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, dims_.T_k - j0);
+      bool nan = false;
+      const float m = add_outer_product(&hs.S(i0, j0), hs.S.outerStride(), pair.a.data() + i0, pair.b.data() + j0,
+                                        rows, cols, nan);
+      finite = finite && !nan && std::isfinite(m);
+      largest = std::max(largest, m);
+    }
+    shift.largest.push_back(largest);  // (read with the block rows' below)
+    shift.finite.push_back(finite ? 1 : 0);
   }
   for (Index i = 0; i < T; ++i)
     if (row_pins_[uz(ix(h) * T + i)] & kPinScores) apply_row_pins(StageKind::Scores, h, i);
-  // each updated cell rounds by at most one unit roundoff of its value and of the product added
   constexpr float kUnitRoundoff = 0x1p-24f;
-  const float grown = hs.score_error + kUnitRoundoff * (largest + step);
-  if (!finite || !(grown <= kScoreTolerance * largest)) return false;
-  hs.score_error = grown;
+  float error = hs.score_error;
+  for (std::size_t p = 0; p < n_pairs; ++p) {
+    float largest = shift.largest[uz(ix(n_pairs) * nbr_) + p];
+    bool finite = shift.finite[uz(ix(n_pairs) * nbr_) + p] != 0;
+    for (Index bi = 0; bi < nbr_; ++bi) {
+      largest = std::max(largest, shift.largest[p * uz(nbr_) + uz(bi)]);
+      finite = finite && shift.finite[p * uz(nbr_) + uz(bi)] != 0;
+    }
+    const float grown = error + kUnitRoundoff * (largest + shift.pairs[p].step);
+    if (!finite || !(grown <= kScoreTolerance * largest)) return false;
+    error = grown;
+  }
+  hs.score_error = error;
   return true;
 }
 

@@ -1,6 +1,7 @@
 // The engine's kernels: projections, the blocked scores, one head's softmax and context, the output.
 
 #include "attention/engine_internal.h"
+#include "attention/row_kernels.h"
 #include "attention_lab/gemm.h"
 #include "attention_lab/softmax.h"
 #include "attention_lab/stage_registry.h"
@@ -57,7 +58,7 @@ void Engine::compute_projection(StageKind kind, int head, Work* work) {
 // Scores (optionally), softmax state, U and concat of every row of `heads`,
 // in tasks of one block of rows, the largest first. R of those heads becomes
 // stale.
-void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* work) {
+void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* work, std::vector<ScoreShift>* shifts) {
   if (heads.empty()) return;
   for (int h : heads) {
     auto& hs = heads_[uz(h)];
@@ -81,7 +82,7 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
     for (long t = 0; t < n; ++t) {
       if (stop.load(std::memory_order_relaxed)) continue;
       const auto [h, bi] = tasks[uz(t)];
-      head_block(h, bi, with_scores, scratch);
+      head_block(h, bi, with_scores, scratch, shifts ? &(*shifts)[uz(h)] : nullptr);
       if (work) {
         const double rows = static_cast<double>(std::min(kBlock, ix(dims_.T) - bi * kBlock));
         if (!work->step(per_cell * rows * static_cast<double>(extent(bi)))) stop.store(true);
@@ -118,11 +119,33 @@ Index Engine::scaled_masked_prefix(int h, Index i, Index limit, float* x) const 
   return n;
 }
 
-void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& scratch) {
+void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& scratch, ScoreShift* shift) {
   HeadState& hs = heads_[uz(h)];
   const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
   const Index i0 = bi * kBlock, rows = std::min(kBlock, T - i0), jn = extent(bi);
   const auto Vh = V_.middleCols(ix(kv(h)) * dv, dv);
+  if (shift && !shift->pairs.empty()) {
+    // The edit's rank-one change of the blocks this pass reads, while they
+    // are in cache for the softmax below (a pass of its own read the head's
+    // scores from memory twice). Pair by pair within a block: the values
+    // and each pair's largest are those of one pass per pair over all blocks.
+    const std::size_t n_pairs = shift->pairs.size();
+    for (Index bj = 0; bj * kBlock < jn; ++bj) {
+      if (!shift->blocks[uz(bi * nbc_ + bj)]) continue;
+      const Index j0 = bj * kBlock, cols = std::min(kBlock, dims_.T_k - j0);
+      for (std::size_t p = 0; p < n_pairs; ++p) {
+        const ScoreShift::Pair& pair = shift->pairs[p];
+        bool nan = false;
+        const float m = add_outer_product(&hs.S(i0, j0), hs.S.outerStride(), pair.a.data() + i0, pair.b.data() + j0,
+                                          rows, cols, nan);
+        const std::size_t at = p * uz(nbr_) + uz(bi);
+        shift->largest[at] = std::max(shift->largest[at], m);
+        if (nan || !std::isfinite(m)) shift->finite[at] = 0;
+      }
+    }
+    for (Index i = i0; i < i0 + rows; ++i)
+      if (row_pins_[uz(ix(h) * T + i)] & kPinScores) apply_row_pins(StageKind::Scores, h, i);
+  }
   if (with_scores && jn > 0) {
     // scores_i = Q_i · K_iᵀ: entry (r, c) is how well token r's query matches token c's key.
     // (Eigen's product, as compute_block and a single recomputed score use:
