@@ -105,8 +105,4 @@ double sum_in_double(const float* x, Eigen::Index n);
 // e[j] = fast_exp(x[j] − offset) for j < n.
 void exp_shifted(const float* x, float offset, float* e, Eigen::Index n);
 
-// exp_shifted, returning sum_in_double(e, n): the same bits, one pass.
-// x may be e.
-double exp_shifted_sum(const float* x, float offset, float* e, Eigen::Index n);
-
 }  // namespace attention_lab

@@ -175,9 +175,9 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
       std::fill(e, e + jn, 0.0f);
       continue;
     }
-    const double z = exp_shifted_sum(e, max, e, n);
+    exp_shifted(e, max, e, n);
     std::fill(e + n, e + jn, 0.0f);
-    set_softmax_state(hs, i, max, z + sink_term(sk, max));
+    set_softmax_state(hs, i, max, sum_in_double(e, n) + sink_term(sk, max));
   }
   // context_i = weights_i · V_i = (Σ_j e^(masked_ij − m_i) V_j) / Z_i
   // (On the GEMM backend: the packed kernel made a W_q edit 4 % faster than
@@ -260,7 +260,8 @@ void Engine::recompute_row(int h, Index i) {
     float max = max_and_nan(x, n, nan);
     if (!nan && max != kInf) max = std::max(max, sink(h));  // the sink is one more key
     if (!nan && max != -kInf && max != kInf) {
-      set_softmax_state(hs, i, max, exp_shifted_sum(x, max, e, n) + sink_term(sink(h), max));
+      exp_shifted(x, max, e, n);
+      set_softmax_state(hs, i, max, sum_in_double(e, n) + sink_term(sink(h), max));
       if (n > 0)
         u.noalias() = Eigen::Map<const RowVector>(e, n) * Vh.topRows(n);
       else
@@ -309,7 +310,8 @@ void Engine::recompute_rows(int h, const std::vector<Index>& rows) {
       if (!nan && max != kInf) max = std::max(max, sink(h));
       single = nan || max == -kInf || max == kInf;
       if (!single) {
-        set_softmax_state(hs, i, max, exp_shifted_sum(e, max, e, n) + sink_term(sink(h), max));
+        exp_shifted(e, max, e, n);
+        set_softmax_state(hs, i, max, sum_in_double(e, n) + sink_term(sink(h), max));
       }
     }
     if (single) {

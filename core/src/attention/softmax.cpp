@@ -70,34 +70,6 @@ void exp_shifted(const float* x, float offset, float* e, Eigen::Index n) {
   for (Eigen::Index j = 0; j < n; ++j) e[j] = fast_exp(x[j] - offset);
 }
 
-double exp_shifted_sum(const float* x, float offset, float* e, Eigen::Index n) {
-  // sum_in_double's lanes and order (lane k adds e[k], e[k + 8], …), so the
-  // sum has its bits, in one pass over the row instead of two. The sums are
-  // written as vectors of doubles: as an array GCC converted and added each
-  // lane on its own.
-  using Floats4 = float __attribute__((vector_size(4 * sizeof(float))));
-  using Doubles4 = double __attribute__((vector_size(4 * sizeof(double))));
-  constexpr int kLanes = 8;
-  Doubles4 low = {}, high = {};  // lanes 0–3 and 4–7
-  Eigen::Index j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    float v[kLanes];
-    for (int k = 0; k < kLanes; ++k) v[k] = fast_exp(x[j + k] - offset);
-    std::memcpy(e + j, v, sizeof v);
-    Floats4 a, b;
-    std::memcpy(&a, v, sizeof a);
-    std::memcpy(&b, v + 4, sizeof b);
-    low += __builtin_convertvector(a, Doubles4);
-    high += __builtin_convertvector(b, Doubles4);
-  }
-  double acc[kLanes] = {low[0], low[1], low[2], low[3], high[0], high[1], high[2], high[3]};
-  for (; j < n; ++j) {
-    e[j] = fast_exp(x[j] - offset);
-    acc[j % kLanes] += static_cast<double>(e[j]);
-  }
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-}
-
 RowIssue softmax_row_with_sink(Eigen::Ref<const RowVector> x, float sink, Eigen::Ref<RowVector> w, float& share) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   bool has_nan = false;
