@@ -55,10 +55,15 @@ grep -q "weights\[0\]" "$out/bad.txt" && grep -q "W_q" "$out/bad.txt" || fail "t
 #    The dialog pre-fills weights-head0.png in the app's working directory at 2×.
 mkdir -p "$out/gui" && cd "$out/gui"
 start_app --step 6  # scrolls A₀ into view
+# (Each click comes after the app has drawn frames with the pointer there:
+# moved and clicked at once, a busy machine's frame could see the click
+# before the move, and the CSV dialog of step 5 once never opened.)
 read -r x y < <(python3 "$here/probe.py" "$probe" cell 'weights[0]' 3 3 1)  # drawing 0 is the heads thumbnail
-xdotool mousemove --window "$wid" "$x" "$y" click 3
-read -r mx my < <(python3 "$here/probe.py" "$probe" item 'Export PNG…') || fail "right-click on A₀ opened no menu with Export PNG…"
-xdotool mousemove --window "$wid" "$mx" "$my" click 1
+xdotool mousemove --window "$wid" "$x" "$y"
+settle 2
+xdotool click 3
+python3 "$here/probe.py" "$probe" item 'Export PNG…' >/dev/null || fail "right-click on A₀ opened no menu with Export PNG…"
+click_item 'Export PNG…'
 python3 "$here/probe.py" "$probe" wait file_dialog true || fail "Export PNG… opened no dialog"
 settle 3
 shot with-dialog >/dev/null
@@ -89,9 +94,11 @@ python3 "$check" dialog "$out/with-dialog.png" >/dev/null || fail "the checker d
 # 5. Export CSV… of the same heatmap pre-fills weights-head0.csv (not the PNG's
 #    name) and writes the tokens as row and column headers.
 read -r x y < <(python3 "$here/probe.py" "$probe" cell 'weights[0]' 3 3 1)
-xdotool mousemove --window "$wid" "$x" "$y" click 3
-read -r mx my < <(python3 "$here/probe.py" "$probe" item 'Export CSV…') || fail "right-click on A₀ opened no menu with Export CSV…"
-xdotool mousemove --window "$wid" "$mx" "$my" click 1
+xdotool mousemove --window "$wid" "$x" "$y"
+settle 2
+xdotool click 3
+python3 "$here/probe.py" "$probe" item 'Export CSV…' >/dev/null || fail "right-click on A₀ opened no menu with Export CSV…"
+click_item 'Export CSV…'
 python3 "$here/probe.py" "$probe" wait file_dialog true || fail "Export CSV… opened no dialog"
 settle 3
 xdotool key Return
