@@ -24,7 +24,7 @@ touch "$hold"
 start_app --preset random-4096-1024-16 --hold-jobs-while "$hold"
 python3 "$here/probe.py" "$probe" wait busy true 5 || fail "the held scenario is not shown as background work"
 read -r x y < <(python3 "$here/probe.py" "$probe" centre cancel_button)
-xdotool mousemove --window "$wid" "$x" "$y" click 1
+xdotool mousemove --window "$wid" "$x" "$y"; settle 2; xdotool click 1
 python3 "$here/probe.py" "$probe" wait busy false 10 || fail "Cancel did not end the background work ($(state))"
 rm -f "$hold"  # the cancelled job's thread now ends without computing
 settle 3
@@ -121,7 +121,7 @@ for _ in $(seq 300); do [ "$(y_of 'scaled[0]')" -lt 150 ] && break; xdotool mous
 # "scale by 1/√d_k" in the controls, where the app says it is (its box is at the left end)
 read -r x y < <(python3 -c "
 import json; x0, y0, x1, y1 = json.load(open('$probe'))['items']['scale by 1/√d_k']; print(int(x0 + 8), int((y0 + y1) / 2))")
-xdotool mousemove --window "$wid" "$x" "$y" click 1
+xdotool mousemove --window "$wid" "$x" "$y"; settle 2; xdotool click 1
 wait_status "scale by 1/sqrt(d_k) off: done" || fail "unticking the scale did not compute ($(get status))"
 python3 "$here/probe.py" "$probe" atleast difference_heatmaps 1 10 || fail "no Δ heatmap for S′₀ after unticking the scale ($(state))"
 xdotool mousemove --window "$wid" 930 650

@@ -121,7 +121,7 @@ settle 3
 [ "$(get quiz_answer)" = '""' ] || fail "digits typed before Q or a click reached the answer box: $(get quiz_answer)"
 [ "$(get lesson_step)" = 5 ] || fail "typed digits moved the lesson"
 read -r bx by < <(python3 "$here/probe.py" "$probe" centre quiz_answer_box)
-xdotool mousemove "$bx" "$by" click 1
+xdotool mousemove "$bx" "$by"; settle 2; xdotool click 1
 wait_for quiz_focused true || fail "a click on the answer box did not give it the keyboard"
 xdotool type --delay 30 "12345"
 wait_for quiz_answer '"12345"' || fail "typing into the focused answer box did not land"
@@ -136,7 +136,7 @@ shown=$(python3 -c "print('%.4g' % $truth)")
 case "$message" in *"$shown"*) fail "the wrong answer's message gives the value $shown: $message" ;; esac
 [ "$(get quiz_hint)" = false ] || fail "the hint showed before it was asked for"
 read -r hx hy < <(python3 "$here/probe.py" "$probe" centre quiz_hint_button)
-xdotool mousemove "$hx" "$hy" click 1
+xdotool mousemove "$hx" "$hy"; settle 2; xdotool click 1
 wait_for quiz_hint true || fail "the Hint button did not show the hint"
 python3 "$here/probe.py" "$probe" atleast lit 2 || fail "the hint lit no cells ($(get lit) lit)"
 [ "$(get quiz_revealed)" = false ] || fail "the hint revealed the solution"
@@ -175,7 +175,7 @@ wait_for lesson_step 5 || fail "PageUp from step 6 did not come back"
 wait_for quiz_answer '""' || fail "a new round kept the old typed answer"
 # "Show answer" reveals, and counts as not right at the first try.
 read -r sx sy < <(python3 "$here/probe.py" "$probe" centre quiz_show_button)
-xdotool mousemove "$sx" "$sy" click 1
+xdotool mousemove "$sx" "$sy"; settle 2; xdotool click 1
 wait_for quiz_revealed true || fail "Show answer did not reveal"
 [ "$(get quiz_asked)" = 2 ] || fail "a shown answer was not counted as asked ($(get quiz_asked))"
 [ "$(get quiz_right)" = 0 ] || fail "a shown answer was counted right"

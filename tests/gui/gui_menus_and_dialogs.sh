@@ -17,7 +17,7 @@ trap 'kill $pid 2>/dev/null' EXIT
 # 1. Select Q[3,3]; right-click Q[1,1] and click a menu item that lies over
 #    another cell of Q: the item runs, the selection stays on Q[3,3].
 read -r x y < <(python3 "$here/probe.py" "$probe" cell Q 3 3)
-xdotool mousemove --window "$wid" "$x" "$y" click 1
+xdotool mousemove --window "$wid" "$x" "$y"; settle 2; xdotool click 1
 python3 "$here/probe.py" "$probe" wait selected '{"stage": "Q", "row": 3, "col": 3}' || fail "clicking Q[3,3] did not select it"
 read -r x y < <(python3 "$here/probe.py" "$probe" cell Q 1 1)
 xdotool mousemove --window "$wid" "$x" "$y"

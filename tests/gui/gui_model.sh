@@ -143,11 +143,11 @@ python3 "$here/probe.py" "$probe" wait popup false || fail "Escape did not close
 rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['T (tokens)'])" "$probe") ||
   fail "the probe does not list the T (tokens) control"
 read -r x0 y0 x1 y1 <<<"$rect"
-xdotool mousemove --window "$wid" $((x0 + 15)) $(((y0 + y1) / 2)) click 1
+xdotool mousemove --window "$wid" $((x0 + 15)) $(((y0 + y1) / 2)); settle 2; xdotool click 1
 settle 3
 [ "$(get text_input)" = false ] || fail "T's field took the keyboard in model mode"
 # the "+" button: the last square of the 110 px the field and its buttons take
-xdotool mousemove --window "$wid" $((x0 + 110 - (y1 - y0) / 2)) $(((y0 + y1) / 2)) click 1
+xdotool mousemove --window "$wid" $((x0 + 110 - (y1 - y0) / 2)) $(((y0 + y1) / 2)); settle 2; xdotool click 1
 settle 3
 [ "$(get T)" = 3 ] || fail "T's + changed the model's layer to T = $(get T)"
 model_check 'm["T"] == 3 and len(m["predictions"]) > 0' || fail "a click on the sizes cut the layer off the model: $(model)"

@@ -29,7 +29,7 @@ start_app --preset fat-cat --step 5
 
 # 1. ALiBi on, with a click on its checkbox: the bias is a heatmap of its own.
 read -r x y < <(python3 "$here/probe.py" "$probe" item "ALiBi position bias")
-xdotool mousemove --window "$wid" "$x" "$y" click 1
+xdotool mousemove --window "$wid" "$x" "$y"; settle 2; xdotool click 1
 python3 "$here/probe.py" "$probe" wait alibi true || fail "clicking 'ALiBi position bias' did not turn ALiBi on ($(state))"
 until_drawn "position_bias[0]" yes || fail "with ALiBi on, no position_bias[0] heatmap is drawn"
 settle 3
@@ -46,10 +46,10 @@ until_drawn "position_bias[0]" no || fail "after Ctrl+Z a position_bias heatmap 
 rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['mask'])" "$probe") ||
   fail "the mask list is not on the probe's items"
 read -r x0 y0 x1 y1 <<<"$rect"
-xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")" click 1
+xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")"; settle 2; xdotool click 1
 python3 "$here/probe.py" "$probe" wait popup true || fail "clicking the mask list opened nothing"
 settle 2
-xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int($y1 + 2.5 * ($y1 - $y0) + 4))")" click 1
+xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int($y1 + 2.5 * ($y1 - $y0) + 4))")"; settle 2; xdotool click 1
 python3 "$here/probe.py" "$probe" wait mask '"window 3"' || fail "choosing 'window' gave mask $(get mask), expected 'window 3'"
 settle 3
 shot window
@@ -57,7 +57,7 @@ shot window
 # 4. RoPE on with a click: Q before rotation gets a heatmap of its own, and a
 #    rotated query cell is explained as a turn of two unrotated ones.
 read -r x y < <(python3 "$here/probe.py" "$probe" item "RoPE")
-xdotool mousemove --window "$wid" "$x" "$y" click 1
+xdotool mousemove --window "$wid" "$x" "$y"; settle 2; xdotool click 1
 python3 "$here/probe.py" "$probe" wait rope true || fail "clicking 'RoPE' did not turn RoPE on ($(state))"
 until_drawn "Q_unrotated" yes || fail "with RoPE on, no Q_unrotated heatmap is drawn"
 xdotool mousemove --window "$wid" 600 400
