@@ -228,7 +228,8 @@ void Engine::recompute_heads(const Invalidation& what) {
     bump(StageKind::Mask, 0, true);
     if (!any_head && !output_dirty && ix(rows.size()) <= std::max<Index>(4, dims_.T / 16)) {
       for (int h = 0; h < H; ++h) ensure_blocks_for_mask(h);
-#pragma omp parallel for schedule(dynamic)
+      const double per_row = 2.0 * static_cast<double>(dims_.T_k * (dims_.d_k + dims_.d_v));
+#pragma omp parallel for schedule(dynamic) if (rows_worth_threads(static_cast<double>(ix(H) * ix(rows.size())), per_row))
       for (int h = 0; h < H; ++h)
         for (Index i : rows) recompute_row(h, i);
       for (Index i : rows) output_row(i);

@@ -6,6 +6,7 @@
 #include "attention_lab/engine.h"
 #include "attention_lab/gemm.h"
 #include "attention_lab/softmax.h"
+#include "base/parallel.h"
 
 #include <sys/mman.h>
 
@@ -25,6 +26,10 @@ inline Index ix(int i) { return static_cast<Index>(i); }
 inline Index ix(std::size_t i) { return static_cast<Index>(i); }
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Row loops run on OpenMP's threads only when worth it (base/parallel.h):
+// `rows` rows of `per_row` floating-point operations each.
+inline bool rows_worth_threads(double rows, double per_row) { return parallel::worth_threads(rows * per_row); }
 
 // Scores are computed in square blocks of this many cells per side; a block
 // is skipped when the mask allows none of its cells.

@@ -109,7 +109,8 @@ void Engine::edit_x_row(StageKind input, Index r, Index c, float old_value) {
   for (int t = 0; t < n; ++t) all_shifted = (shifted[t] = shift_projection_row(kinds[uz(t)], r, c, delta)) && all_shifted;
   if (!all_shifted) {
     // the source row·W exactly, in column halves so both threads stream weights
-#pragma omp parallel for schedule(static)
+    const double flops = 2.0 * n * static_cast<double>(source.cols() * projection(kinds[0]).cols());
+#pragma omp parallel for schedule(static) if (parallel::worth_threads(flops))
     for (int t = 0; t < 2 * n; ++t) {
       if (shifted[t / 2]) continue;
       const StageKind kind = kinds[uz(t / 2)];
@@ -158,7 +159,7 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   if (edits_.size() < uz(dims_.heads)) edits_.resize(uz(dims_.heads));
   // Per head: the new scores row r, and V_h,r·W_o_h before and after (U's
   // rank-one change mapped to R).
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (rows_worth_threads(static_cast<double>(n_heads), 2.0 * static_cast<double>(T * dk + 2 * dv * dout)))
   for (long t = 0; t < n_heads; ++t) {
     const int h = heads[uz(t)];
     HeadEdit& he = edits_[uz(h)];
@@ -233,7 +234,9 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   const long n_rows = last - first;
   std::vector<float> column(uz(2 * n_heads * n_rows));  // [t][0 old, 1 new][i − first]
   const long n_blocks = (n_rows + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(dynamic, 1)
+  // per row and head: a score (2·d_k), then its entry (≈ 4·d_v) and its R and output segments (≈ 4·d_out)
+  const bool threads = rows_worth_threads(static_cast<double>(n_rows * n_heads), static_cast<double>(2 * dk + 4 * dv + 4 * dout));
+#pragma omp parallel for schedule(dynamic, 1) if (threads)
   for (long task = 0; task < n_heads * n_blocks; ++task) {
     const long t = task / n_blocks, begin = first + task % n_blocks * kBlock, end = std::min(last, begin + kBlock);
     const int h = heads[uz(t)];
@@ -265,7 +268,7 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
       new_col[li - first] = sir;
     }
   }
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (threads)
   for (long chunk = 0; chunk < n_chunks; ++chunk) {
     const long begin = first + chunk * kChunkRows, end = std::min(last, begin + kChunkRows);
     for (long li = begin; li < end; ++li)
@@ -319,7 +322,7 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
       out_age_[uz(i)] = 0;
     }
   };
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (threads)
   for (long chunk = 0; chunk < n_chunks; ++chunk) {
     const long begin = first + chunk * kChunkRows, end = std::min(last, begin + kChunkRows);
     Index group[kGroupRows];
@@ -363,7 +366,9 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
       if (deferred[uz(ix(h) * T + i)]) redo[uz(h)].push_back(i);
     if (output_waits[uz(i)]) waiting.push_back(i);
   }
-#pragma omp parallel for schedule(dynamic)
+  std::size_t n_redo = 0;
+  for (const auto& rows : redo) n_redo += rows.size();
+#pragma omp parallel for schedule(dynamic) if (rows_worth_threads(static_cast<double>(n_redo), 2.0 * static_cast<double>(dims_.T_k * (dk + dv))))
   for (int h = 0; h < dims_.heads; ++h) recompute_rows(h, redo[uz(h)]);
   output_rows(waiting);
   bump(StageKind::Concat, 0, false);
@@ -558,7 +563,7 @@ bool Engine::finish_shift(int h, ScoreShift& shift) {
     const ScoreShift::Pair& pair = shift.pairs[p];
     float largest = 0.0f;
     bool finite = true;
-#pragma omp parallel for schedule(dynamic, 4) reduction(max : largest) reduction(&& : finite) if (n > 8)
+#pragma omp parallel for schedule(dynamic, 4) reduction(max : largest) reduction(&& : finite) if (rows_worth_threads(static_cast<double>(n), 2.0 * kBlock * kBlock))
     for (long t = 0; t < n; ++t) {
       const Index i0 = rest[uz(t)] / nbc_ * kBlock, j0 = rest[uz(t)] % nbc_ * kBlock;
       const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, dims_.T_k - j0);
@@ -618,7 +623,7 @@ void Engine::edit_context_column(int h, Index c, const Eigen::Ref<const Eigen::V
   HeadState& hs = heads_[uz(h)];
   const Eigen::VectorXf old_u = U_.col(c), old_concat = concat_.col(c);
   const auto n_rows = static_cast<long>(T);
-#pragma omp parallel for schedule(dynamic, 16)
+#pragma omp parallel for schedule(dynamic, 16) if (rows_worth_threads(static_cast<double>(n_rows), 4.0 * static_cast<double>(dv + dout)))
   for (long li = 0; li < n_rows; ++li) {
     const Index i = li;
     float* x = scratch_a(dims_.T_k).data();
@@ -696,7 +701,7 @@ void Engine::edit_mask_cell(Index i, Index j) {
   if (v != 0.0f)
     for (int h = 0; h < H; ++h)
       if (!heads_[uz(h)].valid[uz(b)]) compute_block(h, i / kBlock, j / kBlock);
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (rows_worth_threads(H, 2.0 * static_cast<double>(dims_.T_k * (dims_.d_k + dims_.d_v))))
   for (int h = 0; h < H; ++h) recompute_row(h, i);
   for (int h = 0; h < H; ++h) note_row(StageKind::Masked, h, i);
   output_row(i);

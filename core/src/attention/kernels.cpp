@@ -75,7 +75,8 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
   std::atomic<bool> stop{false};
   const auto n = static_cast<long>(tasks.size());
   const double per_cell = 2.0 * ((with_scores ? dims_.d_k : 0) + dims_.d_v);
-#pragma omp parallel
+  const double flops = per_cell * static_cast<double>(dims_.T) * static_cast<double>(dims_.T_k) * static_cast<double>(heads.size());
+#pragma omp parallel if (parallel::worth_threads(flops))
   {
     thread_local std::vector<float> scratch;  // kept: a fresh one would page-fault every pass
 #pragma omp for schedule(dynamic, 1)
@@ -240,7 +241,8 @@ void Engine::complete_scores(int h) const {
     if (!hs.valid[uz(b)]) missing.push_back(b);
   if (missing.empty()) return;
   const auto n = static_cast<long>(missing.size());
-#pragma omp parallel for schedule(dynamic, 4)
+  const double flops = 2.0 * static_cast<double>(n) * kBlock * kBlock * static_cast<double>(dims_.d_k);
+#pragma omp parallel for schedule(dynamic, 4) if (parallel::worth_threads(flops))
   for (long t = 0; t < n; ++t) compute_block(h, missing[uz(t)] / nbc_, missing[uz(t)] % nbc_);
 }
 
@@ -442,7 +444,7 @@ void Engine::output_rows(const std::vector<Index>& rows) {
   // a few rows, or no W_o: row by row
   if (from_concat.size() < 4) {
     const auto n = static_cast<long>(rows.size());
-#pragma omp parallel for schedule(dynamic, 16) if (n > 16)
+#pragma omp parallel for schedule(dynamic, 16) if (n > 16 && rows_worth_threads(static_cast<double>(n), 2.0 * static_cast<double>(concat_.cols() * output_.cols())))
     for (long t = 0; t < n; ++t) output_row(rows[uz(t)]);
     return;
   }
@@ -458,7 +460,7 @@ void Engine::output_rows(const std::vector<Index>& rows) {
   std::vector<Index> rest;
   std::set_difference(rows.begin(), rows.end(), from_concat.begin(), from_concat.end(), std::back_inserter(rest));
   const auto m = static_cast<long>(rest.size());
-#pragma omp parallel for schedule(dynamic, 16) if (m > 16)
+#pragma omp parallel for schedule(dynamic, 16) if (m > 16 && rows_worth_threads(static_cast<double>(m), 2.0 * static_cast<double>(concat_.cols() * output_.cols())))
   for (long t = 0; t < m; ++t) output_row(rest[uz(t)]);
 }
 

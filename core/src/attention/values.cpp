@@ -260,7 +260,7 @@ void Engine::patch_derived(Derived& d) const {
   const auto n = static_cast<long>(T);
   long stale = 0;
   for (long i = 0; i < n && !whole; ++i) stale += c.rows[uz(i)] > since ? 1 : 0;
-#pragma omp parallel for schedule(dynamic, 32) if (whole || stale > 16)
+#pragma omp parallel for schedule(dynamic, 32) if ((whole || stale > 16) && rows_worth_threads(static_cast<double>(whole ? n : stale), 4.0 * static_cast<double>(Tk)))
   for (long i = 0; i < n; ++i)
     if (whole || c.rows[uz(i)] > since) fill_derived_row(d.id, d.m, i);
   if (whole) return;

@@ -1,6 +1,7 @@
 #include "attention_lab/gemm.h"
 
 #include "base/packed_gemm.h"
+#include "base/parallel.h"
 
 #include <dlfcn.h>
 #include <omp.h>
@@ -123,14 +124,10 @@ void vector_products(int m, int n, int k, const float* a, int lda, const float* 
   }
 }
 
-// Below this many multiply-adds one thread does the product: starting the
-// team costs more than the second thread saves.
-constexpr long kMinParallelProduct = 1L << 18;
-
 void packed_product(const packed::Product& p) {
   const PackedIsa& isa = packed_isa();
   const int threads =
-      omp_in_parallel() || static_cast<long>(p.m) * p.n * p.k < kMinParallelProduct ? 1 : std::max(1, omp_get_max_threads());
+      omp_in_parallel() || !parallel::worth_threads(2.0 * p.m * p.n * p.k) ? 1 : std::max(1, omp_get_max_threads());
   // The panels of B, kept by the calling thread between products (≤ 200 KB
   // a thread).
   thread_local std::vector<float> buffer;
