@@ -24,11 +24,8 @@ using nlohmann::json;
 namespace {
 
 using BenchResult = test::CliResult;
-
-BenchResult bench(std::vector<std::string> args) {
-  args.insert(args.begin(), "bench");
-  return test::run_cli(args);
-}
+using test::bench_refused;
+using test::run_bench;
 
 // A debug build multiplies slowly: there the reference GEMM is kept small.
 std::vector<std::string> tiny(std::vector<std::string> args) {
@@ -38,22 +35,10 @@ std::vector<std::string> tiny(std::vector<std::string> args) {
   return args;
 }
 
-// Exit 2, nothing on stdout, and stderr is one line that mentions `needle`.
-::testing::AssertionResult bad_argument(const BenchResult& r, const std::string& needle) {
-  if (r.code != cli::kExitBadInput) return ::testing::AssertionFailure() << "exit " << r.code << ": " << r.err;
-  if (!r.out.empty()) return ::testing::AssertionFailure() << "printed '" << r.out << "'";
-  if (r.err.empty() || r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1)
-    return ::testing::AssertionFailure() << "not one line: '" << r.err << "'";
-  if (r.err.rfind("attention-lab-cli: bench: ", 0) != 0) return ::testing::AssertionFailure() << "no prefix: " << r.err;
-  if (r.err.find(needle) == std::string::npos)
-    return ::testing::AssertionFailure() << "'" << r.err << "' does not mention '" << needle << "'";
-  return ::testing::AssertionSuccess();
-}
-
 }  // namespace
 
 TEST(CliBench, HelpDescribesEveryOption) {
-  const BenchResult r = bench({"--help"});
+  const BenchResult r = run_bench({"--help"});
   EXPECT_EQ(r.code, cli::kExitOk);
   EXPECT_EQ(r.err, "");
   for (const char* option :
@@ -71,50 +56,50 @@ TEST(CliBench, HelpDescribesEveryOption) {
 }
 
 TEST(CliBench, UnknownOptionsAndStrayArgumentsAreBadArguments) {
-  EXPECT_TRUE(bad_argument(bench({"--bogus"}), "unknown option '--bogus'"));
-  EXPECT_TRUE(bad_argument(bench({"-o", "x.json"}), "unknown option '-o'"));
-  EXPECT_TRUE(bad_argument(bench({"scenario.json"}), "expected only options, found 'scenario.json'"));
-  EXPECT_TRUE(bad_argument(bench({"--json=yes"}), "--json: takes no value"));
+  EXPECT_TRUE(bench_refused(run_bench({"--bogus"}), "unknown option '--bogus'"));
+  EXPECT_TRUE(bench_refused(run_bench({"-o", "x.json"}), "unknown option '-o'"));
+  EXPECT_TRUE(bench_refused(run_bench({"scenario.json"}), "expected only options, found 'scenario.json'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--json=yes"}), "--json: takes no value"));
 }
 
 TEST(CliBench, MissingAndMalformedNumbersAreBadArguments) {
-  EXPECT_TRUE(bad_argument(bench({"--T"}), "--T: expected a value after it"));
-  EXPECT_TRUE(bad_argument(bench({"--d", "12", "--heads"}), "--heads: expected a value after it"));
-  EXPECT_TRUE(bad_argument(bench({"--T", "abc"}), "--T: expected a whole number from 1 to 1000000, found 'abc'"));
-  EXPECT_TRUE(bad_argument(bench({"--T", "0"}), "found '0'"));
-  EXPECT_TRUE(bad_argument(bench({"--T", "-5"}), "found '-5'"));
-  EXPECT_TRUE(bad_argument(bench({"--T", "12.5"}), "found '12.5'"));
-  EXPECT_TRUE(bad_argument(bench({"--T", "99999999999999999999"}), "--T: expected a whole number"));
-  EXPECT_TRUE(bad_argument(bench({"--d="}), "--d: expected a whole number from 1 to 1000000, found ''"));
-  EXPECT_TRUE(bad_argument(bench({"--threads", "0"}), "--threads: expected a whole number from 1 to"));
-  EXPECT_TRUE(bad_argument(bench({"--runs", "0"}), "--runs: expected a whole number from 1 to"));
-  EXPECT_TRUE(bad_argument(bench({"--rounds", "0"}), "--rounds: expected a whole number from 1 to 20, found '0'"));
-  EXPECT_TRUE(bad_argument(bench({"--rounds", "21"}), "--rounds: expected a whole number from 1 to 20, found '21'"));
-  EXPECT_TRUE(bad_argument(bench({"--gemm-size", "x"}), "--gemm-size: expected a whole number"));
+  EXPECT_TRUE(bench_refused(run_bench({"--T"}), "--T: expected a value after it"));
+  EXPECT_TRUE(bench_refused(run_bench({"--d", "12", "--heads"}), "--heads: expected a value after it"));
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "abc"}), "--T: expected a whole number from 1 to 1000000, found 'abc'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "0"}), "found '0'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "-5"}), "found '-5'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "12.5"}), "found '12.5'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "99999999999999999999"}), "--T: expected a whole number"));
+  EXPECT_TRUE(bench_refused(run_bench({"--d="}), "--d: expected a whole number from 1 to 1000000, found ''"));
+  EXPECT_TRUE(bench_refused(run_bench({"--threads", "0"}), "--threads: expected a whole number from 1 to"));
+  EXPECT_TRUE(bench_refused(run_bench({"--runs", "0"}), "--runs: expected a whole number from 1 to"));
+  EXPECT_TRUE(bench_refused(run_bench({"--rounds", "0"}), "--rounds: expected a whole number from 1 to 20, found '0'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--rounds", "21"}), "--rounds: expected a whole number from 1 to 20, found '21'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--gemm-size", "x"}), "--gemm-size: expected a whole number"));
 }
 
 TEST(CliBench, MaskMustBeCausalOrNone) {
-  EXPECT_TRUE(bad_argument(bench({"--mask", "custom"}), "--mask: expected causal or none, found 'custom'"));
-  EXPECT_TRUE(bad_argument(bench({"--mask"}), "--mask: expected a value after it"));
+  EXPECT_TRUE(bench_refused(run_bench({"--mask", "custom"}), "--mask: expected causal or none, found 'custom'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--mask"}), "--mask: expected a value after it"));
 }
 
 TEST(CliBench, DModelMustBeAMultipleOfHeads) {
-  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "100", "--heads", "12"}), "--d 100 is not a multiple of --heads 12"));
-  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "4", "--heads", "8"}), "not a multiple"));
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "8", "--d", "100", "--heads", "12"}), "--d 100 is not a multiple of --heads 12"));
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "8", "--d", "4", "--heads", "8"}), "not a multiple"));
 }
 
 TEST(CliBench, SizesAboveTheCoreLimitsSayWhatTheyNeed) {
   const std::string too_many_tokens = std::to_string(limits::kMaxTokens + 1);
-  BenchResult r = bench({"--T", too_many_tokens});
-  EXPECT_TRUE(bad_argument(r, "--T " + too_many_tokens + " is above the size limit (T <= " +
+  BenchResult r = run_bench({"--T", too_many_tokens});
+  EXPECT_TRUE(bench_refused(r, "--T " + too_many_tokens + " is above the size limit (T <= " +
                                   std::to_string(limits::kMaxTokens) + ")"));
-  EXPECT_TRUE(bad_argument(r, "would need about "));
+  EXPECT_TRUE(bench_refused(r, "would need about "));
   EXPECT_TRUE(r.err.find("MiB") != std::string::npos || r.err.find("GiB") != std::string::npos) << r.err;
 
   const std::string too_wide = std::to_string(limits::kMaxModelDim + 16);
-  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", too_wide, "--heads", "16"}), "--d " + too_wide + " is above"));
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "8", "--d", too_wide, "--heads", "16"}), "--d " + too_wide + " is above"));
   const std::string too_many_heads = std::to_string(limits::kMaxHeads + 1);
-  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "64", "--heads", too_many_heads}),
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "8", "--d", "64", "--heads", too_many_heads}),
                            "--heads " + too_many_heads + " is above the size limit"));
 }
 
@@ -127,14 +112,14 @@ TEST(CliBench, CountsTheFullForwardAsTheIssueSays) {
 }
 
 TEST(CliBench, GroupedHeadsAndRopeAreCheckedAndRun) {
-  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "48", "--heads", "12", "--kv-heads", "5"}),
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "8", "--d", "48", "--heads", "12", "--kv-heads", "5"}),
                            "--kv-heads 5 does not divide --heads 12"));
-  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "12", "--heads", "4", "--rope"}),
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "8", "--d", "12", "--heads", "4", "--rope"}),
                            "--rope needs an even d_k (RoPE turns pairs of dimensions); d_k = d_model / heads = 3"));
-  EXPECT_TRUE(bad_argument(bench({"--rope=yes"}), "--rope: takes no value, found 'yes'"));
-  EXPECT_TRUE(bad_argument(bench({"--T", "8", "--d", "16", "--heads", "2", "--cross", "12"}),
+  EXPECT_TRUE(bench_refused(run_bench({"--rope=yes"}), "--rope: takes no value, found 'yes'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--T", "8", "--d", "16", "--heads", "2", "--cross", "12"}),
                            "--cross 12 with --T 8: a causal mask needs as many keys as queries; add --mask none"));
-  const BenchResult c = bench(tiny({"--T", "8", "--d", "16", "--heads", "2", "--cross", "12", "--mask", "none", "--json"}));
+  const BenchResult c = run_bench(tiny({"--T", "8", "--d", "16", "--heads", "2", "--cross", "12", "--mask", "none", "--json"}));
   ASSERT_EQ(c.code, cli::kExitOk) << c.err;
   EXPECT_EQ(json::parse(c.out).at("cross_T_k"), 12);
   Scenario s = cli::bench::random_scenario(8, 16, 4, MaskKind::Causal);
@@ -143,7 +128,7 @@ TEST(CliBench, GroupedHeadsAndRopeAreCheckedAndRun) {
   EXPECT_EQ(s.dims().kv_heads, 2);
   EXPECT_EQ(s.W_k.cols(), 8);
   EXPECT_TRUE(s.rope.on);
-  const BenchResult r = bench(tiny({"--T", "8", "--d", "16", "--heads", "4", "--kv-heads", "2", "--rope", "--json"}));
+  const BenchResult r = run_bench(tiny({"--T", "8", "--d", "16", "--heads", "4", "--kv-heads", "2", "--rope", "--json"}));
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j.at("kv_heads"), 2);
@@ -166,7 +151,7 @@ TEST(CliBench, RandomScenarioIsValidAndHasTheRequestedShape) {
 }
 
 TEST(CliBench, TinyRunPrintsOneJsonObjectWithEveryKey) {
-  const BenchResult r = bench(tiny({"--T", "8", "--d", "16", "--heads", "2", "--json"}));
+  const BenchResult r = run_bench(tiny({"--T", "8", "--d", "16", "--heads", "2", "--json"}));
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   json j;
   ASSERT_NO_THROW(j = json::parse(r.out)) << r.out;  // exactly one value, nothing after it
@@ -219,7 +204,7 @@ TEST(CliBench, TinyRunPrintsOneJsonObjectWithEveryKey) {
 }
 
 TEST(CliBench, RunsAreTakenInRoundsOfEveryMeasurement) {
-  const BenchResult r = bench(tiny({"--T", "4", "--d", "8", "--heads", "2", "--json", "--runs", "4", "--rounds", "2"}));
+  const BenchResult r = run_bench(tiny({"--T", "4", "--d", "8", "--heads", "2", "--json", "--runs", "4", "--rounds", "2"}));
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j.at("rounds"), 2);
@@ -237,7 +222,7 @@ TEST(CliBench, RunsAreTakenInRoundsOfEveryMeasurement) {
 }
 
 TEST(CliBench, TinyRunPrintsATable) {
-  const BenchResult r = bench(tiny({"--T", "4", "--d", "8", "--heads", "2", "--mask", "none", "--threads", "1"}));
+  const BenchResult r = run_bench(tiny({"--T", "4", "--d", "8", "--heads", "2", "--mask", "none", "--threads", "1"}));
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   for (const char* text : {"T=4, d_model=8, heads=2", "none mask", "1 thread", "full forward, every stage",
                            "edit a cell of X", "edit a cell of W_q", "edit a cell of W_v", "edit a cell of W_o",
@@ -246,7 +231,7 @@ TEST(CliBench, TinyRunPrintsATable) {
 }
 
 TEST(CliBench, OneTokenAndOneHeadWork) {
-  const BenchResult r = bench(tiny({"--T", "1", "--d", "1", "--heads", "1", "--json", "--runs", "3"}));
+  const BenchResult r = run_bench(tiny({"--T", "1", "--d", "1", "--heads", "1", "--json", "--runs", "3"}));
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   json j;
   ASSERT_NO_THROW(j = json::parse(r.out)) << r.out;

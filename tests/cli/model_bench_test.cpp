@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "cli_run.h"
 #include "model_bench.h"
+#include "core/model_fixture_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,28 +22,12 @@ using nlohmann::json;
 
 namespace {
 
-const std::filesystem::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
+using attention_lab::test::kFixtures;
+using attention_lab::test::fixture;
 
 using BenchResult = test::CliResult;
-
-BenchResult bench(std::vector<std::string> args) {
-  args.insert(args.begin(), "bench");
-  return test::run_cli(args);
-}
-
-std::string fixture(const char* name) { return (kFixtures / name).string(); }
-
-// Exit 2, nothing on stdout, and stderr is one line that mentions `needle`.
-::testing::AssertionResult bad_argument(const BenchResult& r, const std::string& needle) {
-  if (r.code != cli::kExitBadInput) return ::testing::AssertionFailure() << "exit " << r.code << ": " << r.err;
-  if (!r.out.empty()) return ::testing::AssertionFailure() << "printed '" << r.out << "'";
-  if (r.err.empty() || r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1)
-    return ::testing::AssertionFailure() << "not one line: '" << r.err << "'";
-  if (r.err.rfind("attention-lab-cli: bench: ", 0) != 0) return ::testing::AssertionFailure() << "no prefix: " << r.err;
-  if (r.err.find(needle) == std::string::npos)
-    return ::testing::AssertionFailure() << "'" << r.err << "' does not mention '" << needle << "'";
-  return ::testing::AssertionSuccess();
-}
+using test::bench_refused;
+using test::run_bench;
 
 ::testing::AssertionResult positive_number(const json& j, const std::string& key) {
   if (!j.contains(key)) return ::testing::AssertionFailure() << "no key " << key;
@@ -56,7 +41,7 @@ std::string fixture(const char* name) { return (kFixtures / name).string(); }
 
 TEST(CliModelBench, HelpDescribesEveryOption) {
   for (const auto& args : {std::vector<std::string>{"--help"}, std::vector<std::string>{"--model", "x", "--help"}}) {
-    const BenchResult r = bench(args);
+    const BenchResult r = run_bench(args);
     EXPECT_EQ(r.code, cli::kExitOk);
     EXPECT_EQ(r.err, "");
     for (const char* text : {"--model", "--T", "--layer", "--threads", "--runs", "--json", "load_ms", "forward_ms",
@@ -68,7 +53,7 @@ TEST(CliModelBench, HelpDescribesEveryOption) {
 }
 
 TEST(CliModelBench, FixturePrintsEveryKeyWithSaneValues) {
-  const BenchResult r = bench({"--model", fixture("llama-gqa"), "--T", "7", "--runs", "2", "--json"});
+  const BenchResult r = run_bench({"--model", fixture("llama-gqa"), "--T", "7", "--runs", "2", "--json"});
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   json j;
   ASSERT_NO_THROW(j = json::parse(r.out)) << r.out;  // exactly one value, nothing after it
@@ -120,7 +105,7 @@ TEST(CliModelBench, FixturePrintsEveryKeyWithSaneValues) {
 }
 
 TEST(CliModelBench, ChosenLayerAndATable) {
-  const BenchResult r = bench({"--model", fixture("gpt2-conv1d"), "--T", "16", "--layer", "0", "--runs", "1", "--threads", "1"});
+  const BenchResult r = run_bench({"--model", fixture("gpt2-conv1d"), "--T", "16", "--layer", "0", "--runs", "1", "--threads", "1"});
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   for (const char* text : {"2 layers", "T=16", "focused layer 0", "1 thread", "open the model again (warm: load_ms)",
                            "full forward", "layer 0: edit a cell of W_q, predict", "layer 0: edit a cell of X, predict",
@@ -131,20 +116,20 @@ TEST(CliModelBench, ChosenLayerAndATable) {
 
 TEST(CliModelBench, BadArgumentsAreOneLineWithExit2) {
   const std::string gpt2 = fixture("gpt2-conv1d");  // 16 learned positions, 2 layers
-  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--T", "17"}),
+  EXPECT_TRUE(bench_refused(run_bench({"--model", gpt2, "--T", "17"}),
                            "--T 17: expected at most 16 tokens (the model's learned positions), found 17"));
-  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--T", "4", "--layer", "2"}),
+  EXPECT_TRUE(bench_refused(run_bench({"--model", gpt2, "--T", "4", "--layer", "2"}),
                            "--layer 2: expected 0 to 1 (the model has 2 layers)"));
-  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--layer", "-1"}), "--layer: expected a whole number"));
+  EXPECT_TRUE(bench_refused(run_bench({"--model", gpt2, "--layer", "-1"}), "--layer: expected a whole number"));
   const std::string missing = (kFixtures / "no-such-model").string();
-  EXPECT_TRUE(bad_argument(bench({"--model", missing, "--T", "4"}), "--model: "));
-  EXPECT_TRUE(bad_argument(bench({"--model", missing, "--T", "4"}), "no-such-model"));
-  EXPECT_TRUE(bad_argument(bench({"--model"}), "--model: expected a value after it"));
-  EXPECT_TRUE(bad_argument(bench({"--model="}), "--model: expected a model folder or .safetensors file, found ''"));
-  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--T", "0"}), "--T: expected a whole number"));
-  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--T", "5000"}), "--T 5000 is above the size limit"));
-  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--heads", "4"}), "--heads: not used with --model"));
-  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--runs", "0"}), "--runs: expected a whole number from 1 to"));
-  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "extra"}), "expected only options, found 'extra'"));
-  EXPECT_TRUE(bad_argument(bench({"--model", gpt2, "--bogus"}), "unknown option '--bogus'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--model", missing, "--T", "4"}), "--model: "));
+  EXPECT_TRUE(bench_refused(run_bench({"--model", missing, "--T", "4"}), "no-such-model"));
+  EXPECT_TRUE(bench_refused(run_bench({"--model"}), "--model: expected a value after it"));
+  EXPECT_TRUE(bench_refused(run_bench({"--model="}), "--model: expected a model folder or .safetensors file, found ''"));
+  EXPECT_TRUE(bench_refused(run_bench({"--model", gpt2, "--T", "0"}), "--T: expected a whole number"));
+  EXPECT_TRUE(bench_refused(run_bench({"--model", gpt2, "--T", "5000"}), "--T 5000 is above the size limit"));
+  EXPECT_TRUE(bench_refused(run_bench({"--model", gpt2, "--heads", "4"}), "--heads: not used with --model"));
+  EXPECT_TRUE(bench_refused(run_bench({"--model", gpt2, "--runs", "0"}), "--runs: expected a whole number from 1 to"));
+  EXPECT_TRUE(bench_refused(run_bench({"--model", gpt2, "extra"}), "expected only options, found 'extra'"));
+  EXPECT_TRUE(bench_refused(run_bench({"--model", gpt2, "--bogus"}), "unknown option '--bogus'"));
 }

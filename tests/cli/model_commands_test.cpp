@@ -8,6 +8,7 @@
 #include "attention_lab/safetensors.h"
 #include "attention_lab/scenario_io.h"
 #include "core/temp_dir.h"
+#include "core/model_fixture_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,13 +22,12 @@ using nlohmann::json;
 
 namespace {
 
-const std::filesystem::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
+using attention_lab::test::kFixtures;
+using attention_lab::test::fixture;
 const std::filesystem::path kNano = std::filesystem::path(ATTENTION_LAB_SHARED_MODELS_DIR) / "gpt-nano-sort";
 
 using CliRun = test::CliResult;
 CliRun cli_run(const std::vector<std::string>& args) { return test::run_cli(args); }
-
-std::string fixture(const char* name) { return (kFixtures / name).string(); }
 
 // A reference tensor as nested rows of doubles: [rows][cols] of block `index`.
 std::vector<std::vector<double>> reference(const char* model, const std::string& name, int index = 0) {
@@ -62,14 +62,14 @@ std::vector<std::vector<double>> reference(const char* model, const std::string&
   return ::testing::AssertionSuccess();
 }
 
-const std::vector<std::string> kIds = {"--ids", "3,14,15,9,2,6,53"};
+const std::vector<std::string> kIdArgs = {"--ids", "3,14,15,9,2,6,53"};
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
 
-::testing::AssertionResult one_line_error(const CliRun& r, const std::string& needle) {
+::testing::AssertionResult refused_in_one_line(const CliRun& r, const std::string& needle) {
   if (r.code != cli::kExitBadInput) return ::testing::AssertionFailure() << "exit " << r.code << ": " << r.err;
   if (!r.out.empty()) return ::testing::AssertionFailure() << "printed '" << r.out << "'";
   if (r.err.empty() || r.err.find('\n') != r.err.size() - 1)
@@ -100,7 +100,7 @@ TEST(CliModel, ModelInfoDescribesEveryLayout) {
 TEST(CliModel, GenerateContinuesAsTheReferenceForEveryLayout) {
   for (const char* m : {"gpt2-conv1d", "gpt2-conv1d-f16", "mingpt-linear-bf16", "llama-gqa", "qwen2-bias-tied-bf16",
                         "mistral-window-sharded", "smollm-tied"}) {
-    const CliRun r = cli_run(with({"generate", "--model", fixture(m), "--n", "5", "--json"}, kIds));
+    const CliRun r = cli_run(with({"generate", "--model", fixture(m), "--n", "5", "--json"}, kIdArgs));
     ASSERT_EQ(r.code, 0) << m << ": " << r.err;
     const json j = json::parse(r.out);
     std::string error;
@@ -114,7 +114,7 @@ TEST(CliModel, GenerateContinuesAsTheReferenceForEveryLayout) {
 }
 
 TEST(CliModel, TraceOfAModelLayerHasEveryStageAndTheModelAroundIt) {
-  const CliRun r = cli_run(with({"trace", "--model", fixture("llama-gqa"), "--layer", "1"}, kIds));
+  const CliRun r = cli_run(with({"trace", "--model", fixture("llama-gqa"), "--layer", "1"}, kIdArgs));
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["format"], "attention-lab/trace@1");
@@ -143,7 +143,7 @@ TEST(CliModel, TraceOfAModelLayerHasEveryStageAndTheModelAroundIt) {
 TEST(CliModel, ExtractWritesALayerAsAScenarioTheEngineComputesAgain) {
   test::TempDir dir;
   const auto path = (dir.path() / "layer0.json").string();
-  const CliRun r = cli_run(with({"extract", "--model", fixture("gpt2-conv1d"), "--layer", "0", "-o", path}, kIds));
+  const CliRun r = cli_run(with({"extract", "--model", fixture("gpt2-conv1d"), "--layer", "0", "-o", path}, kIdArgs));
   ASSERT_EQ(r.code, 0) << r.err;
   LoadResult loaded = load_scenario(path);
   ASSERT_TRUE(loaded.scenario) << loaded.error;
@@ -170,22 +170,22 @@ TEST(CliModel, NanoSortTokenizesItsVocabularyAndSorts) {
 }
 
 TEST(CliModel, BadArgumentsAreOneLineWithExit2) {
-  EXPECT_TRUE(one_line_error(cli_run({"model-info"}), "expected one model folder"));
-  EXPECT_TRUE(one_line_error(cli_run({"model-info", "/nonexistent/model"}), "/nonexistent/model"));
-  EXPECT_TRUE(one_line_error(cli_run(with({"trace", "--model", fixture("gpt2-conv1d"), "--layer", "2"}, kIds)),
+  EXPECT_TRUE(refused_in_one_line(cli_run({"model-info"}), "expected one model folder"));
+  EXPECT_TRUE(refused_in_one_line(cli_run({"model-info", "/nonexistent/model"}), "/nonexistent/model"));
+  EXPECT_TRUE(refused_in_one_line(cli_run(with({"trace", "--model", fixture("gpt2-conv1d"), "--layer", "2"}, kIdArgs)),
                              "--layer: expected 0 to 1, found '2'"));
-  EXPECT_TRUE(one_line_error(cli_run({"trace", "--model", fixture("gpt2-conv1d")}), "expected --text TEXT or --ids"));
-  EXPECT_TRUE(one_line_error(
+  EXPECT_TRUE(refused_in_one_line(cli_run({"trace", "--model", fixture("gpt2-conv1d")}), "expected --text TEXT or --ids"));
+  EXPECT_TRUE(refused_in_one_line(
       cli_run({"trace", "--model", fixture("gpt2-conv1d"), "--ids", "1", "--text", "1"}), "one of them"));
-  EXPECT_TRUE(one_line_error(cli_run({"generate", "--model", fixture("gpt2-conv1d"), "--ids", "1,61", "--n", "2"}),
+  EXPECT_TRUE(refused_in_one_line(cli_run({"generate", "--model", fixture("gpt2-conv1d"), "--ids", "1,61", "--n", "2"}),
                              "'61': expected a token id from 0 to 60"));
-  EXPECT_TRUE(one_line_error(cli_run({"generate", "--model", fixture("gpt2-conv1d"), "--ids", "1"}), "--n"));
-  EXPECT_TRUE(one_line_error(cli_run({"generate", "--model", fixture("gpt2-conv1d"), "--ids",
+  EXPECT_TRUE(refused_in_one_line(cli_run({"generate", "--model", fixture("gpt2-conv1d"), "--ids", "1"}), "--n"));
+  EXPECT_TRUE(refused_in_one_line(cli_run({"generate", "--model", fixture("gpt2-conv1d"), "--ids",
                                       "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1", "--n", "1"}),
                              "expected at most 16 tokens"));
-  EXPECT_TRUE(one_line_error(cli_run({"tokenize", fixture("gpt2-conv1d"), "hello"}), "word 1 of 1 'hello'"));
-  EXPECT_TRUE(one_line_error(cli_run({"extract", "--model", fixture("gpt2-conv1d"), "--ids", "1"}), "-o"));
-  EXPECT_TRUE(one_line_error(cli_run({"generate", "--model", fixture("gpt2-conv1d"), "--bogus"}), "unknown option '--bogus'"));
+  EXPECT_TRUE(refused_in_one_line(cli_run({"tokenize", fixture("gpt2-conv1d"), "hello"}), "word 1 of 1 'hello'"));
+  EXPECT_TRUE(refused_in_one_line(cli_run({"extract", "--model", fixture("gpt2-conv1d"), "--ids", "1"}), "-o"));
+  EXPECT_TRUE(refused_in_one_line(cli_run({"generate", "--model", fixture("gpt2-conv1d"), "--bogus"}), "unknown option '--bogus'"));
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ Scenario with_alibi(const char* name) {
   return s;
 }
 
-StageId of_head(StageKind k, int h) { return StageId::of_head(k, h); }
+using attention_lab::test::head;
 
 }  // namespace
 
@@ -47,9 +47,9 @@ TEST(Alibi, TheBiasIsTheSlopeTimesTheSignedDistanceAndMaskedAddsIt) {
   const Document doc(with_alibi("multi-head"));
   const auto slopes = alibi_slopes(doc.scenario().heads);
   for (int h = 0; h < doc.scenario().heads; ++h) {
-    const MatrixView bias = doc.stage(of_head(StageKind::PositionBias, h));
-    const MatrixView scaled = doc.stage(of_head(StageKind::Scaled, h));
-    const MatrixView masked = doc.stage(of_head(StageKind::Masked, h));
+    const MatrixView bias = doc.stage(head(StageKind::PositionBias, h));
+    const MatrixView scaled = doc.stage(head(StageKind::Scaled, h));
+    const MatrixView masked = doc.stage(head(StageKind::Masked, h));
     const float m = static_cast<float>(slopes[static_cast<std::size_t>(h)]);
     for (Eigen::Index i = 0; i < bias.rows(); ++i)
       for (Eigen::Index j = 0; j < bias.cols(); ++j) {
@@ -62,12 +62,12 @@ TEST(Alibi, TheBiasIsTheSlopeTimesTheSignedDistanceAndMaskedAddsIt) {
 
 TEST(Alibi, IsInTheMaskedFormulaAndItsStageOnlyWhenOn) {
   const Scenario on = with_alibi("fat-cat");
-  EXPECT_EQ(describe_stage(on, of_head(StageKind::Masked, 0)).formula, "Ŝ₀ = S′₀ + B₀ + mask (−∞ where M = 0)");
+  EXPECT_EQ(describe_stage(on, head(StageKind::Masked, 0)).formula, "Ŝ₀ = S′₀ + B₀ + mask (−∞ where M = 0)");
   const auto p = pipeline(on);
-  EXPECT_NE(std::find(p.begin(), p.end(), of_head(StageKind::PositionBias, 0)), p.end());
+  EXPECT_NE(std::find(p.begin(), p.end(), head(StageKind::PositionBias, 0)), p.end());
   const auto off = pipeline(preset("fat-cat"));
-  EXPECT_EQ(std::find(off.begin(), off.end(), of_head(StageKind::PositionBias, 0)), off.end());
-  EXPECT_EQ(describe_stage(on, of_head(StageKind::PositionBias, 0)).editability, Editability::ReadOnly);
+  EXPECT_EQ(std::find(off.begin(), off.end(), head(StageKind::PositionBias, 0)), off.end());
+  EXPECT_EQ(describe_stage(on, head(StageKind::PositionBias, 0)).editability, Editability::ReadOnly);
 }
 
 TEST(Alibi, TurningItOnAndOffIsOneUndoableEdit) {
@@ -86,10 +86,10 @@ TEST(Alibi, TurningItOnAndOffIsOneUndoableEdit) {
 
 TEST(Alibi, APinOnScaledStillGetsTheBiasAndThePositionBiasCannotBePinned) {
   Document doc(with_alibi("fat-cat"));
-  ASSERT_EQ(doc.apply(SetPin{PinKey{of_head(StageKind::Scaled, 0), 3, 1}, 2.0f}), "");
-  const float bias = doc.stage(of_head(StageKind::PositionBias, 0))(3, 1);
-  EXPECT_EQ(doc.stage(of_head(StageKind::Masked, 0))(3, 1), 2.0f + bias);
-  const std::string err = doc.apply(SetPin{PinKey{of_head(StageKind::PositionBias, 0), 3, 1}, 1.0f});
+  ASSERT_EQ(doc.apply(SetPin{PinKey{head(StageKind::Scaled, 0), 3, 1}, 2.0f}), "");
+  const float bias = doc.stage(head(StageKind::PositionBias, 0))(3, 1);
+  EXPECT_EQ(doc.stage(head(StageKind::Masked, 0))(3, 1), 2.0f + bias);
+  const std::string err = doc.apply(SetPin{PinKey{head(StageKind::PositionBias, 0), 3, 1}, 1.0f});
   EXPECT_NE(err.find("position_bias[0]: it is computed from the positions alone"), std::string::npos) << err;
 }
 

@@ -4,6 +4,7 @@
 #include "attention_lab/block_stages.h"
 #include "attention_lab/transformer_forward.h"
 #include "test_support.h"
+#include "model_fixture_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +14,7 @@
 namespace attention_lab {
 namespace {
 
-const std::filesystem::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
-const std::vector<int> kIds = {3, 14, 15, 9, 2, 6, 53};
+using attention_lab::test::kFixtures;
 
 std::shared_ptr<const TransformerModel> open(const char* name) {
   LoadedModel m = load_model(kFixtures / name);
@@ -27,7 +27,7 @@ struct Layer {
 };
 
 Layer layer_of(const TransformerModel& m, int layer) {
-  Matrix x = embed(m, kIds);
+  Matrix x = embed(m, test::kFixtureIds);
   for (int l = 0; l < layer; ++l) x = run_layer(m, l, x);
   return {x, attention(m, layer, normalize(m.layers[static_cast<std::size_t>(layer)].norm1, x))};
 }
@@ -64,11 +64,11 @@ TEST(BlockStages, EveryStageIsComputedWithItsShapeAndMatchesTheForward) {
     const ModelConfig& c = m->config;
     for (int layer = 0; layer < c.layers; ++layer) {
       const Layer l = layer_of(*m, layer);
-      BlockTrace trace(m, kIds, layer, l.input);
-      EXPECT_EQ(trace.update(l.attention), static_cast<int>(kIds.size()));
+      BlockTrace trace(m, test::kFixtureIds, layer, l.input);
+      EXPECT_EQ(trace.update(l.attention), static_cast<int>(test::kFixtureIds.size()));
       for (const BlockStageInfo& i : trace.stages()) {
         const Matrix& v = trace.values(i.stage);
-        EXPECT_EQ(v.rows(), static_cast<Eigen::Index>(kIds.size())) << i.key;
+        EXPECT_EQ(v.rows(), static_cast<Eigen::Index>(test::kFixtureIds.size())) << i.key;
         EXPECT_EQ(v.cols(), columns(c, i.width)) << i.key;
         EXPECT_GT(trace.version(i.stage), 0u) << i.key;
         EXPECT_TRUE(v.allFinite()) << i.key;
@@ -78,7 +78,7 @@ TEST(BlockStages, EveryStageIsComputedWithItsShapeAndMatchesTheForward) {
       }
       // E + P for learned positions; the Llama family starts from E alone (RoPE turns Q and K instead).
       EXPECT_TRUE(test::matrices_near(trace.values(trace.info(BlockStage::Embedded) ? BlockStage::Embedded : BlockStage::TokenEmbedding),
-                                      embed(*m, kIds), 0.0, 0.0, "embedded"));
+                                      embed(*m, test::kFixtureIds), 0.0, 0.0, "embedded"));
       EXPECT_TRUE(test::matrices_near(trace.values(BlockStage::Norm1),
                                       normalize(m->layers[static_cast<std::size_t>(layer)].norm1, l.input), 0.0, 0.0, "n1"));
       // The forward adds the down projection to the residual inside the
@@ -111,7 +111,7 @@ TEST(BlockStages, AnEditRecomputesOnlyTheRowsItChangedAndMatchesAFreshTrace) {
     SCOPED_TRACE(name);
     const auto m = open(name);
     const Layer l = layer_of(*m, 1);
-    BlockTrace trace(m, kIds, 1, l.input);
+    BlockTrace trace(m, test::kFixtureIds, 1, l.input);
     trace.update(l.attention);
     const std::uint64_t before = trace.version(BlockStage::Output);
     const std::uint64_t input_version = trace.version(BlockStage::Input);
@@ -125,7 +125,7 @@ TEST(BlockStages, AnEditRecomputesOnlyTheRowsItChangedAndMatchesAFreshTrace) {
     edited.row(0).array() -= 0.25f;
     edited.row(6).array() *= 2.0f;
     EXPECT_EQ(trace.update(edited), 2);
-    BlockTrace fresh(m, kIds, 1, l.input);
+    BlockTrace fresh(m, test::kFixtureIds, 1, l.input);
     fresh.update(edited);
     // (within rounding: one row's product takes another path than seven rows')
     for (const BlockStageInfo& i : trace.stages())

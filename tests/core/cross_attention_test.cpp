@@ -22,8 +22,8 @@ using attention_lab::test::random_scenario;
 
 namespace {
 
-StageId of_head(StageKind k, int h) { return StageId::of_head(k, h); }
-StageId layer(StageKind k) { return StageId::input(k); }
+using attention_lab::test::head;
+using attention_lab::test::in;
 
 // A self-attention scenario turned into cross-attention over T_k rows of d_kv.
 Scenario crossed(std::uint32_t seed, RandomOptions o, int T_k, int d_kv) {
@@ -63,7 +63,7 @@ TEST(CrossAttention, ScoresAreQueriesTimesKeysOfTheOtherSequence) {
       A.row(i) = (S.row(i).array() - S.row(i).maxCoeff()).exp();
       A.row(i) /= A.row(i).sum();
     }
-    const MatrixView weights = doc.stage(of_head(StageKind::Weights, h));
+    const MatrixView weights = doc.stage(head(StageKind::Weights, h));
     ASSERT_EQ(weights.rows(), 4);
     ASSERT_EQ(weights.cols(), 7);
     for (int i = 0; i < 4; ++i)
@@ -71,14 +71,14 @@ TEST(CrossAttention, ScoresAreQueriesTimesKeysOfTheOtherSequence) {
     concat.middleCols(h * 2, 2) = A * V.middleCols(h * 2, 2);
   }
   const Eigen::MatrixXd out = concat * s.W_o.get().cast<double>();
-  const MatrixView O = doc.stage(layer(StageKind::Output));
+  const MatrixView O = doc.stage(in(StageKind::Output));
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < out.cols(); ++j) EXPECT_NEAR(O(i, j), out(i, j), 1e-5);
   // the registry's shapes and labels
-  EXPECT_EQ(describe_stage(s, layer(StageKind::K)).rows, 7);
-  EXPECT_EQ(describe_stage(s, layer(StageKind::K)).formula, "K = X_kv·W_k");
-  EXPECT_EQ(describe_stage(s, of_head(StageKind::Scores, 1)).cols, 7);
-  EXPECT_EQ(describe_stage(s, layer(StageKind::X_kv)).rows, 7);
+  EXPECT_EQ(describe_stage(s, in(StageKind::K)).rows, 7);
+  EXPECT_EQ(describe_stage(s, in(StageKind::K)).formula, "K = X_kv·W_k");
+  EXPECT_EQ(describe_stage(s, head(StageKind::Scores, 1)).cols, 7);
+  EXPECT_EQ(describe_stage(s, in(StageKind::X_kv)).rows, 7);
 }
 
 TEST(CrossAttention, OverTheSameRowsIsSelfAttention) {
@@ -108,9 +108,9 @@ TEST(CrossAttention, CausalAndWindowNeedAsManyQueriesAsKeys) {
                      "T_k = 6 keys (choose none or custom)");
   // a custom mask is T × T_k, and one cell of it edits like any other
   Document doc(s);
-  ASSERT_EQ(doc.apply(SetCell{layer(StageKind::Mask), 3, 5, 0.0f}), "");
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::Mask), 3, 5, 0.0f}), "");
   EXPECT_EQ(doc.scenario().custom_mask.cols(), 6);
-  EXPECT_EQ(doc.stage(of_head(StageKind::Weights, 0))(3, 5), 0.0f);
+  EXPECT_EQ(doc.stage(head(StageKind::Weights, 0))(3, 5), 0.0f);
 }
 
 TEST(CrossAttention, FilesCarryXkvAndItsTokensAndRefuseWhatDoesNotFit) {
@@ -125,7 +125,7 @@ TEST(CrossAttention, FilesCarryXkvAndItsTokensAndRefuseWhatDoesNotFit) {
   EXPECT_TRUE(attention_lab::test::matrices_identical(back.scenario->X_kv.get(), s.X_kv.get(), "X_kv"));
   EXPECT_EQ(back.scenario->tokens_kv, s.tokens_kv);
   EXPECT_EQ(back.scenario->key_label(2), "cat");
-  EXPECT_EQ(describe_stage(*back.scenario, of_head(StageKind::Scores, 0)).col_labels[2], "cat");
+  EXPECT_EQ(describe_stage(*back.scenario, head(StageKind::Scores, 0)).col_labels[2], "cat");
 
   nlohmann::json j = nlohmann::json::parse(text);
   j["tokens_kv"] = {"a", "b"};
@@ -174,10 +174,10 @@ TEST(CrossAttention, EveryEditThenACompareStaysNearAFullRecompute) {
   }
   // and an X_kv cell on its own: K and V change, Q does not
   Document d2(crossed(56, o, 11, 3));
-  const Matrix q = d2.stage(layer(StageKind::Q)), k = d2.stage(layer(StageKind::K));
-  ASSERT_EQ(d2.apply(SetCell{layer(StageKind::X_kv), 4, 1, 2.5f}), "");
-  EXPECT_EQ(Matrix(d2.stage(layer(StageKind::Q))), q);
-  EXPECT_NE(Matrix(d2.stage(layer(StageKind::K))).row(4), k.row(4));
+  const Matrix q = d2.stage(in(StageKind::Q)), k = d2.stage(in(StageKind::K));
+  ASSERT_EQ(d2.apply(SetCell{in(StageKind::X_kv), 4, 1, 2.5f}), "");
+  EXPECT_EQ(Matrix(d2.stage(in(StageKind::Q))), q);
+  EXPECT_NE(Matrix(d2.stage(in(StageKind::K))).row(4), k.row(4));
   Engine fresh;
   fresh.recompute_all(d2.scenario());
   EXPECT_TRUE(attention_lab::test::engines_near(d2.engine(), fresh));
@@ -190,7 +190,7 @@ TEST(CrossAttention, TheTranslatePresetAlignsEachFrenchWordWithItsEnglishWord) {
   EXPECT_EQ(d.T, 4);
   EXPECT_EQ(d.T_k, 5);
   const Document doc(s);
-  const MatrixView w = doc.stage(of_head(StageKind::Weights, 0));
+  const MatrixView w = doc.stage(head(StageKind::Weights, 0));
   ASSERT_EQ(w.cols(), 5);
   // le → the, chat → cat, noir → black (the order swapped), dort → sleeps
   const int expected[4] = {0, 2, 1, 3};
@@ -207,8 +207,8 @@ TEST(CrossAttention, TkAndDkvResizeXkvKeepingWhatFits) {
   o.T = 4, o.heads = 2, o.d_k = 3, o.w_o = true, o.mask = MaskKind::Custom;
   Scenario s = crossed(61, o, 6, 5);
   s.tokens_kv = {"a", "b", "c", "d", "e", "f"};
-  s.pins[PinKey{of_head(StageKind::Scores, 1), 3, 5}] = 2.0f;  // on key 5: gone when T_k = 4
-  s.pins[PinKey{of_head(StageKind::Scores, 0), 1, 2}] = -1.0f;
+  s.pins[PinKey{head(StageKind::Scores, 1), 3, 5}] = 2.0f;  // on key 5: gone when T_k = 4
+  s.pins[PinKey{head(StageKind::Scores, 0), 1, 2}] = -1.0f;
   Document doc(s);
   ASSERT_EQ(doc.apply(SetDimension{Dimension::T_k, 4}), "");
   const Scenario& g = doc.scenario();
@@ -217,7 +217,7 @@ TEST(CrossAttention, TkAndDkvResizeXkvKeepingWhatFits) {
   EXPECT_EQ(g.tokens_kv, (std::vector<std::string>{"a", "b", "c", "d"}));
   EXPECT_TRUE(g.W_k.shares_buffer_with(s.W_k));  // untouched: still one buffer
   EXPECT_EQ(g.pins.size(), 1u);
-  EXPECT_EQ(doc.stage(of_head(StageKind::Weights, 0)).cols(), 4);
+  EXPECT_EQ(doc.stage(head(StageKind::Weights, 0)).cols(), 4);
   Engine fresh;
   fresh.recompute_all(g);
   EXPECT_TRUE(attention_lab::test::engines_near(doc.engine(), fresh));

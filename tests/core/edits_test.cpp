@@ -16,9 +16,9 @@ using attention_lab::test::scenarios_identical;
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using attention_lab::test::kInf;
 
-StageId in(StageKind k) { return StageId::input(k); }
+using attention_lab::test::in;
 
 // Applies an edit that must fail; checks the message mentions `needle` and
 // that the scenario is untouched.

@@ -26,7 +26,7 @@ using attention_lab::test::RandomOptions;
 
 namespace {
 
-StageId head(StageKind k, int h) { return StageId::of_head(k, h); }
+using attention_lab::test::head;
 
 RandomOptions options(int T, int d_model, int heads, int d_head, MaskKind mask) {
   RandomOptions o;

@@ -10,6 +10,7 @@
 #include "attention_lab/transformer_model.h"
 
 #include "scoped_env.h"
+#include "temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -36,13 +37,6 @@ std::vector<fs::path> files_in(const fs::path& dir) {
   return out;
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // As the fuzz targets run: inputs asking for more than 64 MiB are refused.
 test::ScopedEnv fuzz_budget() { return test::ScopedEnv("ATTENTION_LAB_MEMORY_LIMIT_MIB", "64"); }
 
@@ -53,11 +47,11 @@ TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheScenarioCheck) {
   const auto seeds = files_in(kFuzzDir / "corpus" / "scenario");
   ASSERT_GE(seeds.size(), 5u);
   for (const auto& f : seeds) {
-    EXPECT_TRUE(parse_scenario(read_file(f)).scenario.has_value()) << f << ": a seed should load";
-    EXPECT_EQ(fuzz::check_scenario_file(read_file(f)), "") << f;
+    EXPECT_TRUE(parse_scenario(attention_lab::test::read_text(f)).scenario.has_value()) << f << ": a seed should load";
+    EXPECT_EQ(fuzz::check_scenario_file(attention_lab::test::read_text(f)), "") << f;
   }
   for (const auto& f : files_in(kFuzzDir / "regressions" / "scenario"))
-    EXPECT_EQ(fuzz::check_scenario_file(read_file(f)), "") << f;
+    EXPECT_EQ(fuzz::check_scenario_file(attention_lab::test::read_text(f)), "") << f;
 }
 
 TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheLessonCheck) {
@@ -66,22 +60,22 @@ TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheLessonCheck) {
   const auto seeds = files_in(kFuzzDir / "corpus" / "lesson");
   ASSERT_GE(seeds.size(), 5u);
   for (const auto& f : seeds) {
-    const LoadedLesson l = parse_lesson(read_file(f), folder);
+    const LoadedLesson l = parse_lesson(attention_lab::test::read_text(f), folder);
     // outside-the-folder.json is there to keep the refusal of paths out of the folder covered.
     EXPECT_EQ(l.lesson.has_value(), f.stem() != "outside-the-folder") << f << ": " << l.error;
-    EXPECT_EQ(fuzz::check_lesson_file(read_file(f), folder), "") << f;
+    EXPECT_EQ(fuzz::check_lesson_file(attention_lab::test::read_text(f), folder), "") << f;
   }
   for (const auto& f : files_in(kFuzzDir / "regressions" / "lesson"))
-    EXPECT_EQ(fuzz::check_lesson_file(read_file(f), folder), "") << f;
+    EXPECT_EQ(fuzz::check_lesson_file(attention_lab::test::read_text(f), folder), "") << f;
 }
 
 TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheTraceCheck) {
   const auto budget = fuzz_budget();
   const auto seeds = files_in(kFuzzDir / "corpus" / "trace");
   ASSERT_GE(seeds.size(), 3u);
-  for (const auto& f : seeds) EXPECT_EQ(fuzz::check_trace_of(read_file(f)), "") << f;
+  for (const auto& f : seeds) EXPECT_EQ(fuzz::check_trace_of(attention_lab::test::read_text(f)), "") << f;
   for (const auto& f : files_in(kFuzzDir / "regressions" / "trace"))
-    EXPECT_EQ(fuzz::check_trace_of(read_file(f)), "") << f;
+    EXPECT_EQ(fuzz::check_trace_of(attention_lab::test::read_text(f)), "") << f;
 }
 
 TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheSafetensorsCheck) {
@@ -89,23 +83,23 @@ TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheSafetensorsCheck) {
   ASSERT_GE(seeds.size(), 5u);
   for (const auto& f : seeds) {
     std::string error;
-    EXPECT_TRUE(SafetensorsFile::parse(read_file(f), f.filename().string(), error)) << f << ": a seed should load: " << error;
-    EXPECT_EQ(fuzz::check_safetensors(read_file(f)), "") << f;
+    EXPECT_TRUE(SafetensorsFile::parse(attention_lab::test::read_text(f), f.filename().string(), error)) << f << ": a seed should load: " << error;
+    EXPECT_EQ(fuzz::check_safetensors(attention_lab::test::read_text(f)), "") << f;
   }
   for (const auto& f : files_in(kFuzzDir / "regressions" / "safetensors"))
-    EXPECT_EQ(fuzz::check_safetensors(read_file(f)), "") << f;
+    EXPECT_EQ(fuzz::check_safetensors(attention_lab::test::read_text(f)), "") << f;
 }
 
 TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheModelConfigCheck) {
   const auto seeds = files_in(kFuzzDir / "corpus" / "model_config");
   ASSERT_GE(seeds.size(), 10u);
   for (const auto& f : seeds) {
-    const ParsedConfig parsed = parse_model_config(read_file(f), f.filename().string());
+    const ParsedConfig parsed = parse_model_config(attention_lab::test::read_text(f), f.filename().string());
     EXPECT_EQ(parsed.error, "") << f << ": a seed should parse";
-    EXPECT_EQ(fuzz::check_model_config(read_file(f)), "") << f;
+    EXPECT_EQ(fuzz::check_model_config(attention_lab::test::read_text(f)), "") << f;
   }
   for (const auto& f : files_in(kFuzzDir / "regressions" / "model_config"))
-    EXPECT_EQ(fuzz::check_model_config(read_file(f)), "") << f;
+    EXPECT_EQ(fuzz::check_model_config(attention_lab::test::read_text(f)), "") << f;
 }
 
 // .npy arrays imported onto a scenario (weight_import.h).
@@ -113,6 +107,7 @@ TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheModelConfigCheck) {
 
 #include "attention_lab/presets.h"
 #include "attention_lab/weight_import.h"
+#include "temp_dir.h"
 
 TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheNpyCheck) {
   const auto budget = fuzz_budget();
@@ -120,9 +115,9 @@ TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheNpyCheck) {
   ASSERT_GE(seeds.size(), 4u);
   const Scenario cat = *make_preset("fat-cat");
   for (const auto& f : seeds) {
-    const ImportResult r = import_npy_bytes(cat, read_file(f), f.filename().string(), StageKind::W_q, false);
+    const ImportResult r = import_npy_bytes(cat, attention_lab::test::read_text(f), f.filename().string(), StageKind::W_q, false);
     EXPECT_TRUE(r.scenario) << f << ": a seed should import: " << r.error;
-    EXPECT_EQ(fuzz::check_npy_import(read_file(f)), "") << f;
+    EXPECT_EQ(fuzz::check_npy_import(attention_lab::test::read_text(f)), "") << f;
   }
-  for (const auto& f : files_in(kFuzzDir / "regressions" / "npy")) EXPECT_EQ(fuzz::check_npy_import(read_file(f)), "") << f;
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "npy")) EXPECT_EQ(fuzz::check_npy_import(attention_lab::test::read_text(f)), "") << f;
 }

@@ -14,6 +14,8 @@
 namespace attention_lab {
 namespace {
 
+using attention_lab::test::near_reference;
+
 const std::filesystem::path kModel = std::filesystem::path(ATTENTION_LAB_SHARED_MODELS_DIR) / "gpt-nano-sort";
 
 #define REQUIRE_SHARED_MODEL()                                                                       \
@@ -45,14 +47,6 @@ class Reference {
  private:
   std::shared_ptr<const SafetensorsFile> file_;
 };
-
-::testing::AssertionResult near(const Matrix& got, const Matrix& want, const std::string& what) {
-  // 1e-4 relative to the array's scale, as the issue asks of every intermediate.
-  const double scale = std::max(1e-6, static_cast<double>(want.cwiseAbs().unaryExpr([](float x) {
-                                                               return std::isinf(x) ? 0.0f : x;
-                                                             }).maxCoeff()));
-  return test::matrices_near(got, want, 0.0, 1e-4 * scale, what);
-}
 
 // The token ids of recorded input b (stored as floats).
 std::vector<int> recorded_ids(const Reference& ref, int b) {
@@ -96,33 +90,33 @@ TEST(GptNanoSort, EveryRecordedIntermediateOfEveryInputMatches) {
     SCOPED_TRACE("input " + std::to_string(b));
     const std::vector<int> ids = recorded_ids(ref, b);
     const Matrix x = embed(*model, ids);
-    EXPECT_TRUE(near(x, ref.get("x", b), "x"));
+    EXPECT_TRUE(near_reference(x, ref.get("x", b), "x"));
     const Matrix ln1 = normalize(model->layers[0].norm1, x);
-    EXPECT_TRUE(near(ln1, ref.get("ln1", b), "ln1"));
+    EXPECT_TRUE(near_reference(ln1, ref.get("ln1", b), "ln1"));
     AttentionDetail detail;
     const Matrix attn = attention(*model, 0, ln1, &detail);
     for (int h = 0; h < 3; ++h) {
-      EXPECT_TRUE(near(detail.q.middleCols(16 * h, 16), ref.get("q", b, h), "q"));
-      EXPECT_TRUE(near(detail.k.middleCols(16 * h, 16), ref.get("k", b, h), "k"));
-      EXPECT_TRUE(near(detail.v.middleCols(16 * h, 16), ref.get("v", b, h), "v"));
-      EXPECT_TRUE(near(detail.scores[static_cast<std::size_t>(h)], ref.get("att", b, h), "att"));
-      EXPECT_TRUE(near(detail.weights[static_cast<std::size_t>(h)], ref.get("attSm", b, h), "attSm"));
+      EXPECT_TRUE(near_reference(detail.q.middleCols(16 * h, 16), ref.get("q", b, h), "q"));
+      EXPECT_TRUE(near_reference(detail.k.middleCols(16 * h, 16), ref.get("k", b, h), "k"));
+      EXPECT_TRUE(near_reference(detail.v.middleCols(16 * h, 16), ref.get("v", b, h), "v"));
+      EXPECT_TRUE(near_reference(detail.scores[static_cast<std::size_t>(h)], ref.get("att", b, h), "att"));
+      EXPECT_TRUE(near_reference(detail.weights[static_cast<std::size_t>(h)], ref.get("attSm", b, h), "attSm"));
     }
-    EXPECT_TRUE(near(detail.context, ref.get("y", b), "y"));
-    EXPECT_TRUE(near(attn, ref.get("yProj", b), "yProj"));
+    EXPECT_TRUE(near_reference(detail.context, ref.get("y", b), "y"));
+    EXPECT_TRUE(near_reference(attn, ref.get("yProj", b), "yProj"));
     const Matrix resid = x + attn;
-    EXPECT_TRUE(near(resid, ref.get("attnResid", b), "attnResid"));
+    EXPECT_TRUE(near_reference(resid, ref.get("attnResid", b), "attnResid"));
     const Matrix ln2 = normalize(model->layers[0].norm2, resid);
-    EXPECT_TRUE(near(ln2, ref.get("ln2", b), "ln2"));
+    EXPECT_TRUE(near_reference(ln2, ref.get("ln2", b), "ln2"));
     Matrix act;
     const Matrix m = mlp(*model, 0, ln2, &act);
-    EXPECT_TRUE(near(act, ref.get("gelu", b), "gelu"));
-    EXPECT_TRUE(near(m, ref.get("mlp", b), "mlp"));
+    EXPECT_TRUE(near_reference(act, ref.get("gelu", b), "gelu"));
+    EXPECT_TRUE(near_reference(m, ref.get("mlp", b), "mlp"));
     const ModelForward f = run_model(*model, ids, 11);
     for (int l = 0; l < 3; ++l)
-      EXPECT_TRUE(near(f.residual[static_cast<std::size_t>(l + 1)], ref.get("block" + std::to_string(l), b), "block"));
-    EXPECT_TRUE(near(normalize(model->final_norm, f.residual[3]), ref.get("ln_f", b), "ln_f"));
-    EXPECT_TRUE(near(f.logits, ref.get("lm_head", b), "lm_head"));
+      EXPECT_TRUE(near_reference(f.residual[static_cast<std::size_t>(l + 1)], ref.get("block" + std::to_string(l), b), "block"));
+    EXPECT_TRUE(near_reference(normalize(model->final_norm, f.residual[3]), ref.get("ln_f", b), "ln_f"));
+    EXPECT_TRUE(near_reference(f.logits, ref.get("lm_head", b), "lm_head"));
   }
 }
 
@@ -137,9 +131,9 @@ TEST(GptNanoSort, TheEngineComputesLayerZerosAttentionFromItsScenario) {
   ASSERT_EQ(ls.error, "");
   Engine engine;
   engine.recompute_all(ls.scenario);
-  EXPECT_TRUE(near(engine.stage(StageId::input(StageKind::Output)), ref.get("yProj", 0), "engine output"));
+  EXPECT_TRUE(near_reference(engine.stage(StageId::input(StageKind::Output)), ref.get("yProj", 0), "engine output"));
   for (int h = 0; h < 3; ++h)
-    EXPECT_TRUE(near(engine.stage(StageId::of_head(StageKind::Weights, h)), ref.get("attSm", 0, h), "weights"));
+    EXPECT_TRUE(near_reference(engine.stage(StageId::of_head(StageKind::Weights, h)), ref.get("attSm", 0, h), "weights"));
 }
 
 TEST(GptNanoSort, GreedyGenerationSortsTheRecordedInputAndRandomOnes) {

@@ -56,7 +56,7 @@ json with_step_field(int step, const std::string& key, const json& value) {
 // `base_lesson()` whose step 0 applies `changes`.
 json with_changes(const json& changes) { return with_step_field(0, "apply", changes); }
 
-StageId head(StageKind k, int h = 0) { return StageId::of_head(k, h); }
+using attention_lab::test::head;
 
 }  // namespace
 

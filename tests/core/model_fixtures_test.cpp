@@ -9,6 +9,7 @@
 #include "attention_lab/safetensors.h"
 #include "attention_lab/transformer_forward.h"
 #include "test_support.h"
+#include "model_fixture_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,9 @@
 namespace attention_lab {
 namespace {
 
-const std::filesystem::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
+using attention_lab::test::near_reference;
+
+using attention_lab::test::kFixtures;
 
 struct Fixture {
   const char* name;
@@ -76,13 +79,6 @@ class Reference {
   std::shared_ptr<const SafetensorsFile> file_;
 };
 
-// 1e-4 relative to the array's largest magnitude (the tolerance).
-::testing::AssertionResult near(MatrixView got, const Matrix& want, const std::string& what) {
-  const double scale =
-      std::max(1e-6, static_cast<double>(want.unaryExpr([](float x) { return std::isinf(x) ? 0.0f : std::abs(x); }).maxCoeff()));
-  return test::matrices_near(got, want, 0.0, 1e-4 * scale, what);
-}
-
 class ModelFixture : public ::testing::TestWithParam<Fixture> {
  protected:
   void SetUp() override {
@@ -115,48 +111,48 @@ TEST_P(ModelFixture, EveryIntermediateMatchesTheFloat64Reference) {
   const ModelConfig& c = model_->config;
   const std::vector<int> ids = ref_->ints("ids");
   Matrix x = embed(*model_, ids);
-  EXPECT_TRUE(near(x, ref_->matrix("embed"), "embed"));
+  EXPECT_TRUE(near_reference(x, ref_->matrix("embed"), "embed"));
   for (int l = 0; l < c.layers; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
     SCOPED_TRACE("layer " + std::to_string(l));
-    EXPECT_TRUE(near(x, ref_->matrix(p + "input"), p + "input"));
+    EXPECT_TRUE(near_reference(x, ref_->matrix(p + "input"), p + "input"));
     const TransformerLayer& L = model_->layers[static_cast<std::size_t>(l)];
     const Matrix n1 = normalize(L.norm1, x);
-    EXPECT_TRUE(near(n1, ref_->matrix(p + "norm1"), p + "norm1"));
+    EXPECT_TRUE(near_reference(n1, ref_->matrix(p + "norm1"), p + "norm1"));
     AttentionDetail d;
     const Matrix a = attention(*model_, l, n1, &d);
-    EXPECT_TRUE(near(d.q, ref_->matrix(p + "q"), p + "q"));
-    EXPECT_TRUE(near(d.k, ref_->matrix(p + "k"), p + "k"));
-    EXPECT_TRUE(near(d.v, ref_->matrix(p + "v"), p + "v"));
+    EXPECT_TRUE(near_reference(d.q, ref_->matrix(p + "q"), p + "q"));
+    EXPECT_TRUE(near_reference(d.k, ref_->matrix(p + "k"), p + "k"));
+    EXPECT_TRUE(near_reference(d.v, ref_->matrix(p + "v"), p + "v"));
     if (ref_->has(p + "q_rot")) {
-      EXPECT_TRUE(near(d.q_rot, ref_->matrix(p + "q_rot"), p + "q_rot"));
-      EXPECT_TRUE(near(d.k_rot, ref_->matrix(p + "k_rot"), p + "k_rot"));
+      EXPECT_TRUE(near_reference(d.q_rot, ref_->matrix(p + "q_rot"), p + "q_rot"));
+      EXPECT_TRUE(near_reference(d.k_rot, ref_->matrix(p + "k_rot"), p + "k_rot"));
     }
     for (int h = 0; h < c.heads; ++h) {
-      EXPECT_TRUE(near(d.scores[static_cast<std::size_t>(h)], ref_->matrix(p + "scores", h), p + "scores"));
-      EXPECT_TRUE(near(d.weights[static_cast<std::size_t>(h)], ref_->matrix(p + "weights", h), p + "weights"));
+      EXPECT_TRUE(near_reference(d.scores[static_cast<std::size_t>(h)], ref_->matrix(p + "scores", h), p + "scores"));
+      EXPECT_TRUE(near_reference(d.weights[static_cast<std::size_t>(h)], ref_->matrix(p + "weights", h), p + "weights"));
     }
-    EXPECT_TRUE(near(d.context, ref_->matrix(p + "context"), p + "context"));
-    EXPECT_TRUE(near(a, ref_->matrix(p + "attn_out"), p + "attn_out"));
+    EXPECT_TRUE(near_reference(d.context, ref_->matrix(p + "context"), p + "context"));
+    EXPECT_TRUE(near_reference(a, ref_->matrix(p + "attn_out"), p + "attn_out"));
     const Matrix mid = x + a;
-    EXPECT_TRUE(near(mid, ref_->matrix(p + "resid_mid"), p + "resid_mid"));
+    EXPECT_TRUE(near_reference(mid, ref_->matrix(p + "resid_mid"), p + "resid_mid"));
     const Matrix n2 = normalize(L.norm2, mid);
-    EXPECT_TRUE(near(n2, ref_->matrix(p + "norm2"), p + "norm2"));
+    EXPECT_TRUE(near_reference(n2, ref_->matrix(p + "norm2"), p + "norm2"));
     Matrix act;
     const Matrix m = mlp(*model_, l, n2, &act);
-    EXPECT_TRUE(near(act, ref_->matrix(p + "mlp_act"), p + "mlp_act"));
-    EXPECT_TRUE(near(m, ref_->matrix(p + "mlp_out"), p + "mlp_out"));
+    EXPECT_TRUE(near_reference(act, ref_->matrix(p + "mlp_act"), p + "mlp_act"));
+    EXPECT_TRUE(near_reference(m, ref_->matrix(p + "mlp_out"), p + "mlp_out"));
     x = run_layer(*model_, l, x);
-    EXPECT_TRUE(near(x, ref_->matrix(p + "output"), p + "output"));
+    EXPECT_TRUE(near_reference(x, ref_->matrix(p + "output"), p + "output"));
   }
-  EXPECT_TRUE(near(normalize(model_->final_norm, x), ref_->matrix("final_norm"), "final_norm"));
+  EXPECT_TRUE(near_reference(normalize(model_->final_norm, x), ref_->matrix("final_norm"), "final_norm"));
   const ModelForward f = run_model(*model_, ids, 1000);
   EXPECT_EQ(f.first_logit_row, 0);
-  EXPECT_TRUE(near(f.logits, ref_->matrix("logits"), "logits"));
+  EXPECT_TRUE(near_reference(f.logits, ref_->matrix("logits"), "logits"));
   // Only the last row, as the app and trace ask for a large vocabulary.
   const ModelForward last = run_model(*model_, ids, 1);
   EXPECT_EQ(last.first_logit_row, 6);
-  EXPECT_TRUE(near(last.logits, ref_->matrix("logits").bottomRows(1), "last logits"));
+  EXPECT_TRUE(near_reference(last.logits, ref_->matrix("logits").bottomRows(1), "last logits"));
 }
 
 // The forward on each matrix-product backend (OpenBLAS when installed:
@@ -169,8 +165,8 @@ TEST_P(ModelFixture, TheForwardMatchesTheReferenceOnEveryProductBackend) {
     SCOPED_TRACE(to_string(backend));
     const ModelForward f = run_model(*model_, ids, 1000);
     for (int l = 0; l < model_->config.layers; ++l)
-      EXPECT_TRUE(near(f.residual[static_cast<std::size_t>(l + 1)], ref_->matrix("layers." + std::to_string(l) + ".output"), "output"));
-    EXPECT_TRUE(near(f.logits, ref_->matrix("logits"), "logits"));
+      EXPECT_TRUE(near_reference(f.residual[static_cast<std::size_t>(l + 1)], ref_->matrix("layers." + std::to_string(l) + ".output"), "output"));
+    EXPECT_TRUE(near_reference(f.logits, ref_->matrix("logits"), "logits"));
   }
   set_gemm_backend(before);
 }
@@ -182,14 +178,14 @@ TEST_P(ModelFixture, TheBlockStagesMatchTheFloat64Reference) {
     SCOPED_TRACE("layer " + std::to_string(l));
     BlockTrace trace(model_, ids, l, ref_->matrix(p + "input"));
     trace.update(ref_->matrix(p + "attn_out"));
-    EXPECT_TRUE(near(trace.values(trace.info(BlockStage::Embedded) ? BlockStage::Embedded : BlockStage::TokenEmbedding),
+    EXPECT_TRUE(near_reference(trace.values(trace.info(BlockStage::Embedded) ? BlockStage::Embedded : BlockStage::TokenEmbedding),
                      ref_->matrix("embed"), "embed"));
-    EXPECT_TRUE(near(trace.values(BlockStage::Norm1), ref_->matrix(p + "norm1"), p + "norm1"));
-    EXPECT_TRUE(near(trace.values(BlockStage::Residual), ref_->matrix(p + "resid_mid"), p + "resid_mid"));
-    EXPECT_TRUE(near(trace.values(BlockStage::Norm2), ref_->matrix(p + "norm2"), p + "norm2"));
-    EXPECT_TRUE(near(trace.values(BlockStage::Hidden), ref_->matrix(p + "mlp_act"), p + "mlp_act"));
-    EXPECT_TRUE(near(trace.values(BlockStage::Down), ref_->matrix(p + "mlp_out"), p + "mlp_out"));
-    EXPECT_TRUE(near(trace.values(BlockStage::Output), ref_->matrix(p + "output"), p + "output"));
+    EXPECT_TRUE(near_reference(trace.values(BlockStage::Norm1), ref_->matrix(p + "norm1"), p + "norm1"));
+    EXPECT_TRUE(near_reference(trace.values(BlockStage::Residual), ref_->matrix(p + "resid_mid"), p + "resid_mid"));
+    EXPECT_TRUE(near_reference(trace.values(BlockStage::Norm2), ref_->matrix(p + "norm2"), p + "norm2"));
+    EXPECT_TRUE(near_reference(trace.values(BlockStage::Hidden), ref_->matrix(p + "mlp_act"), p + "mlp_act"));
+    EXPECT_TRUE(near_reference(trace.values(BlockStage::Down), ref_->matrix(p + "mlp_out"), p + "mlp_out"));
+    EXPECT_TRUE(near_reference(trace.values(BlockStage::Output), ref_->matrix(p + "output"), p + "output"));
   }
 }
 
@@ -203,14 +199,14 @@ TEST_P(ModelFixture, TheEngineComputesEveryLayersAttentionFromItsScenario) {
     ASSERT_EQ(ls.error, "");
     Engine engine;
     engine.recompute_all(ls.scenario);
-    EXPECT_TRUE(near(engine.stage(StageId::input(StageKind::Output)), ref_->matrix(p + "attn_out"), "output"));
+    EXPECT_TRUE(near_reference(engine.stage(StageId::input(StageKind::Output)), ref_->matrix(p + "attn_out"), "output"));
     for (int h = 0; h < c.heads; ++h) {
-      EXPECT_TRUE(near(engine.stage(StageId::of_head(StageKind::Weights, h)), ref_->matrix(p + "weights", h), "weights"));
+      EXPECT_TRUE(near_reference(engine.stage(StageId::of_head(StageKind::Weights, h)), ref_->matrix(p + "weights", h), "weights"));
     }
     const bool rope = ref_->has(p + "q_rot");
-    EXPECT_TRUE(near(engine.stage(StageId::input(StageKind::Q)), ref_->matrix(p + (rope ? "q_rot" : "q")), "Q"));
-    EXPECT_TRUE(near(engine.stage(StageId::input(StageKind::K)), ref_->matrix(p + (rope ? "k_rot" : "k")), "K"));
-    EXPECT_TRUE(near(engine.stage(StageId::input(StageKind::V)), ref_->matrix(p + "v"), "V"));
+    EXPECT_TRUE(near_reference(engine.stage(StageId::input(StageKind::Q)), ref_->matrix(p + (rope ? "q_rot" : "q")), "Q"));
+    EXPECT_TRUE(near_reference(engine.stage(StageId::input(StageKind::K)), ref_->matrix(p + (rope ? "k_rot" : "k")), "K"));
+    EXPECT_TRUE(near_reference(engine.stage(StageId::input(StageKind::V)), ref_->matrix(p + "v"), "V"));
   }
 }
 

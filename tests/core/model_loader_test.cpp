@@ -10,6 +10,7 @@
 #include "attention_lab/transformer_model.h"
 
 #include "temp_dir.h"
+#include "model_fixture_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -29,7 +30,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
+using attention_lab::test::kFixtures;
 
 // A fixture folder copied into `dir`/NAME, to be broken.
 fs::path copy_fixture(const TempDir& dir, const std::string& name) {

@@ -4,6 +4,7 @@
 #include "attention_lab/document.h"
 #include "attention_lab/model_session.h"
 #include "test_support.h"
+#include "model_fixture_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +13,7 @@
 namespace attention_lab {
 namespace {
 
-const std::filesystem::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
-const std::vector<int> kIds = {3, 14, 15, 9, 2, 6, 53};
+using attention_lab::test::kFixtures;
 
 struct Opened {
   std::shared_ptr<const TransformerModel> model;
@@ -31,14 +31,14 @@ Opened open(const char* name) {
 
 std::unique_ptr<ModelSession> start(const Opened& o, int layer) {
   std::string error;
-  auto s = ModelSession::start(o.model, o.tokenizer, kIds, layer, nullptr, error);
+  auto s = ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error);
   if (!s) throw std::runtime_error(error);
   return s;
 }
 
 // The probabilities of `row` with layer L's attention replaced by `attention_out`, the long way.
 RowVector full_recompute(const TransformerModel& m, int L, const Matrix& attention_out, int row) {
-  Matrix x = embed(m, kIds);
+  Matrix x = embed(m, test::kFixtureIds);
   for (int l = 0; l < L; ++l) x = run_layer(m, l, x);
   x = finish_layer(m, L, x, attention_out);
   for (int l = L + 1; l < m.config.layers; ++l) x = run_layer(m, l, x);
@@ -60,7 +60,7 @@ TEST(ModelSession, UneditedPredictionsAreTheModelsAndMatchTheirBeforeExactly) {
     s->set_unedited_attention(output_of(doc));
     const auto top = s->predictions(output_of(doc), 6, 5);
     ASSERT_EQ(top.size(), 5u);
-    const ModelForward f = run_model(*o.model, kIds, 1);
+    const ModelForward f = run_model(*o.model, test::kFixtureIds, 1);
     EXPECT_EQ(top[0].id, argmax(f.logits.row(0)));
     for (std::size_t i = 0; i < top.size(); ++i) {
       EXPECT_EQ(top[i].probability, top[i].before);
@@ -157,7 +157,7 @@ TEST(ModelSession, FocusingAnotherLayerGivesThatLayersScenario) {
   EXPECT_EQ(ls.scenario.mask_kind, MaskKind::Window);
   EXPECT_EQ(ls.scenario.window, 3);
   EXPECT_EQ(ls.scenario.kv_heads, 1);
-  Matrix x = embed(*o.model, kIds);
+  Matrix x = embed(*o.model, test::kFixtureIds);
   x = run_layer(*o.model, 0, x);
   EXPECT_TRUE(test::matrices_near(ls.scenario.X.get(), normalize(o.model->layers[1].norm1, x), 0.0, 1e-6, "X"));
   EXPECT_EQ(ls.scenario.tokens.size(), 7u);
@@ -170,7 +170,7 @@ TEST(ModelSession, TheOverviewHoldsEveryLayersEveryHeadsWeights) {
   EXPECT_EQ(ov.layers, 2);
   EXPECT_EQ(ov.heads, 4);
   ASSERT_EQ(ov.weights.size(), 8u);
-  Matrix x = embed(*o.model, kIds);
+  Matrix x = embed(*o.model, test::kFixtureIds);
   for (int l = 0; l < 2; ++l) {
     AttentionDetail d;
     attention(*o.model, l, normalize(o.model->layers[static_cast<std::size_t>(l)].norm1, x), &d);

@@ -13,8 +13,8 @@ using attention_lab::test::scenarios_identical;
 
 namespace {
 
-StageId in(StageKind k) { return StageId::input(k); }
-StageId head(StageKind k, int h) { return StageId::of_head(k, h); }
+using attention_lab::test::in;
+using attention_lab::test::head;
 
 // Softmax of one row, as the engine computes it.
 RowVector softmax(const RowVector& x) {

@@ -21,8 +21,8 @@ using attention_lab::test::random_scenario;
 
 namespace {
 
-StageId of_head(StageKind k, int h) { return StageId::of_head(k, h); }
-StageId layer(StageKind k) { return StageId::input(k); }
+using attention_lab::test::head;
+using attention_lab::test::in;
 
 Scenario grouped(std::uint32_t seed, int heads, int kv_heads, bool rope = false) {
   RandomOptions o;
@@ -74,34 +74,34 @@ TEST(GroupedQuery, IsMultiHeadAttentionWithTheKvHeadsCopied) {
     Engine a, b;
     a.recompute_all(g);
     b.recompute_all(m);
-    EXPECT_EQ(a.stage(layer(StageKind::K)).cols(), 2 * 4);
-    EXPECT_EQ(b.stage(layer(StageKind::K)).cols(), 4 * 4);
+    EXPECT_EQ(a.stage(in(StageKind::K)).cols(), 2 * 4);
+    EXPECT_EQ(b.stage(in(StageKind::K)).cols(), 4 * 4);
     for (int h = 0; h < 4; ++h)
       for (auto k : {StageKind::HeadQ, StageKind::HeadK, StageKind::HeadV, StageKind::Scores, StageKind::Weights,
                      StageKind::Context})
-        EXPECT_TRUE(attention_lab::test::matrices_near_stage(a.stage(of_head(k, h)), b.stage(of_head(k, h)), 1e-6,
-                                                             to_string(of_head(k, h))))
+        EXPECT_TRUE(attention_lab::test::matrices_near_stage(a.stage(head(k, h)), b.stage(head(k, h)), 1e-6,
+                                                             to_string(head(k, h))))
             << "rope " << rope;
-    EXPECT_TRUE(attention_lab::test::matrices_near_stage(a.stage(layer(StageKind::Output)),
-                                                         b.stage(layer(StageKind::Output)), 1e-6, "output"));
+    EXPECT_TRUE(attention_lab::test::matrices_near_stage(a.stage(in(StageKind::Output)),
+                                                         b.stage(in(StageKind::Output)), 1e-6, "output"));
   }
 }
 
 TEST(GroupedQuery, HeadsOfAGroupShowTheSameKAndAPinOnItReachesThemAll) {
   Document doc(grouped(4, 4, 2));
-  EXPECT_EQ(doc.stage(of_head(StageKind::HeadK, 0)), doc.stage(of_head(StageKind::HeadK, 1)));
-  EXPECT_NE(doc.stage(of_head(StageKind::HeadK, 1)), doc.stage(of_head(StageKind::HeadK, 2)));
-  const Matrix before2 = doc.stage(of_head(StageKind::Weights, 2));
+  EXPECT_EQ(doc.stage(head(StageKind::HeadK, 0)), doc.stage(head(StageKind::HeadK, 1)));
+  EXPECT_NE(doc.stage(head(StageKind::HeadK, 1)), doc.stage(head(StageKind::HeadK, 2)));
+  const Matrix before2 = doc.stage(head(StageKind::Weights, 2));
   // K[1] (row 3, col 2) is K (3, 0·4 + 2): pinned, it changes heads 0 and 1 only
-  ASSERT_EQ(doc.apply(SetPin{{of_head(StageKind::HeadK, 1), 3, 2}, 5.0f}), "");
-  ASSERT_EQ(doc.scenario().pins.count(PinKey{layer(StageKind::K), 3, 2}), 1u);
-  EXPECT_EQ(doc.stage(of_head(StageKind::HeadK, 0))(3, 2), 5.0f);
-  EXPECT_EQ(doc.stage(of_head(StageKind::HeadK, 1))(3, 2), 5.0f);
-  EXPECT_EQ(Matrix(doc.stage(of_head(StageKind::Weights, 2))), before2);
+  ASSERT_EQ(doc.apply(SetPin{{head(StageKind::HeadK, 1), 3, 2}, 5.0f}), "");
+  ASSERT_EQ(doc.scenario().pins.count(PinKey{in(StageKind::K), 3, 2}), 1u);
+  EXPECT_EQ(doc.stage(head(StageKind::HeadK, 0))(3, 2), 5.0f);
+  EXPECT_EQ(doc.stage(head(StageKind::HeadK, 1))(3, 2), 5.0f);
+  EXPECT_EQ(Matrix(doc.stage(head(StageKind::Weights, 2))), before2);
   Engine fresh;
   fresh.recompute_all(doc.scenario());
   EXPECT_TRUE(attention_lab::test::engines_near(doc.engine(), fresh));
-  const StageInfo info = describe_stage(doc.scenario(), of_head(StageKind::HeadK, 3));
+  const StageInfo info = describe_stage(doc.scenario(), head(StageKind::HeadK, 3));
   EXPECT_NE(info.explanation.find("shared by query heads 2 to 3"), std::string::npos) << info.explanation;
 }
 
@@ -150,8 +150,8 @@ TEST(Rope, TurnsEachPairByThePositionTimesItsFrequency) {
     s.rope.theta = 100.0f;
     const Document doc(s);
     for (int h = 0; h < 2; ++h) {
-      const MatrixView pre = doc.stage(of_head(StageKind::HeadQUnrotated, h));
-      const MatrixView q = doc.stage(of_head(StageKind::HeadQ, h));
+      const MatrixView pre = doc.stage(head(StageKind::HeadQUnrotated, h));
+      const MatrixView q = doc.stage(head(StageKind::HeadQ, h));
       for (int p = 0; p < 6; ++p)
         for (int k = 0; k < 3; ++k) {
           const double angle = p * std::pow(100.0, -2.0 * k / 6.0);
@@ -173,7 +173,7 @@ TEST(Rope, TheSameTokensScoreByHowFarApartTheyAre) {
   for (Eigen::Index t = 1; t < s.X.rows(); ++t) s.X.edit().row(t) = s.X.get().row(0);
   const Document doc(s);
   for (int h = 0; h < 2; ++h) {
-    const MatrixView S = doc.stage(of_head(StageKind::Scores, h));
+    const MatrixView S = doc.stage(head(StageKind::Scores, h));
     for (int i = 1; i < 9; ++i)
       for (int j = 1; j < 9; ++j) EXPECT_NEAR(S(i, j), S(i - 1, j - 1), 1e-5) << h << ": " << i << "," << j;
     EXPECT_GT(std::abs(S(4, 4) - S(4, 0)), 1e-3) << "distance changes the score";
@@ -184,30 +184,30 @@ TEST(Rope, PinsGoOnTheRotatedQueriesAndNotBeforeRotation) {
   RandomOptions o;
   o.T = 5, o.heads = 2, o.d_k = 4, o.rope = true;
   Document doc(random_scenario(10, o));
-  ASSERT_EQ(doc.apply(SetPin{{of_head(StageKind::HeadQ, 1), 2, 3}, 4.0f}), "");
-  EXPECT_EQ(doc.stage(of_head(StageKind::HeadQ, 1))(2, 3), 4.0f);
+  ASSERT_EQ(doc.apply(SetPin{{head(StageKind::HeadQ, 1), 2, 3}, 4.0f}), "");
+  EXPECT_EQ(doc.stage(head(StageKind::HeadQ, 1))(2, 3), 4.0f);
   Engine fresh;
   fresh.recompute_all(doc.scenario());
   EXPECT_TRUE(attention_lab::test::engines_near(doc.engine(), fresh));
-  const std::string err = doc.apply(SetPin{{of_head(StageKind::HeadQUnrotated, 1), 2, 3}, 4.0f});
+  const std::string err = doc.apply(SetPin{{head(StageKind::HeadQUnrotated, 1), 2, 3}, 4.0f});
   EXPECT_EQ(err, "pin on Q_unrotated[1]: it is the projection before RoPE; pin the rotated Q or K that enters the "
                  "scores instead");
-  EXPECT_EQ(describe_stage(doc.scenario(), of_head(StageKind::HeadQUnrotated, 0)).editability, Editability::ReadOnly);
+  EXPECT_EQ(describe_stage(doc.scenario(), head(StageKind::HeadQUnrotated, 0)).editability, Editability::ReadOnly);
 }
 
 TEST(Rope, TurnsOnAndOffWithUndoAndRefusesAnOddDk) {
   RandomOptions o;
   o.T = 5, o.heads = 2, o.d_k = 4;
   Document doc(random_scenario(11, o));
-  const Matrix before = doc.stage(of_head(StageKind::Scores, 0));
+  const Matrix before = doc.stage(head(StageKind::Scores, 0));
   Rope r;
   r.on = true;
   ASSERT_EQ(doc.apply(SetRope{r}), "");
-  EXPECT_NE(Matrix(doc.stage(of_head(StageKind::Scores, 0))), before);
-  EXPECT_EQ(describe_stage(doc.scenario(), layer(StageKind::Q)).formula, "Q = RoPE(Qᵤ)");
+  EXPECT_NE(Matrix(doc.stage(head(StageKind::Scores, 0))), before);
+  EXPECT_EQ(describe_stage(doc.scenario(), in(StageKind::Q)).formula, "Q = RoPE(Qᵤ)");
   ASSERT_TRUE(doc.undo());
   EXPECT_FALSE(doc.scenario().rope.on);
-  EXPECT_EQ(Matrix(doc.stage(of_head(StageKind::Scores, 0))), before);
+  EXPECT_EQ(Matrix(doc.stage(head(StageKind::Scores, 0))), before);
   o.d_k = 3;
   Scenario odd = random_scenario(11, o);
   EXPECT_EQ(apply_edit(odd, SetRope{r}).error,
@@ -272,7 +272,7 @@ TEST(PositionPresets, EightQueryHeadsOverTwoKvHeadsEachFindTheirToken) {
   const Dims d = doc.scenario().dims();
   ASSERT_EQ(d.heads, 8);
   ASSERT_EQ(d.kv_heads, 2);
-  auto weights = [&](int h) { return doc.stage(of_head(StageKind::Weights, h)); };
+  auto weights = [&](int h) { return doc.stage(head(StageKind::Weights, h)); };
   for (int t = 1; t < 8; ++t) {
     EXPECT_EQ(argmax(weights(0), t), t - 1) << "head 0: the previous token";
     EXPECT_EQ(argmax(weights(1), t), 0) << "head 1: the first token";
@@ -286,8 +286,8 @@ TEST(PositionPresets, EightQueryHeadsOverTwoKvHeadsEachFindTheirToken) {
   EXPECT_EQ(argmax(weights(6), 5), 4) << "head 6: a determiner";
   EXPECT_EQ(argmax(weights(7), 7), 1) << "head 7: 'it' finds 'animal'";
   // heads 0-3 read the same keys, heads 4-7 the others
-  EXPECT_EQ(Matrix(doc.stage(of_head(StageKind::HeadK, 0))), Matrix(doc.stage(of_head(StageKind::HeadK, 3))));
-  EXPECT_NE(Matrix(doc.stage(of_head(StageKind::HeadK, 3))), Matrix(doc.stage(of_head(StageKind::HeadK, 4))));
+  EXPECT_EQ(Matrix(doc.stage(head(StageKind::HeadK, 0))), Matrix(doc.stage(head(StageKind::HeadK, 3))));
+  EXPECT_NE(Matrix(doc.stage(head(StageKind::HeadK, 3))), Matrix(doc.stage(head(StageKind::HeadK, 4))));
 }
 
 TEST(PositionPresets, RopeScoresTheSameWordsByTheirDistance) {
@@ -298,13 +298,13 @@ TEST(PositionPresets, RopeScoresTheSameWordsByTheirDistance) {
   ASSERT_EQ(s.token_label(1), "fox");
   ASSERT_EQ(s.token_label(5), "red");
   ASSERT_EQ(s.token_label(6), "fox");
-  const Matrix S = doc.stage(of_head(StageKind::Scores, 0));
+  const Matrix S = doc.stage(head(StageKind::Scores, 0));
   EXPECT_NEAR(S(1, 0), S(6, 5), 1e-5) << "'red fox' scores alike at positions 0-1 and 5-6";
   EXPECT_GT(S(6, 5), S(6, 0) + 2.0f) << "the same 'red' six positions back scores far less";
-  EXPECT_EQ(argmax(doc.stage(of_head(StageKind::Weights, 0)), 6), 5);
+  EXPECT_EQ(argmax(doc.stage(head(StageKind::Weights, 0)), 6), 5);
   // without RoPE both reds are the same key for the same query
   Rope off;
   ASSERT_EQ(doc.apply(SetRope{off}), "");
-  const Matrix plain = doc.stage(of_head(StageKind::Scores, 0));
+  const Matrix plain = doc.stage(head(StageKind::Scores, 0));
   EXPECT_EQ(plain(6, 5), plain(6, 0));
 }

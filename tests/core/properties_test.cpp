@@ -16,11 +16,7 @@ using attention_lab::test::RandomOptions;
 
 namespace {
 
-Engine computed(const Scenario& s) {
-  Engine e;
-  e.recompute_all(s);
-  return e;
-}
+using attention_lab::test::computed;
 
 MatrixView head_stage(const Engine& e, StageKind k, int h) { return e.stage(StageId::of_head(k, h)); }
 

@@ -5,6 +5,7 @@
 #include "attention_lab/stage_info.h"
 
 #include "test_support.h"
+#include "unit_support.h"
 
 #include <cmath>
 #include <limits>
@@ -14,7 +15,7 @@ using namespace attention_lab;
 using attention_lab::test::preset;
 
 namespace {
-StageId head_stage(StageKind k, int h = 0) { return StageId::of_head(k, h); }
+using attention_lab::test::head;
 }  // namespace
 
 // [SECTION] Reading answers
@@ -68,7 +69,7 @@ TEST(QuizTolerance, NonFiniteAnswersAreNeverRight) {
 // [SECTION] Checking answers and the tally
 
 TEST(QuizCheck, ARightAnswerSaysSoWithTheTrueValue) {
-  const Question q{CellRef{head_stage(StageKind::Weights), 2, 1}, 0.6139548, 0.01, {}, {}};
+  const Question q{CellRef{head(StageKind::Weights), 2, 1}, 0.6139548, 0.01, {}, {}};
   const AnswerCheck c = check_answer(q, "0.61");
   EXPECT_TRUE(c.understood);
   EXPECT_TRUE(c.correct);
@@ -77,7 +78,7 @@ TEST(QuizCheck, ARightAnswerSaysSoWithTheTrueValue) {
 }
 
 TEST(QuizCheck, AWrongAnswerSaysWhichWayAndWhatCountsButNotTheValue) {
-  const Question q{CellRef{head_stage(StageKind::Scores), 3, 2}, 2.8012, 0.01, {}, {}};
+  const Question q{CellRef{head(StageKind::Scores), 3, 2}, 2.8012, 0.01, {}, {}};
   const AnswerCheck c = check_answer(q, "2.7");
   EXPECT_TRUE(c.understood);
   EXPECT_FALSE(c.correct);
@@ -106,7 +107,7 @@ TEST(QuizCheck, TheValueAsANarrowCellRoundsItAsksForMoreDigitsAndCountsNothing) 
   EXPECT_FALSE(check_answer(q, "-0.2").too_coarse);  // another number at that rounding: wrong
   EXPECT_TRUE(check_answer(q, "-0.12").correct);     // 0.0063 away: right
   // A whole number is a guess, not a rounding; an exponent says nothing about decimals.
-  const Question big{CellRef{head_stage(StageKind::Scores), 3, 2}, 2.9134, 0.001, {}, {}};
+  const Question big{CellRef{head(StageKind::Scores), 3, 2}, 2.9134, 0.001, {}, {}};
   EXPECT_FALSE(check_answer(big, "3").too_coarse);
   EXPECT_FALSE(check_answer(big, "2.9e0").too_coarse);
   EXPECT_TRUE(check_answer(big, "2.9").too_coarse);
@@ -136,7 +137,7 @@ TEST(QuizCheck, DecimalsTypedAreCountedBeforeAnyExponent) {
 
 TEST(QuizCheck, MessagesNameTheCellAsTheLearnerSeesIt) {
   const Document doc(attention_lab::test::preset("fat-cat"));
-  const auto q = make_question(doc, CellRef{head_stage(StageKind::Weights), 3, 2});
+  const auto q = make_question(doc, CellRef{head(StageKind::Weights), 3, 2});
   ASSERT_TRUE(q.has_value());
   EXPECT_EQ(q->name, "A₀[3,2]");
   EXPECT_NE(check_answer(*q, "12345").message.find(" for A₀[3,2] "), std::string::npos);
@@ -144,7 +145,7 @@ TEST(QuizCheck, MessagesNameTheCellAsTheLearnerSeesIt) {
 }
 
 TEST(QuizCheck, TextThatIsNotANumberAsksAgain) {
-  const Question q{CellRef{head_stage(StageKind::Weights), 0, 0}, 1.0, 0.01, {}, {}};
+  const Question q{CellRef{head(StageKind::Weights), 0, 0}, 1.0, 0.01, {}, {}};
   const AnswerCheck c = check_answer(q, "one");
   EXPECT_FALSE(c.understood);
   EXPECT_FALSE(c.correct);
@@ -152,7 +153,7 @@ TEST(QuizCheck, TextThatIsNotANumberAsksAgain) {
 }
 
 TEST(QuizTally, CountsQuestionsAnsweredAndRightOnes) {
-  const Question q{CellRef{head_stage(StageKind::Weights), 0, 0}, 0.25, 0.01, {}, {}};
+  const Question q{CellRef{head(StageKind::Weights), 0, 0}, 0.25, 0.01, {}, {}};
   QuizTally tally;
   EXPECT_EQ(tally.text(), "0 of 0 right at the first try");
   tally.record(check_answer(q, "0.25"));
@@ -173,7 +174,7 @@ TEST(QuizTally, CountsQuestionsAnsweredAndRightOnes) {
 // [SECTION] A round: retries, the hint, "Show answer"
 
 TEST(QuizRound, AWrongAnswerOffersAHintAndARetryAndRevealsNothing) {
-  QuizRound round(Question{CellRef{head_stage(StageKind::Weights), 1, 0}, 0.6139548, 0.01, "A₀[1,0]", {}});
+  QuizRound round(Question{CellRef{head(StageKind::Weights), 1, 0}, 0.6139548, 0.01, "A₀[1,0]", {}});
   QuizTally tally;
   EXPECT_FALSE(round.hint_offered());
   EXPECT_FALSE(round.answer("a lot", tally).understood);  // not a number: nothing counted, no hint yet
@@ -201,10 +202,10 @@ TEST(QuizRound, AWrongAnswerOffersAHintAndARetryAndRevealsNothing) {
 
 TEST(QuizRound, ARightFirstAnswerCountsAndShowAnswerBeforeAnyAnswerCountsAsNotRight) {
   QuizTally tally;
-  QuizRound first(Question{CellRef{head_stage(StageKind::Weights), 1, 0}, 0.25, 0.01, {}, {}});
+  QuizRound first(Question{CellRef{head(StageKind::Weights), 1, 0}, 0.25, 0.01, {}, {}});
   EXPECT_TRUE(first.answer(".25", tally).correct);
   EXPECT_EQ(tally.right, 1);
-  QuizRound shown(Question{CellRef{head_stage(StageKind::Weights), 2, 0}, 0.75, 0.01, {}, {}});
+  QuizRound shown(Question{CellRef{head(StageKind::Weights), 2, 0}, 0.75, 0.01, {}, {}});
   EXPECT_EQ(shown.solution(), "");
   shown.reveal(tally);
   EXPECT_TRUE(shown.revealed);
@@ -213,7 +214,7 @@ TEST(QuizRound, ARightFirstAnswerCountsAndShowAnswerBeforeAnyAnswerCountsAsNotRi
   EXPECT_EQ(tally.asked, 2);
   EXPECT_EQ(tally.right, 1);
   // Shown after a wrong answer: that answer was already counted, not twice.
-  QuizRound retried(Question{CellRef{head_stage(StageKind::Weights), 3, 0}, 0.5, 0.01, {}, {}});
+  QuizRound retried(Question{CellRef{head(StageKind::Weights), 3, 0}, 0.5, 0.01, {}, {}});
   retried.answer("0.1", tally);
   retried.reveal(tally);
   EXPECT_EQ(tally.asked, 3);
@@ -314,7 +315,7 @@ TEST(QuizPick, NeverAsksForACopyOfAnotherCell) {
 
 TEST(QuizQuestion, ATeachersCellAsksForItsValue) {
   const Document doc(preset("fat-cat"));
-  const auto q = make_question(doc, CellRef{head_stage(StageKind::Weights), 2, 1}, 0.02);
+  const auto q = make_question(doc, CellRef{head(StageKind::Weights), 2, 1}, 0.02);
   ASSERT_TRUE(q.has_value());
   EXPECT_NEAR(q->truth, 0.614, 5e-4);
   EXPECT_EQ(q->tolerance, 0.02);
@@ -322,9 +323,9 @@ TEST(QuizQuestion, ATeachersCellAsksForItsValue) {
 
 TEST(QuizQuestion, MinusInfinityAndMissingCellsMakeNoQuestion) {
   const Document doc(preset("fat-cat"));  // causal: masked[0][0][1] is −∞
-  EXPECT_FALSE(make_question(doc, CellRef{head_stage(StageKind::Masked), 0, 1}).has_value());
-  EXPECT_FALSE(make_question(doc, CellRef{head_stage(StageKind::Weights), 7, 0}).has_value());
-  EXPECT_FALSE(make_question(doc, CellRef{head_stage(StageKind::Weights, 1), 0, 0}).has_value());
+  EXPECT_FALSE(make_question(doc, CellRef{head(StageKind::Masked), 0, 1}).has_value());
+  EXPECT_FALSE(make_question(doc, CellRef{head(StageKind::Weights), 7, 0}).has_value());
+  EXPECT_FALSE(make_question(doc, CellRef{head(StageKind::Weights, 1), 0, 0}).has_value());
 }
 
 TEST(QuizPick, TheSameSeedPicksTheSameCell) {
@@ -336,7 +337,7 @@ TEST(QuizPick, DifferentSeedsReachEveryFairCell) {
   const Document doc(preset("fat-cat"));  // causal, T = 7: 28 allowed weights
   std::set<CellRef> seen;
   for (std::uint64_t seed = 0; seed < 2000; ++seed) {
-    const auto cell = pick_random_cell(doc, {head_stage(StageKind::Weights)}, seed);
+    const auto cell = pick_random_cell(doc, {head(StageKind::Weights)}, seed);
     ASSERT_TRUE(cell.has_value());
     seen.insert(*cell);
   }
@@ -347,7 +348,7 @@ TEST(QuizPick, NeverPicksMinusInfinityOrAWeightTheMaskForcesToZeroOrOne) {
   const Document doc(preset("fat-cat"));
   for (std::uint64_t seed = 0; seed < 300; ++seed) {
     const auto cell =
-        pick_random_cell(doc, {head_stage(StageKind::Masked), head_stage(StageKind::Weights)}, seed);
+        pick_random_cell(doc, {head(StageKind::Masked), head(StageKind::Weights)}, seed);
     ASSERT_TRUE(cell.has_value());
     EXPECT_LE(cell->col, cell->row) << to_string(*cell);  // causal: only on or below the diagonal
     EXPECT_GT(cell->row, 0) << to_string(*cell);            // row 0's only weight is 1
@@ -358,7 +359,7 @@ TEST(QuizPick, NeverPicksMinusInfinityOrAWeightTheMaskForcesToZeroOrOne) {
 
 TEST(QuizPick, OnlyThePickedStagesAreUsed) {
   const Document doc(preset("multi-head"));
-  const std::vector<StageId> stages = {head_stage(StageKind::Scores, 2), StageId::input(StageKind::Concat)};
+  const std::vector<StageId> stages = {head(StageKind::Scores, 2), StageId::input(StageKind::Concat)};
   for (std::uint64_t seed = 0; seed < 100; ++seed) {
     const auto cell = pick_random_cell(doc, stages, seed);
     ASSERT_TRUE(cell.has_value());
@@ -380,8 +381,8 @@ TEST(QuizPick, NoStagesMeansEveryComputedStageAndNoInput) {
 
 TEST(QuizPick, StagesTheScenarioDoesNotHaveAreIgnored) {
   const Document doc(preset("fat-cat"));  // one head
-  EXPECT_FALSE(pick_random_cell(doc, {head_stage(StageKind::Weights, 3)}, 1).has_value());
-  const auto cell = pick_random_cell(doc, {head_stage(StageKind::Weights, 3), StageId::input(StageKind::Q)}, 1);
+  EXPECT_FALSE(pick_random_cell(doc, {head(StageKind::Weights, 3)}, 1).has_value());
+  const auto cell = pick_random_cell(doc, {head(StageKind::Weights, 3), StageId::input(StageKind::Q)}, 1);
   ASSERT_TRUE(cell.has_value());
   EXPECT_EQ(cell->stage, StageId::input(StageKind::Q));
 }
@@ -389,5 +390,5 @@ TEST(QuizPick, StagesTheScenarioDoesNotHaveAreIgnored) {
 TEST(QuizPick, NothingQualifiesWhenEveryCellIsMasked) {
   Document doc(preset("book"));
   ASSERT_EQ(doc.apply(SetMask{MaskKind::Custom, Matrix::Zero(6, 6)}), "");
-  EXPECT_FALSE(pick_random_cell(doc, {head_stage(StageKind::Masked), head_stage(StageKind::Weights)}, 7).has_value());
+  EXPECT_FALSE(pick_random_cell(doc, {head(StageKind::Masked), head(StageKind::Weights)}, 7).has_value());
 }

@@ -7,6 +7,8 @@
 #include "attention_lab/safetensors.h"
 
 #include "temp_dir.h"
+#include "model_fixture_paths.h"
+#include "unit_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -28,14 +30,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
+using attention_lab::test::kFixtures;
 constexpr const char* kName = "x.safetensors";
 
-std::string u64_le(std::uint64_t n) {
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xffu);
-  return out;
-}
+using attention_lab::test::u64_le;
 
 // A file: the 8-byte little-endian header length, the header (padded with
 // spaces to a multiple of 8, as writers do, so the data starts 8-aligned),

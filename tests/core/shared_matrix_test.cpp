@@ -16,7 +16,7 @@ using attention_lab::test::preset;
 
 namespace {
 
-StageId in(StageKind k) { return StageId::input(k); }
+using attention_lab::test::in;
 
 // The scenario the undo entry on top of `doc` would restore, as the Document
 // builds it for a background undo.

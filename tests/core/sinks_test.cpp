@@ -28,7 +28,7 @@ Scenario with_sinks(const char* name, std::vector<float> logits) {
   return s;
 }
 
-StageId of_head(StageKind k, int h) { return StageId::of_head(k, h); }
+using attention_lab::test::head;
 
 }  // namespace
 
@@ -36,9 +36,9 @@ TEST(Sinks, EachRowIsASoftmaxOverItsKeysAndTheSinkWhoseShareIsDropped) {
   const Document doc(with_sinks("multi-head", {0.5f, -1.0f, 2.0f, 0.0f}));
   for (int h = 0; h < doc.scenario().heads; ++h) {
     const double sink = doc.scenario().sinks(0, h);
-    const MatrixView masked = doc.stage(of_head(StageKind::Masked, h));
-    const MatrixView w = doc.stage(of_head(StageKind::Weights, h));
-    const MatrixView share = doc.stage(of_head(StageKind::SinkShare, h));
+    const MatrixView masked = doc.stage(head(StageKind::Masked, h));
+    const MatrixView w = doc.stage(head(StageKind::Weights, h));
+    const MatrixView share = doc.stage(head(StageKind::SinkShare, h));
     ASSERT_EQ(share.cols(), 1);
     for (Eigen::Index i = 0; i < w.rows(); ++i) {
       double z = std::exp(sink);
@@ -57,8 +57,8 @@ TEST(Sinks, ARowTheMaskEmptiesGivesEverythingToTheSinkWithoutAWarning) {
   s.custom_mask = Matrix::Ones(s.T(), s.T());
   s.custom_mask.edit().row(2).setZero();
   const Document doc(s);
-  EXPECT_EQ(doc.stage(of_head(StageKind::Weights, 0)).row(2).sum(), 0.0f);
-  EXPECT_FLOAT_EQ(doc.stage(of_head(StageKind::SinkShare, 0))(2, 0), 1.0f);
+  EXPECT_EQ(doc.stage(head(StageKind::Weights, 0)).row(2).sum(), 0.0f);
+  EXPECT_FLOAT_EQ(doc.stage(head(StageKind::SinkShare, 0))(2, 0), 1.0f);
   EXPECT_TRUE(doc.engine().warnings().empty());
 }
 
@@ -69,7 +69,7 @@ TEST(Sinks, EditingASinkMatchesAFullRecomputeAndUndoes) {
   Engine fresh;
   fresh.recompute_all(doc.scenario());
   EXPECT_TRUE(attention_lab::test::engines_near(doc.engine(), fresh));
-  EXPECT_GT(doc.stage(of_head(StageKind::SinkShare, 2))(5, 0), doc.stage(of_head(StageKind::SinkShare, 1))(5, 0));
+  EXPECT_GT(doc.stage(head(StageKind::SinkShare, 2))(5, 0), doc.stage(head(StageKind::SinkShare, 1))(5, 0));
   ASSERT_TRUE(doc.undo());
   EXPECT_TRUE(attention_lab::test::scenarios_identical(doc.scenario(), before));
 }
@@ -86,8 +86,8 @@ TEST(Sinks, TurningThemOnStartsAtZeroAndHeadsKeepTheirsOnAResize) {
   EXPECT_EQ(doc.scenario().sinks(0, 2), 0.0f);
   EXPECT_EQ(validate(doc.scenario()), "");
   const auto p = pipeline(doc.scenario());
-  EXPECT_NE(std::find(p.begin(), p.end(), of_head(StageKind::SinkShare, 2)), p.end());
-  EXPECT_EQ(describe_stage(doc.scenario(), of_head(StageKind::Weights, 0)).formula, "A₀ = softmax(Ŝ₀, sink s₀)");
+  EXPECT_NE(std::find(p.begin(), p.end(), head(StageKind::SinkShare, 2)), p.end());
+  EXPECT_EQ(describe_stage(doc.scenario(), head(StageKind::Weights, 0)).formula, "A₀ = softmax(Ŝ₀, sink s₀)");
 }
 
 TEST(Sinks, FilesHoldOneLogitPerHead) {

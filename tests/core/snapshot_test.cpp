@@ -21,10 +21,10 @@ using attention_lab::test::scenarios_identical;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using attention_lab::test::kInf;
 
-StageId in(StageKind k) { return StageId::input(k); }
-StageId head(StageKind k, int h = 0) { return StageId::of_head(k, h); }
+using attention_lab::test::in;
+using attention_lab::test::head;
 
 }  // namespace
 

@@ -14,7 +14,7 @@ using attention_lab::test::preset;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using attention_lab::test::kInf;
 
 RowVector engine_row(const Document& doc, StageKind kind, int head, int row) {
   return doc.stage(StageId::of_head(kind, head)).row(row);

@@ -1,4 +1,5 @@
 #include "attention_lab/softmax.h"
+#include "unit_support.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,7 @@
 using namespace attention_lab;
 
 namespace {
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using attention_lab::test::kInf;
 
 RowVector row(std::initializer_list<float> v) {
   RowVector r(static_cast<Eigen::Index>(v.size()));

@@ -14,18 +14,14 @@ using attention_lab::test::rows_of;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using attention_lab::test::kInf;
 constexpr double kTol = 1e-5;
 
 MatrixView stage(const Engine& e, StageKind k, int head = 0) {
   return e.stage(is_per_head(k) ? StageId::of_head(k, head) : StageId::input(k));
 }
 
-Engine computed(const Scenario& s) {
-  Engine e;
-  e.recompute_all(s);
-  return e;
-}
+using attention_lab::test::computed;
 
 // Two tokens, d_model = d_k = d_v = 1, identity weights: X = [[1], [2]], so
 // Q = K = V = X and scores = X·Xᵀ = [[1, 2], [2, 4]]. √d_k = 1.

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace attention_lab::test {
@@ -33,6 +35,15 @@ inline ::testing::AssertionResult matrices_near(MatrixView a, MatrixView b, doub
         return ::testing::AssertionFailure() << label << "[" << r << "][" << c << "]: " << x << " vs " << y;
     }
   return ::testing::AssertionSuccess();
+}
+
+// Within 1e-4 of `want`'s largest finite magnitude: how intermediates are
+// checked against their float64 references (model fixtures, recorded
+// activations, imported weights).
+inline ::testing::AssertionResult near_reference(MatrixView got, const Matrix& want, const std::string& what) {
+  const double scale = std::max(
+      1e-6, static_cast<double>(want.unaryExpr([](float x) { return std::isinf(x) ? 0.0f : std::abs(x); }).maxCoeff()));
+  return matrices_near(got, want, 0.0, 1e-4 * scale, what);
 }
 
 }  // namespace attention_lab::test

@@ -34,13 +34,6 @@ const fs::path kGpt2 = fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "tokenizer" / "gp
 constexpr int kGpt2Vocab = 50257;
 constexpr int kEndOfText = 50256;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
@@ -54,7 +47,7 @@ struct Sample {
 const std::vector<Sample>& reference() {
   static const std::vector<Sample> samples = [] {
     std::vector<Sample> out;
-    std::istringstream lines(read_file(kGpt2 / "reference.jsonl"));
+    std::istringstream lines(attention_lab::test::read_text(kGpt2 / "reference.jsonl"));
     for (std::string line; std::getline(lines, line);) {
       const json j = json::parse(line);
       out.push_back({j.at("text").get<std::string>(), j.at("ids").get<std::vector<int>>()});
@@ -82,9 +75,9 @@ std::string load_error(const fs::path& folder, int vocab_size) {
 // GPT-2's vocab.json + merges.txt as a Hugging Face tokenizer.json (as
 // transformers' GPT2TokenizerFast writes it), merges as "a b" or ["a", "b"].
 json gpt2_tokenizer_json(bool pairs, bool added_tokens) {
-  json vocab = json::parse(read_file(kGpt2 / "vocab.json"));
+  json vocab = json::parse(attention_lab::test::read_text(kGpt2 / "vocab.json"));
   json merges = json::array();
-  std::istringstream lines(read_file(kGpt2 / "merges.txt"));
+  std::istringstream lines(attention_lab::test::read_text(kGpt2 / "merges.txt"));
   for (std::string line; std::getline(lines, line);) {
     if (line.empty() || line.starts_with("#version")) continue;
     const std::size_t space = line.find(' ');
@@ -317,7 +310,7 @@ TEST(Tokenizer, Llama3SplitRegexCutsTextAsLlama3Does) {
 TEST(Tokenizer, GptNanoSortFolderStillReadsVocabularyStrings) {
   const fs::path folder = fs::path(ATTENTION_LAB_SHARED_MODELS_DIR) / "gpt-nano-sort";
   if (!fs::exists(folder / "vocab.json")) GTEST_SKIP() << folder << " is not there";
-  const int vocab_size = json::parse(read_file(folder / "config.json")).at("vocab_size").get<int>();
+  const int vocab_size = json::parse(attention_lab::test::read_text(folder / "config.json")).at("vocab_size").get<int>();
   const auto t = load(folder, vocab_size);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->kind(), "vocabulary strings");
@@ -481,7 +474,7 @@ TEST(Tokenizer, FuzzSeedsAndRegressionInputsPassTheTokenizerCheck) {
   for (const char* dir : {"corpus", "regressions"}) {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(fuzz / dir / "tokenizer", ec)) {
-      const std::string input = read_file(entry.path());
+      const std::string input = attention_lab::test::read_text(entry.path());
       EXPECT_EQ(fuzz::check_tokenizer_input(input), "") << entry.path();
       seeds += std::string(dir) == "corpus";
       // The seeds with files load them and encode their text.

@@ -19,7 +19,7 @@ using attention_lab::test::scenarios_identical;
 
 namespace {
 
-StageId in(StageKind k) { return StageId::input(k); }
+using attention_lab::test::in;
 
 ::testing::AssertionResult engine_is_fresh(const Document& doc) {
   const Scenario copy = doc.scenario();

@@ -12,11 +12,32 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace attention_lab::test {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Stage ids as the tests write them: in(StageKind::X), head(StageKind::Weights, 2).
+inline StageId in(StageKind k) { return StageId::input(k); }
+inline StageId head(StageKind k, int h = 0) { return StageId::of_head(k, h); }
+
+// An engine that computed `s` from scratch.
+inline Engine computed(const Scenario& s) {
+  Engine e;
+  e.recompute_all(s);
+  return e;
+}
+
+// n as 8 little-endian bytes (a safetensors header's length).
+inline std::string u64_le(std::uint64_t n) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xffu);
+  return out;
+}
 
 // Same shape and the same bits in every cell (so −∞ equals −∞, NaN equals NaN
 // and −0 differs from +0: "exactly the same float operations").

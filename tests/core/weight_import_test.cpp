@@ -12,6 +12,8 @@
 
 #include "temp_dir.h"
 #include "test_support.h"
+#include "model_fixture_paths.h"
+#include "unit_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -28,10 +30,12 @@
 namespace attention_lab {
 namespace {
 
+using attention_lab::test::near_reference;
+
 namespace fs = std::filesystem;
 using test::TempDir;
 
-const fs::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
+using attention_lab::test::kFixtures;
 
 Scenario fat_cat() { return *make_preset("fat-cat"); }
 
@@ -65,12 +69,6 @@ Matrix reference_matrix(const fs::path& file, const std::string& name) {
     return ::testing::AssertionFailure() << "shape " << a.rows() << "x" << a.cols() << " vs " << b.rows() << "x" << b.cols();
   if (a != b) return ::testing::AssertionFailure() << "values differ:\n" << a << "\nvs\n" << b;
   return ::testing::AssertionSuccess();
-}
-
-// 1e-4 relative to the array's largest magnitude, as the model fixtures are checked.
-::testing::AssertionResult near(MatrixView got, const Matrix& want, const std::string& what) {
-  const double scale = std::max(1e-6, static_cast<double>(want.cwiseAbs().maxCoeff()));
-  return test::matrices_near(got, want, 0.0, 1e-4 * scale, what);
 }
 
 // The imported scenario's attention on the reference input.
@@ -165,7 +163,7 @@ TEST_P(ImportLayer, GivesTheLayersMatricesHeadsAndAttentionOutput) {
     on.window = f.window;
     EXPECT_TRUE(contains(notes, "sliding window of 3")) << notes;
   }
-  EXPECT_TRUE(near(attention_output(on, reference_matrix(ref, "layers.1.norm1")), reference_matrix(ref, "layers.1.attn_out"),
+  EXPECT_TRUE(near_reference(attention_output(on, reference_matrix(ref, "layers.1.norm1")), reference_matrix(ref, "layers.1.attn_out"),
                    "attn_out"));
 }
 
@@ -228,7 +226,7 @@ TEST(ImportSafetensors, WithoutAConfigTheScenariosHeadsAreKeptWhenTheWidthsDivid
   EXPECT_TRUE(r.scenario->rope.on);  // kept: d_k 8 is even
   EXPECT_TRUE(same(r.scenario->W_k, model.model->layers[1].k.in_out()));
   const fs::path ref = kFixtures / "llama-gqa" / "reference.safetensors";
-  EXPECT_TRUE(near(attention_output(*r.scenario, reference_matrix(ref, "layers.1.norm1")),
+  EXPECT_TRUE(near_reference(attention_output(*r.scenario, reference_matrix(ref, "layers.1.norm1")),
                    reference_matrix(ref, "layers.1.attn_out"), "attn_out"));
 
   // One head: d_k would be 32 and K's 16 columns do not fit; the error says what would help.
@@ -309,11 +307,7 @@ TEST(ImportSafetensors, MultiheadAttentionMatchesTorch) {
 
 // [SECTION] safetensors written here: our own names, other prefixes, bad values
 
-std::string u64_le(std::uint64_t n) {
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xffu);
-  return out;
-}
+using attention_lab::test::u64_le;
 
 struct Tensor {
   std::string name;

@@ -86,7 +86,7 @@ template <typename A, typename W, typename Out>
 void column_product(const A& a, const W& w, Out&& out) {
   const Eigen::VectorXf column = w;  // contiguous once (a column of a row-major matrix is strided)
   const Index rows = a.rows(), blocks = (rows + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (rows >= 4 * kBlock)
+#pragma omp parallel for schedule(static) if (rows >= 4 * kBlock && parallel::worth_threads(2.0 * static_cast<double>(rows * a.cols())))
   for (Index b = 0; b < blocks; ++b) {
     const Index i0 = b * kBlock, n = std::min(kBlock, rows - i0);
     out.segment(i0, n).noalias() = a.middleRows(i0, n) * column;
