@@ -17,6 +17,8 @@ inline constexpr int kMaxHeads = 32;        // h
 inline constexpr int kMaxHeadDim = 1024;    // d_k and d_v
 inline constexpr int kMaxProjectionWidth = 4096;  // h·d_k and h·d_v
 inline constexpr int kMaxTokenLabelLength = 64;   // bytes of one token label
+// A checkpoint's config.json (a real one is a few KB; read whole before parsing).
+inline constexpr std::uintmax_t kMaxConfigBytes = 16ull << 20;
 
 // Bytes the engine keeps for a scenario of these sizes: inputs and weights,
 // Q, K, V, two T×T stages per head (scores and weights), a T×T cache for the

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 namespace attention_lab::io {
 
@@ -32,5 +33,12 @@ struct JsonDocument {
 
 // Parses `text`; `what` names the document in the nesting error ("scenario").
 JsonDocument parse_json_document(const std::string& text, const std::string& what);
+
+// A field of a document is wrong ("W_q: expected …, found …"): thrown inside
+// a parser, which turns it into its result's error.
+struct FieldError {
+  std::string message;
+};
+[[noreturn]] inline void fail_field(std::string message) { throw FieldError{std::move(message)}; }
 
 }  // namespace attention_lab::io

@@ -25,12 +25,9 @@ using nlohmann::json;
 
 namespace {
 
-// Thrown inside the parser only; parse_scenario turns it into LoadResult.error.
-struct FieldError {
-  std::string message;
-};
-
-[[noreturn]] void fail(std::string msg) { throw FieldError{std::move(msg)}; }
+// Thrown inside the parser only; parse_scenario turns it into LoadResult.error (json_document.h).
+using io::FieldError;
+using io::fail_field;
 
 // "Q, K, V, scores[h], …, output": the stages a pin may be stored on.
 std::string pinnable_stage_names() {
@@ -61,44 +58,44 @@ std::string type_of(const json& j) {
 }
 
 float read_float(const json& j, const std::string& where) {
-  if (!j.is_number()) fail(where + ": expected a number, found " + type_of(j));
+  if (!j.is_number()) fail_field(where + ": expected a number, found " + type_of(j));
   const double v = j.get<double>();
   if (!std::isfinite(v) || std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
-    fail(where + ": expected a finite float32 number, found " + j.dump());
+    fail_field(where + ": expected a finite float32 number, found " + j.dump());
   return static_cast<float>(v);
 }
 
 int read_int(const json& j, const std::string& where, int lo, int hi) {
   const std::string range = std::to_string(lo) + " to " + std::to_string(hi);
-  if (!j.is_number()) fail(where + ": expected a whole number from " + range + ", found " + type_of(j));
+  if (!j.is_number()) fail_field(where + ": expected a whole number from " + range + ", found " + type_of(j));
   const double v = j.get<double>();
   if (v != std::floor(v) || v < lo || v > hi)
-    fail(where + ": expected a whole number from " + range + ", found " + j.dump());
+    fail_field(where + ": expected a whole number from " + range + ", found " + j.dump());
   return static_cast<int>(v);
 }
 
 // A list of rows of numbers, all rows the same length, within the size limits.
 Matrix read_matrix(const json& j, const std::string& name, int max_rows, const char* rows_what, int max_cols,
                    const char* cols_what) {
-  if (!j.is_array()) fail(name + ": expected a list of rows, found " + type_of(j));
-  if (j.empty()) fail(name + ": expected at least 1 row, found 0");
+  if (!j.is_array()) fail_field(name + ": expected a list of rows, found " + type_of(j));
+  if (j.empty()) fail_field(name + ": expected at least 1 row, found 0");
   if (j.size() > static_cast<std::size_t>(max_rows))
-    fail(name + ": expected at most " + std::to_string(max_rows) + " rows (" + rows_what + " size limit), found " +
+    fail_field(name + ": expected at most " + std::to_string(max_rows) + " rows (" + rows_what + " size limit), found " +
          std::to_string(j.size()));
   const json& first = j[0];
-  if (!first.is_array()) fail(name + "[0]: expected a row (a list of numbers), found " + type_of(first));
+  if (!first.is_array()) fail_field(name + "[0]: expected a row (a list of numbers), found " + type_of(first));
   const std::size_t cols = first.size();
-  if (cols == 0) fail(name + "[0]: expected at least 1 number, found an empty row");
+  if (cols == 0) fail_field(name + "[0]: expected at least 1 number, found an empty row");
   if (cols > static_cast<std::size_t>(max_cols))
-    fail(name + ": expected at most " + std::to_string(max_cols) + " columns (" + cols_what +
+    fail_field(name + ": expected at most " + std::to_string(max_cols) + " columns (" + cols_what +
          " size limit), found " + std::to_string(cols));
   Matrix m(static_cast<Eigen::Index>(j.size()), static_cast<Eigen::Index>(cols));
   for (std::size_t r = 0; r < j.size(); ++r) {
     const json& row = j[r];
     const std::string rw = name + "[" + std::to_string(r) + "]";
-    if (!row.is_array()) fail(rw + ": expected a row (a list of numbers), found " + type_of(row));
+    if (!row.is_array()) fail_field(rw + ": expected a row (a list of numbers), found " + type_of(row));
     if (row.size() != cols)
-      fail(rw + ": expected " + std::to_string(cols) + " numbers (like row 0), found " + std::to_string(row.size()) +
+      fail_field(rw + ": expected " + std::to_string(cols) + " numbers (like row 0), found " + std::to_string(row.size()) +
            " (ragged rows)");
     for (std::size_t c = 0; c < cols; ++c)
       m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) =
@@ -113,27 +110,27 @@ Rope read_rope(const json& j, const std::string& where) {
   Rope r;
   r.on = true;
   if (!j.is_object())
-    fail(where + ": expected {\"theta\": 10000, \"pairs\": \"half\" or \"interleaved\"}, found " + type_of(j));
+    fail_field(where + ": expected {\"theta\": 10000, \"pairs\": \"half\" or \"interleaved\"}, found " + type_of(j));
   for (const auto& [key, value] : j.items())
-    if (key != "theta" && key != "pairs") fail(where + "." + key + ": unknown key (expected theta, pairs)");
+    if (key != "theta" && key != "pairs") fail_field(where + "." + key + ": unknown key (expected theta, pairs)");
   if (j.contains("theta")) {
     r.theta = read_float(j["theta"], where + ".theta");
-    if (!(r.theta > 1.0f)) fail(where + ".theta: expected a number greater than 1, found " + j["theta"].dump());
+    if (!(r.theta > 1.0f)) fail_field(where + ".theta: expected a number greater than 1, found " + j["theta"].dump());
   }
   if (j.contains("pairs")) {
     const json& p = j["pairs"];
     const std::string name = p.is_string() ? p.get<std::string>() : "";
     if (name == "half") r.pairs = RopePairs::Half;
     else if (name == "interleaved") r.pairs = RopePairs::Interleaved;
-    else fail(where + ".pairs: expected \"half\" (HF Llama's rotate_half) or \"interleaved\" (GPT-J), found " + p.dump());
+    else fail_field(where + ".pairs: expected \"half\" (HF Llama's rotate_half) or \"interleaved\" (GPT-J), found " + p.dump());
   }
   return r;
 }
 
 Matrix read_vector(const json& j, const std::string& name, std::size_t expected, const char* what) {
-  if (!j.is_array()) fail(name + ": expected a list of " + std::to_string(expected) + " numbers, found " + type_of(j));
+  if (!j.is_array()) fail_field(name + ": expected a list of " + std::to_string(expected) + " numbers, found " + type_of(j));
   if (j.size() != expected)
-    fail(name + ": expected " + std::to_string(expected) + " numbers (" + what + "), found " + std::to_string(j.size()));
+    fail_field(name + ": expected " + std::to_string(expected) + " numbers (" + what + "), found " + std::to_string(j.size()));
   Matrix m(1, static_cast<Eigen::Index>(expected));
   for (std::size_t c = 0; c < expected; ++c)
     m(0, static_cast<Eigen::Index>(c)) = read_float(j[c], name + "[" + std::to_string(c) + "]");
@@ -151,9 +148,9 @@ constexpr const char* kOwnKey = "attention_lab";  // our own settings: pins, see
 
 Scenario parse_object(const json& root) {
   using namespace limits;
-  if (!root.is_object()) fail("scenario: expected a JSON object { … }, found " + type_of(root));
+  if (!root.is_object()) fail_field("scenario: expected a JSON object { … }, found " + type_of(root));
   for (const char* key : {"X", "W_q", "W_k", "W_v", "heads"})
-    if (!root.contains(key)) fail(std::string(key) + ": missing (required keys: X, W_q, W_k, W_v, heads)");
+    if (!root.contains(key)) fail_field(std::string(key) + ": missing (required keys: X, W_q, W_k, W_v, heads)");
 
   Scenario s;
   s.X = read_matrix(root["X"], "X", kMaxTokens, "T", kMaxModelDim, "d_model");
@@ -164,18 +161,18 @@ Scenario parse_object(const json& root) {
   auto read_weight = [&](const char* name, const char* width_what, const char* head_dim) {
     Matrix W = read_matrix(root[name], name, kMaxModelDim, "d_model", kMaxProjectionWidth, width_what);
     if (W.rows() != D)
-      fail(std::string(name) + ": expected " + std::to_string(D) + " rows (d_model, the columns of X) x heads*" +
+      fail_field(std::string(name) + ": expected " + std::to_string(D) + " rows (d_model, the columns of X) x heads*" +
            head_dim + " columns, found " + std::to_string(W.rows()) + " x " +
            std::to_string(W.cols()));
     if (W.cols() % H != 0)
-      fail(std::string(name) + ": expected a column count divisible by heads (" + std::to_string(H) + "), found " +
+      fail_field(std::string(name) + ": expected a column count divisible by heads (" + std::to_string(H) + "), found " +
            std::to_string(W.cols()) + " columns");
     return W;
   };
   if (root.contains("kv_heads")) {
     s.kv_heads = read_int(root["kv_heads"], "kv_heads", 1, kMaxHeads);
     if (H % s.kv_heads != 0)
-      fail("kv_heads: expected a number that divides heads (" + std::to_string(H) + "), found " +
+      fail_field("kv_heads: expected a number that divides heads (" + std::to_string(H) + "), found " +
            std::to_string(s.kv_heads));
     if (s.kv_heads == H) s.kv_heads = 0;  // one K/V head per query head: plain multi-head attention
   }
@@ -191,27 +188,27 @@ Scenario parse_object(const json& root) {
   const auto wk = wq / static_cast<std::size_t>(H) * static_cast<std::size_t>(KV);
   s.W_k = read_matrix(root["W_k"], "W_k", kMaxModelDim, "d_model", kMaxProjectionWidth, k_what);
   if (s.W_k.rows() != Dkv || static_cast<std::size_t>(s.W_k.cols()) != wk)
-    fail("W_k: expected " + std::to_string(Dkv) + " rows (" + (s.cross() ? "d_kv" : "d_model") + ") x " +
+    fail_field("W_k: expected " + std::to_string(Dkv) + " rows (" + (s.cross() ? "d_kv" : "d_model") + ") x " +
          std::to_string(wk) + " columns (" + k_what +
          (KV == H ? ", like W_q" : ", d_k from W_q") + "), found " + std::to_string(s.W_k.rows()) + " x " +
          std::to_string(s.W_k.cols()));
   s.W_v = read_matrix(root["W_v"], "W_v", kMaxModelDim, "d_model", kMaxProjectionWidth, v_what);
   if (s.W_v.rows() != Dkv)
-    fail("W_v: expected " + std::to_string(Dkv) + " rows (" + kv_rows + ") x " + v_what +
+    fail_field("W_v: expected " + std::to_string(Dkv) + " rows (" + kv_rows + ") x " + v_what +
          " columns, found " + std::to_string(s.W_v.rows()) + " x " + std::to_string(s.W_v.cols()));
   if (s.W_v.cols() % KV != 0)
-    fail(std::string("W_v: expected a column count divisible by ") + (KV == H ? "heads" : "kv_heads") + " (" +
+    fail_field(std::string("W_v: expected a column count divisible by ") + (KV == H ? "heads" : "kv_heads") + " (" +
          std::to_string(KV) + "), found " + std::to_string(s.W_v.cols()) + " columns");
   const auto wv = static_cast<std::size_t>(s.W_v.cols());
   const auto d_v = static_cast<int>(wv) / KV;
   const auto wc = static_cast<std::size_t>(d_v) * static_cast<std::size_t>(H);  // the heads' contexts side by side
   if (static_cast<int>(wq) / H > kMaxHeadDim || d_v > kMaxHeadDim)
-    fail("d_k, d_v: expected at most " + std::to_string(kMaxHeadDim) + " (size limit), found " +
+    fail_field("d_k, d_v: expected at most " + std::to_string(kMaxHeadDim) + " (size limit), found " +
          std::to_string(static_cast<int>(wq) / H) + ", " + std::to_string(d_v));
   if (root.contains("rope")) {
     s.rope = read_rope(root["rope"], "rope");
     if ((static_cast<int>(wq) / H) % 2 != 0)
-      fail("rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(static_cast<int>(wq) / H));
+      fail_field("rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(static_cast<int>(wq) / H));
   }
 
   const bool any_bias = root.contains("b_q") || root.contains("b_k") || root.contains("b_v");
@@ -228,7 +225,7 @@ Scenario parse_object(const json& root) {
   if (root.contains("W_o")) {
     s.W_o = read_matrix(root["W_o"], "W_o", kMaxProjectionWidth, "heads*d_v", kMaxModelDim, "d_out");
     if (static_cast<std::size_t>(s.W_o.rows()) != wc)
-      fail("W_o: expected " + std::to_string(wc) + " rows (heads*d_v, the heads' contexts side by side), found " +
+      fail_field("W_o: expected " + std::to_string(wc) + " rows (heads*d_v, the heads' contexts side by side), found " +
            std::to_string(s.W_o.rows()) + " x " + std::to_string(s.W_o.cols()));
     s.use_w_o = true;
   }
@@ -243,15 +240,15 @@ Scenario parse_object(const json& root) {
       const auto kind = m.get<std::string>();
       if (kind == "none") s.mask_kind = MaskKind::None;
       else if (kind == "causal") s.mask_kind = MaskKind::Causal;
-      else fail("mask: expected \"none\", \"causal\", {\"window\": W} or a T x T list of rows of 0/1, found " + type_of(m));
+      else fail_field("mask: expected \"none\", \"causal\", {\"window\": W} or a T x T list of rows of 0/1, found " + type_of(m));
     } else if (m.is_object()) {
       // name what is wrong with the object: the key it lacks or one it should not have
       for (const auto& [key, value] : m.items())
         if (key != "window")
-          fail("mask: expected {\"window\": W} (the keys each query sees, itself included), found the key " +
+          fail_field("mask: expected {\"window\": W} (the keys each query sees, itself included), found the key " +
                json(key).dump());
       if (!m.contains("window"))
-        fail("mask: expected {\"window\": W} (the keys each query sees, itself included), found an object without "
+        fail_field("mask: expected {\"window\": W} (the keys each query sees, itself included), found an object without "
              "\"window\"");
       s.window = read_int(m["window"], "mask.window", 1, kMaxTokens);
       s.mask_kind = MaskKind::Window;
@@ -259,19 +256,19 @@ Scenario parse_object(const json& root) {
       const int Tk = static_cast<int>(s.kv_source().rows());
       s.custom_mask = read_matrix(m, "mask", kMaxTokens, "T", kMaxTokens, s.cross() ? "T_k" : "T");
       if (s.custom_mask.rows() != T || s.custom_mask.cols() != Tk)
-        fail("mask: expected " + std::to_string(T) + " rows x " + std::to_string(Tk) + " columns (" +
+        fail_field("mask: expected " + std::to_string(T) + " rows x " + std::to_string(Tk) + " columns (" +
              (s.cross() ? "T x T_k" : "T x T") + "), found " + std::to_string(s.custom_mask.rows()) + " x " +
              std::to_string(s.custom_mask.cols()));
       for (Eigen::Index r = 0; r < T; ++r)
         for (Eigen::Index c = 0; c < Tk; ++c)
           if (s.custom_mask(r, c) != 0.0f && s.custom_mask(r, c) != 1.0f)
-            fail("mask[" + std::to_string(r) + "][" + std::to_string(c) + "]: expected 0 or 1, found " +
+            fail_field("mask[" + std::to_string(r) + "][" + std::to_string(c) + "]: expected 0 or 1, found " +
                  m[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)].dump());
       s.mask_kind = MaskKind::Custom;
     }
   }
   if (root.contains("scale")) {
-    if (!root["scale"].is_boolean()) fail("scale: expected true or false, found " + type_of(root["scale"]));
+    if (!root["scale"].is_boolean()) fail_field("scale: expected true or false, found " + type_of(root["scale"]));
     s.scale = root["scale"].get<bool>();
   }
   if (root.contains("sinks")) {
@@ -279,27 +276,27 @@ Scenario parse_object(const json& root) {
     s.use_sinks = true;
   }
   if (root.contains("alibi")) {
-    if (!root["alibi"].is_boolean()) fail("alibi: expected true or false, found " + type_of(root["alibi"]));
+    if (!root["alibi"].is_boolean()) fail_field("alibi: expected true or false, found " + type_of(root["alibi"]));
     s.alibi = root["alibi"].get<bool>();
   }
   if (root.contains("temperature")) {
     s.temperature = read_float(root["temperature"], "temperature");
-    if (!(s.temperature > 0.0f)) fail("temperature: expected a number greater than 0, found " + root["temperature"].dump());
+    if (!(s.temperature > 0.0f)) fail_field("temperature: expected a number greater than 0, found " + root["temperature"].dump());
   }
   // A list of `count` short labels, one per row (tokens) or column (features) of X.
   auto read_labels = [&](const char* name, int count, const char* count_what, const char* noun) {
     std::vector<std::string> out;
     const json& t = root[name];
     if (!t.is_array())
-      fail(std::string(name) + ": expected a list of " + std::to_string(count) + " strings, found " + type_of(t));
+      fail_field(std::string(name) + ": expected a list of " + std::to_string(count) + " strings, found " + type_of(t));
     if (t.size() != static_cast<std::size_t>(count))
-      fail(std::string(name) + ": expected " + std::to_string(count) + " " + noun + " (" + count_what + "), found " +
+      fail_field(std::string(name) + ": expected " + std::to_string(count) + " " + noun + " (" + count_what + "), found " +
            std::to_string(t.size()));
     for (std::size_t i = 0; i < t.size(); ++i) {
       const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
-      if (!t[i].is_string()) fail(where + ": expected a string, found " + type_of(t[i]));
+      if (!t[i].is_string()) fail_field(where + ": expected a string, found " + type_of(t[i]));
       auto label = t[i].get<std::string>();
-      if (auto e = check_label_length(where, label); !e.empty()) fail(e);
+      if (auto e = check_label_length(where, label); !e.empty()) fail_field(e);
       out.push_back(std::move(label));
     }
     return out;
@@ -307,41 +304,41 @@ Scenario parse_object(const json& root) {
   if (root.contains("tokens")) s.tokens = read_labels("tokens", T, "T, the rows of X", "labels");
   if (root.contains("features")) s.features = read_labels("features", D, "d_model, the columns of X", "names");
   if (root.contains("tokens_kv")) {
-    if (!s.cross()) fail("tokens_kv: labels the rows of X_kv, but there is no \"X_kv\" (cross-attention)");
+    if (!s.cross()) fail_field("tokens_kv: labels the rows of X_kv, but there is no \"X_kv\" (cross-attention)");
     s.tokens_kv = read_labels("tokens_kv", static_cast<int>(s.X_kv.rows()), "T_k, the rows of X_kv", "labels");
   }
   for (const char* key : {"title", "description"}) {
     if (!root.contains(key)) continue;
-    if (!root[key].is_string()) fail(std::string(key) + ": expected a string, found " + type_of(root[key]));
+    if (!root[key].is_string()) fail_field(std::string(key) + ": expected a string, found " + type_of(root[key]));
     (key[0] == 't' ? s.title : s.description) = root[key].get<std::string>();
   }
   if (root.contains(kOwnKey)) {
     const json& own = root[kOwnKey];
-    if (!own.is_object()) fail(std::string(kOwnKey) + ": expected an object, found " + type_of(own));
+    if (!own.is_object()) fail_field(std::string(kOwnKey) + ": expected an object, found " + type_of(own));
     if (own.contains("seed")) {
-      if (!own["seed"].is_number_unsigned()) fail("attention_lab.seed: expected a whole number ≥ 0, found " + type_of(own["seed"]));
+      if (!own["seed"].is_number_unsigned()) fail_field("attention_lab.seed: expected a whole number ≥ 0, found " + type_of(own["seed"]));
       s.seed = own["seed"].get<std::uint64_t>();
     }
     if (own.contains("pins")) {
       const json& pins = own["pins"];
-      if (!pins.is_array()) fail("attention_lab.pins: expected a list, found " + type_of(pins));
+      if (!pins.is_array()) fail_field("attention_lab.pins: expected a list, found " + type_of(pins));
       const Dims d = s.dims();
       for (std::size_t i = 0; i < pins.size(); ++i) {
         const std::string w = "attention_lab.pins[" + std::to_string(i) + "]";
         const json& p = pins[i];
         if (!p.is_object() || !p.contains("stage") || !p["stage"].is_string())
-          fail(w + ": expected {\"stage\": \"scores[0]\", \"row\": r, \"col\": c, \"value\": v}, found " + type_of(p));
+          fail_field(w + ": expected {\"stage\": \"scores[0]\", \"row\": r, \"col\": c, \"value\": v}, found " + type_of(p));
         const auto id = parse_stage_id(p["stage"].get<std::string>());
         // Files keep pins where they are stored: not on inputs, not on views (Q[h], concat).
         const bool can_pin = id && pinnable(id->kind) &&
                               spec(id->kind).view == ViewKind::Stored &&
                               id->layer == 0 && id->role == Role::Value;
-        if (!can_pin) fail(w + ".stage: expected one of " + pinnable_stage_names() + ", found " + type_of(p["stage"]));
+        if (!can_pin) fail_field(w + ".stage: expected one of " + pinnable_stage_names() + ", found " + type_of(p["stage"]));
         if (is_per_head(id->kind) && id->head >= H)
-          fail(w + ".stage: expected a head below " + std::to_string(H) + ", found \"" + to_string(*id) + "\"");
+          fail_field(w + ".stage: expected a head below " + std::to_string(H) + ", found \"" + to_string(*id) + "\"");
         const int cols = stage_cols(id->kind, d);
         if (!p.contains("row") || !p.contains("col") || !p.contains("value"))
-          fail(w + ": expected the keys row, col and value");
+          fail_field(w + ": expected the keys row, col and value");
         const int r = read_int(p["row"], w + ".row", 0, stage_rows(id->kind, d) - 1);
         const int c = read_int(p["col"], w + ".col", 0, cols - 1);
         s.pins[PinKey{*id, r, c}] = read_float(p["value"], w + ".value");
@@ -352,9 +349,9 @@ Scenario parse_object(const json& root) {
     const auto& known = known_keys();
     if (std::find(known.begin(), known.end(), key) == known.end()) s.unknown_fields.emplace_back(key, value.dump());
   }
-  if (auto err = validate(s); !err.empty()) fail(err);
+  if (auto err = validate(s); !err.empty()) fail_field(err);
   // The engine's T×T stages per head are what a big file costs; refused here, before they exist.
-  if (auto err = limits::memory_problem(s.dims()); !err.empty()) fail(err);
+  if (auto err = limits::memory_problem(s.dims()); !err.empty()) fail_field(err);
   return s;
 }
 

@@ -30,8 +30,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace import_detail;
 
-constexpr std::uintmax_t kMaxConfigBytes = 16ull << 20;
-
 bool is_weight(StageKind k) {
   return k == StageKind::X || k == StageKind::W_q || k == StageKind::W_k || k == StageKind::W_v || k == StageKind::W_o;
 }
@@ -361,7 +359,7 @@ std::optional<ModelConfig> config_beside(const fs::path& path, std::vector<std::
   const fs::path config_path = (path.has_parent_path() ? path.parent_path() : fs::path(".")) / "config.json";
   std::error_code ec;
   if (!fs::is_regular_file(config_path, ec)) return std::nullopt;
-  io::TextFile text = io::read_text_file(config_path, kMaxConfigBytes);
+  io::TextFile text = io::read_text_file(config_path, limits::kMaxConfigBytes);
   if (!text.error.empty()) {
     notes.push_back("config.json beside the file not used: " + text.error);
     return std::nullopt;

@@ -27,12 +27,9 @@ namespace {
 
 // [SECTION] Reading JSON values with messages that name the field
 
-// Thrown inside the parser only; parse_lesson turns it into LoadedLesson.error.
-struct FieldError {
-  std::string message;
-};
-
-[[noreturn]] void fail(std::string message) { throw FieldError{std::move(message)}; }
+// Thrown inside the parser only; parse_lesson turns it into LoadedLesson.error (json_document.h).
+using io::FieldError;
+using io::fail_field;
 
 // What a value is, for "found …": strings quoted (and cut), numbers as written.
 std::string found(const json& j) {
@@ -52,35 +49,35 @@ std::string found(const json& j) {
 }
 
 std::string read_string(const json& j, const std::string& where, bool non_empty) {
-  if (!j.is_string()) fail(where + ": expected a string, found " + found(j));
+  if (!j.is_string()) fail_field(where + ": expected a string, found " + found(j));
   std::string s = j.get<std::string>();
-  if (non_empty && s.empty()) fail(where + ": expected some text, found an empty string");
+  if (non_empty && s.empty()) fail_field(where + ": expected some text, found an empty string");
   return s;
 }
 
 double read_number(const json& j, const std::string& where) {
-  if (!j.is_number()) fail(where + ": expected a number, found " + found(j));
+  if (!j.is_number()) fail_field(where + ": expected a number, found " + found(j));
   const double v = j.get<double>();
   if (!std::isfinite(v) || std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
-    fail(where + ": expected a finite float32 number, found " + j.dump());
+    fail_field(where + ": expected a finite float32 number, found " + j.dump());
   return v;
 }
 
 int read_int(const json& j, const std::string& where, int lo, int hi, const std::string& why = "") {
   const std::string range = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + why;
-  if (!j.is_number()) fail(where + ": expected " + range + ", found " + found(j));
+  if (!j.is_number()) fail_field(where + ": expected " + range + ", found " + found(j));
   const double v = j.get<double>();
-  if (v != std::floor(v) || v < lo || v > hi) fail(where + ": expected " + range + ", found " + j.dump());
+  if (v != std::floor(v) || v < lo || v > hi) fail_field(where + ": expected " + range + ", found " + j.dump());
   return static_cast<int>(v);
 }
 
 bool read_bool(const json& j, const std::string& where) {
-  if (!j.is_boolean()) fail(where + ": expected true or false, found " + found(j));
+  if (!j.is_boolean()) fail_field(where + ": expected true or false, found " + found(j));
   return j.get<bool>();
 }
 
 const json& require_key(const json& object, const char* key, const std::string& where, const std::string& hint) {
-  if (!object.contains(key)) fail(where + "." + key + ": missing" + hint);
+  if (!object.contains(key)) fail_field(where + "." + key + ": missing" + hint);
   return object[key];
 }
 
@@ -90,7 +87,7 @@ void check_keys(const json& object, const std::string& where, const std::vector<
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-    fail((where.empty() ? "" : where + ".") + excerpt(key) + ": unknown key (expected one of " + list + ")");
+    fail_field((where.empty() ? "" : where + ".") + excerpt(key) + ": unknown key (expected one of " + list + ")");
   }
 }
 
@@ -103,28 +100,28 @@ std::string heads_note(const Scenario& s) {
 // A stage id given as text ("scores[0]").
 StageId read_stage(const json& j, const std::string& where) {
   const std::string example = "expected a stage id such as \"scores[0]\"";
-  if (!j.is_string()) fail(where + ": " + example + ", found " + found(j));
+  if (!j.is_string()) fail_field(where + ": " + example + ", found " + found(j));
   const auto id = parse_stage_id(j.get<std::string>());
-  if (!id) fail(where + ": " + example + ", found " + found(j));
+  if (!id) fail_field(where + ": " + example + ", found " + found(j));
   return *id;
 }
 
 // The stage must exist in `s`; the reason names heads or the setting that is off.
 void require_stage(const Scenario& s, StageId id, const std::string& where) {
   if (auto problem = stage_problem(s, id); !problem.empty())
-    fail(where + ": expected a stage of the scenario at this step, found \"" + to_string(id) + "\" (" +
+    fail_field(where + ": expected a stage of the scenario at this step, found \"" + to_string(id) + "\" (" +
          problem.substr(problem.find(": ") + 2) + ")");
 }
 
 // {"stage": …, "row": r, "col": c} with the row and column inside the stage's shape.
 CellRef read_cell(const json& j, const std::string& where, const Scenario& s, const std::vector<std::string>& keys,
                   bool (*allowed)(StageKind), const char* what_stage) {
-  if (!j.is_object()) fail(where + ": expected {\"stage\": \"weights[0]\", \"row\": r, \"col\": c}, found " + found(j));
+  if (!j.is_object()) fail_field(where + ": expected {\"stage\": \"weights[0]\", \"row\": r, \"col\": c}, found " + found(j));
   check_keys(j, where, keys);
   const std::string hint = " (expected {\"stage\": …, \"row\": …, \"col\": …})";
   CellRef cell;
   cell.stage = read_stage(require_key(j, "stage", where, hint), where + ".stage");
-  if (allowed && !allowed(cell.stage.kind)) fail(where + ".stage: expected " + what_stage + ", found " + found(j["stage"]));
+  if (allowed && !allowed(cell.stage.kind)) fail_field(where + ".stage: expected " + what_stage + ", found " + found(j["stage"]));
   require_stage(s, cell.stage, where + ".stage");
   const StageShape shape = stage_shape(s, cell.stage);
   const std::string of = " (" + to_string(cell.stage) + " is " + std::to_string(shape.rows) + " x " +
@@ -145,8 +142,8 @@ void apply_or_fail(Scenario& s, const Edit& edit, const std::string& where, cons
   if (applied.error.empty()) return;
   // apply_edit's messages start with the thing they are about ("d_k: expected …").
   if (applied.error.rfind(key + ":", 0) == 0)
-    fail(where + "." + applied.error);
-  fail(where + "." + key + ": " + applied.error);
+    fail_field(where + "." + applied.error);
+  fail_field(where + "." + key + ": " + applied.error);
 }
 
 // A quiz cell must hold a number the learner can type.
@@ -155,26 +152,26 @@ void check_quiz_value(const Scenario& s, const LessonQuiz& quiz, const std::stri
   engine.recompute_all(s);
   const float v = engine.stage(quiz.cell.stage)(quiz.cell.row, quiz.cell.col);
   if (!std::isfinite(v))
-    fail(where + ": expected a cell with a finite value at this step, found " + to_string(quiz.cell) + " = " +
+    fail_field(where + ": expected a cell with a finite value at this step, found " + to_string(quiz.cell) + " = " +
          (std::isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf"));
 }
 
 void check_softmax_row(const Scenario& s, const LessonRow& r, const std::string& where) {
   if (r.head < 0 || r.head >= s.heads)
-    fail(where + ".head: expected a whole number from 0 to " + std::to_string(s.heads - 1) + heads_note(s) +
+    fail_field(where + ".head: expected a whole number from 0 to " + std::to_string(s.heads - 1) + heads_note(s) +
          ", found " + std::to_string(r.head));
   if (r.row < 0 || r.row >= s.T())
-    fail(where + ".row: expected a whole number from 0 to " + std::to_string(s.T() - 1) + " (T is " +
+    fail_field(where + ".row: expected a whole number from 0 to " + std::to_string(s.T() - 1) + " (T is " +
          std::to_string(s.T()) + " at this step), found " + std::to_string(r.row));
 }
 
 void check_experiment(int d, const std::string& where) {
-  if (d < 1 || d > 1024) fail(where + ".d: expected a whole number from 1 to 1024, found " + std::to_string(d));
+  if (d < 1 || d > 1024) fail_field(where + ".d: expected a whole number from 1 to 1024, found " + std::to_string(d));
 }
 
 void check_focus(const Scenario& s, int head, const std::string& where) {
   if (head < 0 || head >= s.heads)
-    fail(where + ": expected a whole number from 0 to " + std::to_string(s.heads - 1) + heads_note(s) + ", found " +
+    fail_field(where + ": expected a whole number from 0 to " + std::to_string(s.heads - 1) + heads_note(s) + ", found " +
          std::to_string(head));
 }
 
@@ -184,13 +181,13 @@ void check_step_view(const Scenario& s, const LessonStep& step, const std::strin
     require_stage(s, step.show[i], where + ".show[" + std::to_string(i) + "]");
   for (std::size_t i = 0; i < step.highlight.size(); ++i)
     if (auto problem = cell_problem(s, step.highlight[i]); !problem.empty())
-      fail(where + ".highlight[" + std::to_string(i) + "]: " + problem);
+      fail_field(where + ".highlight[" + std::to_string(i) + "]: " + problem);
   if (step.softmax_row) check_softmax_row(s, *step.softmax_row, where + ".softmax");
   if (step.experiment_d) check_experiment(*step.experiment_d, where + ".experiment");
   if (step.quiz) {
-    if (auto problem = cell_problem(s, step.quiz->cell); !problem.empty()) fail(where + ".quiz: " + problem);
+    if (auto problem = cell_problem(s, step.quiz->cell); !problem.empty()) fail_field(where + ".quiz: " + problem);
     if (!(std::isfinite(step.quiz->tolerance) && step.quiz->tolerance > 0.0))
-      fail(where + ".quiz.tolerance: expected a number greater than 0, found " + std::to_string(step.quiz->tolerance));
+      fail_field(where + ".quiz.tolerance: expected a number greater than 0, found " + std::to_string(step.quiz->tolerance));
     check_quiz_value(s, *step.quiz, where + ".quiz");
   }
 }
@@ -227,21 +224,21 @@ class Parser {
   explicit Parser(std::filesystem::path base_dir) : base_dir_(std::move(base_dir)) {}
 
   Lesson parse(const json& root) {
-    if (!root.is_object()) fail("lesson: expected a JSON object { … }, found " + found(root));
+    if (!root.is_object()) fail_field("lesson: expected a JSON object { … }, found " + found(root));
     if (!root.contains("format"))
-      fail("format: missing (a lesson file has \"format\": \"" + std::string(kLessonFormat) + "\")");
+      fail_field("format: missing (a lesson file has \"format\": \"" + std::string(kLessonFormat) + "\")");
     if (!root["format"].is_string() || root["format"].get<std::string>() != kLessonFormat)
-      fail("format: expected \"" + std::string(kLessonFormat) + "\", found " + found(root["format"]));
+      fail_field("format: expected \"" + std::string(kLessonFormat) + "\", found " + found(root["format"]));
     check_keys(root, "", top_keys());
-    if (!root.contains("title")) fail("title: missing (every lesson has a title)");
+    if (!root.contains("title")) fail_field("title: missing (every lesson has a title)");
     lesson_.title = read_string(root["title"], "title", true);
     if (root.contains("description")) lesson_.description = read_string(root["description"], "description", false);
     if (root.contains("comment")) read_string(root["comment"], "comment", false);
     read_scenario(root);
-    if (!root.contains("steps")) fail("steps: missing (a lesson has a list of steps)");
+    if (!root.contains("steps")) fail_field("steps: missing (a lesson has a list of steps)");
     const json& steps = root["steps"];
-    if (!steps.is_array()) fail("steps: expected a list of steps, found " + found(steps));
-    if (steps.empty()) fail("steps: expected at least 1 step, found an empty list");
+    if (!steps.is_array()) fail_field("steps: expected a list of steps, found " + found(steps));
+    if (steps.empty()) fail_field("steps: expected at least 1 step, found an empty list");
     current_ = lesson_.scenario;
     for (std::size_t i = 0; i < steps.size(); ++i)
       lesson_.steps.push_back(read_step(steps[i], "steps[" + std::to_string(i) + "]"));
@@ -253,19 +250,19 @@ class Parser {
     const bool has_scenario = root.contains("scenario");
     const bool has_preset = root.contains("preset");
     if (has_scenario && has_preset)
-      fail("preset: expected either \"scenario\" or \"preset\", found both");
+      fail_field("preset: expected either \"scenario\" or \"preset\", found both");
     if (!has_scenario && !has_preset)
-      fail("scenario: missing (give \"scenario\": an object or the path of a scenario file, or \"preset\": " +
+      fail_field("scenario: missing (give \"scenario\": an object or the path of a scenario file, or \"preset\": " +
            preset_names() + ")");
     if (has_preset) {
       const json& p = root["preset"];
-      if (!p.is_string()) fail("preset: expected one of " + preset_names() + ", found " + found(p));
+      if (!p.is_string()) fail_field("preset: expected one of " + preset_names() + ", found " + found(p));
       auto s = make_preset(p.get<std::string>());
       if (!s) {
         // A random-T-D-H that is too big says why (with the bytes it needs); other names list the presets.
         const std::string problem = preset_problem(p.get<std::string>());
-        if (problem.rfind("random-", 0) == 0) fail("preset: " + problem);
-        fail("preset: expected one of " + preset_names() + ", found " + found(p));
+        if (problem.rfind("random-", 0) == 0) fail_field("preset: " + problem);
+        fail_field("preset: expected one of " + preset_names() + ", found " + found(p));
       }
       lesson_.scenario = std::move(*s);
       lesson_.preset = p.get<std::string>();
@@ -274,12 +271,12 @@ class Parser {
     const json& sc = root["scenario"];
     if (sc.is_object()) {
       LoadResult r = parse_scenario(sc.dump());
-      if (!r.scenario) fail("scenario." + r.error);
+      if (!r.scenario) fail_field("scenario." + r.error);
       lesson_.scenario = std::move(*r.scenario);
       return;
     }
     if (!sc.is_string() || sc.get<std::string>().empty())
-      fail("scenario: expected a scenario object { … } or the path of a scenario file, found " + found(sc));
+      fail_field("scenario: expected a scenario object { … } or the path of a scenario file, found " + found(sc));
     const std::filesystem::path path = base_dir_ / sc.get<std::string>();  // an absolute path replaces base_dir_
     check_inside_lesson_folder(path, sc);
     LoadResult r = load_scenario(path);
@@ -288,7 +285,7 @@ class Parser {
       // partly from the lesson, so it is quoted as an excerpt.
       std::string why = r.error;
       if (why.rfind(path.string() + ": ", 0) == 0) why.erase(0, path.string().size() + 2);
-      fail("scenario " + found(sc) + ": " + excerpt(path.string(), 300) + ": " + why);
+      fail_field("scenario " + found(sc) + ": " + excerpt(path.string(), 300) + ": " + why);
     }
     lesson_.scenario = std::move(*r.scenario);
     lesson_.scenario_file = path;
@@ -303,16 +300,16 @@ class Parser {
     const auto folder = std::filesystem::weakly_canonical(base_dir_.empty() ? "." : base_dir_, ec);
     const std::string refused = "scenario " + found(given) + ": expected a file inside the lesson's folder " +
                                 excerpt(folder.string(), 200);
-    if (ec) fail(refused + ", found a folder that cannot be resolved (" + ec.message() + ")");
+    if (ec) fail_field(refused + ", found a folder that cannot be resolved (" + ec.message() + ")");
     const auto target = std::filesystem::weakly_canonical(path, ec);
-    if (ec) fail(refused + ", found a path that cannot be resolved (" + ec.message() + ")");
+    if (ec) fail_field(refused + ", found a path that cannot be resolved (" + ec.message() + ")");
     const auto [f, t] = std::mismatch(folder.begin(), folder.end(), target.begin(), target.end());
     if (f != folder.end() || t == target.end())
-      fail(refused + ", found a path that leads to " + excerpt(target.string(), 200));
+      fail_field(refused + ", found a path that leads to " + excerpt(target.string(), 200));
   }
 
   LessonStep read_step(const json& j, const std::string& where) {
-    if (!j.is_object()) fail(where + ": expected a step object {\"title\": …, \"text\": …}, found " + found(j));
+    if (!j.is_object()) fail_field(where + ": expected a step object {\"title\": …, \"text\": …}, found " + found(j));
     check_keys(j, where, step_keys());
     LessonStep step;
     step.title = read_string(require_key(j, "title", where, " (every step has a title)"), where + ".title", true);
@@ -324,14 +321,14 @@ class Parser {
     // The changes come first: what the step shows is checked against the scenario they leave.
     if (j.contains("apply")) {
       const json& list = j["apply"];
-      if (!list.is_array()) fail(where + ".apply: expected a list of changes such as [{\"mask\": \"causal\"}], found " + found(list));
+      if (!list.is_array()) fail_field(where + ".apply: expected a list of changes such as [{\"mask\": \"causal\"}], found " + found(list));
       for (std::size_t i = 0; i < list.size(); ++i) read_change(list[i], where + ".apply[" + std::to_string(i) + "]", step);
     }
     if (step.focus_head) check_focus(current_, *step.focus_head, focus_where_);
 
     if (j.contains("show")) {
       const json& list = j["show"];
-      if (!list.is_array()) fail(where + ".show: expected a list of stage ids such as [\"X\", \"scores[0]\"], found " + found(list));
+      if (!list.is_array()) fail_field(where + ".show: expected a list of stage ids such as [\"X\", \"scores[0]\"], found " + found(list));
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string w = where + ".show[" + std::to_string(i) + "]";
         const StageId id = read_stage(list[i], w);
@@ -342,7 +339,7 @@ class Parser {
     if (j.contains("highlight")) {
       const json& list = j["highlight"];
       if (!list.is_array())
-        fail(where + ".highlight: expected a list of cells such as [{\"stage\": \"weights[0]\", \"row\": 2, \"col\": 1}], found " +
+        fail_field(where + ".highlight: expected a list of cells such as [{\"stage\": \"weights[0]\", \"row\": 2, \"col\": 1}], found " +
              found(list));
       for (std::size_t i = 0; i < list.size(); ++i)
         step.highlight.push_back(read_cell(list[i], where + ".highlight[" + std::to_string(i) + "]", current_,
@@ -351,7 +348,7 @@ class Parser {
     if (j.contains("softmax")) {
       const std::string w = where + ".softmax";
       const json& v = j["softmax"];
-      if (!v.is_object()) fail(w + ": expected {\"head\": h, \"row\": r}, found " + found(v));
+      if (!v.is_object()) fail_field(w + ": expected {\"head\": h, \"row\": r}, found " + found(v));
       check_keys(v, w, {"head", "row"});
       const std::string hint = " (expected {\"head\": h, \"row\": r})";
       LessonRow r;
@@ -363,7 +360,7 @@ class Parser {
     if (j.contains("experiment")) {
       const std::string w = where + ".experiment";
       const json& v = j["experiment"];
-      if (!v.is_object()) fail(w + ": expected {\"d\": n}, found " + found(v));
+      if (!v.is_object()) fail_field(w + ": expected {\"d\": n}, found " + found(v));
       check_keys(v, w, {"d"});
       step.experiment_d = read_int(require_key(v, "d", w, " (expected {\"d\": n})"), w + ".d", 1, 1024);
     }
@@ -375,7 +372,7 @@ class Parser {
       if (j["quiz"].contains("tolerance")) {
         const json& t = j["quiz"]["tolerance"];
         const double v = read_number(t, w + ".tolerance");
-        if (!(v > 0.0)) fail(w + ".tolerance: expected a number greater than 0, found " + t.dump());
+        if (!(v > 0.0)) fail_field(w + ".tolerance: expected a number greater than 0, found " + t.dump());
         quiz.tolerance = v;
       }
       check_quiz_value(current_, quiz, w);
@@ -387,9 +384,9 @@ class Parser {
   // One entry of "apply": an object with exactly one key naming the change.
   void read_change(const json& j, const std::string& where, LessonStep& step) {
     const std::string example = "an object with one change such as {\"mask\": \"causal\"} or {\"temperature\": 0.5}";
-    if (!j.is_object()) fail(where + ": expected " + example + ", found " + found(j));
+    if (!j.is_object()) fail_field(where + ": expected " + example + ", found " + found(j));
     if (j.size() != 1)
-      fail(where + ": expected " + example + ", found an object with " + std::to_string(j.size()) + " keys");
+      fail_field(where + ": expected " + example + ", found an object with " + std::to_string(j.size()) + " keys");
     check_keys(j, where, change_keys());
     const std::string key = j.begin().key();
     const json& v = j.begin().value();
@@ -404,7 +401,7 @@ class Parser {
     if (key == "mask") return apply(read_mask(v, w), where, key, step);
     if (key == "temperature") {
       const double t = read_number(v, w);
-      if (!(t > 0.0)) fail(w + ": expected a number greater than 0, found " + v.dump());
+      if (!(t > 0.0)) fail_field(w + ": expected a number greater than 0, found " + v.dump());
       return apply(SetTemperature{static_cast<float>(t)}, where, key, step);
     }
     if (key == "scale") return toggle(Toggle::Scale);
@@ -418,9 +415,9 @@ class Parser {
       if (v.is_boolean()) {
         r.on = v.get<bool>();
       } else if (v.is_object()) {
-        if (auto err = parse_rope_setting(v.dump(), w, r); !err.empty()) fail(err);
+        if (auto err = parse_rope_setting(v.dump(), w, r); !err.empty()) fail_field(err);
       } else {
-        fail(w + ": expected true, false or {\"theta\": 10000, \"pairs\": \"half\"}, found " + found(v));
+        fail_field(w + ": expected true, false or {\"theta\": 10000, \"pairs\": \"half\"}, found " + found(v));
       }
       return apply(SetRope{r}, where, key, step);
     }
@@ -440,7 +437,7 @@ class Parser {
       return apply(SetPin{PinKey{cell.stage, cell.row, cell.col}, pinned}, where, key, step);
     }
     if (key == "clear_pins") {
-      if (!v.is_boolean() || !v.get<bool>()) fail(w + ": expected true, found " + found(v));
+      if (!v.is_boolean() || !v.get<bool>()) fail_field(w + ": expected true, found " + found(v));
       return apply(SetPins{}, where, key, step);
     }
     if (key == "T") return dimension(Dimension::T, kMaxTokens);
@@ -465,26 +462,26 @@ class Parser {
       const std::string kind = v.get<std::string>();
       if (kind == "none") return SetMask{MaskKind::None, std::nullopt};
       if (kind == "causal") return SetMask{MaskKind::Causal, std::nullopt};
-      fail(w + ": " + expected + ", found " + found(v));
+      fail_field(w + ": " + expected + ", found " + found(v));
     }
     if (v.is_object()) {
-      if (v.size() != 1 || !v.contains("window")) fail(w + ": " + expected + ", found " + found(v));
+      if (v.size() != 1 || !v.contains("window")) fail_field(w + ": " + expected + ", found " + found(v));
       const json& n = v["window"];
       if (!n.is_number_integer() || n.get<long long>() < 1 || n.get<long long>() > limits::kMaxTokens)
-        fail(w + ".window: expected a whole number from 1 to " + std::to_string(limits::kMaxTokens) + ", found " + found(n));
+        fail_field(w + ".window: expected a whole number from 1 to " + std::to_string(limits::kMaxTokens) + ", found " + found(n));
       return SetMask{MaskKind::Window, std::nullopt, static_cast<int>(n.get<long long>())};
     }
-    if (!v.is_array()) fail(w + ": " + expected + ", found " + found(v));
-    if (v.size() != static_cast<std::size_t>(T)) fail(w + ": " + expected + ", found " + std::to_string(v.size()) + " rows");
+    if (!v.is_array()) fail_field(w + ": " + expected + ", found " + found(v));
+    if (v.size() != static_cast<std::size_t>(T)) fail_field(w + ": " + expected + ", found " + std::to_string(v.size()) + " rows");
     Matrix m(T, T);
     for (std::size_t r = 0; r < v.size(); ++r) {
       const std::string wr = w + "[" + std::to_string(r) + "]";
       if (!v[r].is_array() || v[r].size() != static_cast<std::size_t>(T))
-        fail(wr + ": expected a row of " + std::to_string(T) + " zeros and ones, found " + found(v[r]));
+        fail_field(wr + ": expected a row of " + std::to_string(T) + " zeros and ones, found " + found(v[r]));
       for (std::size_t c = 0; c < v[r].size(); ++c) {
         const json& x = v[r][c];
         if (!x.is_number() || (x.get<double>() != 0.0 && x.get<double>() != 1.0))
-          fail(wr + "[" + std::to_string(c) + "]: expected 0 or 1, found " + found(x));
+          fail_field(wr + "[" + std::to_string(c) + "]: expected 0 or 1, found " + found(x));
         m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = static_cast<float>(x.get<double>());
       }
     }
@@ -595,17 +592,17 @@ bool is_lesson_text(std::string_view text) {
 
 std::string validate_lesson(const Lesson& lesson) {
   try {
-    if (auto err = validate(lesson.scenario); !err.empty()) fail("scenario." + err);
-    if (lesson.steps.empty()) fail("steps: expected at least 1 step, found none");
+    if (auto err = validate(lesson.scenario); !err.empty()) fail_field("scenario." + err);
+    if (lesson.steps.empty()) fail_field("steps: expected at least 1 step, found none");
     Scenario s = lesson.scenario;
     for (std::size_t i = 0; i < lesson.steps.size(); ++i) {
       const LessonStep& step = lesson.steps[i];
       const std::string where = "steps[" + std::to_string(i) + "]";
-      if (step.title.empty()) fail(where + ".title: expected some text, found an empty string");
+      if (step.title.empty()) fail_field(where + ".title: expected some text, found an empty string");
       for (std::size_t e = 0; e < step.apply.size(); ++e) {
         const Applied applied = apply_edit(s, step.apply[e]);
         if (!applied.error.empty())
-          fail(where + ".apply[" + std::to_string(e) + "]: " + describe(step.apply[e]) + ": " + applied.error);
+          fail_field(where + ".apply[" + std::to_string(e) + "]: " + describe(step.apply[e]) + ": " + applied.error);
       }
       if (step.focus_head) check_focus(s, *step.focus_head, where + ".focus_head");
       check_step_view(s, step, where);

@@ -16,7 +16,7 @@ struct ConfigError {
   std::string message;
 };
 
-[[noreturn]] void fail(std::string message) { throw ConfigError{std::move(message)}; }
+[[noreturn]] void fail_config(std::string message) { throw ConfigError{std::move(message)}; }
 
 constexpr const char* kSupported =
     "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama, SmolLM), mistral, qwen2";
@@ -25,9 +25,9 @@ constexpr const char* kSupported =
 constexpr long long kMaxDimension = 1 << 20;
 constexpr long long kMaxLayers = 1024;
 
-class Reader {
+class ConfigReader {
  public:
-  Reader(const json& root, std::string where) : root_(root), where_(std::move(where)) {}
+  ConfigReader(const json& root, std::string where) : root_(root), where_(std::move(where)) {}
 
   bool has(const char* key) const {
     const auto it = root_.find(key);
@@ -37,7 +37,7 @@ class Reader {
   int positive_int(const char* key, long long max = kMaxDimension) const {
     const json& v = need(key);
     if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > max)
-      fail(where_ + ": \"" + key + "\": expected an integer from 1 to " + std::to_string(max) + ", found " +
+      fail_config(where_ + ": \"" + key + "\": expected an integer from 1 to " + std::to_string(max) + ", found " +
            excerpt(v.dump(), 40));
     return static_cast<int>(v.get<long long>());
   }
@@ -48,24 +48,24 @@ class Reader {
     if (!has(key)) return fallback;
     const json& v = root_.at(key);
     if (!v.is_number() || !(v.get<double>() > 0.0) || !std::isfinite(v.get<double>()))
-      fail(where_ + ": \"" + key + "\": expected a positive number, found " + excerpt(v.dump(), 40));
+      fail_config(where_ + ": \"" + key + "\": expected a positive number, found " + excerpt(v.dump(), 40));
     return v.get<double>();
   }
   bool boolean_or(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
     const json& v = root_.at(key);
-    if (!v.is_boolean()) fail(where_ + ": \"" + key + "\": expected true or false, found " + excerpt(v.dump(), 40));
+    if (!v.is_boolean()) fail_config(where_ + ": \"" + key + "\": expected true or false, found " + excerpt(v.dump(), 40));
     return v.get<bool>();
   }
   std::string string_or(const char* key, const std::string& fallback) const {
     if (!has(key)) return fallback;
     const json& v = root_.at(key);
-    if (!v.is_string()) fail(where_ + ": \"" + key + "\": expected a string, found " + excerpt(v.dump(), 40));
+    if (!v.is_string()) fail_config(where_ + ": \"" + key + "\": expected a string, found " + excerpt(v.dump(), 40));
     return v.get<std::string>();
   }
   const json& need(const char* key) const {
     const auto it = root_.find(key);
-    if (it == root_.end() || it->is_null()) fail(where_ + ": expected \"" + key + "\"");
+    if (it == root_.end() || it->is_null()) fail_config(where_ + ": expected \"" + key + "\"");
     return *it;
   }
   const std::string& where() const { return where_; }
@@ -75,17 +75,17 @@ class Reader {
   std::string where_;
 };
 
-Activation read_activation(const Reader& r, const char* key, const std::string& fallback) {
+Activation read_activation(const ConfigReader& r, const char* key, const std::string& fallback) {
   const std::string name = r.string_or(key, fallback);
   if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
   if (name == "gelu") return Activation::GeluErf;
   if (name == "relu") return Activation::Relu;
   if (name == "silu" || name == "swish") return Activation::Silu;
-  fail(r.where() + ": \"" + key + "\": expected gelu_new, gelu_pytorch_tanh, gelu, relu or silu, found '" +
+  fail_config(r.where() + ": \"" + key + "\": expected gelu_new, gelu_pytorch_tanh, gelu, relu or silu, found '" +
        excerpt(name, 40) + "'");
 }
 
-ModelConfig read_gpt2(const Reader& r) {
+ModelConfig read_gpt2(const ConfigReader& r) {
   ModelConfig c;
   c.family = ModelFamily::Gpt2;
   c.layers = r.positive_int("n_layer", kMaxLayers);
@@ -93,7 +93,7 @@ ModelConfig read_gpt2(const Reader& r) {
   c.kv_heads = c.heads;
   c.d_model = r.positive_int("n_embd");
   if (c.d_model % c.heads != 0)
-    fail(r.where() + ": \"n_embd\" " + std::to_string(c.d_model) + ": expected a multiple of n_head " +
+    fail_config(r.where() + ": \"n_embd\" " + std::to_string(c.d_model) + ": expected a multiple of n_head " +
          std::to_string(c.heads));
   c.d_head = c.d_model / c.heads;
   c.d_ff = r.positive_int_or("n_inner", 4 * c.d_model);
@@ -102,32 +102,32 @@ ModelConfig read_gpt2(const Reader& r) {
   c.norm_eps = r.positive_number_or("layer_norm_epsilon", 1e-5);
   c.activation = read_activation(r, "activation_function", "gelu_new");
   if (c.activation == Activation::Silu)
-    fail(r.where() + ": \"activation_function\": GPT-2's MLP takes gelu_new, gelu or relu, found silu");
+    fail_config(r.where() + ": \"activation_function\": GPT-2's MLP takes gelu_new, gelu or relu, found silu");
   c.tied_embeddings = r.boolean_or("tie_word_embeddings", true);
   c.qkv_bias = true;
   c.o_bias = true;
   return c;
 }
 
-ModelConfig read_llama(const Reader& r, const std::string& model_type) {
+ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   ModelConfig c;
   c.family = ModelFamily::Llama;
   c.layers = r.positive_int("num_hidden_layers", kMaxLayers);
   c.heads = r.positive_int("num_attention_heads");
   c.kv_heads = r.positive_int_or("num_key_value_heads", c.heads);
   if (c.heads % c.kv_heads != 0)
-    fail(r.where() + ": \"num_key_value_heads\" " + std::to_string(c.kv_heads) +
+    fail_config(r.where() + ": \"num_key_value_heads\" " + std::to_string(c.kv_heads) +
          ": expected a divisor of num_attention_heads " + std::to_string(c.heads));
   c.d_model = r.positive_int("hidden_size");
   if (!r.has("head_dim") && c.d_model % c.heads != 0)
-    fail(r.where() + ": \"hidden_size\" " + std::to_string(c.d_model) + ": expected a multiple of " +
+    fail_config(r.where() + ": \"hidden_size\" " + std::to_string(c.d_model) + ": expected a multiple of " +
          "num_attention_heads " + std::to_string(c.heads) + " (or a \"head_dim\")");
   c.d_head = r.positive_int_or("head_dim", c.d_model / c.heads);
   if (c.d_head % 2 != 0)
-    fail(r.where() + ": head dimension " + std::to_string(c.d_head) + ": expected an even number (RoPE turns pairs)");
+    fail_config(r.where() + ": head dimension " + std::to_string(c.d_head) + ": expected an even number (RoPE turns pairs)");
   // Q's width heads·d_head: an int everywhere downstream (an explicit head_dim makes it more than hidden_size).
   if (static_cast<long long>(c.heads) * c.d_head > kMaxDimension)
-    fail(r.where() + ": num_attention_heads × head dimension = " + std::to_string(c.heads) + " × " +
+    fail_config(r.where() + ": num_attention_heads × head dimension = " + std::to_string(c.heads) + " × " +
          std::to_string(c.d_head) + ": expected at most " + std::to_string(kMaxDimension));
   c.d_ff = r.positive_int("intermediate_size");
   c.vocab = r.positive_int("vocab_size");
@@ -137,19 +137,19 @@ ModelConfig read_llama(const Reader& r, const std::string& model_type) {
   c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
   c.rope_theta = r.positive_number_or("rope_theta", 10000.0);
   if (!(c.rope_theta > 1.0))
-    fail(r.where() + ": \"rope_theta\": expected a number above 1, found " + std::to_string(c.rope_theta));
+    fail_config(r.where() + ": \"rope_theta\": expected a number above 1, found " + std::to_string(c.rope_theta));
   if (r.has("rope_scaling"))
-    fail(r.where() + ": \"rope_scaling\" " + excerpt(r.need("rope_scaling").dump(), 60) +
+    fail_config(r.where() + ": \"rope_scaling\" " + excerpt(r.need("rope_scaling").dump(), 60) +
          ": scaled RoPE (Llama 3.1+, YaRN, linear, dynamic) is not supported yet; plain RoPE is");
   // Qwen2 always has q/k/v biases; Llama and Mistral have them when attention_bias says so.
   c.qkv_bias = model_type == "qwen2" ? true : r.boolean_or("attention_bias", false);
   c.o_bias = model_type == "qwen2" ? false : c.qkv_bias;
   if (r.boolean_or("mlp_bias", false))
-    fail(r.where() + ": \"mlp_bias\": true is not supported (no Llama-family checkpoint we know uses it)");
+    fail_config(r.where() + ": \"mlp_bias\": true is not supported (no Llama-family checkpoint we know uses it)");
   if (model_type == "mistral") {
     c.sliding_window = r.has("sliding_window") ? r.positive_int("sliding_window", 1LL << 30) : 0;
   } else if (model_type == "qwen2" && r.boolean_or("use_sliding_window", false)) {
-    fail(r.where() + ": \"use_sliding_window\": true (Qwen2's per-layer windows) is not supported yet");
+    fail_config(r.where() + ": \"use_sliding_window\": true (Qwen2's per-layer windows) is not supported yet");
   }
   return c;
 }
@@ -176,17 +176,17 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
     return result;
   }
   try {
-    if (!doc.root.is_object()) fail(where + ": expected a JSON object");
-    const Reader r(doc.root, where);
+    if (!doc.root.is_object()) fail_config(where + ": expected a JSON object");
+    const ConfigReader r(doc.root, where);
     if (!r.has("model_type"))
-      fail(where + ": expected \"model_type\" (supported: " + std::string(kSupported) + ")");
+      fail_config(where + ": expected \"model_type\" (supported: " + std::string(kSupported) + ")");
     const std::string type = r.string_or("model_type", "");
     if (type == "gpt2") {
       result.config = read_gpt2(r);
     } else if (type == "llama" || type == "mistral" || type == "qwen2") {
       result.config = read_llama(r, type);
     } else {
-      fail(where + ": model_type '" + excerpt(type, 40) + "' is not supported (supported: " + kSupported + ")");
+      fail_config(where + ": model_type '" + excerpt(type, 40) + "' is not supported (supported: " + kSupported + ")");
     }
     result.config.model_type = type;
   } catch (const ConfigError& e) {

@@ -2,6 +2,7 @@
 // every tensor an architecture names onto a TransformerModel, checked.
 
 #include "attention_lab/excerpt.h"
+#include "attention_lab/limits.h"
 #include "attention_lab/transformer_model.h"
 #include "io/json_document.h"
 
@@ -16,14 +17,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uintmax_t kMaxConfigBytes = 16ull << 20;
 constexpr std::uintmax_t kMaxIndexBytes = 64ull << 20;
 
 struct LoadError {
   std::string message;
 };
 
-[[noreturn]] void fail(std::string message) { throw LoadError{cap_message(std::move(message))}; }
+[[noreturn]] void fail_load(std::string message) { throw LoadError{cap_message(std::move(message))}; }
 
 struct Located {
   const SafetensorsFile* file = nullptr;
@@ -33,26 +33,26 @@ struct Located {
 // The shard files of model.safetensors.index.json, each named once.
 std::vector<fs::path> read_index(const fs::path& index_path) {
   io::TextFile text = io::read_text_file(index_path, kMaxIndexBytes);
-  if (!text.error.empty()) fail(text.error);
+  if (!text.error.empty()) fail_load(text.error);
   io::JsonDocument doc = io::parse_json_document(text.text, index_path.string());
   // The nesting error already starts with the path.
-  if (!doc.error.empty()) fail(doc.error.rfind(index_path.string(), 0) == 0 ? doc.error : index_path.string() + ": " + doc.error);
+  if (!doc.error.empty()) fail_load(doc.error.rfind(index_path.string(), 0) == 0 ? doc.error : index_path.string() + ": " + doc.error);
   const auto map = doc.root.is_object() ? doc.root.find("weight_map") : doc.root.end();
   if (!doc.root.is_object() || map == doc.root.end() || !map->is_object())
-    fail(index_path.string() + ": expected an object with a \"weight_map\" of tensor names to file names");
+    fail_load(index_path.string() + ": expected an object with a \"weight_map\" of tensor names to file names");
   std::set<std::string> names;
   for (const auto& [tensor, file] : map->items()) {
     if (!file.is_string())
-      fail(index_path.string() + ": weight_map '" + excerpt(tensor, 60) + "': expected a file name");
+      fail_load(index_path.string() + ": weight_map '" + excerpt(tensor, 60) + "': expected a file name");
     const std::string name = file.get<std::string>();
     // Shards sit next to the index: a path elsewhere is a broken (or hostile) index.
     if (name.empty() || name.find('/') != std::string::npos || name.find('\\') != std::string::npos ||
         name == "." || name == "..")
-      fail(index_path.string() + ": weight_map '" + excerpt(tensor, 60) + "': expected a file name in the same folder, found '" +
+      fail_load(index_path.string() + ": weight_map '" + excerpt(tensor, 60) + "': expected a file name in the same folder, found '" +
            excerpt(name, 60) + "'");
     names.insert(name);
   }
-  if (names.empty()) fail(index_path.string() + ": weight_map: expected at least one tensor");
+  if (names.empty()) fail_load(index_path.string() + ": weight_map: expected at least one tensor");
   std::vector<fs::path> files;
   for (const auto& n : names) files.push_back(index_path.parent_path() / n);
   return files;
@@ -66,7 +66,7 @@ class Builder {
     for (const auto& t : file->tensors()) {
       const auto [it, fresh] = where_.emplace(t.name, Located{file.get(), &t});
       if (!fresh)
-        fail(file->name() + ": tensor '" + excerpt(t.name, 80) + "' is also in " + it->second.file->name() +
+        fail_load(file->name() + ": tensor '" + excerpt(t.name, 80) + "' is also in " + it->second.file->name() +
              " (expected each tensor once)");
     }
     total_bytes_ += file->file_bytes();
@@ -79,7 +79,7 @@ class Builder {
   const Located& need(const std::string& name) const {
     const auto it = where_.find(name);
     if (it == where_.end())
-      fail(m_.source.string() + ": missing tensor '" + name + "' (expected by the " + m_.layout + " layout)");
+      fail_load(m_.source.string() + ": missing tensor '" + name + "' (expected by the " + m_.layout + " layout)");
     return it->second;
   }
 
@@ -89,7 +89,7 @@ class Builder {
     if (t.info->shape != shape) {
       TensorInfo want;
       want.shape = shape;
-      fail(t.file->name() + ": tensor '" + t.info->name + "': expected shape " + want.shape_text() + " (from config.json), found " +
+      fail_load(t.file->name() + ": tensor '" + t.info->name + "': expected shape " + want.shape_text() + " (from config.json), found " +
            t.info->shape_text());
     }
   }
@@ -99,13 +99,13 @@ class Builder {
     const Located& t = need(name);
     expect_shape(t, shape);
     if (!is_float(t.info->dtype))
-      fail(t.file->name() + ": tensor '" + name + "': expected F32, F16 or BF16, found " + to_string(t.info->dtype));
+      fail_load(t.file->name() + ": tensor '" + name + "': expected F32, F16 or BF16, found " + to_string(t.info->dtype));
     const float* data = t.file->f32_in_place(*t.info);
     const auto n = static_cast<std::size_t>(t.info->numel());
     if (data == nullptr) {
       std::vector<float> values;
       std::string error;
-      if (!t.file->read_floats(*t.info, values, error)) fail(error);
+      if (!t.file->read_floats(*t.info, values, error)) fail_load(error);
       auto owned = std::make_unique<float[]>(n);
       std::copy(values.begin(), values.end(), owned.get());
       data = owned.get();
@@ -113,7 +113,7 @@ class Builder {
     }
     for (std::size_t i = 0; i < n; ++i) {
       if (!std::isfinite(data[i]))
-        fail(t.file->name() + ": tensor '" + name + "': value " + std::to_string(i) + " is " +
+        fail_load(t.file->name() + ": tensor '" + name + "': value " + std::to_string(i) + " is " +
              (std::isnan(data[i]) ? "NaN" : "infinite") + "; expected finite weights");
     }
     m_.parameters += n;
@@ -197,7 +197,7 @@ void build_gpt2(TransformerModel& m, Builder& b) {
     out_in = true;
     m.layout = "minGPT (nn.Linear [out, in])";
   } else {
-    fail(m.source.string() + ": tensor '" + p + "h.0.attn.c_attn.weight': expected shape [" + std::to_string(d) + ", " +
+    fail_load(m.source.string() + ": tensor '" + p + "h.0.attn.c_attn.weight': expected shape [" + std::to_string(d) + ", " +
          std::to_string(3 * d) + "] (HF GPT-2) or [" + std::to_string(3 * d) + ", " + std::to_string(d) +
          "] (minGPT), found " + b.need(p + "h.0.attn.c_attn.weight").info->shape_text());
   }
@@ -264,7 +264,7 @@ void build_lm_head(TransformerModel& m, Builder& b) {
     m.lm_head.stride = c.d_model;
     m.lm_head.out_in = true;
   } else {
-    fail(m.source.string() + ": missing tensor 'lm_head.weight' (config.json says tie_word_embeddings: false)");
+    fail_load(m.source.string() + ": missing tensor 'lm_head.weight' (config.json says tie_word_embeddings: false)");
   }
 }
 
@@ -285,32 +285,32 @@ LoadedModel load_model(const fs::path& path, const LoadProgress& progress) {
       } else if (fs::exists(path / "model.safetensors", ec)) {
         weight_files = {path / "model.safetensors"};
       } else {
-        fail(path.string() + ": expected model.safetensors or model.safetensors.index.json in this folder");
+        fail_load(path.string() + ": expected model.safetensors or model.safetensors.index.json in this folder");
       }
     } else if (fs::exists(path, ec)) {
       // A file must be a checkpoint; a scenario or lesson (.json) opens with File ▸ Open instead.
       if (path.extension() != ".safetensors")
-        fail(path.string() + ": expected a model folder (config.json with model.safetensors) or a .safetensors file, found a " +
+        fail_load(path.string() + ": expected a model folder (config.json with model.safetensors) or a .safetensors file, found a " +
              (path.has_extension() ? path.extension().string() + " file" : std::string("file without an extension")) +
              (path.extension() == ".json" ? " (a scenario or lesson opens with File ▸ Open…)" : ""));
       folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
       weight_files = {path};
     } else {
-      fail(path.string() + ": no such file or folder");
+      fail_load(path.string() + ": no such file or folder");
     }
 
     const fs::path config_path = folder / "config.json";
-    io::TextFile config_text = io::read_text_file(config_path, kMaxConfigBytes);
-    if (!config_text.error.empty()) fail(config_text.error + " (a model needs its config.json)");
+    io::TextFile config_text = io::read_text_file(config_path, limits::kMaxConfigBytes);
+    if (!config_text.error.empty()) fail_load(config_text.error + " (a model needs its config.json)");
     ParsedConfig parsed = parse_model_config(config_text.text, config_path.string());
-    if (!parsed.error.empty()) fail(parsed.error);
+    if (!parsed.error.empty()) fail_load(parsed.error);
     model->config = parsed.config;
 
     Builder builder(*model, progress);
     for (const auto& file : weight_files) {
       std::string error;
       auto opened = SafetensorsFile::open(file, error);
-      if (!opened) fail(error);
+      if (!opened) fail_load(error);
       builder.add_file(std::move(opened));
     }
     if (model->config.family == ModelFamily::Gpt2) build_gpt2(*model, builder);
