@@ -236,6 +236,7 @@ class Engine {
     std::vector<float> drift;          // error estimate of U and R rows (see above)
     float cmax = 0.0f;                 // largest |context| of the head: the drift unit
     float score_error = 0.0f;          // bound of the rounding rank-one updates added to S
+    float score_largest = 0.0f;        // largest |S| the last shift found (0: none yet)
     Changes changes[4];                // scaled, masked, weights, position_bias (see changes_of)
   };
   // What edit_rows knows of one head before its pass over the rows.
@@ -272,6 +273,15 @@ class Engine {
     std::vector<float> largest;
     std::vector<std::uint8_t> finite;
   };
+  // Where a head pass writes each row's change of concat, for an edit that
+  // adds the change times W_o_h to the output (written beside the new row,
+  // while the row is in cache: a copy of the old concat before the pass and
+  // a subtraction after it took a tenth of a W_q edit).
+  struct ConcatChange {
+    Matrix rows;                        // T × d_v per recorded head
+    std::vector<int> column;            // per head: its first column in `rows`, -1 when not recorded
+    std::vector<std::uint8_t> started;  // per head: `rows` holds its change so far (a later pass adds to it)
+  };
   class Work;
 
   // [SECTION] Scheduling
@@ -292,8 +302,11 @@ class Engine {
   // [SECTION] Kernels
   void compute_projection(StageKind kind, int head, Work* work);
   // shifts (indexed by head, or null): heads whose scores are shifted first (with_scores false)
-  void head_pass(const std::vector<int>& heads, bool with_scores, Work* work, std::vector<ScoreShift>* shifts = nullptr);
-  void head_block(int h, Eigen::Index bi, bool with_scores, std::vector<float>& scratch, ScoreShift* shift);
+  // change (or null): where to record the heads' change of concat
+  void head_pass(const std::vector<int>& heads, bool with_scores, Work* work, std::vector<ScoreShift>* shifts = nullptr,
+                 ConcatChange* change = nullptr);
+  void head_block(int h, Eigen::Index bi, bool with_scores, std::vector<float>& scratch, ScoreShift* shift,
+                  ConcatChange* change);
   void compute_block(int h, Eigen::Index bi, Eigen::Index bj) const;
   void ensure_blocks_for_mask(int h);
   void complete_scores(int h) const;
@@ -317,6 +330,7 @@ class Engine {
   bool shift_factors(StageKind kind, int h, Eigen::Index c, const Eigen::VectorXf& old_col, ScoreShift& shift) const;
   // (c: a column of Q or K; old_col: its values before the edit)
   bool finish_shift(int h, ScoreShift& shift);
+  bool shift_breaks_bound(int h, const ScoreShift& shift) const;
   void edit_v_column(Eigen::Index c);
   void edit_context_column(int h, Eigen::Index c, const Eigen::Ref<const Eigen::VectorXf>& vcol);
   void edit_output_column(Eigen::Index c);
@@ -440,6 +454,7 @@ class Engine {
   std::map<PinKey, float> pins_;        // the scenario's pins at the last recompute
   std::vector<std::uint8_t> row_pins_;  // [h·T + i]: kinds of pins in that row (bits)
   std::vector<std::uint8_t> out_age_;   // rank-one updates since each output row was exact
+  ConcatChange concat_change_;  // a Q/K column edit's (kept: new rows would page-fault on every edit)
   std::vector<float> proj_err_[3];      // per row of Q, K, V: bound of the error X's shifts added
   std::vector<HeadEdit> edits_;         // per head, for edit_rows
   std::vector<Warning> warnings_;

@@ -45,6 +45,8 @@ constexpr float kMaxRise = 40.0f;
 // Rows of Q, K and V updated by X's changes keep an error bound below this
 // fraction of their largest value (16 float ulps), else they are recomputed.
 constexpr float kProjTolerance = 0x1p-20f;
+// The unit roundoff of float: the largest relative error of one rounding.
+constexpr float kUnitRoundoff = 0x1p-24f;
 // A head's scores updated by rank-one products (W_q or W_k edits) keep their
 // rounding below this fraction of the largest score (16 float ulps): then a
 // weight moves by about 1e-6 at most, else the scores are computed anew.

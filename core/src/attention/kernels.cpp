@@ -58,7 +58,8 @@ void Engine::compute_projection(StageKind kind, int head, Work* work) {
 // Scores (optionally), softmax state, U and concat of every row of `heads`,
 // in tasks of one block of rows, the largest first. R of those heads becomes
 // stale.
-void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* work, std::vector<ScoreShift>* shifts) {
+void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* work, std::vector<ScoreShift>* shifts,
+                       ConcatChange* change) {
   if (heads.empty()) return;
   for (int h : heads) {
     auto& hs = heads_[uz(h)];
@@ -83,7 +84,7 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
     for (long t = 0; t < n; ++t) {
       if (stop.load(std::memory_order_relaxed)) continue;
       const auto [h, bi] = tasks[uz(t)];
-      head_block(h, bi, with_scores, scratch, shifts ? &(*shifts)[uz(h)] : nullptr);
+      head_block(h, bi, with_scores, scratch, shifts ? &(*shifts)[uz(h)] : nullptr, change);
       if (work) {
         const double rows = static_cast<double>(std::min(kBlock, ix(dims_.T) - bi * kBlock));
         if (!work->step(per_cell * rows * static_cast<double>(extent(bi)))) stop.store(true);
@@ -91,6 +92,8 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
     }
   }
   if (stop.load()) throw Cancelled();
+  if (change)
+    for (int h : heads) change->started[uz(h)] = 1;
   const Index dv = dims_.d_v;
   for (int h : heads) {
     auto& hs = heads_[uz(h)];
@@ -120,7 +123,8 @@ Index Engine::scaled_masked_prefix(int h, Index i, Index limit, float* x) const 
   return n;
 }
 
-void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& scratch, ScoreShift* shift) {
+void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& scratch, ScoreShift* shift,
+                        ConcatChange* change) {
   HeadState& hs = heads_[uz(h)];
   const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
   const Index i0 = bi * kBlock, rows = std::min(kBlock, T - i0), jn = extent(bi);
@@ -190,11 +194,22 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
     block_product(E, Vh.topRows(jn), U);
   else
     U.setZero();
+  // (the change of a row: −old + new is new − old, bit for bit)
+  const bool record = change && change->column[uz(h)] >= 0;
+  const bool add = record && change->started[uz(h)];
   for (Index r = 0; r < rows; ++r) {
+    const Index i = i0 + r;
+    const auto now = concat_.row(i).segment(ix(h) * dv, dv);
+    if (record) {
+      auto d = change->rows.row(i).segment(change->column[uz(h)], dv);
+      if (add) d -= now;
+      else d = -now;
+    }
     if (is_direct[r])
-      recompute_row(h, i0 + r);
+      recompute_row(h, i);
     else
-      set_concat_row(h, i0 + r);
+      set_concat_row(h, i);
+    if (record) change->rows.row(i).segment(change->column[uz(h)], dv) += now;
   }
 }
 

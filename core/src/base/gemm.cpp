@@ -57,7 +57,7 @@ const OpenBlas& openblas() {
 // The packed kernel's variant for this CPU, looked for once.
 struct PackedIsa {
   const char* name = "";  // "" when the CPU has neither AVX-512F nor AVX2 + FMA
-  long (*b_floats)(int k) = nullptr;
+  long (*buffer_floats)(const packed::Product& p, int threads) = nullptr;
   void (*run)(const packed::Product&, float*, int) = nullptr;
 };
 
@@ -66,9 +66,9 @@ const PackedIsa& packed_isa() {
     PackedIsa i;
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) {
-      i = {"AVX-512", packed::b_panel_floats_avx512, packed::run_avx512};
+      i = {"AVX-512", packed::buffer_floats_avx512, packed::run_avx512};
     } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-      i = {"AVX2", packed::b_panel_floats_avx2, packed::run_avx2};
+      i = {"AVX2", packed::buffer_floats_avx2, packed::run_avx2};
     }
     return i;
   }();
@@ -128,10 +128,10 @@ void packed_product(const packed::Product& p) {
   const PackedIsa& isa = packed_isa();
   const int threads =
       omp_in_parallel() || !parallel::worth_threads(2.0 * p.m * p.n * p.k) ? 1 : std::max(1, omp_get_max_threads());
-  // The panels of B, kept by the calling thread between products (≤ 200 KB
+  // The panels of B, kept by the calling thread between products (≤ 256 KB
   // a thread).
   thread_local std::vector<float> buffer;
-  const auto need = static_cast<std::size_t>(threads * isa.b_floats(p.k));
+  const auto need = static_cast<std::size_t>(isa.buffer_floats(p, threads));
   if (buffer.size() < need) buffer.resize(need);
   isa.run(p, buffer.data(), threads);
 }

@@ -25,9 +25,9 @@
 
 namespace attention_lab::packed {
 
-// One product. `b_panels` holds at least b_panel_floats(k) floats per
-// thread; `threads` ≥ 1 runs an OpenMP team of that many (1: the calling
-// thread alone).
+// One product. `buffer` holds at least buffer_floats(p, threads) floats;
+// `threads` ≥ 1 runs an OpenMP team of that many (1: the calling thread
+// alone).
 struct Product {
   int m, n, k;
   const float* a;
@@ -40,10 +40,10 @@ struct Product {
   bool accumulate;
 };
 
-long b_panel_floats_avx512(int k);
-void run_avx512(const Product& p, float* b_panels, int threads);
+long buffer_floats_avx512(const Product& p, int threads);
+void run_avx512(const Product& p, float* buffer, int threads);
 
-long b_panel_floats_avx2(int k);
-void run_avx2(const Product& p, float* b_panels, int threads);
+long buffer_floats_avx2(const Product& p, int threads);
+void run_avx2(const Product& p, float* buffer, int threads);
 
 }  // namespace attention_lab::packed

@@ -29,7 +29,7 @@ struct Avx2 {
 
 }  // namespace
 
-long b_panel_floats_avx2(int k) { return Gemm<Avx2>::b_floats(k); }
-void run_avx2(const Product& p, float* b_panels, int threads) { Gemm<Avx2>::run(p, b_panels, threads); }
+long buffer_floats_avx2(const Product& p, int threads) { return Gemm<Avx2>::buffer_floats(p, threads); }
+void run_avx2(const Product& p, float* buffer, int threads) { Gemm<Avx2>::run(p, buffer, threads); }
 
 }  // namespace attention_lab::packed

@@ -27,7 +27,7 @@ struct Avx512 {
 
 }  // namespace
 
-long b_panel_floats_avx512(int k) { return Gemm<Avx512>::b_floats(k); }
-void run_avx512(const Product& p, float* b_panels, int threads) { Gemm<Avx512>::run(p, b_panels, threads); }
+long buffer_floats_avx512(const Product& p, int threads) { return Gemm<Avx512>::buffer_floats(p, threads); }
+void run_avx512(const Product& p, float* buffer, int threads) { Gemm<Avx512>::run(p, buffer, threads); }
 
 }  // namespace attention_lab::packed

@@ -32,6 +32,23 @@ struct Gemm {
   // + one vector, so a panel can start on a 64-byte line whatever the buffer.
   static long b_floats(int k) { return static_cast<long>(slice_steps(k)) * NR + 16; }
 
+  // A short sum over a small B (an edited head's change of the output,
+  // T × 64 · 64 × 768; a head's share of the output): all of B is packed
+  // once, and each thread goes along whole rows of C, which it then reads
+  // and writes in order. Panel by panel down all rows (the other path), each
+  // row of C is touched 48 times a line at a time — with only 64 steps of
+  // sum per visit, the product waited on C and ran at half the kernel's rate.
+  static constexpr long kMaxWholeB = 64L * 1024;  // floats: 256 KB, in L2 beside the rows of A and C
+  static int panels_of(int n) { return (n + NR - 1) / NR; }
+  static bool whole_b(const Product& q) {
+    return q.k <= kMaxSteps && static_cast<long>(panels_of(q.n)) * NR * q.k <= kMaxWholeB;
+  }
+  static bool direct(const Product& q) { return !q.b_transposed && q.m <= kMaxDirectRows; }
+  static long buffer_floats(const Product& q, int threads) {
+    return !direct(q) && whole_b(q) ? static_cast<long>(panels_of(q.n)) * NR * q.k + 16 : threads * b_floats(q.k);
+  }
+  static float* aligned(float* p) { return p + (16 - (reinterpret_cast<unsigned long>(p) / sizeof(float)) % 16) % 16; }
+
   // Columns j0 … j0+NR of B's rows p0 … p0+steps, k-major:
   // out[p·NR + j] = b(p0 + p, j0 + j); columns past n are 0.
   static void pack_b(const Product& q, int p0, int steps, int j0, float* out) {
@@ -93,9 +110,10 @@ struct Gemm {
   }
 
   // The MR × NR tile of C at (r0, j0), steps p0 … p1 of the sum: `rows` and
-  // `cols` of it are real; `add` adds to what C holds.
-  static void tile(const Product& q, int p0, const float* __restrict bp, int steps, int r0, int rows, int j0, int cols,
-                   bool add) {
+  // `cols` of it are real; `add` adds to what C holds. Step p of the sum
+  // reads B's NR columns at bp + p·b_step (a packed panel: b_step = NR).
+  static void tile(const Product& q, int p0, const float* __restrict bp, long b_step, int steps, int r0, int rows,
+                   int j0, int cols, bool add) {
     // Rows past m read row r0 again: their sums are never stored.
     const float* ar[static_cast<unsigned>(MR)];
     for (int r = 0; r < MR; ++r) ar[r] = q.a + static_cast<long>(r0 + (r < rows ? r : 0)) * q.lda + p0;
@@ -104,7 +122,7 @@ struct Gemm {
       for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::zero();
     for (int p = 0; p < steps; ++p) {
       V bv[static_cast<unsigned>(Isa::NV)];
-      for (int v = 0; v < Isa::NV; ++v) bv[v] = Isa::load(bp + static_cast<long>(p) * NR + v * Isa::W);
+      for (int v = 0; v < Isa::NV; ++v) bv[v] = Isa::load(bp + p * b_step + v * Isa::W);
       for (int r = 0; r < MR; ++r) {
         const V a = Isa::broadcast(ar[r] + p);
         for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::fma(a, bv[v], acc[r][v]);
@@ -135,7 +153,72 @@ struct Gemm {
     }
   }
 
-  static void run(const Product& q, float* b_panels, int threads) {
+  static void run_whole_b(const Product& q, float* buffer, int threads) {
+    const int blocks = row_blocks(q.m);
+    const int panels = panels_of(q.n);
+    const long panel_floats = static_cast<long>(q.k) * NR;
+    float* bp = aligned(buffer);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+#pragma omp for schedule(static)
+      for (int panel = 0; panel < panels; ++panel) pack_b(q, 0, q.k, panel * NR, bp + panel * panel_floats);
+      // (the loop's barrier: every panel is packed before any is read)
+#pragma omp for schedule(static)
+      for (int block = 0; block < blocks; ++block) {
+        const int r0 = block * MR, rows = q.m - r0 < MR ? q.m - r0 : MR;
+        for (int panel = 0; panel < panels; ++panel) {
+          const int j0 = panel * NR;
+          tile(q, 0, bp + panel * panel_floats, NR, q.k, r0, rows, j0, q.n - j0 < NR ? q.n - j0 : NR, q.accumulate);
+        }
+      }
+    }
+  }
+
+  // A product of a few rows (output rows computed again after edits):
+  // each panel of B serves a row block or two, so B is read where it is.
+  // Packed, all of B was copied (2.4 MB of W_o for 16 rows) to be read once
+  // or twice, and the product took twice as long. A last panel narrower
+  // than NR is packed still (its rows would be read past B's end).
+  static constexpr int kMaxDirectRows = 4 * MR;
+  static void run_direct(const Product& q, float* buffer, int threads) {
+    const int blocks = row_blocks(q.m);
+    const int panels = panels_of(q.n);
+    const int per_slice = slice_steps(q.k);
+    const long panel_floats = b_floats(q.k);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+      float* bp = aligned(buffer + panel_floats * omp_get_thread_num());
+#pragma omp for schedule(static)
+      for (int panel = 0; panel < panels; ++panel) {
+        const int j0 = panel * NR, cols = q.n - j0 < NR ? q.n - j0 : NR;
+        for (int p0 = 0; p0 < q.k; p0 += per_slice) {
+          const int steps = q.k - p0 < per_slice ? q.k - p0 : per_slice;
+          const float* b = q.b + static_cast<long>(p0) * q.ldb + j0;
+          long b_step = q.ldb;
+          if (cols < NR) {
+            pack_b(q, p0, steps, j0, bp);
+            b = bp;
+            b_step = NR;
+          }
+          for (int block = 0; block < blocks; ++block) {
+            const int r0 = block * MR;
+            tile(q, p0, b, b_step, steps, r0, q.m - r0 < MR ? q.m - r0 : MR, j0, cols, q.accumulate || p0 > 0);
+          }
+        }
+      }
+    }
+  }
+
+  static void run(const Product& q, float* buffer, int threads) {
+    if (direct(q)) {
+      run_direct(q, buffer, threads);
+      return;
+    }
+    if (whole_b(q)) {
+      run_whole_b(q, buffer, threads);
+      return;
+    }
+    float* b_panels = buffer;
     const int blocks = row_blocks(q.m);
     const int panels = (q.n + NR - 1) / NR;
     const long panel_floats = b_floats(q.k);
@@ -143,8 +226,7 @@ struct Gemm {
     {
       const int team = omp_get_num_threads();
       // The panel of this thread, on a 64-byte boundary.
-      float* bp = b_panels + panel_floats * omp_get_thread_num();
-      bp += (16 - (reinterpret_cast<unsigned long>(bp) / sizeof(float)) % 16) % 16;
+      float* bp = aligned(b_panels + panel_floats * omp_get_thread_num());
       // Each thread takes whole panels when there are enough to share (B is
       // packed once), else every panel is split by rows as well.
       const int chunks = panels >= 2 * team ? 1 : team;
@@ -169,7 +251,7 @@ struct Gemm {
             prefetch_b(q, p0, steps, j0 + NR, block - first, last - first);
             if (block + 1 < last) prefetch_c(q, (block + 1) * MR, j0, cols);
             const int r0 = block * MR;
-            tile(q, p0, bp, steps, r0, q.m - r0 < MR ? q.m - r0 : MR, j0, cols, q.accumulate || p0 > 0);
+            tile(q, p0, bp, NR, steps, r0, q.m - r0 < MR ? q.m - r0 : MR, j0, cols, q.accumulate || p0 > 0);
           }
         }
       }
