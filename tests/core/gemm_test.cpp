@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -117,6 +119,42 @@ TEST(Gemm, OpenBlasIsRefusedWhenAbsentAndTheBackendSaysWhichRuns) {
   EXPECT_EQ(set_gemm_backend(GemmBackend::OpenBlas), openblas_available());
   EXPECT_EQ(gemm_backend(), openblas_available() ? GemmBackend::OpenBlas : GemmBackend::Eigen);
   EXPECT_EQ(openblas_library().empty(), !openblas_available());
+}
+
+// A factor prepared once (a head's values, read by each block of rows of
+// its weights): every product with its first k rows has the bits gemm()
+// gives it — one or two rows, a row block, sums of one slice and of two
+// (k past 768), with and without accumulate — on every backend; and a new
+// prepare of the same object takes the new B.
+TEST(Gemm, APreparedFactorGivesGemmsBits) {
+  BackendGuard guard;
+  std::mt19937 rng(12);
+  std::normal_distribution<float> normal;
+  const int full_k = 1000, n = 70, ldb = 90;
+  std::vector<float> b(static_cast<std::size_t>(full_k * ldb)), a(static_cast<std::size_t>(64 * full_k));
+  for (float& v : b) v = normal(rng);
+  for (float& v : a) v = normal(rng);
+  for (const GemmBackend backend : backends()) {
+    SCOPED_TRACE(to_string(backend));
+    ASSERT_TRUE(set_gemm_backend(backend));
+    GemmRhs rhs;
+    for (const int round : {0, 1}) {
+      if (round == 1)
+        for (float& v : b) v = normal(rng);  // then prepared again
+      rhs.prepare(b.data(), full_k, n, ldb);
+      for (const auto& [m, k] : {std::pair{1, 1000}, std::pair{2, 64}, std::pair{5, 300}, std::pair{64, 640},
+                                 std::pair{64, 1000}, std::pair{25, 769}, std::pair{64, 1}}) {
+        for (const bool accumulate : {false, true}) {
+          SCOPED_TRACE(std::to_string(m) + " × " + std::to_string(k) + (accumulate ? " +=" : "") + " round " +
+                       std::to_string(round));
+          std::vector<float> want(static_cast<std::size_t>(m * n), 0.5f), got = want;
+          gemm(m, n, k, a.data(), full_k, b.data(), ldb, false, want.data(), n, accumulate);
+          rhs.multiply(m, k, a.data(), full_k, got.data(), n, accumulate);
+          ASSERT_EQ(got, want);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

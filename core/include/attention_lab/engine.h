@@ -71,6 +71,7 @@
 // can run on a worker thread into a separate Engine that is then moved into
 // place; set_control() lets the owner watch its progress and cancel it.
 
+#include "attention_lab/gemm.h"
 #include "attention_lab/matrix.h"
 #include "attention_lab/scenario.h"
 #include "attention_lab/softmax.h"
@@ -454,7 +455,17 @@ class Engine {
   std::map<PinKey, float> pins_;        // the scenario's pins at the last recompute
   std::vector<std::uint8_t> row_pins_;  // [h·T + i]: kinds of pins in that row (bits)
   std::vector<std::uint8_t> out_age_;   // rank-one updates since each output row was exact
-  ConcatChange concat_change_;  // a Q/K column edit's (kept: new rows would page-fault on every edit)
+  // Buffers kept from one edit or pass to the next (a new one would
+  // page-fault every time); not state, so a copy of the engine starts
+  // without them.
+  struct Scratch {
+    Scratch() = default;
+    Scratch(const Scratch&) {}
+    Scratch& operator=(const Scratch&) { return *this; }
+    ConcatChange concat_change;       // a Q/K column edit's
+    std::vector<GemmRhs> head_values;  // per K/V head: its values, prepared by head_pass for its blocks
+  };
+  Scratch scratch_;
   std::vector<float> proj_err_[3];      // per row of Q, K, V: bound of the error X's shifts added
   std::vector<HeadEdit> edits_;         // per head, for edit_rows
   std::vector<Warning> warnings_;

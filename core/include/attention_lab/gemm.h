@@ -59,4 +59,23 @@ void gemm_accumulate(const Matrix& x, const float* b, int b_rows, int b_cols, in
 void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed, float* c, int ldc,
           bool accumulate = false);
 
+// A right-hand factor B (k × n, rows `ldb` apart) for several products
+// C (+)= A·B' with B' its first k' ≤ k rows, each as gemm() computes it, in
+// the same bits (a head's values, read by each block of rows of its
+// weights). On the packed backend B is packed once by prepare, not by each
+// product: a W_q edit copied its head's values 16 times. B must stay as it
+// is between prepare and the last product.
+class GemmRhs {
+ public:
+  void prepare(const float* b, int k, int n, int ldb);
+  // C (m × n, rows `ldc` apart) = A (m × k, rows `lda` apart) · B's first k rows; += with `accumulate`.
+  void multiply(int m, int k, const float* a, int lda, float* c, int ldc, bool accumulate = false) const;
+
+ private:
+  const float* b_ = nullptr;
+  int k_ = 0, n_ = 0, ldb_ = 0;
+  bool packed_ = false;
+  std::vector<float> panels_;  // kept between prepares: a new buffer would page-fault each time
+};
+
 }  // namespace attention_lab

@@ -473,7 +473,7 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
   }
   bump_block(kind, block, false);
 
-  ConcatChange& change = concat_change_;
+  ConcatChange& change = scratch_.concat_change;
   change.rows.resize(T, ix(heads.size()) * dv);
   change.column.assign(uz(dims_.heads), -1);
   change.started.assign(uz(dims_.heads), 0);

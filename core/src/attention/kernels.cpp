@@ -70,6 +70,18 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
       ensure_blocks_for_mask(h);
     r_valid_[uz(h)] = 0;
   }
+  // each K/V head's values packed once for all blocks that read them
+  const Index dv = dims_.d_v;
+  auto& values = scratch_.head_values;
+  values.resize(uz(dims_.kv_heads));
+  std::vector<std::uint8_t> prepared(uz(dims_.kv_heads), 0);
+  for (int h : heads) {
+    const int g = kv(h);
+    if (prepared[uz(g)]) continue;
+    prepared[uz(g)] = 1;
+    values[uz(g)].prepare(V_.data() + ix(g) * dv, dims_.T_k, static_cast<int>(dv),
+                          static_cast<int>(V_.outerStride()));
+  }
   std::vector<std::pair<int, Index>> tasks;
   for (Index bi = nbr_ - 1; bi >= 0; --bi)
     for (int h : heads) tasks.emplace_back(h, bi);
@@ -94,7 +106,6 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
   if (stop.load()) throw Cancelled();
   if (change)
     for (int h : heads) change->started[uz(h)] = 1;
-  const Index dv = dims_.d_v;
   for (int h : heads) {
     auto& hs = heads_[uz(h)];
     const auto block = concat_.middleCols(ix(h) * dv, dv);
@@ -128,7 +139,6 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   HeadState& hs = heads_[uz(h)];
   const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
   const Index i0 = bi * kBlock, rows = std::min(kBlock, T - i0), jn = extent(bi);
-  const auto Vh = V_.middleCols(ix(kv(h)) * dv, dv);
   if (shift && !shift->pairs.empty()) {
     // The edit's rank-one change of the blocks this pass reads, while they
     // are in cache for the softmax below (a pass of its own read the head's
@@ -191,7 +201,9 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   // score, which stays on Eigen above.)
   auto U = U_.block(i0, ix(h) * dv, rows, dv);
   if (jn > 0)
-    block_product(E, Vh.topRows(jn), U);
+    scratch_.head_values[uz(kv(h))].multiply(static_cast<int>(rows), static_cast<int>(jn), E.data(),
+                                             static_cast<int>(E.outerStride()), U.data(),
+                                             static_cast<int>(U.outerStride()));
   else
     U.setZero();
   // (the change of a row: −old + new is new − old, bit for bit)

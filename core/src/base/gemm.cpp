@@ -59,6 +59,9 @@ struct PackedIsa {
   const char* name = "";  // "" when the CPU has neither AVX-512F nor AVX2 + FMA
   long (*buffer_floats)(const packed::Product& p, int threads) = nullptr;
   void (*run)(const packed::Product&, float*, int) = nullptr;
+  long (*packed_floats)(int k, int n) = nullptr;
+  void (*pack)(const float* b, int ldb, int k, int n, float* packed) = nullptr;
+  void (*run_prepacked)(const packed::Product&, const float* packed, int packed_k) = nullptr;
 };
 
 const PackedIsa& packed_isa() {
@@ -66,9 +69,11 @@ const PackedIsa& packed_isa() {
     PackedIsa i;
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) {
-      i = {"AVX-512", packed::buffer_floats_avx512, packed::run_avx512};
+      i = {"AVX-512",          packed::buffer_floats_avx512, packed::run_avx512,
+           packed::packed_floats_avx512, packed::pack_avx512,        packed::run_prepacked_avx512};
     } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-      i = {"AVX2", packed::buffer_floats_avx2, packed::run_avx2};
+      i = {"AVX2",           packed::buffer_floats_avx2, packed::run_avx2,
+           packed::packed_floats_avx2, packed::pack_avx2,        packed::run_prepacked_avx2};
     }
     return i;
   }();
@@ -223,6 +228,28 @@ void gemm_accumulate(const Matrix& x, const float* b, int b_rows, int b_cols, in
     throw std::invalid_argument("gemm_accumulate: expected y of " + std::to_string(m) + " x " + std::to_string(n) +
                                 ", found " + std::to_string(y.rows()) + " x " + std::to_string(y.cols()));
   gemm(m, n, k, x.data(), std::max(k, 1), b, stride, transposed, y.data(), std::max(n, 1), true);
+}
+
+void GemmRhs::prepare(const float* b, int k, int n, int ldb) {
+  b_ = b;
+  k_ = k;
+  n_ = n;
+  ldb_ = ldb;
+  packed_ = gemm_backend() == GemmBackend::Packed && k > 0 && n > 0;
+  if (!packed_) return;
+  const PackedIsa& isa = packed_isa();
+  const auto need = static_cast<std::size_t>(isa.packed_floats(k, n));
+  if (panels_.size() < need) panels_.resize(need);
+  isa.pack(b, ldb, k, n, panels_.data());
+}
+
+void GemmRhs::multiply(int m, int k, const float* a, int lda, float* c, int ldc, bool accumulate) const {
+  // (one or two rows take gemm's matrix-vector product, as gemm gives them)
+  if (!packed_ || m <= 0 || k <= 0 || k > k_ || (m <= kMaxVectorRows && static_cast<long>(n_) * k >= kMinVectorProduct)) {
+    gemm(m, n_, k, a, lda, b_, ldb_, false, c, ldc, accumulate);
+    return;
+  }
+  packed_isa().run_prepacked({m, n_, k, a, lda, nullptr, 0, false, c, ldc, accumulate}, panels_.data(), k_);
 }
 
 }  // namespace attention_lab

@@ -46,4 +46,17 @@ void run_avx512(const Product& p, float* buffer, int threads);
 long buffer_floats_avx2(const Product& p, int threads);
 void run_avx2(const Product& p, float* buffer, int threads);
 
+// B (k × n, not transposed) packed whole once, for several products with
+// its first rows, each on the calling thread: `packed` holds
+// packed_floats(k, n) floats; run_prepacked computes p with B's first p.k
+// rows from `packed` (packed_k ≥ p.k of them; p.b is not read), in the
+// same bits as run.
+long packed_floats_avx512(int k, int n);
+void pack_avx512(const float* b, int ldb, int k, int n, float* packed);
+void run_prepacked_avx512(const Product& p, const float* packed, int packed_k);
+
+long packed_floats_avx2(int k, int n);
+void pack_avx2(const float* b, int ldb, int k, int n, float* packed);
+void run_prepacked_avx2(const Product& p, const float* packed, int packed_k);
+
 }  // namespace attention_lab::packed

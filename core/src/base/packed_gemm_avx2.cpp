@@ -31,5 +31,10 @@ struct Avx2 {
 
 long buffer_floats_avx2(const Product& p, int threads) { return Gemm<Avx2>::buffer_floats(p, threads); }
 void run_avx2(const Product& p, float* buffer, int threads) { Gemm<Avx2>::run(p, buffer, threads); }
+long packed_floats_avx2(int k, int n) { return Gemm<Avx2>::packed_floats(k, n); }
+void pack_avx2(const float* b, int ldb, int k, int n, float* packed) { Gemm<Avx2>::pack(b, ldb, k, n, packed); }
+void run_prepacked_avx2(const Product& p, const float* packed, int packed_k) {
+  Gemm<Avx2>::run_prepacked(p, packed, packed_k);
+}
 
 }  // namespace attention_lab::packed

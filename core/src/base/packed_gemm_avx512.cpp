@@ -29,5 +29,10 @@ struct Avx512 {
 
 long buffer_floats_avx512(const Product& p, int threads) { return Gemm<Avx512>::buffer_floats(p, threads); }
 void run_avx512(const Product& p, float* buffer, int threads) { Gemm<Avx512>::run(p, buffer, threads); }
+long packed_floats_avx512(int k, int n) { return Gemm<Avx512>::packed_floats(k, n); }
+void pack_avx512(const float* b, int ldb, int k, int n, float* packed) { Gemm<Avx512>::pack(b, ldb, k, n, packed); }
+void run_prepacked_avx512(const Product& p, const float* packed, int packed_k) {
+  Gemm<Avx512>::run_prepacked(p, packed, packed_k);
+}
 
 }  // namespace attention_lab::packed

@@ -47,7 +47,10 @@ struct Gemm {
   static long buffer_floats(const Product& q, int threads) {
     return !direct(q) && whole_b(q) ? static_cast<long>(panels_of(q.n)) * NR * q.k + 16 : threads * b_floats(q.k);
   }
-  static float* aligned(float* p) { return p + (16 - (reinterpret_cast<unsigned long>(p) / sizeof(float)) % 16) % 16; }
+  template <class F>
+  static F* aligned(F* p) {
+    return p + (16 - (reinterpret_cast<unsigned long>(p) / sizeof(float)) % 16) % 16;
+  }
 
   // Columns j0 … j0+NR of B's rows p0 … p0+steps, k-major:
   // out[p·NR + j] = b(p0 + p, j0 + j); columns past n are 0.
@@ -132,7 +135,7 @@ struct Gemm {
     // indices: read with a run-time row below, the array would be kept in
     // memory, and with AVX2's 16 registers GCC 12 then stored every
     // accumulator on every step of the loop above (2.5× slower).
-    alignas(64) float sums[MR * NR];
+    alignas(64) float sums[static_cast<unsigned>(MR * NR)];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
@@ -204,6 +207,32 @@ struct Gemm {
             const int r0 = block * MR;
             tile(q, p0, b, b_step, steps, r0, q.m - r0 < MR ? q.m - r0 : MR, j0, cols, q.accumulate || p0 > 0);
           }
+        }
+      }
+    }
+  }
+
+  // B packed whole once for several products with its first rows (a head's
+  // values, read by each block of rows of its weights: packed per product,
+  // they were copied 16 times per head): panel j at j·k·NR, its step p at p·NR.
+  static long packed_floats(int k, int n) { return static_cast<long>(panels_of(n)) * NR * k + 16; }
+  static void pack(const float* b, int ldb, int k, int n, float* out) {
+    const Product q{0, n, k, nullptr, 0, b, ldb, false, nullptr, 0, false};
+    float* bp = aligned(out);
+    for (int panel = 0; panel < panels_of(n); ++panel) pack_b(q, 0, k, panel * NR, bp + static_cast<long>(panel) * k * NR);
+  }
+  // Each tile's slices of k in order, as run adds them: the same bits.
+  static void run_prepacked(const Product& q, const float* packed, int packed_k) {
+    const float* bp = aligned(packed);
+    const int blocks = row_blocks(q.m), panels = panels_of(q.n), per_slice = slice_steps(q.k);
+    for (int block = 0; block < blocks; ++block) {
+      const int r0 = block * MR, rows = q.m - r0 < MR ? q.m - r0 : MR;
+      for (int panel = 0; panel < panels; ++panel) {
+        const int j0 = panel * NR, cols = q.n - j0 < NR ? q.n - j0 : NR;
+        const float* panel_start = bp + static_cast<long>(panel) * packed_k * NR;
+        for (int p0 = 0; p0 < q.k; p0 += per_slice) {
+          const int steps = q.k - p0 < per_slice ? q.k - p0 : per_slice;
+          tile(q, p0, panel_start + static_cast<long>(p0) * NR, NR, steps, r0, rows, j0, cols, q.accumulate || p0 > 0);
         }
       }
     }
