@@ -457,11 +457,16 @@ class Engine {
   std::vector<std::uint8_t> out_age_;   // rank-one updates since each output row was exact
   // Buffers kept from one edit or pass to the next (a new one would
   // page-fault every time); not state, so a copy of the engine starts
-  // without them.
+  // without them, and an engine assigned another (a document letting its
+  // stages go) lets them go.
   struct Scratch {
     Scratch() = default;
     Scratch(const Scratch&) {}
-    Scratch& operator=(const Scratch&) { return *this; }
+    Scratch& operator=(const Scratch&) {
+      concat_change = ConcatChange{};
+      head_values = std::vector<GemmRhs>{};
+      return *this;
+    }
     ConcatChange concat_change;       // a Q/K column edit's
     std::vector<GemmRhs> head_values;  // per K/V head: its values, prepared by head_pass for its blocks
   };

@@ -12,6 +12,7 @@
 
 #include "attention_lab/matrix.h"
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,7 @@ class GemmRhs {
   void prepare(const float* b, int k, int n, int ldb);
   // C (m × n, rows `ldc` apart) = A (m × k, rows `lda` apart) · B's first k rows; += with `accumulate`.
   void multiply(int m, int k, const float* a, int lda, float* c, int ldc, bool accumulate = false) const;
+  std::size_t bytes() const { return panels_.capacity() * sizeof(float); }
 
  private:
   const float* b_ = nullptr;

@@ -429,6 +429,8 @@ std::size_t Engine::bytes_kept() const {
   for (const auto& d : cache_) total += bytes(d.m);
   total += r_valid_.capacity() + mask_block_count_.capacity() * sizeof(int) + row_pins_.capacity() +
            out_age_.capacity();
+  total += bytes(scratch_.concat_change.rows);
+  for (const GemmRhs& values : scratch_.head_values) total += values.bytes();
   return total;
 }
 
