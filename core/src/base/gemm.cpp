@@ -103,6 +103,9 @@ std::atomic<int>& chosen() {
 constexpr int kMaxVectorRows = 2;
 constexpr long kMinVectorProduct = 1L << 16;  // below this, threads cost more than they save
 constexpr int kVectorChunks = 16;             // column ranges, so a busy thread's share is small
+bool takes_vector_products(int m, int n, int k) {
+  return m <= kMaxVectorRows && static_cast<long>(n) * k >= kMinVectorProduct;
+}
 
 void vector_products(int m, int n, int k, const float* a, int lda, const float* b, int ldb, bool b_transposed,
                      float* c, int ldc, bool accumulate) {
@@ -186,7 +189,7 @@ void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
     if (!accumulate) C.setZero();
     return;
   }
-  if (m <= kMaxVectorRows && static_cast<long>(n) * k >= kMinVectorProduct) {
+  if (takes_vector_products(m, n, k)) {
     vector_products(m, n, k, a, lda, b, ldb, b_transposed, c, ldc, accumulate);
     return;
   }
@@ -245,7 +248,7 @@ void GemmRhs::prepare(const float* b, int k, int n, int ldb) {
 
 void GemmRhs::multiply(int m, int k, const float* a, int lda, float* c, int ldc, bool accumulate) const {
   // (one or two rows take gemm's matrix-vector product, as gemm gives them)
-  if (!packed_ || m <= 0 || k <= 0 || k > k_ || (m <= kMaxVectorRows && static_cast<long>(n_) * k >= kMinVectorProduct)) {
+  if (!packed_ || m <= 0 || k <= 0 || k > k_ || takes_vector_products(m, n_, k)) {
     gemm(m, n_, k, a, lda, b_, ldb_, false, c, ldc, accumulate);
     return;
   }

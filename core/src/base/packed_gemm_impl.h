@@ -159,21 +159,15 @@ struct Gemm {
   static void run_whole_b(const Product& q, float* buffer, int threads) {
     const int blocks = row_blocks(q.m);
     const int panels = panels_of(q.n);
-    const long panel_floats = static_cast<long>(q.k) * NR;
     float* bp = aligned(buffer);
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
+      // packed as `pack` lays it out (panel j at j·k·NR)
 #pragma omp for schedule(static)
-      for (int panel = 0; panel < panels; ++panel) pack_b(q, 0, q.k, panel * NR, bp + panel * panel_floats);
+      for (int panel = 0; panel < panels; ++panel) pack_b(q, 0, q.k, panel * NR, bp + static_cast<long>(panel) * q.k * NR);
       // (the loop's barrier: every panel is packed before any is read)
 #pragma omp for schedule(static)
-      for (int block = 0; block < blocks; ++block) {
-        const int r0 = block * MR, rows = q.m - r0 < MR ? q.m - r0 : MR;
-        for (int panel = 0; panel < panels; ++panel) {
-          const int j0 = panel * NR;
-          tile(q, 0, bp + panel * panel_floats, NR, q.k, r0, rows, j0, q.n - j0 < NR ? q.n - j0 : NR, q.accumulate);
-        }
-      }
+      for (int block = 0; block < blocks; ++block) run_blocks(q, bp, q.k, block, block + 1);
     }
   }
 
@@ -221,11 +215,12 @@ struct Gemm {
     float* bp = aligned(out);
     for (int panel = 0; panel < panels_of(n); ++panel) pack_b(q, 0, k, panel * NR, bp + static_cast<long>(panel) * k * NR);
   }
-  // Each tile's slices of k in order, as run adds them: the same bits.
-  static void run_prepacked(const Product& q, const float* packed, int packed_k) {
-    const float* bp = aligned(packed);
-    const int blocks = row_blocks(q.m), panels = panels_of(q.n), per_slice = slice_steps(q.k);
-    for (int block = 0; block < blocks; ++block) {
+  // Row blocks first … last of C against a B packed whole (panel j at
+  // j·packed_k·NR, its step p at p·NR), each tile's slices of k in order, as
+  // run adds them: the same bits.
+  static void run_blocks(const Product& q, const float* bp, int packed_k, int first, int last) {
+    const int panels = panels_of(q.n), per_slice = slice_steps(q.k);
+    for (int block = first; block < last; ++block) {
       const int r0 = block * MR, rows = q.m - r0 < MR ? q.m - r0 : MR;
       for (int panel = 0; panel < panels; ++panel) {
         const int j0 = panel * NR, cols = q.n - j0 < NR ? q.n - j0 : NR;
@@ -236,6 +231,9 @@ struct Gemm {
         }
       }
     }
+  }
+  static void run_prepacked(const Product& q, const float* packed, int packed_k) {
+    run_blocks(q, aligned(packed), packed_k, 0, row_blocks(q.m));
   }
 
   static void run(const Product& q, float* buffer, int threads) {
