@@ -9,6 +9,7 @@
 #include "attention_lab/edit.h"
 #include "attention_lab/engine.h"
 #include "attention_lab/gemm.h"
+#include "attention_lab/huge_pages.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/seeded_fill.h"
 #include "attention_lab/snapshot.h"
@@ -418,6 +419,7 @@ struct Results {
   // the milliseconds taking it took.
   double snapshot_bytes = 0.0, snapshot_ms = 0.0;
   double peak_rss_mib = 0.0;
+  double huge_page_bytes = 0.0;  // in 2 MiB pages, the engine built
   double load_average = 0.0;     // 1-minute, before the run
   double preempted_per_s = 0.0;  // involuntary context switches per second of the run
   bool busy() const { return preempted_per_s > kBusyPreemptionsPerSecond; }
@@ -564,6 +566,7 @@ void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r,
     progress.end(runs);
   }
   r.bytes_kept = bytes_kept_of(doc.engine());
+  r.huge_page_bytes = huge_page_bytes();
   if (compare) measure_compare(doc, progress, r);
 }
 
@@ -663,6 +666,8 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   j["snapshot_bytes"] = r.snapshot_bytes;
   j["snapshot_ms"] = sig(r.snapshot_ms);
   j["peak_rss_mb"] = sig(r.peak_rss_mib);
+  j["huge_pages_requested"] = huge_pages_requested();
+  j["huge_page_mb"] = sig(r.huge_page_bytes / (1024.0 * 1024.0));
   j["load_average"] = sig(r.load_average, 3);
   j["preempted_per_s"] = sig(r.preempted_per_s, 3);
   j["openmp"] = kHaveOpenMP;
@@ -720,7 +725,9 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
       << " % of the faster GEMM's GFLOP/s; first run on a fresh engine " << format_ms(r.first_full_ms) << " ms\n";
   out << "memory: peak RSS " << bytes_text(r.peak_rss_mib * 1024.0 * 1024.0);
   if (r.bytes_kept) out << ", the engine keeps " << bytes_text(*r.bytes_kept);
-  out << ", the core estimates " << bytes_text(estimated_bytes_of(o)) << " for this size\n";
+  out << ", the core estimates " << bytes_text(estimated_bytes_of(o)) << " for this size; in 2 MiB pages "
+      << bytes_text(r.huge_page_bytes)
+      << (huge_pages_requested() ? " (glibc.malloc.hugetlb=1)" : " (not requested: see ATTENTION_LAB_HUGE_PAGES)") << '\n';
   out << "Compare: the snapshot keeps " << bytes_text(r.snapshot_bytes);
   if (r.bytes_kept && *r.bytes_kept > 0) out << " (" << fixed(100.0 * r.snapshot_bytes / *r.bytes_kept, 1) << " % of the engine's)";
   out << " after an edit of X and a diff of every stage; taken in " << format_ms(r.snapshot_ms) << " ms\n";

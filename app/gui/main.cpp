@@ -8,6 +8,7 @@
 #include "logic/mouse_button_pacer.h"
 #include "gfx/fonts.h"
 #include "gfx/window_icon.h"
+#include "attention_lab/huge_pages.h"
 #include "attention_lab/presets.h"
 #include "attention_lab/version.h"
 #include "panels/panels.h"
@@ -52,6 +53,7 @@ attention_lab::gui::MouseButtonPacer g_mouse;
 }  // namespace
 
 int main(int argc, char** argv) {
+  attention_lab::restart_with_huge_pages(argv);
   const auto parsed = attention_lab::gui::parse_options(std::vector<std::string>(argv + 1, argv + argc));
   if (!parsed.options) {
     std::fprintf(stderr, "attention-lab: %s (see --help)\n", parsed.error.c_str());

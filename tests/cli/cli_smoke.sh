@@ -37,5 +37,23 @@ expect 2 "syntax error" -- "$cli" trace "$tmp/bad.json"
 printf '{"X": [[1, 2], [3]], "W_q": [[1],[1]], "W_k": [[1],[1]], "W_v": [[1],[1]], "heads": 1}' >"$tmp/ragged.json"
 expect 2 "ragged rows" -- "$cli" validate "$tmp/ragged.json"
 grep -q "X\[1\]" "$tmp/err" || { echo "FAIL: ragged error does not name X[1]"; cat "$tmp/err"; fails=$((fails + 1)); }
+# Huge pages: the binary restarts itself with glibc.malloc.hugetlb=1 when the
+# kernel gives them on request only (THP "madvise") and glibc has the tunable
+# (2.35+); never in a sanitizer build ($2 = sanitized), never when told not to.
+sanitized=${2:-}
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+want=false
+if [ -z "$sanitized" ] && grep -qF '[madvise]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null &&
+   [ "$(printf '%s\n2.35\n' "$glibc" | sort -V | head -1)" = "2.35" ] && [ -z "${GLIBC_TUNABLES:-}" ]; then
+  want=true
+fi
+requested() {  # requested ENV… : what a tiny bench says about the tunable
+  env -u GLIBC_TUNABLES "$@" "$cli" bench --T 4 --d 8 --heads 2 --runs 1 --rounds 1 --gemm-size 16 --json 2>/dev/null |
+    grep -o '"huge_pages_requested": *[a-z]*' | sed 's/.*: *//'
+}
+got=$(requested)
+[ "$got" = "$want" ] || { echo "FAIL: huge pages requested: $got, expected $want (glibc $glibc)"; fails=$((fails + 1)); }
+got=$(requested ATTENTION_LAB_HUGE_PAGES=0)
+[ "$got" = "false" ] || { echo "FAIL: ATTENTION_LAB_HUGE_PAGES=0 still restarts: $got"; fails=$((fails + 1)); }
 [ "$fails" -eq 0 ] && echo "all CLI checks passed"
 exit $((fails > 0))

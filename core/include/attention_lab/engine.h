@@ -463,12 +463,17 @@ class Engine {
     Scratch() = default;
     Scratch(const Scratch&) {}
     Scratch& operator=(const Scratch&) {
-      concat_change = ConcatChange{};
-      head_values = std::vector<GemmRhs>{};
+      *this = Scratch{};
       return *this;
     }
+    Scratch& operator=(Scratch&&) = default;
     ConcatChange concat_change;       // a Q/K column edit's
     std::vector<GemmRhs> head_values;  // per K/V head: its values, prepared by head_pass for its blocks
+    // edit_rows': per row and head, what edit_entry did; column r of each
+    // head's scores, old and new; rows of heads to recompute, and output rows waiting for them
+    std::vector<RowUpdate> row_updates;
+    std::vector<float> score_column;
+    std::vector<std::uint8_t> deferred, output_waits;
   };
   Scratch scratch_;
   std::vector<float> proj_err_[3];      // per row of Q, K, V: bound of the error X's shifts added

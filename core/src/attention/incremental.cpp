@@ -221,17 +221,23 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
   const long last = k || v ? static_cast<long>(T) : static_cast<long>(r) + 1;
   // Rows of a head that must be recomputed (state 3), and rows whose output
   // waits for them: done after the pass, batched per head.
-  std::vector<std::uint8_t> deferred(uz(ix(dims_.heads) * T), 0), output_waits(uz(T), 0);
+  std::vector<std::uint8_t>& deferred = scratch_.deferred;
+  std::vector<std::uint8_t>& output_waits = scratch_.output_waits;
+  deferred.assign(uz(ix(dims_.heads) * T), 0);
+  output_waits.assign(uz(T), 0);
   // Three passes over the rows. First column r of each head's scores, old
   // and new, per head and block of rows: a cache line per row on its own
   // page, which a loop doing nothing else keeps many of in flight (inside the
   // entries' work each was a stall). Then every head's entry of each row
   // (edit_entry), then each row's R and output (see fused_rows).
-  std::vector<RowUpdate> updates(uz((last - first) * n_heads));  // row-major, by position in `heads`
+  // row-major, by position in `heads` (edit_entry writes each before it is read)
+  std::vector<RowUpdate>& updates = scratch_.row_updates;
+  updates.resize(uz((last - first) * n_heads));
   constexpr long kChunkRows = 16;
   const long n_chunks = (last - first + kChunkRows - 1) / kChunkRows;
   const long n_rows = last - first;
-  std::vector<float> column(uz(2 * n_heads * n_rows));  // [t][0 old, 1 new][i − first]
+  std::vector<float>& column = scratch_.score_column;  // [t][0 old, 1 new][i − first]
+  column.resize(uz(2 * n_heads * n_rows));
   const long n_blocks = (n_rows + kBlock - 1) / kBlock;
   // per row and head: a score (2·d_k), then its entry (≈ 4·d_v) and its R and output segments (≈ 4·d_out)
   const bool threads = rows_worth_threads(static_cast<double>(n_rows * n_heads), static_cast<double>(2 * dk + 4 * dv + 4 * dout));

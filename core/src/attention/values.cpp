@@ -431,6 +431,8 @@ std::size_t Engine::bytes_kept() const {
            out_age_.capacity();
   total += bytes(scratch_.concat_change.rows);
   for (const GemmRhs& values : scratch_.head_values) total += values.bytes();
+  total += scratch_.row_updates.capacity() * sizeof(RowUpdate) + scratch_.score_column.capacity() * sizeof(float) +
+           scratch_.deferred.capacity() + scratch_.output_waits.capacity();
   return total;
 }
 
