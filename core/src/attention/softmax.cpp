@@ -7,6 +7,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
 namespace attention_lab {
 
 const char* describe(RowIssue issue) {
@@ -66,8 +70,110 @@ double sum_in_double(const float* x, Eigen::Index n) {
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
+namespace {
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+// fast_exp written out in intrinsics, operation for operation, so each lane
+// gets fast_exp's bits. GCC's own vectorization of the scalar loop kept every
+// clamp and select as a pair of compares and a blend (about 45 instructions
+// per vector, 0.95 ns a float on Zen 3); min and max here are single
+// instructions whose NaN rule (the second operand wins) is the scalar
+// clamp's: NaN becomes kLo.
+#if defined(__AVX512F__)
+struct ExpLanes {
+  using V = __m512;
+  using I = __m512i;
+  static constexpr int kWidth = 16;
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static V set1(float f) { return _mm512_set1_ps(f); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V min(V a, V b) { return _mm512_min_ps(a, b); }
+  static I bits(V v) { return _mm512_castps_si512(v); }
+  static V floats(I i) { return _mm512_castsi512_ps(i); }
+  static I isub(I a, I b) { return _mm512_sub_epi32(a, b); }
+  static I iadd(I a, I b) { return _mm512_add_epi32(a, b); }
+  static I iset1(int i) { return _mm512_set1_epi32(i); }
+  static I half_toward_zero(I i) { return _mm512_srai_epi32(_mm512_add_epi32(i, _mm512_srli_epi32(i, 31)), 1); }
+  static I exponent(I i) { return _mm512_slli_epi32(i, 23); }
+  // x < kLo ? 0 : x > kHi ? +∞ : x is NaN ? x : y
+  static V finish(V x, V y, V lo, V hi) {
+    y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x);
+    y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), y, set1(std::numeric_limits<float>::infinity()));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), y, _mm512_setzero_ps());
+  }
+};
+#else
+struct ExpLanes {
+  using V = __m256;
+  using I = __m256i;
+  static constexpr int kWidth = 8;
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V set1(float f) { return _mm256_set1_ps(f); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V min(V a, V b) { return _mm256_min_ps(a, b); }
+  static I bits(V v) { return _mm256_castps_si256(v); }
+  static V floats(I i) { return _mm256_castsi256_ps(i); }
+  static I isub(I a, I b) { return _mm256_sub_epi32(a, b); }
+  static I iadd(I a, I b) { return _mm256_add_epi32(a, b); }
+  static I iset1(int i) { return _mm256_set1_epi32(i); }
+  static I half_toward_zero(I i) { return _mm256_srai_epi32(_mm256_add_epi32(i, _mm256_srli_epi32(i, 31)), 1); }
+  static I exponent(I i) { return _mm256_slli_epi32(i, 23); }
+  // x < kLo ? 0 : x > kHi ? +∞ : x is NaN ? x : y
+  static V finish(V x, V y, V lo, V hi) {
+    y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    y = _mm256_blendv_ps(y, set1(std::numeric_limits<float>::infinity()), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+    return _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+  }
+};
+#endif
+
+// fast_exp (softmax.h) of each lane: the same constants and the same operations in the same order.
+template <class L>
+typename L::V exp_lanes(typename L::V x) {
+  using V = typename L::V;
+  using I = typename L::I;
+  const V lo = L::set1(-87.33654475f), hi = L::set1(88.72283935f), round = L::set1(12582912.0f);
+  const V xc = L::min(L::max(x, lo), hi);
+  const V t = L::fma(xc, L::set1(1.44269504088896341f), round);
+  const V n = L::sub(t, round);
+  const I ni = L::isub(L::bits(t), L::bits(round));
+  V r = L::fma(n, L::set1(-0.693359375f), xc);
+  r = L::fma(n, L::set1(2.12194440e-4f), r);
+  V p = L::set1(1.9875691500e-4f);
+  p = L::fma(p, r, L::set1(1.3981999507e-3f));
+  p = L::fma(p, r, L::set1(8.3334519073e-3f));
+  p = L::fma(p, r, L::set1(4.1665795894e-2f));
+  p = L::fma(p, r, L::set1(1.6666665459e-1f));
+  p = L::fma(p, r, L::set1(5.0000001201e-1f));
+  p = L::fma(p, L::mul(r, r), L::add(r, L::set1(1.0f)));
+  const I n1 = L::half_toward_zero(ni);
+  const I n2 = L::isub(ni, n1);
+  const I bias = L::iset1(127);
+  const V y = L::mul(L::mul(p, L::floats(L::exponent(L::iadd(n1, bias)))), L::floats(L::exponent(L::iadd(n2, bias))));
+  return L::finish(x, y, lo, hi);
+}
+#endif
+
+}  // namespace
+
 void exp_shifted(const float* x, float offset, float* e, Eigen::Index n) {
-  for (Eigen::Index j = 0; j < n; ++j) e[j] = fast_exp(x[j] - offset);
+  Eigen::Index j = 0;
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+  const ExpLanes::V shift = ExpLanes::set1(offset);
+  for (; j + ExpLanes::kWidth <= n; j += ExpLanes::kWidth)
+    ExpLanes::store(e + j, exp_lanes<ExpLanes>(ExpLanes::sub(ExpLanes::load(x + j), shift)));
+#endif
+  for (; j < n; ++j) e[j] = fast_exp(x[j] - offset);
 }
 
 RowIssue softmax_row_with_sink(Eigen::Ref<const RowVector> x, float sink, Eigen::Ref<RowVector> w, float& share) {
