@@ -161,7 +161,10 @@ TEST(Engine, BytesKeptCountEveryMatrix) {
   // per head each) are not stored
   EXPECT_LT(before, scores + 3u * 256u * 256u * sizeof(float));
   (void)e.stage(head(StageKind::Weights, 1));
-  EXPECT_EQ(e.bytes_kept(), before + 256u * 256u * sizeof(float));
+  // the copy, and the exponentials it keeps with their offsets and lengths (KeptExps)
+  EXPECT_EQ(e.bytes_kept(), before + 2u * 256u * 256u * sizeof(float) + 256u * (sizeof(float) + sizeof(Eigen::Index)));
+  (void)e.stage(head(StageKind::Masked, 1));  // other copies keep none
+  EXPECT_EQ(e.bytes_kept(), before + 3u * 256u * 256u * sizeof(float) + 256u * (sizeof(float) + sizeof(Eigen::Index)));
 }
 
 // [SECTION] Cancellation and progress

@@ -254,11 +254,31 @@ class Engine {
     std::uint8_t state = 0;
     float a = 0.0f, b = 0.0f;  // U_i += a·V_r(old) + b·V_r(new), likewise R_i with y
   };
+  // A weights copy's exponentials e^(masked − offset), row by row, with the
+  // offset and the length each row was taken with (length −1: none kept, a
+  // direct row). An edit that moved a row's masked values in a few columns
+  // and its sum (an X or K edit: column r) then costs the copy a multiply per
+  // entry instead of the row's exponentials. A copy of the engine (read-only:
+  // Compare) starts without them.
+  struct KeptExps {
+    KeptExps() = default;
+    KeptExps(const KeptExps&) {}
+    KeptExps(KeptExps&&) = default;
+    KeptExps& operator=(const KeptExps&) {
+      *this = KeptExps{};
+      return *this;
+    }
+    KeptExps& operator=(KeptExps&&) = default;
+    Matrix e;
+    std::vector<float> offset;
+    std::vector<Eigen::Index> length;
+  };
   struct Derived {
     StageId id;
     std::uint64_t version = 0;
     std::uint64_t used = 0;
     Matrix m;
+    KeptExps exps;  // weights only
   };
   // A W_q or W_k edit's change of one head's scores, S += a·bᵀ per pair (one
   // pair, or two with RoPE's partner column), applied by head_block to the
@@ -312,6 +332,8 @@ class Engine {
   void ensure_blocks_for_mask(int h);
   void complete_scores(int h) const;
   Eigen::Index scaled_masked_prefix(int h, Eigen::Index i, Eigen::Index limit, float* x) const;
+  // How many of row i's first `limit` entries scaled_masked_prefix writes.
+  Eigen::Index prefix_length(Eigen::Index i, Eigen::Index limit) const;
   void recompute_row(int h, Eigen::Index i);
   void recompute_rows(int h, const std::vector<Eigen::Index>& rows);
   static void set_softmax_state(HeadState& hs, Eigen::Index i, float offset, double z);
@@ -406,6 +428,8 @@ class Engine {
   void note_row(StageKind kind, int head, Eigen::Index row);
   void note_col(StageKind kind, int head, Eigen::Index col);
   void patch_derived(Derived& d) const;
+  void patch_weights(Derived& d, bool whole, std::uint64_t since) const;
+  void weights_row_kept(int h, Eigen::Index i, float* w, KeptExps& kept, const std::vector<Eigen::Index>* moved) const;
   void fill_derived_row(StageId id, Matrix& m, Eigen::Index i) const;
   void fill_derived_row(StageId id, Eigen::Index i, float* out) const;
 

@@ -118,9 +118,13 @@ void Engine::head_pass(const std::vector<int>& heads, bool with_scores, Work* wo
 // forbids; n is `limit` cut to the causal extent of row i. The forward pass,
 // a recomputed row and a weights row share this arithmetic, so they agree
 // bit for bit.
-Index Engine::scaled_masked_prefix(int h, Index i, Index limit, float* x) const {
+Index Engine::prefix_length(Index i, Index limit) const {
   const bool ends_at_diagonal = mask_shape_ == MaskShape::Causal || mask_shape_ == MaskShape::Window;
-  const Index n = ends_at_diagonal ? std::min(limit, i + 1) : limit;
+  return ends_at_diagonal ? std::min(limit, i + 1) : limit;
+}
+
+Index Engine::scaled_masked_prefix(int h, Index i, Index limit, float* x) const {
+  const Index n = prefix_length(i, limit);
   const float* s = heads_[uz(h)].S.row(i).data();
   if (use_div_)
     for (Index j = 0; j < n; ++j) x[j] = s[j] / scale_div_;

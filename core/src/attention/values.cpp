@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <atomic>
 
@@ -257,6 +258,10 @@ void Engine::patch_derived(Derived& d) const {
     advise_huge_pages(d.m);
   }
   if (d.id.kind == StageKind::Scaled) complete_scores(h);
+  if (d.id.kind == StageKind::Weights && !read_only_) {
+    patch_weights(d, whole, since);
+    return;
+  }
   const auto n = static_cast<long>(T);
   long stale = 0;
   for (long i = 0; i < n && !whole; ++i) stale += c.rows[uz(i)] > since ? 1 : 0;
@@ -279,6 +284,70 @@ void Engine::patch_derived(Derived& d) const {
       }
     }
   }
+}
+
+// The weights copy `d` brought up to date (see KeptExps): rows that changed
+// since `since` (all with `whole`), each from its kept exponentials where
+// they still hold, else computed whole.
+void Engine::patch_weights(Derived& d, bool whole, std::uint64_t since) const {
+  const int h = d.id.head;
+  const Index T = dims_.T, Tk = dims_.T_k;
+  const HeadState& hs = heads_[uz(h)];
+  const Changes& c = hs.changes[changes_of(StageKind::Weights)];
+  const Changes& masked = hs.changes[changes_of(StageKind::Masked)];
+  KeptExps& kept = d.exps;
+  if (kept.e.rows() != T || kept.e.cols() != Tk) {
+    kept.e.resize(T, Tk);
+    advise_huge_pages(kept.e);
+    kept.offset.assign(uz(T), 0.0f);
+    kept.length.assign(uz(T), -1);
+  }
+  // The columns of masked that moved since the copy was made, when masked
+  // lists them all (else no row's exponentials can be trusted).
+  const bool listed = !whole && masked.full <= since;
+  std::vector<Index> moved;
+  if (listed)
+    for (const auto& [v, col] : masked.cols)
+      if (v > since) moved.push_back(col);
+  const auto n = static_cast<long>(T);
+  long stale = 0;
+  for (long i = 0; i < n && !whole; ++i) stale += c.rows[uz(i)] > since ? 1 : 0;
+#pragma omp parallel for schedule(dynamic, 32) if ((whole || stale > 16) && rows_worth_threads(static_cast<double>(whole ? n : stale), 4.0 * static_cast<double>(Tk)))
+  for (long i = 0; i < n; ++i)
+    if (whole || c.rows[uz(i)] > since)
+      weights_row_kept(h, i, d.m.row(i).data(), kept, listed && masked.rows[uz(i)] <= since ? &moved : nullptr);
+}
+
+// Row i of head h's weights into w, as weights_row computes it. With
+// `moved` (the columns where row i's masked values may have changed; the
+// rest did not), from the row's kept exponentials when its offset and
+// length are those they were taken with: those columns' exponentials again,
+// then one multiply per entry. Otherwise computed whole, the exponentials kept.
+void Engine::weights_row_kept(int h, Index i, float* w, KeptExps& kept, const std::vector<Index>* moved) const {
+  const HeadState& hs = heads_[uz(h)];
+  if (hs.direct[uz(i)]) {
+    kept.length[uz(i)] = -1;
+    weights_row(h, i, w, scratch_a(dims_.T_k).data());
+    return;
+  }
+  float* e = kept.e.row(i).data();
+  const float offset = hs.offset[uz(i)];
+  const Index n = prefix_length(i, extent(i / kBlock));
+  const bool holds = moved && kept.length[uz(i)] == n &&
+                     std::memcmp(&kept.offset[uz(i)], &offset, sizeof offset) == 0;  // the very float
+  if (holds) {
+    for (Index j : *moved)
+      if (j < n) e[j] = fast_exp(masked_value(h, i, j) - offset);  // scaled_masked_prefix's value of that column
+  } else {
+    // weights_row's arithmetic, the exponentials kept on the way
+    scaled_masked_prefix(h, i, extent(i / kBlock), w);
+    exp_shifted(w, offset, e, n);
+    kept.offset[uz(i)] = offset;
+    kept.length[uz(i)] = n;
+  }
+  const float scale = hs.cscale[uz(i)];
+  for (Index j = 0; j < n; ++j) w[j] = e[j] * scale;
+  std::fill(w + n, w + dims_.T_k, 0.0f);
 }
 
 Matrix Engine::rows(StageId id, Index first, Index count) const {
@@ -426,7 +495,8 @@ std::size_t Engine::bytes_kept() const {
     total += bytes(hs.S) + hs.valid.capacity() + hs.offset.capacity() * sizeof(float) +
              hs.sum.capacity() * sizeof(double) + hs.cscale.capacity() * sizeof(float) +
              hs.issue.capacity() * sizeof(RowIssue) + hs.direct.capacity() + hs.drift.capacity() * sizeof(float);
-  for (const auto& d : cache_) total += bytes(d.m);
+  for (const auto& d : cache_) total += bytes(d.m) + bytes(d.exps.e) + d.exps.offset.capacity() * sizeof(float) +
+                                         d.exps.length.capacity() * sizeof(Index);
   total += r_valid_.capacity() + mask_block_count_.capacity() * sizeof(int) + row_pins_.capacity() +
            out_age_.capacity();
   total += bytes(scratch_.concat_change.rows);
