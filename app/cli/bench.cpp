@@ -419,7 +419,7 @@ struct Results {
   // the milliseconds taking it took.
   double snapshot_bytes = 0.0, snapshot_ms = 0.0;
   double peak_rss_mib = 0.0;
-  double huge_page_bytes = 0.0;  // in 2 MiB pages, the engine built
+  double huge_page_bytes = 0.0;  // the process's memory in 2 MiB pages, after the edits
   double load_average = 0.0;     // 1-minute, before the run
   double preempted_per_s = 0.0;  // involuntary context switches per second of the run
   bool busy() const { return preempted_per_s > kBusyPreemptionsPerSecond; }
@@ -727,7 +727,7 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
   if (r.bytes_kept) out << ", the engine keeps " << bytes_text(*r.bytes_kept);
   out << ", the core estimates " << bytes_text(estimated_bytes_of(o)) << " for this size; in 2 MiB pages "
       << bytes_text(r.huge_page_bytes)
-      << (huge_pages_requested() ? " (glibc.malloc.hugetlb=1)" : " (not requested: see ATTENTION_LAB_HUGE_PAGES)") << '\n';
+      << (huge_pages_requested() ? " (glibc.malloc.hugetlb=1)" : " (glibc.malloc.hugetlb not set; README: Performance)") << '\n';
   out << "Compare: the snapshot keeps " << bytes_text(r.snapshot_bytes);
   if (r.bytes_kept && *r.bytes_kept > 0) out << " (" << fixed(100.0 * r.snapshot_bytes / *r.bytes_kept, 1) << " % of the engine's)";
   out << " after an edit of X and a diff of every stage; taken in " << format_ms(r.snapshot_ms) << " ms\n";

@@ -44,11 +44,11 @@ sanitized=${2:-}
 glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
 want=false
 if [ -z "$sanitized" ] && grep -qF '[madvise]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null &&
-   [ "$(printf '%s\n2.35\n' "$glibc" | sort -V | head -1)" = "2.35" ] && [ -z "${GLIBC_TUNABLES:-}" ]; then
+   [ "$(printf '%s\n2.35\n' "$glibc" | sort -V | head -1)" = "2.35" ]; then
   want=true
 fi
 requested() {  # requested ENV… : what a tiny bench says about the tunable
-  env -u GLIBC_TUNABLES "$@" "$cli" bench --T 4 --d 8 --heads 2 --runs 1 --rounds 1 --gemm-size 16 --json 2>/dev/null |
+  env -u GLIBC_TUNABLES -u ATTENTION_LAB_HUGE_PAGES -u ATTENTION_LAB_HUGE_PAGES_RESTARTED "$@" "$cli" bench --T 4 --d 8 --heads 2 --runs 1 --rounds 1 --gemm-size 16 --json 2>/dev/null |
     grep -o '"huge_pages_requested": *[a-z]*' | sed 's/.*: *//'
 }
 got=$(requested)

@@ -481,8 +481,8 @@ class Engine {
   std::vector<std::uint8_t> out_age_;   // rank-one updates since each output row was exact
   // Buffers kept from one edit or pass to the next (a new one would
   // page-fault every time); not state, so a copy of the engine starts
-  // without them, and an engine assigned another (a document letting its
-  // stages go) lets them go.
+  // without them, an engine copy-assigned another (a document letting its
+  // stages go) lets them go, and one moved from another takes its buffers.
   struct Scratch {
     Scratch() = default;
     Scratch(const Scratch&) {}

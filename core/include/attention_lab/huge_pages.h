@@ -6,10 +6,13 @@
 // outputs R, Q, K, V, U, concat) are read a row at a time down their
 // columns or streamed on every edit: with 4 KiB pages nearly every row is a
 // TLB miss, and a fresh engine or a Compare snapshot spends most of its time
-// in page faults. glibc backs its big allocations with transparent huge pages
-// when the tunable glibc.malloc.hugetlb=1 is set, but it reads tunables only
-// when a process starts, and Eigen allocates through plain malloc, so there
-// is no other way for the program to ask for them.
+// in page faults. The engine advises the interior of its own largest
+// matrices (advise_huge_pages), but an allocation glibc maps is not aligned
+// to 2 MiB, and copies and temporaries (a Compare snapshot's engine, a
+// model's activations) are not advised at all. glibc sizes and advises every
+// big allocation for transparent huge pages when the tunable
+// glibc.malloc.hugetlb=1 is set, but it reads tunables only when a process
+// starts, and Eigen allocates through plain malloc.
 
 #include <optional>
 #include <string>
@@ -29,9 +32,11 @@ std::optional<std::string> tunables_for_huge_pages(const char* tunables, const c
 
 // When tunables_for_huge_pages says so, runs this program again (same
 // arguments, same pid) with that GLIBC_TUNABLES; returns otherwise, or if the
-// exec fails. Not under valgrind (its tools would lose the program) nor in a
-// sanitizer build (their allocator ignores the tunable). Call first in main,
-// before any thread starts.
+// exec fails (the environment put back as it was). Once only (the restarted
+// process is marked); not under valgrind (its tools would lose the program),
+// in a sanitizer build (their allocator ignores the tunable), in a setuid
+// program (glibc drops the tunable) or when started through the dynamic
+// loader. Call first in main, before any thread starts.
 void restart_with_huge_pages(char** argv);
 
 // Whether this process runs with glibc.malloc.hugetlb=1 (restarted, or set by the user).

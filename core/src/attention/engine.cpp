@@ -113,7 +113,12 @@ void Engine::refresh_settings() {
 void Engine::add_position_bias(int h, Index i, float* x, Index n) const {
   if (alibi_.empty()) return;
   const float m = alibi_[uz(h)];
-  for (Index j = 0; j < n; ++j) x[j] += m * static_cast<float>(j - i);
+  // position_bias's product, then the sum, as masked_value rounds them (a
+  // compiler that contracts would fuse `x += m·(j − i)` written in one statement)
+  for (Index j = 0; j < n; ++j) {
+    const float bias = m * static_cast<float>(j - i);
+    x[j] += bias;
+  }
 }
 
 void Engine::index_pins() {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if defined(__FMA__) && (defined(__AVX512F__) || defined(__AVX2__))
 #include <immintrin.h>
 #endif
 
@@ -72,7 +72,7 @@ double sum_in_double(const float* x, Eigen::Index n) {
 
 namespace {
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if defined(__FMA__) && (defined(__AVX512F__) || defined(__AVX2__))
 // fast_exp written out in intrinsics, operation for operation, so each lane
 // gets fast_exp's bits. GCC's own vectorization of the scalar loop kept every
 // clamp and select as a pair of compares and a blend (about 45 instructions
@@ -168,7 +168,7 @@ typename L::V exp_lanes(typename L::V x) {
 
 void exp_shifted(const float* x, float offset, float* e, Eigen::Index n) {
   Eigen::Index j = 0;
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if defined(__FMA__) && (defined(__AVX512F__) || defined(__AVX2__))
   const ExpLanes::V shift = ExpLanes::set1(offset);
   for (; j + ExpLanes::kWidth <= n; j += ExpLanes::kWidth)
     ExpLanes::store(e + j, exp_lanes<ExpLanes>(ExpLanes::sub(ExpLanes::load(x + j), shift)));

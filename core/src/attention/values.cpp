@@ -309,6 +309,8 @@ void Engine::patch_weights(Derived& d, bool whole, std::uint64_t since) const {
   if (listed)
     for (const auto& [v, col] : masked.cols)
       if (v > since) moved.push_back(col);
+  std::sort(moved.begin(), moved.end());  // (a column edited twice is listed twice)
+  moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
   const auto n = static_cast<long>(T);
   long stale = 0;
   for (long i = 0; i < n && !whole; ++i) stale += c.rows[uz(i)] > since ? 1 : 0;
@@ -406,6 +408,7 @@ MatrixView Engine::derived(StageId id) const {
       slot = &*std::min_element(cache_.begin(), cache_.end(),
                                 [](const Derived& a, const Derived& b) { return a.used < b.used; });
       slot->version = 0;  // another stage's values: rebuild
+      slot->exps = KeptExps{};
     }
     slot->id = id;
   }

@@ -9,6 +9,7 @@
 
 #if defined(__linux__) && defined(__GLIBC__)
 #include <gnu/libc-version.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #define ATTENTION_LAB_CAN_RESTART 1
 #endif
@@ -31,7 +32,7 @@ bool mentions_tunable(const char* tunables) {
   return tunables && std::string_view(tunables).find(kTunable) != std::string_view::npos;
 }
 
-// "2.36" → (2, 36); anything unreadable is (0, 0)
+// "2.36" is; anything unreadable is not
 bool at_least_2_35(std::string_view version) {
   int major = 0, minor = 0;
   std::size_t at = 0;
@@ -57,18 +58,42 @@ std::optional<std::string> tunables_for_huge_pages(const char* tunables, const c
 
 void restart_with_huge_pages(char** argv) {
 #if defined(ATTENTION_LAB_CAN_RESTART) && !defined(ATTENTION_LAB_SANITIZED)
+  // Once only: whatever the restarted process finds, it runs on.
+  constexpr const char* kRestarted = "ATTENTION_LAB_HUGE_PAGES_RESTARTED";
+  if (std::getenv(kRestarted)) {
+    unsetenv(kRestarted);
+    return;
+  }
   if (!argv || !argv[0]) return;
+  // setuid or file capabilities: glibc drops most tunables from such a process
+  if (getauxval(AT_SECURE) != 0) return;
   const char* preload = std::getenv("LD_PRELOAD");
   if (preload && std::strstr(preload, "vgpreload")) return;  // valgrind
+  // Started through the dynamic loader (ld-linux… ./program): /proc/self/exe
+  // is the loader, which would take the program's first argument for the program.
+  char exe[4096];
+  const ssize_t length = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (length <= 0) return;
+  exe[length] = '\0';
+  const char* slash = std::strrchr(exe, '/');
+  const std::string_view name = slash ? slash + 1 : exe;
+  if (name.substr(0, 3) == "ld-" || name.substr(0, 5) == "ld.so") return;
   std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string modes;
   std::getline(in, modes);
-  const auto value = tunables_for_huge_pages(std::getenv("GLIBC_TUNABLES"), std::getenv("ATTENTION_LAB_HUGE_PAGES"),
-                                             modes, gnu_get_libc_version());
+  const char* before = std::getenv("GLIBC_TUNABLES");
+  const std::optional<std::string> was = before ? std::optional<std::string>(before) : std::nullopt;
+  const auto value = tunables_for_huge_pages(before, std::getenv("ATTENTION_LAB_HUGE_PAGES"), modes, gnu_get_libc_version());
   if (!value || setenv("GLIBC_TUNABLES", value->c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
-  // (still here: the exec failed; run on with 4 KiB pages, the tunable left
-  // in the environment so a child does not try again)
+  setenv(kRestarted, "1", 1);
+  execv(exe, argv);
+  // Still here: the exec failed. Run on with 4 KiB pages and the environment
+  // as it was, so that what this process reports (huge_pages_requested) is true.
+  unsetenv(kRestarted);
+  if (was)
+    setenv("GLIBC_TUNABLES", was->c_str(), 1);
+  else
+    unsetenv("GLIBC_TUNABLES");
 #else
   (void)argv;
 #endif
