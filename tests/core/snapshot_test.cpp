@@ -90,6 +90,11 @@ TEST(Snapshot, KeepsNoScoresYetGivesEveryStageOfEveryVariantAsItWas) {
       ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), (i * 37) % T, (i * 11) % d, 0.1f * static_cast<float>(i % 5) - 0.2f}), "");
     ASSERT_EQ(doc.apply(SetPin{PinKey{head(StageKind::Scores, 0), T - 1, 0}, 2.5f}), "");
     ASSERT_EQ(doc.apply(SetPin{PinKey{head(StageKind::Weights, doc.scenario().heads - 1), T / 2, 0}, 0.75f}), "");
+    // pins on what the copy projects again (with RoPE: on the turned Q and K)
+    const int last = doc.scenario().heads - 1;
+    ASSERT_EQ(doc.apply(SetPin{PinKey{head(StageKind::HeadQ, last), 1, 1}, 1.5f}), "");
+    ASSERT_EQ(doc.apply(SetPin{PinKey{head(StageKind::HeadK, last), 0, 2}, -1.25f}), "");
+    ASSERT_EQ(doc.apply(SetPin{PinKey{head(StageKind::HeadV, 0), 0, 0}, 2.0f}), "");
     const std::vector<StageId> ids = pipeline(doc.scenario());
     std::map<StageId, Matrix> expected;
     for (const StageId id : ids) expected.emplace(id, Matrix(doc.stage(id)));
@@ -124,6 +129,64 @@ TEST(Snapshot, KeepsNoScoresYetGivesEveryStageOfEveryVariantAsItWas) {
       EXPECT_LE(snap.engine.bytes_kept(), doc.engine().bytes_kept() / 2 + 2 * one_head);
     }
   }
+}
+
+// What Compare costs in memory: after an edit of X the document has
+// replaced X, Q, K, V, the contexts and the output; the snapshot keeps the old
+// X, contexts and output, the rows' softmax state, and whatever it projected
+// and computed again for the last stages read: one head's blocks of Q, K and
+// V and its scores or one derived matrix. Not Q, K and V.
+TEST(Snapshot, KeepsOneHeadsProjectionsNotQKAndV) {
+  auto variants = edited_variants();
+  variants.emplace_back("wide", attention_lab::random_scenario(192, 128, 4, MaskKind::Causal, 8));
+  for (auto& [name, scenario] : variants) {
+    SCOPED_TRACE(name);
+    Document doc(scenario);
+    const Snapshot snap = take_snapshot(doc);
+    ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 3, 2, 0.5f}), "");
+    for (const StageId id : pipeline(doc.scenario())) (void)snap.stage(id);
+    const Dims d = doc.scenario().dims();
+    const auto floats = [](Eigen::Index rows, Eigen::Index cols) { return static_cast<std::uint64_t>(rows * cols) * 4u; };
+    const std::uint64_t kept_whole = floats(d.T, d.d_model) +              // X
+                                     2 * floats(d.T, d.heads * d.d_v) +   // the contexts and the output (d_out = d_model)
+                                     floats(d.T, d.T_k);                   // one head's scores or a derived matrix
+    const std::uint64_t head_blocks = floats(d.T, d.d_k) * 2 + floats(d.T_k, d.d_k) * 2 + floats(d.T_k, d.d_v);
+    const std::uint64_t rope = 3 * floats(std::max(d.T, d.T_k), d.d_k / 2);  // cos, sin and the angles
+    const std::uint64_t per_row = 64u * static_cast<std::uint64_t>(d.T) * static_cast<std::uint64_t>(d.heads);
+    EXPECT_LE(snap.bytes(), kept_whole + head_blocks + rope + per_row);
+    // where Q, K and V outweigh the slack, that bound leaves no room for them
+    const std::uint64_t qkv = floats(d.T, d.heads * d.d_k) + floats(d.T_k, d.kv_heads * (d.d_k + d.d_v));
+    if (name == "wide") EXPECT_GT(qkv, head_blocks + rope + per_row);
+  }
+}
+
+// A whole Q, K or V is projected when it is read and let go when another
+// one or a stage of a head is read (the top of the pipeline on screen, inputs
+// and one projection, costs no projection a frame); a head's blocks stay
+// until another head's are read.
+TEST(Snapshot, HoldsOneWholeProjectionUntilAHeadIsRead) {
+  Document doc(attention_lab::random_scenario(130, 48, 3, MaskKind::Causal, 9));
+  const Snapshot snap = take_snapshot(doc);
+  const Matrix context = snap.stage(head(StageKind::Context, 0));
+  const std::uint64_t before = snap.engine.bytes_kept();
+  const Matrix q = snap.stage(in(StageKind::Q));
+  EXPECT_TRUE(attention_lab::test::matrices_identical(q, doc.stage(in(StageKind::Q)), "Q"));
+  const std::uint64_t one_whole = static_cast<std::uint64_t>(q.size()) * 4u;
+  EXPECT_EQ(snap.engine.bytes_kept(), before + one_whole);
+  (void)snap.stage(in(StageKind::X));
+  (void)snap.stage(in(StageKind::Output));
+  EXPECT_EQ(snap.engine.bytes_kept(), before + one_whole);
+  EXPECT_TRUE(attention_lab::test::matrices_identical(snap.stage(in(StageKind::V)), doc.stage(in(StageKind::V)), "V"));
+  EXPECT_EQ(snap.engine.bytes_kept(), before + one_whole);  // in Q's place
+  (void)snap.stage(head(StageKind::Context, 1));
+  EXPECT_EQ(snap.engine.bytes_kept(), before);
+  // head 1's blocks, then head 2's in their place
+  (void)snap.stage(head(StageKind::HeadV, 1));
+  const std::uint64_t one_head = snap.engine.bytes_kept();
+  EXPECT_GT(one_head, before);
+  EXPECT_TRUE(attention_lab::test::matrices_identical(snap.stage(head(StageKind::HeadK, 2)), doc.stage(head(StageKind::HeadK, 2)), "K[2]"));
+  EXPECT_EQ(snap.engine.bytes_kept(), one_head);
+  EXPECT_TRUE(attention_lab::test::matrices_identical(snap.stage(head(StageKind::Context, 0)), context, "context[0]"));
 }
 
 TEST(Snapshot, AReadOnlyCopyRecomputedIsAWholeEngineAgain) {

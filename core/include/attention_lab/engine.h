@@ -165,12 +165,17 @@ class Engine {
   void rebind(const Scenario& scenario) { scenario_ = &scenario; }
 
   // A copy for reading only, what Compare's snapshot keeps: every stage has
-  // the same values, but the copy keeps neither the per-head scores (the
-  // largest part of the engine: it recomputes one head's from Q and K when a
-  // stage of that head is read, and lets the previous head's go) nor what only
-  // incremental updates need (U, R). So it takes about a fifth of the memory,
-  // and a view of one of its per-head stages stays valid only until the next
-  // stage() or rows(). Recomputing the copy recomputes it in full.
+  // the same values (to within rounding), but the copy keeps neither Q, K, V
+  // nor the per-head scores (after an edit they are most of what the document
+  // replaced): it projects one head's blocks of Q, K and V again from its
+  // scenario when a stage of that head is read, and recomputes that head's
+  // scores from them, letting the previous head's go; a whole Q, K or V is
+  // projected when it is read and let go when another one or a stage of a
+  // head is read.
+  // Nor does it keep what only incremental updates need (U, R). So it takes
+  // a small part of the memory, and a view of one of its per-head stages or
+  // of a projection stays valid only until the next stage() or rows().
+  // Recomputing the copy recomputes it in full.
   Engine read_only_copy() const;
   bool read_only() const { return read_only_; }
 
@@ -422,6 +427,25 @@ class Engine {
   // go), or let them go once what needed them is materialized.
   void resident_scores(int h) const;
   void release_scores() const;
+  // In a read-only copy: head h's blocks of Q, K and V (its K/V head's), and
+  // a whole projection stage when one is read, computed from the scenario;
+  // see OnDemand.
+  void resident_projections(int h) const;
+  bool projected_on_demand(StageKind kind) const;  // read-only, and a stage of Q, K or V
+  MatrixView projection_on_demand(StageId id) const;
+  void release_whole_projection() const;
+  // Columns [first, first + width) of Q, K or V (whole heads) projected from
+  // the scenario as compute_projection does: into `out` as they enter the
+  // scores (turned by RoPE, pins laid) or, with `turn` false, before RoPE;
+  // `before` (may be null) also receives them before RoPE when RoPE turns them.
+  void project_columns(StageKind kind, Eigen::Index first, Eigen::Index width, bool turn, Matrix& out,
+                       Matrix* before) const;
+  // The columns of Q, K or V: one block per query head or per K/V head.
+  Eigen::Index projection_cols(StageKind kind) const {
+    return static_cast<Eigen::Index>(kind == StageKind::Q   ? dims_.heads * dims_.d_k
+                                     : kind == StageKind::K ? dims_.kv_heads * dims_.d_k
+                                                            : dims_.kv_heads * dims_.d_v);
+  }
   std::size_t cache_limit() const { return read_only_ ? 1 : kDerivedCacheSize; }
   void collect_warnings();
   void bump(StageKind kind, int head, bool full);
@@ -448,11 +472,14 @@ class Engine {
   const Scenario* scenario_ = nullptr;
   ControlRef control_;
   Dims dims_;
-  Matrix Q_, K_, V_, concat_, output_;
+  // (Q, K, V and their unrotated copies are mutable only so read_only_copy
+  // can set them aside while the engine is copied, as it does heads_' scores.)
+  mutable Matrix Q_, K_, V_;
+  Matrix concat_, output_;
   // 0/1, T×T_k; shared with read-only copies until the mask changes (load_mask
   // gives it a new buffer, a mask cell edit writes the engine's own)
   SharedMatrix mask_;
-  Matrix Qu_, Ku_;  // Q and K before RoPE (empty when RoPE is off)
+  mutable Matrix Qu_, Ku_;  // Q and K before RoPE (empty when RoPE is off)
   bool rope_on_ = false;
   Rope rope_;                       // the tables' settings
   Matrix rope_cos_, rope_sin_;      // T × d_k/2: cos and sin of each position's angle per pair
@@ -511,6 +538,17 @@ class Engine {
   mutable std::uint64_t cache_clock_ = 0;
   bool read_only_ = false;
   mutable int resident_ = -1;  // read-only: the head whose scores are kept (-1: none)
+  // What a read-only copy projects again when it is read (it keeps no Q_,
+  // K_, V_): one head's blocks, T × d_k or T_k × d_k / d_v, and at most one
+  // whole projection stage.
+  struct OnDemand {
+    int head = -1;           // whose blocks q, k, v (its K/V head's), qu, ku hold (-1: none)
+    int kv_block = -1;       // the K/V head of k, v and ku (-1: none)
+    Matrix q, k, v, qu, ku;  // qu, ku: before RoPE (empty when RoPE is off)
+    std::optional<StageKind> whole_kind;  // Q, K, V or one before RoPE: held in `whole`
+    Matrix whole;
+  };
+  mutable OnDemand on_demand_;
 };
 
 }  // namespace attention_lab

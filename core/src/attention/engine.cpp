@@ -34,6 +34,7 @@ void Engine::recompute(const Scenario& scenario, const Invalidation& what) {
   if (read_only_) {  // no scores and no U to update: start from scratch
     read_only_ = false;
     resident_ = -1;
+    on_demand_ = OnDemand{};
     dims_ = Dims{};
   }
   const bool reshape = dims_ != scenario.dims() || heads_.size() != static_cast<std::size_t>(scenario.heads);
@@ -54,34 +55,6 @@ void Engine::recompute(const Scenario& scenario, const Invalidation& what) {
     throw;
   }
   finish();
-}
-
-Engine Engine::read_only_copy() const {
-  // The scores and the derived cache are set aside while the engine is
-  // copied, so the copy never holds them even for a moment (heads_ and cache_
-  // are mutable: stage() fills them). U and R are copied, then dropped.
-  std::vector<Matrix> scores(heads_.size());
-  std::vector<Derived> cache;
-  for (std::size_t h = 0; h < heads_.size(); ++h) scores[h].swap(heads_[h].S);
-  cache.swap(cache_);
-  struct PutBack {
-    const Engine& e;
-    std::vector<Matrix>& scores;
-    std::vector<Derived>& cache;
-    ~PutBack() {
-      for (std::size_t h = 0; h < e.heads_.size(); ++h) scores[h].swap(e.heads_[h].S);
-      cache.swap(e.cache_);
-    }
-  } put_back{*this, scores, cache};
-  Engine copy(*this);
-  copy.read_only_ = true;
-  copy.resident_ = -1;
-  for (auto& hs : copy.heads_) std::fill(hs.valid.begin(), hs.valid.end(), std::uint8_t{0});
-  copy.U_ = Matrix();
-  copy.R_ = Matrix();
-  std::fill(copy.r_valid_.begin(), copy.r_valid_.end(), std::uint8_t{0});
-  copy.edits_.clear();
-  return copy;
 }
 
 void Engine::finish() {
@@ -377,9 +350,9 @@ void Engine::resize_storage() {
   const Scenario& s = *scenario_;
   dims_ = s.dims();
   const Index T = dims_.T, Tk = dims_.T_k;
-  Q_.resize(T, ix(dims_.heads * dims_.d_k));
-  K_.resize(Tk, ix(dims_.kv_heads * dims_.d_k));
-  V_.resize(Tk, ix(dims_.kv_heads * dims_.d_v));
+  Q_.resize(T, projection_cols(StageKind::Q));
+  K_.resize(Tk, projection_cols(StageKind::K));
+  V_.resize(Tk, projection_cols(StageKind::V));
   Qu_.resize(0, 0);  // made (at these sizes) by the first rotation
   Ku_.resize(0, 0);
   U_.resize(T, ix(dims_.heads * dims_.d_v));

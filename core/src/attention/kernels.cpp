@@ -246,8 +246,12 @@ void Engine::compute_block(int h, Index bi, Index bj) const {
   const Index T = dims_.T, Tk = dims_.T_k, dk = dims_.d_k;
   const Index i0 = bi * kBlock, j0 = bj * kBlock;
   const Index rows = std::min(kBlock, T - i0), cols = std::min(kBlock, Tk - j0);
-  hs.S.block(i0, j0, rows, cols).noalias() =
-      Q_.block(i0, ix(h) * dk, rows, dk) * K_.block(j0, ix(kv(h)) * dk, cols, dk).transpose();
+  if (read_only_)  // the head's blocks, projected again (complete_scores made them resident)
+    hs.S.block(i0, j0, rows, cols).noalias() =
+        on_demand_.q.middleRows(i0, rows) * on_demand_.k.middleRows(j0, cols).transpose();
+  else
+    hs.S.block(i0, j0, rows, cols).noalias() =
+        Q_.block(i0, ix(h) * dk, rows, dk) * K_.block(j0, ix(kv(h)) * dk, cols, dk).transpose();
   const auto& pins = pins_;
   const StageId id{StageKind::Scores, h};
   for (auto it = pins.lower_bound(PinKey{id, static_cast<int>(i0), 0});
@@ -271,6 +275,7 @@ void Engine::complete_scores(int h) const {
   for (Index b = 0; b < nbr_ * nbc_; ++b)
     if (!hs.valid[uz(b)]) missing.push_back(b);
   if (missing.empty()) return;
+  resident_projections(h);  // (a read-only copy) the Q and K the blocks are computed from
   const auto n = static_cast<long>(missing.size());
   const double flops = 2.0 * static_cast<double>(n) * kBlock * kBlock * static_cast<double>(dims_.d_k);
 #pragma omp parallel for schedule(dynamic, 4) if (parallel::worth_threads(flops))

@@ -58,11 +58,9 @@ void Engine::refresh_rope() {
   bump(StageKind::RopeAngle, 0, true);
 }
 
-namespace {
-
 // out = in turned pair by pair: (a, b) → (a·cos − b·sin, b·cos + a·sin), with
 // pair k being dimensions (k, k + d_k/2) or (2k, 2k + 1).
-void rotate_head(const float* in, float* out, const float* c, const float* s, Index dk, RopePairs pairs) {
+void engine_detail::rotate_head(const float* in, float* out, const float* c, const float* s, Index dk, RopePairs pairs) {
   const Index half = dk / 2;
   for (Index k = 0; k < half; ++k) {
     const auto [i, j] = rope_pair(pairs, static_cast<int>(dk), static_cast<int>(k));
@@ -71,8 +69,6 @@ void rotate_head(const float* in, float* out, const float* c, const float* s, In
     out[j] = b * c[k] + a * s[k];
   }
 }
-
-}  // namespace
 
 void Engine::rotate_rows(StageKind kind, Index r0, Index rows, Index first, Index width) {
   const Matrix& in = unrotated(kind);

@@ -360,6 +360,7 @@ Matrix Engine::rows(StageId id, Index first, Index count) const {
     first = std::clamp<Index>(first, 0, all.rows());
     return all.middleRows(first, std::clamp<Index>(count, 0, all.rows() - first));
   }
+  if (read_only_) release_whole_projection();
   const Index T = dims_.T;
   first = std::clamp<Index>(first, 0, T);
   count = std::clamp<Index>(count, 0, T - first);
@@ -373,24 +374,6 @@ Matrix Engine::rows(StageId id, Index first, Index count) const {
   for (Index i = 0; i < count; ++i) fill_derived_row(id, first + i, out.row(i).data());
   release_scores();  // (read-only copies) the rows are out: the scores are not needed
   return out;
-}
-
-void Engine::resident_scores(int h) const {
-  if (!read_only_ || resident_ == h) return;
-  release_scores();
-  HeadState& hs = heads_[uz(h)];
-  hs.S.resize(dims_.T, dims_.T_k);
-  advise_huge_pages(hs.S);
-  resident_ = h;
-  complete_scores(h);  // every block, pins laid, from the Q and K the copy kept
-}
-
-void Engine::release_scores() const {
-  if (!read_only_ || resident_ < 0) return;
-  HeadState& hs = heads_[uz(resident_)];
-  hs.S = Matrix();
-  std::fill(hs.valid.begin(), hs.valid.end(), std::uint8_t{0});
-  resident_ = -1;
 }
 
 // scaled, masked or weights of one head, materialized into the cache.
@@ -427,6 +410,8 @@ MatrixView Engine::derived(StageId id) const {
 }
 
 MatrixView Engine::stage(StageId id) const {
+  if (projected_on_demand(id.kind)) return projection_on_demand(id);
+  if (read_only_ && is_per_head(id.kind)) release_whole_projection();
   const Scenario& s = *scenario_;
   const auto h = to_index(id.head);
   const auto dk = to_index(dims_.d_k);
@@ -491,8 +476,9 @@ std::size_t Engine::bytes_shared() const {
 std::size_t Engine::bytes_kept() const {
   auto bytes = [](const Matrix& m) { return static_cast<std::size_t>(m.size()) * sizeof(float); };
   std::size_t total = 0;
-  for (const Matrix* m : {&Q_, &K_, &V_, &Qu_, &Ku_, &concat_, &output_, &mask_.get(), &U_, &R_, &rope_cos_, &rope_sin_,
-                          &rope_angle_})
+  for (const Matrix* m : std::initializer_list<const Matrix*>{&Q_, &K_, &V_, &Qu_, &Ku_, &concat_, &output_, &mask_.get(), &U_, &R_, &rope_cos_, &rope_sin_,
+                          &rope_angle_, &on_demand_.q, &on_demand_.k, &on_demand_.v, &on_demand_.qu, &on_demand_.ku,
+                          &on_demand_.whole})
     total += bytes(*m);
   for (const auto& hs : heads_)
     total += bytes(hs.S) + hs.valid.capacity() + hs.offset.capacity() * sizeof(float) +
