@@ -418,6 +418,14 @@ struct Results {
   // Compare: the bytes its snapshot keeps once every stage was compared, and
   // the milliseconds taking it took.
   double snapshot_bytes = 0.0, snapshot_ms = 0.0;
+  // A resize: what the undo history keeps once it is done (the matrices the
+  // new scenario does not share), per dimension changed, and the engine's
+  // bytes then.
+  struct Resize {
+    std::string what;  // "T 1024 → 1023"
+    double history_bytes = 0.0, bytes_kept = 0.0;
+  };
+  std::vector<Resize> resizes;
   double peak_rss_mib = 0.0;
   double huge_page_bytes = 0.0;  // the process's memory in 2 MiB pages, after the edits
   double load_average = 0.0;     // 1-minute, before the run
@@ -433,7 +441,10 @@ class Progress {
     err_ << "bench: [" << ++phase_ << "/" << phases_ << "] " << what << " ..." << std::flush;
   }
   void end(const std::vector<double>& ms) {
-    err_ << " " << format_ms(median(ms)) << " ms (median of " << ms.size() << ")" << std::endl;
+    if (ms.empty())
+      err_ << " nothing to measure at this size" << std::endl;
+    else
+      err_ << " " << format_ms(median(ms)) << " ms (median of " << ms.size() << ")" << std::endl;
   }
 
  private:
@@ -521,6 +532,31 @@ void measure_compare(Document& doc, Progress& progress, Results& r) {
   progress.end({ms_since(diffs)});
 }
 
+// A resize's memory: T one smaller, d_model one per head smaller, one head
+// (or one group of grouped-query heads) fewer, each measured once it is
+// done, then undone. Each recomputes the
+// whole engine, so only the last round does this.
+void measure_resizes(Document& doc, Progress& progress, Results& r) {
+  progress.begin("resizes: T, d_model, heads one step smaller, each undone");
+  const Dims d = doc.scenario().dims();
+  // (grouped-query heads stay a multiple of the K/V heads)
+  const int fewer_heads = d.kv_heads == d.heads ? d.heads - 1 : d.heads - d.kv_heads;
+  const std::pair<Dimension, int> steps[] = {
+      {Dimension::T, d.T - 1}, {Dimension::d_model, d.d_model - d.heads}, {Dimension::heads, fewer_heads}};
+  std::vector<double> ms;
+  for (const auto& [which, value] : steps) {
+    if (value < 1) continue;
+    const auto start = Clock::now();
+    if (const std::string error = doc.apply(SetDimension{which, value}); !error.empty())
+      throw std::runtime_error(describe(Edit{SetDimension{which, value}}) + " failed: " + error);
+    ms.push_back(ms_since(start));
+    r.resizes.push_back({describe(Edit{SetDimension{which, value}}), static_cast<double>(doc.history_bytes()),
+                         static_cast<double>(doc.engine().bytes_kept())});
+    if (!doc.undo()) throw std::runtime_error("the resize could not be undone");
+  }
+  progress.end(ms);
+}
+
 // Each edit kind's runs go to r.edits[kind] (in kEditKinds order); Compare
 // is measured after the edits when `compare` says so.
 void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r, bool compare) {
@@ -567,7 +603,10 @@ void measure_edits(const Options& o, Scenario s, Progress& progress, Results& r,
   }
   r.bytes_kept = bytes_kept_of(doc.engine());
   r.huge_page_bytes = huge_page_bytes();
-  if (compare) measure_compare(doc, progress, r);
+  if (compare) {
+    measure_compare(doc, progress, r);
+    measure_resizes(doc, progress, r);
+  }
 }
 
 void measure_gemm(const Options& o, Progress& progress, Results& r) {
@@ -665,6 +704,8 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   if (r.bytes_kept) j["bytes_kept"] = *r.bytes_kept;
   j["snapshot_bytes"] = r.snapshot_bytes;
   j["snapshot_ms"] = sig(r.snapshot_ms);
+  for (const Results::Resize& z : r.resizes)
+    j["resizes"].push_back({{"what", z.what}, {"history_bytes", z.history_bytes}, {"bytes_kept", z.bytes_kept}});
   j["peak_rss_mb"] = sig(r.peak_rss_mib);
   j["huge_pages_requested"] = huge_pages_requested();
   j["huge_page_mb"] = sig(r.huge_page_bytes / (1024.0 * 1024.0));
@@ -731,6 +772,15 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
   out << "Compare: the snapshot keeps " << bytes_text(r.snapshot_bytes);
   if (r.bytes_kept && *r.bytes_kept > 0) out << " (" << fixed(100.0 * r.snapshot_bytes / *r.bytes_kept, 1) << " % of the engine's)";
   out << " after an edit of X and a diff of every stage; taken in " << format_ms(r.snapshot_ms) << " ms\n";
+  if (!r.resizes.empty()) {
+    out << "a resize: the undo history then keeps";
+    for (std::size_t i = 0; i < r.resizes.size(); ++i) {
+      const Results::Resize& z = r.resizes[i];
+      out << (i ? "; " : " ") << bytes_text(z.history_bytes) << " after " << z.what;
+      if (z.bytes_kept > 0) out << " (" << fixed(100.0 * z.history_bytes / z.bytes_kept, 1) << " % of the engine's)";
+    }
+    out << '\n';
+  }
   if (r.busy()) out << busy_warning(r) << '\n';
 }
 
@@ -759,9 +809,9 @@ int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostr
   err << "bench: T=" << o.T << ", d_model=" << o.d << ", heads=" << o.heads << ", " << to_string(o.mask) << " mask, "
       << threads << (threads == 1 ? " thread" : " threads") << "; the core estimates "
       << bytes_text(estimated_bytes_of(o)) << " for this size" << std::endl;
-  // Per round: full, plain, the edits, GEMM (and Compare once, in the last).
+  // Per round: full, plain, the edits, GEMM (and Compare and the resizes once, in the last).
   const int backends = static_cast<int>(available_gemm_backends().size());
-  Progress progress(err, o.rounds * (2 * backends + 1 + static_cast<int>(std::size(kEditKinds))) + 1);
+  Progress progress(err, o.rounds * (2 * backends + 1 + static_cast<int>(std::size(kEditKinds))) + 2);
   Results r;
   r.load_average = load_average();
   const long switches_before = involuntary_switches();

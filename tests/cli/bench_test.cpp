@@ -198,6 +198,22 @@ TEST(CliBench, TinyRunPrintsOneJsonObjectWithEveryKey) {
   EXPECT_NEAR(j.at("gemm_gflops").get<double>(), best, 1e-3 * best);
   // At least 10 timed runs of everything.
   for (const auto& [name, runs] : j.at("runs").items()) EXPECT_GE(runs.get<int>(), 10) << name;
+  // What Compare and each resize keep: the old X at least (an edit of X
+  // comes before the snapshot's diff; a resize of T or d_model replaces X).
+  const double x_bytes = 8.0 * 16.0 * 4.0;
+  EXPECT_GE(j.at("snapshot_bytes").get<double>(), x_bytes);
+  ASSERT_EQ(j.at("resizes").size(), 3u) << j.dump();
+  for (const char* what : {"T = 7", "d_model = 14", "heads = 1"}) {
+    bool found = false;
+    for (const auto& z : j.at("resizes"))
+      if (z.at("what") == what) {
+        found = true;
+        // (fewer heads: the old W_q, W_k, W_v and W_o, not X)
+        EXPECT_GE(z.at("history_bytes").get<double>(), what[0] == 'h' ? 4.0 * 16.0 * 16.0 * 4.0 : x_bytes) << what;
+        EXPECT_GT(z.at("bytes_kept").get<double>(), 0.0) << what;
+      }
+    EXPECT_TRUE(found) << what << " in " << j.at("resizes").dump();
+  }
   // Progress, one line per phase, goes to stderr.
   EXPECT_NE(r.err.find("full forward"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("GEMM"), std::string::npos) << r.err;
@@ -226,7 +242,8 @@ TEST(CliBench, TinyRunPrintsATable) {
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   for (const char* text : {"T=4, d_model=8, heads=2", "none mask", "1 thread", "full forward, every stage",
                            "edit a cell of X", "edit a cell of W_q", "edit a cell of W_v", "edit a cell of W_o",
-                           "toggle a mask cell", "GEMM", "GFLOP/s", "peak RSS"})
+                           "toggle a mask cell", "GEMM", "GFLOP/s", "peak RSS", "Compare: the snapshot keeps",
+                           "a resize: the undo history then keeps"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
 }
 

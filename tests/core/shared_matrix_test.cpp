@@ -87,6 +87,28 @@ TEST(SharedScenario, AResizeOfTKeepsTheWeightsSharedWithItsUndoEntry) {
   EXPECT_TRUE(doc.scenario().W_q.shares_buffer_with(before.W_q));
 }
 
+// What the history costs in memory: the matrices its edits hold that the
+// scenario does not, each buffer once.
+TEST(SharedScenario, TheHistoryCountsOnlyTheMatricesItKeepsAlone) {
+  Document doc(preset("multi-head"));
+  const auto bytes = [](const Matrix& m) { return static_cast<std::uint64_t>(m.size()) * 4u; };
+  EXPECT_EQ(doc.history_bytes(), 0u);
+  ASSERT_EQ(doc.apply(SetCell{in(StageKind::X), 1, 1, 2.0f}), "");
+  EXPECT_EQ(doc.history_bytes(), 0u);  // a cell's inverse is a number
+  const Matrix old_x = doc.scenario().X;
+  ASSERT_EQ(doc.apply(SetDimension{Dimension::T, 5}), "");
+  EXPECT_EQ(doc.history_bytes(), bytes(old_x));  // the old X, not the weights it shares
+  const Matrix old_wq = doc.scenario().W_q;
+  ASSERT_EQ(doc.apply(SetMatrix{in(StageKind::W_q), Matrix::Constant(old_wq.rows(), old_wq.cols(), 0.5f)}), "");
+  EXPECT_EQ(doc.history_bytes(), bytes(old_x) + bytes(old_wq));  // the new W_q is the scenario's
+  ASSERT_TRUE(doc.undo());
+  // the redo entry holds the pasted W_q now; the undo entry still the old X
+  EXPECT_EQ(doc.history_bytes(), bytes(old_x) + bytes(old_wq));
+  ASSERT_TRUE(doc.undo());
+  // back at T = 8: the scenario holds the old X again; redo holds only sizes and the pasted W_q
+  EXPECT_EQ(doc.history_bytes(), bytes(old_wq));
+}
+
 TEST(SharedScenario, AResizeOfHeadsSharesXAndANewPresetSharesNothingItDidNotNeed) {
   Document doc(preset("multi-head"));
   const Scenario first = doc.scenario();

@@ -95,6 +95,11 @@ class Document {
   // stays unsaved until the next save, whatever undo reaches.
   void mark_unsaved() { saved_serial_ = kNeverSaved; }
 
+  // Bytes of the matrices the undo and redo history keeps that the scenario
+  // does not share (each buffer once): what a resize, a toggle or a pasted
+  // matrix costs in memory once it is done (the old X after a resize of T).
+  std::uint64_t history_bytes() const;
+
   // Kept for the undo menu and memory: the oldest entries go first.
   static constexpr std::size_t kMaxUndo = 1000;
 

@@ -7,6 +7,7 @@
 #include "attention_lab/shared_matrix.h"
 #include "attention_lab/stage_id.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -119,6 +120,11 @@ struct Scenario {
   // Top-level keys of the file we did not recognise, kept verbatim (serialised
   // JSON) so saving never drops what another tool or a newer version wrote.
   std::vector<std::pair<std::string, std::string>> unknown_fields;
+
+  // Every matrix the scenario holds (each a copy-on-write buffer).
+  std::array<const SharedMatrix*, 12> matrices() const {
+    return {&X, &X_kv, &W_q, &W_k, &W_v, &W_o, &b_q, &b_k, &b_v, &b_o, &custom_mask, &sinks};
+  }
 
   Dims dims() const;
   int T() const { return static_cast<int>(X.rows()); }

@@ -77,6 +77,9 @@ class SharedMatrix {
   bool shares_buffer_with(const SharedMatrix& other) const { return p_ && p_ == other.p_; }
   // How many copies hold this buffer (0 for a matrix never set).
   long holders() const { return p_.use_count(); }
+  // The buffer's identity (null for a matrix never set): copies holding one
+  // buffer give the same, so memory held by many copies is counted once.
+  const void* buffer() const { return p_.get(); }
 
  private:
   static const Matrix& empty() {

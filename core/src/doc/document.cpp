@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cassert>
+#include <set>
+#include <type_traits>
 
 namespace attention_lab {
 
@@ -98,6 +100,37 @@ std::string Document::apply(const Edit& edit, std::uint64_t gesture) {
     undo_.erase(undo_.begin());
   }
   return {};
+}
+
+std::uint64_t Document::history_bytes() const {
+  std::set<const void*> counted;
+  for (const SharedMatrix* m : scenario_->matrices()) counted.insert(m->buffer());  // the scenario's own
+  std::uint64_t total = 0;
+  auto count = [&](const SharedMatrix& m) {
+    if (m.buffer() && counted.insert(m.buffer()).second) total += static_cast<std::uint64_t>(m.size()) * sizeof(float);
+  };
+  // The edits that hold matrices: a whole scenario, a whole matrix, a mask.
+  auto visit = [&](const Edit& edit) {
+    std::visit(
+        [&](const auto& e) {
+          using E = std::decay_t<decltype(e)>;
+          if constexpr (std::is_same_v<E, ReplaceScenario>) {
+            if (e.scenario)
+              for (const SharedMatrix* m : e.scenario->matrices()) count(*m);
+          } else if constexpr (std::is_same_v<E, SetMatrix>) {
+            count(e.value);
+          } else if constexpr (std::is_same_v<E, SetMask>) {
+            if (e.custom) count(*e.custom);
+          }
+        },
+        edit);
+  };
+  for (const std::vector<Entry>* history : {&undo_, &redo_})
+    for (const Entry& entry : *history) {
+      for (const Edit& e : entry.forward) visit(e);
+      for (const Edit& e : entry.inverse) visit(e);
+    }
+  return total;
 }
 
 bool Document::undo() {

@@ -28,8 +28,7 @@ bool Snapshot::has(StageId id) const { return scenario && stage_problem(*scenari
 std::uint64_t Snapshot::bytes() const {
   std::uint64_t total = engine.bytes_kept() - engine.bytes_shared();
   if (scenario)
-    for (const SharedMatrix* m : {&scenario->X, &scenario->W_q, &scenario->W_k, &scenario->W_v, &scenario->W_o, &scenario->b_q,
-                            &scenario->b_k, &scenario->b_v, &scenario->b_o, &scenario->custom_mask, &scenario->X_kv, &scenario->sinks})
+    for (const SharedMatrix* m : scenario->matrices())
       if (m->holders() == 1) total += static_cast<std::uint64_t>(m->size()) * sizeof(float);
   return total;
 }
