@@ -418,9 +418,9 @@ struct Results {
   // Compare: the bytes its snapshot keeps once every stage was compared, and
   // the milliseconds taking it took.
   double snapshot_bytes = 0.0, snapshot_ms = 0.0;
-  // A resize: what the undo history keeps once it is done (the matrices the
-  // new scenario does not share), per dimension changed, and the engine's
-  // bytes then.
+  // A resize: what the undo history keeps once it is done that it did not
+  // before (the matrices the new scenario does not share), per dimension
+  // changed, and the engine's bytes then.
   struct Resize {
     std::string what;  // "T 1024 → 1023"
     double history_bytes = 0.0, bytes_kept = 0.0;
@@ -546,11 +546,12 @@ void measure_resizes(Document& doc, Progress& progress, Results& r) {
   std::vector<double> ms;
   for (const auto& [which, value] : steps) {
     if (value < 1) continue;
+    const double held_before = static_cast<double>(doc.history_bytes());  // (the edits before: no matrices)
     const auto start = Clock::now();
     if (const std::string error = doc.apply(SetDimension{which, value}); !error.empty())
       throw std::runtime_error(describe(Edit{SetDimension{which, value}}) + " failed: " + error);
     ms.push_back(ms_since(start));
-    r.resizes.push_back({describe(Edit{SetDimension{which, value}}), static_cast<double>(doc.history_bytes()),
+    r.resizes.push_back({describe(Edit{SetDimension{which, value}}), static_cast<double>(doc.history_bytes()) - held_before,
                          static_cast<double>(doc.engine().bytes_kept())});
     if (!doc.undo()) throw std::runtime_error("the resize could not be undone");
   }

@@ -361,7 +361,8 @@ void AppState::take_snapshot() {
     return;
   }
   // A read-only copy of the engine: no recompute, so it is taken at once (a
-  // few milliseconds at T=1024) and matches what is shown exactly.
+  // few milliseconds at T=1024); it projects a head's Q, K and V again when
+  // that head is compared (same values to within rounding).
   const auto start = std::chrono::steady_clock::now();
   compare.snapshot = attention_lab::take_snapshot(*doc);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

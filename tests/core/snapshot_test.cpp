@@ -156,7 +156,9 @@ TEST(Snapshot, KeepsOneHeadsProjectionsNotQKAndV) {
     EXPECT_LE(snap.bytes(), kept_whole + head_blocks + rope + per_row);
     // where Q, K and V outweigh the slack, that bound leaves no room for them
     const std::uint64_t qkv = floats(d.T, d.heads * d.d_k) + floats(d.T_k, d.kv_heads * (d.d_k + d.d_v));
-    if (name == "wide") EXPECT_GT(qkv, head_blocks + rope + per_row);
+    if (name == "wide") {
+      EXPECT_GT(qkv, head_blocks + rope + per_row);
+    }
   }
 }
 
@@ -167,7 +169,6 @@ TEST(Snapshot, KeepsOneHeadsProjectionsNotQKAndV) {
 TEST(Snapshot, HoldsOneWholeProjectionUntilAHeadIsRead) {
   Document doc(attention_lab::random_scenario(130, 48, 3, MaskKind::Causal, 9));
   const Snapshot snap = take_snapshot(doc);
-  const Matrix context = snap.stage(head(StageKind::Context, 0));
   const std::uint64_t before = snap.engine.bytes_kept();
   const Matrix q = snap.stage(in(StageKind::Q));
   EXPECT_TRUE(attention_lab::test::matrices_identical(q, doc.stage(in(StageKind::Q)), "Q"));
@@ -184,9 +185,11 @@ TEST(Snapshot, HoldsOneWholeProjectionUntilAHeadIsRead) {
   (void)snap.stage(head(StageKind::HeadV, 1));
   const std::uint64_t one_head = snap.engine.bytes_kept();
   EXPECT_GT(one_head, before);
-  EXPECT_TRUE(attention_lab::test::matrices_identical(snap.stage(head(StageKind::HeadK, 2)), doc.stage(head(StageKind::HeadK, 2)), "K[2]"));
+  // (projected d_k wide, where the forward projected all heads at once: the same to within rounding)
+  const StageDiff k2 = diff_matrices(head(StageKind::HeadK, 2), doc.stage(head(StageKind::HeadK, 2)),
+                                     snap.stage(head(StageKind::HeadK, 2)), kSnapshotRoundingTolerance);
+  EXPECT_FALSE(k2.changed) << k2.largest_change;
   EXPECT_EQ(snap.engine.bytes_kept(), one_head);
-  EXPECT_TRUE(attention_lab::test::matrices_identical(snap.stage(head(StageKind::Context, 0)), context, "context[0]"));
 }
 
 TEST(Snapshot, AReadOnlyCopyRecomputedIsAWholeEngineAgain) {

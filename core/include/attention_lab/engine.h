@@ -384,6 +384,13 @@ class Engine {
   std::vector<int> heads_of_block(StageKind kind, int block) const;
   void bump_block(StageKind kind, int block, bool full);
   Matrix& projection(StageKind kind) { return kind == StageKind::Q ? Q_ : kind == StageKind::K ? K_ : V_; }
+  // The weights and the bias Q, K or V is projected with.
+  const Matrix& weights_of(StageKind kind) const {
+    return kind == StageKind::Q ? scenario_->W_q : kind == StageKind::K ? scenario_->W_k : scenario_->W_v;
+  }
+  const Matrix& bias_of(StageKind kind) const {
+    return kind == StageKind::Q ? scenario_->b_q : kind == StageKind::K ? scenario_->b_k : scenario_->b_v;
+  }
   // What Q, K or V is projected from: X, or X_kv for K and V with cross-attention.
   const Matrix& projection_source(StageKind kind) const {
     return kind == StageKind::Q ? scenario_->X : scenario_->kv_source();
@@ -421,6 +428,9 @@ class Engine {
   bool row_is_direct(int h, Eigen::Index i) const;
   void weights_row(int h, Eigen::Index i, float* w, float* x_scratch) const;
   void apply_pins(StageKind kind, int head);
+  // The pins of a whole stage (Q, K, V or the output) in columns [first,
+  // first + width), laid into `target` at column c − shift.
+  void lay_pins(StageKind kind, Eigen::Index first, Eigen::Index width, Matrix& target, Eigen::Index shift) const;
   void apply_row_pins(StageKind kind, int head, Eigen::Index row);
   MatrixView derived(StageId id) const;
   // In a read-only copy: recompute head h's scores (letting another head's
@@ -473,7 +483,8 @@ class Engine {
   ControlRef control_;
   Dims dims_;
   // (Q, K, V and their unrotated copies are mutable only so read_only_copy
-  // can set them aside while the engine is copied, as it does heads_' scores.)
+  // can set them aside while the engine is copied, as it does heads_' scores:
+  // its copy keeps none of them.)
   mutable Matrix Q_, K_, V_;
   Matrix concat_, output_;
   // 0/1, T×T_k; shared with read-only copies until the mask changes (load_mask
@@ -486,8 +497,9 @@ class Engine {
   Matrix rope_angle_;               // the angles themselves, modulo 2π (the stage rope_angle)
   Eigen::Index rope_T_ = -1;        // the tables' T and d_k
   int rope_dk_ = -1;
-  Matrix U_;  // unnormalized context, T × h·d_v
-  Matrix R_;  // partial outputs, T × h·d_out (empty until built)
+  // (mutable, as Q_: set aside by read_only_copy, whose copy keeps neither)
+  mutable Matrix U_;  // unnormalized context, T × h·d_v
+  mutable Matrix R_;  // partial outputs, T × h·d_out (empty until built)
   std::vector<std::uint8_t> r_valid_;  // per head: R_h = U_h·W_o_h
   mutable std::vector<HeadState> heads_;
   // Causal and Window rows end at the diagonal, so the row arithmetic stops

@@ -21,8 +21,8 @@ using namespace engine_detail;
 // row and lays the pins: rotate_projection_row).
 void Engine::recompute_projection_row(StageKind kind, Index r, Index first, Index width) {
   const Scenario& s = *scenario_;
-  const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
-  const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
+  const Matrix& W = weights_of(kind);
+  const Matrix& b = bias_of(kind);
   auto row = unrotated(kind).row(r).segment(first, width);
   row.noalias() = projection_source(kind).row(r) * W.middleCols(first, width);
   if (s.use_bias) row += b.row(0).segment(first, width);
@@ -36,8 +36,7 @@ void Engine::recompute_projection_row(StageKind kind, Index r, Index first, Inde
 // delta is unknown or not finite, the caller recomputes the row exactly.
 bool Engine::shift_projection_row(StageKind kind, Index r, Index c, float delta) {
   if (!std::isfinite(delta)) return false;
-  const Scenario& s = *scenario_;
-  const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
+  const Matrix& W = weights_of(kind);
   Matrix& out = unrotated(kind);
   if (out.cols() == 0) return true;
   auto row = out.row(r);
@@ -70,8 +69,8 @@ void Engine::apply_projection_pins(StageKind kind, Index r, Index first, Index w
 // head block of the row turned again, which gives the same floats).
 void Engine::recompute_projection_cell(StageKind kind, Index r, Index c) {
   const Scenario& s = *scenario_;
-  const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
-  const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
+  const Matrix& W = weights_of(kind);
+  const Matrix& b = bias_of(kind);
   Matrix& out = projection(kind);
   if (rotates(kind)) {
     const Index dk = dims_.d_k, c0 = c / dk * dk;
@@ -473,9 +472,7 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
   if (rotates(kind)) {
     rotate_column_pair(kind, c);
   } else {
-    const StageId id{kind, 0};
-    for (auto it = pins_.lower_bound(PinKey{id, 0, 0}); it != pins_.end() && it->first.stage == id; ++it)
-      if (it->first.col == c) P(it->first.row, c) = it->second;
+    lay_pins(kind, c, 1, P, 0);
   }
   bump_block(kind, block, false);
 

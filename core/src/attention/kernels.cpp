@@ -22,8 +22,8 @@ using namespace engine_detail;
 // milliseconds; with RoPE, Q and K are computed unrotated and then turned.
 void Engine::compute_projection(StageKind kind, int head, Work* work) {
   const Scenario& s = *scenario_;
-  const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
-  const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
+  const Matrix& W = weights_of(kind);
+  const Matrix& b = bias_of(kind);
   Matrix& final_out = projection(kind);
   if (rotates(kind) && (unrotated(kind).rows() != final_out.rows() || unrotated(kind).cols() != final_out.cols()))
     unrotated(kind).resize(final_out.rows(), final_out.cols());
@@ -168,8 +168,8 @@ void Engine::head_block(int h, Index bi, bool with_scores, std::vector<float>& s
   if (with_scores && jn > 0) {
     // scores_i = Q_i · K_iᵀ: entry (r, c) is how well token r's query matches token c's key.
     // (Eigen's product, as compute_block and a single recomputed score use:
-    // OpenBLAS sums in another order, and a snapshot's or an unpinned score
-    // must be the very float the forward pass made.)
+    // OpenBLAS sums in another order, and an unpinned score must be the very
+    // float the forward pass made.)
     const auto Qh = Q_.middleCols(ix(h) * dk, dk);
     const auto Kh = K_.middleCols(ix(kv(h)) * dk, dk);
     hs.S.block(i0, 0, rows, jn).noalias() = Qh.middleRows(i0, rows) * Kh.topRows(jn).transpose();

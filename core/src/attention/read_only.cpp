@@ -4,9 +4,12 @@
 // After an edit of X the document replaces X, Q, K, V, the contexts and the
 // output, so a copy that kept all of them would keep about a fifth of the
 // engine. Q, K and V are the part it can get back cheaply: one head's blocks
-// are a T × d_model by d_model × d_k product (a fraction of a millisecond at
-// T=1024), so the copy projects them when a stage of that head is read, and
-// keeps only the contexts, the output, the mask and each row's softmax state.
+// are three T × d_model by d_model × d_k products (about 2 ms at T=1024,
+// d_model=768, as much as the head's scores), so the copy projects them when
+// a stage of that head is read, and keeps only the contexts, the output, the
+// mask and each row's softmax state. Its values then agree with what the
+// document showed to within rounding (a product d_k wide may sum in another
+// order than one as wide as Q), which Compare leaves out.
 
 #include "attention/engine_internal.h"
 #include "attention_lab/stage_registry.h"
@@ -29,11 +32,11 @@ bool is_projection(StageKind storage) {
 Engine Engine::read_only_copy() const {
   // What the copy does not keep is set aside while the engine is copied, so
   // the copy never holds it even for a moment (the members are mutable for
-  // this, and stage() fills heads_ and cache_); U and R are copied, then
-  // dropped.
+  // this, and stage() fills heads_ and cache_): copying R alone, 36 MiB at
+  // T=1024 once an edit built it, and dropping it made Ctrl+T take 150 ms.
   std::vector<Matrix> scores(heads_.size());
   std::vector<Derived> cache;
-  Matrix* projections[] = {&Q_, &K_, &V_, &Qu_, &Ku_};
+  Matrix* projections[] = {&Q_, &K_, &V_, &Qu_, &Ku_, &U_, &R_};
   Matrix set_aside[std::size(projections)];
   for (std::size_t h = 0; h < heads_.size(); ++h) scores[h].swap(heads_[h].S);
   cache.swap(cache_);
@@ -56,8 +59,6 @@ Engine Engine::read_only_copy() const {
   copy.resident_ = -1;
   copy.on_demand_ = OnDemand{};
   for (auto& hs : copy.heads_) std::fill(hs.valid.begin(), hs.valid.end(), std::uint8_t{0});
-  copy.U_ = Matrix();
-  copy.R_ = Matrix();
   std::fill(copy.r_valid_.begin(), copy.r_valid_.end(), std::uint8_t{0});
   copy.edits_.clear();
   return copy;
@@ -69,8 +70,14 @@ void Engine::resident_scores(int h) const {
   HeadState& hs = heads_[uz(h)];
   hs.S.resize(dims_.T, dims_.T_k);
   advise_huge_pages(hs.S);
+  try {
+    complete_scores(h);  // every block, pins laid, from the head's Q and K projected again
+  } catch (...) {  // (an allocation failed): nothing half-computed is taken for the head's scores
+    hs.S = Matrix();
+    std::fill(hs.valid.begin(), hs.valid.end(), std::uint8_t{0});
+    throw;
+  }
   resident_ = h;
-  complete_scores(h);  // every block, pins laid, from the head's Q and K projected again
 }
 
 void Engine::release_scores() const {
@@ -83,14 +90,11 @@ void Engine::release_scores() const {
 
 void Engine::project_columns(StageKind kind, Index first, Index width, bool turn, Matrix& out,
                              Matrix* before) const {
-  const Scenario& s = *scenario_;
-  const Matrix& W = kind == StageKind::Q ? s.W_q : kind == StageKind::K ? s.W_k : s.W_v;
-  const Matrix& b = kind == StageKind::Q ? s.b_q : kind == StageKind::K ? s.b_k : s.b_v;
   const Matrix& source = projection_source(kind);
   const Index T = source.rows();
   out.resize(T, width);
-  block_product(source, W.middleCols(first, width), out);  // compute_projection's product
-  if (s.use_bias) out.rowwise() += b.row(0).segment(first, width);
+  block_product(source, weights_of(kind).middleCols(first, width), out);  // compute_projection's product
+  if (scenario_->use_bias) out.rowwise() += bias_of(kind).row(0).segment(first, width);
   if (rotates(kind)) {
     if (before) *before = out;
     if (!turn) return;  // before RoPE: no pins (they are laid on what enters the scores)
@@ -101,11 +105,7 @@ void Engine::project_columns(StageKind kind, Index first, Index width, bool turn
         rotate_head(row, row, rope_cos_.row(r).data(), rope_sin_.row(r).data(), dk, rope_.pairs);  // pairwise: in place
       }
   }
-  const StageId id{kind, 0};
-  for (auto it = pins_.lower_bound(PinKey{id, 0, 0}); it != pins_.end() && it->first.stage == id; ++it) {
-    const Index r = it->first.row, c = it->first.col;
-    if (r < T && c >= first && c < first + width) out(r, c - first) = it->second;
-  }
+  lay_pins(kind, first, width, out, first);
 }
 
 void Engine::resident_projections(int h) const {

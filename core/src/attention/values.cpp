@@ -89,17 +89,20 @@ void Engine::weights_row(int h, Index i, float* w, float* x) const {
 // Lays pins over a whole stage (Q, K, V: one column block — a head, or a K/V
 // head — or all of them when head < 0; output).
 void Engine::apply_pins(StageKind kind, int head) {
-  const auto& pins = pins_;
-  Matrix* target = kind == StageKind::Q ? &Q_ : kind == StageKind::K ? &K_ : kind == StageKind::V ? &V_ : &output_;
-  Index first = 0, width = target->cols();
+  Matrix& target = kind == StageKind::Output ? output_ : projection(kind);
+  Index first = 0, width = target.cols();
   if (head >= 0 && kind != StageKind::Output) {
     width = ix(kind == StageKind::V ? dims_.d_v : dims_.d_k);
     first = ix(head) * width;
   }
+  lay_pins(kind, first, width, target, 0);
+}
+
+void Engine::lay_pins(StageKind kind, Index first, Index width, Matrix& target, Index shift) const {
   const StageId id{kind, 0};
-  for (auto it = pins.lower_bound(PinKey{id, 0, 0}); it != pins.end() && it->first.stage == id; ++it) {
+  for (auto it = pins_.lower_bound(PinKey{id, 0, 0}); it != pins_.end() && it->first.stage == id; ++it) {
     const Index r = it->first.row, c = it->first.col;
-    if (r < target->rows() && c >= first && c < first + width) (*target)(r, c) = it->second;
+    if (r < target.rows() && c >= first && c < first + width) target(r, c - shift) = it->second;
   }
 }
 
@@ -476,9 +479,10 @@ std::size_t Engine::bytes_shared() const {
 std::size_t Engine::bytes_kept() const {
   auto bytes = [](const Matrix& m) { return static_cast<std::size_t>(m.size()) * sizeof(float); };
   std::size_t total = 0;
-  for (const Matrix* m : std::initializer_list<const Matrix*>{&Q_, &K_, &V_, &Qu_, &Ku_, &concat_, &output_, &mask_.get(), &U_, &R_, &rope_cos_, &rope_sin_,
-                          &rope_angle_, &on_demand_.q, &on_demand_.k, &on_demand_.v, &on_demand_.qu, &on_demand_.ku,
-                          &on_demand_.whole})
+  const auto kept = {&Q_, &K_, &V_, &Qu_, &Ku_, &U_, &R_, &on_demand_.q, &on_demand_.k, &on_demand_.v,
+                     &on_demand_.qu, &on_demand_.ku, &on_demand_.whole};  // (mutable members)
+  for (const Matrix* m : kept) total += bytes(*m);
+  for (const Matrix* m : {&concat_, &output_, &mask_.get(), &rope_cos_, &rope_sin_, &rope_angle_})
     total += bytes(*m);
   for (const auto& hs : heads_)
     total += bytes(hs.S) + hs.valid.capacity() + hs.offset.capacity() * sizeof(float) +
