@@ -427,6 +427,8 @@ class Engine {
   void masked_row(int h, Eigen::Index i, float* x) const;
   bool row_is_direct(int h, Eigen::Index i) const;
   void weights_row(int h, Eigen::Index i, float* w, float* x_scratch) const;
+  Eigen::Index masked_exps(int h, Eigen::Index i, float* x, float* e) const;
+  void scale_exps(int h, Eigen::Index i, const float* e, float* w, Eigen::Index n) const;
   void apply_pins(StageKind kind, int head);
   // The pins of a whole stage (Q, K, V or the output) in columns [first,
   // first + width), laid into `target` at column c − shift.
@@ -461,6 +463,9 @@ class Engine {
   void bump(StageKind kind, int head, bool full);
   void note_row(StageKind kind, int head, Eigen::Index row);
   void note_col(StageKind kind, int head, Eigen::Index col);
+  template <typename Row>
+  static void each_changed_row(const Changes& c, bool whole, std::uint64_t since, Eigen::Index T, Eigen::Index Tk,
+                               Row&& row);
   void patch_derived(Derived& d) const;
   void patch_weights(Derived& d, bool whole, std::uint64_t since) const;
   void weights_row_kept(int h, Eigen::Index i, float* w, KeptExps& kept, const std::vector<Eigen::Index>* moved) const;

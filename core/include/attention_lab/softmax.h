@@ -45,6 +45,16 @@ inline std::int32_t bits_from_float(float f) {
   std::memcpy(&b, &f, sizeof b);
   return b;
 }
+// fast_exp's constants, which its vector form (softmax.cpp) shares
+inline constexpr float kExpLog2e = 1.44269504088896341f;
+inline constexpr float kExpLn2Hi = 0.693359375f;
+inline constexpr float kExpLn2Lo = -2.12194440e-4f;
+inline constexpr float kExpLo = -87.33654475f;  // below: 0 (under the smallest normal float)
+inline constexpr float kExpHi = 88.72283935f;   // above: +∞
+inline constexpr float kExpRound = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer
+// the Cephes polynomial's coefficients, highest degree first
+inline constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                      4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
 }  // namespace detail
 
 // e^x in float, within 1.3 ulp of the exact value (Cody–Waite reduction and
@@ -67,33 +77,24 @@ inline float mul_add(float a, float b, float c) {
 }
 
 inline float fast_exp(float x) {
-  constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kLn2Hi = 0.693359375f;
-  constexpr float kLn2Lo = -2.12194440e-4f;
-  constexpr float kLo = -87.33654475f;
-  constexpr float kHi = 88.72283935f;
-  constexpr float kRound = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer
-  // clamped, NaN included (it becomes kLo), so the integer part stays small
-  float xc = x >= kLo ? x : kLo;
-  xc = xc <= kHi ? xc : kHi;
-  const float t = mul_add(xc, kLog2e, kRound);
-  const float n = t - kRound;
-  const std::int32_t ni = detail::bits_from_float(t) - detail::bits_from_float(kRound);
-  float r = mul_add(n, -kLn2Hi, xc);
-  r = mul_add(n, -kLn2Lo, r);
-  float p = 1.9875691500e-4f;
-  p = mul_add(p, r, 1.3981999507e-3f);
-  p = mul_add(p, r, 8.3334519073e-3f);
-  p = mul_add(p, r, 4.1665795894e-2f);
-  p = mul_add(p, r, 1.6666665459e-1f);
-  p = mul_add(p, r, 5.0000001201e-1f);
+  using namespace detail;
+  // clamped, NaN included (it becomes kExpLo), so the integer part stays small
+  float xc = x >= kExpLo ? x : kExpLo;
+  xc = xc <= kExpHi ? xc : kExpHi;
+  const float t = mul_add(xc, kExpLog2e, kExpRound);
+  const float n = t - kExpRound;
+  const std::int32_t ni = bits_from_float(t) - bits_from_float(kExpRound);
+  float r = mul_add(n, -kExpLn2Hi, xc);
+  r = mul_add(n, -kExpLn2Lo, r);
+  float p = kExpPoly[0];
+  for (int k = 1; k < 6; ++k) p = mul_add(p, r, kExpPoly[k]);
   p = mul_add(p, r * r, r + 1.0f);
   // 2^n as two factors, so n = 128 (x near 88.7) stays representable
   const std::int32_t n1 = ni / 2;
   const std::int32_t n2 = ni - n1;
-  const float y = p * detail::float_from_bits((n1 + 127) * (1 << 23)) * detail::float_from_bits((n2 + 127) * (1 << 23));
+  const float y = p * float_from_bits((n1 + 127) * (1 << 23)) * float_from_bits((n2 + 127) * (1 << 23));
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  return x < kLo ? 0.0f : (x > kHi ? kInf : (x != x ? x : y));
+  return x < kExpLo ? 0.0f : (x > kExpHi ? kInf : (x != x ? x : y));
 }
 
 // The largest of x[0..n) (−∞ when n = 0), and whether any entry is NaN.

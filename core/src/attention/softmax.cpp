@@ -100,7 +100,7 @@ struct ExpLanes {
   static I iset1(int i) { return _mm512_set1_epi32(i); }
   static I half_toward_zero(I i) { return _mm512_srai_epi32(_mm512_add_epi32(i, _mm512_srli_epi32(i, 31)), 1); }
   static I exponent(I i) { return _mm512_slli_epi32(i, 23); }
-  // x < kLo ? 0 : x > kHi ? +∞ : x is NaN ? x : y
+  // x < kExpLo ? 0 : x > kExpHi ? +∞ : x is NaN ? x : y
   static V finish(V x, V y, V lo, V hi) {
     y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x);
     y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), y, set1(std::numeric_limits<float>::infinity()));
@@ -128,7 +128,7 @@ struct ExpLanes {
   static I iset1(int i) { return _mm256_set1_epi32(i); }
   static I half_toward_zero(I i) { return _mm256_srai_epi32(_mm256_add_epi32(i, _mm256_srli_epi32(i, 31)), 1); }
   static I exponent(I i) { return _mm256_slli_epi32(i, 23); }
-  // x < kLo ? 0 : x > kHi ? +∞ : x is NaN ? x : y
+  // x < kExpLo ? 0 : x > kExpHi ? +∞ : x is NaN ? x : y
   static V finish(V x, V y, V lo, V hi) {
     y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
     y = _mm256_blendv_ps(y, set1(std::numeric_limits<float>::infinity()), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
@@ -142,19 +142,16 @@ template <class L>
 typename L::V exp_lanes(typename L::V x) {
   using V = typename L::V;
   using I = typename L::I;
-  const V lo = L::set1(-87.33654475f), hi = L::set1(88.72283935f), round = L::set1(12582912.0f);
+  using namespace detail;
+  const V lo = L::set1(kExpLo), hi = L::set1(kExpHi), round = L::set1(kExpRound);
   const V xc = L::min(L::max(x, lo), hi);
-  const V t = L::fma(xc, L::set1(1.44269504088896341f), round);
+  const V t = L::fma(xc, L::set1(kExpLog2e), round);
   const V n = L::sub(t, round);
   const I ni = L::isub(L::bits(t), L::bits(round));
-  V r = L::fma(n, L::set1(-0.693359375f), xc);
-  r = L::fma(n, L::set1(2.12194440e-4f), r);
-  V p = L::set1(1.9875691500e-4f);
-  p = L::fma(p, r, L::set1(1.3981999507e-3f));
-  p = L::fma(p, r, L::set1(8.3334519073e-3f));
-  p = L::fma(p, r, L::set1(4.1665795894e-2f));
-  p = L::fma(p, r, L::set1(1.6666665459e-1f));
-  p = L::fma(p, r, L::set1(5.0000001201e-1f));
+  V r = L::fma(n, L::set1(-kExpLn2Hi), xc);
+  r = L::fma(n, L::set1(-kExpLn2Lo), r);
+  V p = L::set1(kExpPoly[0]);
+  for (int k = 1; k < 6; ++k) p = L::fma(p, r, L::set1(kExpPoly[k]));
   p = L::fma(p, L::mul(r, r), L::add(r, L::set1(1.0f)));
   const I n1 = L::half_toward_zero(ni);
   const I n2 = L::isub(ni, n1);

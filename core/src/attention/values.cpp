@@ -59,6 +59,21 @@ void Engine::masked_row(int h, Index i, float* x) const {
   }
 }
 
+// Row i's e^(masked − m) (not a direct row) into e, its masked values into x;
+// returns how many entries the row has before the mask ends it.
+Index Engine::masked_exps(int h, Index i, float* x, float* e) const {
+  const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
+  exp_shifted(x, heads_[uz(h)].offset[uz(i)], e, n);
+  return n;
+}
+
+// w = e/Z over the row's first n entries, 0 after them (e may be w).
+void Engine::scale_exps(int h, Index i, const float* e, float* w, Index n) const {
+  const float scale = heads_[uz(h)].cscale[uz(i)];
+  for (Index j = 0; j < n; ++j) w[j] = e[j] * scale;
+  std::fill(w + n, w + dims_.T_k, 0.0f);
+}
+
 // Row i of weights_h as shown (all T_k columns, pins included); x is scratch.
 // Records the row's issue.
 void Engine::weights_row(int h, Index i, float* w, float* x) const {
@@ -67,11 +82,7 @@ void Engine::weights_row(int h, Index i, float* w, float* x) const {
   if (!hs.direct[uz(i)]) {
     // e^(masked − m)/Z, the same arithmetic the context was computed with
     // (a row that is not direct has no pins on scaled or masked)
-    const Index n = scaled_masked_prefix(h, i, extent(i / kBlock), x);
-    exp_shifted(x, hs.offset[uz(i)], w, n);
-    const float scale = hs.cscale[uz(i)];
-    for (Index j = 0; j < n; ++j) w[j] *= scale;
-    std::fill(w + n, w + T, 0.0f);
+    scale_exps(h, i, w, w, masked_exps(h, i, x, w));
     return;
   }
   masked_row(h, i, x);
@@ -250,6 +261,19 @@ void Engine::fill_derived_row(StageId id, Index i, float* out) const {
 
 // Brings a cached copy up to date from the rows and columns that changed
 // since it was made, or rebuilds it.
+// Calls row(i) for every row of a derived copy that changed since `since`
+// (every row with `whole`), on OpenMP's threads when there are enough:
+// each row costs about 4·T_k operations.
+template <typename Row>
+void Engine::each_changed_row(const Changes& c, bool whole, std::uint64_t since, Index T, Index Tk, Row&& row) {
+  const auto n = static_cast<long>(T);
+  long stale = 0;
+  for (long i = 0; i < n && !whole; ++i) stale += c.rows[uz(i)] > since ? 1 : 0;
+#pragma omp parallel for schedule(dynamic, 32) if ((whole || stale > 16) && rows_worth_threads(static_cast<double>(whole ? n : stale), 4.0 * static_cast<double>(Tk)))
+  for (long i = 0; i < n; ++i)
+    if (whole || c.rows[uz(i)] > since) row(static_cast<Index>(i));
+}
+
 void Engine::patch_derived(Derived& d) const {
   const int h = d.id.head;
   const Index T = dims_.T, Tk = dims_.T_k;
@@ -265,12 +289,7 @@ void Engine::patch_derived(Derived& d) const {
     patch_weights(d, whole, since);
     return;
   }
-  const auto n = static_cast<long>(T);
-  long stale = 0;
-  for (long i = 0; i < n && !whole; ++i) stale += c.rows[uz(i)] > since ? 1 : 0;
-#pragma omp parallel for schedule(dynamic, 32) if ((whole || stale > 16) && rows_worth_threads(static_cast<double>(whole ? n : stale), 4.0 * static_cast<double>(Tk)))
-  for (long i = 0; i < n; ++i)
-    if (whole || c.rows[uz(i)] > since) fill_derived_row(d.id, d.m, i);
+  each_changed_row(c, whole, since, T, Tk, [&](Index i) { fill_derived_row(d.id, d.m, i); });
   if (whole) return;
   for (const auto& [v, col] : c.cols) {
     if (v <= since) continue;
@@ -314,13 +333,9 @@ void Engine::patch_weights(Derived& d, bool whole, std::uint64_t since) const {
       if (v > since) moved.push_back(col);
   std::sort(moved.begin(), moved.end());  // (a column edited twice is listed twice)
   moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
-  const auto n = static_cast<long>(T);
-  long stale = 0;
-  for (long i = 0; i < n && !whole; ++i) stale += c.rows[uz(i)] > since ? 1 : 0;
-#pragma omp parallel for schedule(dynamic, 32) if ((whole || stale > 16) && rows_worth_threads(static_cast<double>(whole ? n : stale), 4.0 * static_cast<double>(Tk)))
-  for (long i = 0; i < n; ++i)
-    if (whole || c.rows[uz(i)] > since)
-      weights_row_kept(h, i, d.m.row(i).data(), kept, listed && masked.rows[uz(i)] <= since ? &moved : nullptr);
+  each_changed_row(c, whole, since, T, Tk, [&](Index i) {
+    weights_row_kept(h, i, d.m.row(i).data(), kept, listed && masked.rows[uz(i)] <= since ? &moved : nullptr);
+  });
 }
 
 // Row i of head h's weights into w, as weights_row computes it. With
@@ -344,15 +359,11 @@ void Engine::weights_row_kept(int h, Index i, float* w, KeptExps& kept, const st
     for (Index j : *moved)
       if (j < n) e[j] = fast_exp(masked_value(h, i, j) - offset);  // scaled_masked_prefix's value of that column
   } else {
-    // weights_row's arithmetic, the exponentials kept on the way
-    scaled_masked_prefix(h, i, extent(i / kBlock), w);
-    exp_shifted(w, offset, e, n);
+    masked_exps(h, i, w, e);  // weights_row's arithmetic, the exponentials kept on the way
     kept.offset[uz(i)] = offset;
     kept.length[uz(i)] = n;
   }
-  const float scale = hs.cscale[uz(i)];
-  for (Index j = 0; j < n; ++j) w[j] = e[j] * scale;
-  std::fill(w + n, w + dims_.T_k, 0.0f);
+  scale_exps(h, i, e, w, n);
 }
 
 Matrix Engine::rows(StageId id, Index first, Index count) const {
