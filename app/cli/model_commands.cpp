@@ -62,6 +62,19 @@ std::string shortest(double v) {
   return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
+// ", llama3 scaling ×32 (low 1, high 4, original context 64)", or nothing.
+std::string rope_scaling_text(const Rope& r) {
+  switch (r.scaling) {
+    case RopeScaling::None: return {};
+    case RopeScaling::Linear: return ", linear scaling ×" + shortest(r.factor);
+    case RopeScaling::Llama3:
+      return ", llama3 scaling ×" + shortest(r.factor) + " (low_freq_factor " + shortest(r.low_freq_factor) +
+             ", high_freq_factor " + shortest(r.high_freq_factor) + ", original context " +
+             std::to_string(r.original_max_positions) + ")";
+  }
+  return {};
+}
+
 bool parse_int(const std::string& text, int lo, int hi, int& out) {
   int v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -182,7 +195,9 @@ int cmd_model_info(const std::vector<std::string>& args, std::ostream& out, std:
       << ", \"d_head\": " << c.d_head << ", \"d_ff\": " << c.d_ff << ", \"vocab\": " << c.vocab
       << ", \"max_positions\": " << c.max_positions << ", \"norm\": " << quote(c.learned_positions() ? "layernorm" : "rmsnorm")
       << ", \"activation\": " << quote(to_string(c.activation)) << ", \"positions\": "
-      << quote(c.learned_positions() ? "learned" : "rope") << ", \"rope_theta\": " << (c.learned_positions() ? 0.0 : c.rope_theta)
+      << quote(c.learned_positions() ? "learned" : "rope") << ", \"rope_theta\": " << (c.learned_positions() ? 0.0 : static_cast<double>(c.rope.theta))
+      << ", \"rope_scaling\": " << quote(c.learned_positions() ? "none" : to_string(c.rope.scaling))
+      << ", \"rope_factor\": " << (c.learned_positions() ? 1.0 : static_cast<double>(c.rope.factor))
       << ", \"sliding_window\": " << c.sliding_window << ", \"tied_embeddings\": " << (m.lm_head.data == m.token_embedding ? "true" : "false")
       << ", \"dtype\": " << quote(to_string(m.dtype)) << ", \"parameters\": " << m.parameters
       << ", \"bytes\": " << m.weight_bytes << ", \"files\": " << m.files.size() << ", \"tokenizer\": " << quote(o.tokenizer->kind())
@@ -197,7 +212,7 @@ int cmd_model_info(const std::vector<std::string>& args, std::ostream& out, std:
       << "vocabulary: " << c.vocab << " (" << o.tokenizer->kind() << ")\n"
       << "positions:  "
       << (c.learned_positions() ? "learned, " + std::to_string(c.max_positions)
-                                : "RoPE θ " + shortest(c.rope_theta) + ", up to " + std::to_string(c.max_positions))
+                                : "RoPE θ " + shortest(c.rope.theta) + rope_scaling_text(c.rope) + ", up to " + std::to_string(c.max_positions))
       << (c.sliding_window ? ", sliding window " + std::to_string(c.sliding_window) : std::string()) << '\n'
       << "norm:       " << (c.learned_positions() ? "LayerNorm" : "RMSNorm") << ", eps " << shortest(c.norm_eps) << '\n'
       << "lm_head:    " << (m.lm_head.data == m.token_embedding ? "tied to the token embeddings" : "its own") << '\n'

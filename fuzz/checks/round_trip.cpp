@@ -360,7 +360,7 @@ std::string check_model_config(std::string_view bytes) {
     if (c.model_type != "llama" && c.model_type != "mistral" && c.model_type != "qwen2")
       return "Llama family from model_type " + c.model_type.substr(0, 40);
     if (c.d_head % 2 != 0) return "Llama family with an odd d_head (RoPE turns pairs)";
-    if (!std::isfinite(c.rope_theta) || !(c.rope_theta > 1)) return "rope_theta " + std::to_string(c.rope_theta);
+    if (std::string problem = check_rope(c.rope); !problem.empty()) return problem;
     if (c.sliding_window != 0 && c.model_type != "mistral") return "a sliding window outside Mistral";
     if (c.model_type == "qwen2" && (!c.qkv_bias || c.o_bias)) return "Qwen2 without q/k/v biases or with an o bias";
     if (c.learned_positions()) return "Llama family with learned positions";

@@ -174,6 +174,21 @@ TEST(Lesson, AnAbsoluteScenarioPathInsideTheLessonFolderIsUsed) {
   EXPECT_TRUE(scenarios_identical(l.lesson->scenario, preset("book")));
 }
 
+// Cross-attention's two sizes of its own, the source's length and width.
+TEST(Lesson, CrossAttentionSizesAreChangesToo) {
+  json j = base_lesson();
+  j["preset"] = "translate";
+  j["steps"][0]["apply"] = json::parse(R"([{"T_k": 6}, {"d_kv": 3}])");
+  const LoadedLesson l = parse(j);
+  ASSERT_TRUE(l.lesson.has_value()) << l.error;
+  const auto& edits = l.lesson->steps[0].apply;
+  ASSERT_EQ(edits.size(), 2u);
+  EXPECT_EQ(std::get<SetDimension>(edits[0]).which, Dimension::T_k);
+  EXPECT_EQ(std::get<SetDimension>(edits[0]).value, 6);
+  EXPECT_EQ(std::get<SetDimension>(edits[1]).which, Dimension::d_kv);
+  EXPECT_EQ(std::get<SetDimension>(edits[1]).value, 3);
+}
+
 TEST(Lesson, EveryKindOfChangeBecomesTheMatchingEdit) {
   const json changes = json::parse(R"([
     {"mask": "none"}, {"mask": "causal"},
@@ -517,7 +532,7 @@ TEST(LessonBadInput, AChangeIsAnObjectWithOneKnownKey) {
                R"(steps[0].apply[0]: expected an object with one change such as {"mask": "causal"} or {"temperature": 0.5}, found an object with 2 keys)");
   expect_error(with_changes(json::parse(R"([{"tempreature": 2}])")),
                "steps[0].apply[0].tempreature: unknown key (expected one of mask, temperature, scale, bias, W_o, b_o, "
-               "alibi, sinks, rope, set, pin, clear_pins, T, d_model, heads, kv_heads, d_k, d_v, d_out, focus_head)");
+               "alibi, sinks, rope, set, pin, clear_pins, T, d_model, heads, kv_heads, d_k, d_v, d_out, T_k, d_kv, focus_head)");
 }
 
 TEST(LessonBadInput, EachChangeChecksItsValue) {

@@ -295,11 +295,16 @@ TEST(ModelLoader, KeyValueHeadsNotDividingTheHeadsAreRefused) {
                       {"config.json: \"num_key_value_heads\" 3: expected a divisor of num_attention_heads 4"}));
 }
 
-TEST(ModelLoader, ScaledRopeIsRefused) {
+TEST(ModelLoader, RopeScalingIsReadOrRefusedByName) {
   TempDir dir;
+  const LoadedModel linear = load_with_config(dir, "llama-gqa",
+                                              [](json& c) { c["rope_scaling"] = json{{"type", "linear"}, {"factor", 2.0}}; });
+  ASSERT_TRUE(linear.model) << linear.error;
+  EXPECT_EQ(linear.model->config.rope.scaling, RopeScaling::Linear);
+  EXPECT_EQ(linear.model->config.rope.factor, 2.0f);
   EXPECT_TRUE(refused(load_with_config(dir, "llama-gqa",
-                                       [](json& c) { c["rope_scaling"] = json{{"type", "linear"}, {"factor", 2.0}}; }),
-                      {"config.json: \"rope_scaling\"", "is not supported yet"}));
+                                       [](json& c) { c["rope_scaling"] = json{{"type", "yarn"}, {"factor", 2.0}}; }),
+                      {"config.json: \"rope_scaling\"", "rope_type 'yarn' is not supported yet"}));
   // null is "none" (as HF writes it).
   EXPECT_TRUE(load_with_config(dir, "smollm-tied", [](json& c) { c["rope_scaling"] = nullptr; }).model);
 }
@@ -345,7 +350,7 @@ TEST(ModelConfig, RealCheckpointConfigsReadAsTheirModels) {
   EXPECT_EQ(qwen.heads, 14);
   EXPECT_EQ(qwen.kv_heads, 2);
   EXPECT_EQ(qwen.d_head, 64);
-  EXPECT_EQ(qwen.rope_theta, 1e6);
+  EXPECT_EQ(qwen.rope.theta, 1e6f);
   EXPECT_EQ(qwen.sliding_window, 0);  // use_sliding_window: false
   EXPECT_TRUE(qwen.qkv_bias);
   EXPECT_FALSE(qwen.o_bias);

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <random>
 #include <signal.h>
@@ -357,7 +358,7 @@ TEST(ScenarioBadInput, RopeNeedsAnEvenDkAndAKnownPairing) {
   EXPECT_EQ(parse_error(j),
             "rope.pairs: expected \"half\" (HF Llama's rotate_half) or \"interleaved\" (GPT-J), found \"adjacent\"");
   j["rope"] = {{"theta", 500000}, {"scaling", 8}};
-  EXPECT_EQ(parse_error(j), "rope.scaling: unknown key (expected theta, pairs)");
+  EXPECT_EQ(parse_error(j), "rope.scaling: expected {\"type\": \"linear\" or \"llama3\", \"factor\": …}, found 8");
   j["rope"] = {{"theta", 500000}, {"pairs", "interleaved"}};
   ASSERT_TRUE(parse_scenario(j.dump()).scenario) << parse_scenario(j.dump()).error;
   const Scenario s = *parse_scenario(j.dump()).scenario;
@@ -367,6 +368,66 @@ TEST(ScenarioBadInput, RopeNeedsAnEvenDkAndAKnownPairing) {
   // saved and read back the same
   const Scenario back = *parse_scenario(scenario_to_json(s)).scenario;
   EXPECT_EQ(back.rope, s.rope);
+}
+
+TEST(ScenarioBadInput, RopeScalingIsReadWholeOrRefusedByName) {
+  json j = minimal(2, 8, 2, 8);
+  const json llama3 = {{"type", "llama3"}, {"factor", 8}, {"low_freq_factor", 1}, {"high_freq_factor", 4},
+                       {"original_max_position_embeddings", 64}};
+  j["rope"] = {{"theta", 500000}, {"scaling", llama3}};
+  const LoadResult loaded = parse_scenario(j.dump());
+  ASSERT_TRUE(loaded.scenario) << loaded.error;
+  const Rope& rope = loaded.scenario->rope;
+  EXPECT_EQ(rope.scaling, RopeScaling::Llama3);
+  EXPECT_EQ(rope.factor, 8.0f);
+  EXPECT_EQ(rope.original_max_positions, 64);
+  EXPECT_EQ(parse_scenario(scenario_to_json(*loaded.scenario)).scenario->rope, rope);  // saved and read back
+
+  j["rope"]["scaling"] = {{"type", "yarn"}, {"factor", 8}};
+  EXPECT_EQ(parse_error(j), "rope.scaling.type: expected \"linear\" or \"llama3\", found \"yarn\"");
+  j["rope"]["scaling"] = {{"type", "linear"}, {"factor", 8}, {"low_freq_factor", 1}};
+  EXPECT_EQ(parse_error(j), "rope.scaling.low_freq_factor: unknown key for linear scaling");
+  j["rope"]["scaling"] = {{"type", "linear"}};
+  EXPECT_EQ(parse_error(j), "rope.scaling: expected \"factor\" for linear scaling");
+  j["rope"]["scaling"] = {{"type", "linear"}, {"factor", 0.5}};
+  EXPECT_EQ(parse_error(j), "rope.scaling.factor: expected a finite number of at least 1, found 0.5");
+  json bad = llama3;
+  bad["high_freq_factor"] = 1;
+  j["rope"]["scaling"] = bad;
+  EXPECT_EQ(parse_error(j), "rope.scaling.high_freq_factor: expected a finite number greater than low_freq_factor 1, found 1");
+}
+
+// Llama 3's scaling as HF computes it (_compute_llama3_parameters), at the
+// three bands: divided, kept, blended.
+TEST(RopeScalingMath, Llama3DividesLowFrequenciesKeepsHighOnesAndBlendsBetween) {
+  Rope r;
+  r.on = true;
+  r.theta = 500000.0f;
+  r.scaling = RopeScaling::Llama3;
+  r.factor = 32.0f;
+  r.low_freq_factor = 1.0f;
+  r.high_freq_factor = 4.0f;
+  r.original_max_positions = 64;
+  const int d_k = 16;
+  for (int k = 0; k < d_k / 2; ++k) {
+    const double inv_freq = 1.0 / std::pow(500000.0, 2.0 * k / d_k);
+    const double wavelength = 2.0 * 3.14159265358979323846 / inv_freq;
+    double expected = inv_freq;
+    if (wavelength > 64.0) {
+      expected = inv_freq / 32.0;
+    } else if (wavelength >= 16.0) {
+      const double smooth = (64.0 / wavelength - 1.0) / 3.0;
+      expected = (1.0 - smooth) * inv_freq / 32.0 + smooth * inv_freq;
+    }
+    EXPECT_DOUBLE_EQ(rope_frequency(r, d_k, k), expected) << k;
+    EXPECT_DOUBLE_EQ(rope_angle(r, d_k, k, 7), 7.0 * expected) << k;
+  }
+  // pair 0 (wavelength 6.3) is kept, pair 1 (32) blended, pair 2 (165) divided
+  EXPECT_NE(rope_scaling_note(r, d_k, 0).find("kept"), std::string::npos) << rope_scaling_note(r, d_k, 0);
+  EXPECT_NE(rope_scaling_note(r, d_k, 1).find("blended"), std::string::npos) << rope_scaling_note(r, d_k, 1);
+  EXPECT_NE(rope_scaling_note(r, d_k, 2).find("÷ 32"), std::string::npos) << rope_scaling_note(r, d_k, 2);
+  r.scaling = RopeScaling::None;
+  EXPECT_EQ(rope_scaling_note(r, d_k, 2), "");
 }
 
 TEST(ScenarioBadInput, HeadsMustDivideTheColumns) {

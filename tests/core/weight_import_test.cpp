@@ -141,7 +141,7 @@ TEST_P(ImportLayer, GivesTheLayersMatricesHeadsAndAttentionOutput) {
   }
   EXPECT_EQ(s.rope.on, f.rope);
   if (f.rope) {
-    EXPECT_EQ(s.rope.theta, static_cast<float>(model.model->config.rope_theta));
+    EXPECT_EQ(s.rope, model.model->config.rope);
   }
   // fat-cat's 7 tokens stay; its 4 features became 32 columns of seeded values.
   EXPECT_EQ(s.T(), 7);

@@ -32,9 +32,12 @@ AccentColor accent(Accent which) {
 
 void add_font(ImFontAtlas* atlas, float size) {
   // Latin, Latin Extended (Ŝ), Greek, phonetic sub/superscripts (ᵀ), punctuation (′ …),
-  // sub/superscript digits, arrows, math operators, shapes (◀), Latin Extended-C (ⱼ).
+  // sub/superscript digits, arrows, math operators, control pictures (␣, the visible
+  // space of GPT-2's tokens), block elements (▁, SentencePiece's space), shapes (◀),
+  // Latin Extended-C (ⱼ).
   static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000, 0x206F,
-                                   0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0x2C60, 0x2C7F, 0};
+                                   0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2400, 0x243F, 0x2580, 0x259F,
+                                   0x25A0, 0x25FF, 0x2C60, 0x2C7F, 0};
   const std::string path = attention_lab::gui::font_path("DejaVuSans.ttf");
   if (!path.empty() && atlas->AddFontFromFileTTF(path.c_str(), size, nullptr, ranges)) return;
   std::fprintf(stderr,

@@ -32,12 +32,31 @@ const char* to_string(RopePairs pairs);
 // Rotary position embedding (Su et al. 2021): before QKᵀ, each head's query
 // and key of the token at position p turn pair k of their dimensions by the
 // angle p·θ^(−2k/d_k), so their dot product depends on how far apart they are.
+//
+// A checkpoint trained for a longer context may stretch the frequencies
+// θ^(−2k/d_k) (HF's "rope_type"): Linear divides every one by `factor`;
+// Llama3 (Llama 3.1 and later) divides those whose wavelength 2π/ω is over
+// original_max_positions / low_freq_factor, keeps those under
+// original_max_positions / high_freq_factor and blends the ones between.
+enum class RopeScaling { None, Linear, Llama3 };
+
+const char* to_string(RopeScaling scaling);
+
 struct Rope {
   bool on = false;
   float theta = 10000.0f;
   RopePairs pairs = RopePairs::Half;
+  RopeScaling scaling = RopeScaling::None;
+  float factor = 1.0f;                // Linear and Llama3
+  float low_freq_factor = 1.0f;       // Llama3
+  float high_freq_factor = 4.0f;      // Llama3
+  int original_max_positions = 8192;  // Llama3: the context the model was first trained for
   friend bool operator==(const Rope&, const Rope&) = default;
 };
+
+// The first thing wrong with a RoPE setting (θ, the scaling's numbers), named
+// as `where`.theta, `where`.scaling.factor …, or an empty string.
+std::string check_rope(const Rope& rope, const std::string& where = "rope");
 
 // The dimensions a scenario implies. d_out is the width of the output:
 // columns of W_o when W_o is on, h·d_v otherwise.
@@ -153,8 +172,13 @@ struct Scenario {
 // of twice that power (the paper's rule, as in its reference code and HF).
 std::vector<double> alibi_slopes(int heads);
 
-// RoPE's angle of pair k (0 ≤ k < d_k/2) at `position`: position·θ^(−2k/d_k),
-// in double as the reference computes it.
+// RoPE's frequency of pair k (0 ≤ k < d_k/2): θ^(−2k/d_k), scaled as the
+// Rope says (HF's _compute_llama3_parameters and linear scaling), in double.
+double rope_frequency(const Rope& rope, int d_k, int pair);
+// What the scaling did to pair k's frequency, in words ("÷ 32: its wavelength
+// 165 is over 64"), or an empty string without scaling.
+std::string rope_scaling_note(const Rope& rope, int d_k, int pair);
+// RoPE's angle of pair k at `position`: position·rope_frequency(k).
 double rope_angle(const Rope& rope, int d_k, int pair, int position);
 // The two dimensions of a head that pair k turns together.
 std::pair<int, int> rope_pair(RopePairs pairs, int d_k, int pair);

@@ -10,6 +10,7 @@
 
 #include "attention_lab/matrix.h"
 #include "attention_lab/safetensors.h"
+#include "attention_lab/scenario.h"
 
 #include <atomic>
 #include <filesystem>
@@ -42,19 +43,27 @@ struct ModelConfig {
   bool tied_embeddings = true;                   // lm_head = token embeddings (when the file has no lm_head)
   bool qkv_bias = false;
   bool o_bias = false;
-  double rope_theta = 10000.0;  // Llama family
+  Rope rope;                    // Llama family: on, θ and any scaling (rotate_half pairs)
   int sliding_window = 0;       // 0 = none (Mistral: keys i − W < j ≤ i)
 
   bool learned_positions() const { return family == ModelFamily::Gpt2; }
 };
 
 // Reads a Hugging Face config.json; `where` names it in errors. Unknown
-// architectures are refused with the list of supported ones.
+// architectures are refused with the list of supported ones, and so is every
+// key the reader neither computes nor knows to leave the arithmetic alone
+// (config_inert_keys), named with its value: a model is never run with a
+// setting silently ignored.
 struct ParsedConfig {
   ModelConfig config;
   std::string error;
 };
 ParsedConfig parse_model_config(const std::string& json_text, const std::string& where);
+
+// The config.json keys that do not change what the forward pass computes
+// (provenance, special token ids, dropout, generation settings …): the one
+// list of what the reader may leave unread.
+const std::vector<std::string>& config_inert_keys();
 
 // y = x·W + b for an activation x (T × in). The weight is a block of a stored
 // tensor: as stored when the file keeps it [in, out] (GPT-2's Conv1D), or used

@@ -459,8 +459,7 @@ struct Applier {
     const int d_k = s.dims().d_k;
     if (e.value.on && d_k % 2 != 0)
       return fail("rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(d_k));
-    if (!(std::isfinite(e.value.theta) && e.value.theta > 1.0f))
-      return fail("rope.theta: expected a finite number greater than 1, found " + num(e.value.theta));
+    if (std::string problem = check_rope(e.value); !problem.empty()) return fail(problem);
     out.inverse = SetRope{s.rope};
     s.rope = e.value;
     out.stale.mark_all_heads(StageKind::Q);  // Q and K are rotated anew (or not at all)
@@ -568,7 +567,8 @@ std::string describe(const Edit& edit) {
     std::string operator()(const SetTemperature& e) const { return "temperature = " + num(e.value); }
     std::string operator()(const SetRope& e) const {
       if (!e.value.on) return "RoPE off";
-      return "RoPE θ = " + num(e.value.theta) + ", pairs " + to_string(e.value.pairs);
+      return "RoPE θ = " + num(e.value.theta) + ", pairs " + to_string(e.value.pairs) +
+             (e.value.scaling == RopeScaling::None ? "" : std::string(", ") + to_string(e.value.scaling) + " scaling ×" + num(e.value.factor));
     }
     std::string operator()(const SetTokenLabel& e) const {
       return (e.key ? "key token " : "token ") + std::to_string(e.index) + " = \"" + e.label + "\"";

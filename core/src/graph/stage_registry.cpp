@@ -151,9 +151,23 @@ std::string short_number(float v) {
   return buf;
 }
 
+// The scaling of a checkpoint trained for a longer context, as a clause.
+std::string rope_scaling_words(const Rope& r) {
+  switch (r.scaling) {
+    case RopeScaling::None: return {};
+    case RopeScaling::Linear: return " (every frequency divided by " + short_number(r.factor) + ": linear scaling)";
+    case RopeScaling::Llama3:
+      return " (Llama 3 scaling: frequencies whose wavelength is over " +
+             short_number(static_cast<float>(r.original_max_positions) / r.low_freq_factor) + " positions divided by " +
+             short_number(r.factor) + ", under " +
+             short_number(static_cast<float>(r.original_max_positions) / r.high_freq_factor) + " kept, blended between)";
+  }
+  return {};
+}
+
 std::string rope_words(const Scenario& s) {
   return "RoPE turns each head's " + std::string(s.rope.pairs == RopePairs::Half ? "dimensions i and i + d_k/2" : "dimensions 2i and 2i + 1") +
-         " together by the angle position·θ^(−2i/d_k), θ = " + short_number(s.rope.theta) +
+         " together by the angle position·θ^(−2i/d_k), θ = " + short_number(s.rope.theta) + rope_scaling_words(s.rope) +
          ": a query and a key then match by what they hold and by how far apart they are.";
 }
 
@@ -384,7 +398,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
        [](int) { return fixed("φ"); },
        [](const Scenario& s, const Dims& d, int) {
          return "φ[p][k] = p·θ^(−2k/" + std::to_string(d.d_k) + "), θ = " + short_number(s.rope.theta) +
-                " (shown modulo 2π, in (−π, π])";
+                rope_scaling_words(s.rope) + " (shown modulo 2π, in (−π, π])";
        },
        [](const Scenario& s, const Dims&, int) {
          return "How far RoPE turns pair k of the query or key at position p (row p, column k): " + rope_words(s) +

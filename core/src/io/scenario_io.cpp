@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -105,14 +106,45 @@ Matrix read_matrix(const json& j, const std::string& name, int max_rows, const c
 }
 
 // A bias: a flat list of numbers, kept as a 1 × n matrix.
-// {"theta": 10000, "pairs": "half" | "interleaved"}, both keys optional.
+// {"type": "linear" | "llama3", "factor": f, and for llama3 "low_freq_factor",
+// "high_freq_factor", "original_max_position_embeddings"}: HF's names.
+void read_rope_scaling(const json& j, const std::string& where, Rope& r) {
+  if (!j.is_object())
+    fail_field(where + ": expected {\"type\": \"linear\" or \"llama3\", \"factor\": …}, found " + type_of(j));
+  const json* type = j.contains("type") ? &j["type"] : nullptr;
+  const std::string name = type && type->is_string() ? type->get<std::string>() : "";
+  std::vector<std::string> keys = {"type", "factor"};
+  if (name == "linear") {
+    r.scaling = RopeScaling::Linear;
+  } else if (name == "llama3") {
+    r.scaling = RopeScaling::Llama3;
+    keys.insert(keys.end(), {"low_freq_factor", "high_freq_factor", "original_max_position_embeddings"});
+  } else {
+    fail_field(where + ".type: expected \"linear\" or \"llama3\", found " + (type ? type->dump() : std::string("nothing")));
+  }
+  for (const auto& [key, value] : j.items())
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      fail_field(where + "." + key + ": unknown key for " + name + " scaling");
+  for (const auto& key : keys)
+    if (!j.contains(key)) fail_field(where + ": expected \"" + key + "\" for " + name + " scaling");
+  r.factor = read_float(j["factor"], where + ".factor");
+  if (r.scaling == RopeScaling::Llama3) {
+    r.low_freq_factor = read_float(j["low_freq_factor"], where + ".low_freq_factor");
+    r.high_freq_factor = read_float(j["high_freq_factor"], where + ".high_freq_factor");
+    r.original_max_positions =
+        read_int(j["original_max_position_embeddings"], where + ".original_max_position_embeddings", 1, 1 << 30);
+  }
+}
+
+// {"theta": 10000, "pairs": "half" | "interleaved", "scaling": {…}}, every key optional.
 Rope read_rope(const json& j, const std::string& where) {
   Rope r;
   r.on = true;
   if (!j.is_object())
     fail_field(where + ": expected {\"theta\": 10000, \"pairs\": \"half\" or \"interleaved\"}, found " + type_of(j));
   for (const auto& [key, value] : j.items())
-    if (key != "theta" && key != "pairs") fail_field(where + "." + key + ": unknown key (expected theta, pairs)");
+    if (key != "theta" && key != "pairs" && key != "scaling")
+      fail_field(where + "." + key + ": unknown key (expected theta, pairs, scaling)");
   if (j.contains("theta")) {
     r.theta = read_float(j["theta"], where + ".theta");
     if (!(r.theta > 1.0f)) fail_field(where + ".theta: expected a number greater than 1, found " + j["theta"].dump());
@@ -124,6 +156,8 @@ Rope read_rope(const json& j, const std::string& where) {
     else if (name == "interleaved") r.pairs = RopePairs::Interleaved;
     else fail_field(where + ".pairs: expected \"half\" (HF Llama's rotate_half) or \"interleaved\" (GPT-J), found " + p.dump());
   }
+  if (j.contains("scaling")) read_rope_scaling(j["scaling"], where + ".scaling", r);
+  if (std::string problem = check_rope(r, where); !problem.empty()) fail_field(problem);
   return r;
 }
 
@@ -429,7 +463,20 @@ std::string scenario_to_json(const Scenario& s) {
     key("rope");
     out << "{\"theta\": ";
     json_text::write_number(out, s.rope.theta);
-    out << ", \"pairs\": " << quote(to_string(s.rope.pairs)) << "}";
+    out << ", \"pairs\": " << quote(to_string(s.rope.pairs));
+    if (s.rope.scaling != RopeScaling::None) {
+      out << ", \"scaling\": {\"type\": " << quote(to_string(s.rope.scaling)) << ", \"factor\": ";
+      json_text::write_number(out, s.rope.factor);
+      if (s.rope.scaling == RopeScaling::Llama3) {
+        out << ", \"low_freq_factor\": ";
+        json_text::write_number(out, s.rope.low_freq_factor);
+        out << ", \"high_freq_factor\": ";
+        json_text::write_number(out, s.rope.high_freq_factor);
+        out << ", \"original_max_position_embeddings\": " << s.rope.original_max_positions;
+      }
+      out << '}';
+    }
+    out << "}";
   }
   key("mask");
   if (s.mask_kind == MaskKind::Custom)

@@ -331,11 +331,11 @@ ImportResult adapt(const Scenario& current, const std::map<StageKind, Piece>& pi
   if (h.config) {
     const ModelConfig& c = *h.config;
     if (c.family == ModelFamily::Llama) {
-      Rope rope;
-      rope.on = true;
-      rope.theta = static_cast<float>(c.rope_theta);
-      rope.pairs = RopePairs::Half;
-      if (!(s.rope == rope)) notes.push_back("RoPE on, θ = " + number_text(c.rope_theta) + " (config.json)");
+      const Rope& rope = c.rope;
+      if (!(s.rope == rope))
+        notes.push_back("RoPE on, θ = " + number_text(rope.theta) +
+                        (rope.scaling == RopeScaling::None ? "" : std::string(", ") + to_string(rope.scaling) + " scaling") +
+                        " (config.json)");
       s.rope = rope;
     } else if (s.rope.on) {
       s.rope.on = false;

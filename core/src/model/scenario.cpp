@@ -4,6 +4,8 @@
 #include "attention_lab/stage_registry.h"
 
 #include <cmath>
+#include <cstdio>
+#include <numbers>
 #include <string>
 
 namespace attention_lab {
@@ -20,10 +22,107 @@ const char* to_string(MaskKind kind) {
 
 const char* to_string(RopePairs pairs) { return pairs == RopePairs::Interleaved ? "interleaved" : "half"; }
 
+const char* to_string(RopeScaling scaling) {
+  switch (scaling) {
+    case RopeScaling::None: return "none";
+    case RopeScaling::Linear: return "linear";
+    case RopeScaling::Llama3: return "llama3";
+  }
+  return "none";
+}
+
+std::string check_rope(const Rope& r, const std::string& where) {
+  const auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
+  if (!(std::isfinite(r.theta) && r.theta > 1.0f))
+    return where + ".theta: expected a finite number greater than 1, found " + num(r.theta);
+  if (r.scaling == RopeScaling::None) return {};
+  if (!(std::isfinite(r.factor) && r.factor >= 1.0f))
+    return where + ".scaling.factor: expected a finite number of at least 1, found " + num(r.factor);
+  if (r.scaling == RopeScaling::Linear) return {};
+  if (!(std::isfinite(r.low_freq_factor) && r.low_freq_factor > 0.0f))
+    return where + ".scaling.low_freq_factor: expected a finite number greater than 0, found " + num(r.low_freq_factor);
+  if (!(std::isfinite(r.high_freq_factor) && r.high_freq_factor > r.low_freq_factor))
+    return where + ".scaling.high_freq_factor: expected a finite number greater than low_freq_factor " +
+           num(r.low_freq_factor) + ", found " + num(r.high_freq_factor);
+  if (r.original_max_positions < 1)
+    return where + ".scaling.original_max_position_embeddings: expected a positive integer, found " +
+           std::to_string(r.original_max_positions);
+  return {};
+}
+
+namespace {
+
+// HF: inv_freq = 1 / θ^(arange(0, d_k, 2) / d_k), before any scaling.
+double unscaled_frequency(const Rope& rope, int d_k, int pair) {
+  return 1.0 / std::pow(static_cast<double>(rope.theta), 2.0 * pair / d_k);
+}
+
+// Where Llama 3's scaling puts a frequency (HF's _compute_llama3_parameters):
+// a wavelength over original/low_freq_factor is divided by factor, one under
+// original/high_freq_factor kept, one between blended with weight `smooth`
+// on the kept frequency.
+struct Llama3Band {
+  double wavelength;
+  double low, high;  // the two wavelength limits
+  double smooth;     // 0: divided, 1: kept
+};
+Llama3Band llama3_band(const Rope& r, double inv_freq) {
+  Llama3Band b;
+  b.wavelength = 2.0 * std::numbers::pi / inv_freq;
+  const double original = r.original_max_positions;
+  const double low_factor = static_cast<double>(r.low_freq_factor), high_factor = static_cast<double>(r.high_freq_factor);
+  b.low = original / low_factor;
+  b.high = original / high_factor;
+  if (b.wavelength > b.low) b.smooth = 0.0;
+  else if (b.wavelength < b.high) b.smooth = 1.0;
+  else b.smooth = (original / b.wavelength - low_factor) / (high_factor - low_factor);
+  return b;
+}
+
+}  // namespace
+
+double rope_frequency(const Rope& rope, int d_k, int pair) {
+  const double inv_freq = unscaled_frequency(rope, d_k, pair);
+  const double factor = static_cast<double>(rope.factor);
+  switch (rope.scaling) {
+    case RopeScaling::None: return inv_freq;
+    case RopeScaling::Linear: return inv_freq / factor;
+    case RopeScaling::Llama3: {
+      const double smooth = llama3_band(rope, inv_freq).smooth;
+      return (1.0 - smooth) * inv_freq / factor + smooth * inv_freq;
+    }
+  }
+  return inv_freq;
+}
+
+std::string rope_scaling_note(const Rope& rope, int d_k, int pair) {
+  const auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return std::string(buf);
+  };
+  const double factor = static_cast<double>(rope.factor);
+  switch (rope.scaling) {
+    case RopeScaling::None: return {};
+    case RopeScaling::Linear: return "÷ " + num(factor) + " (linear scaling)";
+    case RopeScaling::Llama3: {
+      const Llama3Band b = llama3_band(rope, unscaled_frequency(rope, d_k, pair));
+      const std::string w = "its wavelength " + num(b.wavelength);
+      if (b.wavelength > b.low) return "÷ " + num(factor) + " (Llama 3 scaling: " + w + " is over " + num(b.low) + ")";
+      if (b.wavelength < b.high) return "kept (Llama 3 scaling: " + w + " is under " + num(b.high) + ")";
+      return "blended (Llama 3 scaling: " + w + " is between " + num(b.high) + " and " + num(b.low) + ": " +
+             num(1.0 - b.smooth) + " of ω/" + num(factor) + " + " + num(b.smooth) + " of ω)";
+    }
+  }
+  return {};
+}
+
 double rope_angle(const Rope& rope, int d_k, int pair, int position) {
-  // HF: inv_freq = 1 / θ^(arange(0, d_k, 2) / d_k)
-  const double inv_freq = 1.0 / std::pow(static_cast<double>(rope.theta), 2.0 * pair / d_k);
-  return position * inv_freq;
+  return position * rope_frequency(rope, d_k, pair);
 }
 
 std::pair<int, int> rope_pair(RopePairs pairs, int d_k, int pair) {
@@ -221,8 +320,7 @@ std::string validate(const Scenario& s) {
   if (s.rope.on) {
     if ((width_q / H) % 2 != 0)
       return "rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(width_q / H);
-    if (!(std::isfinite(s.rope.theta) && s.rope.theta > 1.0f))
-      return "rope.theta: expected a finite number greater than 1, found " + std::to_string(s.rope.theta);
+    if (std::string problem = check_rope(s.rope); !problem.empty()) return problem;
   }
   if ((s.mask_kind == MaskKind::Causal || s.mask_kind == MaskKind::Window) && Tk != T)
     return std::string("mask: expected \"none\" or a custom ") + std::to_string(T) + " x " + std::to_string(Tk) +

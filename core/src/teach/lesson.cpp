@@ -209,7 +209,7 @@ const std::vector<std::string>& step_keys() {
 const std::vector<std::string>& change_keys() {
   static const std::vector<std::string> keys = {"mask", "temperature", "scale", "bias", "W_o", "b_o", "alibi", "sinks", "rope", "set",
                                                 "pin", "clear_pins", "T", "d_model", "heads", "kv_heads", "d_k", "d_v",
-                                                "d_out", "focus_head"};
+                                                "d_out", "T_k", "d_kv", "focus_head"};
   return keys;
 }
 

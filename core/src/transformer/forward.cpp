@@ -122,11 +122,7 @@ void apply_rope(Eigen::Ref<Matrix, 0, Eigen::OuterStride<>> m, int heads, int d_
 }
 
 Rope model_rope(const ModelConfig& c) {
-  Rope r;
-  r.on = c.family == ModelFamily::Llama;
-  r.theta = static_cast<float>(c.rope_theta);
-  r.pairs = RopePairs::Half;
-  return r;
+  return c.rope;
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include "attention_lab/transformer_model.h"
 #include "io/json_document.h"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace attention_lab {
 
@@ -25,11 +27,14 @@ constexpr const char* kSupported =
 constexpr long long kMaxDimension = 1 << 20;
 constexpr long long kMaxLayers = 1024;
 
+// Reads keys of one JSON object and remembers each key it looked at, so that
+// finish() can refuse every key nobody read (and that is not known to be inert).
 class ConfigReader {
  public:
   ConfigReader(const json& root, std::string where) : root_(root), where_(std::move(where)) {}
 
   bool has(const char* key) const {
+    read_.insert(key);
     const auto it = root_.find(key);
     return it != root_.end() && !it->is_null();
   }
@@ -64,15 +69,38 @@ class ConfigReader {
     return v.get<std::string>();
   }
   const json& need(const char* key) const {
+    read_.insert(key);
     const auto it = root_.find(key);
     if (it == root_.end() || it->is_null()) fail_config(where_ + ": expected \"" + key + "\"");
     return *it;
   }
+  // A switch this reader implements only one way: any other value is refused.
+  void expect_bool(const char* key, bool supported, const char* what) const {
+    if (boolean_or(key, supported) != supported)
+      fail_config(where_ + ": \"" + key + "\": " + (supported ? "false" : "true") + " (" + what + ") is not supported; expected " +
+                  (supported ? "true" : "false"));
+  }
+  // Marks a key as read without reading it: its value does not matter here
+  // (a window size with windows turned off).
+  void ignore(const char* key) const { read_.insert(key); }
   const std::string& where() const { return where_; }
+
+  // Refuses the first key no read looked at and that is not inert: it may
+  // change the arithmetic, and a model is never run with it silently ignored.
+  void finish(const std::string& model_type) const {
+    const auto& inert = config_inert_keys();
+    for (const auto& [key, value] : root_.items()) {
+      // null is how HF writes "not set": the default, which is what the readers assume
+      if (value.is_null() || read_.count(key) || std::find(inert.begin(), inert.end(), key) != inert.end()) continue;
+      fail_config(where_ + ": \"" + excerpt(key, 60) + "\": " + excerpt(value.dump(), 60) + ": a key " + model_type +
+                  " models are not read with here; it may change what the model computes, so the model is not opened");
+    }
+  }
 
  private:
   const json& root_;
   std::string where_;
+  mutable std::set<std::string, std::less<>> read_;
 };
 
 Activation read_activation(const ConfigReader& r, const char* key, const std::string& fallback) {
@@ -106,7 +134,103 @@ ModelConfig read_gpt2(const ConfigReader& r) {
   c.tied_embeddings = r.boolean_or("tie_word_embeddings", true);
   c.qkv_bias = true;
   c.o_bias = true;
+  r.expect_bool("scale_attn_weights", true, "scores not divided by √d_k");
+  r.expect_bool("scale_attn_by_inverse_layer_idx", false, "scores also divided by the layer number + 1");
+  r.expect_bool("add_cross_attention", false, "a cross-attention sublayer in every block");
   return c;
+}
+
+// The keys of rope_parameters (or of the older rope_scaling) each rope_type reads.
+const std::vector<std::string>& rope_keys(RopeScaling scaling) {
+  static const std::vector<std::string> none = {"rope_theta", "rope_type", "type", "partial_rotary_factor"};
+  static const std::vector<std::string> linear = {"rope_theta", "rope_type", "type", "factor"};
+  static const std::vector<std::string> llama3 = {"rope_theta",      "rope_type",        "type",
+                                                   "factor",          "low_freq_factor",  "high_freq_factor",
+                                                   "original_max_position_embeddings"};
+  return scaling == RopeScaling::Llama3 ? llama3 : scaling == RopeScaling::Linear ? linear : none;
+}
+
+// RoPE as transformers 5 writes it ("rope_parameters": {"rope_theta", "rope_type",
+// and the type's numbers}) or as older files do (top-level "rope_theta" and
+// "rope_scaling": {"type" or "rope_type", …}). Every rope_type this app does
+// not compute (yarn, longrope, dynamic …) and every key it does not read is
+// refused by name.
+Rope read_rope(const ConfigReader& top) {
+  Rope rope;
+  rope.on = true;
+  rope.pairs = RopePairs::Half;
+  const bool v5 = top.has("rope_parameters");
+  if (v5 && (top.has("rope_theta") || top.has("rope_scaling")))
+    fail_config(top.where() + ": \"rope_parameters\" and \"" + (top.has("rope_theta") ? "rope_theta" : "rope_scaling") +
+                "\" both given: expected one way of saying how RoPE turns (transformers 5 writes rope_parameters)");
+  const json empty = json::object();
+  const json* params = &empty;
+  std::string where = top.where();
+  if (v5) {
+    params = &top.need("rope_parameters");
+    where += ": \"rope_parameters\"";
+  } else if (top.has("rope_scaling")) {
+    params = &top.need("rope_scaling");
+    where += ": \"rope_scaling\"";
+  }
+  if (!params->is_object()) fail_config(where + ": expected an object, found " + excerpt(params->dump(), 60));
+  const ConfigReader p(*params, where);
+  const std::string type = p.has("rope_type") ? p.string_or("rope_type", "") : p.string_or("type", "default");
+  if (p.has("rope_type") && p.has("type") && p.string_or("type", "") != type)
+    fail_config(where + ": \"type\" and \"rope_type\" differ");
+  if (type == "default") {
+    rope.scaling = RopeScaling::None;
+  } else if (type == "linear") {
+    rope.scaling = RopeScaling::Linear;
+  } else if (type == "llama3") {
+    rope.scaling = RopeScaling::Llama3;
+  } else {
+    fail_config(where + ": rope_type '" + excerpt(type, 40) +
+                "' is not supported yet (supported: default, linear, llama3); its frequencies would be wrong without it");
+  }
+  // The theta lives inside rope_parameters (transformers 5) or at the top (older files).
+  const double theta = v5 ? p.positive_number_or("rope_theta", 10000.0) : top.positive_number_or("rope_theta", 10000.0);
+  if (!v5 && p.has("rope_theta")) fail_config(where + ": \"rope_theta\": expected it at the top of config.json");
+  rope.theta = static_cast<float>(theta);
+  if (!(rope.theta > 1.0f) || !std::isfinite(rope.theta))
+    fail_config(top.where() + ": \"rope_theta\": expected a number above 1 (and within float), found " + std::to_string(theta));
+  if (p.has("partial_rotary_factor") && p.positive_number_or("partial_rotary_factor", 1.0) != 1.0)
+    fail_config(where + ": \"partial_rotary_factor\" " + excerpt(p.need("partial_rotary_factor").dump(), 20) +
+                ": RoPE on part of each head is not supported yet (expected 1)");
+  if (rope.scaling != RopeScaling::None) {
+    rope.factor = static_cast<float>(p.positive_number_or("factor", 0.0));
+    if (!p.has("factor")) fail_config(where + ": expected \"factor\" for rope_type " + type);
+  }
+  if (rope.scaling == RopeScaling::Llama3) {
+    for (const char* key : {"low_freq_factor", "high_freq_factor", "original_max_position_embeddings"})
+      if (!p.has(key)) fail_config(where + ": expected \"" + key + "\" for rope_type llama3");
+    rope.low_freq_factor = static_cast<float>(p.positive_number_or("low_freq_factor", 1.0));
+    rope.high_freq_factor = static_cast<float>(p.positive_number_or("high_freq_factor", 4.0));
+    rope.original_max_positions = p.positive_int("original_max_position_embeddings", 1LL << 30);
+  }
+  for (const auto& [key, value] : params->items()) {
+    const auto& known = rope_keys(rope.scaling);
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      fail_config(where + ": \"" + excerpt(key, 40) + "\": " + excerpt(value.dump(), 40) + ": not a key of rope_type " + type +
+                  " that this app computes; refused rather than ignored");
+  }
+  if (std::string problem = check_rope(rope, "rope"); !problem.empty()) fail_config(where + ": " + problem);
+  return rope;
+}
+
+// transformers 5 lists each layer's attention ("full_attention" or
+// "sliding_attention"): every layer must be what the model computes.
+void check_layer_types(const ConfigReader& r, const ModelConfig& c) {
+  if (!r.has("layer_types")) return;
+  const json& types = r.need("layer_types");
+  if (!types.is_array() || types.size() != static_cast<std::size_t>(c.layers))
+    fail_config(r.where() + ": \"layer_types\": expected a list of " + std::to_string(c.layers) + " (num_hidden_layers) names, found " +
+                excerpt(types.dump(), 60));
+  const std::string want = c.sliding_window > 0 ? "sliding_attention" : "full_attention";
+  for (std::size_t i = 0; i < types.size(); ++i)
+    if (!types[i].is_string() || types[i].get<std::string>() != want)
+      fail_config(r.where() + ": \"layer_types\"[" + std::to_string(i) + "]: " + excerpt(types[i].dump(), 40) +
+                  ": layers of different kinds are not supported yet; expected every layer \"" + want + "\"");
 }
 
 ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
@@ -135,12 +259,7 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   c.norm_eps = r.positive_number_or("rms_norm_eps", 1e-6);
   c.activation = read_activation(r, "hidden_act", "silu");
   c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
-  c.rope_theta = r.positive_number_or("rope_theta", 10000.0);
-  if (!(c.rope_theta > 1.0))
-    fail_config(r.where() + ": \"rope_theta\": expected a number above 1, found " + std::to_string(c.rope_theta));
-  if (r.has("rope_scaling"))
-    fail_config(r.where() + ": \"rope_scaling\" " + excerpt(r.need("rope_scaling").dump(), 60) +
-         ": scaled RoPE (Llama 3.1+, YaRN, linear, dynamic) is not supported yet; plain RoPE is");
+  c.rope = read_rope(r);
   // Qwen2 always has q/k/v biases; Llama and Mistral have them when attention_bias says so.
   c.qkv_bias = model_type == "qwen2" ? true : r.boolean_or("attention_bias", false);
   c.o_bias = model_type == "qwen2" ? false : c.qkv_bias;
@@ -148,13 +267,47 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
     fail_config(r.where() + ": \"mlp_bias\": true is not supported (no Llama-family checkpoint we know uses it)");
   if (model_type == "mistral") {
     c.sliding_window = r.has("sliding_window") ? r.positive_int("sliding_window", 1LL << 30) : 0;
-  } else if (model_type == "qwen2" && r.boolean_or("use_sliding_window", false)) {
-    fail_config(r.where() + ": \"use_sliding_window\": true (Qwen2's per-layer windows) is not supported yet");
+  } else if (model_type == "qwen2") {
+    if (r.boolean_or("use_sliding_window", false))
+      fail_config(r.where() + ": \"use_sliding_window\": true (Qwen2's per-layer windows) is not supported yet");
+    r.ignore("sliding_window");     // the window's size, unused while use_sliding_window is false
+    r.ignore("max_window_layers");  // how many layers use it, likewise
   }
+  // SmolLM's configs say their pairs are rotate_half's; HF's Llama ignores the key.
+  r.expect_bool("rope_interleaved", false, "RoPE pairs 2i and 2i + 1, which HF's Llama does not compute");
+  check_layer_types(r, c);
   return c;
 }
 
 }  // namespace
+
+const std::vector<std::string>& config_inert_keys() {
+  static const std::vector<std::string> keys = {
+      // what the file is and where it came from
+      "architectures", "transformers_version", "_name_or_path", "_commit_hash",
+      // the dtype the weights were saved in: each tensor's own dtype is what is read
+      "dtype", "torch_dtype",
+      // special token ids: for generation and the tokenizer, not the forward pass
+      "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
+      // training only: initialisation and dropout (off at inference)
+      "initializer_range", "attention_dropout", "attn_pdrop", "embd_pdrop", "resid_pdrop", "hidden_dropout",
+      "classifier_dropout", "embedding_dropout", "residual_dropout", "summary_first_dropout",
+      // generation and runtime switches
+      "use_cache", "output_attentions", "output_hidden_states", "return_dict", "torchscript", "task_specific_params",
+      "max_length", "min_length", "do_sample", "early_stopping", "num_beams", "temperature", "top_k", "top_p",
+      "repetition_penalty", "length_penalty", "no_repeat_ngram_size", "num_return_sequences", "bad_words_ids",
+      "tokenizer_class", "id2label", "label2id", "problem_type", "finetuning_task",
+      // GPT-2's multiple-choice head (GPT2DoubleHeadsModel), not part of the language model
+      "summary_activation", "summary_proj_to_labels", "summary_type", "summary_use_proj",
+      // older GPT-2 files: n_positions under its first name
+      "n_ctx",
+      // Llama's tensor-parallel slicing of the same sums
+      "pretraining_tp",
+      // GPT-2's float16 path: the same arithmetic, upcast; this app computes in float32
+      "reorder_and_upcast_attn",
+  };
+  return keys;
+}
 
 const char* to_string(ModelFamily family) { return family == ModelFamily::Gpt2 ? "gpt2" : "llama"; }
 
@@ -189,6 +342,7 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
       fail_config(where + ": model_type '" + excerpt(type, 40) + "' is not supported (supported: " + kSupported + ")");
     }
     result.config.model_type = type;
+    r.finish(type);
   } catch (const ConfigError& e) {
     result.error = cap_message(e.message);
   }

@@ -76,14 +76,28 @@ class Builder {
 
   bool has(const std::string& name) const { return where_.count(name) != 0; }
 
-  const Located& need(const std::string& name) const {
+  const Located& need(const std::string& name) {
     const auto it = where_.find(name);
     if (it == where_.end())
       fail_load(m_.source.string() + ": missing tensor '" + name + "' (expected by the " + m_.layout + " layout)");
+    used_.insert(name);
     return it->second;
   }
 
-  std::vector<std::int64_t> shape(const std::string& name) const { return need(name).info->shape; }
+  // Refuses the first tensor of the files that no part of the model read and
+  // that the layout does not name as a harmless buffer: a weight the forward
+  // pass would silently leave out (a q_norm, a bias the config did not
+  // announce) makes the model something else than what is computed here.
+  void refuse_unused(const std::function<bool(const std::string&)>& is_buffer) const {
+    for (const auto& [name, located] : where_) {
+      if (used_.count(name) || is_buffer(name)) continue;
+      fail_load(located.file->name() + ": tensor '" + excerpt(name, 80) + "' " + located.info->shape_text() +
+                " is not part of the " + m_.layout + " layout as config.json describes it (model_type " +
+                m_.config.model_type + "); refused rather than ignored");
+    }
+  }
+
+  std::vector<std::int64_t> shape(const std::string& name) { return need(name).info->shape; }
 
   void expect_shape(const Located& t, const std::vector<std::int64_t>& shape) const {
     if (t.info->shape != shape) {
@@ -162,6 +176,7 @@ class Builder {
   TransformerModel& m_;
   const LoadProgress& progress_;
   std::map<std::string, Located> where_;
+  std::set<std::string> used_;
   std::uint64_t total_bytes_ = 0;
   std::uint64_t done_bytes_ = 0;
 };
@@ -268,6 +283,17 @@ void build_lm_head(TransformerModel& m, Builder& b) {
   }
 }
 
+// Tensors a family's files carry that are not weights: HF GPT-2's causal-mask
+// buffers (h.N.attn.bias, h.N.attn.masked_bias) and the RoPE frequencies older
+// Llama conversions saved (…rotary_emb.inv_freq, which HF itself skips on load).
+bool is_known_buffer(ModelFamily family, const std::string& name) {
+  const auto ends_with = [&](std::string_view tail) {
+    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (family == ModelFamily::Gpt2) return ends_with(".attn.bias") || ends_with(".attn.masked_bias");
+  return ends_with(".self_attn.rotary_emb.inv_freq");
+}
+
 }  // namespace
 
 LoadedModel load_model(const fs::path& path, const LoadProgress& progress) {
@@ -320,6 +346,8 @@ LoadedModel load_model(const fs::path& path, const LoadProgress& progress) {
                                    ? (builder.has("transformer.wte.weight") ? "transformer.wte.weight" : "wte.weight")
                                    : "model.embed_tokens.weight";
     model->dtype = builder.need(first).info->dtype;
+    const ModelFamily family = model->config.family;
+    builder.refuse_unused([family](const std::string& name) { return is_known_buffer(family, name); });
     builder.finish();
   } catch (const LoadError& e) {
     result.error = e.message;

@@ -150,6 +150,17 @@ std::shared_ptr<const Tokenizer> Tokenizer::load(const std::filesystem::path& fo
     t->strings_[i] = text;
     t->ids_.emplace(text, static_cast<int>(i));
   }
+  // A vocabulary of whole words is looked up word by word; one of subword
+  // pieces marked with BPE's space ("Ġthe", SentencePiece's "▁the") needs the
+  // merges to split text, and word lookup would give other ids without a word.
+  for (const auto& piece : t->strings_) {
+    if (piece.rfind("\xC4\xA0", 0) == 0 || piece.rfind("\xE2\x96\x81", 0) == 0) {
+      error = vocab_path.string() + ": token '" + excerpt(piece, 40) +
+              "' is a subword piece (byte-level BPE or SentencePiece): expected merges.txt next to it, or a "
+              "tokenizer.json, to split text as the model was trained";
+      return nullptr;
+    }
+  }
   return t;
 }
 

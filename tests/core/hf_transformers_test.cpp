@@ -1,0 +1,277 @@
+// Checkpoints written by Hugging Face transformers' own save_pretrained, with
+// its float64 outputs (../shared/fixtures/hf-transformers, see its README):
+// each family this app opens tokenizes the fixture's text to transformers'
+// ids and gives its hidden states, every head's attention weights and the
+// logits to float32 rounding; each family it does not open yet is refused
+// with a message, never run.
+
+#include "attention_lab/tokenizer.h"
+#include "temp_dir.h"
+#include "unit_support.h"
+#include "attention_lab/transformer_forward.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <zlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace attention_lab {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const fs::path kHfFixtures = ATTENTION_LAB_HF_FIXTURES_DIR;
+
+json read_gzipped_json(const fs::path& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) throw std::runtime_error("cannot open " + path.string());
+  std::string text;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+  gzclose(f);
+  return json::parse(text);
+}
+
+Matrix matrix_of(const json& rows) {
+  Matrix m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows.at(0).size()));
+  for (Eigen::Index r = 0; r < m.rows(); ++r)
+    for (Eigen::Index c = 0; c < m.cols(); ++c) m(r, c) = static_cast<float>(rows[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)].get<double>());
+  return m;
+}
+
+// The largest difference relative to the reference's own scale: float32
+// sums of a few hundred terms round at about 1e-6 of the values they add.
+double relative_difference(const Matrix& ours, const Matrix& reference) {
+  const double scale = std::max(1.0, static_cast<double>(reference.cwiseAbs().maxCoeff()));
+  return static_cast<double>((ours - reference).cwiseAbs().maxCoeff()) / scale;
+}
+
+class HfTransformersFixture : public ::testing::TestWithParam<const char*> {};
+
+// The whole comparison of `folder` (a fixture, or a copy with its config
+// rewritten) with the expected outputs of fixture `name`.
+void expect_transformers_outputs(const fs::path& folder, const std::string& name) {
+  const json expected = read_gzipped_json(kHfFixtures / (name + ".expected.json.gz"));
+  const LoadedModel loaded = load_model(folder);
+  ASSERT_TRUE(loaded.model) << loaded.error;
+  const TransformerModel& model = *loaded.model;
+  std::string error;
+  const auto tokenizer = Tokenizer::load(folder, model.config.vocab, error);
+  ASSERT_TRUE(tokenizer) << error;
+
+  const Encoded encoded = tokenizer->encode(expected["text"].get<std::string>());
+  ASSERT_TRUE(encoded.error.empty()) << encoded.error;
+  const std::vector<int> ids = expected["ids"].get<std::vector<int>>();
+  ASSERT_EQ(encoded.ids, ids);
+
+  const ModelForward forward = run_model(model, ids, static_cast<int>(ids.size()));
+  const json& hidden = expected["hidden_states"];
+  const int layers = model.config.layers;
+  ASSERT_EQ(hidden.size(), static_cast<std::size_t>(layers + 1));
+  // hidden_states[0] is the embedding, [L] layer L−1's output, the last one after the final norm.
+  for (int l = 0; l < layers; ++l)
+    EXPECT_LT(relative_difference(forward.residual[static_cast<std::size_t>(l)], matrix_of(hidden[static_cast<std::size_t>(l)])), 2e-5)
+        << "hidden state " << l;
+  EXPECT_LT(relative_difference(normalize(model.final_norm, forward.residual.back()),
+                                matrix_of(hidden[static_cast<std::size_t>(layers)])),
+            2e-5)
+      << "the final norm's output";
+
+  const json& attentions = expected["attentions"];
+  ASSERT_EQ(attentions.size(), static_cast<std::size_t>(layers));
+  for (int l = 0; l < layers; ++l) {
+    AttentionDetail detail;
+    detail.weights_only = true;
+    attention(model, l, normalize(model.layers[static_cast<std::size_t>(l)].norm1, forward.residual[static_cast<std::size_t>(l)]),
+              &detail);
+    const json& heads = attentions[static_cast<std::size_t>(l)];
+    ASSERT_EQ(heads.size(), detail.weights.size());
+    for (std::size_t h = 0; h < heads.size(); ++h)
+      EXPECT_LT(relative_difference(detail.weights[h], matrix_of(heads[h])), 1e-5) << "layer " << l << " head " << h;
+  }
+  EXPECT_LT(relative_difference(forward.logits, matrix_of(expected["logits"])), 2e-5) << "logits";
+}
+
+TEST_P(HfTransformersFixture, TokenizesAndComputesWhatTransformersComputes) {
+  expect_transformers_outputs(kHfFixtures / GetParam(), GetParam());
+}
+
+// The families this app computes, with transformers' own files.
+INSTANTIATE_TEST_SUITE_P(Opens, HfTransformersFixture,
+                         ::testing::Values("gpt2", "gpt2-bf16", "llama-plain", "llama3-gqa-scaled-rope", "qwen2"),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+// A copy of a fixture the test may change.
+fs::path copy_hf_fixture(const test::TempDir& dir, const std::string& name) {
+  const fs::path to = dir / name;
+  fs::copy(kHfFixtures / name, to, fs::copy_options::recursive);
+  for (const auto& entry : fs::directory_iterator(to))
+    fs::permissions(entry.path(), fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::add);
+  return to;
+}
+
+json read_config(const fs::path& folder) { return json::parse(test::read_text(folder / "config.json")); }
+void write_config(const fs::path& folder, const json& config) { test::write_text(folder / "config.json", config.dump(2)); }
+
+// Appends an F32 tensor of zeros to a safetensors file (the header rewritten,
+// the data before it unchanged).
+void add_f32_tensor(const fs::path& file, const std::string& name, const std::vector<std::int64_t>& shape) {
+  const std::string bytes = test::read_text(file);
+  std::uint64_t header_length = 0;
+  for (int i = 0; i < 8; ++i) header_length |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)])) << (8 * i);
+  json header = json::parse(bytes.substr(8, header_length));
+  const std::string data = bytes.substr(8 + header_length);
+  std::int64_t count = 1;
+  for (const auto n : shape) count *= n;
+  header[name] = {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {data.size(), data.size() + 4 * static_cast<std::size_t>(count)}}};
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  test::write_text(file, test::u64_le(text.size()) + text + data + std::string(4 * static_cast<std::size_t>(count), '\0'));
+}
+
+std::string load_error(const fs::path& folder) {
+  const LoadedModel loaded = load_model(folder);
+  return loaded.model ? std::string("(opened)") : loaded.error;
+}
+
+// Older transformers write RoPE as top-level rope_theta and rope_scaling (with
+// "type" or "rope_type"): the same model, the same numbers.
+TEST(HfTransformersConfig, OlderRopeKeysGiveTheSameLlama3Model) {
+  const test::TempDir dir;
+  const fs::path folder = copy_hf_fixture(dir, "llama3-gqa-scaled-rope");
+  json config = read_config(folder);
+  json scaling = config["rope_parameters"];
+  config.erase("rope_parameters");
+  config["rope_theta"] = scaling["rope_theta"];
+  scaling.erase("rope_theta");
+  scaling["type"] = scaling["rope_type"];  // transformers 4.3x wrote both
+  config["rope_scaling"] = scaling;
+  write_config(folder, config);
+  expect_transformers_outputs(folder, "llama3-gqa-scaled-rope");
+
+  const LoadedModel loaded = load_model(folder);
+  ASSERT_TRUE(loaded.model) << loaded.error;
+  const Rope& rope = loaded.model->config.rope;
+  EXPECT_EQ(rope.scaling, RopeScaling::Llama3);
+  EXPECT_EQ(rope.theta, 500000.0f);
+  EXPECT_EQ(rope.factor, 32.0f);
+  EXPECT_EQ(rope.original_max_positions, 64);
+}
+
+// Linear scaling divides every frequency: the same as θ's frequencies over
+// factor, checked on the angles themselves.
+TEST(HfTransformersConfig, LinearScalingDividesEveryFrequency) {
+  const test::TempDir dir;
+  const fs::path folder = copy_hf_fixture(dir, "llama-plain");
+  json config = read_config(folder);
+  config["rope_parameters"] = {{"rope_theta", 10000.0}, {"rope_type", "linear"}, {"factor", 4.0}};
+  write_config(folder, config);
+  const LoadedModel loaded = load_model(folder);
+  ASSERT_TRUE(loaded.model) << loaded.error;
+  const Rope& rope = loaded.model->config.rope;
+  ASSERT_EQ(rope.scaling, RopeScaling::Linear);
+  Rope plain = rope;
+  plain.scaling = RopeScaling::None;
+  for (int k = 0; k < 8; ++k) EXPECT_DOUBLE_EQ(rope_angle(rope, 16, k, 12), rope_angle(plain, 16, k, 12) / 4.0) << k;
+}
+
+// Every key that would change the arithmetic and is not computed is refused
+// by name: one changed key in each fixture that opens.
+TEST(HfTransformersConfig, AKeyThatIsNotComputedIsRefusedByName) {
+  struct Change {
+    const char* fixture;
+    const char* key;
+    json value;
+    const char* message;  // a part of the expected error
+  };
+  const std::vector<Change> changes = {
+      {"gpt2", "quantization_config", json{{"quant_method", "gptq"}, {"bits", 4}}, "\"quantization_config\""},
+      {"gpt2", "scale_attn_weights", false, "\"scale_attn_weights\": false"},
+      {"gpt2", "scale_attn_by_inverse_layer_idx", true, "\"scale_attn_by_inverse_layer_idx\": true"},
+      {"gpt2", "add_cross_attention", true, "\"add_cross_attention\": true"},
+      {"gpt2-bf16", "partial_rotary_factor", 0.5, "\"partial_rotary_factor\""},
+      {"llama-plain", "rope_parameters", json{{"rope_theta", 10000.0}, {"rope_type", "yarn"}, {"factor", 4.0}},
+       "rope_type 'yarn' is not supported yet"},
+      {"llama-plain", "rope_parameters", json{{"rope_theta", 10000.0}, {"rope_type", "dynamic"}, {"factor", 2.0}},
+       "rope_type 'dynamic' is not supported yet"},
+      {"llama-plain", "rope_parameters", json{{"rope_theta", 10000.0}, {"rope_type", "default"}, {"partial_rotary_factor", 0.25}},
+       "\"partial_rotary_factor\" 0.25"},
+      {"llama-plain", "rope_parameters", json{{"rope_theta", 10000.0}, {"rope_type", "default"}, {"mrope_section", {1, 2}}},
+       "\"mrope_section\""},
+      {"llama-plain", "rope_theta", 500000.0, "\"rope_parameters\" and \"rope_theta\" both given"},
+      {"llama-plain", "sliding_window", 8, "\"sliding_window\""},
+      {"llama-plain", "layer_types", json{"full_attention", "sliding_attention"}, "\"layer_types\"[1]"},
+      {"llama-plain", "rope_interleaved", true, "\"rope_interleaved\": true"},
+      {"llama3-gqa-scaled-rope", "rope_parameters",
+       json{{"rope_theta", 500000.0}, {"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0}},
+       "expected \"original_max_position_embeddings\" for rope_type llama3"},
+      {"llama3-gqa-scaled-rope", "attn_logit_softcapping", 50.0, "\"attn_logit_softcapping\""},
+      {"qwen2", "use_sliding_window", true, "\"use_sliding_window\": true"},
+      {"qwen2", "layer_types", json{"full_attention", "sliding_attention"}, "\"layer_types\"[1]"},
+      {"qwen2", "use_qk_norm", true, "\"use_qk_norm\""},
+  };
+  for (const Change& change : changes) {
+    const test::TempDir dir;
+    const fs::path folder = copy_hf_fixture(dir, change.fixture);
+    json config = read_config(folder);
+    config[change.key] = change.value;
+    write_config(folder, config);
+    const std::string error = load_error(folder);
+    EXPECT_NE(error.find(change.message), std::string::npos) << change.fixture << " with " << change.key << ": " << error;
+  }
+}
+
+// A tensor the layout does not read is refused, not left out of the sums;
+// GPT-2's causal-mask buffers are named in its table and pass.
+TEST(HfTransformersConfig, ATensorTheLayoutDoesNotReadIsRefused) {
+  for (const auto& [fixture, tensor] : std::vector<std::pair<std::string, std::string>>{
+           {"gpt2", "h.0.attn.q_norm.weight"},
+           {"llama-plain", "model.layers.0.self_attn.q_norm.weight"},
+           {"qwen2", "model.layers.1.self_attn.o_proj.bias"}}) {
+    const test::TempDir dir;
+    const fs::path folder = copy_hf_fixture(dir, fixture);
+    add_f32_tensor(folder / "model.safetensors", tensor, {16});
+    EXPECT_NE(load_error(folder).find("tensor '" + tensor + "' [16] is not part of"), std::string::npos)
+        << fixture << ": " << load_error(folder);
+  }
+  const test::TempDir dir;
+  const fs::path folder = copy_hf_fixture(dir, "gpt2");
+  add_f32_tensor(folder / "model.safetensors", "h.0.attn.bias", {1, 1, 4, 4});
+  add_f32_tensor(folder / "model.safetensors", "h.1.attn.masked_bias", {1});
+  EXPECT_EQ(load_error(folder), "(opened)");
+}
+
+// A byte-level BPE vocabulary without its merges would be looked up word by
+// word (other ids, without a word): refused.
+TEST(HfTransformersConfig, ABpeVocabularyWithoutItsMergesIsRefused) {
+  const test::TempDir dir;
+  const fs::path folder = copy_hf_fixture(dir, "gpt2");
+  fs::remove(folder / "merges.txt");
+  fs::remove(folder / "tokenizer.json");
+  std::string error;
+  EXPECT_FALSE(Tokenizer::load(folder, 700, error));
+  EXPECT_NE(error.find("is a subword piece (byte-level BPE or SentencePiece): expected merges.txt"), std::string::npos) << error;
+}
+
+// The families this app does not compute yet are refused with a message, not run.
+TEST(HfTransformersConfig, EveryOtherFamilyIsRefusedNotRun) {
+  for (const char* name : {"qwen3", "gemma2", "gemma3-text", "phi3", "olmo2", "gpt-neox-pythia", "granite", "starcoder2",
+                           "smollm3-nope"}) {
+    const std::string error = load_error(kHfFixtures / name);
+    EXPECT_NE(error.find("is not supported"), std::string::npos) << name << ": " << error;
+  }
+}
+
+}  // namespace
+}  // namespace attention_lab
