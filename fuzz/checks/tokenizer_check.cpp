@@ -67,7 +67,7 @@ std::string check_tokenizer_input(std::string_view bytes) {
     t = built_in();
   }
   if (!t) return one_line("the files were", error);
-  if (t->kind() != "byte-level BPE") return "loaded as " + t->kind();
+  if (t->kind() != "byte-level BPE" && t->kind() != "SentencePiece-style BPE") return "loaded as " + t->kind();
   const std::string text(parts.back());
   const Encoded e = t->encode(text);
   if (e.ids.empty()) return text.empty() ? "" : one_line("the text was", e.error);

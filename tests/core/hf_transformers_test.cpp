@@ -104,7 +104,8 @@ TEST_P(HfTransformersFixture, TokenizesAndComputesWhatTransformersComputes) {
 
 // The families this app computes, with transformers' own files.
 INSTANTIATE_TEST_SUITE_P(Opens, HfTransformersFixture,
-                         ::testing::Values("gpt2", "gpt2-bf16", "llama-plain", "llama3-gqa-scaled-rope", "qwen2"),
+                         ::testing::Values("gpt2", "gpt2-bf16", "llama-plain", "llama3-gqa-scaled-rope", "llama2-metaspace",
+                                           "mistral-window", "qwen2"),
                          [](const auto& param_info) {
                            std::string name = param_info.param;
                            for (char& c : name)

@@ -334,6 +334,82 @@ TEST(Tokenizer, IgnoreMergesTakesAWholePieceFromTheVocabulary) {
   }
 }
 
+// ---- SentencePiece-style tokenizer.json (Llama 2, Mistral, Gemma) ----------------
+
+namespace {
+
+json tokenizer_json_with_byte_fallback() {
+  return {{"pre_tokenizer", {{"type", "ByteLevel"}}},
+          {"model", {{"type", "BPE"}, {"byte_fallback", true}, {"vocab", {{"a", 0}}}, {"merges", json::array()}}}};
+}
+
+// ▁ for spaces, characters as symbols, byte fallback: a b ▁ ab ▁a <0xC3> <0xA9>.
+json metaspace_tokenizer(const json& normalizer, const json& pre, const json& decoder) {
+  return {{"normalizer", normalizer},
+          {"pre_tokenizer", pre},
+          {"decoder", decoder},
+          {"model", {{"type", "BPE"}, {"byte_fallback", true}, {"fuse_unk", true}, {"unk_token", "<unk>"},
+                     {"vocab", {{"<unk>", 0}, {"a", 1}, {"b", 2}, {"▁", 3}, {"ab", 4}, {"▁ab", 5}, {"<0xC3>", 6}, {"<0xA9>", 7}}},
+                     {"merges", {"a b", "▁ ab"}}}}};
+}
+
+const json kPrependReplace = {{"type", "Sequence"},
+                              {"normalizers", {{{"type", "Prepend"}, {"prepend", "▁"}},
+                                               {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "▁"}}}}};
+const json kLlamaDecoder = {{"type", "Sequence"},
+                            {"decoders", {{{"type", "Replace"}, {"pattern", {{"String", "▁"}}}, {"content", " "}},
+                                          {{"type", "ByteFallback"}}, {{"type", "Fuse"}},
+                                          {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}};
+
+}  // namespace
+
+TEST(Tokenizer, SentencePieceStyleWritesSpacesAsMetaspaceAndFallsBackToBytes) {
+  std::string error;
+  const auto t = Tokenizer::from_tokenizer_json(metaspace_tokenizer(kPrependReplace, nullptr, kLlamaDecoder).dump(), 8, error);
+  ASSERT_TRUE(t) << error;
+  EXPECT_EQ(t->kind(), "SentencePiece-style BPE");
+  // "ab ba": ▁ab ▁ b a; "é" is not in the vocabulary: its two bytes; "ç" has no byte tokens: unknown, fused with "ç".
+  EXPECT_EQ(t->encode("ab ba").ids, (std::vector<int>{5, 3, 2, 1}));
+  EXPECT_EQ(t->encode("é").ids, (std::vector<int>{3, 6, 7}));
+  EXPECT_EQ(t->encode("açç").ids, (std::vector<int>{3, 1, 0}));
+  EXPECT_EQ(t->decode(t->encode("ab ba é").ids), "ab ba é");
+  EXPECT_EQ(t->label(5), "▁ab");
+
+  // The newer spelling: a Metaspace pre-tokenizer (prepend_scheme first) and decoder; the same ids.
+  const json metaspace = {{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "first"}, {"split", false}};
+  const auto newer = Tokenizer::from_tokenizer_json(metaspace_tokenizer(nullptr, metaspace, metaspace).dump(), 8, error);
+  ASSERT_TRUE(newer) << error;
+  for (const char* text : {"ab ba", "é", "a  b", "ba"}) EXPECT_EQ(newer->encode(text).ids, t->encode(text).ids) << text;
+  EXPECT_EQ(newer->decode(newer->encode("ab ba").ids), "ab ba");
+
+  // split: each ▁ begins a piece, so "▁ab" cannot merge across "a▁b".
+  json split = metaspace;
+  split["split"] = true;
+  const auto pieces = Tokenizer::from_tokenizer_json(metaspace_tokenizer(nullptr, split, metaspace).dump(), 8, error);
+  ASSERT_TRUE(pieces) << error;
+  EXPECT_EQ(pieces->encode("a b").ids, (std::vector<int>{3, 1, 3, 2}));
+}
+
+TEST(Tokenizer, SentencePieceStylePartsThisReaderDoesNotComputeAreRefusedByName) {
+  const auto refused = [](const json& j, const std::string& part) {
+    std::string error;
+    EXPECT_FALSE(Tokenizer::from_tokenizer_json(j.dump(), 8, error)) << j.dump();
+    EXPECT_NE(error.find(part), std::string::npos) << error;
+  };
+  json lower = kPrependReplace;
+  lower["normalizers"].push_back({{"type", "Lowercase"}});
+  refused(metaspace_tokenizer(lower, nullptr, kLlamaDecoder), "tokenizer.json: normalizer {\"type\":\"Lowercase\"} is not supported");
+  refused(metaspace_tokenizer(nullptr, {{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "sometimes"}}, kLlamaDecoder),
+          "pre_tokenizer.prepend_scheme \"sometimes\" is not supported");
+  refused(metaspace_tokenizer(nullptr, {{"type", "Metaspace"}, {"replacement", "▁"}, {"unicode", true}}, kLlamaDecoder),
+          "pre_tokenizer.unicode true is not supported");
+  refused(metaspace_tokenizer(kPrependReplace, nullptr, {{"type", "ByteLevel"}}), "tokenizer.json: decoder");
+  refused(metaspace_tokenizer(kPrependReplace, {{"type", "Whitespace"}}, kLlamaDecoder), "pre_tokenizer");
+  // byte_fallback belongs to SentencePiece-style vocabularies only
+  json byte_level = tokenizer_json_with_byte_fallback();
+  refused(byte_level, "model.byte_fallback: true is not supported for a byte-level BPE");
+}
+
 // ---- Bad files ------------------------------------------------------------------
 
 namespace {
@@ -411,7 +487,7 @@ TEST(Tokenizer, UnsupportedTokenizerJsonIsRefusedSayingWhatIsSupported) {
   }
   json j = tokenizer_json({{"type", "BPE"}, {"vocab", json::parse(kVocab)}, {"merges", json::array()}});
   j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "▁"}};
-  expect_error({{"tokenizer.json", j.dump()}}, 5, {"tokenizer.json: pre_tokenizer: type 'Metaspace' is not supported"});
+  expect_error({{"tokenizer.json", j.dump()}}, 5, {"tokenizer.json: decoder: expected one that turns \"▁\" back into spaces"});
   j["pre_tokenizer"] = nullptr;
   expect_error({{"tokenizer.json", j.dump()}}, 5, {"tokenizer.json: pre_tokenizer: expected ByteLevel"});
   j["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", "a"}}}, {"behavior", "Isolated"}}}}};

@@ -178,7 +178,10 @@ std::string to_byte_chars(std::string_view bytes) {
   return out;
 }
 
-Encoder::Encoder() { byte_ids_.fill(-1); }
+Encoder::Encoder() {
+  byte_ids_.fill(-1);
+  fallback_ids_.fill(-1);
+}
 Encoder::~Encoder() = default;
 
 bool Encoder::read_vocab(const nlohmann::json& vocab, const std::string& where, int vocab_size, std::string& error) {
@@ -260,6 +263,9 @@ void Encoder::finish() {
     const auto it = ids_.find(byte_chars()[b]);
     byte_ids_[b] = it == ids_.end() ? -1 : it->second;
   }
+  if (metaspace_)
+    for (std::size_t id = 0; id < strings_.size(); ++id)
+      if (const int b = fallback_byte(strings_[id]); b >= 0) fallback_ids_[static_cast<std::size_t>(b)] = static_cast<int>(id);
   // Longest first, so the longest token matching at a place wins.
   std::stable_sort(added_.begin(), added_.end(),
                    [](const AddedToken& x, const AddedToken& y) { return x.content.size() > y.content.size(); });
@@ -330,7 +336,19 @@ std::unique_ptr<Encoder> Encoder::from_tokenizer_json(const nlohmann::json& root
     }
   }
   std::unique_ptr<Encoder> e(new Encoder());
-  if (!read_bool(*model, "ignore_merges", false, name + ": model", e->ignore_merges_, error)) return nullptr;
+  if (!read_bool(*model, "ignore_merges", false, name + ": model", e->ignore_merges_, error) ||
+      !read_bool(*model, "byte_fallback", false, name + ": model", e->byte_fallback_, error) ||
+      !read_bool(*model, "fuse_unk", false, name + ": model", e->fuse_unk_, error))
+    return nullptr;
+  if (writes_metaspace(root)) {
+    Metaspace m;
+    if (!read_metaspace(root, name, m, error)) return nullptr;
+    e->metaspace_ = m;
+  } else if (e->byte_fallback_) {
+    error = name + ": model.byte_fallback: true is not supported for a byte-level BPE (every byte has a token there); "
+                   "expected false";
+    return nullptr;
+  }
   const nlohmann::json* vocab = member(*model, "vocab");
   if (!vocab) {
     error = name + ": model.vocab: expected an object of token strings to ids";
@@ -380,6 +398,10 @@ std::unique_ptr<Encoder> Encoder::from_tokenizer_json(const nlohmann::json& root
     if (const auto it = e->ids_.find(unk->get<std::string>()); it != e->ids_.end()) e->unk_id_ = it->second;
   }
 
+  if (e->metaspace_) {  // its normalizer, pre-tokenizer and decoder were read above
+    e->finish();
+    return e;
+  }
   // NFC (Qwen2) is taken as read: text typed in NFC, as nearly all text is,
   // is unchanged by it; the tokenizer does not normalize other text.
   if (const nlohmann::json* normalizer = member(root, "normalizer"); normalizer && type_of(*normalizer) != "NFC") {
@@ -419,6 +441,11 @@ bool Encoder::encode(std::string_view text, std::vector<int>& ids, std::string& 
   std::deque<std::string> storage;
   std::vector<std::string_view> pieces;
   auto encode_text = [&](std::string_view part) {
+    if (metaspace_) {
+      for (const std::string& piece : metaspace_pieces(*metaspace_, part, part.data() == text.data()))
+        if (!encode_piece(piece, ids, error)) return false;
+      return true;
+    }
     if (!pre_tokenize(steps_, part, storage, pieces, error)) return false;
     for (const std::string_view piece : pieces)
       if (!encode_piece(piece, ids, error)) return false;
@@ -528,7 +555,12 @@ bool Encoder::encode_piece(std::string_view piece, std::vector<int>& ids, std::s
   }
   std::vector<int> symbols;
   if (ignore_merges_) {
-    if (const auto it = ids_.find(to_byte_chars(piece)); it != ids_.end()) symbols.push_back(it->second);
+    if (const auto it = ids_.find(metaspace_ ? std::string(piece) : to_byte_chars(piece)); it != ids_.end())
+      symbols.push_back(it->second);
+  }
+  if (symbols.empty() && metaspace_) {
+    if (!character_symbols(piece, symbols, error)) return false;
+    merge_symbols(symbols);
   }
   if (symbols.empty()) {
     symbols.reserve(piece.size());
@@ -554,7 +586,64 @@ bool Encoder::encode_piece(std::string_view piece, std::vector<int>& ids, std::s
   return true;
 }
 
+bool Encoder::character_symbols(std::string_view piece, std::vector<int>& symbols, std::string& error) const {
+  bool last_unknown = false;
+  for (std::size_t at = 0; at < piece.size();) {
+    const auto lead = static_cast<unsigned char>(piece[at]);
+    const std::size_t len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;  // the text is valid UTF-8
+    const std::string_view character = piece.substr(at, len);
+    at += len;
+    if (const auto it = ids_.find(std::string(character)); it != ids_.end()) {
+      symbols.push_back(it->second);
+      last_unknown = false;
+      continue;
+    }
+    bool every_byte = byte_fallback_;
+    for (const char b : character) every_byte = every_byte && fallback_ids_[static_cast<unsigned char>(b)] >= 0;
+    if (every_byte) {
+      for (const char b : character) symbols.push_back(fallback_ids_[static_cast<unsigned char>(b)]);
+      last_unknown = false;
+      continue;
+    }
+    if (unk_id_ < 0) {
+      error = "the character " + in_quotes(character) + " of " + in_quotes(piece) +
+              " has no token in the vocabulary" + (byte_fallback_ ? " and no byte tokens <0x..> for its bytes" : "") +
+              ", and the tokenizer has no unknown token";
+      return false;
+    }
+    if (!(fuse_unk_ && last_unknown)) symbols.push_back(unk_id_);
+    last_unknown = true;
+  }
+  return true;
+}
+
+std::string Encoder::kind() const { return metaspace_ ? "SentencePiece-style BPE" : "byte-level BPE"; }
+
 std::string Encoder::decode(const std::vector<int>& ids) const {
+  if (metaspace_) {
+    std::string out;
+    for (const int id : ids) {
+      const std::string& token = this->token(id);
+      if (token.empty()) {
+        out += "\xEF\xBF\xBD";  // U+FFFD: an id with no token
+      } else if (const int b = fallback_byte(token); b >= 0) {  // HF's ByteFallback decoder, added token or not
+        out += static_cast<char>(b);
+      } else if (is_added_[static_cast<std::size_t>(id)]) {
+        out += token;
+      } else {
+        for (std::size_t at = 0; at < token.size();) {
+          if (token.compare(at, kMetaspace.size(), kMetaspace) == 0) {
+            out += ' ';
+            at += kMetaspace.size();
+          } else {
+            out += token[at++];
+          }
+        }
+      }
+    }
+    if (metaspace_->strip_decoded_space && !out.empty() && out[0] == ' ') out.erase(0, 1);
+    return out;
+  }
   std::string out;
   for (const int id : ids) {
     const std::string& token = this->token(id);

@@ -13,9 +13,13 @@
 //                             pre-tokenizer, alone or after Split regexes
 //                             (Llama 3, Qwen2), plus added_tokens (special
 //                             tokens such as <|endoftext|>, matched literally
-//                             in the text first).
+//                             in the text first); or SentencePiece-style
+//                             (metaspace.h: ▁ for spaces, characters as
+//                             symbols, byte fallback), as Llama 2, Mistral
+//                             and Gemma write it.
 // Every error names the file and the line or entry.
 
+#include "transformer/metaspace.h"
 #include "transformer/pre_tokenizer.h"
 
 #include <nlohmann/json.hpp>
@@ -24,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -61,6 +66,8 @@ class Encoder {
   // The vocabulary string of `id` ("" when none): byte-level characters
   // ("Ġthe"), or an added token's text.
   const std::string& token(int id) const;
+  // "byte-level BPE" or "SentencePiece-style BPE".
+  std::string kind() const;
 
   Encoder(const Encoder&) = delete;
   Encoder& operator=(const Encoder&) = delete;
@@ -84,6 +91,9 @@ class Encoder {
   void finish();
   // Appends the ids of one pre-token (raw bytes), through the cache.
   bool encode_piece(std::string_view piece, std::vector<int>& ids, std::string& error) const;
+  // A SentencePiece-style piece's symbols before merging: a character's id,
+  // else its bytes' fallback tokens, else the unknown token (fused runs).
+  bool character_symbols(std::string_view piece, std::vector<int>& symbols, std::string& error) const;
   void merge_symbols(std::vector<int>& symbols) const;
 
   std::vector<std::string> strings_;               // id → token string ("" none)
@@ -96,6 +106,10 @@ class Encoder {
   std::vector<PreTokenizerStep> steps_;
   bool ignore_merges_ = false;                     // a whole piece in the vocabulary is one token (Llama 3)
   int unk_id_ = -1;
+  std::optional<Metaspace> metaspace_;             // set: SentencePiece-style, characters not bytes
+  bool byte_fallback_ = false;                     // a missing character becomes its <0xXX> byte tokens
+  bool fuse_unk_ = false;                          // a run of unknown characters is one unknown token
+  std::array<int, 256> fallback_ids_{};            // id of <0xXX>, -1 when not in the vocabulary
 
   static constexpr std::size_t kMaxCacheEntries = 1 << 16;
   static constexpr std::size_t kMaxCachedPieceBytes = 256;

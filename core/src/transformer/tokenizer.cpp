@@ -165,7 +165,7 @@ std::shared_ptr<const Tokenizer> Tokenizer::load(const std::filesystem::path& fo
 }
 
 std::string Tokenizer::kind() const {
-  if (bpe_) return "byte-level BPE";
+  if (bpe_) return bpe_->kind();
   return has_vocabulary() ? "vocabulary strings" : "token ids";
 }
 
@@ -247,6 +247,7 @@ std::string Tokenizer::label(int id) const {
   std::string s = token_text(id);
   replace_all(s, "\xC4\xA0", "\xE2\x90\xA3");  // Ġ (U+0120, GPT-2's byte for a space) → ␣
   replace_all(s, "\xC4\x8A", "\xE2\x86\xB5");  // Ċ (U+010A, a newline) → ↵
+  replace_all(s, "<0x0A>", "\xE2\x86\xB5");      // SentencePiece's fallback byte for a newline → ↵
   return s;
 }
 
