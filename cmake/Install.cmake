@@ -8,7 +8,7 @@
 #   share/icons/hicolor/NxN/apps/attention-lab.png  the icon, 16 to 256 px, and scalable/apps/attention-lab.svg
 #   share/mime/packages/attention-lab.xml           MIME types of scenario and lesson files
 #   share/man/man1/attention-lab{,-cli}.1.gz       manual pages
-#   share/doc/attention-lab/                        README (and, for the .deb, copyright and changelog)
+#   share/doc/attention-lab/                        README, docs/*.md (and, for the .deb, copyright and changelog)
 set(ATTENTION_LAB_DATA ${CMAKE_INSTALL_DATADIR}/attention-lab)
 set(ATTENTION_LAB_DOC ${CMAKE_INSTALL_DATADIR}/doc/attention-lab)  # Debian's name, not GNUInstallDirs' attention_lab
 
@@ -59,6 +59,8 @@ foreach(page ${pages})
 endforeach()
 
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${ATTENTION_LAB_DOC})
+# The README links to docs/: the reference goes beside it.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${ATTENTION_LAB_DOC}/docs FILES_MATCHING PATTERN "*.md")
 # Only a Debian package has these (the package preset turns this on).
 option(ATTENTION_LAB_DEB_LAYOUT "Install the Debian copyright, changelog.Debian.gz and lintian overrides" OFF)
 if(ATTENTION_LAB_DEB_LAYOUT)

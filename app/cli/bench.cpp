@@ -664,7 +664,7 @@ void print_json(std::ostream& out, const Options& o, int threads, const Results&
   j["gemm_gflops"] = sig(gflops(gemm_flops, gemm_ms));
   j["plain_ms"] = sig(median(r.plain));
   j["plain_over_full"] = sig(median(r.plain) / full_ms);  // > 1: the engine is faster
-  // The matrix-product backends side by side (README, "Matrix products").
+  // The matrix-product backends side by side (docs/performance.md, "Matrix products").
   j["gemm_backend"] = to_string(gemm_backend());
   nlohmann::ordered_json full_by, gemm_by;
   for (const GemmBackend backend : kEveryBackend) {  // null: not in this process
@@ -769,7 +769,7 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
   if (r.bytes_kept) out << ", the engine keeps " << bytes_text(*r.bytes_kept);
   out << ", the core estimates " << bytes_text(estimated_bytes_of(o)) << " for this size; in 2 MiB pages "
       << bytes_text(r.huge_page_bytes)
-      << (huge_pages_requested() ? " (glibc.malloc.hugetlb=1)" : " (glibc.malloc.hugetlb not set; README: Performance)") << '\n';
+      << (huge_pages_requested() ? " (glibc.malloc.hugetlb=1)" : " (glibc.malloc.hugetlb not set; see docs/performance.md, 2 MiB pages)") << '\n';
   out << "Compare: the snapshot keeps " << bytes_text(r.snapshot_bytes);
   if (r.bytes_kept && *r.bytes_kept > 0) out << " (" << fixed(100.0 * r.snapshot_bytes / *r.bytes_kept, 1) << " % of the engine's)";
   out << " after an edit of X and a diff of every stage; taken in " << format_ms(r.snapshot_ms) << " ms\n";

@@ -320,7 +320,7 @@ void print_json(std::ostream& out, const Setup& su, const Results& r) {
   j["file_mb"] = sig(static_cast<double>(su.model->weight_bytes) / kMiB);
   j["forward_first_ms"] = sig(r.forward_first_ms);
   j["forward_ms"] = sig(fwd);
-  // The matrix-product backends, side by side (README, "Matrix products").
+  // The matrix-product backends, side by side (docs/performance.md, "Matrix products").
   const GemmBackend used = gemm_backend();
   j["gemm_backend"] = to_string(used);
   nlohmann::ordered_json by_backend;

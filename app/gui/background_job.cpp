@@ -88,7 +88,7 @@ BackgroundJob::BackgroundJob(std::string what, Scenario scenario, std::string pa
 }
 
 std::string default_model_text(const Tokenizer& tokenizer) {
-  if (tokenizer.kind() == "byte-level BPE") return "The quick brown fox jumps over the lazy dog.";
+  if (tokenizer.splits_text()) return "The quick brown fox jumps over the lazy dog.";
   // Six entries of the vocabulary, cycling through a small one ("0 1 2 0 1 2").
   std::string text;
   for (int i = 0; i < 6; ++i) text += (i ? " " : "") + tokenizer.token_text(i % std::max(1, tokenizer.vocab_size()));

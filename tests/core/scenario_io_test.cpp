@@ -425,7 +425,10 @@ TEST(RopeScalingMath, Llama3DividesLowFrequenciesKeepsHighOnesAndBlendsBetween) 
   // pair 0 (wavelength 6.3) is kept, pair 1 (32) blended, pair 2 (165) divided
   EXPECT_NE(rope_scaling_note(r, d_k, 0).find("kept"), std::string::npos) << rope_scaling_note(r, d_k, 0);
   EXPECT_NE(rope_scaling_note(r, d_k, 1).find("blended"), std::string::npos) << rope_scaling_note(r, d_k, 1);
-  EXPECT_NE(rope_scaling_note(r, d_k, 2).find("÷ 32"), std::string::npos) << rope_scaling_note(r, d_k, 2);
+  EXPECT_NE(rope_scaling_note(r, d_k, 2).find("divided by 32"), std::string::npos) << rope_scaling_note(r, d_k, 2);
+  EXPECT_EQ(rope_frequency_formula(r, d_k, 0), "θ^(−0/16)");
+  EXPECT_EQ(rope_frequency_formula(r, d_k, 2), "θ^(−4/16) ÷ 32");
+  EXPECT_NE(rope_frequency_formula(r, d_k, 1).find("/32)·θ^(−2/16)"), std::string::npos) << rope_frequency_formula(r, d_k, 1);
   r.scaling = RopeScaling::None;
   EXPECT_EQ(rope_scaling_note(r, d_k, 2), "");
 }

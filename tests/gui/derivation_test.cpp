@@ -446,6 +446,21 @@ TEST(Derivation, TitlesNameTheTokensOfTheAxesTheRegistryGives) {
   EXPECT_TRUE(contains(angle.note, "Turns dimensions 1 and 3")) << angle.note;
 }
 
+// A scaled RoPE (Llama 3): the angle's formula carries the scaling and its
+// note says which band the pair is in; the numbers are the scaled ones.
+TEST(Derivation, AScaledRopeAngleShowsItsScaledFrequency) {
+  Scenario s = *make_preset("rope");
+  s.rope.theta = 10000.0f;
+  s.rope.scaling = RopeScaling::Linear;
+  s.rope.factor = 4.0f;
+  const Document linear(s);
+  const Derivation angle = derive(linear, in(StageKind::RopeAngle), 3, 1);
+  EXPECT_TRUE(contains(angle.formula, "φ = 3·θ^(−2/4) ÷ 4, θ = 10000")) << angle.formula;
+  EXPECT_TRUE(contains(angle.numbers, "3 × " + format_number(static_cast<float>(rope_frequency(s.rope, 4, 1)), 4)))
+      << angle.numbers;
+  EXPECT_TRUE(contains(angle.note, "linear scaling: every frequency divided by 4")) << angle.note;
+}
+
 TEST(Derivation, CrossAttentionKeysAndValuesComeFromRowsOfXkv) {
   const Document translate = open("translate");
   EXPECT_TRUE(contains(derive(translate, in(StageKind::K), 2, 1).formula, "x_kv₂·W_k[:,1]"))

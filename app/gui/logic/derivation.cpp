@@ -316,19 +316,15 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       // row r = position, column c = pair
       const double angle = rope_angle(s.rope, d.d_k, c, r);
       const auto [i, j] = rope_pair(s.rope.pairs, d.d_k, c);
-      out.formula = "φ = " + std::to_string(r) + "·θ^(−" + std::to_string(2 * c) + "/" + std::to_string(d.d_k) +
-                    "), θ = " + [&] {
-                      char theta[32];
-                      std::snprintf(theta, sizeof theta, "%g", static_cast<double>(s.rope.theta));
-                      return std::string(theta);
-                    }();
+      char theta[32];
+      std::snprintf(theta, sizeof theta, "%g", static_cast<double>(s.rope.theta));
+      out.formula = "φ = " + std::to_string(r) + "·" + rope_frequency_formula(s.rope, d.d_k, c) + ", θ = " + theta;
       out.numbers = std::to_string(r) + " × " + format_number(static_cast<float>(rope_frequency(s.rope, d.d_k, c)), 4) +
                     " = " + format_number(static_cast<float>(angle), 4) + " rad ≡ " + format_number(value, 3) + " (mod 2π)";
       if (r == 0) out.numbers = "0 (position 0 is not turned)";
-      if (const std::string scaled = rope_scaling_note(s.rope, d.d_k, c); !scaled.empty())
-        out.numbers += ";  θ^(−" + std::to_string(2 * c) + "/" + std::to_string(d.d_k) + ") " + scaled;
-      out.hint = std::to_string(r) + "·θ^(−" + std::to_string(2 * c) + "/" + std::to_string(d.d_k) + "), modulo 2π" + kAsked;
-      out.note = "Turns dimensions " + std::to_string(i) + " and " + std::to_string(j) + " of every head's query and key at position " +
+      out.hint = std::to_string(r) + "·" + rope_frequency_formula(s.rope, d.d_k, c) + ", modulo 2π" + kAsked;
+      if (const std::string scaled = rope_scaling_note(s.rope, d.d_k, c); !scaled.empty()) out.note = scaled + ". ";
+      out.note += "Turns dimensions " + std::to_string(i) + " and " + std::to_string(j) + " of every head's query and key at position " +
                  std::to_string(r) + ": cos φ = " + format_number(static_cast<float>(std::cos(angle)), 3) +
                  ", sin φ = " + format_number(static_cast<float>(std::sin(angle)), 3) +
                  ". Computed from the position alone: it cannot be edited or pinned.";

@@ -79,6 +79,21 @@ void draw_rope_controls(AppState& state, const Scenario& s, const Dims& d) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Which dimensions turn together: i with i + d_k/2 (HF Llama's rotate_half)\n"
                       "or 2i with 2i + 1 (GPT-J, the RoFormer paper).");
+  if (s.rope.scaling != RopeScaling::None) {
+    // Set by the checkpoint (or the scenario file); shown so no angle is a surprise.
+    ImGui::TextWrapped("%s scaling ×%g", s.rope.scaling == RopeScaling::Llama3 ? "Llama 3" : "linear",
+                       static_cast<double>(s.rope.factor));
+    state.note_item("RoPE scaling");
+    if (ImGui::IsItemHovered() && s.rope.scaling == RopeScaling::Llama3)
+      ImGui::SetTooltip("The model stretches RoPE for a longer context than it was trained on:\n"
+                        "frequencies whose wavelength is over %d/%g positions are divided by %g,\n"
+                        "those under %d/%g kept, those between blended. Hover the φ stage for each pair's.",
+                        s.rope.original_max_positions, static_cast<double>(s.rope.low_freq_factor),
+                        static_cast<double>(s.rope.factor), s.rope.original_max_positions,
+                        static_cast<double>(s.rope.high_freq_factor));
+    else if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Every frequency is divided by %g (linear scaling).", static_cast<double>(s.rope.factor));
+  }
   ImGui::Unindent();
 }
 

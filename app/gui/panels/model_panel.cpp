@@ -227,7 +227,7 @@ void draw_model_view(AppState& state) {
                                       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
   state.note_item("model text");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(s.tokenizer().kind() == "byte-level BPE"
+    ImGui::SetTooltip(s.tokenizer().splits_text()
                           ? "The model's input. Enter runs it (the focused layer's edits are kept aside:\n"
                             "they come back with this text)."
                           : "The model has no BPE tokenizer: type vocabulary strings or token ids\n"

@@ -1,7 +1,7 @@
 #pragma once
 // The big matrix products (a model's projections, MLP and lm_head; the
 // attention engine's Q, K, V and output projections) on one of three
-// backends, chosen by measurement (README, "Matrix products"):
+// backends, chosen by measurement (docs/performance.md, "Matrix products"):
 //  - packed: the project's own register-tiled kernel (base/packed_gemm*.cpp)
 //    for CPUs with AVX-512F or AVX2 + FMA; on this project's machine 3–11 %
 //    faster than OpenBLAS at a GPT-2 layer's shapes — the default where the

@@ -3,7 +3,7 @@
 // Each step explains one idea, chooses which stages are shown and which cells
 // are highlighted, may change the scenario (as Edits, so the app can apply and
 // undo them) and may ask a quiz question. The format is "attention-lab/lesson@1";
-// README.md documents it.
+// docs/formats.md ("Lesson files") documents it.
 
 #include "attention_lab/cell_ref.h"
 #include "attention_lab/edit.h"

@@ -175,8 +175,11 @@ std::vector<double> alibi_slopes(int heads);
 // RoPE's frequency of pair k (0 ≤ k < d_k/2): θ^(−2k/d_k), scaled as the
 // Rope says (HF's _compute_llama3_parameters and linear scaling), in double.
 double rope_frequency(const Rope& rope, int d_k, int pair);
-// What the scaling did to pair k's frequency, in words ("÷ 32: its wavelength
-// 165 is over 64"), or an empty string without scaling.
+// Pair k's frequency as a formula: "θ^(−4/16)", scaled "θ^(−4/16) ÷ 32" or
+// blended "(0.33 + 0.67/32)·θ^(−2/16)".
+std::string rope_frequency_formula(const Rope& rope, int d_k, int pair);
+// Why the scaling did that to pair k, in words ("Llama 3 scaling: its
+// wavelength 165 is over 64"), or an empty string without scaling.
 std::string rope_scaling_note(const Rope& rope, int d_k, int pair);
 // RoPE's angle of pair k at `position`: position·rope_frequency(k).
 double rope_angle(const Rope& rope, int d_k, int pair, int position);

@@ -1,6 +1,6 @@
 #pragma once
 // Scenario files (JSON): loading with full validation, atomic saving.
-// The format is documented in README.md ("Scenario files").
+// The format is documented in docs/formats.md ("Scenario files").
 
 #include "attention_lab/scenario.h"
 

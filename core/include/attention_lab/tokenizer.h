@@ -45,8 +45,10 @@ class Tokenizer {
   static std::shared_ptr<const Tokenizer> from_tokenizer_json(const std::string& tokenizer_json, int vocab_size,
                                                               std::string& error);
 
-  // "byte-level BPE", "vocabulary strings" or "token ids".
+  // "byte-level BPE", "SentencePiece-style BPE", "vocabulary strings" or "token ids".
   std::string kind() const;
+  // A BPE: any text is split into tokens (not only vocabulary strings or ids).
+  bool splits_text() const { return bpe_ != nullptr; }
   // BPE: the text's tokens (text that is not UTF-8 is refused, naming the
   // offset of its first bad byte). Otherwise: words separated by white
   // space, each a vocabulary string or a token id.
@@ -56,7 +58,8 @@ class Tokenizer {
   // The vocabulary string of `id` (its number when there is none).
   std::string token_text(int id) const;
   // What the app and traces show: token_text with GPT-2's byte-level marks
-  // made visible (Ġ → ␣ for a space, Ċ → ↵ for a newline).
+  // made visible (Ġ → ␣ for a space, Ċ and <0x0A> → ↵ for a newline);
+  // SentencePiece's ▁ is already a visible space.
   std::string label(int id) const;
   // The text of a sequence. BPE: the exact bytes the tokens stand for (an id
   // with no token gives U+FFFD). Otherwise the tokens' strings joined by spaces.
@@ -66,7 +69,7 @@ class Tokenizer {
 
  private:
   int vocab_size_ = 0;
-  std::shared_ptr<const bpe::Encoder> bpe_;  // byte-level BPE; null for the other kinds
+  std::shared_ptr<const bpe::Encoder> bpe_;  // a BPE; null for the other kinds
   std::vector<std::string> strings_;  // id → string; empty: ids only
   std::unordered_map<std::string, int> ids_;
 };

@@ -9,7 +9,7 @@
 // Why our own: on this project's machine (2 cores, AMD EPYC with AVX-512
 // executed as two 256-bit halves, 116 GFLOP/s a core) OpenBLAS 0.3.21 ran a
 // GPT-2 layer's products (256 × 768 · 768 × 2304 and the like) at 77–88 % of
-// the cores' peak and this kernel at 87–94 % (README, "Real models").
+// the cores' peak and this kernel at 87–94 % (docs/performance.md, "Real models").
 //
 // Each cell is Σₚ a(i,p)·b(p,j) summed in order p = 0, 1, … with fused
 // multiply-adds, in slices of at most 768 steps added to C one after the

@@ -99,23 +99,46 @@ double rope_frequency(const Rope& rope, int d_k, int pair) {
   return inv_freq;
 }
 
-std::string rope_scaling_note(const Rope& rope, int d_k, int pair) {
-  const auto num = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-    return std::string(buf);
-  };
-  const double factor = static_cast<double>(rope.factor);
+namespace {
+
+std::string short_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string rope_frequency_formula(const Rope& rope, int d_k, int pair) {
+  const std::string power = "θ^(−" + std::to_string(2 * pair) + "/" + std::to_string(d_k) + ")";
+  const std::string divided = power + " ÷ " + short_text(static_cast<double>(rope.factor));
   switch (rope.scaling) {
-    case RopeScaling::None: return {};
-    case RopeScaling::Linear: return "÷ " + num(factor) + " (linear scaling)";
+    case RopeScaling::None: return power;
+    case RopeScaling::Linear: return divided;
     case RopeScaling::Llama3: {
       const Llama3Band b = llama3_band(rope, unscaled_frequency(rope, d_k, pair));
-      const std::string w = "its wavelength " + num(b.wavelength);
-      if (b.wavelength > b.low) return "÷ " + num(factor) + " (Llama 3 scaling: " + w + " is over " + num(b.low) + ")";
-      if (b.wavelength < b.high) return "kept (Llama 3 scaling: " + w + " is under " + num(b.high) + ")";
-      return "blended (Llama 3 scaling: " + w + " is between " + num(b.high) + " and " + num(b.low) + ": " +
-             num(1.0 - b.smooth) + " of ω/" + num(factor) + " + " + num(b.smooth) + " of ω)";
+      if (b.smooth == 0.0) return divided;
+      if (b.smooth == 1.0) return power;
+      return "(" + short_text(b.smooth) + " + " + short_text(1.0 - b.smooth) + "/" + short_text(static_cast<double>(rope.factor)) +
+             ")·" + power;
+    }
+  }
+  return power;
+}
+
+std::string rope_scaling_note(const Rope& rope, int d_k, int pair) {
+  switch (rope.scaling) {
+    case RopeScaling::None: return {};
+    case RopeScaling::Linear: return "linear scaling: every frequency divided by " + short_text(static_cast<double>(rope.factor));
+    case RopeScaling::Llama3: {
+      const Llama3Band b = llama3_band(rope, unscaled_frequency(rope, d_k, pair));
+      const std::string w = "Llama 3 scaling: pair " + std::to_string(pair) + "'s wavelength " + short_text(b.wavelength);
+      if (b.smooth == 0.0) return w + " is over " + short_text(b.low) + ", so its frequency is divided by " +
+                                  short_text(static_cast<double>(rope.factor));
+      if (b.smooth == 1.0) return w + " is under " + short_text(b.high) + ", so its frequency is kept";
+      return w + " is between " + short_text(b.high) + " and " + short_text(b.low) + ", so its frequency is blended: " +
+             short_text(b.smooth) + " of it kept, " + short_text(1.0 - b.smooth) + " of it divided by " +
+             short_text(static_cast<double>(rope.factor));
     }
   }
   return {};
