@@ -5,6 +5,7 @@
 // logits to float32 rounding; each family it does not open yet is refused
 // with a message, never run.
 
+#include "attention_lab/engine.h"
 #include "attention_lab/tokenizer.h"
 #include "temp_dir.h"
 #include "unit_support.h"
@@ -92,8 +93,18 @@ void expect_transformers_outputs(const fs::path& folder, const std::string& name
               &detail);
     const json& heads = attentions[static_cast<std::size_t>(l)];
     ASSERT_EQ(heads.size(), detail.weights.size());
-    for (std::size_t h = 0; h < heads.size(); ++h)
+    // The same layer as an editable scenario, computed by the engine the app draws.
+    const Matrix normed = normalize(model.layers[static_cast<std::size_t>(l)].norm1, forward.residual[static_cast<std::size_t>(l)]);
+    const LayerScenario extracted = layer_scenario(model, l, normed, std::vector<std::string>(ids.size()));
+    ASSERT_EQ(extracted.error, "");
+    Engine engine;
+    engine.recompute_all(extracted.scenario);
+    for (std::size_t h = 0; h < heads.size(); ++h) {
       EXPECT_LT(relative_difference(detail.weights[h], matrix_of(heads[h])), 1e-5) << "layer " << l << " head " << h;
+      EXPECT_LT(relative_difference(Matrix(engine.stage(StageId::of_head(StageKind::Weights, static_cast<int>(h)))), matrix_of(heads[h])),
+                1e-5)
+          << "the engine's layer " << l << " head " << h;
+    }
   }
   EXPECT_LT(relative_difference(forward.logits, matrix_of(expected["logits"])), 2e-5) << "logits";
 }
@@ -105,7 +116,7 @@ TEST_P(HfTransformersFixture, TokenizesAndComputesWhatTransformersComputes) {
 // The families this app computes, with transformers' own files.
 INSTANTIATE_TEST_SUITE_P(Opens, HfTransformersFixture,
                          ::testing::Values("gpt2", "gpt2-bf16", "llama-plain", "llama3-gqa-scaled-rope", "llama2-metaspace",
-                                           "mistral-window", "qwen2"),
+                                           "mistral-window", "phi3", "qwen2"),
                          [](const auto& param_info) {
                            std::string name = param_info.param;
                            for (char& c : name)
@@ -267,7 +278,7 @@ TEST(HfTransformersConfig, ABpeVocabularyWithoutItsMergesIsRefused) {
 
 // The families this app does not compute yet are refused with a message, not run.
 TEST(HfTransformersConfig, EveryOtherFamilyIsRefusedNotRun) {
-  for (const char* name : {"qwen3", "gemma2", "gemma3-text", "phi3", "olmo2", "gpt-neox-pythia", "granite", "starcoder2",
+  for (const char* name : {"qwen3", "gemma2", "gemma3-text", "olmo2", "gpt-neox-pythia", "granite", "starcoder2",
                            "smollm3-nope"}) {
     const std::string error = load_error(kHfFixtures / name);
     EXPECT_NE(error.find("is not supported"), std::string::npos) << name << ": " << error;

@@ -2,7 +2,7 @@
 // A whole decoder-only Transformer read from a Hugging Face checkpoint
 // (config.json + safetensors): the GPT-2 family (HF GPT-2 with Conv1D
 // weights, minGPT/nanoGPT with nn.Linear weights) and the Llama family
-// (Llama, Mistral, Qwen2, SmolLM: grouped-query heads, RoPE, RMSNorm, SwiGLU).
+// (Llama, Mistral, Qwen2, Phi-3, SmolLM: grouped-query heads, RoPE, RMSNorm, SwiGLU).
 //
 // Weights stay where the file mapping put them when they are F32 (no copy);
 // F16/BF16 are widened once into owned buffers. Small vectors (norms,

@@ -21,7 +21,7 @@ struct ConfigError {
 [[noreturn]] void fail_config(std::string message) { throw ConfigError{std::move(message)}; }
 
 constexpr const char* kSupported =
-    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama, SmolLM), mistral, qwen2";
+    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, phi3";
 
 // Sizes beyond these are not models this app can hold (and would overflow an int).
 constexpr long long kMaxDimension = 1 << 20;
@@ -263,10 +263,14 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   // Qwen2 always has q/k/v biases; Llama and Mistral have them when attention_bias says so.
   c.qkv_bias = model_type == "qwen2" ? true : r.boolean_or("attention_bias", false);
   c.o_bias = model_type == "qwen2" ? false : c.qkv_bias;
+  if (model_type == "phi3" && c.qkv_bias)
+    fail_config(r.where() + ": \"attention_bias\": true is not supported for phi3 (its fused qkv_proj has no bias)");
   if (r.boolean_or("mlp_bias", false))
     fail_config(r.where() + ": \"mlp_bias\": true is not supported (no Llama-family checkpoint we know uses it)");
-  if (model_type == "mistral") {
+  if (model_type == "mistral" || model_type == "phi3") {
     c.sliding_window = r.has("sliding_window") ? r.positive_int("sliding_window", 1LL << 30) : 0;
+    // Phi-3's original context: read only by its longrope scaling, which read_rope refuses.
+    if (model_type == "phi3") r.ignore("original_max_position_embeddings");
   } else if (model_type == "qwen2") {
     if (r.boolean_or("use_sliding_window", false))
       fail_config(r.where() + ": \"use_sliding_window\": true (Qwen2's per-layer windows) is not supported yet");
@@ -336,7 +340,7 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
     const std::string type = r.string_or("model_type", "");
     if (type == "gpt2") {
       result.config = read_gpt2(r);
-    } else if (type == "llama" || type == "mistral" || type == "qwen2") {
+    } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "phi3") {
       result.config = read_llama(r, type);
     } else {
       fail_config(where + ": model_type '" + excerpt(type, 40) + "' is not supported (supported: " + kSupported + ")");

@@ -243,9 +243,22 @@ void build_gpt2(TransformerModel& m, Builder& b) {
   m.final_norm = b.norm(p + "ln_f.weight", p + "ln_f.bias", d, false, c.norm_eps);
 }
 
+// Rows [first, first + count) of an nn.Linear weight [out, in] stored whole
+// (Phi-3 keeps q, k and v in one tensor, and gate and up in another).
+Linear row_block(const float* data, int first, int count, int in) {
+  Linear l;
+  l.out_in = true;
+  l.data = data + static_cast<std::ptrdiff_t>(first) * in;
+  l.stored_rows = count;
+  l.stored_cols = in;
+  l.stride = in;
+  return l;
+}
+
 void build_llama(TransformerModel& m, Builder& b) {
   const ModelConfig& c = m.config;
-  m.layout = "Llama (nn.Linear [out, in])";
+  const bool fused = c.model_type == "phi3";
+  m.layout = fused ? "Phi-3 (fused qkv_proj and gate_up_proj, nn.Linear [out, in])" : "Llama (nn.Linear [out, in])";
   const int d = c.d_model;
   const int qw = c.heads * c.d_head;
   const int kvw = c.kv_heads * c.d_head;
@@ -255,13 +268,23 @@ void build_llama(TransformerModel& m, Builder& b) {
     const auto bias = [&](const char* name, bool on) { return on ? h + "self_attn." + name + "_proj.bias" : std::string(); };
     TransformerLayer layer;
     layer.norm1 = b.norm(h + "input_layernorm.weight", "", d, true, c.norm_eps);
-    layer.q = b.linear(h + "self_attn.q_proj.weight", d, qw, true, bias("q", c.qkv_bias));
-    layer.k = b.linear(h + "self_attn.k_proj.weight", d, kvw, true, bias("k", c.qkv_bias));
-    layer.v = b.linear(h + "self_attn.v_proj.weight", d, kvw, true, bias("v", c.qkv_bias));
+    if (fused) {  // Phi-3: qkv_proj [q; k; v] and gate_up_proj [gate; up], nn.Linear [out, in]
+      const float* qkv = b.floats(h + "self_attn.qkv_proj.weight", {qw + 2 * kvw, d});
+      layer.q = row_block(qkv, 0, qw, d);
+      layer.k = row_block(qkv, qw, kvw, d);
+      layer.v = row_block(qkv, qw + kvw, kvw, d);
+      const float* gate_up = b.floats(h + "mlp.gate_up_proj.weight", {2 * c.d_ff, d});
+      layer.gate = row_block(gate_up, 0, c.d_ff, d);
+      layer.up = row_block(gate_up, c.d_ff, c.d_ff, d);
+    } else {
+      layer.q = b.linear(h + "self_attn.q_proj.weight", d, qw, true, bias("q", c.qkv_bias));
+      layer.k = b.linear(h + "self_attn.k_proj.weight", d, kvw, true, bias("k", c.qkv_bias));
+      layer.v = b.linear(h + "self_attn.v_proj.weight", d, kvw, true, bias("v", c.qkv_bias));
+      layer.gate = b.linear(h + "mlp.gate_proj.weight", d, c.d_ff, true);
+      layer.up = b.linear(h + "mlp.up_proj.weight", d, c.d_ff, true);
+    }
     layer.o = b.linear(h + "self_attn.o_proj.weight", qw, d, true, bias("o", c.o_bias));
     layer.norm2 = b.norm(h + "post_attention_layernorm.weight", "", d, true, c.norm_eps);
-    layer.gate = b.linear(h + "mlp.gate_proj.weight", d, c.d_ff, true);
-    layer.up = b.linear(h + "mlp.up_proj.weight", d, c.d_ff, true);
     layer.down = b.linear(h + "mlp.down_proj.weight", c.d_ff, d, true);
     m.layers.push_back(std::move(layer));
   }
