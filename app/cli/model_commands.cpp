@@ -193,7 +193,7 @@ int cmd_model_info(const std::vector<std::string>& args, std::ostream& out, std:
     s << "{\"model_type\": " << quote(c.model_type) << ", \"layout\": " << quote(m.layout) << ", \"layers\": " << c.layers
       << ", \"heads\": " << c.heads << ", \"kv_heads\": " << c.kv_heads << ", \"d_model\": " << c.d_model
       << ", \"d_head\": " << c.d_head << ", \"d_ff\": " << c.d_ff << ", \"vocab\": " << c.vocab
-      << ", \"max_positions\": " << c.max_positions << ", \"norm\": " << quote(c.learned_positions() ? "layernorm" : "rmsnorm")
+      << ", \"max_positions\": " << c.max_positions << ", \"norm\": " << quote(c.rms_norm ? "rmsnorm" : "layernorm")
       << ", \"activation\": " << quote(to_string(c.activation)) << ", \"positions\": "
       << quote(c.learned_positions() ? "learned" : "rope") << ", \"rope_theta\": " << (c.learned_positions() ? 0.0 : static_cast<double>(c.rope.theta))
       << ", \"rope_scaling\": " << quote(c.learned_positions() ? "none" : to_string(c.rope.scaling))
@@ -208,13 +208,13 @@ int cmd_model_info(const std::vector<std::string>& args, std::ostream& out, std:
       << "layers:     " << c.layers << '\n'
       << "heads:      " << c.heads << " (K/V heads " << c.kv_heads << "), d_head " << c.d_head << '\n'
       << "d_model:    " << c.d_model << ", MLP " << c.d_ff << " (" << to_string(c.activation)
-      << (c.family == ModelFamily::Llama ? ", SwiGLU" : "") << ")\n"
+      << (c.gated_mlp ? ", SwiGLU" : "") << ")\n"
       << "vocabulary: " << c.vocab << " (" << o.tokenizer->kind() << ")\n"
       << "positions:  "
       << (c.learned_positions() ? "learned, " + std::to_string(c.max_positions)
                                 : "RoPE θ " + shortest(c.rope.theta) + rope_scaling_text(c.rope) + ", up to " + std::to_string(c.max_positions))
       << (c.sliding_window ? ", sliding window " + std::to_string(c.sliding_window) : std::string()) << '\n'
-      << "norm:       " << (c.learned_positions() ? "LayerNorm" : "RMSNorm") << ", eps " << shortest(c.norm_eps) << '\n'
+      << "norm:       " << (c.rms_norm ? "RMSNorm" : "LayerNorm") << ", eps " << shortest(c.norm_eps) << '\n'
       << "lm_head:    " << (m.lm_head.data == m.token_embedding ? "tied to the token embeddings" : "its own") << '\n'
       << "weights:    " << to_string(m.dtype) << ", " << m.parameters << " parameters, " << m.weight_bytes << " bytes in "
       << m.files.size() << (m.files.size() == 1 ? " file" : " files") << '\n';

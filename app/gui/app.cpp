@@ -37,7 +37,7 @@ const StageInfo& AppState::stage_info(StageId id) {
     if (model.open() && id.kind == StageKind::X) {
       info.name = "Layer " + std::to_string(model.session->layer()) + "'s normed input (n₁ in the Block tab)";
       info.explanation = "One row per token: the residual stream entering this layer, after its first " +
-                         std::string(model.session->model().config.family == ModelFamily::Llama ? "RMSNorm" : "LayerNorm") +
+                         std::string(model.session->model().config.rms_norm ? "RMSNorm" : "LayerNorm") +
                          ". The attention computes Q, K and V from these numbers and the weights.";
     }
     revision = doc->revision();

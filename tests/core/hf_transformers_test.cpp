@@ -116,7 +116,7 @@ TEST_P(HfTransformersFixture, TokenizesAndComputesWhatTransformersComputes) {
 // The families this app computes, with transformers' own files.
 INSTANTIATE_TEST_SUITE_P(Opens, HfTransformersFixture,
                          ::testing::Values("gpt2", "gpt2-bf16", "llama-plain", "llama3-gqa-scaled-rope", "llama2-metaspace",
-                                           "mistral-window", "phi3", "qwen2"),
+                                           "mistral-window", "phi3", "qwen2", "starcoder2"),
                          [](const auto& param_info) {
                            std::string name = param_info.param;
                            for (char& c : name)
@@ -278,7 +278,7 @@ TEST(HfTransformersConfig, ABpeVocabularyWithoutItsMergesIsRefused) {
 
 // The families this app does not compute yet are refused with a message, not run.
 TEST(HfTransformersConfig, EveryOtherFamilyIsRefusedNotRun) {
-  for (const char* name : {"qwen3", "gemma2", "gemma3-text", "olmo2", "gpt-neox-pythia", "granite", "starcoder2",
+  for (const char* name : {"qwen3", "gemma2", "gemma3-text", "olmo2", "gpt-neox-pythia", "granite",
                            "smollm3-nope"}) {
     const std::string error = load_error(kHfFixtures / name);
     EXPECT_NE(error.find("is not supported"), std::string::npos) << name << ": " << error;

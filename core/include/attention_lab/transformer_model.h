@@ -40,6 +40,11 @@ struct ModelConfig {
   int max_positions = 0;
   double norm_eps = 1e-5;
   Activation activation = Activation::GeluTanh;  // GPT-2's MLP, or SwiGLU's gate (Silu)
+  // Features, not families: what the layers compute, as config.json and the
+  // model_type describe it.
+  bool rms_norm = false;   // RMSNorm (Llama); else LayerNorm with a bias (GPT-2, StarCoder2)
+  bool gated_mlp = false;  // SwiGLU: act(x·W_gate)·(x·W_up) (Llama); else act(x·W_up + b) (GPT-2, StarCoder2)
+  bool mlp_bias = false;   // the MLP's projections have biases
   bool tied_embeddings = true;                   // lm_head = token embeddings (when the file has no lm_head)
   bool qkv_bias = false;
   bool o_bias = false;

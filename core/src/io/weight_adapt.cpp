@@ -330,7 +330,7 @@ ImportResult adapt(const Scenario& current, const std::map<StageKind, Piece>& pi
   }
   if (h.config) {
     const ModelConfig& c = *h.config;
-    if (c.family == ModelFamily::Llama) {
+    if (c.rope.on) {
       const Rope& rope = c.rope;
       if (!(s.rope == rope))
         notes.push_back("RoPE on, θ = " + number_text(rope.theta) +

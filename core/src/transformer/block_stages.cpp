@@ -23,7 +23,7 @@ std::string activation_text(Activation a) {
 // The three stages of one norm (1: before the attention, 2: before the MLP).
 void add_norm(std::vector<BlockStageInfo>& t, const ModelConfig& c, int which, BlockStage mean, BlockStage spread,
               BlockStage normed, BlockStage input) {
-  const bool rms = c.family == ModelFamily::Llama;
+  const bool rms = c.rms_norm;
   const std::string n = which == 1 ? "₁" : "₂";
   const std::string in = which == 1 ? "x" : "h";
   const bool follows = which == 2;
@@ -58,7 +58,7 @@ void add_norm(std::vector<BlockStageInfo>& t, const ModelConfig& c, int which, B
 
 std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
   using S = BlockStage;
-  const bool llama = c.family == ModelFamily::Llama;
+  const bool gated = c.gated_mlp;
   std::vector<BlockStageInfo> t;
   t.push_back({S::TokenEmbedding, "embed.token", true, "E", "token embeddings", "W_te[id_r, c]",
                "Each token's row of the embedding table: the model's starting vector for that token, the same wherever it appears.",
@@ -87,26 +87,26 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
                "Attention does not replace a token's vector: it adds to it (the residual connection).", BlockWidth::Model,
                false, true, {{S::Input, BlockFeed::Cell}, {S::Attention, BlockFeed::Cell}}});
   add_norm(t, c, 2, S::Norm2Mean, S::Norm2Spread, S::Norm2, S::Residual);
-  t.push_back({S::Up, "mlp.up", false, "u", llama ? "MLP up-projection (up_proj)" : "MLP up-projection (c_fc)",
-               llama ? "Σ_k n₂[r,k]·W_up[k,c]" : "Σ_k n₂[r,k]·W_up[k,c] + b_up[c]",
+  t.push_back({S::Up, "mlp.up", false, "u", gated ? "MLP up-projection (up_proj)" : "MLP up-projection (c_fc)",
+               "Σ_k n₂[r,k]·W_up[k,c]" + std::string(c.mlp_bias ? " + b_up[c]" : ""),
                "Each token on its own, widened to " + std::to_string(c.d_ff) + " features: the MLP looks at no other token.",
                BlockWidth::FeedForward, false, true, {{S::Norm2, BlockFeed::Row}}});
-  if (llama)
+  if (gated)
     t.push_back({S::Gate, "mlp.gate", false, "g", "MLP gate projection (gate_proj)", "Σ_k n₂[r,k]·W_gate[k,c]",
                  "SwiGLU's second projection: after SiLU it scales the up-projection feature by feature.",
                  BlockWidth::FeedForward, false, true, {{S::Norm2, BlockFeed::Row}}});
   t.push_back({S::Hidden, "mlp.activation", false, "f",
-               llama ? "MLP activation (SwiGLU)"
+               gated ? "MLP activation (SwiGLU)"
                      : "MLP activation (" + activation_text(c.activation) +
                            (c.activation == Activation::GeluTanh ? ", tanh form)" : ")"),
-               llama ? "SiLU(g[r,c])·u[r,c]" : activation_text(c.activation) + "(u[r,c])",
-               llama ? "SiLU(g) = g·σ(g) opens or closes each feature; the product keeps what the gate lets through."
+               gated ? "SiLU(g[r,c])·u[r,c]" : activation_text(c.activation) + "(u[r,c])",
+               gated ? "SiLU(g) = g·σ(g) opens or closes each feature; the product keeps what the gate lets through."
                      : "The non-linearity: negative features are (almost) switched off, positive ones pass.",
                BlockWidth::FeedForward, false, true,
-               llama ? std::vector<BlockInput>{{S::Gate, BlockFeed::Cell}, {S::Up, BlockFeed::Cell}}
+               gated ? std::vector<BlockInput>{{S::Gate, BlockFeed::Cell}, {S::Up, BlockFeed::Cell}}
                      : std::vector<BlockInput>{{S::Up, BlockFeed::Cell}}});
-  t.push_back({S::Down, "mlp.down", false, "m", llama ? "MLP down-projection (down_proj)" : "MLP down-projection (c_proj)",
-               llama ? "Σ_k f[r,k]·W_down[k,c]" : "Σ_k f[r,k]·W_down[k,c] + b_down[c]",
+  t.push_back({S::Down, "mlp.down", false, "m", gated ? "MLP down-projection (down_proj)" : "MLP down-projection (c_proj)",
+               "Σ_k f[r,k]·W_down[k,c]" + std::string(c.mlp_bias ? " + b_down[c]" : ""),
                "Back to d_model: what the MLP adds to the residual stream.", BlockWidth::Model, false, true,
                {{S::Hidden, BlockFeed::Row}}});
   t.push_back({S::Output, "output", false, "y", "the layer's output (residual sum after the MLP)", "h[r,c] + m[r,c]",
@@ -201,7 +201,7 @@ void BlockTrace::compute_rows(const std::vector<Eigen::Index>& rows) {
   const Matrix n2 = normalize(L.norm2, h);
   Matrix up = L.up.apply(n2);
   Matrix hidden;
-  if (m.config.family == ModelFamily::Llama) {
+  if (m.config.gated_mlp) {
     Matrix gate = L.gate.apply(n2);
     scatter(S::Gate, gate);
     activate(m.config.activation, gate);

@@ -261,7 +261,7 @@ Matrix mlp_hidden(const TransformerModel& model, int layer, const Matrix& normed
   const ModelConfig& c = model.config;
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   Matrix hidden = L.up.apply(normed);
-  if (c.family == ModelFamily::Llama) {
+  if (c.gated_mlp) {
     Matrix gate = L.gate.apply(normed);
     activate(c.activation, gate);
     hidden.array() *= gate.array();

@@ -21,7 +21,7 @@ struct ConfigError {
 [[noreturn]] void fail_config(std::string message) { throw ConfigError{std::move(message)}; }
 
 constexpr const char* kSupported =
-    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, phi3";
+    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, phi3, starcoder2";
 
 // Sizes beyond these are not models this app can hold (and would overflow an int).
 constexpr long long kMaxDimension = 1 << 20;
@@ -134,6 +134,7 @@ ModelConfig read_gpt2(const ConfigReader& r) {
   c.tied_embeddings = r.boolean_or("tie_word_embeddings", true);
   c.qkv_bias = true;
   c.o_bias = true;
+  c.mlp_bias = true;
   r.expect_bool("scale_attn_weights", true, "scores not divided by √d_k");
   r.expect_bool("scale_attn_by_inverse_layer_idx", false, "scores also divided by the layer number + 1");
   r.expect_bool("add_cross_attention", false, "a cross-attention sublayer in every block");
@@ -256,18 +257,26 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   c.d_ff = r.positive_int("intermediate_size");
   c.vocab = r.positive_int("vocab_size");
   c.max_positions = r.positive_int_or("max_position_embeddings", 1 << 20, 1LL << 30);
-  c.norm_eps = r.positive_number_or("rms_norm_eps", 1e-6);
-  c.activation = read_activation(r, "hidden_act", "silu");
-  c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
+  const bool starcoder2 = model_type == "starcoder2";
+  // StarCoder2: LayerNorm with biases and GPT-2's ungated GELU MLP, biases everywhere (use_bias).
+  c.rms_norm = !starcoder2;
+  c.gated_mlp = !starcoder2;
+  c.norm_eps = starcoder2 ? r.positive_number_or("norm_epsilon", 1e-5) : r.positive_number_or("rms_norm_eps", 1e-6);
+  c.activation = read_activation(r, "hidden_act", starcoder2 ? "gelu_pytorch_tanh" : "silu");
+  c.tied_embeddings = r.boolean_or("tie_word_embeddings", starcoder2);
   c.rope = read_rope(r);
-  // Qwen2 always has q/k/v biases; Llama and Mistral have them when attention_bias says so.
-  c.qkv_bias = model_type == "qwen2" ? true : r.boolean_or("attention_bias", false);
-  c.o_bias = model_type == "qwen2" ? false : c.qkv_bias;
+  if (starcoder2) {
+    c.qkv_bias = c.o_bias = c.mlp_bias = r.boolean_or("use_bias", true);
+  } else {
+    // Qwen2 always has q/k/v biases; Llama and Mistral have them when attention_bias says so.
+    c.qkv_bias = model_type == "qwen2" ? true : r.boolean_or("attention_bias", false);
+    c.o_bias = model_type == "qwen2" ? false : c.qkv_bias;
+    if (r.boolean_or("mlp_bias", false))
+      fail_config(r.where() + ": \"mlp_bias\": true is not supported (no Llama-family checkpoint we know uses it)");
+  }
   if (model_type == "phi3" && c.qkv_bias)
     fail_config(r.where() + ": \"attention_bias\": true is not supported for phi3 (its fused qkv_proj has no bias)");
-  if (r.boolean_or("mlp_bias", false))
-    fail_config(r.where() + ": \"mlp_bias\": true is not supported (no Llama-family checkpoint we know uses it)");
-  if (model_type == "mistral" || model_type == "phi3") {
+  if (model_type == "mistral" || model_type == "phi3" || starcoder2) {
     c.sliding_window = r.has("sliding_window") ? r.positive_int("sliding_window", 1LL << 30) : 0;
     // Phi-3's original context: read only by its longrope scaling, which read_rope refuses.
     if (model_type == "phi3") r.ignore("original_max_position_embeddings");
@@ -340,7 +349,7 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
     const std::string type = r.string_or("model_type", "");
     if (type == "gpt2") {
       result.config = read_gpt2(r);
-    } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "phi3") {
+    } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "phi3" || type == "starcoder2") {
       result.config = read_llama(r, type);
     } else {
       fail_config(where + ": model_type '" + excerpt(type, 40) + "' is not supported (supported: " + kSupported + ")");

@@ -258,7 +258,9 @@ Linear row_block(const float* data, int first, int count, int in) {
 void build_llama(TransformerModel& m, Builder& b) {
   const ModelConfig& c = m.config;
   const bool fused = c.model_type == "phi3";
-  m.layout = fused ? "Phi-3 (fused qkv_proj and gate_up_proj, nn.Linear [out, in])" : "Llama (nn.Linear [out, in])";
+  m.layout = fused             ? "Phi-3 (fused qkv_proj and gate_up_proj, nn.Linear [out, in])"
+             : !c.gated_mlp ? "StarCoder2 (LayerNorm, c_fc/c_proj MLP, nn.Linear [out, in])"
+                            : "Llama (nn.Linear [out, in])";
   const int d = c.d_model;
   const int qw = c.heads * c.d_head;
   const int kvw = c.kv_heads * c.d_head;
@@ -267,7 +269,7 @@ void build_llama(TransformerModel& m, Builder& b) {
     const std::string h = "model.layers." + std::to_string(i) + ".";
     const auto bias = [&](const char* name, bool on) { return on ? h + "self_attn." + name + "_proj.bias" : std::string(); };
     TransformerLayer layer;
-    layer.norm1 = b.norm(h + "input_layernorm.weight", "", d, true, c.norm_eps);
+    layer.norm1 = b.norm(h + "input_layernorm.weight", h + "input_layernorm.bias", d, c.rms_norm, c.norm_eps);
     if (fused) {  // Phi-3: qkv_proj [q; k; v] and gate_up_proj [gate; up], nn.Linear [out, in]
       const float* qkv = b.floats(h + "self_attn.qkv_proj.weight", {qw + 2 * kvw, d});
       layer.q = row_block(qkv, 0, qw, d);
@@ -280,15 +282,20 @@ void build_llama(TransformerModel& m, Builder& b) {
       layer.q = b.linear(h + "self_attn.q_proj.weight", d, qw, true, bias("q", c.qkv_bias));
       layer.k = b.linear(h + "self_attn.k_proj.weight", d, kvw, true, bias("k", c.qkv_bias));
       layer.v = b.linear(h + "self_attn.v_proj.weight", d, kvw, true, bias("v", c.qkv_bias));
-      layer.gate = b.linear(h + "mlp.gate_proj.weight", d, c.d_ff, true);
-      layer.up = b.linear(h + "mlp.up_proj.weight", d, c.d_ff, true);
+      if (c.gated_mlp) {
+        layer.gate = b.linear(h + "mlp.gate_proj.weight", d, c.d_ff, true);
+        layer.up = b.linear(h + "mlp.up_proj.weight", d, c.d_ff, true);
+      } else {  // StarCoder2: GPT-2's MLP under GPT-2's names, as nn.Linear
+        layer.up = b.linear(h + "mlp.c_fc.weight", d, c.d_ff, true, c.mlp_bias ? h + "mlp.c_fc.bias" : "");
+      }
     }
     layer.o = b.linear(h + "self_attn.o_proj.weight", qw, d, true, bias("o", c.o_bias));
-    layer.norm2 = b.norm(h + "post_attention_layernorm.weight", "", d, true, c.norm_eps);
-    layer.down = b.linear(h + "mlp.down_proj.weight", c.d_ff, d, true);
+    layer.norm2 = b.norm(h + "post_attention_layernorm.weight", h + "post_attention_layernorm.bias", d, c.rms_norm, c.norm_eps);
+    layer.down = c.gated_mlp ? b.linear(h + "mlp.down_proj.weight", c.d_ff, d, true)
+                             : b.linear(h + "mlp.c_proj.weight", c.d_ff, d, true, c.mlp_bias ? h + "mlp.c_proj.bias" : "");
     m.layers.push_back(std::move(layer));
   }
-  m.final_norm = b.norm("model.norm.weight", "", d, true, c.norm_eps);
+  m.final_norm = b.norm("model.norm.weight", "model.norm.bias", d, c.rms_norm, c.norm_eps);
 }
 
 void build_lm_head(TransformerModel& m, Builder& b) {
