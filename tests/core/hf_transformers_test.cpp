@@ -116,7 +116,7 @@ TEST_P(HfTransformersFixture, TokenizesAndComputesWhatTransformersComputes) {
 // The families this app computes, with transformers' own files.
 INSTANTIATE_TEST_SUITE_P(Opens, HfTransformersFixture,
                          ::testing::Values("gpt2", "gpt2-bf16", "llama-plain", "llama3-gqa-scaled-rope", "llama2-metaspace",
-                                           "mistral-window", "phi3", "qwen2", "starcoder2"),
+                                           "mistral-window", "phi3", "qwen2", "smollm3-nope", "starcoder2"),
                          [](const auto& param_info) {
                            std::string name = param_info.param;
                            for (char& c : name)
@@ -179,6 +179,45 @@ TEST(HfTransformersConfig, OlderRopeKeysGiveTheSameLlama3Model) {
   EXPECT_EQ(rope.theta, 500000.0f);
   EXPECT_EQ(rope.factor, 32.0f);
   EXPECT_EQ(rope.original_max_positions, 64);
+}
+
+// SmolLM3's layers without positions: a layer whose no_rope_layers entry is 0
+// computes its attention with no RoPE, and its scenario says so; the others
+// keep it. (transformers' fixture turns every layer; this changes one.)
+TEST(HfTransformersConfig, ANoPELayerHasNoRotaryPositions) {
+  const test::TempDir dir;
+  const fs::path folder = copy_hf_fixture(dir, "smollm3-nope");
+  json config = read_config(folder);
+  config["no_rope_layers"] = {1, 0};
+  write_config(folder, config);
+  const LoadedModel loaded = load_model(folder);
+  ASSERT_TRUE(loaded.model) << loaded.error;
+  const TransformerModel& model = *loaded.model;
+  EXPECT_TRUE(model.config.rope_of(0).on);
+  EXPECT_FALSE(model.config.rope_of(1).on);
+  const std::vector<int> ids = {5, 9, 14, 2, 7, 30};
+  const Matrix x = normalize(model.layers[1].norm1, embed(model, ids));
+  AttentionDetail detail;
+  attention(model, 1, x, &detail);
+  EXPECT_EQ(detail.q_rot, detail.q);  // nothing turned
+  const LayerScenario nope = layer_scenario(model, 1, x, std::vector<std::string>(ids.size()));
+  ASSERT_EQ(nope.error, "");
+  EXPECT_FALSE(nope.scenario.rope.on);
+  EXPECT_NE(nope.scenario.title.find("(no positions: NoPE)"), std::string::npos) << nope.scenario.title;
+  attention(model, 0, x, &detail);
+  EXPECT_NE(detail.q_rot, detail.q);
+  // Without the list every fourth layer has none (HF's default interval).
+  config.erase("no_rope_layers");
+  config["num_hidden_layers"] = 2;
+  config["no_rope_layer_interval"] = 2;
+  write_config(folder, config);
+  const LoadedModel by_interval = load_model(folder);
+  ASSERT_TRUE(by_interval.model) << by_interval.error;
+  EXPECT_EQ(by_interval.model->config.nope_layers, (std::vector<bool>{false, true}));
+  config["no_rope_layers"] = {1, 2};
+  write_config(folder, config);
+  EXPECT_NE(load_error(folder).find("\"no_rope_layers\"[1]: expected 0 (no RoPE) or 1 (RoPE), found 2"), std::string::npos)
+      << load_error(folder);
 }
 
 // Linear scaling divides every frequency: the same as θ's frequencies over
@@ -278,8 +317,7 @@ TEST(HfTransformersConfig, ABpeVocabularyWithoutItsMergesIsRefused) {
 
 // The families this app does not compute yet are refused with a message, not run.
 TEST(HfTransformersConfig, EveryOtherFamilyIsRefusedNotRun) {
-  for (const char* name : {"qwen3", "gemma2", "gemma3-text", "olmo2", "gpt-neox-pythia", "granite",
-                           "smollm3-nope"}) {
+  for (const char* name : {"qwen3", "gemma2", "gemma3-text", "olmo2", "gpt-neox-pythia", "granite"}) {
     const std::string error = load_error(kHfFixtures / name);
     EXPECT_NE(error.find("is not supported"), std::string::npos) << name << ": " << error;
   }

@@ -49,9 +49,17 @@ struct ModelConfig {
   bool qkv_bias = false;
   bool o_bias = false;
   Rope rope;                    // Llama family: on, θ and any scaling (rotate_half pairs)
+  std::vector<bool> nope_layers;  // SmolLM3: true for a layer without positions (no RoPE); empty: none
   int sliding_window = 0;       // 0 = none (Mistral: keys i − W < j ≤ i)
 
   bool learned_positions() const { return family == ModelFamily::Gpt2; }
+  // Layer `layer`'s RoPE: `rope`, turned off in a layer without positions.
+  Rope rope_of(int layer) const {
+    Rope r = rope;
+    if (layer >= 0 && static_cast<std::size_t>(layer) < nope_layers.size() && nope_layers[static_cast<std::size_t>(layer)])
+      r.on = false;
+    return r;
+  }
 };
 
 // Reads a Hugging Face config.json; `where` names it in errors. Unknown

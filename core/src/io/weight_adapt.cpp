@@ -330,8 +330,7 @@ ImportResult adapt(const Scenario& current, const std::map<StageKind, Piece>& pi
   }
   if (h.config) {
     const ModelConfig& c = *h.config;
-    if (c.rope.on) {
-      const Rope& rope = c.rope;
+    if (const Rope rope = c.rope_of(h.layer); rope.on) {
       if (!(s.rope == rope))
         notes.push_back("RoPE on, θ = " + number_text(rope.theta) +
                         (rope.scaling == RopeScaling::None ? "" : std::string(", ") + to_string(rope.scaling) + " scaling") +
@@ -339,7 +338,8 @@ ImportResult adapt(const Scenario& current, const std::map<StageKind, Piece>& pi
       s.rope = rope;
     } else if (s.rope.on) {
       s.rope.on = false;
-      notes.push_back("RoPE turned off: GPT-2 uses learned positions, added to X before the layer");
+      notes.push_back(c.rope.on ? "RoPE turned off: layer " + num(h.layer) + " of this model has no positions (NoPE)"
+                                : "RoPE turned off: GPT-2 uses learned positions, added to X before the layer");
     }
     if (s.alibi) notes.push_back("ALiBi turned off: the model does not use it");
     s.alibi = false;

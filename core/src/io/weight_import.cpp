@@ -436,6 +436,7 @@ ImportResult import_safetensors(const Scenario& current, const fs::path& path, i
                     (g.prefix.empty() ? std::string() : " (" + tensor_name(g.prefix) + ")"));
     Hints hints;
     hints.whole_layer = pieces.count(StageKind::W_q) && pieces.count(StageKind::W_k) && pieces.count(StageKind::W_v);
+    hints.layer = std::max(g.layer, 0);
     // Our own names are a scenario's matrices, not a model's layer: no config applies.
     if (g.layout != Layout::Ours) hints.config = config_beside(path, notes);
     return adapt(current, pieces, hints, name, std::move(notes));

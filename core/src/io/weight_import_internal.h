@@ -42,6 +42,7 @@ struct Piece {
 struct Hints {
   std::optional<ModelConfig> config;
   bool whole_layer = false;  // Q, K and V all imported: biases not in the file are off
+  int layer = 0;             // the model's layer they came from (its RoPE may be off: NoPE)
 };
 
 // "" when a matrix of this shape may go into `kind`; else why not. Checked on

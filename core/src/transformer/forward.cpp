@@ -121,9 +121,6 @@ void apply_rope(Eigen::Ref<Matrix, 0, Eigen::OuterStride<>> m, int heads, int d_
   }
 }
 
-Rope model_rope(const ModelConfig& c) {
-  return c.rope;
-}
 
 }  // namespace
 
@@ -185,7 +182,7 @@ Matrix attention_context(const TransformerModel& model, int layer, const Matrix&
     detail->k = k;
     detail->v = v;
   }
-  const Rope rope = model_rope(c);
+  const Rope rope = c.rope_of(layer);
   if (rope.on) {
     apply_rope(q, c.heads, c.d_head, rope);
     apply_rope(k, c.kv_heads, c.d_head, rope);
@@ -345,7 +342,8 @@ LayerScenario layer_scenario(const TransformerModel& model, int layer, const Mat
   const ModelConfig& c = model.config;
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   Scenario& s = out.scenario;
-  s.title = model_display_name(model.source) + " — layer " + std::to_string(layer) + " attention";
+  s.title = model_display_name(model.source) + " — layer " + std::to_string(layer) + " attention" +
+            (c.rope.on && !c.rope_of(layer).on ? " (no positions: NoPE)" : "");
   s.description = std::string("Layer ") + std::to_string(layer) + " of " + std::to_string(c.layers) + " of " +
                   model.source.string() + " (" + model.layout + "). X is the layer's normed input.";
   s.tokens = tokens;
@@ -370,7 +368,7 @@ LayerScenario layer_scenario(const TransformerModel& model, int layer, const Mat
     s.b_k = Matrix::Zero(1, s.W_k.cols());
     s.b_v = Matrix::Zero(1, s.W_v.cols());
   }
-  s.rope = model_rope(c);
+  s.rope = c.rope_of(layer);
   s.scale = true;
   if (c.sliding_window > 0) {
     s.mask_kind = MaskKind::Window;

@@ -21,7 +21,7 @@ struct ConfigError {
 [[noreturn]] void fail_config(std::string message) { throw ConfigError{std::move(message)}; }
 
 constexpr const char* kSupported =
-    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, phi3, starcoder2";
+    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, phi3, starcoder2, smollm3";
 
 // Sizes beyond these are not models this app can hold (and would overflow an int).
 constexpr long long kMaxDimension = 1 << 20;
@@ -219,6 +219,29 @@ Rope read_rope(const ConfigReader& top) {
   return rope;
 }
 
+// SmolLM3's layers without positions: no_rope_layers[i] is 1 where layer i
+// turns Q and K (RoPE) and 0 where it does not; without the list, every
+// no_rope_layer_interval-th layer has none (HF's SmolLM3Config).
+std::vector<bool> read_nope_layers(const ConfigReader& r, int layers) {
+  std::vector<bool> nope(static_cast<std::size_t>(layers), false);
+  const int interval = r.positive_int_or("no_rope_layer_interval", 4);
+  if (!r.has("no_rope_layers")) {
+    for (int i = 0; i < layers; ++i) nope[static_cast<std::size_t>(i)] = (i + 1) % interval == 0;
+    return nope;
+  }
+  const json& list = r.need("no_rope_layers");
+  if (!list.is_array() || list.size() != static_cast<std::size_t>(layers))
+    fail_config(r.where() + ": \"no_rope_layers\": expected a list of " + std::to_string(layers) +
+                " (num_hidden_layers) 0s and 1s, found " + excerpt(list.dump(), 60));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_number_integer() || (list[i].get<long long>() != 0 && list[i].get<long long>() != 1))
+      fail_config(r.where() + ": \"no_rope_layers\"[" + std::to_string(i) + "]: expected 0 (no RoPE) or 1 (RoPE), found " +
+                  excerpt(list[i].dump(), 20));
+    nope[i] = list[i].get<long long>() == 0;
+  }
+  return nope;
+}
+
 // transformers 5 lists each layer's attention ("full_attention" or
 // "sliding_attention"): every layer must be what the model computes.
 void check_layer_types(const ConfigReader& r, const ModelConfig& c) {
@@ -280,14 +303,15 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
     c.sliding_window = r.has("sliding_window") ? r.positive_int("sliding_window", 1LL << 30) : 0;
     // Phi-3's original context: read only by its longrope scaling, which read_rope refuses.
     if (model_type == "phi3") r.ignore("original_max_position_embeddings");
-  } else if (model_type == "qwen2") {
+  } else if (model_type == "qwen2" || model_type == "smollm3") {
     if (r.boolean_or("use_sliding_window", false))
-      fail_config(r.where() + ": \"use_sliding_window\": true (Qwen2's per-layer windows) is not supported yet");
+      fail_config(r.where() + ": \"use_sliding_window\": true (per-layer windows) is not supported yet");
     r.ignore("sliding_window");     // the window's size, unused while use_sliding_window is false
     r.ignore("max_window_layers");  // how many layers use it, likewise
   }
   // SmolLM's configs say their pairs are rotate_half's; HF's Llama ignores the key.
   r.expect_bool("rope_interleaved", false, "RoPE pairs 2i and 2i + 1, which HF's Llama does not compute");
+  if (model_type == "smollm3") c.nope_layers = read_nope_layers(r, c.layers);
   check_layer_types(r, c);
   return c;
 }
@@ -349,7 +373,8 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
     const std::string type = r.string_or("model_type", "");
     if (type == "gpt2") {
       result.config = read_gpt2(r);
-    } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "phi3" || type == "starcoder2") {
+    } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "phi3" || type == "starcoder2" ||
+               type == "smollm3") {
       result.config = read_llama(r, type);
     } else {
       fail_config(where + ": model_type '" + excerpt(type, 40) + "' is not supported (supported: " + kSupported + ")");
