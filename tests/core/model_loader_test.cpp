@@ -256,7 +256,7 @@ TEST(ModelLoader, ATruncatedWeightFileIsRefused) {
 TEST(ModelLoader, AnUnknownModelTypeIsRefusedListingTheSupportedOnes) {
   TempDir dir;
   EXPECT_TRUE(refused(load_with_config(dir, "gpt2-conv1d", [](json& c) { c["model_type"] = "bert"; }),
-                      {"config.json: model_type 'bert' is not supported (supported: gpt2", "llama", "mistral", "qwen2", "phi3", "starcoder2)"}));
+                      {"config.json: model_type 'bert' is not supported (supported: gpt2", "llama", "mistral", "qwen2", "phi3", "starcoder2", "smollm3)"}));
 }
 
 TEST(ModelLoader, AMissingModelTypeIsRefused) {
