@@ -220,6 +220,33 @@ TEST(HfTransformersConfig, ANoPELayerHasNoRotaryPositions) {
       << load_error(folder);
 }
 
+// model-info's way in: every header checked, no value read. The facts are the
+// same as a full load's; the weights are not there, and values nobody read are
+// not checked (a NaN weight opens).
+TEST(HfTransformersConfig, HeadersOnlyGiveTheFactsWithoutReadingAWeight) {
+  for (const char* name : {"gpt2-bf16", "phi3", "llama3-gqa-scaled-rope"}) {
+    const LoadedModel full = load_model(kHfFixtures / name);
+    const LoadedModel headers = load_model(kHfFixtures / name, {}, ModelParts::Headers);
+    ASSERT_TRUE(full.model && headers.model) << full.error << headers.error;
+    EXPECT_TRUE(full.model->weights_read);
+    EXPECT_FALSE(headers.model->weights_read);
+    EXPECT_EQ(headers.model->parameters, full.model->parameters) << name;
+    EXPECT_EQ(headers.model->weight_bytes, full.model->weight_bytes) << name;
+    EXPECT_EQ(headers.model->dtype, full.model->dtype) << name;
+    EXPECT_EQ(headers.model->lm_head_tied, full.model->lm_head_tied) << name;
+    EXPECT_EQ(headers.model->layout, full.model->layout) << name;
+    EXPECT_EQ(headers.model->token_embedding, nullptr);
+    for (const auto& layer : headers.model->layers) EXPECT_EQ(layer.q.data, nullptr);
+  }
+  // A missing tensor is still refused from the headers.
+  const test::TempDir dir;
+  const fs::path folder = copy_hf_fixture(dir, "gpt2");
+  add_f32_tensor(folder / "model.safetensors", "h.0.attn.q_norm.weight", {16});
+  const LoadedModel refused = load_model(folder, {}, ModelParts::Headers);
+  EXPECT_FALSE(refused.model);
+  EXPECT_NE(refused.error.find("'h.0.attn.q_norm.weight' [16] is not part of"), std::string::npos) << refused.error;
+}
+
 // Linear scaling divides every frequency: the same as θ's frequencies over
 // factor, checked on the angles themselves.
 TEST(HfTransformersConfig, LinearScalingDividesEveryFrequency) {

@@ -129,12 +129,16 @@ struct TransformerModel {
   DType dtype = DType::F32;      // of the weight matrices
   std::uint64_t weight_bytes = 0;  // in the files
   std::uint64_t parameters = 0;
+  // False when opened with ModelParts::Headers: the tensors were checked by
+  // their headers only, every weight pointer is null and every vector zero.
+  bool weights_read = true;
 
   const float* token_embedding = nullptr;     // vocab × d_model, row major
   const float* position_embedding = nullptr;  // max_positions × d_model (GPT-2), else null
   std::vector<TransformerLayer> layers;
   Norm final_norm;
   Linear lm_head;  // d_model → vocab (the token embeddings, transposed, when tied)
+  bool lm_head_tied = false;  // lm_head is the token embeddings (the file has no lm_head.weight)
 
   // What the pointers point into.
   std::vector<std::shared_ptr<const SafetensorsFile>> files;
@@ -152,6 +156,13 @@ using LoadProgress = std::function<bool(double fraction, const std::string& what
 // Opens a model folder (config.json + model.safetensors, or the shards of
 // model.safetensors.index.json) or a .safetensors file with config.json next
 // to it. Every tensor is checked: present, shaped as the config says, finite.
-LoadedModel load_model(const std::filesystem::path& path, const LoadProgress& progress = {});
+//
+// ModelParts::Headers reads config.json and the safetensors headers only:
+// every tensor is checked present, shaped and typed, none is read (no value
+// checked, nothing widened), so facts about a model of any size come in
+// milliseconds (model-info). Such a model cannot be run.
+enum class ModelParts { Everything, Headers };
+LoadedModel load_model(const std::filesystem::path& path, const LoadProgress& progress = {},
+                       ModelParts parts = ModelParts::Everything);
 
 }  // namespace attention_lab

@@ -60,7 +60,8 @@ std::vector<fs::path> read_index(const fs::path& index_path) {
 
 class Builder {
  public:
-  Builder(TransformerModel& model, const LoadProgress& progress) : m_(model), progress_(progress) {}
+  Builder(TransformerModel& model, const LoadProgress& progress, bool headers_only)
+      : m_(model), progress_(progress), headers_only_(headers_only) {}
 
   void add_file(std::shared_ptr<const SafetensorsFile> file) {
     for (const auto& t : file->tensors()) {
@@ -114,8 +115,12 @@ class Builder {
     expect_shape(t, shape);
     if (!is_float(t.info->dtype))
       fail_load(t.file->name() + ": tensor '" + name + "': expected F32, F16 or BF16, found " + to_string(t.info->dtype));
-    const float* data = t.file->f32_in_place(*t.info);
     const auto n = static_cast<std::size_t>(t.info->numel());
+    if (headers_only_) {
+      m_.parameters += n;
+      return nullptr;
+    }
+    const float* data = t.file->f32_in_place(*t.info);
     if (data == nullptr) {
       std::vector<float> values;
       std::string error;
@@ -144,6 +149,7 @@ class Builder {
 
   RowVector vec(const std::string& name, int n) {
     const float* p = floats(name, {n});
+    if (p == nullptr) return RowVector::Zero(n);  // headers only
     return Eigen::Map<const RowVector>(p, n);
   }
 
@@ -179,6 +185,7 @@ class Builder {
   std::set<std::string> used_;
   std::uint64_t total_bytes_ = 0;
   std::uint64_t done_bytes_ = 0;
+  bool headers_only_ = false;
 };
 
 // GPT-2's c_attn holds Q, K and V side by side: block j of three.
@@ -187,11 +194,12 @@ Linear fused_block(const float* data, int d, int j, bool out_in, const RowVector
   l.out_in = out_in;
   l.stored_rows = d;
   l.stored_cols = d;
+  // (data is null when only the headers were read)
   if (out_in) {  // [3d, d]: rows j·d … (j+1)·d
-    l.data = data + static_cast<std::ptrdiff_t>(j) * d * d;
+    l.data = data ? data + static_cast<std::ptrdiff_t>(j) * d * d : nullptr;
     l.stride = d;
   } else {  // [d, 3d]: columns j·d … (j+1)·d
-    l.data = data + static_cast<std::ptrdiff_t>(j) * d;
+    l.data = data ? data + static_cast<std::ptrdiff_t>(j) * d : nullptr;
     l.stride = 3 * d;
   }
   l.bias = bias.segment(static_cast<Eigen::Index>(j) * d, d);
@@ -248,7 +256,7 @@ void build_gpt2(TransformerModel& m, Builder& b) {
 Linear row_block(const float* data, int first, int count, int in) {
   Linear l;
   l.out_in = true;
-  l.data = data + static_cast<std::ptrdiff_t>(first) * in;
+  l.data = data ? data + static_cast<std::ptrdiff_t>(first) * in : nullptr;  // null: headers only
   l.stored_rows = count;
   l.stored_cols = in;
   l.stride = in;
@@ -303,6 +311,7 @@ void build_lm_head(TransformerModel& m, Builder& b) {
   if (b.has("lm_head.weight")) {
     m.lm_head = b.linear("lm_head.weight", c.d_model, c.vocab, true);
   } else if (c.tied_embeddings) {  // logits = x·Eᵀ: the embedding matrix [vocab, d] is lm_head's [out, in]
+    m.lm_head_tied = true;
     m.lm_head.data = m.token_embedding;
     m.lm_head.stored_rows = c.vocab;
     m.lm_head.stored_cols = c.d_model;
@@ -326,7 +335,7 @@ bool is_known_buffer(ModelFamily family, const std::string& name) {
 
 }  // namespace
 
-LoadedModel load_model(const fs::path& path, const LoadProgress& progress) {
+LoadedModel load_model(const fs::path& path, const LoadProgress& progress, ModelParts parts) {
   LoadedModel result;
   auto model = std::make_shared<TransformerModel>();
   model->source = path;
@@ -362,7 +371,8 @@ LoadedModel load_model(const fs::path& path, const LoadProgress& progress) {
     if (!parsed.error.empty()) fail_load(parsed.error);
     model->config = parsed.config;
 
-    Builder builder(*model, progress);
+    model->weights_read = parts == ModelParts::Everything;
+    Builder builder(*model, progress, !model->weights_read);
     for (const auto& file : weight_files) {
       std::string error;
       auto opened = SafetensorsFile::open(file, error);
