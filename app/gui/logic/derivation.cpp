@@ -159,18 +159,15 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
     case StageKind::Scaled: {
       const float raw = stage(StageKind::Scores)(r, c);
       std::string f = "S" + hs + at, n = format_number(raw, 3);
-      double divisor = 1.0;
       if (s.scale) {
         f += " / √" + std::to_string(d.d_k);
-        n += " / " + format_number(static_cast<float>(std::sqrt(d.d_k)), 3);
-        divisor *= std::sqrt(static_cast<double>(d.d_k));
+        n += " / " + format_number(static_cast<float>(score_scale_divisor(s)), 3);
       }
       if (s.temperature != 1.0f) {
         f += " / τ";
         n += " / " + format_number(s.temperature, 2);
-        divisor *= static_cast<double>(s.temperature);
       }
-      const auto computed = static_cast<float>(static_cast<double>(raw) / divisor);
+      const auto computed = static_cast<float>(static_cast<double>(raw) / score_divisor(s));
       out.formula = f;
       out.numbers = n + " = " + format_number(computed, 3);
       out.hint = n + kAsked;

@@ -190,6 +190,12 @@ std::pair<int, int> rope_pair(RopePairs pairs, int d_k, int pair);
 int rope_partner(RopePairs pairs, int d_k, int dim);
 int rope_pair_of(RopePairs pairs, int d_k, int dim);
 
+// What the scores are divided by before the mask: √d_k when `scale` is on
+// (else 1), times the temperature; in double, as the engine rounds it once.
+// The one place that knows the scaling's arithmetic.
+double score_scale_divisor(const Scenario& s);  // √d_k or 1
+double score_divisor(const Scenario& s);        // score_scale_divisor · τ
+
 // Checks every shape and value of a scenario built in memory; returns the
 // first problem as a user-readable message, or an empty string.
 std::string validate(const Scenario& scenario);

@@ -67,8 +67,7 @@ void Engine::finish() {
 void Engine::refresh_settings() {
   const Scenario& s = *scenario_;
   // Computed in double, then rounded once, so scaling adds no error of its own.
-  const double divisor = (s.scale ? std::sqrt(static_cast<double>(dims_.d_k)) : 1.0) *
-                         static_cast<double>(s.temperature);
+  const double divisor = score_divisor(s);
   const double inverse = 1.0 / divisor;
   // A temperature near 0: the factor would be ∞, and 0·∞ is NaN where x/tiny is 0.
   use_div_ = !(inverse <= static_cast<double>(std::numeric_limits<float>::max()));

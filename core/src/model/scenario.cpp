@@ -148,6 +148,10 @@ double rope_angle(const Rope& rope, int d_k, int pair, int position) {
   return position * rope_frequency(rope, d_k, pair);
 }
 
+double score_scale_divisor(const Scenario& s) { return s.scale ? std::sqrt(static_cast<double>(s.dims().d_k)) : 1.0; }
+
+double score_divisor(const Scenario& s) { return score_scale_divisor(s) * static_cast<double>(s.temperature); }
+
 std::pair<int, int> rope_pair(RopePairs pairs, int d_k, int pair) {
   return pairs == RopePairs::Interleaved ? std::pair{2 * pair, 2 * pair + 1} : std::pair{pair, pair + d_k / 2};
 }

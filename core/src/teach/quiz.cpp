@@ -70,8 +70,7 @@ std::optional<CellRef> copied_from(const Scenario& s, const CellRef& cell) {
   switch (cell.stage.kind) {
     case StageKind::Scaled: {
       // The engine divides by √d_k·τ: exactly the score when that is 1.
-      const double divisor = (s.scale ? std::sqrt(static_cast<double>(d.d_k)) : 1.0) * static_cast<double>(s.temperature);
-      if (divisor == 1.0) return head(StageKind::Scores, c);
+      if (score_divisor(s) == 1.0) return head(StageKind::Scores, c);
       return std::nullopt;
     }
     case StageKind::Masked:

@@ -61,9 +61,9 @@ SoftmaxBreakdown softmax_breakdown(const Document& doc, int head, int row) {
   b.engine_weights = doc.stage(StageId::of_head(StageKind::Weights, head)).row(r);
   if (s.use_sinks && head < s.sinks.cols()) b.sink = s.sinks(0, head);
 
-  b.scale_divisor = s.scale ? std::sqrt(static_cast<double>(d.d_k)) : 1.0;
+  b.scale_divisor = score_scale_divisor(s);
   b.temperature = static_cast<double>(s.temperature);
-  b.divisor = b.scale_divisor * b.temperature;
+  b.divisor = score_divisor(s);
 
   for (const auto& [key, value] : s.pins) {
     if (key.row != row || key.stage.head != head) continue;
