@@ -350,6 +350,7 @@ std::string check_model_config(std::string_view bytes) {
   if (std::string(to_string(c.activation)) == "?") return "an activation without a name";
   if (c.family == ModelFamily::Gpt2) {
     if (c.model_type != "gpt2") return "GPT-2 family from model_type " + c.model_type.substr(0, 40);
+    if (c.rms_norm || c.gated_mlp || !c.mlp_bias || c.rope.on) return "GPT-2 with a Llama feature";
     if (c.kv_heads != c.heads) return "GPT-2 with grouped K/V heads";
     if (static_cast<long long>(c.heads) * c.d_head != c.d_model) return "GPT-2 heads × d_head ≠ d_model";
     if (c.activation == Activation::Silu) return "GPT-2 with silu";
@@ -357,13 +358,23 @@ std::string check_model_config(std::string_view bytes) {
     if (!c.qkv_bias || !c.o_bias) return "GPT-2 without its biases";
     if (!c.learned_positions()) return "GPT-2 without learned positions";
   } else {
-    if (c.model_type != "llama" && c.model_type != "mistral" && c.model_type != "qwen2")
-      return "Llama family from model_type " + c.model_type.substr(0, 40);
+    const std::string& t = c.model_type;
+    if (t != "llama" && t != "mistral" && t != "qwen2" && t != "phi3" && t != "starcoder2" && t != "smollm3")
+      return "Llama family from model_type " + t.substr(0, 40);
     if (c.d_head % 2 != 0) return "Llama family with an odd d_head (RoPE turns pairs)";
+    if (!c.rope.on) return "Llama family without RoPE";
     if (std::string problem = check_rope(c.rope); !problem.empty()) return problem;
-    if (c.sliding_window != 0 && c.model_type != "mistral") return "a sliding window outside Mistral";
-    if (c.model_type == "qwen2" && (!c.qkv_bias || c.o_bias)) return "Qwen2 without q/k/v biases or with an o bias";
+    if (c.sliding_window != 0 && t != "mistral" && t != "phi3" && t != "starcoder2")
+      return "a sliding window outside Mistral, Phi-3 and StarCoder2";
+    if (t == "qwen2" && (!c.qkv_bias || c.o_bias)) return "Qwen2 without q/k/v biases or with an o bias";
+    if (t == "phi3" && c.qkv_bias) return "Phi-3 with q/k/v biases";
     if (c.learned_positions()) return "Llama family with learned positions";
+    // StarCoder2 alone has LayerNorm and GPT-2's ungated MLP; only SmolLM3 has layers without positions.
+    if (c.rms_norm != (t != "starcoder2") || c.gated_mlp != (t != "starcoder2"))
+      return "norm or MLP kind not the one of model_type " + t;
+    if (c.mlp_bias && t != "starcoder2") return "MLP biases outside StarCoder2";
+    if (!c.nope_layers.empty() && (t != "smollm3" || c.nope_layers.size() != static_cast<std::size_t>(c.layers)))
+      return "layers without positions that are not SmolLM3's, one per layer";
   }
   return {};
 }

@@ -6,6 +6,7 @@
 // with a message, never run.
 
 #include "attention_lab/engine.h"
+#include "attention_lab/model_session.h"
 #include "attention_lab/tokenizer.h"
 #include "temp_dir.h"
 #include "unit_support.h"
@@ -238,13 +239,45 @@ TEST(HfTransformersConfig, HeadersOnlyGiveTheFactsWithoutReadingAWeight) {
     EXPECT_EQ(headers.model->token_embedding, nullptr);
     for (const auto& layer : headers.model->layers) EXPECT_EQ(layer.q.data, nullptr);
   }
-  // A missing tensor is still refused from the headers.
+  // Such a model is not run: no session, no layer as a scenario.
+  const LoadedModel headers = load_model(kHfFixtures / "gpt2", {}, ModelParts::Headers);
+  ASSERT_TRUE(headers.model);
+  std::string error;
+  EXPECT_FALSE(ModelSession::start(headers.model, nullptr, {1, 2, 3}, 0, nullptr, error));
+  EXPECT_NE(error.find("only its headers were read"), std::string::npos) << error;
+  EXPECT_NE(layer_scenario(*headers.model, 0, Matrix::Zero(3, 64), std::vector<std::string>(3)).error, "");
+  // An extra tensor and a missing one are still refused from the headers.
   const test::TempDir dir;
   const fs::path folder = copy_hf_fixture(dir, "gpt2");
   add_f32_tensor(folder / "model.safetensors", "h.0.attn.q_norm.weight", {16});
-  const LoadedModel refused = load_model(folder, {}, ModelParts::Headers);
-  EXPECT_FALSE(refused.model);
-  EXPECT_NE(refused.error.find("'h.0.attn.q_norm.weight' [16] is not part of"), std::string::npos) << refused.error;
+  const LoadedModel extra = load_model(folder, {}, ModelParts::Headers);
+  EXPECT_FALSE(extra.model);
+  EXPECT_NE(extra.error.find("'h.0.attn.q_norm.weight' [16] is not part of"), std::string::npos) << extra.error;
+  json config = read_config(folder);
+  config["n_layer"] = 3;  // a third layer the file does not have
+  write_config(folder, config);
+  const LoadedModel missing = load_model(folder, {}, ModelParts::Headers);
+  EXPECT_FALSE(missing.model);
+  EXPECT_NE(missing.error.find("missing tensor 'transformer.h.2."), std::string::npos) << missing.error;
+}
+
+// A key the file leaves out takes transformers' default for its model_type.
+TEST(HfTransformersConfig, AKeyLeftOutTakesTransformersDefaultForItsType) {
+  const auto without = [](const char* fixture, const std::vector<std::string>& keys) {
+    const test::TempDir dir;
+    const fs::path folder = copy_hf_fixture(dir, fixture);
+    json config = read_config(folder);
+    for (const auto& key : keys) config.erase(key);
+    write_config(folder, config);
+    const LoadedModel loaded = load_model(folder);
+    if (!loaded.model) ADD_FAILURE() << loaded.error;
+    return loaded.model ? loaded.model->config : ModelConfig{};
+  };
+  EXPECT_EQ(without("mistral-window", {"sliding_window"}).sliding_window, 4096);  // MistralConfig
+  EXPECT_EQ(without("smollm3-nope", {"rope_parameters"}).rope.theta, 2000000.0f);  // SmolLM3Config
+  EXPECT_TRUE(without("smollm3-nope", {"tie_word_embeddings"}).tied_embeddings);
+  EXPECT_EQ(without("phi3", {"rms_norm_eps"}).norm_eps, 1e-5);  // Phi3Config
+  EXPECT_EQ(without("llama-plain", {"rms_norm_eps"}).norm_eps, 1e-6);  // LlamaConfig
 }
 
 // Linear scaling divides every frequency: the same as θ's frequencies over

@@ -382,12 +382,41 @@ TEST(Tokenizer, SentencePieceStyleWritesSpacesAsMetaspaceAndFallsBackToBytes) {
   for (const char* text : {"ab ba", "é", "a  b", "ba"}) EXPECT_EQ(newer->encode(text).ids, t->encode(text).ids) << text;
   EXPECT_EQ(newer->decode(newer->encode("ab ba").ids), "ab ba");
 
+  // The pre-tokenizer adds no ▁ where the text already starts with one; the Prepend normalizer always does.
+  EXPECT_EQ(newer->encode(" ab").ids, (std::vector<int>{5}));
+  EXPECT_EQ(t->encode(" ab").ids, (std::vector<int>{3, 5}));
+
   // split: each ▁ begins a piece, so "▁ab" cannot merge across "a▁b".
   json split = metaspace;
   split["split"] = true;
   const auto pieces = Tokenizer::from_tokenizer_json(metaspace_tokenizer(nullptr, split, metaspace).dump(), 8, error);
   ASSERT_TRUE(pieces) << error;
   EXPECT_EQ(pieces->encode("a b").ids, (std::vector<int>{3, 1, 3, 2}));
+}
+
+// Older Metaspace pre-tokenizers write add_prefix_space and no split: the
+// tokenizers library's defaults (prepend always, split true) apply.
+TEST(Tokenizer, AnOlderMetaspacePreTokenizerTakesTheLibrarysDefaults) {
+  const json older = {{"type", "Metaspace"}, {"replacement", "▁"}, {"add_prefix_space", true}};
+  std::string error;
+  const auto t = Tokenizer::from_tokenizer_json(metaspace_tokenizer(nullptr, older, older).dump(), 8, error);
+  ASSERT_TRUE(t) << error;
+  EXPECT_EQ(t->encode("a b").ids, (std::vector<int>{3, 1, 3, 2}));  // split: ▁a ▁b, each merged alone
+  EXPECT_EQ(t->encode("ab").ids, (std::vector<int>{5}));
+  // The Metaspace decoder drops the first token's ▁.
+  EXPECT_EQ(t->decode({5, 3, 2}), "ab b");
+  const json contradiction = {{"type", "Metaspace"}, {"replacement", "▁"}, {"add_prefix_space", false}, {"prepend_scheme", "first"}};
+  EXPECT_FALSE(Tokenizer::from_tokenizer_json(metaspace_tokenizer(nullptr, contradiction, older).dump(), 8, error));
+  EXPECT_NE(error.find("pre_tokenizer.add_prefix_space false is not supported"), std::string::npos) << error;
+}
+
+// Fallback bytes that are not UTF-8 decode as U+FFFD each, as HF's ByteFallback decoder writes them.
+TEST(Tokenizer, FallbackBytesThatAreNotUtf8DecodeAsReplacementCharacters) {
+  std::string error;
+  const auto t = Tokenizer::from_tokenizer_json(metaspace_tokenizer(kPrependReplace, nullptr, kLlamaDecoder).dump(), 8, error);
+  ASSERT_TRUE(t) << error;
+  EXPECT_EQ(t->decode({6, 7}), "é");
+  EXPECT_EQ(t->decode({1, 6}), "a\xEF\xBF\xBD");
 }
 
 TEST(Tokenizer, SentencePieceStylePartsThisReaderDoesNotComputeAreRefusedByName) {
@@ -405,6 +434,14 @@ TEST(Tokenizer, SentencePieceStylePartsThisReaderDoesNotComputeAreRefusedByName)
           "pre_tokenizer.unicode true is not supported");
   refused(metaspace_tokenizer(kPrependReplace, nullptr, {{"type", "ByteLevel"}}), "tokenizer.json: decoder");
   refused(metaspace_tokenizer(kPrependReplace, {{"type", "Whitespace"}}, kLlamaDecoder), "pre_tokenizer");
+  // a Strip before Fuse strips every token: another decoder
+  json strip_first = kLlamaDecoder;
+  std::swap(strip_first["decoders"][2], strip_first["decoders"][3]);
+  refused(metaspace_tokenizer(kPrependReplace, nullptr, strip_first), "tokenizer.json: decoder");
+  // an added token matched in the normalized text
+  json normalized = metaspace_tokenizer(kPrependReplace, nullptr, kLlamaDecoder);
+  normalized["added_tokens"] = {{{"id", 0}, {"content", "<unk>"}, {"normalized", true}}};
+  refused(normalized, "added_tokens[0] '<unk>': \"normalized\": true is not supported with a normalizer");
   // byte_fallback belongs to SentencePiece-style vocabularies only
   json byte_level = tokenizer_json_with_byte_fallback();
   refused(byte_level, "model.byte_fallback: true is not supported for a byte-level BPE");

@@ -399,6 +399,18 @@ std::unique_ptr<Encoder> Encoder::from_tokenizer_json(const nlohmann::json& root
   }
 
   if (e->metaspace_) {  // its normalizer, pre-tokenizer and decoder were read above
+    // An added token marked "normalized" is matched in the normalized text (a
+    // ▁ before it, its spaces as ▁): this reader matches the text as typed.
+    if (e->metaspace_->has_normalizer() && member(root, "added_tokens")) {
+      const nlohmann::json& added = root["added_tokens"];
+      for (std::size_t i = 0; i < added.size(); ++i)
+        if (const nlohmann::json* normalized = member(added[i], "normalized"); normalized && *normalized == true) {
+          error = name + ": added_tokens[" + std::to_string(i) + "] " + in_quotes(added[i].value("content", std::string())) +
+                  ": \"normalized\": true is not supported with a normalizer (it would be matched in the normalized "
+                  "text); expected false";
+          return nullptr;
+        }
+    }
     e->finish();
     return e;
   }
@@ -621,28 +633,15 @@ std::string Encoder::kind() const { return metaspace_ ? "SentencePiece-style BPE
 
 std::string Encoder::decode(const std::vector<int>& ids) const {
   if (metaspace_) {
-    std::string out;
+    std::vector<std::string_view> tokens;
+    std::vector<bool> added;
+    static const std::string replacement = "\xEF\xBF\xBD";  // U+FFFD: an id with no token
     for (const int id : ids) {
       const std::string& token = this->token(id);
-      if (token.empty()) {
-        out += "\xEF\xBF\xBD";  // U+FFFD: an id with no token
-      } else if (const int b = fallback_byte(token); b >= 0) {  // HF's ByteFallback decoder, added token or not
-        out += static_cast<char>(b);
-      } else if (is_added_[static_cast<std::size_t>(id)]) {
-        out += token;
-      } else {
-        for (std::size_t at = 0; at < token.size();) {
-          if (token.compare(at, kMetaspace.size(), kMetaspace) == 0) {
-            out += ' ';
-            at += kMetaspace.size();
-          } else {
-            out += token[at++];
-          }
-        }
-      }
+      tokens.push_back(token.empty() ? std::string_view(replacement) : std::string_view(token));
+      added.push_back(token.empty() || is_added_[static_cast<std::size_t>(id)]);
     }
-    if (metaspace_->strip_decoded_space && !out.empty() && out[0] == ' ') out.erase(0, 1);
-    return out;
+    return metaspace_decode(*metaspace_, tokens, added);
   }
   std::string out;
   for (const int id : ids) {

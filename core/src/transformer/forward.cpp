@@ -339,6 +339,10 @@ std::vector<int> generate_greedy(const TransformerModel& model, std::vector<int>
 LayerScenario layer_scenario(const TransformerModel& model, int layer, const Matrix& normed,
                              const std::vector<std::string>& tokens) {
   LayerScenario out;
+  if (!model.weights_read) {
+    out.error = "layer " + std::to_string(layer) + ": only the model's headers were read; it has no weights to show";
+    return out;
+  }
   const ModelConfig& c = model.config;
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   Scenario& s = out.scenario;

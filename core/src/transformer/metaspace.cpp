@@ -46,15 +46,21 @@ bool read_normalizer(const json& n, const std::string& where, Metaspace& out, bo
     parts.push_back(&n);
   }
   for (const json* part : parts) {
-    if (is_prepend_metaspace(*part)) out.prepend = Metaspace::Prepend::Always;
-    else if (is_space_to_metaspace(*part)) replaces = true;
+    if (is_prepend_metaspace(*part)) out.normalizer_prepend = true;
+    else if (is_space_to_metaspace(*part)) out.normalizer_replace = replaces = true;
     else return refuse(error, where, *part, expected);
   }
   return true;
 }
 
+// Metaspace {replacement, prepend_scheme, split}; older files: add_prefix_space
+// for the scheme. Missing keys take the tokenizers library's defaults
+// (prepend_scheme always, split true).
 bool read_pre_tokenizer(const json& p, const std::string& where, Metaspace& out, bool& replaces, std::string& error) {
   if (type_name(p) != "Metaspace") return refuse(error, where, p, "Metaspace (or none)");
+  out.pre_tokenizer = true;
+  out.prepend = Metaspace::Prepend::Always;
+  out.split = true;
   for (const auto& [key, value] : p.items()) {
     if (key == "type" || key == "str_rep") continue;  // str_rep: older files' copy of replacement
     if (key == "replacement") {
@@ -65,9 +71,8 @@ bool read_pre_tokenizer(const json& p, const std::string& where, Metaspace& out,
       else if (scheme == "first") out.prepend = Metaspace::Prepend::First;
       else if (scheme == "never") out.prepend = Metaspace::Prepend::Never;
       else return refuse(error, where + ".prepend_scheme", value, "\"always\", \"first\" or \"never\"");
-    } else if (key == "add_prefix_space") {  // older files: prepend_scheme's first form
+    } else if (key == "add_prefix_space") {
       if (!value.is_boolean()) return refuse(error, where + ".add_prefix_space", value, "true or false");
-      if (!p.contains("prepend_scheme")) out.prepend = value.get<bool>() ? Metaspace::Prepend::Always : Metaspace::Prepend::Never;
     } else if (key == "split") {
       if (!value.is_boolean()) return refuse(error, where + ".split", value, "true or false");
       out.split = value.get<bool>();
@@ -75,35 +80,55 @@ bool read_pre_tokenizer(const json& p, const std::string& where, Metaspace& out,
       return refuse(error, where + "." + key, value, "replacement, prepend_scheme, split");
     }
   }
+  // add_prefix_space is the older name of the scheme: false means never, and
+  // contradicting an explicit scheme is refused, as the tokenizers library does.
+  if (const auto legacy = p.find("add_prefix_space"); legacy != p.end()) {
+    const bool add = legacy->get<bool>();
+    if (!p.contains("prepend_scheme")) out.prepend = add ? Metaspace::Prepend::Always : Metaspace::Prepend::Never;
+    else if (!add && out.prepend != Metaspace::Prepend::Never)
+      return refuse(error, where + ".add_prefix_space", *legacy, "true, or prepend_scheme \"never\" (they contradict each other)");
+  }
   replaces = true;
   return true;
 }
 
-// Replace(▁ → " "), ByteFallback, Fuse, Strip(" ", 1, 0) in a Sequence; or Metaspace.
+// Replace(▁ → " "), ByteFallback, Fuse, Strip(" ", 1, 0), in that order
+// (each but Replace optional); or a Metaspace decoder.
 bool read_decoder(const json& d, const std::string& where, Metaspace& out, std::string& error) {
-  const std::string expected = "a Sequence of Replace(\"▁\" → \" \"), ByteFallback, Fuse and Strip(\" \", 1, 0), or Metaspace";
+  const std::string expected =
+      "a Sequence of Replace(\"▁\" → \" \"), ByteFallback, Fuse and Strip(\" \", 1, 0) in that order, or Metaspace";
   if (type_name(d) == "Metaspace") {
-    out.strip_decoded_space = out.prepend != Metaspace::Prepend::Never;
+    Metaspace scheme;
+    bool unused = false;
+    if (!read_pre_tokenizer(d, where, scheme, unused, error)) return false;  // the same keys
+    out.drop_first_token_spaces = scheme.prepend != Metaspace::Prepend::Never;
     return true;
   }
   const auto list = d.find("decoders");
   if (type_name(d) != "Sequence" || list == d.end() || !list->is_array()) return refuse(error, where, d, expected);
-  bool turns_back = false;
+  int last = -1;  // the position in Replace, ByteFallback, Fuse, Strip of the part before
   for (const json& part : *list) {
     const std::string type = type_name(part);
+    int position;
     if (type == "Replace" && literal_pattern(part) == kMetaspace && part.value("content", json()).is_string() &&
         part["content"].get<std::string>() == " ") {
-      turns_back = true;
-    } else if (type == "ByteFallback" || type == "Fuse") {
-      // fallback bytes back to bytes, tokens joined: what decode() does for every id
+      position = 0;
+    } else if (type == "ByteFallback") {
+      position = 1;
+      out.decode_bytes = true;
+    } else if (type == "Fuse") {
+      position = 2;  // the tokens joined: what decode() does anyway
     } else if (type == "Strip" && part.value("content", json()) == " " && part.value("start", json()) == 1 &&
                part.value("stop", json()) == 0) {
+      position = 3;
       out.strip_decoded_space = true;
     } else {
       return refuse(error, where, part, expected);
     }
+    if (position <= last) return refuse(error, where, d, expected);
+    last = position;
   }
-  if (!turns_back) return refuse(error, where, d, expected);
+  if (d["decoders"].empty() || type_name(d["decoders"][0]) != "Replace") return refuse(error, where, d, expected);
   return true;
 }
 
@@ -136,14 +161,28 @@ bool read_metaspace(const json& root, const std::string& name, Metaspace& out, s
   return read_decoder(*d, name + ": decoder", out, error);
 }
 
-std::vector<std::string> metaspace_pieces(const Metaspace& m, std::string_view text, bool at_start) {
+namespace {
+
+std::string spaces_to_metaspace(std::string_view text) {
   std::string s;
-  if (text.empty()) return {};
-  if (m.prepend == Metaspace::Prepend::Always || (m.prepend == Metaspace::Prepend::First && at_start)) s += kMetaspace;
   for (const char c : text) {
     if (c == ' ') s += kMetaspace;
     else s += c;
   }
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> metaspace_pieces(const Metaspace& m, std::string_view text, bool at_start) {
+  if (text.empty()) return {};
+  std::string s(text);
+  if (m.normalizer_prepend) s.insert(0, kMetaspace);  // HF's Prepend: unconditional
+  if (m.normalizer_replace) s = spaces_to_metaspace(s);
+  if (!m.pre_tokenizer) return {std::move(s)};
+  s = spaces_to_metaspace(s);
+  const bool prepend = m.prepend == Metaspace::Prepend::Always || (m.prepend == Metaspace::Prepend::First && at_start);
+  if (prepend && !s.starts_with(kMetaspace)) s.insert(0, kMetaspace);
   if (!m.split) return {std::move(s)};
   // Each ▁ begins a piece (HF's MergedWithNext): "▁the▁cat" → "▁the", "▁cat".
   std::vector<std::string> pieces;
@@ -166,6 +205,60 @@ int fallback_byte(std::string_view token) {
     else return -1;
   }
   return value;
+}
+
+}  // namespace attention_lab::bpe
+
+namespace attention_lab::bpe {
+
+namespace {
+
+// Whether `bytes` is UTF-8 (the decoder's check before it writes fallback bytes).
+bool is_utf8(std::string_view bytes) {
+  for (std::size_t i = 0; i < bytes.size();) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > bytes.size()) return false;
+    for (std::size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(bytes[i + k]) & 0xC0) != 0x80) return false;
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string metaspace_decode(const Metaspace& m, const std::vector<std::string_view>& tokens, const std::vector<bool>& added) {
+  std::string out, bytes;
+  const auto flush = [&] {  // HF's ByteFallback: a run of bytes that is not UTF-8 is one U+FFFD a byte
+    if (is_utf8(bytes)) out += bytes;
+    else
+      for (std::size_t k = 0; k < bytes.size(); ++k) out += "\xEF\xBF\xBD";
+    bytes.clear();
+  };
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string_view token = tokens[i];
+    if (const int b = fallback_byte(token); m.decode_bytes && b >= 0) {
+      bytes += static_cast<char>(b);
+      continue;
+    }
+    flush();
+    if (added[i]) {
+      out += token;
+      continue;
+    }
+    for (std::size_t at = 0; at < token.size();) {
+      if (token.compare(at, kMetaspace.size(), kMetaspace) == 0) {
+        if (!(i == 0 && m.drop_first_token_spaces)) out += ' ';
+        at += kMetaspace.size();
+      } else {
+        out += token[at++];
+      }
+    }
+  }
+  flush();
+  if (m.strip_decoded_space && !out.empty() && out[0] == ' ') out.erase(0, 1);
+  return out;
 }
 
 }  // namespace attention_lab::bpe

@@ -38,6 +38,11 @@ class ConfigReader {
     const auto it = root_.find(key);
     return it != root_.end() && !it->is_null();
   }
+  // Written in the file at all, null included (null is "none", absent is the default).
+  bool written(const char* key) const {
+    read_.insert(key);
+    return root_.find(key) != root_.end();
+  }
 
   int positive_int(const char* key, long long max = kMaxDimension) const {
     const json& v = need(key);
@@ -144,10 +149,10 @@ ModelConfig read_gpt2(const ConfigReader& r) {
 // The keys of rope_parameters (or of the older rope_scaling) each rope_type reads.
 const std::vector<std::string>& rope_keys(RopeScaling scaling) {
   static const std::vector<std::string> none = {"rope_theta", "rope_type", "type", "partial_rotary_factor"};
-  static const std::vector<std::string> linear = {"rope_theta", "rope_type", "type", "factor"};
+  static const std::vector<std::string> linear = {"rope_theta", "rope_type", "type", "factor", "partial_rotary_factor"};
   static const std::vector<std::string> llama3 = {"rope_theta",      "rope_type",        "type",
                                                    "factor",          "low_freq_factor",  "high_freq_factor",
-                                                   "original_max_position_embeddings"};
+                                                   "original_max_position_embeddings", "partial_rotary_factor"};
   return scaling == RopeScaling::Llama3 ? llama3 : scaling == RopeScaling::Linear ? linear : none;
 }
 
@@ -156,7 +161,7 @@ const std::vector<std::string>& rope_keys(RopeScaling scaling) {
 // "rope_scaling": {"type" or "rope_type", …}). Every rope_type this app does
 // not compute (yarn, longrope, dynamic …) and every key it does not read is
 // refused by name.
-Rope read_rope(const ConfigReader& top) {
+Rope read_rope(const ConfigReader& top, double default_theta) {
   Rope rope;
   rope.on = true;
   rope.pairs = RopePairs::Half;
@@ -190,7 +195,7 @@ Rope read_rope(const ConfigReader& top) {
                 "' is not supported yet (supported: default, linear, llama3); its frequencies would be wrong without it");
   }
   // The theta lives inside rope_parameters (transformers 5) or at the top (older files).
-  const double theta = v5 ? p.positive_number_or("rope_theta", 10000.0) : top.positive_number_or("rope_theta", 10000.0);
+  const double theta = v5 ? p.positive_number_or("rope_theta", default_theta) : top.positive_number_or("rope_theta", default_theta);
   if (!v5 && p.has("rope_theta")) fail_config(where + ": \"rope_theta\": expected it at the top of config.json");
   rope.theta = static_cast<float>(theta);
   if (!(rope.theta > 1.0f) || !std::isfinite(rope.theta))
@@ -284,10 +289,13 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   // StarCoder2: LayerNorm with biases and GPT-2's ungated GELU MLP, biases everywhere (use_bias).
   c.rms_norm = !starcoder2;
   c.gated_mlp = !starcoder2;
-  c.norm_eps = starcoder2 ? r.positive_number_or("norm_epsilon", 1e-5) : r.positive_number_or("rms_norm_eps", 1e-6);
+  // A key the file leaves out takes transformers' default for its model_type (XxxConfig.__init__).
+  const bool phi3 = model_type == "phi3", smollm3 = model_type == "smollm3";
+  c.norm_eps = starcoder2 ? r.positive_number_or("norm_epsilon", 1e-5)
+                          : r.positive_number_or("rms_norm_eps", phi3 ? 1e-5 : 1e-6);
   c.activation = read_activation(r, "hidden_act", starcoder2 ? "gelu_pytorch_tanh" : "silu");
-  c.tied_embeddings = r.boolean_or("tie_word_embeddings", starcoder2);
-  c.rope = read_rope(r);
+  c.tied_embeddings = r.boolean_or("tie_word_embeddings", starcoder2 || smollm3);
+  c.rope = read_rope(r, smollm3 ? 2000000.0 : 10000.0);
   if (starcoder2) {
     c.qkv_bias = c.o_bias = c.mlp_bias = r.boolean_or("use_bias", true);
   } else {
@@ -300,7 +308,10 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   if (model_type == "phi3" && c.qkv_bias)
     fail_config(r.where() + ": \"attention_bias\": true is not supported for phi3 (its fused qkv_proj has no bias)");
   if (model_type == "mistral" || model_type == "phi3" || starcoder2) {
-    c.sliding_window = r.has("sliding_window") ? r.positive_int("sliding_window", 1LL << 30) : 0;
+    // MistralConfig's default window is 4096; a null one is none.
+    const bool absent = !r.written("sliding_window");
+    c.sliding_window = r.has("sliding_window") ? r.positive_int("sliding_window", 1LL << 30)
+                                                : (absent && model_type == "mistral" ? 4096 : 0);
     // Phi-3's original context: read only by its longrope scaling, which read_rope refuses.
     if (model_type == "phi3") r.ignore("original_max_position_embeddings");
   } else if (model_type == "qwen2" || model_type == "smollm3") {
@@ -321,7 +332,7 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
 const std::vector<std::string>& config_inert_keys() {
   static const std::vector<std::string> keys = {
       // what the file is and where it came from
-      "architectures", "transformers_version", "_name_or_path", "_commit_hash",
+      "architectures", "transformers_version", "_name_or_path", "_commit_hash", "auto_map",
       // the dtype the weights were saved in: each tensor's own dtype is what is read
       "dtype", "torch_dtype",
       // special token ids: for generation and the tokenizer, not the forward pass
@@ -333,7 +344,7 @@ const std::vector<std::string>& config_inert_keys() {
       "use_cache", "output_attentions", "output_hidden_states", "return_dict", "torchscript", "task_specific_params",
       "max_length", "min_length", "do_sample", "early_stopping", "num_beams", "temperature", "top_k", "top_p",
       "repetition_penalty", "length_penalty", "no_repeat_ngram_size", "num_return_sequences", "bad_words_ids",
-      "tokenizer_class", "id2label", "label2id", "problem_type", "finetuning_task",
+      "tokenizer_class", "id2label", "label2id", "_num_labels", "problem_type", "finetuning_task",
       // GPT-2's multiple-choice head (GPT2DoubleHeadsModel), not part of the language model
       "summary_activation", "summary_proj_to_labels", "summary_type", "summary_use_proj",
       // older GPT-2 files: n_positions under its first name

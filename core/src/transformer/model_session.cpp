@@ -45,6 +45,10 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
                                                   std::shared_ptr<const Tokenizer> tokenizer, std::vector<int> ids,
                                                   int layer, ComputeControl* control, std::string& error) {
   const ModelConfig& c = model->config;
+  if (!model->weights_read) {
+    error = model->source.string() + ": only its headers were read (ModelParts::Headers): it cannot be run";
+    return nullptr;
+  }
   if (std::string e = check_ids(c, ids); !e.empty()) {
     error = e;
     return nullptr;
