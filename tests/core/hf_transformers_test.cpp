@@ -29,6 +29,13 @@ using json = nlohmann::json;
 
 const fs::path kHfFixtures = ATTENTION_LAB_HF_FIXTURES_DIR;
 
+// The fixtures live beside the project (../shared), as on the machines that
+// make and check it; a clone elsewhere says so, loudly, in each test.
+#define REQUIRE_HF_FIXTURES()                                                                          \
+  if (!fs::exists(kHfFixtures / "README.md"))                                                          \
+  GTEST_SKIP() << kHfFixtures.string() << " is missing (the shared fixtures folder is not here): "     \
+                  "transformers' own checkpoints are not checked"
+
 json read_gzipped_json(const fs::path& path) {
   gzFile f = gzopen(path.c_str(), "rb");
   if (f == nullptr) throw std::runtime_error("cannot open " + path.string());
@@ -111,6 +118,7 @@ void expect_transformers_outputs(const fs::path& folder, const std::string& name
 }
 
 TEST_P(HfTransformersFixture, TokenizesAndComputesWhatTransformersComputes) {
+  REQUIRE_HF_FIXTURES();
   expect_transformers_outputs(kHfFixtures / GetParam(), GetParam());
 }
 
@@ -161,6 +169,7 @@ std::string load_error(const fs::path& folder) {
 // Older transformers write RoPE as top-level rope_theta and rope_scaling (with
 // "type" or "rope_type"): the same model, the same numbers.
 TEST(HfTransformersConfig, OlderRopeKeysGiveTheSameLlama3Model) {
+  REQUIRE_HF_FIXTURES();
   const test::TempDir dir;
   const fs::path folder = copy_hf_fixture(dir, "llama3-gqa-scaled-rope");
   json config = read_config(folder);
@@ -186,6 +195,7 @@ TEST(HfTransformersConfig, OlderRopeKeysGiveTheSameLlama3Model) {
 // computes its attention with no RoPE, and its scenario says so; the others
 // keep it. (transformers' fixture turns every layer; this changes one.)
 TEST(HfTransformersConfig, ANoPELayerHasNoRotaryPositions) {
+  REQUIRE_HF_FIXTURES();
   const test::TempDir dir;
   const fs::path folder = copy_hf_fixture(dir, "smollm3-nope");
   json config = read_config(folder);
@@ -225,6 +235,7 @@ TEST(HfTransformersConfig, ANoPELayerHasNoRotaryPositions) {
 // same as a full load's; the weights are not there, and values nobody read are
 // not checked (a NaN weight opens).
 TEST(HfTransformersConfig, HeadersOnlyGiveTheFactsWithoutReadingAWeight) {
+  REQUIRE_HF_FIXTURES();
   for (const char* name : {"gpt2-bf16", "phi3", "llama3-gqa-scaled-rope"}) {
     const LoadedModel full = load_model(kHfFixtures / name);
     const LoadedModel headers = load_model(kHfFixtures / name, {}, ModelParts::Headers);
@@ -263,6 +274,7 @@ TEST(HfTransformersConfig, HeadersOnlyGiveTheFactsWithoutReadingAWeight) {
 
 // A key the file leaves out takes transformers' default for its model_type.
 TEST(HfTransformersConfig, AKeyLeftOutTakesTransformersDefaultForItsType) {
+  REQUIRE_HF_FIXTURES();
   const auto without = [](const char* fixture, const std::vector<std::string>& keys) {
     const test::TempDir dir;
     const fs::path folder = copy_hf_fixture(dir, fixture);
@@ -283,6 +295,7 @@ TEST(HfTransformersConfig, AKeyLeftOutTakesTransformersDefaultForItsType) {
 // Linear scaling divides every frequency: the same as θ's frequencies over
 // factor, checked on the angles themselves.
 TEST(HfTransformersConfig, LinearScalingDividesEveryFrequency) {
+  REQUIRE_HF_FIXTURES();
   const test::TempDir dir;
   const fs::path folder = copy_hf_fixture(dir, "llama-plain");
   json config = read_config(folder);
@@ -300,6 +313,7 @@ TEST(HfTransformersConfig, LinearScalingDividesEveryFrequency) {
 // Every key that would change the arithmetic and is not computed is refused
 // by name: one changed key in each fixture that opens.
 TEST(HfTransformersConfig, AKeyThatIsNotComputedIsRefusedByName) {
+  REQUIRE_HF_FIXTURES();
   struct Change {
     const char* fixture;
     const char* key;
@@ -346,6 +360,7 @@ TEST(HfTransformersConfig, AKeyThatIsNotComputedIsRefusedByName) {
 // A tensor the layout does not read is refused, not left out of the sums;
 // GPT-2's causal-mask buffers are named in its table and pass.
 TEST(HfTransformersConfig, ATensorTheLayoutDoesNotReadIsRefused) {
+  REQUIRE_HF_FIXTURES();
   for (const auto& [fixture, tensor] : std::vector<std::pair<std::string, std::string>>{
            {"gpt2", "h.0.attn.q_norm.weight"},
            {"llama-plain", "model.layers.0.self_attn.q_norm.weight"},
@@ -366,6 +381,7 @@ TEST(HfTransformersConfig, ATensorTheLayoutDoesNotReadIsRefused) {
 // A byte-level BPE vocabulary without its merges would be looked up word by
 // word (other ids, without a word): refused.
 TEST(HfTransformersConfig, ABpeVocabularyWithoutItsMergesIsRefused) {
+  REQUIRE_HF_FIXTURES();
   const test::TempDir dir;
   const fs::path folder = copy_hf_fixture(dir, "gpt2");
   fs::remove(folder / "merges.txt");
@@ -377,6 +393,7 @@ TEST(HfTransformersConfig, ABpeVocabularyWithoutItsMergesIsRefused) {
 
 // The families this app does not compute yet are refused with a message, not run.
 TEST(HfTransformersConfig, EveryOtherFamilyIsRefusedNotRun) {
+  REQUIRE_HF_FIXTURES();
   for (const char* name : {"qwen3", "gemma2", "gemma3-text", "olmo2", "gpt-neox-pythia", "granite"}) {
     const std::string error = load_error(kHfFixtures / name);
     EXPECT_NE(error.find("is not supported"), std::string::npos) << name << ": " << error;
