@@ -51,6 +51,16 @@ std::vector<Case> cases() {
   RandomOptions custom;
   custom.T = 7, custom.heads = 3, custom.mask = MaskKind::Custom, custom.b_o = true;
   out.push_back({4, custom});
+  // a Qwen3-like layer: grouped K/V heads, each head's q and k normed, then turned
+  RandomOptions qwen3;
+  qwen3.T = 6, qwen3.d_model = 6, qwen3.heads = 4, qwen3.kv_heads = 2, qwen3.d_k = 4, qwen3.d_v = 2;
+  qwen3.rope = true, qwen3.qk_norm = QkNormScope::PerHead, qwen3.mask = MaskKind::Causal, qwen3.w_o = true;
+  out.push_back({5, qwen3});
+  // an OLMo-2-like layer: the whole q and k rows normed, with biases
+  RandomOptions olmo2;
+  olmo2.T = 5, olmo2.heads = 2, olmo2.d_k = 2, olmo2.rope = true, olmo2.qk_norm = QkNormScope::Whole;
+  olmo2.bias = true, olmo2.w_o = true;
+  out.push_back({6, olmo2});
   return out;
 }
 

@@ -190,7 +190,7 @@ TEST(Rope, PinsGoOnTheRotatedQueriesAndNotBeforeRotation) {
   fresh.recompute_all(doc.scenario());
   EXPECT_TRUE(attention_lab::test::engines_near(doc.engine(), fresh));
   const std::string err = doc.apply(SetPin{{head(StageKind::HeadQUnrotated, 1), 2, 3}, 4.0f});
-  EXPECT_EQ(err, "pin on Q_unrotated[1]: it is the projection before RoPE; pin the rotated Q or K that enters the "
+  EXPECT_EQ(err, "pin on Q_unrotated[1]: it is Q or K before RoPE; pin the rotated Q or K that enters the "
                  "scores instead");
   EXPECT_EQ(describe_stage(doc.scenario(), head(StageKind::HeadQUnrotated, 0)).editability, Editability::ReadOnly);
 }

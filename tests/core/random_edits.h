@@ -27,10 +27,11 @@ class RandomEdits {
     const int kind = pick(0, resize ? 11 : 10);
     switch (kind) {
       case 0: case 1: case 2: {  // an input cell (the most common edit)
-        static constexpr StageKind inputs[] = {StageKind::X,   StageKind::W_q, StageKind::W_k, StageKind::W_v,
-                                               StageKind::b_q, StageKind::b_k, StageKind::b_v, StageKind::W_o,
-                                               StageKind::b_o, StageKind::Mask, StageKind::Sinks, StageKind::X_kv};
-        const StageKind k = inputs[pick(0, 11)];
+        static constexpr StageKind inputs[] = {StageKind::X,   StageKind::W_q,   StageKind::W_k,  StageKind::W_v,
+                                               StageKind::b_q, StageKind::b_k,   StageKind::b_v,  StageKind::W_o,
+                                               StageKind::b_o, StageKind::Mask,  StageKind::Sinks, StageKind::X_kv,
+                                               StageKind::QNorm, StageKind::KNorm};
+        const StageKind k = inputs[pick(0, 13)];
         const Matrix m = input_of(s, k);
         if (m.size() == 0) return SetTemperature{value(0.5f, 2.0f)};
         const int r = pick(0, static_cast<int>(m.rows()) - 1), c = pick(0, static_cast<int>(m.cols()) - 1);
@@ -45,6 +46,12 @@ class RandomEdits {
           r.theta = pick(0, 1) ? 10000.0f : 100.0f;
           r.pairs = pick(0, 1) ? RopePairs::Half : RopePairs::Interleaved;
           return SetRope{r};
+        }
+        if (pick(0, 2) == 0) {  // the q/k norm off, per head or over the whole row
+          QkNorm n;
+          n.scope = static_cast<QkNormScope>(pick(0, 2));
+          n.eps = pick(0, 1) ? 1e-6f : 0.25f;
+          return SetQkNorm{n};
         }
         return SetTemperature{value(0.25f, 4.0f)};
       case 7: {

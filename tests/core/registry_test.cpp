@@ -46,6 +46,12 @@ Scenario everything_on() {
   s.b_v = Matrix::Constant(1, d.kv_heads * d.d_v, 0.2f);
   s.W_o = seeded_matrix(7, StageKind::W_o, d.heads * d.d_v, 5, d.heads * d.d_v);
   s.b_o = Matrix::Constant(1, 5, 0.3f);
+  // Q and K normed per head before RoPE, with gains that are not all 1
+  QkNorm norm;
+  norm.scope = QkNormScope::PerHead;
+  if (const auto a = apply_edit(s, SetQkNorm{norm}); !a.error.empty()) std::abort();
+  s.q_norm = seeded_matrix(11, StageKind::QNorm, 1, d.d_k, 1);
+  s.k_norm = seeded_matrix(12, StageKind::KNorm, 1, d.d_k, 1);
   return s;
 }
 
@@ -116,6 +122,7 @@ TEST(Registry, EveryStageIsInThePipelineExactlyWhenItsSettingIsOn) {
   const Scenario on = everything_on();
   Scenario off = on;
   off.use_bias = off.use_w_o = off.use_output_bias = off.alibi = off.use_sinks = false;
+  off.qk_norm.scope = QkNormScope::Off;
   for (const Scenario* s : std::initializer_list<const Scenario*>{&on, &off}) {
     const auto stages = pipeline(*s);
     for (const StageSpec& sp : all_stages())

@@ -174,6 +174,7 @@ struct RandomOptions {
   int kv_heads = 0;  // 0: one per query head
   bool rope = false;
   RopePairs pairs = RopePairs::Half;
+  QkNormScope qk_norm = QkNormScope::Off;  // gains drawn around 1
 };
 
 // A valid scenario with uniform values in [-1, 1) drawn from `seed`.
@@ -210,6 +211,12 @@ inline Scenario random_scenario(std::uint32_t seed, const RandomOptions& o) {
   if (o.b_o) {
     s.use_output_bias = true;
     s.b_o = fill(1, o.w_o ? d_out : o.heads * o.d_v);
+  }
+  if (o.qk_norm != QkNormScope::Off) {
+    s.qk_norm.scope = o.qk_norm;
+    const bool whole = o.qk_norm == QkNormScope::Whole;
+    s.q_norm = (fill(1, whole ? o.heads * o.d_k : o.d_k).array() * 0.5f + 1.0f).matrix();
+    s.k_norm = (fill(1, whole ? kv * o.d_k : o.d_k).array() * 0.5f + 1.0f).matrix();
   }
   s.mask_kind = o.mask;
   if (o.mask == MaskKind::Window) s.window = std::max(1, o.T / 2);

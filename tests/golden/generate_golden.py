@@ -96,6 +96,7 @@ def load_scenario(path):
         "kv_heads": int(raw.get("kv_heads", heads)),
         "X_kv": f32(raw["X_kv"]) if "X_kv" in raw else None,
         "rope": raw.get("rope"),
+        "qk_norm": raw.get("qk_norm"),
     }
     if any(k in raw for k in ("b_q", "b_k", "b_v")):  # a missing one next to given ones is zero
         s["b_q"] = f32(raw["b_q"]) if "b_q" in raw else np.zeros(s["W_q"].shape[1])
@@ -179,6 +180,21 @@ def apply_rope(x, rope, T):
     return x * np.cos(emb) + rotate_every_two(x) * np.sin(emb)
 
 
+def qk_norm(P, norm, which, blocks, d_k):
+    """The q/k norm: RMSNorm (x / sqrt(mean(x^2) + eps) * g) of each head's d_k values
+    (scope "head", one d_k gain shared by every head: Qwen3) or of the whole row
+    (scope "whole": OLMo-2), in float64."""
+    g = f32(norm[which])
+    eps = float(f32(norm.get("eps", 1e-6)))
+    if norm["scope"] == "whole":
+        return P / np.sqrt((P * P).mean(axis=1, keepdims=True) + eps) * g
+    parts = []
+    for b in range(blocks):
+        x = P[:, b * d_k:(b + 1) * d_k]
+        parts.append(x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * g)
+    return np.concatenate(parts, axis=1)
+
+
 def reference(s):
     X, H = s["X"], s["heads"]
     KV = s["kv_heads"]
@@ -190,6 +206,10 @@ def reference(s):
     Q, K, V = X @ s["W_q"], Xkv @ s["W_k"], Xkv @ s["W_v"]
     if "b_q" in s:
         Q, K, V = Q + s["b_q"], K + s["b_k"], V + s["b_v"]
+    Q_proj, K_proj = Q, K
+    if s["qk_norm"] is not None:
+        Q = qk_norm(Q, s["qk_norm"], "q", H, d_k)
+        K = qk_norm(K, s["qk_norm"], "k", KV, d_k)
     Q_unrotated, K_unrotated = Q, K
     if s["rope"] is not None:
         Q = np.concatenate([apply_rope(Q[:, i * d_k:(i + 1) * d_k], s["rope"], T) for i in range(H)], axis=1)
@@ -231,6 +251,9 @@ def reference(s):
             if not np.isfinite(masked[r]).any() and s["sinks"] is None:
                 label = s["tokens"][r] if s["tokens"] and s["tokens"][r] else f"t{r}"
                 warnings.append(f"head {i}, row {r} ('{label}'): {NO_ALLOWED_KEY}")
+        if s["qk_norm"] is not None:
+            head["Q_proj"] = Q_proj[:, i * d_k:(i + 1) * d_k]
+            head["K_proj"] = K_proj[:, g * d_k:(g + 1) * d_k]
         if s["rope"] is not None:
             head["Q_unrotated"] = Q_unrotated[:, i * d_k:(i + 1) * d_k]
             head["K_unrotated"] = K_unrotated[:, g * d_k:(g + 1) * d_k]
@@ -254,6 +277,8 @@ def reference(s):
         ref["X_kv"] = Xkv
     if s["rope"] is not None:
         ref["Q_unrotated"], ref["K_unrotated"] = Q_unrotated, K_unrotated
+    if s["qk_norm"] is not None:
+        ref["Q_proj"], ref["K_proj"] = Q_proj, K_proj
     return ref
 
 
@@ -270,7 +295,8 @@ def mha_applies(s, ref):
     return (d["d_k"] == d["d_v"] and d["d_k"] * d["heads"] == d["d_model"] and d["d_out"] == d["d_model"]
             and s["scale"] and s["temperature"] == 1.0 and (s["mask"] != 0).any(axis=1).all()
             and s["sinks"] is None  # PyTorch 1.13 has no sinks
-            and s["kv_heads"] == d["heads"] and s["rope"] is None)  # nor grouped K/V heads or RoPE
+            and s["kv_heads"] == d["heads"] and s["rope"] is None  # nor grouped K/V heads or RoPE
+            and s["qk_norm"] is None)  # nor a q/k norm
 
 
 def mha_check(s, ref):
@@ -348,13 +374,13 @@ def trace_text(ref):
     d = ref["dims"]
     out = ["{", f'  "format": {json.dumps(ref["format"])},',
            '  "dims": {' + ", ".join(f'"{k}": {v}' for k, v in d.items()) + "},"]
-    for k in ("X", "X_kv", "Q", "K", "V", "Q_unrotated", "K_unrotated"):
+    for k in ("X", "X_kv", "Q", "K", "V", "Q_unrotated", "K_unrotated", "Q_proj", "K_proj"):
         if k in ref:
             out.append(f'  "{k}": {matrix_text(ref[k], num, 2)},')
     heads = []
     for h in ref["heads"]:
         parts = [f'    "{k}": {matrix_text(h[k], num, 4)}'
-                 for k in ("Q", "K", "V", "Q_unrotated", "K_unrotated", "scores", "scaled", "position_bias", "masked", "weights", "sink_share",
+                 for k in ("Q", "K", "V", "Q_unrotated", "K_unrotated", "Q_proj", "K_proj", "scores", "scaled", "position_bias", "masked", "weights", "sink_share",
                            "context")
                  if k in h]
         heads.append("{\n" + ",\n".join(parts) + "\n  }")
@@ -375,6 +401,10 @@ def scenario_text(c):
         fields.append(("kv_heads", str(c["kv_heads"])))
     if c.get("rope") is not None:
         fields.append(("rope", json.dumps(c["rope"])))
+    if c.get("qk_norm") is not None:
+        n = c["qk_norm"]
+        fields.append(("qk_norm", '{"scope": %s, "eps": %s, "q": %s, "k": %s}' % (
+            json.dumps(n["scope"]), num32(n["eps"]), row_text(n["q"], num32), row_text(n["k"], num32))))
     if c.get("X_kv") is not None:
         fields.append(("tokens_kv", json.dumps([f"src{i}" for i in range(len(c["X_kv"]))])))
     mask = c["mask"]
@@ -406,7 +436,7 @@ def scenario_text(c):
 
 def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="none", bias=False,
                 w_o=None, b_o=False, scale=True, temperature=1.0, alibi=False, sinks=None, kv_heads=None,
-                rope=None, T_k=None, d_kv=None):
+                rope=None, T_k=None, d_kv=None, qk_norm=None):
     """A small scenario of float32-representable values drawn with a fixed seed.
     w_o: None (no W_o) or d_out."""
     rng = np.random.default_rng(seed)
@@ -429,6 +459,9 @@ def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="n
     c["W_v"] = draw((src, kv * d_v), 1.7 / math.sqrt(src))
     if bias:
         c["b_q"], c["b_k"], c["b_v"] = (draw(heads * d_k, 0.3), draw(kv * d_k, 0.3), draw(kv * d_v, 0.3))
+    if qk_norm is not None:  # "head" or "whole": gains around 1
+        wq, wk = (heads * d_k, kv * d_k) if qk_norm == "whole" else (d_k, d_k)
+        c["qk_norm"] = {"scope": qk_norm, "eps": 1e-6, "q": f32(1.0 + draw(wq, 0.5)), "k": f32(1.0 + draw(wk, 0.5))}
     if w_o is not None:
         c["W_o"] = draw((heads * d_v, w_o), 1.7 / math.sqrt(heads * d_v))
     if b_o:
@@ -536,6 +569,19 @@ def random_cases():
                     mask=np.array([[1, 1, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 0, 0],
                                    [1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1]], dtype=float),
                     rope={"theta": 10000}, alibi=True, w_o=8),
+        random_case(126, "qwen3_like_qk_norm_gqa_rope",
+                    "A Qwen3-like layer: four query heads over two K/V heads, each head's query and key normed "
+                    "(RMSNorm over d_k with one shared gain each) before RoPE, causal, W_o.",
+                    T=6, d_model=8, heads=4, d_k=4, d_v=4, kv_heads=2, mask="causal", w_o=8,
+                    rope={"theta": 10000, "pairs": "half"}, qk_norm="head"),
+        random_case(127, "olmo2_like_whole_qk_norm",
+                    "An OLMo-2-like layer: the whole query and key rows normed (RMSNorm over heads*d_k with a gain "
+                    "per column) before RoPE, two heads, causal, W_o.",
+                    T=5, d_model=6, heads=2, d_k=4, d_v=3, mask="causal", w_o=6,
+                    rope={"theta": 10000, "pairs": "half"}, qk_norm="whole"),
+        random_case(128, "qk_norm_without_rope",
+                    "Queries and keys normed per head with no RoPE after them: Q and K are the normed projections.",
+                    T=4, d_model=4, heads=2, d_k=3, d_v=2, qk_norm="head", bias=True),
         random_case(109, "single_token",
                     "T = 1: every weight is 1 and each context is the token's own value.",
                     T=1, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", bias=True, w_o=4, b_o=True),

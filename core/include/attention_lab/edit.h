@@ -81,6 +81,12 @@ struct SetRope {
   Rope value;
 };
 
+// Turns the q/k norm on or off, or changes its scope or ε. Turned on where
+// the gains do not fit, they start at 1 (the norm alone, unweighted).
+struct SetQkNorm {
+  QkNorm value;
+};
+
 // Renames token `index` (a row of X); "" shows the index again.
 // With `key`, renames row `index` of X_kv instead (cross-attention's key tokens).
 struct SetTokenLabel {
@@ -112,7 +118,7 @@ struct ReplaceScenario {
 };
 
 using Edit = std::variant<SetCell, SetMatrix, SetPin, SetPins, SetDimension, SetMask, SetToggle,
-                          SetTemperature, SetRope, SetTokenLabel, SetFeatureLabel, SetLabels, ReplaceScenario>;
+                          SetTemperature, SetRope, SetQkNorm, SetTokenLabel, SetFeatureLabel, SetLabels, ReplaceScenario>;
 
 // Short text for menus and logs: "X[2][1] = 0.5", "heads = 4", "pin scores[0][2][3] = 5".
 std::string describe(const Edit& edit);

@@ -401,7 +401,24 @@ class Engine {
   Matrix& unrotated(StageKind kind) {
     return !rotates(kind) ? projection(kind) : kind == StageKind::Q ? Qu_ : Ku_;
   }
+  // Whether the q/k norm normalises this projection: then X·W + b is
+  // computed into Qp_ or Kp_ and normalised into unrotated(kind).
+  bool normalizes(StageKind kind) const { return norm_on_ && kind != StageKind::V; }
+  // Whether what X·W + b gives is not yet what enters the scores (normed
+  // and/or turned): then pins are laid after finish_rows.
+  bool transforms(StageKind kind) const { return rotates(kind) || normalizes(kind); }
+  // Where X·W + b is computed into: Qp_/Kp_ with the q/k norm, else unrotated(kind).
+  Matrix& raw(StageKind kind) {
+    return !normalizes(kind) ? unrotated(kind) : kind == StageKind::Q ? Qp_ : Kp_;
+  }
+  // Sizes the storage a transformed projection passes through (Qp_, Qu_ …).
+  void ensure_transform_storage(StageKind kind);
+  // Rows [r0, r0 + rows) of Q_ or K_ from raw(kind) in the head blocks of
+  // columns [first, first + width): normed (the whole row when the norm
+  // spans every head), then turned. Pins are the caller's.
+  void finish_rows(StageKind kind, Eigen::Index r0, Eigen::Index rows, Eigen::Index first, Eigen::Index width);
   void refresh_rope();
+  void refresh_qk_norm();
   // Rows [r0, r0 + rows) of Q_ or K_ from Qu_ or Ku_, in the head blocks of
   // columns [first, first + width) (block-aligned).
   void rotate_rows(StageKind kind, Eigen::Index r0, Eigen::Index rows, Eigen::Index first, Eigen::Index width);
@@ -497,6 +514,9 @@ class Engine {
   SharedMatrix mask_;
   mutable Matrix Qu_, Ku_;  // Q and K before RoPE (empty when RoPE is off)
   bool rope_on_ = false;
+  mutable Matrix Qp_, Kp_;  // Q and K before the q/k norm (empty when it is off)
+  bool norm_on_ = false;
+  QkNorm qk_norm_;
   Rope rope_;                       // the tables' settings
   Matrix rope_cos_, rope_sin_;      // T × d_k/2: cos and sin of each position's angle per pair
   Matrix rope_angle_;               // the angles themselves, modulo 2π (the stage rope_angle)

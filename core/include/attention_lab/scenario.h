@@ -58,6 +58,21 @@ struct Rope {
 // as `where`.theta, `where`.scaling.factor …, or an empty string.
 std::string check_rope(const Rope& rope, const std::string& where = "rope");
 
+// An RMSNorm of the queries and the keys after their projection, before RoPE
+// (x / √(mean(x²) + ε) · g): PerHead normalises each head's d_k values with one
+// d_k-wide gain shared by every head (Qwen3, Gemma 3), Whole normalises the
+// whole projection row with a gain as wide as it (OLMo-2).
+enum class QkNormScope { Off, PerHead, Whole };
+
+const char* to_string(QkNormScope scope);
+
+struct QkNorm {
+  QkNormScope scope = QkNormScope::Off;
+  float eps = 1e-6f;
+  bool on() const { return scope != QkNormScope::Off; }
+  friend bool operator==(const QkNorm&, const QkNorm&) = default;
+};
+
 // The dimensions a scenario implies. d_out is the width of the output:
 // columns of W_o when W_o is on, h·d_v otherwise.
 struct Dims {
@@ -72,6 +87,8 @@ struct Dims {
   // self-attention T_k = T and d_kv = d_model.
   int T_k = 0;
   int d_kv = 0;
+  // The q/k norm's gains span every head (QkNormScope::Whole), not one head's d_k.
+  bool qk_norm_whole = false;
 
   // The K/V head query head h reads: ⌊h·kv_heads/heads⌋ (h itself without grouping).
   int kv_head(int h) const { return heads > 0 ? h * kv_heads / heads : 0; }
@@ -130,6 +147,9 @@ struct Scenario {
   // dropped, so rows sum to less than 1. 1 × heads, used only when use_sinks.
   SharedMatrix sinks;
   bool use_sinks = false;
+  // q/k norm: its gains, 1 × d_k (PerHead) or as wide as Q and K (Whole).
+  QkNorm qk_norm;
+  SharedMatrix q_norm, k_norm;
 
   // Seed of the generator that fills cells a dimension change creates.
   std::uint64_t seed = 0x5eedULL;
@@ -141,8 +161,8 @@ struct Scenario {
   std::vector<std::pair<std::string, std::string>> unknown_fields;
 
   // Every matrix the scenario holds (each a copy-on-write buffer).
-  std::array<const SharedMatrix*, 12> matrices() const {
-    return {&X, &X_kv, &W_q, &W_k, &W_v, &W_o, &b_q, &b_k, &b_v, &b_o, &custom_mask, &sinks};
+  std::array<const SharedMatrix*, 14> matrices() const {
+    return {&X, &X_kv, &W_q, &W_k, &W_v, &W_o, &b_q, &b_k, &b_v, &b_o, &custom_mask, &sinks, &q_norm, &k_norm};
   }
 
   Dims dims() const;

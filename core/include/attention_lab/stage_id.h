@@ -11,12 +11,13 @@ namespace attention_lab {
 
 enum class StageKind {
   // Inputs (edited for real)
-  X, W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o, Mask, Sinks, X_kv,
+  X, W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o, Mask, Sinks, X_kv, QNorm, KNorm,
   // Computed for all heads at once (Q and K rotated when RoPE is on; before
-  // the rotation they are QUnrotated and KUnrotated, turned by RopeAngle)
-  Q, K, V, QUnrotated, KUnrotated, RopeAngle,
+  // the rotation they are QUnrotated and KUnrotated, turned by RopeAngle;
+  // with a q/k norm, QProjected and KProjected are X·W before it)
+  Q, K, V, QUnrotated, KUnrotated, RopeAngle, QProjected, KProjected,
   // Computed per head
-  HeadQ, HeadK, HeadV, HeadQUnrotated, HeadKUnrotated, Scores, Scaled, PositionBias, Masked, Weights, SinkShare, Context,
+  HeadQ, HeadK, HeadV, HeadQUnrotated, HeadKUnrotated, HeadQProjected, HeadKProjected, Scores, Scaled, PositionBias, Masked, Weights, SinkShare, Context,
   // Computed after the heads
   Concat, Output,
 };

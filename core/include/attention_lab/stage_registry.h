@@ -40,6 +40,8 @@ enum class Extent {
   Heads,     // one column per head (the sinks)
   Positions, // every position a query or key has: the larger of T and T_k
   Pairs,     // d_k/2: the pairs of dimensions RoPE turns together
+  QNormWidth,  // the q norm's gains: d_k (one head's, shared) or heads·d_k (the whole row)
+  KNormWidth,  // the k norm's: d_k or kv_heads·d_k
 };
 int extent(Extent e, const Dims& d);
 const char* extent_name(Extent e);  // "heads*d_k": for error messages
@@ -57,7 +59,7 @@ enum class SideLabels {
 };
 
 // The setting that has to be on for a stage to be part of the pipeline.
-enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi, Sinks, Rope, Cross };
+enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi, Sinks, Rope, Cross, QkNorm };
 
 // How a stage's cells relate to stored cells, so a pin or a highlight on a
 // view reaches what is stored.

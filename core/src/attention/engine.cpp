@@ -80,6 +80,7 @@ void Engine::refresh_settings() {
   if (s.alibi)
     for (double m : alibi_slopes(dims_.heads)) alibi_.push_back(static_cast<float>(m));
   refresh_rope();
+  refresh_qk_norm();
 }
 
 void Engine::add_position_bias(int h, Index i, float* x, Index n) const {
@@ -153,6 +154,7 @@ void Engine::recompute_heads(const Invalidation& what) {
       if (kv_head < 0 || kv(h) == kv_head) dirty[uz(h)][idx(kind)] = true;
   };
 
+  const bool whole_norm = norm_on_ && qk_norm_.scope == QkNormScope::Whole;
   // Map what changed onto the computed stages that read it directly; the
   // propagation below takes care of everything further downstream.
   for (const auto& e : what.entries()) {
@@ -168,8 +170,11 @@ void Engine::recompute_heads(const Invalidation& what) {
         bump(kind, 0, true);
         mark(StageKind::K, -1), mark(StageKind::V, -1);
         break;
-      case StageKind::W_q: case StageKind::b_q: bump(kind, 0, true); mark(StageKind::Q, h); break;
-      case StageKind::W_k: case StageKind::b_k: bump(kind, 0, true); mark_kv(StageKind::K, h); break;
+      // (a q/k norm over the whole row: a column of W moves every head's block)
+      case StageKind::W_q: case StageKind::b_q: bump(kind, 0, true); mark(StageKind::Q, whole_norm ? -1 : h); break;
+      case StageKind::W_k: case StageKind::b_k: bump(kind, 0, true); mark_kv(StageKind::K, whole_norm ? -1 : h); break;
+      case StageKind::QNorm: bump(kind, 0, true); mark(StageKind::Q, -1); break;  // its gains serve every head
+      case StageKind::KNorm: bump(kind, 0, true); mark_kv(StageKind::K, -1); break;
       case StageKind::W_v: case StageKind::b_v: bump(kind, 0, true); mark_kv(StageKind::V, h); break;
       case StageKind::W_o:
         bump(kind, 0, true);
@@ -293,10 +298,12 @@ bool Engine::recompute_cells(const Invalidation& what) {
         edit_x_row(e.kind, e.row, e.col, e.old_value);
         return true;
       case StageKind::W_q: case StageKind::b_q:
+        if (normalizes(StageKind::Q)) return false;  // the column moves its head's mean square: head-level
         bump(e.kind, 0, false);
         edit_qk_column(StageKind::Q, e.col);
         return true;
       case StageKind::W_k: case StageKind::b_k:
+        if (normalizes(StageKind::K)) return false;
         bump(e.kind, 0, false);
         edit_qk_column(StageKind::K, e.col);
         return true;
@@ -325,6 +332,8 @@ bool Engine::recompute_cells(const Invalidation& what) {
         return true;
       case StageKind::Sinks:
         return false;  // a sink changes every row of its head: head-level
+      case StageKind::QNorm: case StageKind::KNorm:
+        return false;  // a gain changes one column of every head's Q or K: head-level
       default:
         edit_pin(e);
         return true;
@@ -352,8 +361,10 @@ void Engine::resize_storage() {
   Q_.resize(T, projection_cols(StageKind::Q));
   K_.resize(Tk, projection_cols(StageKind::K));
   V_.resize(Tk, projection_cols(StageKind::V));
-  Qu_.resize(0, 0);  // made (at these sizes) by the first rotation
+  Qu_.resize(0, 0);  // made (at these sizes) by the first rotation or norm
   Ku_.resize(0, 0);
+  Qp_.resize(0, 0);
+  Kp_.resize(0, 0);
   U_.resize(T, ix(dims_.heads * dims_.d_v));
   concat_.resize(T, ix(dims_.heads * dims_.d_v));
   output_.resize(T, ix(dims_.d_out));

@@ -17,16 +17,16 @@ using namespace engine_detail;
 
 
 // Columns [first, first + width) of row r of Q, K or V from X_r, pins
-// included; with RoPE, of Q or K before the rotation (the caller turns the
-// row and lays the pins: rotate_projection_row).
+// included; with a q/k norm or RoPE, of Q or K as X·W + b (the caller
+// normalises and turns the row and lays the pins: finish_rows).
 void Engine::recompute_projection_row(StageKind kind, Index r, Index first, Index width) {
   const Scenario& s = *scenario_;
   const Matrix& W = weights_of(kind);
   const Matrix& b = bias_of(kind);
-  auto row = unrotated(kind).row(r).segment(first, width);
+  auto row = raw(kind).row(r).segment(first, width);
   row.noalias() = projection_source(kind).row(r) * W.middleCols(first, width);
   if (s.use_bias) row += b.row(0).segment(first, width);
-  if (!rotates(kind)) apply_projection_pins(kind, r, first, width);
+  if (!transforms(kind)) apply_projection_pins(kind, r, first, width);
 }
 
 // Row r of Q, K or V after X(r, c) changed by delta: the row plus delta times
@@ -37,7 +37,7 @@ void Engine::recompute_projection_row(StageKind kind, Index r, Index first, Inde
 bool Engine::shift_projection_row(StageKind kind, Index r, Index c, float delta) {
   if (!std::isfinite(delta)) return false;
   const Matrix& W = weights_of(kind);
-  Matrix& out = unrotated(kind);
+  Matrix& out = raw(kind);
   if (out.cols() == 0) return true;
   auto row = out.row(r);
   const auto w = W.row(c);
@@ -51,7 +51,7 @@ bool Engine::shift_projection_row(StageKind kind, Index r, Index c, float delta)
   // cancellation: the row shrank so much that the bound is no longer small next to it
   if (!std::isfinite(after) || grown > kProjTolerance * after) return false;
   bound = grown;
-  if (!rotates(kind)) apply_projection_pins(kind, r, 0, out.cols());
+  if (!transforms(kind)) apply_projection_pins(kind, r, 0, out.cols());
   return true;
 }
 
@@ -72,10 +72,9 @@ void Engine::recompute_projection_cell(StageKind kind, Index r, Index c) {
   const Matrix& W = weights_of(kind);
   const Matrix& b = bias_of(kind);
   Matrix& out = projection(kind);
-  if (rotates(kind)) {
-    const Index dk = dims_.d_k, c0 = c / dk * dk;
-    rotate_rows(kind, r, 1, c0, dk);
-    apply_projection_pins(kind, r, c0, dk);
+  if (transforms(kind)) {  // the row normed and turned again: the same floats, its pins laid again
+    finish_rows(kind, r, 1, 0, out.cols());
+    apply_projection_pins(kind, r, 0, out.cols());
     return;
   }
   const auto it = pins_.find(PinKey{StageId{kind, 0}, static_cast<int>(r), static_cast<int>(c)});
@@ -119,8 +118,8 @@ void Engine::edit_x_row(StageKind input, Index r, Index c, float old_value) {
       if (!shifted[t]) proj_error(kinds[uz(t)])[uz(r)] = 0.0f;  // exact again
   }
   for (auto k : kinds)
-    if (rotates(k)) {
-      rotate_rows(k, r, 1, 0, projection(k).cols());
+    if (transforms(k)) {
+      finish_rows(k, r, 1, 0, projection(k).cols());
       apply_projection_pins(k, r, 0, projection(k).cols());
     }
   for (auto k : kinds)
@@ -453,6 +452,8 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
 // with RoPE: the column and the one it turns with), then the heads that read
 // it from their scores on, and the output by their change in concat.
 void Engine::edit_qk_column(StageKind kind, Index c) {
+  // (never with a q/k norm: a column's change moves the whole head through
+  // its mean square, so recompute_cells sends those edits head-level)
   const Scenario& s = *scenario_;
   const Index T = dims_.T, dk = dims_.d_k, dv = dims_.d_v;
   const int block = static_cast<int>(c / dk);

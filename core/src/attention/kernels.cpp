@@ -19,15 +19,16 @@ using namespace engine_detail;
 
 // Q, K or V for one column block (head < 0: all of them; for K and V a block
 // is a K/V head), in chunks of rows so a cancel is noticed within a few
-// milliseconds; with RoPE, Q and K are computed unrotated and then turned.
+// milliseconds; with a q/k norm or RoPE, Q and K are computed as X·W + b and
+// then normed and turned (finish_rows).
 void Engine::compute_projection(StageKind kind, int head, Work* work) {
   const Scenario& s = *scenario_;
   const Matrix& W = weights_of(kind);
   const Matrix& b = bias_of(kind);
-  Matrix& final_out = projection(kind);
-  if (rotates(kind) && (unrotated(kind).rows() != final_out.rows() || unrotated(kind).cols() != final_out.cols()))
-    unrotated(kind).resize(final_out.rows(), final_out.cols());
-  Matrix& out = unrotated(kind);
+  // a norm over the whole row changes every head's block: compute them all
+  if (normalizes(kind) && qk_norm_.scope == QkNormScope::Whole) head = -1;
+  ensure_transform_storage(kind);
+  Matrix& out = raw(kind);
   const Index width = head < 0 ? out.cols() : ix(kind == StageKind::V ? dims_.d_v : dims_.d_k);
   const Index first = head < 0 ? 0 : ix(head) * width;
   const Matrix& source = projection_source(kind);  // X, or X_kv for K and V with cross-attention
@@ -44,7 +45,7 @@ void Engine::compute_projection(StageKind kind, int head, Work* work) {
   }
   // + b, broadcast over tokens
   if (s.use_bias) out.middleCols(first, width).rowwise() += b.row(0).segment(first, width);
-  if (rotates(kind)) rotate_rows(kind, 0, T, first, width);
+  if (transforms(kind)) finish_rows(kind, 0, T, first, width);
   if (head < 0) {
     std::fill(proj_error(kind).begin(), proj_error(kind).end(), 0.0f);  // every row exact again
     apply_pins(kind, -1);

@@ -1,5 +1,6 @@
 // A read-only copy of the engine (Compare's snapshot): what it keeps, and
-// what it computes again from its scenario when a stage is read.
+// what it computes again from its scenario when a stage is read. (Q and K
+// before a q/k norm, Qp_ and Kp_, are kept.)
 //
 // After an edit of X the document replaces X, Q, K, V, the contexts and the
 // output, so a copy that kept all of them would keep about a fifth of the
@@ -12,6 +13,7 @@
 // order than one as wide as Q), which Compare leaves out.
 
 #include "attention/engine_internal.h"
+#include "attention_lab/row_norm.h"
 #include "attention_lab/stage_registry.h"
 
 #include <algorithm>
@@ -92,9 +94,21 @@ void Engine::project_columns(StageKind kind, Index first, Index width, bool turn
                              Matrix* before) const {
   const Matrix& source = projection_source(kind);
   const Index T = source.rows();
-  out.resize(T, width);
-  block_product(source, weights_of(kind).middleCols(first, width), out);  // compute_projection's product
-  if (scenario_->use_bias) out.rowwise() += bias_of(kind).row(0).segment(first, width);
+  // a q/k norm over the whole row needs every column of it
+  const bool whole = normalizes(kind) && qk_norm_.scope == QkNormScope::Whole;
+  const Index f = whole ? 0 : first, w = whole ? projection_cols(kind) : width;
+  Matrix row_wide;
+  Matrix& m = whole ? row_wide : out;
+  m.resize(T, w);
+  block_product(source, weights_of(kind).middleCols(f, w), m);  // compute_projection's product
+  if (scenario_->use_bias) m.rowwise() += bias_of(kind).row(0).segment(f, w);
+  if (normalizes(kind)) {  // finish_rows' norm, in place
+    const float* gain = (kind == StageKind::Q ? scenario_->q_norm : scenario_->k_norm).get().data();
+    const Index n = whole ? w : dims_.d_k;
+    for (Index r = 0; r < T; ++r)
+      for (Index c0 = 0; c0 < w; c0 += n) rms_normalize(m.row(r).data() + c0, m.row(r).data() + c0, gain, n, qk_norm_.eps);
+    if (whole) out = row_wide.middleCols(first, width);
+  }
   if (rotates(kind)) {
     if (before) *before = out;
     if (!turn) return;  // before RoPE: no pins (they are laid on what enters the scores)
@@ -129,10 +143,12 @@ void Engine::resident_projections(int h) const {
 
 MatrixView Engine::projection_on_demand(StageId id) const {
   const StageSpec& sp = spec(id.kind);
-  const bool before_rope = sp.storage == StageKind::QUnrotated || sp.storage == StageKind::KUnrotated;
-  const StageKind kind = sp.storage == StageKind::QUnrotated   ? StageKind::Q
-                         : sp.storage == StageKind::KUnrotated ? StageKind::K
-                                                               : sp.storage;
+  // (Q_proj and K_proj come here only without a q/k norm: then they are Q and K before RoPE)
+  const bool before_rope = sp.storage == StageKind::QUnrotated || sp.storage == StageKind::KUnrotated ||
+                           sp.storage == StageKind::QProjected || sp.storage == StageKind::KProjected;
+  const StageKind kind = sp.storage == StageKind::QUnrotated || sp.storage == StageKind::QProjected   ? StageKind::Q
+                         : sp.storage == StageKind::KUnrotated || sp.storage == StageKind::KProjected ? StageKind::K
+                                                                                                      : sp.storage;
   OnDemand& od = on_demand_;
   if (sp.view == ViewKind::HeadSlice || sp.view == ViewKind::KVSlice) {
     release_whole_projection();
@@ -153,6 +169,11 @@ void Engine::release_whole_projection() const {
   on_demand_.whole = Matrix();
 }
 
-bool Engine::projected_on_demand(StageKind kind) const { return read_only_ && is_projection(spec(kind).storage); }
+bool Engine::projected_on_demand(StageKind kind) const {
+  const StageKind storage = spec(kind).storage;
+  // Q and K before a q/k norm are kept; without the norm they are Q and K before RoPE
+  const bool before_norm = storage == StageKind::QProjected || storage == StageKind::KProjected;
+  return read_only_ && (is_projection(storage) || (before_norm && !norm_on_));
+}
 
 }  // namespace attention_lab

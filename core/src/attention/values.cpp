@@ -433,7 +433,7 @@ MatrixView Engine::stage(StageId id) const {
   switch (id.kind) {
     case StageKind::X: case StageKind::W_q: case StageKind::W_k: case StageKind::W_v: case StageKind::b_q:
     case StageKind::b_k: case StageKind::b_v: case StageKind::W_o: case StageKind::b_o: case StageKind::Sinks:
-    case StageKind::X_kv:
+    case StageKind::X_kv: case StageKind::QNorm: case StageKind::KNorm:
       return (s.*spec(id.kind).member).get();  // an input: the scenario's own matrix
     case StageKind::Mask: return mask_.get();
     case StageKind::Q: return Q_;
@@ -448,6 +448,11 @@ MatrixView Engine::stage(StageId id) const {
     case StageKind::RopeAngle: return rope_angle_;
     case StageKind::HeadQUnrotated: return (rope_on_ ? Qu_ : Q_).middleCols(h * dk, dk);
     case StageKind::HeadKUnrotated: return (rope_on_ ? Ku_ : K_).middleCols(kv(id.head) * dk, dk);
+    // before the q/k norm (kept whole by read-only copies too; without the norm, before RoPE)
+    case StageKind::QProjected: return norm_on_ ? Qp_ : rope_on_ ? Qu_ : Q_;
+    case StageKind::KProjected: return norm_on_ ? Kp_ : rope_on_ ? Ku_ : K_;
+    case StageKind::HeadQProjected: return (norm_on_ ? Qp_ : rope_on_ ? Qu_ : Q_).middleCols(h * dk, dk);
+    case StageKind::HeadKProjected: return (norm_on_ ? Kp_ : rope_on_ ? Ku_ : K_).middleCols(kv(id.head) * dk, dk);
     case StageKind::Scores:
       resident_scores(id.head);
       complete_scores(id.head);
@@ -468,8 +473,8 @@ std::uint64_t Engine::version(StageId id) const {
   // whole matrix is kept under.
   // Before RoPE: versioned with the rotated projection (an over-estimate when only a pin moved).
   StageKind storage = spec(id.kind).storage;
-  if (storage == StageKind::QUnrotated) storage = StageKind::Q;
-  if (storage == StageKind::KUnrotated) storage = StageKind::K;
+  if (storage == StageKind::QUnrotated || storage == StageKind::QProjected) storage = StageKind::Q;
+  if (storage == StageKind::KUnrotated || storage == StageKind::KProjected) storage = StageKind::K;
   if (spec(id.kind).view == ViewKind::HeadSlice || spec(id.kind).view == ViewKind::KVSlice)
     return h < versions_.size() ? versions_[h][idx(storage)] : 0;
   // The sink's share changes exactly when the head's softmax does.
@@ -490,7 +495,7 @@ std::size_t Engine::bytes_shared() const {
 std::size_t Engine::bytes_kept() const {
   auto bytes = [](const Matrix& m) { return static_cast<std::size_t>(m.size()) * sizeof(float); };
   std::size_t total = 0;
-  const auto kept = {&Q_, &K_, &V_, &Qu_, &Ku_, &U_, &R_, &on_demand_.q, &on_demand_.k, &on_demand_.v,
+  const auto kept = {&Q_, &K_, &V_, &Qu_, &Ku_, &Qp_, &Kp_, &U_, &R_, &on_demand_.q, &on_demand_.k, &on_demand_.v,
                      &on_demand_.qu, &on_demand_.ku, &on_demand_.whole};  // (mutable members)
   for (const Matrix* m : kept) total += bytes(*m);
   for (const Matrix* m : {&concat_, &output_, &mask_.get(), &rope_cos_, &rope_sin_, &rope_angle_})

@@ -17,6 +17,7 @@ bool supersedes(const Edit& next, const Edit& prev) {
   if (const auto* a = std::get_if<SetPin>(&next))
     if (const auto* b = std::get_if<SetPin>(&prev)) return a->key == b->key;
   if (std::holds_alternative<SetRope>(next)) return std::holds_alternative<SetRope>(prev);  // θ dragged
+  if (std::holds_alternative<SetQkNorm>(next)) return std::holds_alternative<SetQkNorm>(prev);  // ε dragged
   return std::holds_alternative<SetTemperature>(next) && std::holds_alternative<SetTemperature>(prev);
 }
 
@@ -49,9 +50,9 @@ bool covers(const Edit& earlier, const Edit& later) {
     return a->index == b.index && a->key == b.key;
   }
   if (const auto* a = std::get_if<SetFeatureLabel>(&earlier)) return a->index == std::get<SetFeatureLabel>(later).index;
-  // SetMask, SetTemperature and SetRope restore the whole mask or the whole setting.
+  // SetMask, SetTemperature, SetRope and SetQkNorm restore the whole mask or the whole setting.
   return std::holds_alternative<SetMask>(earlier) || std::holds_alternative<SetTemperature>(earlier) ||
-         std::holds_alternative<SetRope>(earlier);
+         std::holds_alternative<SetRope>(earlier) || std::holds_alternative<SetQkNorm>(earlier);
 }
 
 }  // namespace

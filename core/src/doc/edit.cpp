@@ -195,6 +195,22 @@ std::string resize(Scenario& s, Dimension which, int value) {
     if (s.sinks.rows() == 1 && kept > 0) sinks.leftCols(kept) = s.sinks.leftCols(kept);
     s.sinks = sinks;
   }
+  if (s.qk_norm.on() || s.q_norm.size() > 0) {
+    // The gains: one head's d_k, or every head's block; kept where a head and
+    // a dimension remain, 1 (no weighting) where new.
+    const bool whole = s.qk_norm.scope == QkNormScope::Whole;
+    const auto regrow_gains = [&](SharedMatrix& g, int old_blocks, int blocks) {
+      if (!whole) old_blocks = blocks = 1;
+      Matrix next = Matrix::Ones(1, blocks * n.d_k);
+      const Matrix& was = g.get();
+      for (int b = 0; b < std::min(old_blocks, blocks); ++b)
+        for (int i = 0; i < std::min(d.d_k, n.d_k); ++i)
+          if (was.rows() == 1 && b * d.d_k + i < was.cols()) next(0, b * n.d_k + i) = was(0, b * d.d_k + i);
+      g = next;
+    };
+    regrow_gains(s.q_norm, d.heads, n.heads);
+    regrow_gains(s.k_norm, d.kv_heads, n.kv_heads);
+  }
   if (s.mask_kind == MaskKind::Custom || s.custom_mask.size() > 0)
     regrow_in_place(s.custom_mask, n.T, n.T_k, 0, 0, s, StageKind::Mask, 1);
   // Names that still have a row (column) keep it; new ones are empty, shown as the index.
@@ -466,6 +482,27 @@ struct Applier {
     out.stale.mark_all_heads(StageKind::K);
   }
 
+  void operator()(const SetQkNorm& e) {
+    if (!(std::isfinite(e.value.eps) && e.value.eps >= 0.0f))
+      return fail("qk_norm.eps: expected a finite number ≥ 0, found " + num(e.value.eps));
+    Scenario next_dims = s;  // the gains' widths under the new scope
+    next_dims.qk_norm = e.value;
+    const Dims d = next_dims.dims();
+    const int wq = stage_cols(StageKind::QNorm, d), wk = stage_cols(StageKind::KNorm, d);
+    const bool creates = e.value.on() && (s.q_norm.rows() != 1 || s.q_norm.cols() != wq || s.k_norm.rows() != 1 ||
+                                          s.k_norm.cols() != wk);
+    if (creates)
+      out.inverse = ReplaceScenario{std::make_shared<const Scenario>(s), describe(e)};
+    else
+      out.inverse = SetQkNorm{s.qk_norm};
+    if (creates) {
+      s.q_norm = Matrix::Ones(1, wq);
+      s.k_norm = Matrix::Ones(1, wk);
+    }
+    s.qk_norm = e.value;
+    out.stale.mark_everything();  // Q_proj and K_proj appear or go, the gains may change width
+  }
+
   void operator()(const SetTemperature& e) {
     if (!(std::isfinite(e.value) && e.value > 0.0f))
       return fail("temperature: expected a finite number greater than 0, found " + num(e.value));
@@ -565,6 +602,11 @@ std::string describe(const Edit& edit) {
       return std::string(to_string(e.which)) + (e.on ? " on" : " off");
     }
     std::string operator()(const SetTemperature& e) const { return "temperature = " + num(e.value); }
+    std::string operator()(const SetQkNorm& e) const {
+      if (!e.value.on()) return "q/k norm off";
+      return std::string("q/k norm ") + (e.value.scope == QkNormScope::PerHead ? "per head" : "over the whole row") +
+             ", ε = " + num(e.value.eps);
+    }
     std::string operator()(const SetRope& e) const {
       if (!e.value.on) return "RoPE off";
       return "RoPE θ = " + num(e.value.theta) + ", pairs " + to_string(e.value.pairs) +

@@ -2,6 +2,9 @@
 
 #include "attention_lab/stage_registry.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace attention_lab {
 
 std::string subscript(int n) {
@@ -95,9 +98,9 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
 std::vector<StageId> pipeline(const Scenario& s) {
   using K = StageKind;
   // The order of the math; the registry says which of them the settings turn on.
-  static constexpr K kBefore[] = {K::X,   K::X_kv, K::W_q, K::b_q,        K::QUnrotated, K::RopeAngle, K::Q,
-                                  K::W_k, K::b_k,  K::KUnrotated, K::K, K::W_v,  K::b_v, K::V,
-                                  K::Mask, K::Sinks};
+  static constexpr K kBefore[] = {K::X,   K::X_kv, K::W_q, K::b_q,        K::QProjected, K::QNorm, K::QUnrotated,
+                                  K::RopeAngle, K::Q, K::W_k, K::b_k, K::KProjected, K::KNorm, K::KUnrotated, K::K,
+                                  K::W_v, K::b_v, K::V, K::Mask, K::Sinks};
   static constexpr K kAfter[] = {K::Concat, K::W_o, K::b_o, K::Output};
   std::vector<StageId> out;
   auto add = [&](K k, int h) {
@@ -105,11 +108,11 @@ std::vector<StageId> pipeline(const Scenario& s) {
   };
   for (K k : kBefore) add(k, 0);
   for (int h = 0; h < s.heads; ++h) {
-    // Q and K before RoPE come before the rotated ones
-    add(K::HeadQUnrotated, h);
-    add(K::HeadKUnrotated, h);
+    // Q and K before the q/k norm and before RoPE come before the ones that enter the scores
+    static constexpr K kEarlier[] = {K::HeadQProjected, K::HeadKProjected, K::HeadQUnrotated, K::HeadKUnrotated};
+    for (K k : kEarlier) add(k, h);
     for (const StageSpec& sp : all_stages())
-      if (sp.per_head && sp.kind != K::HeadQUnrotated && sp.kind != K::HeadKUnrotated) add(sp.kind, h);
+      if (sp.per_head && std::find(std::begin(kEarlier), std::end(kEarlier), sp.kind) == std::end(kEarlier)) add(sp.kind, h);
   }
   for (K k : kAfter) add(k, 0);
   return out;

@@ -26,6 +26,8 @@ int extent(Extent e, const Dims& d) {
     case Extent::Heads: return d.heads;
     case Extent::Positions: return std::max(d.T, d.T_k);
     case Extent::Pairs: return d.d_k / 2;
+    case Extent::QNormWidth: return d.qk_norm_whole ? d.heads * d.d_k : d.d_k;
+    case Extent::KNormWidth: return d.qk_norm_whole ? d.kv_heads * d.d_k : d.d_k;
   }
   return 0;
 }
@@ -47,6 +49,8 @@ const char* extent_name(Extent e) {
     case Extent::Heads: return "heads";
     case Extent::Positions: return "max(T, T_k)";
     case Extent::Pairs: return "d_k/2";
+    case Extent::QNormWidth: return "d_k or heads*d_k";
+    case Extent::KNormWidth: return "d_k or kv_heads*d_k";
   }
   return "?";
 }
@@ -78,11 +82,32 @@ void add_projection(Sources& out, const Scenario& s, int P, int r, int col) {
   if (s.use_bias) out.push_back(cell_of(layer(K(int(K::b_q) + P)), 0, col));
 }
 
+// Cell (r, col) of Q or K after the q/k norm (before RoPE): the row (or the
+// head's block of it) of the projection the norm's mean square is taken
+// over, and the cell's gain.
+void add_normed(Sources& out, const Scenario& s, const Dims& d, int P, int r, int col) {
+  const StageId projected = layer(K(int(K::QProjected) + P));
+  const bool whole = s.qk_norm.scope == QkNormScope::Whole;
+  if (whole) {
+    out.push_back(row_of(projected, r));
+  } else {
+    const int c0 = d.d_k > 0 ? col / d.d_k * d.d_k : 0;
+    for (int i = 0; i < d.d_k; ++i) out.push_back(cell_of(projected, r, c0 + i));
+  }
+  out.push_back(cell_of(layer(K(int(K::QNorm) + P)), 0, whole || d.d_k <= 0 ? col : col % d.d_k));
+}
+
+// Cell (r, col) of Q or K before RoPE: the projection, or with a q/k norm its normed value.
+void add_unrotated(Sources& out, const Scenario& s, const Dims& d, int P, int r, int col) {
+  if (P < 2 && s.qk_norm.on()) return add_normed(out, s, d, P, r, col);
+  add_projection(out, s, P, r, col);
+}
+
 // Cell (r, col) of Q, K or V as it enters the scores: with RoPE a rotated
 // cell of Q or K reads two cells of the row before rotation, its own
 // dimension and the one RoPE pairs it with.
 void add_projected(Sources& out, const Scenario& s, const Dims& d, int P, int r, int col) {
-  if (P == 2 || !s.rope.on || d.d_k <= 0) return add_projection(out, s, P, r, col);
+  if (P == 2 || !s.rope.on || d.d_k <= 0) return add_unrotated(out, s, d, P, r, col);
   const int c0 = col / d.d_k * d.d_k;
   for (int dim : {col - c0, rope_partner(s.rope.pairs, d.d_k, col - c0)})
     out.push_back(cell_of(layer(K(int(K::QUnrotated) + P)), r, c0 + dim));
@@ -171,6 +196,40 @@ std::string rope_words(const Scenario& s) {
          ": a query and a key then match by what they hold and by how far apart they are.";
 }
 
+// What Q or K (P = 0, 1) is computed from before RoPE: the projection's
+// inputs, or with a q/k norm the projection and the norm's gains.
+std::vector<StageId> projection_inputs(const Scenario& s, int P) {
+  std::vector<StageId> in{layer(P > 0 && s.cross() ? K::X_kv : K::X), layer(K(int(K::W_q) + P))};
+  if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
+  return in;
+}
+std::vector<StageId> unrotated_inputs(const Scenario& s, int P) {
+  if (P < 2 && s.qk_norm.on()) return {layer(K(int(K::QProjected) + P)), layer(K(int(K::QNorm) + P))};
+  return projection_inputs(s, P);
+}
+
+// "X·W_q + b_q": the projection (P = 0, 1, 2) as a formula.
+std::string projection_formula(const Scenario& s, int P) {
+  const std::string l = kProjection[P].lower;
+  return std::string(P > 0 && s.cross() ? "X_kv" : "X") + "·W_" + l + (s.use_bias ? " + b_" + l : "");
+}
+
+// "Q_proj / rms(Q_proj) ⊙ g_q": the q/k norm's formula (P = 0, 1).
+std::string normed_formula(const Scenario& s, int P) {
+  const std::string p = std::string(kProjection[P].letter) + "_proj";
+  return p + " / √(mean(" + p + "²) + ε) ⊙ g_" + kProjection[P].lower +
+         (s.qk_norm.scope == QkNormScope::PerHead ? " (mean over each head's d_k values)" : " (mean over the whole row)");
+}
+
+// What the q/k norm does, in words.
+std::string qk_norm_words(const Scenario& s) {
+  return std::string("An RMSNorm divides ") +
+         (s.qk_norm.scope == QkNormScope::PerHead ? "each head's query and key" : "each token's whole query and key row") +
+         " by its root mean square (ε = " + short_number(s.qk_norm.eps) +
+         ") and multiplies it by learned gains, so no query or key can grow large enough to make the softmax "
+         "saturate (" + (s.qk_norm.scope == QkNormScope::PerHead ? "Qwen3, Gemma 3" : "OLMo-2") + ").";
+}
+
 template <int P>
 StageSpec projection_spec() {
   return {K(int(K::Q) + P), kProjection[P].letter, false, false, P == 0 ? E::T : E::Tk, projection_width(P),
@@ -178,9 +237,10 @@ StageSpec projection_spec() {
           Trace::Top, P == 0 ? "Queries" : P == 1 ? "Keys" : "Values",
           [](int) { return std::string(kProjection[P].letter); },
           [](const Scenario& s, const Dims&, int) {
-            const std::string l = kProjection[P].lower, letter = kProjection[P].letter;
+            const std::string letter = kProjection[P].letter;
             if (P < 2 && s.rope.on) return letter + " = RoPE(" + letter + "ᵤ)";
-            return letter + " = " + (P > 0 && s.cross() ? "X_kv" : "X") + "·W_" + l + (s.use_bias ? " + b_" + l : "");
+            if (P < 2 && s.qk_norm.on()) return letter + " = " + normed_formula(s, P);
+            return letter + " = " + projection_formula(s, P);
           },
           [](const Scenario& s, const Dims& d, int) {
             std::string text = P == 0   ? "Each row is what that token is looking for in the other tokens."
@@ -192,13 +252,12 @@ StageSpec projection_spec() {
                       "values a model keeps while generating is " + std::to_string(d.heads / std::max(d.kv_heads, 1)) +
                       " times smaller.";
             if (P < 2 && s.rope.on) text += " These are after the rotation: " + rope_words(s);
+            else if (P < 2 && s.qk_norm.on()) text += " These are after the q/k norm: " + qk_norm_words(s);
             return text;
           },
           [](const Scenario& s, int) {
             if (P < 2 && s.rope.on) return std::vector<StageId>{layer(K(int(K::QUnrotated) + P)), layer(K::RopeAngle)};
-            std::vector<StageId> in{layer(P > 0 && s.cross() ? K::X_kv : K::X), layer(K(int(K::W_q) + P))};
-            if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
-            return in;
+            return unrotated_inputs(s, P);
           },
           [](const Scenario& s, const Dims& d, int, int r, int c) {
             Sources out;
@@ -215,53 +274,68 @@ StageSpec unrotated_spec() {
           Trace::Top, P == 0 ? "Queries before rotation" : "Keys before rotation",
           [](int) { return std::string(kProjection[P].letter) + "ᵤ"; },
           [](const Scenario& s, const Dims&, int) {
-            const std::string l = kProjection[P].lower;
-            return std::string(kProjection[P].letter) + "ᵤ = " + (P > 0 && s.cross() ? "X_kv" : "X") + "·W_" + l +
-                   (s.use_bias ? " + b_" + l : "");
+            return std::string(kProjection[P].letter) + "ᵤ = " +
+                   (s.qk_norm.on() ? normed_formula(s, P) : projection_formula(s, P));
           },
           [](const Scenario& s, const Dims&, int) {
-            return std::string(P == 0 ? "The queries" : "The keys") + " as the projection gives them, before " +
-                   rope_words(s);
+            return std::string(P == 0 ? "The queries" : "The keys") +
+                   (s.qk_norm.on() ? " after the q/k norm, before " : " as the projection gives them, before ") +
+                   rope_words(s) + (s.qk_norm.on() ? " " + qk_norm_words(s) : "");
           },
-          [](const Scenario& s, int) {
-            std::vector<StageId> in{layer(P > 0 && s.cross() ? K::X_kv : K::X), layer(K(int(K::W_q) + P))};
-            if (s.use_bias) in.push_back(layer(K(int(K::b_q) + P)));
-            return in;
-          },
-          [](const Scenario& s, const Dims&, int, int r, int c) {
+          [](const Scenario& s, int) { return unrotated_inputs(s, P); },
+          [](const Scenario& s, const Dims& d, int, int r, int c) {
             Sources out;
-            add_projection(out, s, P, r, c);
+            add_unrotated(out, s, d, P, r, c);
             return out;
           },
-          nullptr, false, "it is the projection before RoPE; pin the rotated Q or K that enters the scores instead"};
+          nullptr, false, "it is Q or K before RoPE; pin the rotated Q or K that enters the scores instead"};
 }
 
-// Q[h], K[h], V[h] (P = 0, 1, 2) and, for P = 3, 4, Q and K of head h before RoPE.
+// The three forms of a head's Q or K, and V's one: as they enter the scores,
+// before RoPE (ᵤ), before the q/k norm (_proj).
+enum class Form { Final, Unrotated, Projected };
+
+constexpr const char* form_suffix(Form f) { return f == Form::Unrotated ? "ᵤ" : f == Form::Projected ? "_proj" : ""; }
+
+// Q[h], K[h], V[h] (P = 0, 1, 2); for P = 3, 4, Q and K of head h before
+// RoPE; for P = 5, 6, before the q/k norm.
 template <int P>
 StageSpec head_projection_spec() {
-  constexpr int kWhich = P % 3;  // Q, K, V
-  constexpr bool kUnrotated = P >= 3;
-  constexpr K kKind = kUnrotated ? K(int(K::HeadQUnrotated) + P - 3) : K(int(K::HeadQ) + P);
-  constexpr K kStorage = kUnrotated ? K(int(K::QUnrotated) + P - 3) : K(int(K::Q) + P);
-  return {kKind, kUnrotated ? (P == 3 ? "Q_unrotated" : "K_unrotated") : kProjection[kWhich].letter, true, false,
+  constexpr int kWhich = P < 3 ? P : (P - 3) % 2;  // Q, K, V
+  constexpr Form kForm = P < 3 ? Form::Final : P < 5 ? Form::Unrotated : Form::Projected;
+  constexpr K kKind = kForm == Form::Final       ? K(int(K::HeadQ) + P)
+                      : kForm == Form::Unrotated ? K(int(K::HeadQUnrotated) + kWhich)
+                                                 : K(int(K::HeadQProjected) + kWhich);
+  constexpr K kStorage = kForm == Form::Final       ? K(int(K::Q) + P)
+                         : kForm == Form::Unrotated ? K(int(K::QUnrotated) + kWhich)
+                                                    : K(int(K::QProjected) + kWhich);
+  return {kKind,
+          kForm == Form::Final       ? kProjection[kWhich].letter
+          : kForm == Form::Unrotated ? (kWhich == 0 ? "Q_unrotated" : "K_unrotated")
+                                     : (kWhich == 0 ? "Q_proj" : "K_proj"),
+          true, false,
           kWhich == 0 ? E::T : E::Tk, kWhich == 2 ? E::d_v : E::d_k, kWhich == 0 ? L::Token : L::KeyToken, L::HeadIndex, ValueDomain::Signed,
-          kUnrotated ? Requires::Rope : Requires::Nothing, kWhich == 0 ? ViewKind::HeadSlice : ViewKind::KVSlice,
+          kForm == Form::Final ? Requires::Nothing : kForm == Form::Unrotated ? Requires::Rope : Requires::QkNorm,
+          kWhich == 0 ? ViewKind::HeadSlice : ViewKind::KVSlice,
           kStorage, nullptr, Trace::InHead,
-          kUnrotated ? (kWhich == 0 ? "Queries before rotation" : "Keys before rotation")
-                     : kWhich == 0 ? "Queries" : kWhich == 1 ? "Keys" : "Values",
-          [](int h) { return kProjection[kWhich].letter + subscript(h) + (kUnrotated ? "ᵤ" : ""); },
+          kForm == Form::Unrotated   ? (kWhich == 0 ? "Queries before rotation" : "Keys before rotation")
+          : kForm == Form::Projected ? (kWhich == 0 ? "Queries before the q/k norm" : "Keys before the q/k norm")
+          : kWhich == 0              ? "Queries"
+          : kWhich == 1              ? "Keys"
+                                     : "Values",
+          [](int h) { return kProjection[kWhich].letter + subscript(h) + form_suffix(kForm); },
           [](const Scenario&, const Dims& d, int h) {
-            const std::string l = kProjection[kWhich].letter + std::string(kUnrotated ? "ᵤ" : "");
+            const std::string l = kProjection[kWhich].letter + std::string(form_suffix(kForm));
             const int w = kWhich == 2 ? d.d_v : d.d_k;
             const int block = kWhich == 0 ? h : d.kv_head(h);
-            return kProjection[kWhich].letter + subscript(h) + (kUnrotated ? "ᵤ" : "") + " = " + l + "[:, " +
+            return kProjection[kWhich].letter + subscript(h) + form_suffix(kForm) + " = " + l + "[:, " +
                    std::to_string(block * w) + ":" + std::to_string((block + 1) * w) + "]";
           },
           [](const Scenario& s, const Dims& d, int h) {
             const int w = kWhich == 2 ? d.d_v : d.d_k;
             const int block = kWhich == 0 ? h : d.kv_head(h);
             std::string text = "This head's slice of " + std::string(kProjection[kWhich].letter) +
-                               (kUnrotated ? "ᵤ" : "") + ": the columns " + std::to_string(block * w) + " to " +
+                               form_suffix(kForm) + ": the columns " + std::to_string(block * w) + " to " +
                                std::to_string((block + 1) * w - 1) + ".";
             if (kWhich > 0 && d.kv_heads != d.heads) {
               const int per = d.heads / std::max(d.kv_heads, 1);
@@ -271,8 +345,10 @@ StageSpec head_projection_spec() {
             } else {
               text += " Each head works on its own slice, so heads can learn to look for different things.";
             }
-            if (kWhich < 2 && s.rope.on && !kUnrotated)
+            if (kWhich < 2 && s.rope.on && kForm == Form::Final)
               text += " Rotated by RoPE: row p is turned by p times each pair's angle.";
+            if (kWhich < 2 && s.qk_norm.on() && kForm == Form::Projected)
+              text += " Before the q/k norm: " + qk_norm_words(s);
             return text;
           },
           [](const Scenario&, int) { return std::vector<StageId>{layer(kStorage)}; },
@@ -280,16 +356,59 @@ StageSpec head_projection_spec() {
           [](const Scenario& s, const Dims& d, int h, int r, int c) {
             const int col = (kWhich == 0 ? h : d.kv_head(h)) * (kWhich == 2 ? d.d_v : d.d_k) + c;
             Sources out;
-            if (kUnrotated)
+            if (kForm == Form::Projected)
               add_projection(out, s, kWhich, r, col);
+            else if (kForm == Form::Unrotated)
+              add_unrotated(out, s, d, kWhich, r, col);
             else
               add_projected(out, s, d, kWhich, r, col);
             out.push_back(cell_of(layer(kStorage), r, col));
             return out;
           },
           nullptr, false,
-          kUnrotated ? "it is the projection before RoPE; pin the rotated Q or K that enters the scores instead"
-                     : nullptr};
+          kForm == Form::Unrotated   ? "it is Q or K before RoPE; pin the rotated Q or K that enters the scores instead"
+          : kForm == Form::Projected ? "it is the projection before the q/k norm; pin the Q or K that enters the scores instead"
+                                     : nullptr};
+}
+
+// Q or K before the q/k norm (P = 0, 1): X·W + b.
+template <int P>
+StageSpec projected_spec() {
+  return {K(int(K::QProjected) + P), P == 0 ? "Q_proj" : "K_proj", false, false, P == 0 ? E::T : E::Tk,
+          projection_width(P), P == 0 ? L::Token : L::KeyToken, L::Index, ValueDomain::Signed, Requires::QkNorm,
+          ViewKind::Stored, K(int(K::QProjected) + P), nullptr, Trace::Top,
+          P == 0 ? "Queries before the q/k norm" : "Keys before the q/k norm",
+          [](int) { return std::string(kProjection[P].letter) + "_proj"; },
+          [](const Scenario& s, const Dims&, int) {
+            return std::string(kProjection[P].letter) + "_proj = " + projection_formula(s, P);
+          },
+          [](const Scenario& s, const Dims&, int) {
+            return std::string(P == 0 ? "The queries" : "The keys") + " as the projection gives them. " + qk_norm_words(s);
+          },
+          [](const Scenario& s, int) { return projection_inputs(s, P); },
+          [](const Scenario& s, const Dims&, int, int r, int c) {
+            Sources out;
+            add_projection(out, s, P, r, c);
+            return out;
+          },
+          nullptr, false, "it is the projection before the q/k norm; pin the Q or K that enters the scores instead"};
+}
+
+// The q/k norm's gains (P = 0, 1): an input.
+template <int P>
+StageSpec norm_gain_spec() {
+  return {K(int(K::QNorm) + P), P == 0 ? "q_norm" : "k_norm", false, true, E::One,
+          P == 0 ? E::QNormWidth : E::KNormWidth, L::Bias, L::Index, ValueDomain::Signed, Requires::QkNorm,
+          ViewKind::Stored, K(int(K::QNorm) + P), P == 0 ? &Scenario::q_norm : &Scenario::k_norm, Trace::No,
+          P == 0 ? "Gains of the query norm" : "Gains of the key norm",
+          [](int) { return std::string("g_") + kProjection[P].lower; },
+          [](const Scenario&, const Dims&, int) { return std::string("g_") + kProjection[P].lower; },
+          [](const Scenario& s, const Dims&, int) {
+            return std::string("Learned during training: the q/k norm multiplies dimension i of every ") +
+                   (s.qk_norm.scope == QkNormScope::PerHead ? "head's normed " : "normed ") + kProjection[P].single +
+                   " by gain i. " + qk_norm_words(s);
+          },
+          [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources};
 }
 
 std::string scaled_formula(const Scenario& s, const Dims& d, int h) {
@@ -388,6 +507,8 @@ const std::array<StageSpec, kStageKindCount>& table() {
                       "needs, so the scores have a row per query and a column per row of X_kv.");
        },
        [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources},
+      norm_gain_spec<0>(),
+      norm_gain_spec<1>(),
       projection_spec<0>(),
       projection_spec<1>(),
       projection_spec<2>(),
@@ -408,11 +529,15 @@ const std::array<StageSpec, kStageKindCount>& table() {
        },
        [](const Scenario&, int) { return std::vector<StageId>{}; }, no_sources, nullptr, true,
        "it is computed from the positions alone; pin the rotated Q or K it turns instead"},
+      projected_spec<0>(),
+      projected_spec<1>(),
       head_projection_spec<0>(),
       head_projection_spec<1>(),
       head_projection_spec<2>(),
       head_projection_spec<3>(),
       head_projection_spec<4>(),
+      head_projection_spec<5>(),
+      head_projection_spec<6>(),
       {K::Scores, "scores", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Scores, nullptr, Trace::InHead, "Attention scores",
        [](int h) { return "S" + subscript(h); },
@@ -595,6 +720,7 @@ bool setting_on(const Scenario& s, Requires r) {
     case Requires::Sinks: return s.use_sinks;
     case Requires::Rope: return s.rope.on;
     case Requires::Cross: return s.cross();
+    case Requires::QkNorm: return s.qk_norm.on();
   }
   return true;
 }
@@ -609,6 +735,7 @@ const char* setting_name(Requires r) {
     case Requires::Sinks: return "attention sinks";
     case Requires::Rope: return "RoPE";
     case Requires::Cross: return "cross-attention (X_kv)";
+    case Requires::QkNorm: return "the q/k norm";
   }
   return "?";
 }

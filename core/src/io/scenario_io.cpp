@@ -171,8 +171,36 @@ Matrix read_vector(const json& j, const std::string& name, std::size_t expected,
   return m;
 }
 
+// {"scope": "head" | "whole", "eps": 1e-6, "q": [gains…], "k": [gains…]}: an
+// RMSNorm of Q and K before RoPE; the gains are d_k wide per head, or as wide
+// as Q and K over the whole row. Every key but eps is required.
+void read_qk_norm(const json& j, std::size_t wq, std::size_t wk, int heads, const char* k_what, Scenario& s) {
+  const std::string where = "qk_norm";
+  if (!j.is_object())
+    fail_field(where + ": expected {\"scope\": \"head\" or \"whole\", \"eps\": 1e-6, \"q\": […], \"k\": […]}, found " +
+               type_of(j));
+  for (const auto& [key, value] : j.items())
+    if (key != "scope" && key != "eps" && key != "q" && key != "k")
+      fail_field(where + "." + key + ": unknown key (expected scope, eps, q, k)");
+  for (const char* key : {"scope", "q", "k"})
+    if (!j.contains(key)) fail_field(where + ": expected \"" + std::string(key) + "\"");
+  const json& scope = j["scope"];
+  const std::string name = scope.is_string() ? scope.get<std::string>() : "";
+  if (name == "head") s.qk_norm.scope = QkNormScope::PerHead;
+  else if (name == "whole") s.qk_norm.scope = QkNormScope::Whole;
+  else fail_field(where + ".scope: expected \"head\" (each head's d_k values) or \"whole\" (the whole row), found " + scope.dump());
+  if (j.contains("eps")) {
+    s.qk_norm.eps = read_float(j["eps"], where + ".eps");
+    if (!(s.qk_norm.eps >= 0.0f)) fail_field(where + ".eps: expected a number ≥ 0, found " + j["eps"].dump());
+  }
+  const bool whole = s.qk_norm.scope == QkNormScope::Whole;
+  const std::size_t dk = wq / static_cast<std::size_t>(heads);
+  s.q_norm = read_vector(j["q"], where + ".q", whole ? wq : dk, whole ? "heads*d_k" : "d_k: one gain per dimension of a head");
+  s.k_norm = read_vector(j["k"], where + ".k", whole ? wk : dk, whole ? k_what : "d_k: one gain per dimension of a head");
+}
+
 const std::vector<std::string>& known_keys() {
-  static const std::vector<std::string> keys = {"X", "X_kv", "tokens_kv", "W_q", "W_k", "W_v", "heads", "kv_heads", "rope", "b_q", "b_k", "b_v", "W_o", "b_o",
+  static const std::vector<std::string> keys = {"X", "X_kv", "tokens_kv", "W_q", "W_k", "W_v", "heads", "kv_heads", "rope", "qk_norm", "b_q", "b_k", "b_v", "W_o", "b_o",
                                                 "mask", "scale", "temperature", "alibi", "sinks", "tokens", "features", "title",
                                                 "description", "attention_lab"};
   return keys;
@@ -244,6 +272,8 @@ Scenario parse_object(const json& root) {
     if ((static_cast<int>(wq) / H) % 2 != 0)
       fail_field("rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(static_cast<int>(wq) / H));
   }
+
+  if (root.contains("qk_norm")) read_qk_norm(root["qk_norm"], wq, wk, H, k_what, s);
 
   const bool any_bias = root.contains("b_q") || root.contains("b_k") || root.contains("b_v");
   if (any_bias) {
@@ -477,6 +507,16 @@ std::string scenario_to_json(const Scenario& s) {
       out << '}';
     }
     out << "}";
+  }
+  if (s.qk_norm.on()) {
+    key("qk_norm");
+    out << "{\"scope\": " << quote(to_string(s.qk_norm.scope)) << ", \"eps\": ";
+    json_text::write_number(out, s.qk_norm.eps);
+    out << ", \"q\": ";
+    json_text::write_row(out, s.q_norm.get(), 0);
+    out << ", \"k\": ";
+    json_text::write_row(out, s.k_norm.get(), 0);
+    out << '}';
   }
   key("mask");
   if (s.mask_kind == MaskKind::Custom)

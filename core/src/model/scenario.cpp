@@ -31,6 +31,15 @@ const char* to_string(RopeScaling scaling) {
   return "none";
 }
 
+const char* to_string(QkNormScope scope) {
+  switch (scope) {
+    case QkNormScope::Off: return "off";
+    case QkNormScope::PerHead: return "head";
+    case QkNormScope::Whole: return "whole";
+  }
+  return "off";
+}
+
 std::string check_rope(const Rope& r, const std::string& where) {
   const auto num = [](double v) {
     char buf[32];
@@ -176,6 +185,7 @@ Dims Scenario::dims() const {
   d.d_out = use_w_o ? static_cast<int>(W_o.cols()) : heads * d.d_v;  // the heads' contexts side by side
   d.T_k = static_cast<int>(kv_source().rows());
   d.d_kv = static_cast<int>(kv_source().cols());
+  d.qk_norm_whole = qk_norm.scope == QkNormScope::Whole;
   return d;
 }
 
@@ -348,6 +358,18 @@ std::string validate(const Scenario& s) {
     if ((width_q / H) % 2 != 0)
       return "rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(width_q / H);
     if (std::string problem = check_rope(s.rope); !problem.empty()) return problem;
+  }
+  if (s.qk_norm.on()) {
+    if (!(std::isfinite(s.qk_norm.eps) && s.qk_norm.eps >= 0.0f))
+      return "qk_norm.eps: expected a finite number ≥ 0, found " + std::to_string(s.qk_norm.eps);
+    const bool whole = s.qk_norm.scope == QkNormScope::Whole;
+    if (auto e = check_shape("q_norm", s.q_norm, 1, "a single row", whole ? width_q : width_q / H,
+                             whole ? "heads*d_k" : "d_k");
+        !e.empty())
+      return e;
+    if (auto e = check_shape("k_norm", s.k_norm, 1, "a single row", whole ? width_k : width_q / H, whole ? k_what : "d_k");
+        !e.empty())
+      return e;
   }
   if ((s.mask_kind == MaskKind::Causal || s.mask_kind == MaskKind::Window) && Tk != T)
     return std::string("mask: expected \"none\" or a custom ") + std::to_string(T) + " x " + std::to_string(Tk) +

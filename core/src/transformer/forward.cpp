@@ -2,6 +2,7 @@
 
 #include "attention_lab/gemm.h"
 #include "attention_lab/model_cache.h"
+#include "attention_lab/row_norm.h"
 
 #include <unsupported/Eigen/SpecialFunctions>  // erf of arrays (GELU's exact form)
 
@@ -51,36 +52,10 @@ Matrix embed(const TransformerModel& model, std::span<const int> ids) {
   return x;
 }
 
-namespace {
-
-// Σ (x_i − about)² — or Σ x_i with `square` false — in double, over eight
-// running sums (lanes a compiler vectorises; a single running double sum
-// does not vectorise and made the norms 5× slower).
-template <bool square>
-double lane_sum(const float* x, Eigen::Index n, double about) {
-  constexpr int kLanes = 8;
-  double lane[kLanes] = {};
-  Eigen::Index i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const double d = static_cast<double>(x[i + l]) - about;
-      lane[l] += square ? d * d : d;
-    }
-  double sum = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-  for (; i < n; ++i) {
-    const double d = static_cast<double>(x[i]) - about;
-    sum += square ? d * d : d;
-  }
-  return sum;
-}
-
-}  // namespace
-
 RowStatistics row_statistics(const Norm& norm, const float* row, Eigen::Index n) {
-  const double count = static_cast<double>(n);
-  if (norm.rms) return {0.0, lane_sum<true>(row, n, 0.0) / count};
-  const double mean = lane_sum<false>(row, n, 0.0) / count;
-  return {mean, lane_sum<true>(row, n, mean) / count};
+  if (norm.rms) return {0.0, row_mean_square(row, n)};
+  const double mean = row_mean(row, n);
+  return {mean, row_mean_square(row, n, mean)};
 }
 
 Matrix normalize(const Norm& norm, const Matrix& x) {
@@ -90,7 +65,7 @@ Matrix normalize(const Norm& norm, const Matrix& x) {
   for (Eigen::Index r = 0; r < x.rows(); ++r) {
     const auto row = x.row(r);
     const RowStatistics s = row_statistics(norm, row.data(), x.cols());
-    const float inv = static_cast<float>(1.0 / std::sqrt(s.spread + norm.eps));
+    const float inv = inverse_root(s.spread, norm.eps);
     if (norm.rms) {
       y.row(r) = (row * inv).cwiseProduct(norm.weight);
     } else {
