@@ -199,6 +199,7 @@ int cmd_model_info(const std::vector<std::string>& args, std::ostream& out, std:
       << quote(c.learned_positions() ? "learned" : "rope") << ", \"rope_theta\": " << (c.learned_positions() ? 0.0 : static_cast<double>(c.rope.theta))
       << ", \"rope_scaling\": " << quote(c.learned_positions() ? "none" : to_string(c.rope.scaling))
       << ", \"rope_factor\": " << (c.learned_positions() ? 1.0 : static_cast<double>(c.rope.factor))
+      << ", \"qk_norm\": " << quote(to_string(c.qk_norm))
       << ", \"sliding_window\": " << c.sliding_window << ", \"tied_embeddings\": " << (m.lm_head_tied ? "true" : "false")
       << ", \"dtype\": " << quote(to_string(m.dtype)) << ", \"parameters\": " << m.parameters
       << ", \"bytes\": " << m.weight_bytes << ", \"files\": " << m.files.size() << ", \"tokenizer\": " << quote(o.tokenizer->kind())
@@ -215,7 +216,11 @@ int cmd_model_info(const std::vector<std::string>& args, std::ostream& out, std:
       << (c.learned_positions() ? "learned, " + std::to_string(c.max_positions)
                                 : "RoPE θ " + shortest(c.rope.theta) + rope_scaling_text(c.rope) + ", up to " + std::to_string(c.max_positions))
       << (c.sliding_window ? ", sliding window " + std::to_string(c.sliding_window) : std::string()) << '\n'
-      << "norm:       " << (c.rms_norm ? "RMSNorm" : "LayerNorm") << ", eps " << shortest(c.norm_eps) << '\n'
+      << "norm:       " << (c.rms_norm ? "RMSNorm" : "LayerNorm") << ", eps " << shortest(c.norm_eps)
+      << (c.qk_norm == QkNormScope::Off           ? ""
+          : c.qk_norm == QkNormScope::PerHead ? "; q and k RMSNorm per head"
+                                              : "; q and k RMSNorm over the whole row")
+      << '\n'
       << "lm_head:    " << (m.lm_head_tied ? "tied to the token embeddings" : "its own") << '\n'
       << "weights:    " << to_string(m.dtype) << ", " << m.parameters << " parameters, " << m.weight_bytes << " bytes in "
       << m.files.size() << (m.files.size() == 1 ? " file" : " files") << '\n';

@@ -125,7 +125,7 @@ TEST_P(HfTransformersFixture, TokenizesAndComputesWhatTransformersComputes) {
 // The families this app computes, with transformers' own files.
 INSTANTIATE_TEST_SUITE_P(Opens, HfTransformersFixture,
                          ::testing::Values("gpt2", "gpt2-bf16", "llama-plain", "llama3-gqa-scaled-rope", "llama2-metaspace",
-                                           "mistral-window", "phi3", "qwen2", "smollm3-nope", "starcoder2"),
+                                           "mistral-window", "phi3", "qwen2", "qwen3", "smollm3-nope", "starcoder2"),
                          [](const auto& param_info) {
                            std::string name = param_info.param;
                            for (char& c : name)
@@ -345,6 +345,8 @@ TEST(HfTransformersConfig, AKeyThatIsNotComputedIsRefusedByName) {
       {"qwen2", "use_sliding_window", true, "\"use_sliding_window\": true"},
       {"qwen2", "layer_types", json{"full_attention", "sliding_attention"}, "\"layer_types\"[1]"},
       {"qwen2", "use_qk_norm", true, "\"use_qk_norm\""},
+      {"qwen3", "use_sliding_window", true, "\"use_sliding_window\": true"},
+      {"qwen3", "attention_bias", true, "missing tensor 'model.layers.0.self_attn.q_proj.bias'"},
   };
   for (const Change& change : changes) {
     const test::TempDir dir;
@@ -364,7 +366,8 @@ TEST(HfTransformersConfig, ATensorTheLayoutDoesNotReadIsRefused) {
   for (const auto& [fixture, tensor] : std::vector<std::pair<std::string, std::string>>{
            {"gpt2", "h.0.attn.q_norm.weight"},
            {"llama-plain", "model.layers.0.self_attn.q_norm.weight"},
-           {"qwen2", "model.layers.1.self_attn.o_proj.bias"}}) {
+           {"qwen2", "model.layers.1.self_attn.o_proj.bias"},
+           {"qwen3", "model.layers.1.self_attn.o_proj.bias"}}) {
     const test::TempDir dir;
     const fs::path folder = copy_hf_fixture(dir, fixture);
     add_f32_tensor(folder / "model.safetensors", tensor, {16});
@@ -394,7 +397,7 @@ TEST(HfTransformersConfig, ABpeVocabularyWithoutItsMergesIsRefused) {
 // The families this app does not compute yet are refused with a message, not run.
 TEST(HfTransformersConfig, EveryOtherFamilyIsRefusedNotRun) {
   REQUIRE_HF_FIXTURES();
-  for (const char* name : {"qwen3", "gemma2", "gemma3-text", "olmo2", "gpt-neox-pythia", "granite"}) {
+  for (const char* name : {"gemma2", "gemma3-text", "olmo2", "gpt-neox-pythia", "granite"}) {
     const std::string error = load_error(kHfFixtures / name);
     EXPECT_NE(error.find("is not supported"), std::string::npos) << name << ": " << error;
   }

@@ -89,11 +89,16 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
     case StageKind::Q: case StageKind::K: case StageKind::V:
     case StageKind::HeadQ: case StageKind::HeadK: case StageKind::HeadV:
     case StageKind::QUnrotated: case StageKind::KUnrotated:
-    case StageKind::HeadQUnrotated: case StageKind::HeadKUnrotated: {
+    case StageKind::HeadQUnrotated: case StageKind::HeadKUnrotated:
+    case StageKind::QProjected: case StageKind::KProjected:
+    case StageKind::HeadQProjected: case StageKind::HeadKProjected: {
       using K = StageKind;
-      const bool before_rope = id.kind == K::QUnrotated || id.kind == K::KUnrotated ||
+      const bool before_norm = id.kind == K::QProjected || id.kind == K::KProjected || id.kind == K::HeadQProjected ||
+                               id.kind == K::HeadKProjected;
+      const bool before_rope = before_norm || id.kind == K::QUnrotated || id.kind == K::KUnrotated ||
                                id.kind == K::HeadQUnrotated || id.kind == K::HeadKUnrotated;
-      const int which = id.kind == K::Q || id.kind == K::HeadQ || id.kind == K::QUnrotated || id.kind == K::HeadQUnrotated
+      const int which = id.kind == K::Q || id.kind == K::HeadQ || id.kind == K::QUnrotated ||
+                                id.kind == K::HeadQUnrotated || id.kind == K::QProjected || id.kind == K::HeadQProjected
                             ? 0
                         : id.kind == K::V || id.kind == K::HeadV ? 2
                                                                  : 1;
@@ -123,6 +128,31 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
         out.hint = format_number(a, 3) + " × " + format_number(cs, 3) + (first ? " − " : " + ") + format_factor(b) +
                    " × " + format_number(sn, 3) + kAsked;
         out.note = pin_note(doc, id, r, c, computed);
+        break;
+      }
+      if (s.qk_norm.on() && which < 2 && !before_norm) {
+        // x / √(mean(x²) + ε) · g over the head's d_k values of the row (or the whole row)
+        const MatrixView P = layer(which == 0 ? K::QProjected : K::KProjected);
+        const bool whole = s.qk_norm.scope == QkNormScope::Whole;
+        const int first = whole ? 0 : col / d.d_k * d.d_k, n = whole ? static_cast<int>(P.cols()) : d.d_k;
+        const RowVector x = P.row(r).segment(first, n);
+        double mean_square = 0.0;
+        for (Eigen::Index i = 0; i < x.size(); ++i) mean_square += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+        mean_square /= static_cast<double>(std::max<Eigen::Index>(x.size(), 1));
+        const float g = layer(which == 0 ? K::QNorm : K::KNorm)(0, whole ? col : col - first);
+        const float inv = static_cast<float>(1.0 / std::sqrt(mean_square + static_cast<double>(s.qk_norm.eps)));
+        const float computed = P(r, col) * inv * g;
+        const std::string L = which == 0 ? "Q_proj" : "K_proj";
+        const std::string span = "[" + std::to_string(r) + "," + std::to_string(first) + ":" + std::to_string(first + n) + "]";
+        out.formula = L + "[" + std::to_string(r) + "," + std::to_string(col) + "] / √(mean(" + L + span + "²) + ε) × g_" +
+                      "qk"[which] + "[" + std::to_string(whole ? col : col - first) + "]";
+        out.numbers = format_number(P(r, col), 3) + " / √(" + format_number(static_cast<float>(mean_square), 4) + " + " +
+                      format_number(s.qk_norm.eps, 2) + ") × " + format_factor(g) + " = " + format_number(computed, 3);
+        out.hint = format_number(P(r, col), 3) + " / √(" + format_number(static_cast<float>(mean_square), 4) + ") × " +
+                   format_factor(g) + kAsked;
+        out.note = "The mean square is over " +
+                   std::string(whole ? "the whole row of " + L : "this head's " + std::to_string(n) + " values of " + L) +
+                   ", so the other cells of that span change this one too." + pin_note(doc, id, r, c, computed);
         break;
       }
       const auto W = layer(static_cast<StageKind>(static_cast<int>(StageKind::W_q) + which));

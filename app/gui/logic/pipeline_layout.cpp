@@ -21,8 +21,14 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
   switch (info.id.kind) {
     case StageKind::Q: case StageKind::K: case StageKind::V:
     case StageKind::QUnrotated: case StageKind::KUnrotated:
+    case StageKind::QProjected: case StageKind::KProjected:
       if (in.size() == 2 && in[1].kind == StageKind::RopeAngle) {  // with RoPE: Q and K are their unrotated selves, turned
         t = {matrix(in[0]), op("RoPE: turn each pair by"), matrix(in[1]), op("→")};
+        break;
+      }
+      if (in.size() == 2 && (in[1].kind == StageKind::QNorm || in[1].kind == StageKind::KNorm)) {  // the q/k norm
+        t = {matrix(in[0]), op(s.qk_norm.scope == QkNormScope::PerHead ? "÷ RMS per head, × gains" : "÷ RMS of the row, × gains"),
+             matrix(in[1]), op("→")};
         break;
       }
       t = {matrix(in[0]), op("·"), matrix(in[1])};

@@ -7,11 +7,14 @@ namespace attention_lab::gui {
 const std::vector<Step>& steps() {
   using K = StageKind;
   static const std::vector<Step> list = {
-      {"1. Inputs", {K::X, K::X_kv, K::W_q, K::W_k, K::W_v, K::b_q, K::b_k, K::b_v, K::W_o, K::b_o, K::Mask, K::Sinks}, K::X},
-      // (RoPE turns Q and K here too: before rotation, then after)
+      {"1. Inputs",
+       {K::X, K::X_kv, K::W_q, K::W_k, K::W_v, K::b_q, K::b_k, K::b_v, K::W_o, K::b_o, K::Mask, K::Sinks, K::QNorm,
+        K::KNorm},
+       K::X},
+      // (a q/k norm and RoPE act on Q and K here too: projected, normed, turned)
       {"2. Project to Q, K, V",
-       {K::QUnrotated, K::KUnrotated, K::RopeAngle, K::Q, K::K, K::V, K::HeadQUnrotated, K::HeadKUnrotated, K::HeadQ,
-        K::HeadK, K::HeadV},
+       {K::QProjected, K::KProjected, K::QUnrotated, K::KUnrotated, K::RopeAngle, K::Q, K::K, K::V, K::HeadQProjected,
+        K::HeadKProjected, K::HeadQUnrotated, K::HeadKUnrotated, K::HeadQ, K::HeadK, K::HeadV},
        K::Q, StepAnimation::Product},
       {"3. Scores Q·Kᵀ", {K::Scores}, K::Scores, StepAnimation::Product},
       {"4. Scale by 1/√d_k", {K::Scaled}, K::Scaled},

@@ -97,6 +97,41 @@ void draw_rope_controls(AppState& state, const Scenario& s, const Dims& d) {
   ImGui::Unindent();
 }
 
+// The q/k norm: off, per head or over the whole row, and its ε.
+void draw_qk_norm_controls(AppState& state, const Scenario& s) {
+  bool on = s.qk_norm.on();
+  if (ImGui::Checkbox("q/k norm", &on)) {
+    QkNorm n = s.qk_norm;
+    n.scope = on ? QkNormScope::PerHead : QkNormScope::Off;
+    state.apply(SetQkNorm{n});
+  }
+  state.note_item("q/k norm");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Divide each query and key by its root mean square and multiply by learned gains\n"
+                      "before RoPE (Qwen3, Gemma 3, OLMo-2): no score can grow large enough to saturate\n"
+                      "the softmax. New gains start at 1; edit them in q_norm and k_norm.");
+  if (!s.qk_norm.on()) return;
+  ImGui::Indent();
+  int scope = s.qk_norm.scope == QkNormScope::Whole ? 1 : 0;
+  const char* names[] = {"per head", "whole row"};
+  if (ImGui::Combo("over", &scope, names, 2)) {
+    QkNorm n = s.qk_norm;
+    n.scope = scope == 1 ? QkNormScope::Whole : QkNormScope::PerHead;
+    state.apply(SetQkNorm{n});
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Per head: the mean square of each head's d_k values, one d_k gain vector for every head (Qwen3).\n"
+                      "Whole row: the mean square of all heads' values together, a gain per column (OLMo-2).");
+  float eps = s.qk_norm.eps;
+  if (ImGui::InputFloat("ε", &eps, 0.0f, 0.0f, "%.0e", ImGuiInputTextFlags_EnterReturnsTrue) && eps != s.qk_norm.eps) {
+    QkNorm n = s.qk_norm;
+    n.eps = std::max(eps, 0.0f);
+    state.apply(SetQkNorm{n});
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Added to the mean square so a zero row stays finite. Enter applies.");
+  ImGui::Unindent();
+}
+
 }  // namespace
 
 void draw_controls_panel(AppState& state) {
@@ -192,6 +227,7 @@ void draw_controls_panel(AppState& state) {
          "Give each head's softmax one more key, a learned logit whose share is dropped: rows may sum to less than 1");
   toggle(state, "ALiBi position bias", Toggle::Alibi, s.alibi,
          "Add m·(j − i) to each head's scaled scores: a penalty that grows with distance, a different slope m per head");
+  draw_qk_norm_controls(state, s);
   draw_rope_controls(state, s, d);
   float t = s.temperature;
   const bool changed = ImGui::SliderFloat("temperature", &t, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);

@@ -56,6 +56,7 @@ enum class SideLabels {
   HeadIndex,   // indices of the whole matrix this head's block sits in (h·width + i)
   Bias,        // the single row of a bias: "bias"
   SinkLogit,   // the single row of the sink logits (one per head): "logit"
+  Gain,        // the single row of a norm's gains: "gain"
 };
 
 // The setting that has to be on for a stage to be part of the pipeline.

@@ -34,7 +34,7 @@ RowStatistics row_statistics(const Norm& norm, const float* row, Eigen::Index n)
 
 // Every intermediate of one layer's attention, for traces and tests.
 struct AttentionDetail {
-  Matrix q, k, v;          // after biases, before RoPE
+  Matrix q, k, v;          // after biases and any q/k norm, before RoPE
   Matrix q_rot, k_rot;     // after RoPE (Llama family; = q, k otherwise)
   std::vector<Matrix> scores;   // per head, T × T: QKᵀ/√d_head with −∞ where masked
   std::vector<Matrix> weights;  // per head, softmax

@@ -48,6 +48,8 @@ struct ModelConfig {
   bool tied_embeddings = true;                   // lm_head = token embeddings (when the file has no lm_head)
   bool qkv_bias = false;
   bool o_bias = false;
+  // An RMSNorm of q and k before RoPE (Qwen3: per head, q_norm/k_norm of d_head)
+  QkNormScope qk_norm = QkNormScope::Off;
   Rope rope;                    // Llama family: on, θ and any scaling (rotate_half pairs)
   std::vector<bool> nope_layers;  // SmolLM3: true for a layer without positions (no RoPE); empty: none
   int sliding_window = 0;       // 0 = none (Mistral: keys i − W < j ≤ i)
@@ -115,6 +117,7 @@ struct Norm {
 
 struct TransformerLayer {
   Norm norm1, norm2;
+  Norm q_norm, k_norm;  // the q/k norm's gains (ModelConfig::qk_norm), RMSNorm
   Linear q, k, v, o;
   Linear qkv;   // GPT-2: c_attn whole (q, k, v are its blocks), so one product makes all three; else unused (null data)
   Linear up;    // GPT-2: c_fc; Llama: up_proj

@@ -57,6 +57,7 @@ Labels side_labels(const Scenario& s, SideLabels kind, int n, int head) {
     case SideLabels::HeadIndex: return index_labels(n, head * n);
     case SideLabels::Bias: return Labels{{"bias"}, LabelKind::Index};
     case SideLabels::SinkLogit: return Labels{{"logit"}, LabelKind::Index};
+    case SideLabels::Gain: return Labels{{"gain"}, LabelKind::Index};
   }
   return index_labels(n);
 }

@@ -398,7 +398,7 @@ StageSpec projected_spec() {
 template <int P>
 StageSpec norm_gain_spec() {
   return {K(int(K::QNorm) + P), P == 0 ? "q_norm" : "k_norm", false, true, E::One,
-          P == 0 ? E::QNormWidth : E::KNormWidth, L::Bias, L::Index, ValueDomain::Signed, Requires::QkNorm,
+          P == 0 ? E::QNormWidth : E::KNormWidth, L::Gain, L::Index, ValueDomain::Signed, Requires::QkNorm,
           ViewKind::Stored, K(int(K::QNorm) + P), P == 0 ? &Scenario::q_norm : &Scenario::k_norm, Trace::No,
           P == 0 ? "Gains of the query norm" : "Gains of the key norm",
           [](int) { return std::string("g_") + kProjection[P].lower; },

@@ -97,6 +97,24 @@ void apply_rope(Eigen::Ref<Matrix, 0, Eigen::OuterStride<>> m, int heads, int d_
 }
 
 
+// The q/k norm in place: RMSNorm of each head's d_head values (one gain
+// vector shared by the heads) or of the whole row, as the engine's
+// finish_rows computes it (row_norm.h).
+template <typename Block>
+void apply_qk_norm(Block&& m, int heads, int d_head, const Norm& norm, QkNormScope scope) {
+  const bool whole = scope == QkNormScope::Whole;
+  const Eigen::Index width = whole ? static_cast<Eigen::Index>(heads) * d_head : d_head;
+  const int blocks = whole ? 1 : heads;
+  // ε as a float, as a scenario keeps it (and as torch adds it to a float32 mean)
+  const double eps = static_cast<float>(norm.eps);
+#pragma omp parallel for schedule(static) if (m.rows() >= 64)
+  for (Eigen::Index r = 0; r < m.rows(); ++r)
+    for (int b = 0; b < blocks; ++b) {
+      float* x = &m(r, static_cast<Eigen::Index>(b) * width);
+      rms_normalize(x, x, norm.weight.data(), width, eps);
+    }
+}
+
 }  // namespace
 
 // Eigen's vectorised tanh/erf/logistic: a scalar std::tanh per cell took a
@@ -152,6 +170,10 @@ Matrix attention_context(const TransformerModel& model, int layer, const Matrix&
   Columns q = fused ? columns(qkv, 0, d) : columns(q_own, 0, q_own.cols());
   Columns k = fused ? columns(qkv, d, d) : columns(k_own, 0, k_own.cols());
   Columns v = fused ? columns(qkv, 2 * d, d) : columns(v_own, 0, v_own.cols());
+  if (c.qk_norm != QkNormScope::Off) {
+    apply_qk_norm(q, c.heads, c.d_head, L.q_norm, c.qk_norm);
+    apply_qk_norm(k, c.kv_heads, c.d_head, L.k_norm, c.qk_norm);
+  }
   if (all) {
     detail->q = q;
     detail->k = k;
@@ -348,6 +370,12 @@ LayerScenario layer_scenario(const TransformerModel& model, int layer, const Mat
     s.b_v = Matrix::Zero(1, s.W_v.cols());
   }
   s.rope = c.rope_of(layer);
+  if (c.qk_norm != QkNormScope::Off) {
+    s.qk_norm.scope = c.qk_norm;
+    s.qk_norm.eps = static_cast<float>(L.q_norm.eps);
+    s.q_norm = Matrix(L.q_norm.weight);
+    s.k_norm = Matrix(L.k_norm.weight);
+  }
   s.scale = true;
   if (c.sliding_window > 0) {
     s.mask_kind = MaskKind::Window;

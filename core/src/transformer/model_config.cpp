@@ -21,7 +21,7 @@ struct ConfigError {
 [[noreturn]] void fail_config(std::string message) { throw ConfigError{std::move(message)}; }
 
 constexpr const char* kSupported =
-    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, phi3, starcoder2, smollm3";
+    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, qwen3, phi3, starcoder2, smollm3";
 
 // Sizes beyond these are not models this app can hold (and would overflow an int).
 constexpr long long kMaxDimension = 1 << 20;
@@ -272,10 +272,12 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
     fail_config(r.where() + ": \"num_key_value_heads\" " + std::to_string(c.kv_heads) +
          ": expected a divisor of num_attention_heads " + std::to_string(c.heads));
   c.d_model = r.positive_int("hidden_size");
-  if (!r.has("head_dim") && c.d_model % c.heads != 0)
+  const bool qwen3 = model_type == "qwen3";
+  if (!r.has("head_dim") && !qwen3 && c.d_model % c.heads != 0)
     fail_config(r.where() + ": \"hidden_size\" " + std::to_string(c.d_model) + ": expected a multiple of " +
          "num_attention_heads " + std::to_string(c.heads) + " (or a \"head_dim\")");
-  c.d_head = r.positive_int_or("head_dim", c.d_model / c.heads);
+  // Qwen3Config's head_dim defaults to 128, not hidden_size / heads
+  c.d_head = r.positive_int_or("head_dim", qwen3 ? 128 : c.d_model / c.heads);
   if (c.d_head % 2 != 0)
     fail_config(r.where() + ": head dimension " + std::to_string(c.d_head) + ": expected an even number (RoPE turns pairs)");
   // Q's width heads·d_head: an int everywhere downstream (an explicit head_dim makes it more than hidden_size).
@@ -299,7 +301,7 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   if (starcoder2) {
     c.qkv_bias = c.o_bias = c.mlp_bias = r.boolean_or("use_bias", true);
   } else {
-    // Qwen2 always has q/k/v biases; Llama and Mistral have them when attention_bias says so.
+    // Qwen2 always has q/k/v biases; Llama, Mistral and Qwen3 have them when attention_bias says so.
     c.qkv_bias = model_type == "qwen2" ? true : r.boolean_or("attention_bias", false);
     c.o_bias = model_type == "qwen2" ? false : c.qkv_bias;
     if (r.boolean_or("mlp_bias", false))
@@ -314,7 +316,7 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
                                                 : (absent && model_type == "mistral" ? 4096 : 0);
     // Phi-3's original context: read only by its longrope scaling, which read_rope refuses.
     if (model_type == "phi3") r.ignore("original_max_position_embeddings");
-  } else if (model_type == "qwen2" || model_type == "smollm3") {
+  } else if (model_type == "qwen2" || qwen3 || model_type == "smollm3") {
     if (r.boolean_or("use_sliding_window", false))
       fail_config(r.where() + ": \"use_sliding_window\": true (per-layer windows) is not supported yet");
     r.ignore("sliding_window");     // the window's size, unused while use_sliding_window is false
@@ -323,6 +325,7 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   // SmolLM's configs say their pairs are rotate_half's; HF's Llama ignores the key.
   r.expect_bool("rope_interleaved", false, "RoPE pairs 2i and 2i + 1, which HF's Llama does not compute");
   if (model_type == "smollm3") c.nope_layers = read_nope_layers(r, c.layers);
+  if (qwen3) c.qk_norm = QkNormScope::PerHead;  // q_norm and k_norm: RMSNorm over each head's head_dim
   check_layer_types(r, c);
   return c;
 }
@@ -384,8 +387,8 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
     const std::string type = r.string_or("model_type", "");
     if (type == "gpt2") {
       result.config = read_gpt2(r);
-    } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "phi3" || type == "starcoder2" ||
-               type == "smollm3") {
+    } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "phi3" ||
+               type == "starcoder2" || type == "smollm3") {
       result.config = read_llama(r, type);
     } else {
       fail_config(where + ": model_type '" + excerpt(type, 40) + "' is not supported (supported: " + kSupported + ")");

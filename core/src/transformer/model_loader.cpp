@@ -297,6 +297,11 @@ void build_llama(TransformerModel& m, Builder& b) {
         layer.up = b.linear(h + "mlp.c_fc.weight", d, c.d_ff, true, c.mlp_bias ? h + "mlp.c_fc.bias" : "");
       }
     }
+    if (c.qk_norm != QkNormScope::Off) {  // RMSNorm gains: one head's d_head, or the whole q and k rows
+      const bool whole = c.qk_norm == QkNormScope::Whole;
+      layer.q_norm = b.norm(h + "self_attn.q_norm.weight", "", whole ? qw : c.d_head, true, c.norm_eps);
+      layer.k_norm = b.norm(h + "self_attn.k_norm.weight", "", whole ? kvw : c.d_head, true, c.norm_eps);
+    }
     layer.o = b.linear(h + "self_attn.o_proj.weight", qw, d, true, bias("o", c.o_bias));
     layer.norm2 = b.norm(h + "post_attention_layernorm.weight", h + "post_attention_layernorm.bias", d, c.rms_norm, c.norm_eps);
     layer.down = c.gated_mlp ? b.linear(h + "mlp.down_proj.weight", c.d_ff, d, true)
