@@ -291,7 +291,7 @@ int cmd_trace_model(const std::vector<std::string>& args, std::ostream& out, std
   // the trace shows), then the rest from the engine's output.
   std::vector<Matrix> residual{embed(m, ids.ids)};
   for (int l = 0; l < layer; ++l) residual.push_back(run_layer(m, l, residual.back()));
-  const Matrix normed = normalize(m.layers[static_cast<std::size_t>(layer)].norm1, residual.back());
+  const Matrix normed = attention_input(m, layer, residual.back());
   LayerScenario ls = layer_scenario(m, layer, normed, labels(*o.tokenizer, ids.ids));
   if (!ls.error.empty()) return fail(err, "trace: " + ls.error);
   Engine engine;
@@ -339,7 +339,7 @@ int cmd_extract(const std::vector<std::string>& args, std::ostream& out, std::os
   if (int status = read_layer("extract", a, m.config, layer, err); status != kExitOk) return status;
   Matrix x = embed(m, ids.ids);
   for (int l = 0; l < layer; ++l) x = run_layer(m, l, x);
-  LayerScenario ls = layer_scenario(m, layer, normalize(m.layers[static_cast<std::size_t>(layer)].norm1, x),
+  LayerScenario ls = layer_scenario(m, layer, attention_input(m, layer, x),
                                     labels(*o.tokenizer, ids.ids));
   if (!ls.error.empty()) return fail(err, "extract: " + ls.error);
   return emit_text(scenario_to_json(ls.scenario), a, out, err);

@@ -5,10 +5,12 @@
 // logits to float32 rounding; each family it does not open yet is refused
 // with a message, never run.
 
+#include "attention_lab/block_stages.h"
 #include "attention_lab/engine.h"
 #include "attention_lab/model_session.h"
 #include "attention_lab/tokenizer.h"
 #include "temp_dir.h"
+#include "test_support.h"
 #include "unit_support.h"
 #include "attention_lab/transformer_forward.h"
 
@@ -97,12 +99,11 @@ void expect_transformers_outputs(const fs::path& folder, const std::string& name
   for (int l = 0; l < layers; ++l) {
     AttentionDetail detail;
     detail.weights_only = true;
-    attention(model, l, normalize(model.layers[static_cast<std::size_t>(l)].norm1, forward.residual[static_cast<std::size_t>(l)]),
-              &detail);
+    attention(model, l, attention_input(model, l, forward.residual[static_cast<std::size_t>(l)]), &detail);
     const json& heads = attentions[static_cast<std::size_t>(l)];
     ASSERT_EQ(heads.size(), detail.weights.size());
     // The same layer as an editable scenario, computed by the engine the app draws.
-    const Matrix normed = normalize(model.layers[static_cast<std::size_t>(l)].norm1, forward.residual[static_cast<std::size_t>(l)]);
+    const Matrix normed = attention_input(model, l, forward.residual[static_cast<std::size_t>(l)]);
     const LayerScenario extracted = layer_scenario(model, l, normed, std::vector<std::string>(ids.size()));
     ASSERT_EQ(extracted.error, "");
     Engine engine;
@@ -125,7 +126,7 @@ TEST_P(HfTransformersFixture, TokenizesAndComputesWhatTransformersComputes) {
 // The families this app computes, with transformers' own files.
 INSTANTIATE_TEST_SUITE_P(Opens, HfTransformersFixture,
                          ::testing::Values("gpt2", "gpt2-bf16", "llama-plain", "llama3-gqa-scaled-rope", "llama2-metaspace",
-                                           "mistral-window", "phi3", "qwen2", "qwen3", "smollm3-nope", "starcoder2"),
+                                           "mistral-window", "olmo2", "phi3", "qwen2", "qwen3", "smollm3-nope", "starcoder2"),
                          [](const auto& param_info) {
                            std::string name = param_info.param;
                            for (char& c : name)
@@ -394,10 +395,39 @@ TEST(HfTransformersConfig, ABpeVocabularyWithoutItsMergesIsRefused) {
   EXPECT_NE(error.find("is a subword piece (byte-level BPE or SentencePiece): expected merges.txt"), std::string::npos) << error;
 }
 
+// OLMo-2 norms the attention's and the MLP's outputs, not their inputs: the
+// Block view shows those norms where they are, and its output is the layer's.
+TEST(HfTransformersConfig, APostNormBlockShowsItsNormsAfterTheAttentionAndTheMlp) {
+  REQUIRE_HF_FIXTURES();
+  const LoadedModel loaded = load_model(kHfFixtures / "olmo2");
+  ASSERT_TRUE(loaded.model) << loaded.error;
+  const std::shared_ptr<const TransformerModel> model = loaded.model;
+  const std::vector<int> ids = {5, 17, 42, 99, 3, 250};
+  Matrix x = embed(*model, ids);
+  for (int layer = 0; layer < model->config.layers; ++layer) {
+    SCOPED_TRACE(layer);
+    const Matrix a = attention(*model, layer, attention_input(*model, layer, x));
+    EXPECT_EQ(attention_input(*model, layer, x), x) << "no norm before the attention";
+    BlockTrace trace(model, ids, layer, x);
+    trace.update(a);
+    EXPECT_EQ(trace.info(BlockStage::Norm1), nullptr);
+    EXPECT_EQ(trace.info(BlockStage::Norm2), nullptr);
+    ASSERT_NE(trace.info(BlockStage::PostAttn), nullptr);
+    ASSERT_NE(trace.info(BlockStage::PostMlp), nullptr);
+    const TransformerLayer& L = model->layers[static_cast<std::size_t>(layer)];
+    EXPECT_TRUE(test::matrices_near(trace.values(BlockStage::PostAttn), normalize(L.post_attn, a), 0.0, 0.0, "post-attention norm"));
+    EXPECT_TRUE(test::matrices_near(trace.values(BlockStage::Residual), x + normalize(L.post_attn, a), 0.0, 0.0, "h"));
+    const Matrix next = finish_layer(*model, layer, x, a);
+    EXPECT_TRUE(test::matrices_near(trace.values(BlockStage::Output), next, 0.0, 0.0, "output"));
+    EXPECT_TRUE(test::matrices_near(next, run_layer(*model, layer, x), 0.0, 0.0, "run_layer"));
+    x = next;
+  }
+}
+
 // The families this app does not compute yet are refused with a message, not run.
 TEST(HfTransformersConfig, EveryOtherFamilyIsRefusedNotRun) {
   REQUIRE_HF_FIXTURES();
-  for (const char* name : {"gemma2", "gemma3-text", "olmo2", "gpt-neox-pythia", "granite"}) {
+  for (const char* name : {"gemma2", "gemma3-text", "gpt-neox-pythia", "granite"}) {
     const std::string error = load_error(kHfFixtures / name);
     EXPECT_NE(error.find("is not supported"), std::string::npos) << name << ": " << error;
   }

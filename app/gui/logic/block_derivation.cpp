@@ -165,9 +165,20 @@ Derivation derive_block(const BlockTrace& t, BlockStage stage, int r, int c, con
                      num(value - before) + ").";
       }
       break;
-    case S::Residual: out.numbers = sum2(S::Input, S::Attention); break;
-    case S::Up: out.numbers = largest_products(t.values(S::Norm2), r, L.up, c, value); break;
-    case S::Gate: out.numbers = largest_products(t.values(S::Norm2), r, L.gate, c, value); break;
+    case S::Residual: out.numbers = sum2(S::Input, attention_added_stage(cfg)); break;
+    case S::PostAttnSpread: case S::PostMlpSpread:
+      out.numbers = "(" + first_terms(t.values(stage == S::PostAttnSpread ? S::Attention : S::Down), r,
+                                      [](float v) { return factor(v) + "²"; }) +
+                    ")/" + std::to_string(cfg.d_model) + " = " + num(value);
+      break;
+    case S::PostAttn:
+      out.numbers = norm_numbers(t, L.post_attn, S::Attention, S::PostAttnSpread, S::PostAttnSpread, r, c, value);
+      break;
+    case S::PostMlp:
+      out.numbers = norm_numbers(t, L.post_mlp, S::Down, S::PostMlpSpread, S::PostMlpSpread, r, c, value);
+      break;
+    case S::Up: out.numbers = largest_products(t.values(mlp_input_stage(cfg)), r, L.up, c, value); break;
+    case S::Gate: out.numbers = largest_products(t.values(mlp_input_stage(cfg)), r, L.gate, c, value); break;
     case S::Hidden:
       if (t.info(S::Gate)) {
         const float g = t.values(S::Gate)(r, c), u = t.values(S::Up)(r, c);
@@ -179,7 +190,7 @@ Derivation derive_block(const BlockTrace& t, BlockStage stage, int r, int c, con
       break;
     case S::Down: out.numbers = largest_products(t.values(S::Hidden), r, L.down, c, value); break;
     case S::Output:
-      out.numbers = sum2(S::Residual, S::Down);
+      out.numbers = sum2(S::Residual, mlp_added_stage(cfg));
       out.note = t.layer() + 1 < cfg.layers ? "The input of layer " + std::to_string(t.layer() + 1) + "."
                                             : "The last layer's output: the final norm and lm_head make the logits from it.";
       break;

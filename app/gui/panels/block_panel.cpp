@@ -134,14 +134,18 @@ void draw_block_view(AppState& state) {
     if (s.layer() == 1) ImGui::TextDisabled("⋮  layer 0 adds its attention and MLP to it  ⋮");
     else ImGui::TextDisabled("⋮  layers 0 to %d add their attention and MLP to it  ⋮", s.layer() - 1);
   }
-  const std::string attention_half = "Layer " + std::to_string(s.layer()) + ": norm, attention, residual sum";
-  section(attention_half.c_str(), [](const BlockStageInfo& i) {
-    return !i.embeddings && (!i.follows_attention || i.stage == BlockStage::Attention || i.stage == BlockStage::Residual);
-  });
-  const std::string mlp_half = "Layer " + std::to_string(s.layer()) + ": norm, MLP, residual sum";
-  section(mlp_half.c_str(), [](const BlockStageInfo& i) {
-    return i.follows_attention && i.stage != BlockStage::Attention && i.stage != BlockStage::Residual;
-  });
+  // the attention's half: its input (and norm), the attention, its post-norm (if any) and the residual sum
+  const auto attention_part = [](const BlockStageInfo& i) {
+    return !i.embeddings && (!i.follows_attention || i.stage == BlockStage::Attention || i.stage == BlockStage::Residual ||
+                             i.stage == BlockStage::PostAttnSpread || i.stage == BlockStage::PostAttn);
+  };
+  const bool post = c.post_norms;
+  const std::string attention_half = "Layer " + std::to_string(s.layer()) +
+                                     (post ? ": attention, norm, residual sum" : ": norm, attention, residual sum");
+  section(attention_half.c_str(), attention_part);
+  const std::string mlp_half =
+      "Layer " + std::to_string(s.layer()) + (post ? ": MLP, norm, residual sum" : ": norm, MLP, residual sum");
+  section(mlp_half.c_str(), [&](const BlockStageInfo& i) { return i.follows_attention && !attention_part(i); });
   ImGui::Spacing();
   ImGui::TextDisabled(s.layer() + 1 < c.layers ? "⋮  y is the input of layer %d  ⋮" : "⋮  y goes through the final norm and lm_head to the logits (layer %d is the last)  ⋮",
                       s.layer() + 1 < c.layers ? s.layer() + 1 : s.layer());

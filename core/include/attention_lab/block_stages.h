@@ -2,7 +2,8 @@
 // The Transformer block around the focused layer's attention, stage by stage:
 // the embeddings that start the residual stream, then the focused layer's
 // norm → attention → residual sum → norm → MLP (up, activation, down) →
-// residual sum. One table (block_stage_table) knows each stage's symbol,
+// residual sum (or, with post-norms, attention → norm → residual sum → MLP →
+// norm → residual sum). One table (block_stage_table) knows each stage's symbol,
 // name, formula, shape and inputs; BlockTrace holds the values, recomputing
 // only the rows an edit of the attention changed.
 
@@ -33,8 +34,19 @@ enum class BlockStage {
   Hidden,          // f = act(u), or SiLU(g)⊙u
   Down,            // m = f·W_down + b
   Output,          // y = h + m: the next layer's input
+  // Norms on the outputs (OLMo-2, Gemma 2): RMSNorm of a, and of m, before the residual sums
+  PostAttnSpread,
+  PostAttn,
+  PostMlpSpread,
+  PostMlp,
 };
-inline constexpr int kBlockStageCount = 17;
+inline constexpr int kBlockStageCount = 21;
+
+// The stage the MLP reads (n₂, or h itself without a norm before the MLP) and
+// the ones the residual sums add (a or its post-norm, m or its post-norm).
+BlockStage mlp_input_stage(const ModelConfig& config);
+BlockStage attention_added_stage(const ModelConfig& config);
+BlockStage mlp_added_stage(const ModelConfig& config);
 
 // How many columns a stage has.
 enum class BlockWidth { Model, FeedForward, One };

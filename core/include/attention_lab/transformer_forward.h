@@ -42,6 +42,10 @@ struct AttentionDetail {
   bool weights_only = false;  // set before the call: fill only `weights` (the overview)
 };
 
+// What layer `layer`'s attention reads from its input x: x normed by the
+// layer's first norm, or x itself where the norms come after (OLMo-2).
+Matrix attention_input(const TransformerModel& model, int layer, const Matrix& x);
+
 // Layer `layer`'s attention of its normed input: T × d_model (after o_proj).
 Matrix attention(const TransformerModel& model, int layer, const Matrix& normed, AttentionDetail* detail = nullptr);
 
@@ -53,8 +57,9 @@ void activate(Activation activation, Matrix& m);
 // activation (GPT-2: act(c_fc); Llama: silu(gate)·up).
 Matrix mlp(const TransformerModel& model, int layer, const Matrix& normed, Matrix* activation = nullptr);
 
-// The rest of a layer once its attention output is known: the residual sum,
-// then norm2 → MLP → residual. Returns the layer's output.
+// The rest of a layer once its attention output is known: (the post-attention
+// norm,) the residual sum, then norm2 → MLP (→ post-MLP norm) → residual.
+// Returns the layer's output.
 Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out);
 
 // A whole layer: input → output.

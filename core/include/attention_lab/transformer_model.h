@@ -48,6 +48,11 @@ struct ModelConfig {
   bool tied_embeddings = true;                   // lm_head = token embeddings (when the file has no lm_head)
   bool qkv_bias = false;
   bool o_bias = false;
+  // Where the layer's norms sit: before the attention and the MLP (GPT-2,
+  // Llama), and/or on their outputs before the residual sums (OLMo-2: only
+  // after; Gemma 2: both).
+  bool pre_norms = true;
+  bool post_norms = false;
   // An RMSNorm of q and k before RoPE (Qwen3: per head, q_norm/k_norm of d_head)
   QkNormScope qk_norm = QkNormScope::Off;
   Rope rope;                    // Llama family: on, θ and any scaling (rotate_half pairs)
@@ -118,6 +123,7 @@ struct Norm {
 struct TransformerLayer {
   Norm norm1, norm2;
   Norm q_norm, k_norm;  // the q/k norm's gains (ModelConfig::qk_norm), RMSNorm
+  Norm post_attn, post_mlp;  // ModelConfig::post_norms: on the attention's and the MLP's outputs
   Linear q, k, v, o;
   Linear qkv;   // GPT-2: c_attn whole (q, k, v are its blocks), so one product makes all three; else unused (null data)
   Linear up;    // GPT-2: c_fc; Llama: up_proj

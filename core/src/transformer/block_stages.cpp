@@ -54,7 +54,28 @@ void add_norm(std::vector<BlockStageInfo>& t, const ModelConfig& c, int which, B
                BlockWidth::Model, false, follows, inputs});
 }
 
+// The two stages of a norm on an output (OLMo-2's post_attention_layernorm
+// and post_feedforward_layernorm): its mean square, then the normed output.
+void add_post_norm(std::vector<BlockStageInfo>& t, bool attention, BlockStage spread, BlockStage normed, BlockStage input) {
+  const std::string n = attention ? "ₐ" : "ₘ", in = attention ? "a" : "m";
+  const std::string key = attention ? "post_attention_norm" : "post_mlp_norm";
+  const std::string what = attention ? "the attention's output" : "the MLP's output";
+  t.push_back({spread, key + ".mean_square", false, "ms" + n, "mean square of each row of " + what + " (RMSNorm)",
+               "(1/d)·Σ_c " + in + "[r,c]²",
+               "This model norms " + what + " before adding it to the residual stream: each row is divided by its root "
+               "mean square.",
+               BlockWidth::One, true, true, {{input, BlockFeed::Row}}});
+  t.push_back({normed, key, false, "n" + n, what + ", normed (RMSNorm)", in + "[r,c]/√(ms" + n + "[r] + ε)·γ[c]",
+               std::string(attention ? "What the attention adds to the residual stream" : "What the MLP adds to the residual stream") +
+                   ": every token's contribution at the same scale, whatever its size before.",
+               BlockWidth::Model, false, true, {{input, BlockFeed::Cell}, {spread, BlockFeed::Row}}});
+}
+
 }  // namespace
+
+BlockStage mlp_input_stage(const ModelConfig& c) { return c.pre_norms ? BlockStage::Norm2 : BlockStage::Residual; }
+BlockStage attention_added_stage(const ModelConfig& c) { return c.post_norms ? BlockStage::PostAttn : BlockStage::Attention; }
+BlockStage mlp_added_stage(const ModelConfig& c) { return c.post_norms ? BlockStage::PostMlp : BlockStage::Down; }
 
 std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
   using S = BlockStage;
@@ -77,24 +98,28 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
                    : "What the layers before this one have written into the residual stream (at layer 0: E; positions enter as "
                      "RoPE rotations of Q and K). Edits in this layer never change it.",
                BlockWidth::Model, false, false, {}});
-  add_norm(t, c, 1, S::Norm1Mean, S::Norm1Spread, S::Norm1, S::Input);
+  if (c.pre_norms) add_norm(t, c, 1, S::Norm1Mean, S::Norm1Spread, S::Norm1, S::Input);
   t.push_back({S::Attention, "attention", false, "a", "attention output (the Pipeline's output)",
                "concat(heads)·W_o" + std::string(c.o_bias ? " + b_o" : ""),
-               "The Pipeline's result with every edit and pin: what attention adds to the residual stream. Row r "
-               "mixes what every row it may see (0…r, causal) offers, through Q, K and V.",
-               BlockWidth::Model, false, true, {{S::Norm1, BlockFeed::VisibleRows}}});
-  t.push_back({S::Residual, "residual", false, "h", "residual sum after the attention", "x[r,c] + a[r,c]",
+               std::string("The Pipeline's result with every edit and pin: what attention ") +
+                   (c.post_norms ? "gives, normed next before it is added to the residual stream" : "adds to the residual stream") +
+                   ". Row r mixes what every row it may see (0…r, causal) offers, through Q, K and V.",
+               BlockWidth::Model, false, true, {{c.pre_norms ? S::Norm1 : S::Input, BlockFeed::VisibleRows}}});
+  if (c.post_norms) add_post_norm(t, true, S::PostAttnSpread, S::PostAttn, S::Attention);
+  const S added = attention_added_stage(c), mlp_in = mlp_input_stage(c);
+  const std::string a = c.post_norms ? "nₐ" : "a", n2 = c.pre_norms ? "n₂" : "h";
+  t.push_back({S::Residual, "residual", false, "h", "residual sum after the attention", "x[r,c] + " + a + "[r,c]",
                "Attention does not replace a token's vector: it adds to it (the residual connection).", BlockWidth::Model,
-               false, true, {{S::Input, BlockFeed::Cell}, {S::Attention, BlockFeed::Cell}}});
-  add_norm(t, c, 2, S::Norm2Mean, S::Norm2Spread, S::Norm2, S::Residual);
+               false, true, {{S::Input, BlockFeed::Cell}, {added, BlockFeed::Cell}}});
+  if (c.pre_norms) add_norm(t, c, 2, S::Norm2Mean, S::Norm2Spread, S::Norm2, S::Residual);
   t.push_back({S::Up, "mlp.up", false, "u", gated ? "MLP up-projection (up_proj)" : "MLP up-projection (c_fc)",
-               "Σ_k n₂[r,k]·W_up[k,c]" + std::string(c.mlp_bias ? " + b_up[c]" : ""),
+               "Σ_k " + n2 + "[r,k]·W_up[k,c]" + std::string(c.mlp_bias ? " + b_up[c]" : ""),
                "Each token on its own, widened to " + std::to_string(c.d_ff) + " features: the MLP looks at no other token.",
-               BlockWidth::FeedForward, false, true, {{S::Norm2, BlockFeed::Row}}});
+               BlockWidth::FeedForward, false, true, {{mlp_in, BlockFeed::Row}}});
   if (gated)
-    t.push_back({S::Gate, "mlp.gate", false, "g", "MLP gate projection (gate_proj)", "Σ_k n₂[r,k]·W_gate[k,c]",
+    t.push_back({S::Gate, "mlp.gate", false, "g", "MLP gate projection (gate_proj)", "Σ_k " + n2 + "[r,k]·W_gate[k,c]",
                  "SwiGLU's second projection: after SiLU it scales the up-projection feature by feature.",
-                 BlockWidth::FeedForward, false, true, {{S::Norm2, BlockFeed::Row}}});
+                 BlockWidth::FeedForward, false, true, {{mlp_in, BlockFeed::Row}}});
   t.push_back({S::Hidden, "mlp.activation", false, "f",
                gated ? "MLP activation (SwiGLU)"
                      : "MLP activation (" + activation_text(c.activation) +
@@ -107,11 +132,13 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
                      : std::vector<BlockInput>{{S::Up, BlockFeed::Cell}}});
   t.push_back({S::Down, "mlp.down", false, "m", gated ? "MLP down-projection (down_proj)" : "MLP down-projection (c_proj)",
                "Σ_k f[r,k]·W_down[k,c]" + std::string(c.mlp_bias ? " + b_down[c]" : ""),
-               "Back to d_model: what the MLP adds to the residual stream.", BlockWidth::Model, false, true,
-               {{S::Hidden, BlockFeed::Row}}});
-  t.push_back({S::Output, "output", false, "y", "the layer's output (residual sum after the MLP)", "h[r,c] + m[r,c]",
+               c.post_norms ? "Back to d_model: the MLP's output, normed next." : "Back to d_model: what the MLP adds to the residual stream.",
+               BlockWidth::Model, false, true, {{S::Hidden, BlockFeed::Row}}});
+  if (c.post_norms) add_post_norm(t, false, S::PostMlpSpread, S::PostMlp, S::Down);
+  t.push_back({S::Output, "output", false, "y", "the layer's output (residual sum after the MLP)",
+               std::string("h[r,c] + ") + (c.post_norms ? "nₘ" : "m") + "[r,c]",
                "The residual stream after this layer: the next layer's input (after the last layer: the final norm and the logits).",
-               BlockWidth::Model, false, true, {{S::Residual, BlockFeed::Cell}, {S::Down, BlockFeed::Cell}}});
+               BlockWidth::Model, false, true, {{S::Residual, BlockFeed::Cell}, {mlp_added_stage(c), BlockFeed::Cell}}});
   return t;
 }
 
@@ -143,11 +170,13 @@ BlockTrace::BlockTrace(std::shared_ptr<const TransformerModel> model, std::vecto
   if (m.position_embedding != nullptr) at(S::Embedded) = embed(m, ids_);
   at(S::Input) = std::move(input);
   const Norm& norm1 = m.layers[static_cast<std::size_t>(layer_)].norm1;
-  norm_statistics(norm1, at(S::Input), at(S::Norm1Mean), at(S::Norm1Spread));
-  at(S::Norm1) = normalize(norm1, at(S::Input));
+  if (m.config.pre_norms) {
+    norm_statistics(norm1, at(S::Input), at(S::Norm1Mean), at(S::Norm1Spread));
+    at(S::Norm1) = normalize(norm1, at(S::Input));
+    if (norm1.rms) values_[static_cast<std::size_t>(S::Norm1Mean)].resize(0, 0);
+  }
   for (const BlockStageInfo& i : table_)
     if (!i.follows_attention) versions_[static_cast<std::size_t>(i.stage)] = next_version_++;
-  if (norm1.rms) values_[static_cast<std::size_t>(S::Norm1Mean)].resize(0, 0);
 }
 
 const BlockStageInfo* BlockTrace::info(BlockStage stage) const {
@@ -195,10 +224,24 @@ void BlockTrace::compute_rows(const std::vector<Eigen::Index>& rows) {
     if (full.rows() != T || full.cols() != part.cols()) full = Matrix::Zero(T, part.cols());
     for (Eigen::Index i = 0; i < n; ++i) full.row(rows[static_cast<std::size_t>(i)]) = part.row(i);
   };
-  const Matrix h = gather(at(S::Input)) + gather(at(S::Attention));
+  const ModelConfig& c = m.config;
   Matrix mean, spread;
-  norm_statistics(L.norm2, h, mean, spread);
-  const Matrix n2 = normalize(L.norm2, h);
+  // a norm on an output (post-norms): its mean square, then the normed rows
+  const auto post_norm = [&](const Norm& norm, const Matrix& x, S spread_stage, S normed_stage) {
+    Matrix unused_mean, ms;
+    norm_statistics(norm, x, unused_mean, ms);
+    scatter(spread_stage, ms);
+    Matrix normed = normalize(norm, x);
+    scatter(normed_stage, normed);
+    return normed;
+  };
+  const Matrix a = gather(at(S::Attention));
+  const Matrix h = gather(at(S::Input)) + (c.post_norms ? post_norm(L.post_attn, a, S::PostAttnSpread, S::PostAttn) : a);
+  Matrix n2 = h;
+  if (c.pre_norms) {
+    norm_statistics(L.norm2, h, mean, spread);
+    n2 = normalize(L.norm2, h);
+  }
   Matrix up = L.up.apply(n2);
   Matrix hidden;
   if (m.config.gated_mlp) {
@@ -212,13 +255,15 @@ void BlockTrace::compute_rows(const std::vector<Eigen::Index>& rows) {
   }
   const Matrix down = L.down.apply(hidden);
   scatter(S::Residual, h);
-  if (!L.norm2.rms) scatter(S::Norm2Mean, mean);
-  scatter(S::Norm2Spread, spread);
-  scatter(S::Norm2, n2);
+  if (c.pre_norms) {
+    if (!L.norm2.rms) scatter(S::Norm2Mean, mean);
+    scatter(S::Norm2Spread, spread);
+    scatter(S::Norm2, n2);
+  }
   scatter(S::Up, up);
   scatter(S::Hidden, hidden);
   scatter(S::Down, down);
-  scatter(S::Output, h + down);
+  scatter(S::Output, h + (c.post_norms ? post_norm(L.post_mlp, down, S::PostMlpSpread, S::PostMlp) : down));
 }
 
 }  // namespace attention_lab

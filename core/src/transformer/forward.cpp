@@ -266,10 +266,16 @@ Matrix mlp_hidden(const TransformerModel& model, int layer, const Matrix& normed
 }
 
 // x += mlp(norm2(x)): the down projection adds itself to the residual stream.
+// With post-norms: x += post_mlp(mlp(x)) (norm2 too where the layer has both).
 void add_mlp(const TransformerModel& model, int layer, Matrix& x) {
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
-  const Matrix normed = normalize(L.norm2, x);
-  L.down.add_to(mlp_hidden(model, layer, normed), x);
+  const ModelConfig& c = model.config;
+  const Matrix hidden = mlp_hidden(model, layer, c.pre_norms ? normalize(L.norm2, x) : x);
+  if (c.post_norms) {
+    x += normalize(L.post_mlp, L.down.apply(hidden));
+    return;
+  }
+  L.down.add_to(hidden, x);
 }
 
 }  // namespace
@@ -284,18 +290,25 @@ Matrix mlp(const TransformerModel& model, int layer, const Matrix& normed, Matri
   return model.layers[static_cast<std::size_t>(layer)].down.apply(hidden);
 }
 
+Matrix attention_input(const TransformerModel& model, int layer, const Matrix& x) {
+  return model.config.pre_norms ? normalize(model.layers[static_cast<std::size_t>(layer)].norm1, x) : x;
+}
+
 Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out) {
-  Matrix x = input + attention_out;
+  Matrix x = input + (model.config.post_norms
+                          ? normalize(model.layers[static_cast<std::size_t>(layer)].post_attn, attention_out)
+                          : attention_out);
   add_mlp(model, layer, x);
   return x;
 }
 
 Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input) {
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
-  const Matrix normed = normalize(L.norm1, input);
+  const Matrix context = attention_context(model, layer, attention_input(model, layer, input), nullptr);
+  if (model.config.post_norms) return finish_layer(model, layer, input, L.o.apply(context));
   // input + attention: W_o's product adds itself to a copy of the input.
   Matrix x = input;
-  L.o.add_to(attention_context(model, layer, normed, nullptr), x);
+  L.o.add_to(context, x);
   add_mlp(model, layer, x);
   return x;
 }
@@ -346,7 +359,9 @@ LayerScenario layer_scenario(const TransformerModel& model, int layer, const Mat
   s.title = model_display_name(model.source) + " — layer " + std::to_string(layer) + " attention" +
             (c.rope.on && !c.rope_of(layer).on ? " (no positions: NoPE)" : "");
   s.description = std::string("Layer ") + std::to_string(layer) + " of " + std::to_string(c.layers) + " of " +
-                  model.source.string() + " (" + model.layout + "). X is the layer's normed input.";
+                  model.source.string() + " (" + model.layout + "). " +
+                  (c.pre_norms ? "X is the layer's normed input."
+                               : "X is the layer's input itself: this model norms the attention's output instead.");
   s.tokens = tokens;
   s.X = normed;
   s.W_q = L.q.in_out();

@@ -21,7 +21,7 @@ struct ConfigError {
 [[noreturn]] void fail_config(std::string message) { throw ConfigError{std::move(message)}; }
 
 constexpr const char* kSupported =
-    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, qwen3, phi3, starcoder2, smollm3";
+    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, qwen3, olmo2, phi3, starcoder2, smollm3";
 
 // Sizes beyond these are not models this app can hold (and would overflow an int).
 constexpr long long kMaxDimension = 1 << 20;
@@ -326,6 +326,13 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   r.expect_bool("rope_interleaved", false, "RoPE pairs 2i and 2i + 1, which HF's Llama does not compute");
   if (model_type == "smollm3") c.nope_layers = read_nope_layers(r, c.layers);
   if (qwen3) c.qk_norm = QkNormScope::PerHead;  // q_norm and k_norm: RMSNorm over each head's head_dim
+  if (model_type == "olmo2") {
+    // OLMo-2: q_norm and k_norm over the whole q and k projections, and the
+    // layer's norms on the attention's and the MLP's outputs, not their inputs
+    c.qk_norm = QkNormScope::Whole;
+    c.pre_norms = false;
+    c.post_norms = true;
+  }
   check_layer_types(r, c);
   return c;
 }
@@ -387,8 +394,8 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
     const std::string type = r.string_or("model_type", "");
     if (type == "gpt2") {
       result.config = read_gpt2(r);
-    } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "phi3" ||
-               type == "starcoder2" || type == "smollm3") {
+    } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "olmo2" ||
+               type == "phi3" || type == "starcoder2" || type == "smollm3") {
       result.config = read_llama(r, type);
     } else {
       fail_config(where + ": model_type '" + excerpt(type, 40) + "' is not supported (supported: " + kSupported + ")");

@@ -268,6 +268,7 @@ void build_llama(TransformerModel& m, Builder& b) {
   const bool fused = c.model_type == "phi3";
   m.layout = fused             ? "Phi-3 (fused qkv_proj and gate_up_proj, nn.Linear [out, in])"
              : !c.gated_mlp ? "StarCoder2 (LayerNorm, c_fc/c_proj MLP, nn.Linear [out, in])"
+             : c.post_norms ? "OLMo-2 (norms after the attention and the MLP, nn.Linear [out, in])"
                             : "Llama (nn.Linear [out, in])";
   const int d = c.d_model;
   const int qw = c.heads * c.d_head;
@@ -277,7 +278,8 @@ void build_llama(TransformerModel& m, Builder& b) {
     const std::string h = "model.layers." + std::to_string(i) + ".";
     const auto bias = [&](const char* name, bool on) { return on ? h + "self_attn." + name + "_proj.bias" : std::string(); };
     TransformerLayer layer;
-    layer.norm1 = b.norm(h + "input_layernorm.weight", h + "input_layernorm.bias", d, c.rms_norm, c.norm_eps);
+    if (c.pre_norms)
+      layer.norm1 = b.norm(h + "input_layernorm.weight", h + "input_layernorm.bias", d, c.rms_norm, c.norm_eps);
     if (fused) {  // Phi-3: qkv_proj [q; k; v] and gate_up_proj [gate; up], nn.Linear [out, in]
       const float* qkv = b.floats(h + "self_attn.qkv_proj.weight", {qw + 2 * kvw, d});
       layer.q = row_block(qkv, 0, qw, d);
@@ -303,7 +305,12 @@ void build_llama(TransformerModel& m, Builder& b) {
       layer.k_norm = b.norm(h + "self_attn.k_norm.weight", "", whole ? kvw : c.d_head, true, c.norm_eps);
     }
     layer.o = b.linear(h + "self_attn.o_proj.weight", qw, d, true, bias("o", c.o_bias));
-    layer.norm2 = b.norm(h + "post_attention_layernorm.weight", h + "post_attention_layernorm.bias", d, c.rms_norm, c.norm_eps);
+    if (c.post_norms) {  // OLMo-2: post_attention_layernorm is on the attention's output, not before the MLP
+      layer.post_attn = b.norm(h + "post_attention_layernorm.weight", "", d, true, c.norm_eps);
+      layer.post_mlp = b.norm(h + "post_feedforward_layernorm.weight", "", d, true, c.norm_eps);
+    } else {
+      layer.norm2 = b.norm(h + "post_attention_layernorm.weight", h + "post_attention_layernorm.bias", d, c.rms_norm, c.norm_eps);
+    }
     layer.down = c.gated_mlp ? b.linear(h + "mlp.down_proj.weight", c.d_ff, d, true)
                              : b.linear(h + "mlp.c_proj.weight", c.d_ff, d, true, c.mlp_bias ? h + "mlp.c_proj.bias" : "");
     m.layers.push_back(std::move(layer));

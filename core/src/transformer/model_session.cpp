@@ -69,7 +69,7 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
   for (int l = 0; l < c.layers; ++l) {
     step(control, static_cast<double>(l) / c.layers);
     const Matrix& x = s->residual_.back();
-    const Matrix normed = normalize(m.layers[static_cast<std::size_t>(l)].norm1, x);
+    const Matrix normed = attention_input(m, l, x);
     AttentionDetail detail;
     detail.weights_only = true;
     const Matrix attn = attention(m, l, normed, &detail);
@@ -87,7 +87,7 @@ std::vector<std::string> ModelSession::token_labels() const {
 }
 
 LayerScenario ModelSession::scenario() const {
-  const Matrix normed = normalize(model_->layers[static_cast<std::size_t>(layer_)].norm1, residual_[static_cast<std::size_t>(layer_)]);
+  const Matrix normed = attention_input(*model_, layer_, residual_[static_cast<std::size_t>(layer_)]);
   return layer_scenario(*model_, layer_, normed, token_labels());
 }
 
