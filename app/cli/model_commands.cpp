@@ -61,6 +61,12 @@ std::string shortest(double v) {
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
+// A float in its shortest round-trip form as a float ("0.22", not 0.2199999988…).
+std::string shortest(float v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
 
 // ", llama3 scaling ×32 (low 1, high 4, original context 64)", or nothing.
 std::string rope_scaling_text(const Rope& r) {
@@ -199,7 +205,10 @@ int cmd_model_info(const std::vector<std::string>& args, std::ostream& out, std:
       << quote(c.learned_positions() ? "learned" : "rope") << ", \"rope_theta\": " << (c.learned_positions() ? 0.0 : static_cast<double>(c.rope.theta))
       << ", \"rope_scaling\": " << quote(c.learned_positions() ? "none" : to_string(c.rope.scaling))
       << ", \"rope_factor\": " << (c.learned_positions() ? 1.0 : static_cast<double>(c.rope.factor))
-      << ", \"qk_norm\": " << quote(to_string(c.qk_norm))
+      << ", \"qk_norm\": " << quote(to_string(c.qk_norm)) << ", \"norms\": "
+      << quote(c.pre_norms && c.post_norms ? "pre+post" : c.post_norms ? "post" : "pre")
+      << ", \"embedding_scale\": " << shortest(c.embedding_scale) << ", \"residual_scale\": " << shortest(c.residual_scale)
+      << ", \"score_scale\": " << c.attention_scale() << ", \"logits_divisor\": " << c.logits_divisor
       << ", \"sliding_window\": " << c.sliding_window << ", \"tied_embeddings\": " << (m.lm_head_tied ? "true" : "false")
       << ", \"dtype\": " << quote(to_string(m.dtype)) << ", \"parameters\": " << m.parameters
       << ", \"bytes\": " << m.weight_bytes << ", \"files\": " << m.files.size() << ", \"tokenizer\": " << quote(o.tokenizer->kind())
@@ -220,7 +229,15 @@ int cmd_model_info(const std::vector<std::string>& args, std::ostream& out, std:
       << (c.qk_norm == QkNormScope::Off           ? ""
           : c.qk_norm == QkNormScope::PerHead ? "; q and k RMSNorm per head"
                                               : "; q and k RMSNorm over the whole row")
+      << (c.post_norms ? (c.pre_norms ? "; also on the attention's and the MLP's outputs"
+                                      : "; on the attention's and the MLP's outputs, not their inputs")
+                       : "")
       << '\n'
+      << (c.embedding_scale != 1.0f || c.residual_scale != 1.0f || c.score_scale > 0.0 || c.logits_divisor != 1.0
+              ? "scales:     embeddings ×" + shortest(c.embedding_scale) + ", residual sums' terms ×" +
+                    shortest(c.residual_scale) + ", scores ×" + shortest(c.attention_scale()) + ", logits ÷" +
+                    shortest(c.logits_divisor) + '\n'
+              : std::string())
       << "lm_head:    " << (m.lm_head_tied ? "tied to the token embeddings" : "its own") << '\n'
       << "weights:    " << to_string(m.dtype) << ", " << m.parameters << " parameters, " << m.weight_bytes << " bytes in "
       << m.files.size() << (m.files.size() == 1 ? " file" : " files") << '\n';

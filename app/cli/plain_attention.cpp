@@ -30,7 +30,7 @@ Matrix plain_attention_forward(const Scenario& s) {
   const Matrix V = s.kv_source().get() * s.W_v.get();
   const Eigen::Index Tk = d.T_k;
   Matrix concat(T, static_cast<Eigen::Index>(d.heads) * dv);
-  const float scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(dk)) : 1.0f;
+  const float scale = static_cast<float>(1.0 / score_scale_divisor(s));
   const bool causal = s.mask_kind == MaskKind::Causal;
 #pragma omp parallel for schedule(static)
   for (int h = 0; h < d.heads; ++h) {

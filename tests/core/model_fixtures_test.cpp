@@ -38,6 +38,7 @@ const Fixture kModels[] = {
     {"qwen2-bias-tied-bf16", ModelFamily::Llama, DType::BF16, 2, "Llama (nn.Linear [out, in])"},
     {"mistral-window-sharded", ModelFamily::Llama, DType::F16, 1, "Llama (nn.Linear [out, in])"},
     {"smollm-tied", ModelFamily::Llama, DType::F32, 4, "Llama (nn.Linear [out, in])"},
+    {"granite-multipliers", ModelFamily::Llama, DType::F32, 2, "Llama (nn.Linear [out, in])"},
 };
 
 class Reference {
@@ -134,7 +135,7 @@ TEST_P(ModelFixture, EveryIntermediateMatchesTheFloat64Reference) {
     }
     EXPECT_TRUE(near_reference(d.context, ref_->matrix(p + "context"), p + "context"));
     EXPECT_TRUE(near_reference(a, ref_->matrix(p + "attn_out"), p + "attn_out"));
-    const Matrix mid = x + a;
+    const Matrix mid = x + a * c.residual_scale;  // (Granite scales what the residual sums add)
     EXPECT_TRUE(near_reference(mid, ref_->matrix(p + "resid_mid"), p + "resid_mid"));
     const Matrix n2 = normalize(L.norm2, mid);
     EXPECT_TRUE(near_reference(n2, ref_->matrix(p + "norm2"), p + "norm2"));

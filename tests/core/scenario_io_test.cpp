@@ -44,7 +44,12 @@ Scenario everything() {
   s.X(0, 2) = 3.0e38f;
   s.X(0, 3) = 0.1f;
   s.scale = false;
+  s.score_scale = 0.3f;  // kept while the scale is off
   s.temperature = 0.7f;
+  s.qk_norm.scope = QkNormScope::Whole;
+  s.qk_norm.eps = 1e-5f;
+  s.q_norm = Matrix::Constant(1, 4, 1.25f);
+  s.k_norm = Matrix::Constant(1, 4, 0.75f);
   s.seed = 18446744073709551615ull;
   s.pins[{StageId::input(StageKind::Q), 1, 3}] = 2.5f;
   s.pins[{StageId::input(StageKind::V), 2, 5}] = -1.0f;
@@ -602,6 +607,9 @@ TEST(ScenarioBadInput, OtherSettingsHaveTheirTypes) {
   json j = book_json();
   j["scale"] = "yes";
   EXPECT_EQ(parse_error(j), "scale: expected true or false, found string \"yes\"");
+  j = book_json();
+  j["scale_factor"] = -0.5;
+  EXPECT_EQ(parse_error(j), "scale_factor: expected a number greater than 0 (what the scores are multiplied by instead of 1/√d_k), found -0.5");
   j = book_json();
   j["title"] = 5;
   EXPECT_EQ(parse_error(j), "title: expected a string, found 5");

@@ -66,7 +66,8 @@ inline ::testing::AssertionResult scenarios_identical(const Scenario& a, const S
       {"X", &Scenario::X},     {"W_q", &Scenario::W_q}, {"W_k", &Scenario::W_k},
       {"W_v", &Scenario::W_v}, {"W_o", &Scenario::W_o}, {"b_q", &Scenario::b_q},
       {"b_k", &Scenario::b_k}, {"b_v", &Scenario::b_v}, {"b_o", &Scenario::b_o},
-      {"custom_mask", &Scenario::custom_mask}, {"X_kv", &Scenario::X_kv}, {"sinks", &Scenario::sinks}};
+      {"custom_mask", &Scenario::custom_mask}, {"X_kv", &Scenario::X_kv}, {"sinks", &Scenario::sinks},
+      {"q_norm", &Scenario::q_norm}, {"k_norm", &Scenario::k_norm}};
   for (const auto& [name, member] : matrices)
     if (auto r = matrices_identical((a.*member).get(), (b.*member).get(), name); !r) return r;
   if (a.heads != b.heads) return fail() << "heads: " << a.heads << " vs " << b.heads;
@@ -74,6 +75,8 @@ inline ::testing::AssertionResult scenarios_identical(const Scenario& a, const S
     return fail() << "mask kind: " << to_string(a.mask_kind) << " vs " << to_string(b.mask_kind);
   if (a.window != b.window) return fail() << "window: " << a.window << " vs " << b.window;
   if (a.scale != b.scale) return fail() << "scale differs";
+  if (a.score_scale != b.score_scale) return fail() << "scale_factor: " << a.score_scale << " vs " << b.score_scale;
+  if (a.qk_norm != b.qk_norm) return fail() << "qk_norm differs";
   if (a.alibi != b.alibi) return fail() << "alibi differs";
   if (a.kv_heads != b.kv_heads) return fail() << "kv_heads: " << a.kv_heads << " vs " << b.kv_heads;
   if (a.rope != b.rope) return fail() << "rope differs";

@@ -210,8 +210,10 @@ def allowed_mask(T, window=None):
     return ok
 
 
-def attention(q, k, v, n_heads, n_kv, window, rec, pre):
-    """q [T, n_heads*DH], k/v [T, n_kv*DH] (already rotated where relevant)."""
+def attention(q, k, v, n_heads, n_kv, window, rec, pre, scale=None):
+    """q [T, n_heads*DH], k/v [T, n_kv*DH] (already rotated where relevant); the
+    scores are multiplied by `scale` (default 1/sqrt(DH))."""
+    scale = 1.0 / math.sqrt(DH) if scale is None else scale
     T = q.shape[0]
     ok = allowed_mask(T, window)
     scores = np.empty((n_heads, T, T))
@@ -222,7 +224,7 @@ def attention(q, k, v, n_heads, n_kv, window, rec, pre):
         qh = q[:, DH * h:DH * h + DH]
         kh = k[:, DH * g:DH * g + DH]
         vh = v[:, DH * g:DH * g + DH]
-        s = qh @ kh.T / math.sqrt(DH)
+        s = (qh @ kh.T) * scale
         s = np.where(ok, s, -np.inf)
         w = np_softmax(s)
         scores[h], weights[h] = s, w
@@ -293,7 +295,9 @@ def llama_forward(p, cfg, ids, rec=None):
     eps = cfg["rms_norm_eps"]
     window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None
     cos, sin = rope_cos_sin(T, cfg["rope_theta"])
-    x = p["embed"][ids]
+    # Granite's multipliers (GraniteModel, GraniteAttention, GraniteDecoderLayer; 1 elsewhere)
+    em, rm = cfg.get("embedding_multiplier", 1.0), cfg.get("residual_multiplier", 1.0)
+    x = p["embed"][ids] * em
     if rec is not None:
         rec["embed"] = x.copy()
     for i in range(L):
@@ -305,13 +309,13 @@ def llama_forward(p, cfg, ids, rec=None):
         v = a @ lp["v"].T + (lp["vb"] if lp.get("vb") is not None else 0.0)
         q_rot = apply_rope(q, nh, cos, sin)
         k_rot = apply_rope(k, nkv, cos, sin)
-        ctx = attention(q_rot, k_rot, v, nh, nkv, window, rec, pre)
+        ctx = attention(q_rot, k_rot, v, nh, nkv, window, rec, pre, cfg.get("attention_multiplier"))
         attn_out = ctx @ lp["o"].T
-        mid = x + attn_out
+        mid = x + attn_out * rm
         m = rms_norm(mid, lp["post_norm"], eps)
         act = silu(m @ lp["gate"].T) * (m @ lp["up"].T)
         mlp_out = act @ lp["down"].T
-        out = mid + mlp_out
+        out = mid + mlp_out * rm
         if rec is not None:
             rec.update({pre + "input": x, pre + "norm1": a, pre + "q": q, pre + "k": k, pre + "v": v,
                         pre + "q_rot": q_rot, pre + "k_rot": k_rot,
@@ -320,7 +324,7 @@ def llama_forward(p, cfg, ids, rec=None):
         x = out
     f = rms_norm(x, p["norm"], eps)
     lm = p["lm_head"] if p.get("lm_head") is not None else p["embed"]
-    logits = f @ lm.T
+    logits = f @ lm.T / cfg.get("logits_scaling", 1.0)
     if rec is not None:
         rec["final_norm"] = f
         rec["logits"] = logits
@@ -407,7 +411,9 @@ def llama_torch(p, cfg, ids):
     blocked = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
     if window is not None:
         blocked |= torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-window)
-    x = tt(p["embed"])[ids]
+    em, rm = cfg.get("embedding_multiplier", 1.0), cfg.get("residual_multiplier", 1.0)
+    scaling = cfg.get("attention_multiplier", 1.0 / math.sqrt(DH))
+    x = tt(p["embed"])[ids] * em
     for i in range(L):
         lp = p["layers"][i]
         pre = "layers.%d." % i
@@ -419,16 +425,16 @@ def llama_torch(p, cfg, ids):
         qh = q_rot.view(T, nh, DH).transpose(0, 1)
         kh = k_rot.view(T, nkv, DH).transpose(0, 1).repeat_interleave(nh // nkv, dim=0)
         vh = v.view(T, nkv, DH).transpose(0, 1).repeat_interleave(nh // nkv, dim=0)
-        s = torch.einsum("htd,hsd->hts", qh, kh) / math.sqrt(DH)
+        s = torch.einsum("htd,hsd->hts", qh, kh) * scaling
         s = s.masked_fill(blocked, float("-inf"))
         w = torch.softmax(s, -1)
         ctx = torch.einsum("hts,hsd->thd", w, vh).reshape(T, nh * DH)
         attn_out = F.linear(ctx, tt(lp["o"]))
-        mid = x + attn_out
+        mid = x + attn_out * rm
         m = rms(mid, lp["post_norm"])
         act = F.silu(F.linear(m, tt(lp["gate"]))) * F.linear(m, tt(lp["up"]))
         mlp_out = F.linear(act, tt(lp["down"]))
-        x = mid + mlp_out
+        x = mid + mlp_out * rm
         rec.update({pre + "norm1": a, pre + "q": q, pre + "k": k, pre + "v": v, pre + "q_rot": q_rot,
                     pre + "k_rot": k_rot, pre + "scores": s, pre + "weights": w, pre + "context": ctx,
                     pre + "attn_out": attn_out, pre + "resid_mid": mid, pre + "norm2": m,
@@ -436,7 +442,7 @@ def llama_torch(p, cfg, ids):
     f = rms(x, p["norm"])
     lm = tt(p["lm_head"] if p.get("lm_head") is not None else p["embed"])
     rec["final_norm"] = f
-    rec["logits"] = f @ lm.T
+    rec["logits"] = f @ lm.T / cfg.get("logits_scaling", 1.0)
     rec["probs"] = torch.softmax(rec["logits"], -1)
     return rec
 
@@ -695,10 +701,14 @@ def generate_fixtures(out):
          {"model_type": "mistral", "architectures": ["MistralForCausalLM"], "sliding_window": 3},
          1, False, False, 2),
         ("smollm-tied", 107, "F32", {}, 4, False, True, None),
+        ("granite-multipliers", 108, "F32",
+         {"model_type": "granite", "architectures": ["GraniteForCausalLM"], "embedding_multiplier": 3.5,
+          "attention_multiplier": 0.2, "residual_multiplier": 0.22, "logits_scaling": 2.5, "mlp_bias": False},
+         2, False, False, None),
     ]
     for name, seed, dtype, extra, n_kv, qb, tied, shards in llamas:
         cfg, st, rec, g, worst, split = make_llama(name, seed, dtype, extra, n_kv, qb, tied, shards)
-        if cfg["model_type"] != "llama":
+        if cfg["model_type"] in ("qwen2", "mistral"):
             cfg.pop("attention_bias")  # Qwen2Config / MistralConfig have no such key
         total += write_model(out, name, cfg, st, rec, g, worst, split)
     print("total %d bytes in %s" % (total, out))

@@ -108,6 +108,11 @@ Derivation derive_block(const BlockTrace& t, BlockStage stage, int r, int c, con
   const auto sum2 = [&](S a, S b) {
     return num(t.values(a)(r, c)) + " + " + factor(t.values(b)(r, c)) + " = " + num(value);
   };
+  // a residual sum: what it adds is scaled by the model's residual_scale (Granite)
+  const auto residual_sum = [&](S a, S b) {
+    if (cfg.residual_scale == 1.0f) return sum2(a, b);
+    return num(t.values(a)(r, c)) + " + " + factor(t.values(b)(r, c)) + "×" + num(cfg.residual_scale) + " = " + num(value);
+  };
   const int id = t.ids()[static_cast<std::size_t>(r)];
   switch (stage) {
     case S::TokenEmbedding:
@@ -121,10 +126,18 @@ Derivation derive_block(const BlockTrace& t, BlockStage stage, int r, int c, con
                  std::to_string(cfg.d_model) + " position table.";
       break;
     case S::Embedded:
-      out.numbers = sum2(S::TokenEmbedding, S::Position);
+      if (!t.info(S::Position)) {  // E times the model's embedding scale
+        out.numbers = num(t.values(S::TokenEmbedding)(r, c)) + "×" + num(cfg.embedding_scale) + " = " + num(value);
+        break;
+      }
+      if (cfg.embedding_scale != 1.0f)
+        out.numbers = "(" + num(t.values(S::TokenEmbedding)(r, c)) + " + " + factor(t.values(S::Position)(r, c)) + ")×" +
+                      num(cfg.embedding_scale) + " = " + num(value);
+      else
+        out.numbers = sum2(S::TokenEmbedding, S::Position);
       break;
     case S::Input:
-      out.formula = t.layer() == 0 ? "the embedded tokens (E" + std::string(t.info(S::Position) ? " + P" : "") + ")"
+      out.formula = t.layer() == 0 ? "the embedded tokens (" + (t.info(S::Embedded) ? t.info(S::Embedded)->symbol : std::string("E")) + ")"
                                    : "y of layer " + std::to_string(t.layer() - 1);
       out.numbers = num(value);
       out.note = "Edits in layer " + std::to_string(t.layer()) + " never change it.";
@@ -165,7 +178,7 @@ Derivation derive_block(const BlockTrace& t, BlockStage stage, int r, int c, con
                      num(value - before) + ").";
       }
       break;
-    case S::Residual: out.numbers = sum2(S::Input, attention_added_stage(cfg)); break;
+    case S::Residual: out.numbers = residual_sum(S::Input, attention_added_stage(cfg)); break;
     case S::PostAttnSpread: case S::PostMlpSpread:
       out.numbers = "(" + first_terms(t.values(stage == S::PostAttnSpread ? S::Attention : S::Down), r,
                                       [](float v) { return factor(v) + "²"; }) +
@@ -190,7 +203,7 @@ Derivation derive_block(const BlockTrace& t, BlockStage stage, int r, int c, con
       break;
     case S::Down: out.numbers = largest_products(t.values(S::Hidden), r, L.down, c, value); break;
     case S::Output:
-      out.numbers = sum2(S::Residual, mlp_added_stage(cfg));
+      out.numbers = residual_sum(S::Residual, mlp_added_stage(cfg));
       out.note = t.layer() + 1 < cfg.layers ? "The input of layer " + std::to_string(t.layer() + 1) + "."
                                             : "The last layer's output: the final norm and lm_head make the logits from it.";
       break;

@@ -189,7 +189,10 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
     case StageKind::Scaled: {
       const float raw = stage(StageKind::Scores)(r, c);
       std::string f = "S" + hs + at, n = format_number(raw, 3);
-      if (s.scale) {
+      if (s.scale && s.score_scale > 0.0f) {
+        f += " × " + format_number(s.score_scale, 4);
+        n += " × " + format_number(s.score_scale, 4);
+      } else if (s.scale) {
         f += " / √" + std::to_string(d.d_k);
         n += " / " + format_number(static_cast<float>(score_scale_divisor(s)), 3);
       }

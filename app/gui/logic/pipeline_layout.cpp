@@ -37,7 +37,13 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
     case StageKind::Scores: t = {matrix(in[0]), op("·"), matrix(in[1], true)}; break;
     case StageKind::Scaled: {
       std::string text;
-      if (s.scale) text = "÷ √" + std::to_string(s.dims().d_k);
+      if (s.scale && s.score_scale > 0.0f) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "× %.4g", static_cast<double>(s.score_scale));
+        text = buf;
+      } else if (s.scale) {
+        text = "÷ √" + std::to_string(s.dims().d_k);
+      }
       if (s.temperature != 1.0f) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%s÷ τ=%.2g", text.empty() ? "" : " ", static_cast<double>(s.temperature));

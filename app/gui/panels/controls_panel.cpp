@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace attention_lab::gui {
 
@@ -222,7 +223,14 @@ void draw_controls_panel(AppState& state) {
       state.apply(SetMask{MaskKind::Window, std::nullopt, std::clamp(w, 1, std::max(1, s.T()))});
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keys each token sees, itself included (1 to T)");
   }
-  toggle(state, "scale by 1/√d_k", Toggle::Scale, s.scale, "Divide the scores by √d_k before softmax");
+  if (s.score_scale > 0.0f) {  // the model's own factor (Granite, Gemma): named with its value
+    char label[64];
+    std::snprintf(label, sizeof label, "scale by %.4g", static_cast<double>(s.score_scale));
+    toggle(state, label, Toggle::Scale, s.scale,
+           "Multiply the scores by the factor the model's configuration sets, instead of dividing them by √d_k");
+  } else {
+    toggle(state, "scale by 1/√d_k", Toggle::Scale, s.scale, "Divide the scores by √d_k before softmax");
+  }
   toggle(state, "attention sinks", Toggle::Sinks, s.use_sinks,
          "Give each head's softmax one more key, a learned logit whose share is dropped: rows may sum to less than 1");
   toggle(state, "ALiBi position bias", Toggle::Alibi, s.alibi,

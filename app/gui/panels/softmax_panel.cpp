@@ -174,7 +174,8 @@ void draw_softmax_panel(AppState& state) {
   bar_row("1. scores  S = q·kⱼ", b.scores, bar_w, prob_colour, false, hidden_in(StageKind::Scores));
   row_end(1);
   char divided[96];
-  std::snprintf(divided, sizeof divided, "2. scaled  S′ = S ÷ %s%.3g", s.scale ? "√d_k ÷ τ = S ÷ " : "τ = S ÷ ", b.divisor);
+  std::snprintf(divided, sizeof divided, "2. scaled  S′ = S ÷ %s%.3g",
+                s.scale ? (s.score_scale > 0.0f ? "(1/scale) ÷ τ = S ÷ " : "√d_k ÷ τ = S ÷ ") : "τ = S ÷ ", b.divisor);
   bar_row(divided, b.scaled, bar_w, prob_colour, false, hide_scaled);
   row_end(2);
   if (b.position_bias.size() > 0) {

@@ -134,6 +134,9 @@ struct Scenario {
   SharedMatrix custom_mask;  // T × T_k of 0/1 (1 = may attend); kept even when another kind is active
   int window = 0;      // keys a query sees with MaskKind::Window (≥ 1); kept like custom_mask
   bool scale = true;
+  // > 0: with `scale`, the scores are multiplied by this instead of divided
+  // by √d_k (Granite's attention_multiplier, Gemma's query_pre_attn_scalar^−½).
+  float score_scale = 0.0f;
   float temperature = 1.0f;
   bool use_bias = false;
   bool use_w_o = false;
@@ -213,7 +216,9 @@ int rope_pair_of(RopePairs pairs, int d_k, int dim);
 // What the scores are divided by before the mask: √d_k when `scale` is on
 // (else 1), times the temperature; in double, as the engine rounds it once.
 // The one place that knows the scaling's arithmetic.
-double score_scale_divisor(const Scenario& s);  // √d_k or 1
+double score_scale_divisor(const Scenario& s);  // √d_k, 1/score_scale, or 1
+// "√16", "1/0.0625" or "1": the divisor score_scale_divisor gives, as written in formulas.
+std::string score_scale_text(const Scenario& s);
 double score_divisor(const Scenario& s);        // score_scale_divisor · τ
 
 // Checks every shape and value of a scenario built in memory; returns the

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,18 @@ struct ModelConfig {
   bool tied_embeddings = true;                   // lm_head = token embeddings (when the file has no lm_head)
   bool qkv_bias = false;
   bool o_bias = false;
+  // Scalings some families add (1 where they do not): the embeddings times
+  // embedding_scale (Granite's embedding_multiplier; Gemma: √d_model), what
+  // each residual sum adds times residual_scale (Granite's
+  // residual_multiplier), the scores times score_scale instead of 1/√d_head
+  // (Granite's attention_multiplier; Gemma: query_pre_attn_scalar^−½), the
+  // logits divided by logits_divisor (Granite's logits_scaling).
+  float embedding_scale = 1.0f;
+  float residual_scale = 1.0f;
+  double score_scale = 0.0;  // 0: 1/√d_head
+  double logits_divisor = 1.0;
+  // What the scores are multiplied by: score_scale, or 1/√d_head.
+  double attention_scale() const { return score_scale > 0.0 ? score_scale : 1.0 / std::sqrt(static_cast<double>(d_head)); }
   // Where the layer's norms sit: before the attention and the MLP (GPT-2,
   // Llama), and/or on their outputs before the residual sums (OLMo-2: only
   // after; Gemma 2: both).

@@ -413,12 +413,18 @@ StageSpec norm_gain_spec() {
 
 std::string scaled_formula(const Scenario& s, const Dims& d, int h) {
   std::string f = "S" + subscript(h);
-  if (s.scale) f += " / √" + std::to_string(d.d_k);
+  if (s.scale && s.score_scale > 0.0f) f += " × " + short_number(s.score_scale);
+  else if (s.scale) f += " / √" + std::to_string(d.d_k);
   if (s.temperature != 1.0f) f += " / τ";
   return "S′" + subscript(h) + " = " + f;
 }
 
-std::string scaled_explanation(const Scenario& s, const Dims&, int) {
+std::string scaled_explanation(const Scenario& s, const Dims& d, int) {
+  if (s.scale && s.score_scale > 0.0f)
+    return "The model multiplies the scores by " + short_number(s.score_scale) + " instead of dividing them by √d_k = √" +
+           std::to_string(d.d_k) + " (a factor its configuration sets: Granite's attention_multiplier, Gemma's "
+           "query_pre_attn_scalar^−½); the aim is the same, scores of a size softmax does not saturate on." +
+           (s.temperature != 1.0f ? " The temperature τ divides them too." : "");
   std::string text =
       s.scale ? "A dot product of d_k random-ish terms grows like √d_k; dividing by √d_k keeps the scores near "
                 "unit size, so softmax does not collapse onto a single token and gradients stay alive."

@@ -157,7 +157,20 @@ double rope_angle(const Rope& rope, int d_k, int pair, int position) {
   return position * rope_frequency(rope, d_k, pair);
 }
 
-double score_scale_divisor(const Scenario& s) { return s.scale ? std::sqrt(static_cast<double>(s.dims().d_k)) : 1.0; }
+double score_scale_divisor(const Scenario& s) {
+  if (!s.scale) return 1.0;
+  return s.score_scale > 0.0f ? 1.0 / static_cast<double>(s.score_scale) : std::sqrt(static_cast<double>(s.dims().d_k));
+}
+
+std::string score_scale_text(const Scenario& s) {
+  if (!s.scale) return "1";
+  if (s.score_scale > 0.0f) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(s.score_scale));
+    return std::string("1/") + buf;
+  }
+  return "√" + std::to_string(s.dims().d_k);
+}
 
 double score_divisor(const Scenario& s) { return score_scale_divisor(s) * static_cast<double>(s.temperature); }
 
@@ -359,6 +372,9 @@ std::string validate(const Scenario& s) {
       return "rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(width_q / H);
     if (std::string problem = check_rope(s.rope); !problem.empty()) return problem;
   }
+  if (!(std::isfinite(s.score_scale) && s.score_scale >= 0.0f))
+    return "scale_factor: expected a number greater than 0 (what the scores are multiplied by instead of 1/√d_k), found " +
+           std::to_string(s.score_scale);
   if (s.qk_norm.on()) {
     if (!(std::isfinite(s.qk_norm.eps) && s.qk_norm.eps >= 0.0f))
       return "qk_norm.eps: expected a finite number ≥ 0, found " + std::to_string(s.qk_norm.eps);

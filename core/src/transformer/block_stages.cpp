@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 namespace attention_lab {
@@ -77,6 +78,12 @@ BlockStage mlp_input_stage(const ModelConfig& c) { return c.pre_norms ? BlockSta
 BlockStage attention_added_stage(const ModelConfig& c) { return c.post_norms ? BlockStage::PostAttn : BlockStage::Attention; }
 BlockStage mlp_added_stage(const ModelConfig& c) { return c.post_norms ? BlockStage::PostMlp : BlockStage::Down; }
 
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
 std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
   using S = BlockStage;
   const bool gated = c.gated_mlp;
@@ -84,13 +91,21 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
   t.push_back({S::TokenEmbedding, "embed.token", true, "E", "token embeddings", "W_te[id_r, c]",
                "Each token's row of the embedding table: the model's starting vector for that token, the same wherever it appears.",
                BlockWidth::Model, false, false, {}});
+  const std::string embedding_scale = c.embedding_scale != 1.0f ? "·" + number_text(c.embedding_scale) : "";
   if (c.learned_positions()) {
     t.push_back({S::Position, "embed.position", true, "P", "position embeddings", "W_pe[r, c]",
                  "A learned vector per position, added so the model can tell the first 'the' from the second.",
                  BlockWidth::Model, false, false, {}});
-    t.push_back({S::Embedded, "embed", true, "E + P", "embedded tokens (the input of layer 0)", "E[r,c] + P[r,c]",
+    t.push_back({S::Embedded, "embed", true, "E + P", "embedded tokens (the input of layer 0)",
+                 embedding_scale.empty() ? "E[r,c] + P[r,c]" : "(E[r,c] + P[r,c])" + embedding_scale,
                  "The residual stream starts here: every layer reads it and adds its own contribution.", BlockWidth::Model,
                  false, false, {{S::TokenEmbedding, BlockFeed::Cell}, {S::Position, BlockFeed::Cell}}});
+  } else if (!embedding_scale.empty()) {
+    t.push_back({S::Embedded, "embed", true, "E" + embedding_scale, "scaled token embeddings (the input of layer 0)",
+                 "E[r,c]" + embedding_scale,
+                 "This model multiplies its embeddings by " + number_text(c.embedding_scale) +
+                     " before the first layer (its configuration's embedding scale).",
+                 BlockWidth::Model, false, false, {{S::TokenEmbedding, BlockFeed::Cell}}});
   }
   t.push_back({S::Input, "input", false, "x", "the layer's input (the residual stream)", "output of the layer before",
                c.learned_positions()
@@ -108,7 +123,10 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
   if (c.post_norms) add_post_norm(t, true, S::PostAttnSpread, S::PostAttn, S::Attention);
   const S added = attention_added_stage(c), mlp_in = mlp_input_stage(c);
   const std::string a = c.post_norms ? "nₐ" : "a", n2 = c.pre_norms ? "n₂" : "h";
-  t.push_back({S::Residual, "residual", false, "h", "residual sum after the attention", "x[r,c] + " + a + "[r,c]",
+  // Granite scales what each residual sum adds
+  const std::string residual_scale = c.residual_scale != 1.0f ? "·" + number_text(c.residual_scale) : "";
+  t.push_back({S::Residual, "residual", false, "h", "residual sum after the attention",
+               "x[r,c] + " + a + "[r,c]" + residual_scale,
                "Attention does not replace a token's vector: it adds to it (the residual connection).", BlockWidth::Model,
                false, true, {{S::Input, BlockFeed::Cell}, {added, BlockFeed::Cell}}});
   if (c.pre_norms) add_norm(t, c, 2, S::Norm2Mean, S::Norm2Spread, S::Norm2, S::Residual);
@@ -136,7 +154,7 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
                BlockWidth::Model, false, true, {{S::Hidden, BlockFeed::Row}}});
   if (c.post_norms) add_post_norm(t, false, S::PostMlpSpread, S::PostMlp, S::Down);
   t.push_back({S::Output, "output", false, "y", "the layer's output (residual sum after the MLP)",
-               std::string("h[r,c] + ") + (c.post_norms ? "nₘ" : "m") + "[r,c]",
+               std::string("h[r,c] + ") + (c.post_norms ? "nₘ" : "m") + "[r,c]" + residual_scale,
                "The residual stream after this layer: the next layer's input (after the last layer: the final norm and the logits).",
                BlockWidth::Model, false, true, {{S::Residual, BlockFeed::Cell}, {mlp_added_stage(c), BlockFeed::Cell}}});
   return t;
@@ -167,7 +185,7 @@ BlockTrace::BlockTrace(std::shared_ptr<const TransformerModel> model, std::vecto
   if (m.position_embedding != nullptr) {
     at(S::Position) = Eigen::Map<const Matrix>(m.position_embedding, T, d);
   }
-  if (m.position_embedding != nullptr) at(S::Embedded) = embed(m, ids_);
+  if (info(S::Embedded)) at(S::Embedded) = embed(m, ids_);
   at(S::Input) = std::move(input);
   const Norm& norm1 = m.layers[static_cast<std::size_t>(layer_)].norm1;
   if (m.config.pre_norms) {
@@ -236,7 +254,12 @@ void BlockTrace::compute_rows(const std::vector<Eigen::Index>& rows) {
     return normed;
   };
   const Matrix a = gather(at(S::Attention));
-  const Matrix h = gather(at(S::Input)) + (c.post_norms ? post_norm(L.post_attn, a, S::PostAttnSpread, S::PostAttn) : a);
+  // what a residual sum adds, scaled as the forward pass scales it (finish_layer)
+  const auto scaled = [&](Matrix term) {
+    if (c.residual_scale != 1.0f) term *= c.residual_scale;
+    return term;
+  };
+  const Matrix h = gather(at(S::Input)) + scaled(c.post_norms ? post_norm(L.post_attn, a, S::PostAttnSpread, S::PostAttn) : a);
   Matrix n2 = h;
   if (c.pre_norms) {
     norm_statistics(L.norm2, h, mean, spread);
@@ -263,7 +286,7 @@ void BlockTrace::compute_rows(const std::vector<Eigen::Index>& rows) {
   scatter(S::Up, up);
   scatter(S::Hidden, hidden);
   scatter(S::Down, down);
-  scatter(S::Output, h + (c.post_norms ? post_norm(L.post_mlp, down, S::PostMlpSpread, S::PostMlp) : down));
+  scatter(S::Output, h + scaled(c.post_norms ? post_norm(L.post_mlp, down, S::PostMlpSpread, S::PostMlp) : down));
 }
 
 }  // namespace attention_lab

@@ -49,6 +49,7 @@ Matrix embed(const TransformerModel& model, std::span<const int> ids) {
     if (model.position_embedding != nullptr)
       x.row(t) += Eigen::Map<const RowVector>(model.position_embedding + t * d, d);
   }
+  if (model.config.embedding_scale != 1.0f) x *= model.config.embedding_scale;
   return x;
 }
 
@@ -193,7 +194,7 @@ Matrix attention_context(const TransformerModel& model, int layer, const Matrix&
     }
     detail->weights.assign(static_cast<std::size_t>(c.heads), Matrix::Zero(T, T));
   }
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d_head)));
+  const float scale = static_cast<float>(c.attention_scale());
   // Causal (and windowed) attention by blocks of query rows: a block's keys
   // are [lo, end of the block), so the masked half is never multiplied.
   constexpr Eigen::Index kBlock = 64;
@@ -265,14 +266,20 @@ Matrix mlp_hidden(const TransformerModel& model, int layer, const Matrix& normed
   return hidden;
 }
 
+// What a residual sum adds: `term`, times the model's residual_scale.
+Matrix residual_term(const TransformerModel& model, Matrix term) {
+  if (model.config.residual_scale != 1.0f) term *= model.config.residual_scale;
+  return term;
+}
+
 // x += mlp(norm2(x)): the down projection adds itself to the residual stream.
 // With post-norms: x += post_mlp(mlp(x)) (norm2 too where the layer has both).
 void add_mlp(const TransformerModel& model, int layer, Matrix& x) {
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   const ModelConfig& c = model.config;
   const Matrix hidden = mlp_hidden(model, layer, c.pre_norms ? normalize(L.norm2, x) : x);
-  if (c.post_norms) {
-    x += normalize(L.post_mlp, L.down.apply(hidden));
+  if (c.post_norms || c.residual_scale != 1.0f) {
+    x += residual_term(model, c.post_norms ? normalize(L.post_mlp, L.down.apply(hidden)) : L.down.apply(hidden));
     return;
   }
   L.down.add_to(hidden, x);
@@ -295,9 +302,9 @@ Matrix attention_input(const TransformerModel& model, int layer, const Matrix& x
 }
 
 Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out) {
-  Matrix x = input + (model.config.post_norms
-                          ? normalize(model.layers[static_cast<std::size_t>(layer)].post_attn, attention_out)
-                          : attention_out);
+  Matrix x = input + residual_term(model, model.config.post_norms
+                                              ? normalize(model.layers[static_cast<std::size_t>(layer)].post_attn, attention_out)
+                                              : attention_out);
   add_mlp(model, layer, x);
   return x;
 }
@@ -305,7 +312,8 @@ Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& inpu
 Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input) {
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   const Matrix context = attention_context(model, layer, attention_input(model, layer, input), nullptr);
-  if (model.config.post_norms) return finish_layer(model, layer, input, L.o.apply(context));
+  if (model.config.post_norms || model.config.residual_scale != 1.0f)
+    return finish_layer(model, layer, input, L.o.apply(context));
   // input + attention: W_o's product adds itself to a copy of the input.
   Matrix x = input;
   L.o.add_to(context, x);
@@ -315,7 +323,9 @@ Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input) 
 
 Matrix logits(const TransformerModel& model, const Matrix& last_output, int first, int count) {
   const Matrix normed = normalize(model.final_norm, last_output.middleRows(first, count));
-  return model.lm_head.apply(normed);
+  Matrix out = model.lm_head.apply(normed);
+  if (model.config.logits_divisor != 1.0) out /= static_cast<float>(model.config.logits_divisor);
+  return out;
 }
 
 ModelForward run_model(const TransformerModel& model, std::span<const int> ids, int logit_rows) {
@@ -392,6 +402,7 @@ LayerScenario layer_scenario(const TransformerModel& model, int layer, const Mat
     s.k_norm = Matrix(L.k_norm.weight);
   }
   s.scale = true;
+  if (c.score_scale > 0.0) s.score_scale = static_cast<float>(c.score_scale);
   if (c.sliding_window > 0) {
     s.mask_kind = MaskKind::Window;
     s.window = c.sliding_window;

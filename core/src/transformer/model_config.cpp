@@ -21,7 +21,7 @@ struct ConfigError {
 [[noreturn]] void fail_config(std::string message) { throw ConfigError{std::move(message)}; }
 
 constexpr const char* kSupported =
-    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, qwen3, olmo2, phi3, starcoder2, smollm3";
+    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, qwen3, olmo2, granite, phi3, starcoder2, smollm3";
 
 // Sizes beyond these are not models this app can hold (and would overflow an int).
 constexpr long long kMaxDimension = 1 << 20;
@@ -326,6 +326,13 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   r.expect_bool("rope_interleaved", false, "RoPE pairs 2i and 2i + 1, which HF's Llama does not compute");
   if (model_type == "smollm3") c.nope_layers = read_nope_layers(r, c.layers);
   if (qwen3) c.qk_norm = QkNormScope::PerHead;  // q_norm and k_norm: RMSNorm over each head's head_dim
+  if (model_type == "granite") {
+    // Granite's four multipliers (GraniteConfig: 1 when left out)
+    c.embedding_scale = static_cast<float>(r.positive_number_or("embedding_multiplier", 1.0));
+    c.residual_scale = static_cast<float>(r.positive_number_or("residual_multiplier", 1.0));
+    c.score_scale = r.positive_number_or("attention_multiplier", 1.0);
+    c.logits_divisor = r.positive_number_or("logits_scaling", 1.0);
+  }
   if (model_type == "olmo2") {
     // OLMo-2: q_norm and k_norm over the whole q and k projections, and the
     // layer's norms on the attention's and the MLP's outputs, not their inputs
@@ -395,7 +402,7 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
     if (type == "gpt2") {
       result.config = read_gpt2(r);
     } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "olmo2" ||
-               type == "phi3" || type == "starcoder2" || type == "smollm3") {
+               type == "granite" || type == "phi3" || type == "starcoder2" || type == "smollm3") {
       result.config = read_llama(r, type);
     } else {
       fail_config(where + ": model_type '" + excerpt(type, 40) + "' is not supported (supported: " + kSupported + ")");
