@@ -131,8 +131,8 @@ TEST_P(HfTransformersFixture, TokenizesAndComputesWhatTransformersComputes) {
 // The families this app computes, with transformers' own files.
 INSTANTIATE_TEST_SUITE_P(Opens, HfTransformersFixture,
                          ::testing::Values("gpt2", "gpt2-bf16", "llama-plain", "llama3-gqa-scaled-rope", "llama2-metaspace",
-                                           "mistral-window", "olmo2", "granite", "phi3", "qwen2", "qwen3", "smollm3-nope",
-                                           "starcoder2"),
+                                           "mistral-window", "olmo2", "granite", "gemma2", "gemma3-text", "phi3", "qwen2", "qwen3",
+                                           "smollm3-nope", "starcoder2"),
                          [](const auto& param_info) {
                            std::string name = param_info.param;
                            for (char& c : name)
@@ -435,7 +435,7 @@ TEST(HfTransformersConfig, APostNormBlockShowsItsNormsAfterTheAttentionAndTheMlp
 // The families this app does not compute yet are refused with a message, not run.
 TEST(HfTransformersConfig, EveryOtherFamilyIsRefusedNotRun) {
   REQUIRE_HF_FIXTURES();
-  for (const char* name : {"gemma2", "gemma3-text", "gpt-neox-pythia"}) {
+  for (const char* name : {"gpt-neox-pythia"}) {
     const std::string error = load_error(kHfFixtures / name);
     EXPECT_NE(error.find("is not supported"), std::string::npos) << name << ": " << error;
   }

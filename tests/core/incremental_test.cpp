@@ -61,6 +61,11 @@ std::vector<Case> cases() {
   olmo2.T = 5, olmo2.heads = 2, olmo2.d_k = 2, olmo2.rope = true, olmo2.qk_norm = QkNormScope::Whole;
   olmo2.bias = true, olmo2.w_o = true;
   out.push_back({6, olmo2});
+  // a Gemma-2-like layer: its own score factor, the soft-cap, a window
+  RandomOptions gemma2;
+  gemma2.T = 7, gemma2.heads = 2, gemma2.kv_heads = 1, gemma2.d_k = 2, gemma2.rope = true;
+  gemma2.softcap = 1.5f, gemma2.score_scale = 2.0f, gemma2.mask = MaskKind::Window, gemma2.w_o = true;
+  out.push_back({7, gemma2});
   return out;
 }
 

@@ -47,6 +47,7 @@ class RandomEdits {
           r.pairs = pick(0, 1) ? RopePairs::Half : RopePairs::Interleaved;
           return SetRope{r};
         }
+        if (pick(0, 3) == 0) return SetSoftcap{pick(0, 1) ? 0.0f : value(0.5f, 3.0f)};  // Gemma 2's soft-cap, or none
         if (pick(0, 2) == 0) {  // the q/k norm off, per head or over the whole row
           QkNorm n;
           n.scope = static_cast<QkNormScope>(pick(0, 2));

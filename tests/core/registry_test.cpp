@@ -52,6 +52,7 @@ Scenario everything_on() {
   if (const auto a = apply_edit(s, SetQkNorm{norm}); !a.error.empty()) std::abort();
   s.q_norm = seeded_matrix(11, StageKind::QNorm, 1, d.d_k, 1);
   s.k_norm = seeded_matrix(12, StageKind::KNorm, 1, d.d_k, 1);
+  s.softcap = 4.0f;  // Gemma 2's soft-cap of the scaled scores
   return s;
 }
 
@@ -123,6 +124,7 @@ TEST(Registry, EveryStageIsInThePipelineExactlyWhenItsSettingIsOn) {
   Scenario off = on;
   off.use_bias = off.use_w_o = off.use_output_bias = off.alibi = off.use_sinks = false;
   off.qk_norm.scope = QkNormScope::Off;
+  off.softcap = 0.0f;
   for (const Scenario* s : std::initializer_list<const Scenario*>{&on, &off}) {
     const auto stages = pipeline(*s);
     for (const StageSpec& sp : all_stages())

@@ -178,6 +178,8 @@ struct RandomOptions {
   bool rope = false;
   RopePairs pairs = RopePairs::Half;
   QkNormScope qk_norm = QkNormScope::Off;  // gains drawn around 1
+  float softcap = 0.0f;                    // Gemma 2's soft-cap of the scaled scores (0: none)
+  float score_scale = 0.0f;                // the scores' own factor instead of 1/√d_k (0: none)
 };
 
 // A valid scenario with uniform values in [-1, 1) drawn from `seed`.
@@ -221,6 +223,8 @@ inline Scenario random_scenario(std::uint32_t seed, const RandomOptions& o) {
     s.q_norm = (fill(1, whole ? o.heads * o.d_k : o.d_k).array() * 0.5f + 1.0f).matrix();
     s.k_norm = (fill(1, whole ? kv * o.d_k : o.d_k).array() * 0.5f + 1.0f).matrix();
   }
+  s.softcap = o.softcap;
+  s.score_scale = o.score_scale;
   s.mask_kind = o.mask;
   if (o.mask == MaskKind::Window) s.window = std::max(1, o.T / 2);
   if (o.mask == MaskKind::Custom) {

@@ -97,6 +97,8 @@ def load_scenario(path):
         "X_kv": f32(raw["X_kv"]) if "X_kv" in raw else None,
         "rope": raw.get("rope"),
         "qk_norm": raw.get("qk_norm"),
+        "softcap": float(f32(raw["softcap"])) if "softcap" in raw else None,
+        "scale_factor": float(f32(raw["scale_factor"])) if "scale_factor" in raw else None,
     }
     if any(k in raw for k in ("b_q", "b_k", "b_v")):  # a missing one next to given ones is zero
         s["b_q"] = f32(raw["b_q"]) if "b_q" in raw else np.zeros(s["W_q"].shape[1])
@@ -220,18 +222,23 @@ def reference(s):
         Qi, Ki = Q[:, i * d_k:(i + 1) * d_k], K[:, g * d_k:(g + 1) * d_k]
         Vi = V[:, g * d_v:(g + 1) * d_v]
         scores = Qi @ Ki.T
-        scaled = scores / math.sqrt(d_k) if s["scale"] else scores.copy()
+        if s["scale"] and s["scale_factor"] is not None:
+            scaled = scores * s["scale_factor"]  # the scenario's own factor instead of 1/sqrt(d_k)
+        else:
+            scaled = scores / math.sqrt(d_k) if s["scale"] else scores.copy()
         scaled = scaled / s["temperature"]
         head = {}
+        if s["softcap"] is not None:  # Gemma 2's soft-cap: c*tanh(scaled/c), before the bias and the mask
+            head["capped"] = s["softcap"] * np.tanh(scaled / s["softcap"])
         if s["alibi"]:
             # The engine keeps each slope as a float32 and multiplies in float32;
             # the reference uses the same float32 slope, in float64 arithmetic.
             m = float(f32(get_slopes(H)[i]))
             bias = np.array([[m * (k - q) for k in range(Tk)] for q in range(T)])
             head["position_bias"] = bias
-            scaled_plus = scaled + bias
+            scaled_plus = head.get("capped", scaled) + bias
         else:
-            scaled_plus = scaled
+            scaled_plus = head.get("capped", scaled)
         masked = np.where(s["mask"] != 0, scaled_plus, -math.inf)
         if s["sinks"] is not None:
             sink = float(s["sinks"][i])
@@ -296,7 +303,7 @@ def mha_applies(s, ref):
             and s["scale"] and s["temperature"] == 1.0 and (s["mask"] != 0).any(axis=1).all()
             and s["sinks"] is None  # PyTorch 1.13 has no sinks
             and s["kv_heads"] == d["heads"] and s["rope"] is None  # nor grouped K/V heads or RoPE
-            and s["qk_norm"] is None)  # nor a q/k norm
+            and s["qk_norm"] is None and s["softcap"] is None and s["scale_factor"] is None)  # nor Gemma's or Granite's
 
 
 def mha_check(s, ref):
@@ -380,7 +387,7 @@ def trace_text(ref):
     heads = []
     for h in ref["heads"]:
         parts = [f'    "{k}": {matrix_text(h[k], num, 4)}'
-                 for k in ("Q", "K", "V", "Q_unrotated", "K_unrotated", "Q_proj", "K_proj", "scores", "scaled", "position_bias", "masked", "weights", "sink_share",
+                 for k in ("Q", "K", "V", "Q_unrotated", "K_unrotated", "Q_proj", "K_proj", "scores", "scaled", "capped", "position_bias", "masked", "weights", "sink_share",
                            "context")
                  if k in h]
         heads.append("{\n" + ",\n".join(parts) + "\n  }")
@@ -411,6 +418,10 @@ def scenario_text(c):
     fields.append(("mask", json.dumps(mask) if isinstance(mask, (str, dict))
                    else matrix_text(mask, lambda v: str(int(v)), 2)))
     fields += [("scale", "true" if c["scale"] else "false"), ("temperature", num32(c["temperature"]))]
+    if c.get("scale_factor") is not None:
+        fields.append(("scale_factor", num32(c["scale_factor"])))
+    if c.get("softcap") is not None:
+        fields.append(("softcap", num32(c["softcap"])))
     if c.get("alibi"):
         fields.append(("alibi", "true"))
     if c.get("sinks") is not None:
@@ -436,7 +447,7 @@ def scenario_text(c):
 
 def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="none", bias=False,
                 w_o=None, b_o=False, scale=True, temperature=1.0, alibi=False, sinks=None, kv_heads=None,
-                rope=None, T_k=None, d_kv=None, qk_norm=None):
+                rope=None, T_k=None, d_kv=None, qk_norm=None, softcap=None, scale_factor=None):
     """A small scenario of float32-representable values drawn with a fixed seed.
     w_o: None (no W_o) or d_out."""
     rng = np.random.default_rng(seed)
@@ -447,7 +458,7 @@ def random_case(seed, name, description, T, d_model, heads, d_k, d_v, *, mask="n
     c = {"title": name, "description": description, "tokens": [f"tok{i}" for i in range(T)],
          "heads": heads, "mask": mask, "scale": scale, "temperature": temperature, "alibi": alibi,
          "sinks": f32(sinks) if sinks is not None else None,
-         "kv_heads": kv_heads or heads, "rope": rope,
+         "kv_heads": kv_heads or heads, "rope": rope, "softcap": softcap, "scale_factor": scale_factor,
          "X": draw((T, d_model), 1.0)}
     if T_k is not None:  # cross-attention: keys and values from another sequence
         c["X_kv"] = draw((T_k, d_kv), 1.0)
@@ -582,6 +593,11 @@ def random_cases():
         random_case(128, "qk_norm_without_rope",
                     "Queries and keys normed per head with no RoPE after them: Q and K are the normed projections.",
                     T=4, d_model=4, heads=2, d_k=3, d_v=2, qk_norm="head", bias=True),
+        random_case(129, "gemma2_like_softcap_window",
+                    "A Gemma-2-like layer: the scores times 0.3 (its own factor, not 1/sqrt(4)), soft-capped at 2 (c*tanh(s/c), "
+                    "so large scores flatten), a sliding window of 3, two query heads over one K/V head, RoPE.",
+                    T=6, d_model=8, heads=2, d_k=4, d_v=4, kv_heads=1, mask={"window": 3}, w_o=8,
+                    rope={"theta": 10000, "pairs": "half"}, softcap=2.0, scale_factor=0.3),
         random_case(109, "single_token",
                     "T = 1: every weight is 1 and each context is the token's own value.",
                     T=1, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", bias=True, w_o=4, b_o=True),

@@ -1,5 +1,6 @@
 #include "logic/derivation.h"
 
+#include "attention_lab/softcap.h"
 #include "attention_lab/stage_info.h"
 #include "attention_lab/stage_registry.h"
 #include "logic/number_format.h"
@@ -175,6 +176,20 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       out.note = pin_note(doc, id, r, c, computed);
       break;
     }
+    case StageKind::Capped: {
+      const float scaled = stage(StageKind::Scaled)(r, c);
+      const float cap = s.softcap;
+      const float computed = softcap(scaled, cap);
+      char c[32];
+      std::snprintf(c, sizeof c, "%g", static_cast<double>(cap));  // the cap as configured: "50", "2.5"
+      out.formula = std::string(c) + "·tanh(S′" + hs + at + " / " + c + ")";
+      out.numbers = std::string(c) + " × tanh(" + format_number(scaled, 3) + " / " + c + ") = " + c + " × " +
+                    format_number(std::tanh(scaled / cap), 4) + " = " + format_number(computed, 3);
+      out.hint = std::string(c) + " × tanh(" + format_number(scaled, 3) + " / " + c + ")" + kAsked;
+      out.note = std::string("Within a few units of 0 the cap changes little (tanh x ≈ x); near ±") + c +
+                 " it flattens every score.";
+      break;
+    }
     case StageKind::Scores: {
       const RowVector q = stage(StageKind::HeadQ).row(r);
       const RowVector k = stage(StageKind::HeadK).row(c);
@@ -209,21 +224,25 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
     }
     case StageKind::Masked: {
       const bool allowed = layer(StageKind::Mask)(r, c) != 0.0f;
-      const float scaled = stage(StageKind::Scaled)(r, c);
+      // what the mask passes on: the scaled score, or its soft-capped value
+      const bool capped = s.softcap > 0.0f;
+      const float scaled = stage(capped ? StageKind::Capped : StageKind::Scaled)(r, c);
+      const std::string S = capped ? "S″" : "S′";
       if (allowed && s.alibi) {
         // ALiBi: the position bias is added where the mask allows.
         const float bias = stage(StageKind::PositionBias)(r, c);
         const float masked = stage(StageKind::Masked)(r, c);
-        out.formula = "S′" + hs + at + " + B" + hs + at + "  (the mask allows it)";
+        out.formula = S + hs + at + " + B" + hs + at + "  (the mask allows it)";
         out.numbers = format_number(scaled, 3) + " + " + format_number(bias, 3) + " = " + format_number(masked, 3);
         out.hint = format_number(scaled, 3) + " + " + format_number(bias, 3) + kAsked;
         out.note = pin_note(doc, id, r, c, masked);
         break;
       }
-      out.formula = allowed ? "S′" + hs + at + "  (the mask allows it)" : "−∞  (the mask forbids it)";
+      out.formula = allowed ? S + hs + at + "  (the mask allows it)" : "−∞  (the mask forbids it)";
       out.numbers = allowed ? format_number(scaled, 3)
                             : "'" + s.token_label(r) + "' may not look at '" + s.key_label(c) + "' → −∞";
-      out.hint = allowed ? "the scaled score S′" + hs + at + " (the mask allows it)" : "what the mask does where it forbids";
+      out.hint = allowed ? std::string(capped ? "the capped score " : "the scaled score ") + S + hs + at + " (the mask allows it)"
+                         : "what the mask does where it forbids";
       out.note = pin_note(doc, id, r, c, allowed ? scaled : -INFINITY);
       break;
     }

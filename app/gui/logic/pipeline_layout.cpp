@@ -52,6 +52,12 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
       t = {matrix(in[0]), op(text.empty() ? "× 1" : text)};
       break;
     }
+    case StageKind::Capped: {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "soft-cap: %.4g·tanh(· / %.4g) →", static_cast<double>(s.softcap), static_cast<double>(s.softcap));
+      t = {matrix(in[0]), op(buf)};
+      break;
+    }
     case StageKind::Masked:
       t = {matrix(in[0])};
       if (in.size() > 2) t.push_back(op("+")), t.push_back(matrix(in[2]));  // ALiBi's position bias

@@ -17,7 +17,7 @@ const std::vector<Step>& steps() {
         K::HeadKProjected, K::HeadQUnrotated, K::HeadKUnrotated, K::HeadQ, K::HeadK, K::HeadV},
        K::Q, StepAnimation::Product},
       {"3. Scores Q·Kᵀ", {K::Scores}, K::Scores, StepAnimation::Product},
-      {"4. Scale by 1/√d_k", {K::Scaled}, K::Scaled},
+      {"4. Scale by 1/√d_k", {K::Scaled, K::Capped}, K::Scaled},  // (and soft-cap, where the model does)
       {"5. Mask", {K::PositionBias, K::Masked}, K::Masked},  // ALiBi adds its bias here too
       {"6. Softmax", {K::Weights, K::SinkShare}, K::Weights, StepAnimation::Softmax},
       {"7. Weighted sum of V", {K::Context}, K::Context, StepAnimation::Product},

@@ -98,6 +98,23 @@ void draw_rope_controls(AppState& state, const Scenario& s, const Dims& d) {
   ImGui::Unindent();
 }
 
+// Gemma 2's soft-cap of the scaled scores: on or off, and its c.
+void draw_softcap_controls(AppState& state, const Scenario& s) {
+  bool on = s.softcap > 0.0f;
+  if (ImGui::Checkbox("soft-cap scores", &on)) state.apply(SetSoftcap{on ? 50.0f : 0.0f});
+  state.note_item("soft-cap");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Squeeze every scaled score into (−c, c) with c·tanh(s/c) before the mask (Gemma 2):\n"
+                      "small scores pass almost unchanged, a huge one stops near c, so no key takes a whole row.");
+  if (!on) return;
+  ImGui::Indent();
+  float c = s.softcap;
+  if (ImGui::InputFloat("c", &c, 0.0f, 0.0f, "%.3g", ImGuiInputTextFlags_EnterReturnsTrue) && c != s.softcap && c > 0.0f)
+    state.apply(SetSoftcap{c});
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The cap: no score passes ±c (Gemma 2 uses 50). Enter applies.");
+  ImGui::Unindent();
+}
+
 // The q/k norm: off, per head or over the whole row, and its ε.
 void draw_qk_norm_controls(AppState& state, const Scenario& s) {
   bool on = s.qk_norm.on();
@@ -236,6 +253,7 @@ void draw_controls_panel(AppState& state) {
   toggle(state, "ALiBi position bias", Toggle::Alibi, s.alibi,
          "Add m·(j − i) to each head's scaled scores: a penalty that grows with distance, a different slope m per head");
   draw_qk_norm_controls(state, s);
+  draw_softcap_controls(state, s);
   draw_rope_controls(state, s, d);
   float t = s.temperature;
   const bool changed = ImGui::SliderFloat("temperature", &t, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);

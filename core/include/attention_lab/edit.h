@@ -81,6 +81,11 @@ struct SetRope {
   Rope value;
 };
 
+// Soft-caps the scaled scores at c (c·tanh(s/c), Gemma 2), or not (0).
+struct SetSoftcap {
+  float value = 0.0f;
+};
+
 // Turns the q/k norm on or off, or changes its scope or ε. Turned on where
 // the gains do not fit, they start at 1 (the norm alone, unweighted).
 struct SetQkNorm {
@@ -118,7 +123,7 @@ struct ReplaceScenario {
 };
 
 using Edit = std::variant<SetCell, SetMatrix, SetPin, SetPins, SetDimension, SetMask, SetToggle,
-                          SetTemperature, SetRope, SetQkNorm, SetTokenLabel, SetFeatureLabel, SetLabels, ReplaceScenario>;
+                          SetTemperature, SetRope, SetQkNorm, SetSoftcap, SetTokenLabel, SetFeatureLabel, SetLabels, ReplaceScenario>;
 
 // Short text for menus and logs: "X[2][1] = 0.5", "heads = 4", "pin scores[0][2][3] = 5".
 std::string describe(const Edit& edit);

@@ -74,10 +74,12 @@
 #include "attention_lab/gemm.h"
 #include "attention_lab/matrix.h"
 #include "attention_lab/scenario.h"
+#include "attention_lab/softcap.h"
 #include "attention_lab/softmax.h"
 #include "attention_lab/stage_id.h"
 
 #include <array>
+#include <cmath>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -428,6 +430,13 @@ class Engine {
 
   // [SECTION] Values
   float scale_value(float s) const { return use_div_ ? s / scale_div_ : s * scale_mul_; }
+  // The soft-cap c·tanh(x/c) of a scaled score (x itself without one): what
+  // enters masked (attention_lab/softcap.h).
+  float cap(float x) const { return softcap_ > 0.0f ? softcap(x, softcap_) : x; }
+  void cap_row(float* x, Eigen::Index n) const {
+    if (softcap_ > 0.0f)
+      for (Eigen::Index j = 0; j < n; ++j) x[j] = cap(x[j]);
+  }
   // ALiBi's m_h·(j − i), or 0 without ALiBi: what masked adds to scaled.
   float position_bias(int h, Eigen::Index i, Eigen::Index j) const {
     return alibi_.empty() ? 0.0f : alibi_[static_cast<std::size_t>(h)] * static_cast<float>(j - i);
@@ -537,6 +546,7 @@ class Engine {
   std::optional<MaskKind> generated_mask_;
   Eigen::Index nbr_ = 0, nbc_ = 0;     // blocks down (queries) and across (keys)
   float scale_mul_ = 1.0f, scale_div_ = 1.0f;
+  float softcap_ = 0.0f;  // the scenario's soft-cap (0: none)
   std::vector<float> alibi_;  // per head: ALiBi's slope m_h (empty when ALiBi is off)
   std::vector<float> sinks_;  // per head: the sink's logit (empty without sinks)
   bool use_div_ = false;

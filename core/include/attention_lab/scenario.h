@@ -137,6 +137,9 @@ struct Scenario {
   // > 0: with `scale`, the scores are multiplied by this instead of divided
   // by √d_k (Granite's attention_multiplier, Gemma's query_pre_attn_scalar^−½).
   float score_scale = 0.0f;
+  // > 0: the scaled scores are soft-capped, c·tanh(s/c), before the mask
+  // (Gemma 2's attn_logit_softcapping): no score can pass ±c.
+  float softcap = 0.0f;
   float temperature = 1.0f;
   bool use_bias = false;
   bool use_w_o = false;

@@ -32,6 +32,7 @@ struct SoftmaxBreakdown {
   double scale_divisor = 1.0;  // √d_k when scaling is on, else 1
   double temperature = 1.0;
   double divisor = 1.0;        // scale_divisor · temperature
+  float softcap = 0.0f;        // the scenario's soft-cap of the scaled scores (0: none)
 
   // The softmax, step by step, in the order softmax_row works (e^x here is
   // std::exp, so a weight may differ from the engine's in the last bit).

@@ -17,7 +17,8 @@ enum class StageKind {
   // with a q/k norm, QProjected and KProjected are X·W before it)
   Q, K, V, QUnrotated, KUnrotated, RopeAngle, QProjected, KProjected,
   // Computed per head
-  HeadQ, HeadK, HeadV, HeadQUnrotated, HeadKUnrotated, HeadQProjected, HeadKProjected, Scores, Scaled, PositionBias, Masked, Weights, SinkShare, Context,
+  HeadQ, HeadK, HeadV, HeadQUnrotated, HeadKUnrotated, HeadQProjected, HeadKProjected, Scores, Scaled, Capped,
+  PositionBias, Masked, Weights, SinkShare, Context,
   // Computed after the heads
   Concat, Output,
 };

@@ -60,7 +60,7 @@ enum class SideLabels {
 };
 
 // The setting that has to be on for a stage to be part of the pipeline.
-enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi, Sinks, Rope, Cross, QkNorm };
+enum class Requires { Nothing, Biases, OutputProjection, OutputBias, Alibi, Sinks, Rope, Cross, QkNorm, Softcap };
 
 // How a stage's cells relate to stored cells, so a pin or a highlight on a
 // view reaches what is stored.

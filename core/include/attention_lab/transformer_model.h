@@ -71,11 +71,32 @@ struct ModelConfig {
   Rope rope;                    // Llama family: on, θ and any scaling (rotate_half pairs)
   std::vector<bool> nope_layers;  // SmolLM3: true for a layer without positions (no RoPE); empty: none
   int sliding_window = 0;       // 0 = none (Mistral: keys i − W < j ≤ i)
+  // Layers of two kinds (Gemma 2 and 3's layer_types): true where a layer
+  // uses the sliding window; empty: every layer does when sliding_window > 0.
+  std::vector<bool> sliding_layers;
+  // Gemma 3: a sliding layer's RoPE (its own base); unused when `on` is false.
+  Rope rope_sliding;
+  // Added to every RMSNorm gain as stored (Gemma keeps w for a gain of 1 + w;
+  // the loader adds it, so the norms, the Block view and the scenario's
+  // q/k norm show the gains the arithmetic uses).
+  float norm_gain_offset = 0.0f;
+  // Soft-capping, c·tanh(x/c), of the logits and of the scaled attention
+  // scores (Gemma 2's final_logit_softcapping, attn_logit_softcapping); 0 = none.
+  double logit_softcap = 0.0;
+  double attn_softcap = 0.0;
 
   bool learned_positions() const { return family == ModelFamily::Gpt2; }
-  // Layer `layer`'s RoPE: `rope`, turned off in a layer without positions.
+  bool sliding(int layer) const {
+    if (sliding_window <= 0) return false;
+    return sliding_layers.empty() || (layer >= 0 && static_cast<std::size_t>(layer) < sliding_layers.size() &&
+                                      sliding_layers[static_cast<std::size_t>(layer)]);
+  }
+  // Layer `layer`'s window (0: it sees every key before it).
+  int window_of(int layer) const { return sliding(layer) ? sliding_window : 0; }
+  // Layer `layer`'s RoPE: `rope` (a sliding layer's own where the model has
+  // one), turned off in a layer without positions.
   Rope rope_of(int layer) const {
-    Rope r = rope;
+    Rope r = rope_sliding.on && sliding(layer) ? rope_sliding : rope;
     if (layer >= 0 && static_cast<std::size_t>(layer) < nope_layers.size() && nope_layers[static_cast<std::size_t>(layer)])
       r.on = false;
     return r;

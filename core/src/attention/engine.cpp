@@ -72,6 +72,7 @@ void Engine::refresh_settings() {
   // A temperature near 0: the factor would be ∞, and 0·∞ is NaN where x/tiny is 0.
   use_div_ = !(inverse <= static_cast<double>(std::numeric_limits<float>::max()));
   scale_mul_ = static_cast<float>(inverse);
+  softcap_ = s.softcap;
   scale_div_ = static_cast<float>(divisor);
   sinks_.clear();
   if (s.use_sinks)
@@ -278,6 +279,10 @@ void Engine::recompute_heads(const Invalidation& what) {
     for (auto k : {StageKind::Scores, StageKind::Scaled, StageKind::PositionBias, StageKind::Masked,
                    StageKind::Weights, StageKind::Context})
       if (d[idx(k)]) bump(k, h, true);
+    // A head pass recomputes every row's softmax state from scratch, so a
+    // row that edits had updated incrementally may round its weights anew
+    // even when only V changed: copies of them are stale.
+    if (!d[idx(StageKind::Weights)] && d[idx(StageKind::Context)]) bump(StageKind::Weights, h, true);
   }
   if (!with_scores.empty() || !without.empty()) bump(StageKind::Concat, 0, true);
   if (output_dirty) full_output(&work);

@@ -404,8 +404,8 @@ void Engine::edit_entry(int h, Index i, Index r, bool k, bool v, const float* v_
   }
   if (!allowed) return;  // (rows that are not direct have no pins on scaled or masked)
   const float bias = position_bias(h, i, r);
-  const float xo = scale_value(s_old) + bias;
-  const float xn = k ? scale_value(s_new) + bias : xo;
+  const float xo = cap(scale_value(s_old)) + bias;
+  const float xn = k ? cap(scale_value(s_new)) + bias : xo;
   const float offset = hs.offset[uz(i)];
   const float eo = fast_exp(xo - offset), en = fast_exp(xn - offset);
   if (eo == 0.0f && en == 0.0f) return;  // neither reads V_r nor counts in Z

@@ -131,6 +131,7 @@ Index Engine::scaled_masked_prefix(int h, Index i, Index limit, float* x) const 
     for (Index j = 0; j < n; ++j) x[j] = s[j] / scale_div_;
   else
     for (Index j = 0; j < n; ++j) x[j] = s[j] * scale_mul_;
+  cap_row(x, n);
   add_position_bias(h, i, x, n);
   if (mask_shape_ == MaskShape::Custom || mask_shape_ == MaskShape::Window) {
     const float* m = mask_.row(i).data();

@@ -25,11 +25,11 @@ float Engine::masked_value(int h, Index i, Index j) const {
     if (auto it = pins.find(PinKey{StageId{StageKind::Masked, h}, ri, rj}); it != pins.end()) return it->second;
     if (!allowed(i, j)) return -kInf;
     if (auto it = pins.find(PinKey{StageId{StageKind::Scaled, h}, ri, rj}); it != pins.end())
-      return it->second + position_bias(h, i, j);
+      return cap(it->second) + position_bias(h, i, j);
   } else if (!allowed(i, j)) {
     return -kInf;
   }
-  return scale_value(heads_[uz(h)].S(i, j)) + position_bias(h, i, j);
+  return cap(scale_value(heads_[uz(h)].S(i, j))) + position_bias(h, i, j);
 }
 
 // Row i of masked_h (all T_k columns), pins included.
@@ -47,6 +47,7 @@ void Engine::masked_row(int h, Index i, float* x) const {
     for (auto it = pins.lower_bound(PinKey{sid, static_cast<int>(i), 0});
          it != pins.end() && it->first.stage == sid && it->first.row == i; ++it)
       x[it->first.col] = it->second;
+    cap_row(x, T);
     add_position_bias(h, i, x, T);
     for (Index j = 0; j < T; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
     const StageId mid{StageKind::Masked, h};
@@ -54,6 +55,7 @@ void Engine::masked_row(int h, Index i, float* x) const {
          it != pins.end() && it->first.stage == mid && it->first.row == i; ++it)
       x[it->first.col] = it->second;
   } else {
+    cap_row(x, T);
     add_position_bias(h, i, x, T);
     for (Index j = 0; j < T; ++j) x[j] = m[j] != 0.0f ? x[j] : -kInf;
   }
@@ -167,7 +169,7 @@ std::atomic<std::uint64_t> g_next_version{1};
 // Which of a head's Changes tracks a derived stage.
 int Engine::changes_of(StageKind kind) {
   switch (kind) {
-    case StageKind::Scaled: return 0;
+    case StageKind::Scaled: case StageKind::Capped: return 0;  // the cap changes where the scaled scores do
     case StageKind::Masked: return 1;
     case StageKind::PositionBias: return 3;
     default: return 2;  // weights
@@ -237,7 +239,7 @@ void Engine::fill_derived_row(StageId id, Matrix& m, Index i) const { fill_deriv
 void Engine::fill_derived_row(StageId id, Index i, float* out) const {
   const Index T = dims_.T_k;  // the row's length
   switch (id.kind) {
-    case StageKind::Scaled: {
+    case StageKind::Scaled: case StageKind::Capped: {
       const float* s = heads_[uz(id.head)].S.row(i).data();
       if (use_div_)
         for (Index j = 0; j < T; ++j) out[j] = s[j] / scale_div_;
@@ -248,6 +250,7 @@ void Engine::fill_derived_row(StageId id, Index i, float* out) const {
       for (auto it = pins.lower_bound(PinKey{sid, static_cast<int>(i), 0});
            it != pins.end() && it->first.stage == sid && it->first.row == i; ++it)
         out[it->first.col] = it->second;
+      if (id.kind == StageKind::Capped) cap_row(out, T);
       break;
     }
     case StageKind::Masked: masked_row(id.head, i, out); break;
@@ -284,7 +287,7 @@ void Engine::patch_derived(Derived& d) const {
     d.m.resize(T, Tk);
     advise_huge_pages(d.m);
   }
-  if (d.id.kind == StageKind::Scaled) complete_scores(h);
+  if (d.id.kind == StageKind::Scaled || d.id.kind == StageKind::Capped) complete_scores(h);
   if (d.id.kind == StageKind::Weights && !read_only_) {
     patch_weights(d, whole, since);
     return;
@@ -296,9 +299,10 @@ void Engine::patch_derived(Derived& d) const {
     for (Index i = 0; i < T; ++i) {
       if (c.rows[uz(i)] > since) continue;  // the whole row is fresh already
       switch (d.id.kind) {
-        case StageKind::Scaled: {
+        case StageKind::Scaled: case StageKind::Capped: {
           const auto it = pins_.find(PinKey{StageId{StageKind::Scaled, h}, static_cast<int>(i), static_cast<int>(col)});
-          d.m(i, col) = it != pins_.end() ? it->second : scale_value(heads_[uz(h)].S(i, col));
+          const float scaled = it != pins_.end() ? it->second : scale_value(heads_[uz(h)].S(i, col));
+          d.m(i, col) = d.id.kind == StageKind::Capped ? cap(scaled) : scaled;
           break;
         }
         case StageKind::Masked: d.m(i, col) = masked_value(h, i, col); break;
@@ -367,7 +371,7 @@ void Engine::weights_row_kept(int h, Index i, float* w, KeptExps& kept, const st
 }
 
 Matrix Engine::rows(StageId id, Index first, Index count) const {
-  const bool derived_kind = id.kind == StageKind::Scaled || id.kind == StageKind::PositionBias ||
+  const bool derived_kind = id.kind == StageKind::Scaled || id.kind == StageKind::Capped || id.kind == StageKind::PositionBias ||
                             id.kind == StageKind::Masked || id.kind == StageKind::Weights;
   if (!derived_kind) {
     const MatrixView all = stage(id);
@@ -383,7 +387,7 @@ Matrix Engine::rows(StageId id, Index first, Index count) const {
   for (const auto& d : cache_)
     if (d.id == id && d.version == v && d.m.rows() == T) return d.m.middleRows(first, count);
   if (id.kind != StageKind::PositionBias) resident_scores(id.head);
-  if (id.kind == StageKind::Scaled) complete_scores(id.head);
+  if (id.kind == StageKind::Scaled || id.kind == StageKind::Capped) complete_scores(id.head);
   Matrix out(count, dims_.T_k);
   for (Index i = 0; i < count; ++i) fill_derived_row(id, first + i, out.row(i).data());
   release_scores();  // (read-only copies) the rows are out: the scores are not needed
@@ -457,7 +461,7 @@ MatrixView Engine::stage(StageId id) const {
       resident_scores(id.head);
       complete_scores(id.head);
       return heads_[static_cast<std::size_t>(h)].S;
-    case StageKind::Scaled: case StageKind::PositionBias: case StageKind::Masked: case StageKind::Weights:
+    case StageKind::Scaled: case StageKind::Capped: case StageKind::PositionBias: case StageKind::Masked: case StageKind::Weights:
     case StageKind::SinkShare:
       return derived(id);
     case StageKind::Context: return concat_.middleCols(h * dv, dv);
@@ -477,6 +481,8 @@ std::uint64_t Engine::version(StageId id) const {
   if (storage == StageKind::KUnrotated || storage == StageKind::KProjected) storage = StageKind::K;
   if (spec(id.kind).view == ViewKind::HeadSlice || spec(id.kind).view == ViewKind::KVSlice)
     return h < versions_.size() ? versions_[h][idx(storage)] : 0;
+  // The soft-capped scores change exactly when the scaled ones do.
+  if (id.kind == StageKind::Capped) return h < versions_.size() ? versions_[h][idx(StageKind::Scaled)] : 0;
   // The sink's share changes exactly when the head's softmax does.
   if (id.kind == StageKind::SinkShare) return h < versions_.size() ? versions_[h][idx(StageKind::Weights)] : 0;
   if (storage == StageKind::Q || storage == StageKind::K || storage == StageKind::V) {

@@ -18,6 +18,7 @@ bool supersedes(const Edit& next, const Edit& prev) {
     if (const auto* b = std::get_if<SetPin>(&prev)) return a->key == b->key;
   if (std::holds_alternative<SetRope>(next)) return std::holds_alternative<SetRope>(prev);  // θ dragged
   if (std::holds_alternative<SetQkNorm>(next)) return std::holds_alternative<SetQkNorm>(prev);  // ε dragged
+  if (std::holds_alternative<SetSoftcap>(next)) return std::holds_alternative<SetSoftcap>(prev);  // c dragged
   return std::holds_alternative<SetTemperature>(next) && std::holds_alternative<SetTemperature>(prev);
 }
 
@@ -52,7 +53,8 @@ bool covers(const Edit& earlier, const Edit& later) {
   if (const auto* a = std::get_if<SetFeatureLabel>(&earlier)) return a->index == std::get<SetFeatureLabel>(later).index;
   // SetMask, SetTemperature, SetRope and SetQkNorm restore the whole mask or the whole setting.
   return std::holds_alternative<SetMask>(earlier) || std::holds_alternative<SetTemperature>(earlier) ||
-         std::holds_alternative<SetRope>(earlier) || std::holds_alternative<SetQkNorm>(earlier);
+         std::holds_alternative<SetRope>(earlier) || std::holds_alternative<SetQkNorm>(earlier) ||
+         std::holds_alternative<SetSoftcap>(earlier);
 }
 
 }  // namespace

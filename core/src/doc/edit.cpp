@@ -482,6 +482,14 @@ struct Applier {
     out.stale.mark_all_heads(StageKind::K);
   }
 
+  void operator()(const SetSoftcap& e) {
+    if (!(std::isfinite(e.value) && e.value >= 0.0f))
+      return fail("softcap: expected 0 (none) or a finite number greater than 0, found " + num(e.value));
+    out.inverse = SetSoftcap{s.softcap};
+    s.softcap = e.value;
+    out.stale.mark_all_heads(StageKind::Scaled);  // everything from the scaled scores on
+  }
+
   void operator()(const SetQkNorm& e) {
     if (!(std::isfinite(e.value.eps) && e.value.eps >= 0.0f))
       return fail("qk_norm.eps: expected a finite number ≥ 0, found " + num(e.value.eps));
@@ -602,6 +610,9 @@ std::string describe(const Edit& edit) {
       return std::string(to_string(e.which)) + (e.on ? " on" : " off");
     }
     std::string operator()(const SetTemperature& e) const { return "temperature = " + num(e.value); }
+    std::string operator()(const SetSoftcap& e) const {
+      return e.value > 0.0f ? "soft-cap = " + num(e.value) : std::string("soft-cap off");
+    }
     std::string operator()(const SetQkNorm& e) const {
       if (!e.value.on()) return "q/k norm off";
       return std::string("q/k norm ") + (e.value.scope == QkNormScope::PerHead ? "per head" : "over the whole row") +

@@ -562,6 +562,20 @@ const std::array<StageSpec, kStageKindCount>& table() {
        scaled_formula, scaled_explanation,
        [](const Scenario&, int h) { return std::vector<StageId>{head(K::Scores, h)}; },
        [](const Scenario&, const Dims&, int h, int r, int c) { return Sources{cell_of(head(K::Scores, h), r, c)}; }},
+      {K::Capped, "capped", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Softcap,
+       ViewKind::Stored, K::Capped, nullptr, Trace::InHead, "Soft-capped scores", [](int h) { return "S″" + subscript(h); },
+       [](const Scenario& s, const Dims&, int h) {
+         const std::string c = short_number(s.softcap);
+         return "S″" + subscript(h) + " = " + c + "·tanh(S′" + subscript(h) + " / " + c + ")";
+       },
+       [](const Scenario& s, const Dims&, int) {
+         return "A soft cap (Gemma 2): tanh squeezes every scaled score into (−" + short_number(s.softcap) + ", " +
+                short_number(s.softcap) + "). Small scores pass almost unchanged; a very large one stops near the cap, so "
+                "no single key can take all of a row's weight however well it matches.";
+       },
+       [](const Scenario&, int h) { return std::vector<StageId>{head(K::Scaled, h)}; },
+       [](const Scenario&, const Dims&, int h, int r, int c) { return Sources{cell_of(head(K::Scaled, h), r, c)}; },
+       nullptr, false, "it is the scaled score capped; pin the scaled or the masked score instead"},
       {K::PositionBias, "position_bias", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed,
        Requires::Alibi, ViewKind::Stored, K::PositionBias, nullptr, Trace::InHead, "Position bias (ALiBi)",
        [](int h) { return "B" + subscript(h); },
@@ -584,7 +598,8 @@ const std::array<StageSpec, kStageKindCount>& table() {
       {K::Masked, "masked", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Masked, nullptr, Trace::InHead, "Masked scores", [](int h) { return "Ŝ" + subscript(h); },
        [](const Scenario& s, const Dims&, int h) {
-         return "Ŝ" + subscript(h) + " = S′" + subscript(h) + (s.alibi ? " + B" + subscript(h) : std::string()) +
+         return "Ŝ" + subscript(h) + " = " + (s.softcap > 0.0f ? "S″" : "S′") + subscript(h) +
+                (s.alibi ? " + B" + subscript(h) : std::string()) +
                 " + mask (−∞ where M = 0)";
        },
        [](const Scenario& s, const Dims&, int) {
@@ -593,12 +608,12 @@ const std::array<StageSpec, kStageKindCount>& table() {
                 "token cannot take anything from that key token.";
        },
        [](const Scenario& s, int h) {
-         std::vector<StageId> in{head(K::Scaled, h), layer(K::Mask)};
+         std::vector<StageId> in{head(s.softcap > 0.0f ? K::Capped : K::Scaled, h), layer(K::Mask)};
          if (s.alibi) in.push_back(head(K::PositionBias, h));
          return in;
        },
        [](const Scenario& s, const Dims&, int h, int r, int c) {
-         Sources out{cell_of(head(K::Scaled, h), r, c), cell_of(layer(K::Mask), r, c)};
+         Sources out{cell_of(head(s.softcap > 0.0f ? K::Capped : K::Scaled, h), r, c), cell_of(layer(K::Mask), r, c)};
          if (s.alibi) out.push_back(cell_of(head(K::PositionBias, h), r, c));
          return out;
        }},
@@ -727,6 +742,7 @@ bool setting_on(const Scenario& s, Requires r) {
     case Requires::Rope: return s.rope.on;
     case Requires::Cross: return s.cross();
     case Requires::QkNorm: return s.qk_norm.on();
+    case Requires::Softcap: return s.softcap > 0.0f;
   }
   return true;
 }
@@ -742,6 +758,7 @@ const char* setting_name(Requires r) {
     case Requires::Rope: return "RoPE";
     case Requires::Cross: return "cross-attention (X_kv)";
     case Requires::QkNorm: return "the q/k norm";
+    case Requires::Softcap: return "the soft-cap";
   }
   return "?";
 }

@@ -201,7 +201,7 @@ void read_qk_norm(const json& j, std::size_t wq, std::size_t wk, int heads, cons
 
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> keys = {"X", "X_kv", "tokens_kv", "W_q", "W_k", "W_v", "heads", "kv_heads", "rope", "qk_norm", "b_q", "b_k", "b_v", "W_o", "b_o",
-                                                "mask", "scale", "scale_factor", "temperature", "alibi", "sinks", "tokens", "features", "title",
+                                                "mask", "scale", "scale_factor", "softcap", "temperature", "alibi", "sinks", "tokens", "features", "title",
                                                 "description", "attention_lab"};
   return keys;
 }
@@ -335,6 +335,11 @@ Scenario parse_object(const json& root) {
     const json& scale = root["scale"];
     if (!scale.is_boolean()) fail_field("scale: expected true or false, found " + type_of(scale));
     s.scale = scale.get<bool>();
+  }
+  if (root.contains("softcap")) {  // Gemma 2's attention soft-cap: c·tanh(scaled/c)
+    s.softcap = read_float(root["softcap"], "softcap");
+    if (!(s.softcap > 0.0f && std::isfinite(s.softcap)))
+      fail_field("softcap: expected a number greater than 0 (the scores' cap, c·tanh(s/c)), found " + root["softcap"].dump());
   }
   if (root.contains("scale_factor")) {  // what the scores are multiplied by instead of 1/√d_k
     s.score_scale = read_float(root["scale_factor"], "scale_factor");
@@ -534,6 +539,7 @@ std::string scenario_to_json(const Scenario& s) {
     out << quote(to_string(s.mask_kind));
   key("scale"), out << (s.scale ? "true" : "false");
   if (s.score_scale > 0.0f) key("scale_factor"), json_text::write_number(out, s.score_scale);
+  if (s.softcap > 0.0f) key("softcap"), json_text::write_number(out, s.softcap);
   if (s.alibi) key("alibi"), out << "true";
   if (s.use_sinks) key("sinks"), json_text::write_row(out, s.sinks.get(), 0);
   key("temperature"), json_text::write_number(out, s.temperature);

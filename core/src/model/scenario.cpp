@@ -375,6 +375,8 @@ std::string validate(const Scenario& s) {
   if (!(std::isfinite(s.score_scale) && s.score_scale >= 0.0f))
     return "scale_factor: expected a number greater than 0 (what the scores are multiplied by instead of 1/√d_k), found " +
            std::to_string(s.score_scale);
+  if (!(std::isfinite(s.softcap) && s.softcap >= 0.0f))
+    return "softcap: expected a number greater than 0 (the scores' cap), found " + std::to_string(s.softcap);
   if (s.qk_norm.on()) {
     if (!(std::isfinite(s.qk_norm.eps) && s.qk_norm.eps >= 0.0f))
       return "qk_norm.eps: expected a finite number ≥ 0, found " + std::to_string(s.qk_norm.eps);

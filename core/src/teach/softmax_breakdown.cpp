@@ -1,5 +1,7 @@
 #include "attention_lab/softmax_breakdown.h"
 
+#include "attention_lab/softcap.h"
+
 #include <cmath>
 #include <limits>
 
@@ -64,6 +66,7 @@ SoftmaxBreakdown softmax_breakdown(const Document& doc, int head, int row) {
   b.scale_divisor = score_scale_divisor(s);
   b.temperature = static_cast<double>(s.temperature);
   b.divisor = score_divisor(s);
+  b.softcap = s.softcap;
 
   for (const auto& [key, value] : s.pins) {
     if (key.row != row || key.stage.head != head) continue;
@@ -137,6 +140,8 @@ RowVector weights_at_temperature(const SoftmaxBreakdown& b, double temperature) 
   if (!b.error.empty() || !(temperature > 0.0) || !std::isfinite(temperature)) return {};
   RowVector scaled = scale_row(b.scores, b.scale_divisor * temperature);
   lay_pins(scaled, b.scaled_pins);
+  if (b.softcap > 0.0f)  // Gemma 2's soft-cap, as the engine computes it
+    for (Eigen::Index j = 0; j < scaled.size(); ++j) scaled[j] = softcap(scaled[j], b.softcap);
   if (b.position_bias.size() == scaled.size()) scaled += b.position_bias;  // ALiBi: masked = scaled + bias
   RowVector masked = mask_row(scaled, b.mask);
   lay_pins(masked, b.masked_pins);

@@ -3,6 +3,7 @@
 #include "attention_lab/gemm.h"
 #include "attention_lab/model_cache.h"
 #include "attention_lab/row_norm.h"
+#include "attention_lab/softcap.h"
 
 #include <unsupported/Eigen/SpecialFunctions>  // erf of arrays (GELU's exact form)
 
@@ -195,6 +196,8 @@ Matrix attention_context(const TransformerModel& model, int layer, const Matrix&
     detail->weights.assign(static_cast<std::size_t>(c.heads), Matrix::Zero(T, T));
   }
   const float scale = static_cast<float>(c.attention_scale());
+  const Eigen::Index window = c.window_of(layer);
+  const float cap = static_cast<float>(c.attn_softcap);
   // Causal (and windowed) attention by blocks of query rows: a block's keys
   // are [lo, end of the block), so the masked half is never multiplied.
   constexpr Eigen::Index kBlock = 64;
@@ -205,7 +208,7 @@ Matrix attention_context(const TransformerModel& model, int layer, const Matrix&
     for (Eigen::Index b = 0; b < blocks; ++b) {
       const int g = h / (c.heads / c.kv_heads);  // not h·kv_heads/heads: that product can overflow an int
       const Eigen::Index r0 = b * kBlock, rows = std::min(kBlock, T - r0), r1 = r0 + rows;
-      const Eigen::Index lo = c.sliding_window > 0 ? std::max<Eigen::Index>(0, r0 - c.sliding_window + 1) : 0;
+      const Eigen::Index lo = window > 0 ? std::max<Eigen::Index>(0, r0 - window + 1) : 0;
       const Eigen::Index keys = r1 - lo;
       const auto qh = q.block(r0, static_cast<Eigen::Index>(h) * c.d_head, rows, c.d_head);
       const auto kh = k.block(lo, static_cast<Eigen::Index>(g) * c.d_head, keys, c.d_head);
@@ -220,17 +223,24 @@ Matrix attention_context(const TransformerModel& model, int layer, const Matrix&
       // keys it may not see are only written when the scores are wanted.
       for (Eigen::Index i = 0; i < rows; ++i) {
         const Eigen::Index query = r0 + i;
-        const Eigen::Index first = c.sliding_window > 0 ? std::max<Eigen::Index>(0, query - c.sliding_window + 1) : 0;
+        const Eigen::Index first = window > 0 ? std::max<Eigen::Index>(0, query - window + 1) : 0;
         const Eigen::Index a = first - lo, n = query - first + 1, after = keys - a - n;
         auto srow = s.row(i);
         auto wrow = w.row(i);
-        const float m = srow.segment(a, n).maxCoeff();
-        wrow.segment(a, n) = ((srow.segment(a, n).array() - m) * scale).exp().matrix();
+        if (cap > 0.0f) {
+          // Gemma 2: the scaled scores soft-capped before the softmax, as the engine caps them
+          for (Eigen::Index j = a; j < a + n; ++j) srow(j) = softcap(srow(j) * scale, cap);
+          const float m = srow.segment(a, n).maxCoeff();
+          wrow.segment(a, n) = (srow.segment(a, n).array() - m).exp().matrix();
+        } else {
+          const float m = srow.segment(a, n).maxCoeff();
+          wrow.segment(a, n) = ((srow.segment(a, n).array() - m) * scale).exp().matrix();
+        }
         wrow.segment(a, n) *= 1.0f / wrow.segment(a, n).sum();
         wrow.head(a).setZero();
         wrow.tail(after).setZero();
         if (all) {
-          srow.segment(a, n) *= scale;
+          if (cap <= 0.0f) srow.segment(a, n) *= scale;
           srow.head(a).setConstant(neg_inf);
           srow.tail(after).setConstant(neg_inf);
         }
@@ -325,6 +335,10 @@ Matrix logits(const TransformerModel& model, const Matrix& last_output, int firs
   const Matrix normed = normalize(model.final_norm, last_output.middleRows(first, count));
   Matrix out = model.lm_head.apply(normed);
   if (model.config.logits_divisor != 1.0) out /= static_cast<float>(model.config.logits_divisor);
+  if (const double cap = model.config.logit_softcap; cap > 0.0) {  // c·tanh(x/c), as Gemma 2 computes it in float
+    const float c = static_cast<float>(cap);
+    out = out.unaryExpr([c](float x) { return softcap(x, c); });
+  }
   return out;
 }
 
@@ -367,7 +381,8 @@ LayerScenario layer_scenario(const TransformerModel& model, int layer, const Mat
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   Scenario& s = out.scenario;
   s.title = model_display_name(model.source) + " — layer " + std::to_string(layer) + " attention" +
-            (c.rope.on && !c.rope_of(layer).on ? " (no positions: NoPE)" : "");
+            (c.rope.on && !c.rope_of(layer).on ? " (no positions: NoPE)" : "") +
+            (c.sliding_layers.empty() ? "" : c.sliding(layer) ? " (local: window " + std::to_string(c.sliding_window) + ")" : " (global)");
   s.description = std::string("Layer ") + std::to_string(layer) + " of " + std::to_string(c.layers) + " of " +
                   model.source.string() + " (" + model.layout + "). " +
                   (c.pre_norms ? "X is the layer's normed input."
@@ -403,9 +418,10 @@ LayerScenario layer_scenario(const TransformerModel& model, int layer, const Mat
   }
   s.scale = true;
   if (c.score_scale > 0.0) s.score_scale = static_cast<float>(c.score_scale);
-  if (c.sliding_window > 0) {
+  if (c.attn_softcap > 0.0) s.softcap = static_cast<float>(c.attn_softcap);
+  if (c.window_of(layer) > 0) {
     s.mask_kind = MaskKind::Window;
-    s.window = c.sliding_window;
+    s.window = c.window_of(layer);
   } else {
     s.mask_kind = MaskKind::Causal;
   }

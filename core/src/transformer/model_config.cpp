@@ -21,7 +21,7 @@ struct ConfigError {
 [[noreturn]] void fail_config(std::string message) { throw ConfigError{std::move(message)}; }
 
 constexpr const char* kSupported =
-    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, qwen3, olmo2, granite, phi3, starcoder2, smollm3";
+    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, qwen3, olmo2, granite, gemma2, gemma3_text, phi3, starcoder2, smollm3";
 
 // Sizes beyond these are not models this app can hold (and would overflow an int).
 constexpr long long kMaxDimension = 1 << 20;
@@ -344,6 +344,106 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   return c;
 }
 
+// transformers 5's layer_types for a model whose layers differ (Gemma 2, 3):
+// "sliding_attention" or "full_attention" per layer.
+std::vector<bool> read_sliding_layers(const ConfigReader& r, int layers) {
+  const json& types = r.need("layer_types");
+  if (!types.is_array() || types.size() != static_cast<std::size_t>(layers))
+    fail_config(r.where() + ": \"layer_types\": expected a list of " + std::to_string(layers) +
+                " (num_hidden_layers) names, found " + excerpt(types.dump(), 60));
+  std::vector<bool> sliding(types.size(), false);
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+    if (t != "sliding_attention" && t != "full_attention")
+      fail_config(r.where() + ": \"layer_types\"[" + std::to_string(i) + "]: expected \"sliding_attention\" or "
+                  "\"full_attention\", found " + excerpt(types[i].dump(), 40));
+    sliding[i] = t == "sliding_attention";
+  }
+  return sliding;
+}
+
+// Gemma 2 and Gemma 3 (text): Gemma's block (norms before and after the
+// attention and the MLP, RMSNorm gains stored as w for 1 + w, a GELU-tanh
+// gated MLP, embeddings times √d, scores times query_pre_attn_scalar^−½),
+// layers local (a sliding window) or global; Gemma 2 soft-caps the scores and
+// the logits, Gemma 3 norms each head's q and k and gives its local layers
+// their own RoPE base.
+ModelConfig read_gemma(const ConfigReader& r, const std::string& model_type) {
+  const bool gemma2 = model_type == "gemma2";
+  ModelConfig c;
+  c.family = ModelFamily::Llama;
+  c.layers = r.positive_int("num_hidden_layers", kMaxLayers);
+  c.heads = r.positive_int("num_attention_heads");
+  c.kv_heads = r.positive_int_or("num_key_value_heads", c.heads);
+  if (c.heads % c.kv_heads != 0)
+    fail_config(r.where() + ": \"num_key_value_heads\" " + std::to_string(c.kv_heads) +
+                ": expected a divisor of num_attention_heads " + std::to_string(c.heads));
+  c.d_model = r.positive_int("hidden_size");
+  c.d_head = r.positive_int_or("head_dim", 256);  // Gemma3TextConfig's default
+  if (c.d_head % 2 != 0)
+    fail_config(r.where() + ": head dimension " + std::to_string(c.d_head) + ": expected an even number (RoPE turns pairs)");
+  if (static_cast<long long>(c.heads) * c.d_head > kMaxDimension)
+    fail_config(r.where() + ": num_attention_heads × head_dim = " + std::to_string(c.heads) + " × " +
+                std::to_string(c.d_head) + ": expected at most " + std::to_string(kMaxDimension));
+  c.d_ff = r.positive_int("intermediate_size");
+  c.vocab = r.positive_int("vocab_size");
+  c.max_positions = r.positive_int_or("max_position_embeddings", 1 << 20, 1LL << 30);
+  c.rms_norm = true;
+  c.gated_mlp = true;
+  c.norm_eps = r.positive_number_or("rms_norm_eps", 1e-6);
+  c.activation = read_activation(r, "hidden_activation", "gelu_pytorch_tanh");
+  if (r.has("hidden_act") && read_activation(r, "hidden_act", "gelu_pytorch_tanh") != c.activation)
+    fail_config(r.where() + ": \"hidden_act\" and \"hidden_activation\" differ: Gemma computes hidden_activation");
+  c.tied_embeddings = r.boolean_or("tie_word_embeddings", true);
+  c.qkv_bias = c.o_bias = r.boolean_or("attention_bias", false);
+  c.pre_norms = c.post_norms = true;
+  c.norm_gain_offset = 1.0f;
+  c.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));
+  c.score_scale = 1.0 / std::sqrt(r.positive_number_or("query_pre_attn_scalar", 256.0));
+  if (!gemma2) c.qk_norm = QkNormScope::PerHead;
+  r.expect_bool("use_bidirectional_attention", false, "every token attending to every other, an encoder's attention");
+  // Soft-caps: Gemma2Config's defaults are 50 and 30 when a key is left out; null is none
+  const auto softcap = [&](const char* key, double fallback) {
+    return r.written(key) && !r.has(key) ? 0.0 : r.positive_number_or(key, fallback);
+  };
+  c.attn_softcap = softcap("attn_logit_softcapping", gemma2 ? 50.0 : 0.0);
+  c.logit_softcap = softcap("final_logit_softcapping", gemma2 ? 30.0 : 0.0);
+  // Layers local and global: the window and which layers use it
+  c.sliding_window = r.positive_int_or("sliding_window", 4096, 1LL << 30);
+  if (r.has("layer_types")) {
+    c.sliding_layers = read_sliding_layers(r, c.layers);
+    r.ignore("_sliding_window_pattern");  // what layer_types was made from
+  } else {
+    // Gemma 2 alternates local and global layers; Gemma 3 has `pattern` − 1 local layers per global one
+    const int pattern = gemma2 ? 2 : r.positive_int_or("_sliding_window_pattern", r.positive_int_or("sliding_window_pattern", 6));
+    c.sliding_layers.assign(static_cast<std::size_t>(c.layers), false);
+    for (int i = 0; i < c.layers; ++i) c.sliding_layers[static_cast<std::size_t>(i)] = (i + 1) % pattern != 0;
+  }
+  // RoPE: transformers 5 writes one rope_parameters per layer type; older
+  // files a global rope_theta (and rope_scaling) and rope_local_base_freq.
+  const json* nested = r.has("rope_parameters") ? &r.need("rope_parameters") : nullptr;
+  if (gemma2) {
+    c.rope = read_rope(r, 10000.0);  // one RoPE for every layer
+  } else if (nested && nested->is_object() && (nested->contains("full_attention") || nested->contains("sliding_attention"))) {
+    for (const auto& [key, value] : nested->items())
+      if (key != "full_attention" && key != "sliding_attention")
+        fail_config(r.where() + ": \"rope_parameters\": \"" + excerpt(key, 40) + "\": expected full_attention and sliding_attention");
+    for (const char* kind : {"full_attention", "sliding_attention"}) {
+      if (!nested->contains(kind)) fail_config(r.where() + ": \"rope_parameters\": expected \"" + std::string(kind) + "\"");
+      const json wrapped = json{{"rope_parameters", nested->at(kind)}};
+      const ConfigReader one(wrapped, r.where() + ": \"rope_parameters\".\"" + kind + "\"");
+      (std::string(kind) == "full_attention" ? c.rope : c.rope_sliding) = read_rope(one, 10000.0);
+    }
+  } else {
+    c.rope = read_rope(r, 1000000.0);
+    c.rope_sliding = c.rope;
+    c.rope_sliding.scaling = RopeScaling::None;  // the local layers' RoPE is never scaled
+    c.rope_sliding.factor = 1.0f;
+    c.rope_sliding.theta = static_cast<float>(r.positive_number_or("rope_local_base_freq", 10000.0));
+  }
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& config_inert_keys() {
@@ -401,6 +501,8 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
     const std::string type = r.string_or("model_type", "");
     if (type == "gpt2") {
       result.config = read_gpt2(r);
+    } else if (type == "gemma2" || type == "gemma3_text") {
+      result.config = read_gemma(r, type);
     } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "olmo2" ||
                type == "granite" || type == "phi3" || type == "starcoder2" || type == "smollm3") {
       result.config = read_llama(r, type);

@@ -170,6 +170,8 @@ class Builder {
     out.rms = rms;
     out.eps = eps;
     out.weight = vec(weight, n);
+    // Gemma stores w for a gain of 1 + w: added here, in float as Gemma does
+    if (rms && m_.config.norm_gain_offset != 0.0f) out.weight.array() += m_.config.norm_gain_offset;
     if (!rms) out.bias = vec(bias, n);
     return out;
   }
@@ -268,6 +270,7 @@ void build_llama(TransformerModel& m, Builder& b) {
   const bool fused = c.model_type == "phi3";
   m.layout = fused             ? "Phi-3 (fused qkv_proj and gate_up_proj, nn.Linear [out, in])"
              : !c.gated_mlp ? "StarCoder2 (LayerNorm, c_fc/c_proj MLP, nn.Linear [out, in])"
+             : c.post_norms && c.pre_norms ? "Gemma (norms before and after the attention and the MLP, nn.Linear [out, in])"
              : c.post_norms ? "OLMo-2 (norms after the attention and the MLP, nn.Linear [out, in])"
                             : "Llama (nn.Linear [out, in])";
   const int d = c.d_model;
@@ -305,9 +308,10 @@ void build_llama(TransformerModel& m, Builder& b) {
       layer.k_norm = b.norm(h + "self_attn.k_norm.weight", "", whole ? kvw : c.d_head, true, c.norm_eps);
     }
     layer.o = b.linear(h + "self_attn.o_proj.weight", qw, d, true, bias("o", c.o_bias));
-    if (c.post_norms) {  // OLMo-2: post_attention_layernorm is on the attention's output, not before the MLP
+    if (c.post_norms) {  // OLMo-2, Gemma: post_attention_layernorm is on the attention's output, not before the MLP
       layer.post_attn = b.norm(h + "post_attention_layernorm.weight", "", d, true, c.norm_eps);
       layer.post_mlp = b.norm(h + "post_feedforward_layernorm.weight", "", d, true, c.norm_eps);
+      if (c.pre_norms) layer.norm2 = b.norm(h + "pre_feedforward_layernorm.weight", "", d, true, c.norm_eps);
     } else {
       layer.norm2 = b.norm(h + "post_attention_layernorm.weight", h + "post_attention_layernorm.bias", d, c.rms_norm, c.norm_eps);
     }
