@@ -180,13 +180,13 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       const float scaled = stage(StageKind::Scaled)(r, c);
       const float cap = s.softcap;
       const float computed = softcap(scaled, cap);
-      char c[32];
-      std::snprintf(c, sizeof c, "%g", static_cast<double>(cap));  // the cap as configured: "50", "2.5"
-      out.formula = std::string(c) + "·tanh(S′" + hs + at + " / " + c + ")";
-      out.numbers = std::string(c) + " × tanh(" + format_number(scaled, 3) + " / " + c + ") = " + c + " × " +
+      char cap_text[32];
+      std::snprintf(cap_text, sizeof cap_text, "%g", static_cast<double>(cap));  // the cap as configured: "50", "2.5"
+      out.formula = std::string(cap_text) + "·tanh(S′" + hs + at + " / " + cap_text + ")";
+      out.numbers = std::string(cap_text) + " × tanh(" + format_number(scaled, 3) + " / " + cap_text + ") = " + cap_text + " × " +
                     format_number(std::tanh(scaled / cap), 4) + " = " + format_number(computed, 3);
-      out.hint = std::string(c) + " × tanh(" + format_number(scaled, 3) + " / " + c + ")" + kAsked;
-      out.note = std::string("Within a few units of 0 the cap changes little (tanh x ≈ x); near ±") + c +
+      out.hint = std::string(cap_text) + " × tanh(" + format_number(scaled, 3) + " / " + cap_text + ")" + kAsked;
+      out.note = std::string("Within a few units of 0 the cap changes little (tanh x ≈ x); near ±") + cap_text +
                  " it flattens every score.";
       break;
     }
