@@ -9,7 +9,7 @@ namespace {
 
 // RoPE on one head's T × d_k block, in place (the same rule as the engine).
 void rotate(Eigen::Ref<Matrix> x, const Rope& rope) {
-  const int dk = static_cast<int>(x.cols());
+  const int dk = rotary_width(rope, static_cast<int>(x.cols()));  // the dimensions it turns
   for (Eigen::Index p = 0; p < x.rows(); ++p)
     for (int k = 0; k < dk / 2; ++k) {
       const double angle = rope_angle(rope, dk, k, static_cast<int>(p));

@@ -66,6 +66,11 @@ std::vector<Case> cases() {
   gemma2.T = 7, gemma2.heads = 2, gemma2.kv_heads = 1, gemma2.d_k = 2, gemma2.rope = true;
   gemma2.softcap = 1.5f, gemma2.score_scale = 2.0f, gemma2.mask = MaskKind::Window, gemma2.w_o = true;
   out.push_back({7, gemma2});
+  // a Pythia-like layer: RoPE on the first 2 of each head's 6 dimensions
+  RandomOptions pythia;
+  pythia.T = 6, pythia.heads = 2, pythia.d_k = 6, pythia.rope = true, pythia.rope_dims = 2, pythia.bias = true;
+  pythia.mask = MaskKind::Causal;
+  out.push_back({8, pythia});
   return out;
 }
 

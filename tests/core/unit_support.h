@@ -177,6 +177,7 @@ struct RandomOptions {
   int kv_heads = 0;  // 0: one per query head
   bool rope = false;
   RopePairs pairs = RopePairs::Half;
+  int rope_dims = 0;  // partial rotary: the dimensions of a head RoPE turns (0: all)
   QkNormScope qk_norm = QkNormScope::Off;  // gains drawn around 1
   float softcap = 0.0f;                    // Gemma 2's soft-cap of the scaled scores (0: none)
   float score_scale = 0.0f;                // the scores' own factor instead of 1/√d_k (0: none)
@@ -202,6 +203,7 @@ inline Scenario random_scenario(std::uint32_t seed, const RandomOptions& o) {
   s.kv_heads = o.kv_heads == o.heads ? 0 : o.kv_heads;
   s.rope.on = o.rope;
   s.rope.pairs = o.pairs;
+  s.rope.dims = o.rope_dims;
   if (o.bias) {
     s.use_bias = true;
     s.b_q = fill(1, o.heads * o.d_k);

@@ -170,7 +170,11 @@ def rotate_every_two(x):
 def apply_rope(x, rope, T):
     """One head's T x d_k queries or keys turned by RoPE as HF computes it: inv_freq = 1 / theta^(2i/d),
     angle = position * inv_freq; Llama repeats the angles over the two halves (rotate_half), GPT-J
-    over adjacent pairs (repeat_interleave)."""
+    over adjacent pairs (repeat_interleave). With "dims" (GPT-NeoX's partial rotary) only the first
+    dims columns turn, as a head that wide; the rest pass unchanged."""
+    if rope.get("dims") and rope["dims"] < x.shape[1]:
+        r = rope["dims"]
+        return np.concatenate([apply_rope(x[:, :r], {**rope, "dims": None}, T), x[:, r:]], axis=1)
     d = x.shape[1]
     theta = float(f32(rope.get("theta", 10000.0)))
     inv_freq = 1.0 / (theta ** (np.arange(0, d, 2, dtype=np.float64) / d))
@@ -598,6 +602,11 @@ def random_cases():
                     "so large scores flatten), a sliding window of 3, two query heads over one K/V head, RoPE.",
                     T=6, d_model=8, heads=2, d_k=4, d_v=4, kv_heads=1, mask={"window": 3}, w_o=8,
                     rope={"theta": 10000, "pairs": "half"}, softcap=2.0, scale_factor=0.3),
+        random_case(130, "pythia_like_partial_rotary",
+                    "A Pythia-like layer: RoPE turns only the first 2 of each head's 8 dimensions (rotary_pct 0.25), "
+                    "the other 6 pass unchanged; biases, causal, W_o with a bias.",
+                    T=6, d_model=8, heads=2, d_k=8, d_v=4, mask="causal", bias=True, w_o=8, b_o=True,
+                    rope={"theta": 10000, "pairs": "half", "dims": 2}),
         random_case(109, "single_token",
                     "T = 1: every weight is 1 and each context is the token's own value.",
                     T=1, d_model=4, heads=2, d_k=2, d_v=2, mask="causal", bias=True, w_o=4, b_o=True),

@@ -106,20 +106,31 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
       const int width = which == 2 ? d.d_v : d.d_k;
       const int block = which == 0 ? h : d.kv_head(h);  // K and V: the K/V head this query head reads
       const int col = is_per_head(id.kind) ? block * width + c : c;
+      if (s.rope.on && which < 2 && !before_rope && col % d.d_k >= d.rotary_dims()) {
+        // partial rotary (GPT-NeoX): a dimension past the turned ones passes unchanged
+        const float u = layer(which == 0 ? K::QUnrotated : K::KUnrotated)(r, col);
+        const std::string L = which == 0 ? "Qᵤ" : "Kᵤ";
+        out.formula = L + "[" + std::to_string(r) + "," + std::to_string(col) + "]  (not turned)";
+        out.numbers = format_number(u, 3);
+        out.hint = L + "[" + std::to_string(r) + "," + std::to_string(col) + "]" + kAsked;
+        out.note = "RoPE turns only the first " + std::to_string(d.rotary_dims()) + " of each head's " + std::to_string(d.d_k) +
+                   " dimensions; this one is passed on as it is." + pin_note(doc, id, r, c, u);
+        break;
+      }
       if (s.rope.on && which < 2 && !before_rope) {
-        // x′ = x·cos φ ∓ y·sin φ, y the dimension RoPE pairs it with, φ = position·θ^(−2k/d_k)
+        // x′ = x·cos φ ∓ y·sin φ, y the dimension RoPE pairs it with, φ = position·θ^(−2k/r), r the turned width
         const MatrixView U = layer(which == 0 ? K::QUnrotated : K::KUnrotated);
-        const int c0 = col / d.d_k * d.d_k, dim = col - c0;
-        const int partner = rope_partner(s.rope.pairs, d.d_k, dim), pair = rope_pair_of(s.rope.pairs, d.d_k, dim);
-        const bool first = rope_pair(s.rope.pairs, d.d_k, pair).first == dim;
-        const double angle = rope_angle(s.rope, d.d_k, pair, r);
+        const int c0 = col / d.d_k * d.d_k, dim = col - c0, rw = d.rotary_dims();
+        const int partner = rope_partner(s.rope.pairs, rw, dim), pair = rope_pair_of(s.rope.pairs, rw, dim);
+        const bool first = rope_pair(s.rope.pairs, rw, pair).first == dim;
+        const double angle = rope_angle(s.rope, rw, pair, r);
         const float cs = static_cast<float>(std::cos(angle)), sn = static_cast<float>(std::sin(angle));
         const float a = U(r, c0 + dim), b = U(r, c0 + partner);
         const float computed = first ? a * cs - b * sn : a * cs + b * sn;
         const std::string L = which == 0 ? "Qᵤ" : "Kᵤ";
         out.formula = L + "[" + std::to_string(r) + "," + std::to_string(c0 + dim) + "]·cos φ " + (first ? "−" : "+") +
                       " " + L + "[" + std::to_string(r) + "," + std::to_string(c0 + partner) + "]·sin φ,  φ = " +
-                      std::to_string(r) + "·θ^(−" + std::to_string(2 * pair) + "/" + std::to_string(d.d_k) +
+                      std::to_string(r) + "·θ^(−" + std::to_string(2 * pair) + "/" + std::to_string(rw) +
                       ") = " + format_number(static_cast<float>(angle), 3) + " rad";
         // the φ heatmap shows angles modulo 2π: say which of its cells this is
         if (const double wrapped = std::remainder(angle, 2.0 * std::numbers::pi); wrapped != angle)
@@ -363,16 +374,17 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
     }
     case StageKind::RopeAngle: {
       // row r = position, column c = pair
-      const double angle = rope_angle(s.rope, d.d_k, c, r);
-      const auto [i, j] = rope_pair(s.rope.pairs, d.d_k, c);
+      const int rw = d.rotary_dims();  // the width RoPE turns (d_k without partial rotary)
+      const double angle = rope_angle(s.rope, rw, c, r);
+      const auto [i, j] = rope_pair(s.rope.pairs, rw, c);
       char theta[32];
       std::snprintf(theta, sizeof theta, "%g", static_cast<double>(s.rope.theta));
-      out.formula = "φ = " + std::to_string(r) + "·" + rope_frequency_formula(s.rope, d.d_k, c) + ", θ = " + theta;
-      out.numbers = std::to_string(r) + " × " + format_number(static_cast<float>(rope_frequency(s.rope, d.d_k, c)), 4) +
+      out.formula = "φ = " + std::to_string(r) + "·" + rope_frequency_formula(s.rope, rw, c) + ", θ = " + theta;
+      out.numbers = std::to_string(r) + " × " + format_number(static_cast<float>(rope_frequency(s.rope, rw, c)), 4) +
                     " = " + format_number(static_cast<float>(angle), 4) + " rad ≡ " + format_number(value, 3) + " (mod 2π)";
       if (r == 0) out.numbers = "0 (position 0 is not turned)";
-      out.hint = std::to_string(r) + "·" + rope_frequency_formula(s.rope, d.d_k, c) + ", modulo 2π" + kAsked;
-      if (const std::string scaled = rope_scaling_note(s.rope, d.d_k, c); !scaled.empty()) out.note = scaled + ". ";
+      out.hint = std::to_string(r) + "·" + rope_frequency_formula(s.rope, rw, c) + ", modulo 2π" + kAsked;
+      if (const std::string scaled = rope_scaling_note(s.rope, rw, c); !scaled.empty()) out.note = scaled + ". ";
       out.note += "Turns dimensions " + std::to_string(i) + " and " + std::to_string(j) + " of every head's query and key at position " +
                  std::to_string(r) + ": cos φ = " + format_number(static_cast<float>(std::cos(angle)), 3) +
                  ", sin φ = " + format_number(static_cast<float>(std::sin(angle)), 3) +

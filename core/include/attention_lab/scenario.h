@@ -51,8 +51,15 @@ struct Rope {
   float low_freq_factor = 1.0f;       // Llama3
   float high_freq_factor = 4.0f;      // Llama3
   int original_max_positions = 8192;  // Llama3: the context the model was first trained for
+  // How many of each head's dimensions turn (0: all d_k). GPT-NeoX/Pythia
+  // turns only the first rotary_pct·d_k; the others pass unchanged, and the
+  // frequencies are those of a head that wide: θ^(−2k/dims).
+  int dims = 0;
   friend bool operator==(const Rope&, const Rope&) = default;
 };
+
+// The dimensions of a head RoPE turns: rope.dims, or all d_k.
+int rotary_width(const Rope& rope, int d_k);
 
 // The first thing wrong with a RoPE setting (θ, the scaling's numbers), named
 // as `where`.theta, `where`.scaling.factor …, or an empty string.
@@ -89,6 +96,9 @@ struct Dims {
   int d_kv = 0;
   // The q/k norm's gains span every head (QkNormScope::Whole), not one head's d_k.
   bool qk_norm_whole = false;
+  // The dimensions of a head RoPE turns, when only some do (partial rotary); 0: all d_k.
+  int rotary = 0;
+  int rotary_dims() const { return rotary > 0 ? rotary : d_k; }
 
   // The K/V head query head h reads: ⌊h·kv_heads/heads⌋ (h itself without grouping).
   int kv_head(int h) const { return heads > 0 ? h * kv_heads / heads : 0; }
@@ -198,6 +208,7 @@ struct Scenario {
 // of twice that power (the paper's rule, as in its reference code and HF).
 std::vector<double> alibi_slopes(int heads);
 
+// (Below, d_k is the width RoPE turns: rotary_width(rope, d_k) of a head.)
 // RoPE's frequency of pair k (0 ≤ k < d_k/2): θ^(−2k/d_k), scaled as the
 // Rope says (HF's _compute_llama3_parameters and linear scaling), in double.
 double rope_frequency(const Rope& rope, int d_k, int pair);
@@ -212,7 +223,8 @@ double rope_angle(const Rope& rope, int d_k, int pair, int position);
 // The two dimensions of a head that pair k turns together.
 std::pair<int, int> rope_pair(RopePairs pairs, int d_k, int pair);
 // The dimension of a head (0 ≤ dim < d_k) that RoPE turns together with `dim`,
-// and the pair they form.
+// and the pair they form; a dimension past the turned ones (partial rotary)
+// is its own partner and in no pair (−1).
 int rope_partner(RopePairs pairs, int d_k, int dim);
 int rope_pair_of(RopePairs pairs, int d_k, int dim);
 

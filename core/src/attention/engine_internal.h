@@ -70,8 +70,9 @@ inline float drift_start(Index i) { return stagger(i) * (kDriftLimit / 2.0f); }
 inline std::uint8_t age_start(Index i) { return static_cast<std::uint8_t>(stagger(i) * (kOutAgeLimit / 2)); }
 
 // out = in turned by RoPE pair by pair, one head's d_k values of one
-// position with that position's cos and sin per pair (positions.cpp).
-void rotate_head(const float* in, float* out, const float* c, const float* s, Index dk, RopePairs pairs);
+// position with that position's cos and sin per pair, the first `rot` of
+// them (partial rotary; the rest copied) (positions.cpp).
+void rotate_head(const float* in, float* out, const float* c, const float* s, Index dk, Index rot, RopePairs pairs);
 
 // c = a·b (with `accumulate`, c += a·b) for blocks of row-major matrices:
 // the big products (projections, W_o, an edited head's change of the output)

@@ -464,7 +464,7 @@ void Engine::edit_qk_column(StageKind kind, Index c) {
   // the columns of P that change, with their old values
   std::vector<std::pair<Index, Eigen::VectorXf>> changed;
   const Index partner =
-      rotates(kind) ? c / dk * dk + rope_partner(rope_.pairs, static_cast<int>(dk), static_cast<int>(c % dk)) : c;
+      rotates(kind) ? c / dk * dk + rope_partner(rope_.pairs, dims_.rotary_dims(), static_cast<int>(c % dk)) : c;
   changed.emplace_back(c, P.col(c));
   if (partner != c) changed.emplace_back(partner, P.col(partner));
   Matrix& pre = unrotated(kind);

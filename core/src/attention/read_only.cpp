@@ -116,7 +116,7 @@ void Engine::project_columns(StageKind kind, Index first, Index width, bool turn
     for (Index r = 0; r < T; ++r)
       for (Index c0 = 0; c0 < width; c0 += dk) {
         float* row = out.row(r).data() + c0;
-        rotate_head(row, row, rope_cos_.row(r).data(), rope_sin_.row(r).data(), dk, rope_.pairs);  // pairwise: in place
+        rotate_head(row, row, rope_cos_.row(r).data(), rope_sin_.row(r).data(), dk, dims_.rotary_dims(), rope_.pairs);  // pairwise: in place
       }
   }
   lay_pins(kind, first, width, out, first);

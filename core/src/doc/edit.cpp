@@ -139,6 +139,9 @@ std::string resize(Scenario& s, Dimension which, int value) {
       if (err.empty() && s.rope.on && value % 2 != 0)
         err = "d_k: expected an even number while RoPE is on (it turns pairs of dimensions), found " +
               std::to_string(value);
+      if (err.empty() && s.rope.on && s.rope.dims > value)
+        err = "d_k: expected at least " + std::to_string(s.rope.dims) + " while RoPE turns that many dimensions of a head, found " +
+              std::to_string(value);
       n.d_k = value;
       break;
     case Dimension::d_v: err = bad(kMaxHeadDim); n.d_v = value; break;

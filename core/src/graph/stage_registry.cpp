@@ -25,7 +25,7 @@ int extent(Extent e, const Dims& d) {
     case Extent::d_out: return d.d_out;
     case Extent::Heads: return d.heads;
     case Extent::Positions: return std::max(d.T, d.T_k);
-    case Extent::Pairs: return d.d_k / 2;
+    case Extent::Pairs: return d.rotary_dims() / 2;
     case Extent::QNormWidth: return d.qk_norm_whole ? d.heads * d.d_k : d.d_k;
     case Extent::KNormWidth: return d.qk_norm_whole ? d.kv_heads * d.d_k : d.d_k;
   }
@@ -48,7 +48,7 @@ const char* extent_name(Extent e) {
     case Extent::d_out: return "d_out";
     case Extent::Heads: return "heads";
     case Extent::Positions: return "max(T, T_k)";
-    case Extent::Pairs: return "d_k/2";
+    case Extent::Pairs: return "rotary/2";
     case Extent::QNormWidth: return "d_k or heads*d_k";
     case Extent::KNormWidth: return "d_k or kv_heads*d_k";
   }
@@ -108,10 +108,14 @@ void add_unrotated(Sources& out, const Scenario& s, const Dims& d, int P, int r,
 // dimension and the one RoPE pairs it with.
 void add_projected(Sources& out, const Scenario& s, const Dims& d, int P, int r, int col) {
   if (P == 2 || !s.rope.on || d.d_k <= 0) return add_unrotated(out, s, d, P, r, col);
-  const int c0 = col / d.d_k * d.d_k;
-  for (int dim : {col - c0, rope_partner(s.rope.pairs, d.d_k, col - c0)})
-    out.push_back(cell_of(layer(K(int(K::QUnrotated) + P)), r, c0 + dim));
-  out.push_back(cell_of(layer(K::RopeAngle), r, rope_pair_of(s.rope.pairs, d.d_k, col - c0)));
+  const int c0 = col / d.d_k * d.d_k, dim = col - c0;
+  if (dim >= d.rotary_dims()) {  // past the turned dimensions (partial rotary): passed on unchanged
+    out.push_back(cell_of(layer(K(int(K::QUnrotated) + P)), r, col));
+    return;
+  }
+  for (int at : {dim, rope_partner(s.rope.pairs, d.rotary_dims(), dim)})
+    out.push_back(cell_of(layer(K(int(K::QUnrotated) + P)), r, c0 + at));
+  out.push_back(cell_of(layer(K::RopeAngle), r, rope_pair_of(s.rope.pairs, d.rotary_dims(), dim)));
 }
 
 // With cross-attention, query i and key j index two different sequences:
@@ -191,8 +195,13 @@ std::string rope_scaling_words(const Rope& r) {
 }
 
 std::string rope_words(const Scenario& s) {
-  return "RoPE turns each head's " + std::string(s.rope.pairs == RopePairs::Half ? "dimensions i and i + d_k/2" : "dimensions 2i and 2i + 1") +
-         " together by the angle position·θ^(−2i/d_k), θ = " + short_number(s.rope.theta) + rope_scaling_words(s.rope) +
+  const Dims d = s.dims();
+  const bool partial = d.rotary_dims() < d.d_k;
+  const std::string width = partial ? "r" : "d_k";
+  return "RoPE turns each head's " +
+         (partial ? "first r = " + std::to_string(d.rotary_dims()) + " of its " + std::to_string(d.d_k) + " dimensions (the rest pass unchanged), " : std::string()) +
+         std::string(s.rope.pairs == RopePairs::Half ? "dimensions i and i + " + width + "/2" : "dimensions 2i and 2i + 1") +
+         " together by the angle position·θ^(−2i/" + width + "), θ = " + short_number(s.rope.theta) + rope_scaling_words(s.rope) +
          ": a query and a key then match by what they hold and by how far apart they are.";
 }
 
@@ -524,7 +533,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
        Requires::Rope, ViewKind::Stored, K::RopeAngle, nullptr, Trace::Top, "RoPE rotation angles",
        [](int) { return fixed("φ"); },
        [](const Scenario& s, const Dims& d, int) {
-         return "φ[p][k] = p·θ^(−2k/" + std::to_string(d.d_k) + "), θ = " + short_number(s.rope.theta) +
+         return "φ[p][k] = p·θ^(−2k/" + std::to_string(d.rotary_dims()) + "), θ = " + short_number(s.rope.theta) +
                 rope_scaling_words(s.rope) + " (shown modulo 2π, in (−π, π])";
        },
        [](const Scenario& s, const Dims&, int) {

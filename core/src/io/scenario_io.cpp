@@ -143,8 +143,10 @@ Rope read_rope(const json& j, const std::string& where) {
   if (!j.is_object())
     fail_field(where + ": expected {\"theta\": 10000, \"pairs\": \"half\" or \"interleaved\"}, found " + type_of(j));
   for (const auto& [key, value] : j.items())
-    if (key != "theta" && key != "pairs" && key != "scaling")
-      fail_field(where + "." + key + ": unknown key (expected theta, pairs, scaling)");
+    if (key != "theta" && key != "pairs" && key != "scaling" && key != "dims")
+      fail_field(where + "." + key + ": unknown key (expected theta, pairs, scaling, dims)");
+  if (j.contains("dims"))  // partial rotary: how many of each head's dimensions turn
+    r.dims = read_int(j["dims"], where + ".dims", 2, limits::kMaxHeadDim);
   if (j.contains("theta")) {
     r.theta = read_float(j["theta"], where + ".theta");
     if (!(r.theta > 1.0f)) fail_field(where + ".theta: expected a number greater than 1, found " + j["theta"].dump());
@@ -506,6 +508,7 @@ std::string scenario_to_json(const Scenario& s) {
     out << "{\"theta\": ";
     json_text::write_number(out, s.rope.theta);
     out << ", \"pairs\": " << quote(to_string(s.rope.pairs));
+    if (s.rope.dims > 0) out << ", \"dims\": " << s.rope.dims;
     if (s.rope.scaling != RopeScaling::None) {
       out << ", \"scaling\": {\"type\": " << quote(to_string(s.rope.scaling)) << ", \"factor\": ";
       json_text::write_number(out, s.rope.factor);

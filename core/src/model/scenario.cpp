@@ -178,12 +178,16 @@ std::pair<int, int> rope_pair(RopePairs pairs, int d_k, int pair) {
   return pairs == RopePairs::Interleaved ? std::pair{2 * pair, 2 * pair + 1} : std::pair{pair, pair + d_k / 2};
 }
 
+int rotary_width(const Rope& rope, int d_k) { return rope.dims > 0 && rope.dims < d_k ? rope.dims : d_k; }
+
 int rope_partner(RopePairs pairs, int d_k, int dim) {
+  if (dim >= d_k) return dim;  // not turned
   if (pairs == RopePairs::Interleaved) return dim ^ 1;
   return dim < d_k / 2 ? dim + d_k / 2 : dim - d_k / 2;
 }
 
 int rope_pair_of(RopePairs pairs, int d_k, int dim) {
+  if (dim >= d_k) return -1;  // not turned
   return pairs == RopePairs::Interleaved ? dim / 2 : dim % (d_k / 2);
 }
 
@@ -199,6 +203,7 @@ Dims Scenario::dims() const {
   d.T_k = static_cast<int>(kv_source().rows());
   d.d_kv = static_cast<int>(kv_source().cols());
   d.qk_norm_whole = qk_norm.scope == QkNormScope::Whole;
+  if (rope.on && rotary_width(rope, d.d_k) < d.d_k) d.rotary = rotary_width(rope, d.d_k);
   return d;
 }
 
@@ -371,6 +376,9 @@ std::string validate(const Scenario& s) {
     if ((width_q / H) % 2 != 0)
       return "rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(width_q / H);
     if (std::string problem = check_rope(s.rope); !problem.empty()) return problem;
+    if (s.rope.dims != 0 && (s.rope.dims < 2 || s.rope.dims % 2 != 0 || s.rope.dims > width_q / H))
+      return "rope.dims: expected an even number from 2 to d_k (" + std::to_string(width_q / H) +
+             ", the dimensions of a head RoPE turns), found " + std::to_string(s.rope.dims);
   }
   if (!(std::isfinite(s.score_scale) && s.score_scale >= 0.0f))
     return "scale_factor: expected a number greater than 0 (what the scores are multiplied by instead of 1/√d_k), found " +

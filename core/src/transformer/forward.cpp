@@ -80,11 +80,12 @@ Matrix normalize(const Norm& norm, const Matrix& x) {
 namespace {
 
 // HF Llama's rotate_half RoPE on every head's block of columns, in place.
+// Only the first rotary_width dimensions of each head turn (GPT-NeoX's partial rotary).
 void apply_rope(Eigen::Ref<Matrix, 0, Eigen::OuterStride<>> m, int heads, int d_head, const Rope& rope) {
-  const int half = d_head / 2;
+  const int width = rotary_width(rope, d_head), half = width / 2;
   for (Eigen::Index p = 0; p < m.rows(); ++p) {
     for (int k = 0; k < half; ++k) {
-      const double angle = rope_angle(rope, d_head, k, static_cast<int>(p));
+      const double angle = rope_angle(rope, width, k, static_cast<int>(p));
       const float c = static_cast<float>(std::cos(angle));
       const float s = static_cast<float>(std::sin(angle));
       for (int h = 0; h < heads; ++h) {
