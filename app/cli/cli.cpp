@@ -35,7 +35,8 @@ usage:
                                                           with predictions, peak memory (bench --help)
 
 models (a Hugging Face folder: config.json + model.safetensors or its shards; GPT-2, minGPT/nanoGPT,
-Llama, Mistral, Qwen2, Qwen3, OLMo-2, Phi-3, StarCoder2, SmolLM, SmolLM3):
+Llama, Mistral, Qwen2, Qwen3, OLMo-2, Granite, Gemma 2 and 3, GPT-NeoX/Pythia, Phi-3, StarCoder2,
+SmolLM, SmolLM3):
   attention-lab-cli model-info MODEL [--json]             architecture, layers, heads, K/V heads, sizes,
                                                           dtype, parameters, bytes
   attention-lab-cli tokenize MODEL TEXT                   {"ids": […], "tokens": […]}

@@ -12,8 +12,9 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
                        random-T-D-H: a seeded random causal layer, e.g. random-64-32-4
   --model MODEL        open a checkpoint (a Hugging Face folder with config.json and
                        model.safetensors or its shards, or a .safetensors file): GPT-2,
-                       minGPT/nanoGPT, Llama, Mistral, Qwen2, Qwen3, OLMo-2, Phi-3,
-                       StarCoder2, SmolLM, SmolLM3
+                       minGPT/nanoGPT, Llama, Mistral, Qwen2, Qwen3, OLMo-2, Granite,
+                       Gemma 2 and 3, GPT-NeoX/Pythia, Phi-3, StarCoder2, SmolLM,
+                       SmolLM3
   --text TEXT          the model's input (vocabulary strings or token ids separated by
                        spaces when the model has no BPE tokenizer)
   --layer L            the layer whose attention the pipeline shows (default 0)

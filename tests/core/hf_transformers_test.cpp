@@ -131,7 +131,7 @@ TEST_P(HfTransformersFixture, TokenizesAndComputesWhatTransformersComputes) {
 // The families this app computes, with transformers' own files.
 INSTANTIATE_TEST_SUITE_P(Opens, HfTransformersFixture,
                          ::testing::Values("gpt2", "gpt2-bf16", "llama-plain", "llama3-gqa-scaled-rope", "llama2-metaspace",
-                                           "mistral-window", "olmo2", "granite", "gemma2", "gemma3-text", "phi3", "qwen2", "qwen3",
+                                           "mistral-window", "olmo2", "granite", "gemma2", "gemma3-text", "gpt-neox-pythia", "phi3", "qwen2", "qwen3",
                                            "smollm3-nope", "starcoder2"),
                          [](const auto& param_info) {
                            std::string name = param_info.param;
@@ -355,6 +355,12 @@ TEST(HfTransformersConfig, AKeyThatIsNotComputedIsRefusedByName) {
       {"qwen3", "use_sliding_window", true, "\"use_sliding_window\": true"},
       {"granite", "mlp_bias", true, "\"mlp_bias\": true"},
       {"granite", "attention_multiplier", -1.0, "\"attention_multiplier\""},
+      {"gpt-neox-pythia", "rope_parameters", json{{"rope_theta", 10000.0}, {"rope_type", "default"}, {"partial_rotary_factor", 0.1}},
+       "partial rotary factor"},
+      {"gpt-neox-pythia", "rotary_pct", 0.5, "\"rotary_pct\" and \"rope_parameters\" both given"},
+      {"gemma2", "use_bidirectional_attention", true, "\"use_bidirectional_attention\""},
+      {"gemma3-text", "rope_parameters", json{{"full_attention", {{"rope_theta", 1e6}}}, {"other", {{"rope_theta", 1e4}}}},
+       "expected full_attention and sliding_attention"},
       {"qwen3", "attention_bias", true, "missing tensor 'model.layers.0.self_attn.q_proj.bias'"},
   };
   for (const Change& change : changes) {
@@ -376,7 +382,9 @@ TEST(HfTransformersConfig, ATensorTheLayoutDoesNotReadIsRefused) {
            {"gpt2", "h.0.attn.q_norm.weight"},
            {"llama-plain", "model.layers.0.self_attn.q_norm.weight"},
            {"qwen2", "model.layers.1.self_attn.o_proj.bias"},
-           {"qwen3", "model.layers.1.self_attn.o_proj.bias"}}) {
+           {"qwen3", "model.layers.1.self_attn.o_proj.bias"},
+           {"gemma2", "model.layers.0.self_attn.q_norm.weight"},
+           {"gpt-neox-pythia", "gpt_neox.layers.0.attention.q_norm.weight"}}) {
     const test::TempDir dir;
     const fs::path folder = copy_hf_fixture(dir, fixture);
     add_f32_tensor(folder / "model.safetensors", tensor, {16});
@@ -432,13 +440,42 @@ TEST(HfTransformersConfig, APostNormBlockShowsItsNormsAfterTheAttentionAndTheMlp
   }
 }
 
-// The families this app does not compute yet are refused with a message, not run.
-TEST(HfTransformersConfig, EveryOtherFamilyIsRefusedNotRun) {
+// GPT-NeoX's parallel residual: the MLP reads norm2 of the layer's input, and
+// the Block view's output is the forward pass's, bit for bit.
+TEST(HfTransformersConfig, AParallelResidualBlockFeedsTheMlpTheLayersInput) {
   REQUIRE_HF_FIXTURES();
-  for (const char* name : {"gpt-neox-pythia"}) {
-    const std::string error = load_error(kHfFixtures / name);
-    EXPECT_NE(error.find("is not supported"), std::string::npos) << name << ": " << error;
+  const LoadedModel loaded = load_model(kHfFixtures / "gpt-neox-pythia");
+  ASSERT_TRUE(loaded.model) << loaded.error;
+  const std::shared_ptr<const TransformerModel> model = loaded.model;
+  EXPECT_TRUE(model->config.parallel_residual);
+  EXPECT_EQ(model->config.rope.dims, 4);  // partial_rotary_factor 0.25 of 16
+  const std::vector<int> ids = {5, 17, 42, 99, 3, 250};
+  Matrix x = embed(*model, ids);
+  for (int layer = 0; layer < model->config.layers; ++layer) {
+    SCOPED_TRACE(layer);
+    const Matrix a = attention(*model, layer, attention_input(*model, layer, x));
+    BlockTrace trace(model, ids, layer, x);
+    trace.update(a);
+    const TransformerLayer& L = model->layers[static_cast<std::size_t>(layer)];
+    EXPECT_TRUE(test::matrices_near(trace.values(BlockStage::Norm2), normalize(L.norm2, x), 0.0, 0.0, "n2 of x"));
+    const Matrix next = finish_layer(*model, layer, x, a);
+    EXPECT_TRUE(test::matrices_near(trace.values(BlockStage::Output), next, 0.0, 0.0, "output"));
+    EXPECT_TRUE(test::matrices_near(next, run_layer(*model, layer, x), 0.0, 0.0, "run_layer"));
+    x = next;
   }
+}
+
+// A family this app does not compute is refused with the list it does, not run.
+TEST(HfTransformersConfig, AnotherModelTypeIsRefusedNotRun) {
+  REQUIRE_HF_FIXTURES();
+  const test::TempDir dir;
+  const fs::path folder = copy_hf_fixture(dir, "qwen2");
+  json config = read_config(folder);
+  config["model_type"] = "mamba";
+  write_config(folder, config);
+  const std::string error = load_error(folder);
+  EXPECT_NE(error.find("model_type 'mamba' is not supported (supported: "), std::string::npos) << error;
+  EXPECT_NE(error.find("gpt_neox"), std::string::npos) << error;
 }
 
 }  // namespace

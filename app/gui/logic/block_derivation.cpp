@@ -143,14 +143,14 @@ Derivation derive_block(const BlockTrace& t, BlockStage stage, int r, int c, con
       out.note = "Edits in layer " + std::to_string(t.layer()) + " never change it.";
       break;
     case S::Norm1Mean: case S::Norm2Mean: {
-      const S in = stage == S::Norm1Mean ? S::Input : S::Residual;
+      const S in = stage == S::Norm1Mean ? S::Input : mlp_norm_input_stage(cfg);
       out.numbers = "(" + first_terms(t.values(in), r, [](float v) { return factor(v); }) + ")/" + std::to_string(cfg.d_model) +
                     " = " + num(value);
       break;
     }
     case S::Norm1Spread: case S::Norm2Spread: {
       const bool first = stage == S::Norm1Spread;
-      const S in = first ? S::Input : S::Residual;
+      const S in = first ? S::Input : mlp_norm_input_stage(cfg);
       const Norm& norm = first ? L.norm1 : L.norm2;
       if (norm.rms) {
         out.numbers = "(" + first_terms(t.values(in), r, [](float v) { return factor(v) + "²"; }) + ")/" +
@@ -167,7 +167,7 @@ Derivation derive_block(const BlockTrace& t, BlockStage stage, int r, int c, con
       out.note = "This is X[" + std::to_string(r) + "," + std::to_string(c) + "] of the Pipeline.";
       break;
     case S::Norm2:
-      out.numbers = norm_numbers(t, L.norm2, S::Residual, S::Norm2Mean, S::Norm2Spread, r, c, value);
+      out.numbers = norm_numbers(t, L.norm2, mlp_norm_input_stage(cfg), S::Norm2Mean, S::Norm2Spread, r, c, value);
       break;
     case S::Attention:
       out.numbers = num(value) + " (the Pipeline's output[" + std::to_string(r) + "," + std::to_string(c) + "])";
@@ -203,7 +203,11 @@ Derivation derive_block(const BlockTrace& t, BlockStage stage, int r, int c, con
       break;
     case S::Down: out.numbers = largest_products(t.values(S::Hidden), r, L.down, c, value); break;
     case S::Output:
-      out.numbers = residual_sum(S::Residual, mlp_added_stage(cfg));
+      if (cfg.parallel_residual)  // GPT-NeoX: the MLP and the attention added to x side by side
+        out.numbers = num(t.values(S::Down)(r, c)) + " + " + factor(t.values(S::Attention)(r, c)) + " + " +
+                      factor(t.values(S::Input)(r, c)) + " = " + num(value);
+      else
+        out.numbers = residual_sum(S::Residual, mlp_added_stage(cfg));
       out.note = t.layer() + 1 < cfg.layers ? "The input of layer " + std::to_string(t.layer() + 1) + "."
                                             : "The last layer's output: the final norm and lm_head make the logits from it.";
       break;

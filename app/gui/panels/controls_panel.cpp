@@ -80,6 +80,14 @@ void draw_rope_controls(AppState& state, const Scenario& s, const Dims& d) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Which dimensions turn together: i with i + d_k/2 (HF Llama's rotate_half)\n"
                       "or 2i with 2i + 1 (GPT-J, the RoFormer paper).");
+  if (d.rotary_dims() < d.d_k) {  // partial rotary (GPT-NeoX), set by the checkpoint or the file
+    ImGui::TextWrapped("turns %d of each head's %d dimensions", d.rotary_dims(), d.d_k);
+    state.note_item("RoPE dims");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Partial rotary (GPT-NeoX, Pythia): only the first %d dimensions of each head turn,\n"
+                        "with the frequencies of a head that wide; the other %d pass into the scores unchanged.",
+                        d.rotary_dims(), d.d_k - d.rotary_dims());
+  }
   if (s.rope.scaling != RopeScaling::None) {
     // Set by the checkpoint (or the scenario file); shown so no angle is a surprise.
     ImGui::TextWrapped("%s scaling ×%g", s.rope.scaling == RopeScaling::Llama3 ? "Llama 3" : "linear",

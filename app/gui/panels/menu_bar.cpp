@@ -145,7 +145,7 @@ void draw_menu_bar(AppState& state) {
     state.note_item("Open model…");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("A Hugging Face model folder (config.json + model.safetensors), a .safetensors file,\n"
-                        "or a model from the Hugging Face cache: GPT-2, minGPT/nanoGPT, Llama, Mistral, Qwen2, Qwen3, OLMo-2, Phi-3, StarCoder2, SmolLM, SmolLM3");
+                        "or a model from the Hugging Face cache: GPT-2, minGPT/nanoGPT, Llama, Mistral, Qwen2, Qwen3, OLMo-2, Granite, Gemma 2 and 3, GPT-NeoX/Pythia, Phi-3, StarCoder2, SmolLM, SmolLM3");
     if (ImGui::MenuItem("Close model", nullptr, false, state.model.open() && !state.busy()))
       state.unless_unsaved_work("close the model", [](AppState& s) {
         const std::string name = model_display_name(s.model.path);

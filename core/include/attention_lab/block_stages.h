@@ -45,6 +45,8 @@ inline constexpr int kBlockStageCount = 21;
 // The stage the MLP reads (n₂, or h itself without a norm before the MLP) and
 // the ones the residual sums add (a or its post-norm, m or its post-norm).
 BlockStage mlp_input_stage(const ModelConfig& config);
+// What norm2 reads: h, or the layer's input x (GPT-NeoX's parallel residual).
+BlockStage mlp_norm_input_stage(const ModelConfig& config);
 BlockStage attention_added_stage(const ModelConfig& config);
 BlockStage mlp_added_stage(const ModelConfig& config);
 

@@ -66,6 +66,9 @@ struct ModelConfig {
   // after; Gemma 2: both).
   bool pre_norms = true;
   bool post_norms = false;
+  // GPT-NeoX's use_parallel_residual: the MLP reads norm2 of the layer's
+  // input, not of the residual sum after the attention: y = x + a + m.
+  bool parallel_residual = false;
   // An RMSNorm of q and k before RoPE (Qwen3: per head, q_norm/k_norm of d_head)
   QkNormScope qk_norm = QkNormScope::Off;
   Rope rope;                    // Llama family: on, θ and any scaling (rotate_half pairs)

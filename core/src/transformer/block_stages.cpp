@@ -75,6 +75,7 @@ void add_post_norm(std::vector<BlockStageInfo>& t, bool attention, BlockStage sp
 }  // namespace
 
 BlockStage mlp_input_stage(const ModelConfig& c) { return c.pre_norms ? BlockStage::Norm2 : BlockStage::Residual; }
+BlockStage mlp_norm_input_stage(const ModelConfig& c) { return c.parallel_residual ? BlockStage::Input : BlockStage::Residual; }
 BlockStage attention_added_stage(const ModelConfig& c) { return c.post_norms ? BlockStage::PostAttn : BlockStage::Attention; }
 BlockStage mlp_added_stage(const ModelConfig& c) { return c.post_norms ? BlockStage::PostMlp : BlockStage::Down; }
 
@@ -129,7 +130,7 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
                "x[r,c] + " + a + "[r,c]" + residual_scale,
                "Attention does not replace a token's vector: it adds to it (the residual connection).", BlockWidth::Model,
                false, true, {{S::Input, BlockFeed::Cell}, {added, BlockFeed::Cell}}});
-  if (c.pre_norms) add_norm(t, c, 2, S::Norm2Mean, S::Norm2Spread, S::Norm2, S::Residual);
+  if (c.pre_norms) add_norm(t, c, 2, S::Norm2Mean, S::Norm2Spread, S::Norm2, mlp_norm_input_stage(c));
   t.push_back({S::Up, "mlp.up", false, "u", gated ? "MLP up-projection (up_proj)" : "MLP up-projection (c_fc)",
                "Σ_k " + n2 + "[r,k]·W_up[k,c]" + std::string(c.mlp_bias ? " + b_up[c]" : ""),
                "Each token on its own, widened to " + std::to_string(c.d_ff) + " features: the MLP looks at no other token.",
@@ -153,10 +154,18 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
                c.post_norms ? "Back to d_model: the MLP's output, normed next." : "Back to d_model: what the MLP adds to the residual stream.",
                BlockWidth::Model, false, true, {{S::Hidden, BlockFeed::Row}}});
   if (c.post_norms) add_post_norm(t, false, S::PostMlpSpread, S::PostMlp, S::Down);
-  t.push_back({S::Output, "output", false, "y", "the layer's output (residual sum after the MLP)",
-               std::string("h[r,c] + ") + (c.post_norms ? "nₘ" : "m") + "[r,c]" + residual_scale,
-               "The residual stream after this layer: the next layer's input (after the last layer: the final norm and the logits).",
-               BlockWidth::Model, false, true, {{S::Residual, BlockFeed::Cell}, {mlp_added_stage(c), BlockFeed::Cell}}});
+  if (c.parallel_residual)
+    t.push_back({S::Output, "output", false, "y", "the layer's output (the input plus the attention and the MLP side by side)",
+                 "m[r,c] + a[r,c] + x[r,c]",
+                 "GPT-NeoX's parallel residual: the MLP read the layer's input (n₂ of x), not h, so both add to x at once. "
+                 "The residual stream after this layer: the next layer's input.",
+                 BlockWidth::Model, false, true,
+                 {{S::Input, BlockFeed::Cell}, {S::Attention, BlockFeed::Cell}, {S::Down, BlockFeed::Cell}}});
+  else
+    t.push_back({S::Output, "output", false, "y", "the layer's output (residual sum after the MLP)",
+                 std::string("h[r,c] + ") + (c.post_norms ? "nₘ" : "m") + "[r,c]" + residual_scale,
+                 "The residual stream after this layer: the next layer's input (after the last layer: the final norm and the logits).",
+                 BlockWidth::Model, false, true, {{S::Residual, BlockFeed::Cell}, {mlp_added_stage(c), BlockFeed::Cell}}});
   return t;
 }
 
@@ -260,10 +269,12 @@ void BlockTrace::compute_rows(const std::vector<Eigen::Index>& rows) {
     return term;
   };
   const Matrix h = gather(at(S::Input)) + scaled(c.post_norms ? post_norm(L.post_attn, a, S::PostAttnSpread, S::PostAttn) : a);
-  Matrix n2 = h;
+  // the MLP's input: norm2 of h (of x itself with GPT-NeoX's parallel residual), or h without a norm before it
+  const Matrix mlp_source = c.parallel_residual ? gather(at(S::Input)) : h;
+  Matrix n2 = mlp_source;
   if (c.pre_norms) {
-    norm_statistics(L.norm2, h, mean, spread);
-    n2 = normalize(L.norm2, h);
+    norm_statistics(L.norm2, mlp_source, mean, spread);
+    n2 = normalize(L.norm2, mlp_source);
   }
   Matrix up = L.up.apply(n2);
   Matrix hidden;
@@ -286,7 +297,10 @@ void BlockTrace::compute_rows(const std::vector<Eigen::Index>& rows) {
   scatter(S::Up, up);
   scatter(S::Hidden, hidden);
   scatter(S::Down, down);
-  scatter(S::Output, h + scaled(c.post_norms ? post_norm(L.post_mlp, down, S::PostMlpSpread, S::PostMlp) : down));
+  if (c.parallel_residual)
+    scatter(S::Output, (down + a) + gather(at(S::Input)));  // finish_layer's order
+  else
+    scatter(S::Output, h + scaled(c.post_norms ? post_norm(L.post_mlp, down, S::PostMlpSpread, S::PostMlp) : down));
 }
 
 }  // namespace attention_lab

@@ -313,6 +313,13 @@ Matrix attention_input(const TransformerModel& model, int layer, const Matrix& x
 }
 
 Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out) {
+  if (model.config.parallel_residual) {  // GPT-NeoX: (mlp + attention) + x, in torch's order
+    const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
+    Matrix m = L.down.apply(mlp_hidden(model, layer, normalize(L.norm2, input)));
+    m += attention_out;
+    m += input;
+    return m;
+  }
   Matrix x = input + residual_term(model, model.config.post_norms
                                               ? normalize(model.layers[static_cast<std::size_t>(layer)].post_attn, attention_out)
                                               : attention_out);
@@ -323,7 +330,7 @@ Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& inpu
 Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input) {
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   const Matrix context = attention_context(model, layer, attention_input(model, layer, input), nullptr);
-  if (model.config.post_norms || model.config.residual_scale != 1.0f)
+  if (model.config.post_norms || model.config.residual_scale != 1.0f || model.config.parallel_residual)
     return finish_layer(model, layer, input, L.o.apply(context));
   // input + attention: W_o's product adds itself to a copy of the input.
   Matrix x = input;

@@ -21,7 +21,7 @@ struct ConfigError {
 [[noreturn]] void fail_config(std::string message) { throw ConfigError{std::move(message)}; }
 
 constexpr const char* kSupported =
-    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, qwen3, olmo2, granite, gemma2, gemma3_text, phi3, starcoder2, smollm3";
+    "gpt2 (HF GPT-2, minGPT, nanoGPT), llama (Llama 2 and 3.x, SmolLM), mistral, qwen2, qwen3, olmo2, granite, gemma2, gemma3_text, gpt_neox (Pythia), phi3, starcoder2, smollm3";
 
 // Sizes beyond these are not models this app can hold (and would overflow an int).
 constexpr long long kMaxDimension = 1 << 20;
@@ -161,7 +161,7 @@ const std::vector<std::string>& rope_keys(RopeScaling scaling) {
 // "rope_scaling": {"type" or "rope_type", …}). Every rope_type this app does
 // not compute (yarn, longrope, dynamic …) and every key it does not read is
 // refused by name.
-Rope read_rope(const ConfigReader& top, double default_theta) {
+Rope read_rope(const ConfigReader& top, double default_theta, double* partial = nullptr) {
   Rope rope;
   rope.on = true;
   rope.pairs = RopePairs::Half;
@@ -200,9 +200,12 @@ Rope read_rope(const ConfigReader& top, double default_theta) {
   rope.theta = static_cast<float>(theta);
   if (!(rope.theta > 1.0f) || !std::isfinite(rope.theta))
     fail_config(top.where() + ": \"rope_theta\": expected a number above 1 (and within float), found " + std::to_string(theta));
-  if (p.has("partial_rotary_factor") && p.positive_number_or("partial_rotary_factor", 1.0) != 1.0)
+  if (partial != nullptr) {  // a family that turns part of each head (GPT-NeoX): the caller computes it
+    *partial = p.positive_number_or("partial_rotary_factor", *partial);
+  } else if (p.has("partial_rotary_factor") && p.positive_number_or("partial_rotary_factor", 1.0) != 1.0) {
     fail_config(where + ": \"partial_rotary_factor\" " + excerpt(p.need("partial_rotary_factor").dump(), 20) +
-                ": RoPE on part of each head is not supported yet (expected 1)");
+                ": RoPE on part of each head is computed for gpt_neox only (expected 1)");
+  }
   if (rope.scaling != RopeScaling::None) {
     rope.factor = static_cast<float>(p.positive_number_or("factor", 0.0));
     if (!p.has("factor")) fail_config(where + ": expected \"factor\" for rope_type " + type);
@@ -444,6 +447,52 @@ ModelConfig read_gemma(const ConfigReader& r, const std::string& model_type) {
   return c;
 }
 
+// GPT-NeoX / Pythia: LayerNorms with biases, a GELU MLP, biases on every
+// projection, RoPE on the first partial_rotary_factor (rotary_pct) of each
+// head, and (use_parallel_residual) the attention and the MLP side by side.
+ModelConfig read_gpt_neox(const ConfigReader& r) {
+  ModelConfig c;
+  c.family = ModelFamily::Llama;  // positions by RoPE
+  c.layers = r.positive_int("num_hidden_layers", kMaxLayers);
+  c.heads = r.positive_int("num_attention_heads");
+  c.kv_heads = c.heads;
+  c.d_model = r.positive_int("hidden_size");
+  if (c.d_model % c.heads != 0)
+    fail_config(r.where() + ": \"hidden_size\" " + std::to_string(c.d_model) + ": expected a multiple of num_attention_heads " +
+                std::to_string(c.heads));
+  c.d_head = c.d_model / c.heads;
+  c.d_ff = r.positive_int("intermediate_size");
+  c.vocab = r.positive_int("vocab_size");
+  c.max_positions = r.positive_int_or("max_position_embeddings", 2048, 1LL << 30);
+  c.rms_norm = false;
+  c.gated_mlp = false;
+  c.mlp_bias = true;
+  c.norm_eps = r.positive_number_or("layer_norm_eps", 1e-5);
+  c.activation = read_activation(r, "hidden_act", "gelu");
+  c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
+  c.qkv_bias = c.o_bias = r.boolean_or("attention_bias", true);
+  c.parallel_residual = r.boolean_or("use_parallel_residual", true);
+  // RoPE: transformers 5's rope_parameters, or older files' rotary_emb_base and rotary_pct
+  double partial = 0.25;
+  if (r.has("rope_parameters") || !r.has("rotary_emb_base")) {
+    c.rope = read_rope(r, 10000.0, &partial);
+  } else {
+    c.rope.on = true;
+    c.rope.theta = static_cast<float>(r.positive_number_or("rotary_emb_base", 10000.0));
+    partial = r.positive_number_or("rotary_pct", 0.25);
+  }
+  if (r.has("rotary_pct") && r.has("rope_parameters"))
+    fail_config(r.where() + ": \"rotary_pct\" and \"rope_parameters\" both given: expected one");
+  // HF: rotary_ndims = int(head_size · partial_rotary_factor)
+  const int dims = static_cast<int>(static_cast<double>(c.d_head) * partial);
+  if (!(partial > 0.0 && partial <= 1.0) || dims < 2 || dims % 2 != 0)
+    fail_config(r.where() + ": partial rotary factor " + std::to_string(partial) + ": expected a share of the " +
+                std::to_string(c.d_head) + " dimensions of a head that is an even number of at least 2, found " +
+                std::to_string(dims));
+  c.rope.dims = dims == c.d_head ? 0 : dims;
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& config_inert_keys() {
@@ -468,6 +517,8 @@ const std::vector<std::string>& config_inert_keys() {
       "n_ctx",
       // Llama's tensor-parallel slicing of the same sums
       "pretraining_tp",
+      // PretrainedConfig's encoder-decoder switch: a causal LM computes the same either way
+      "is_decoder",
       // GPT-2's float16 path: the same arithmetic, upcast; this app computes in float32
       "reorder_and_upcast_attn",
   };
@@ -501,6 +552,8 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
     const std::string type = r.string_or("model_type", "");
     if (type == "gpt2") {
       result.config = read_gpt2(r);
+    } else if (type == "gpt_neox") {
+      result.config = read_gpt_neox(r);
     } else if (type == "gemma2" || type == "gemma3_text") {
       result.config = read_gemma(r, type);
     } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "olmo2" ||

@@ -322,6 +322,60 @@ void build_llama(TransformerModel& m, Builder& b) {
   m.final_norm = b.norm("model.norm.weight", "model.norm.bias", d, c.rms_norm, c.norm_eps);
 }
 
+// One of q, k, v (which = 0, 1, 2) of GPT-NeoX's query_key_value, whose rows
+// are [q; k; v] per head ([heads, 3, d_head] × in): gathered into a
+// [heads·d_head, in] block of its own (the rows of one are not evenly spaced).
+Linear neox_part(TransformerModel& m, const float* qkv, const float* bias, int which, int heads, int d_head, int in) {
+  Linear l = row_block(nullptr, 0, heads * d_head, in);
+  if (qkv == nullptr) return l;  // headers only
+  auto owned = std::make_unique<float[]>(static_cast<std::size_t>(heads) * static_cast<std::size_t>(d_head) * static_cast<std::size_t>(in));
+  if (bias) l.bias = RowVector(heads * d_head);
+  for (int h = 0; h < heads; ++h)
+    for (int d = 0; d < d_head; ++d) {
+      const std::ptrdiff_t from = (static_cast<std::ptrdiff_t>(h) * 3 + which) * d_head + d, to = static_cast<std::ptrdiff_t>(h) * d_head + d;
+      std::copy(qkv + from * in, qkv + (from + 1) * in, owned.get() + to * in);
+      if (bias) l.bias(to) = bias[from];
+    }
+  l.data = owned.get();
+  m.converted.push_back(std::move(owned));
+  return l;
+}
+
+// GPT-NeoX / Pythia: LayerNorms with biases, the fused per-head
+// query_key_value, partial rotary, a GELU MLP (dense_h_to_4h, dense_4h_to_h),
+// every projection with a bias, the attention and the MLP side by side
+// (use_parallel_residual), and its own lm head (embed_out).
+void build_gpt_neox(TransformerModel& m, Builder& b) {
+  const ModelConfig& c = m.config;
+  m.layout = "GPT-NeoX (per-head fused query_key_value, nn.Linear [out, in])";
+  const int d = c.d_model, width = c.heads * c.d_head;
+  m.token_embedding = b.floats("gpt_neox.embed_in.weight", {c.vocab, d});
+  for (int i = 0; i < c.layers; ++i) {
+    const std::string h = "gpt_neox.layers." + std::to_string(i) + ".";
+    TransformerLayer layer;
+    layer.norm1 = b.norm(h + "input_layernorm.weight", h + "input_layernorm.bias", d, false, c.norm_eps);
+    const float* qkv = b.floats(h + "attention.query_key_value.weight", {3 * width, d});
+    const float* qkv_bias = c.qkv_bias ? b.floats(h + "attention.query_key_value.bias", {3 * width}) : nullptr;
+    layer.q = neox_part(m, qkv, qkv_bias, 0, c.heads, c.d_head, d);
+    layer.k = neox_part(m, qkv, qkv_bias, 1, c.heads, c.d_head, d);
+    layer.v = neox_part(m, qkv, qkv_bias, 2, c.heads, c.d_head, d);
+    layer.o = b.linear(h + "attention.dense.weight", width, d, true, c.o_bias ? h + "attention.dense.bias" : "");
+    layer.norm2 = b.norm(h + "post_attention_layernorm.weight", h + "post_attention_layernorm.bias", d, false, c.norm_eps);
+    layer.up = b.linear(h + "mlp.dense_h_to_4h.weight", d, c.d_ff, true, h + "mlp.dense_h_to_4h.bias");
+    layer.down = b.linear(h + "mlp.dense_4h_to_h.weight", c.d_ff, d, true, h + "mlp.dense_4h_to_h.bias");
+    m.layers.push_back(std::move(layer));
+  }
+  m.final_norm = b.norm("gpt_neox.final_layer_norm.weight", "gpt_neox.final_layer_norm.bias", d, false, c.norm_eps);
+  if (b.has("embed_out.weight")) {
+    m.lm_head = b.linear("embed_out.weight", d, c.vocab, true);
+  } else if (c.tied_embeddings) {
+    m.lm_head_tied = true;
+    m.lm_head = row_block(m.token_embedding, 0, c.vocab, d);
+  } else {
+    fail_load(m.source.string() + ": missing tensor 'embed_out.weight' (config.json says tie_word_embeddings: false)");
+  }
+}
+
 void build_lm_head(TransformerModel& m, Builder& b) {
   const ModelConfig& c = m.config;
   if (b.has("lm_head.weight")) {
@@ -346,7 +400,9 @@ bool is_known_buffer(ModelFamily family, const std::string& name) {
     return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
   };
   if (family == ModelFamily::Gpt2) return ends_with(".attn.bias") || ends_with(".attn.masked_bias");
-  return ends_with(".self_attn.rotary_emb.inv_freq");
+  // (GPT-NeoX files of older transformers carry its causal mask and RoPE frequencies too)
+  return ends_with(".self_attn.rotary_emb.inv_freq") || ends_with(".attention.rotary_emb.inv_freq") ||
+         ends_with(".attention.bias") || ends_with(".attention.masked_bias");
 }
 
 }  // namespace
@@ -395,12 +451,15 @@ LoadedModel load_model(const fs::path& path, const LoadProgress& progress, Model
       if (!opened) fail_load(error);
       builder.add_file(std::move(opened));
     }
+    const bool neox = model->config.model_type == "gpt_neox";
     if (model->config.family == ModelFamily::Gpt2) build_gpt2(*model, builder);
+    else if (neox) build_gpt_neox(*model, builder);
     else build_llama(*model, builder);
-    build_lm_head(*model, builder);
-    const std::string& first = model->config.family == ModelFamily::Gpt2
-                                   ? (builder.has("transformer.wte.weight") ? "transformer.wte.weight" : "wte.weight")
-                                   : "model.embed_tokens.weight";
+    if (!neox) build_lm_head(*model, builder);
+    const std::string first = model->config.family == ModelFamily::Gpt2
+                                  ? (builder.has("transformer.wte.weight") ? "transformer.wte.weight" : "wte.weight")
+                              : neox ? "gpt_neox.embed_in.weight"
+                                     : "model.embed_tokens.weight";
     model->dtype = builder.need(first).info->dtype;
     const ModelFamily family = model->config.family;
     builder.refuse_unused([family](const std::string& name) { return is_known_buffer(family, name); });
