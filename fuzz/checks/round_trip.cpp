@@ -359,20 +359,35 @@ std::string check_model_config(std::string_view bytes) {
     if (!c.learned_positions()) return "GPT-2 without learned positions";
   } else {
     const std::string& t = c.model_type;
-    if (t != "llama" && t != "mistral" && t != "qwen2" && t != "phi3" && t != "starcoder2" && t != "smollm3")
+    const bool gemma = t == "gemma2" || t == "gemma3_text", neox = t == "gpt_neox";
+    if (t != "llama" && t != "mistral" && t != "qwen2" && t != "qwen3" && t != "olmo2" && t != "granite" && !gemma &&
+        !neox && t != "phi3" && t != "starcoder2" && t != "smollm3")
       return "Llama family from model_type " + t.substr(0, 40);
     if (c.d_head % 2 != 0) return "Llama family with an odd d_head (RoPE turns pairs)";
     if (!c.rope.on) return "Llama family without RoPE";
     if (std::string problem = check_rope(c.rope); !problem.empty()) return problem;
-    if (c.sliding_window != 0 && t != "mistral" && t != "phi3" && t != "starcoder2")
-      return "a sliding window outside Mistral, Phi-3 and StarCoder2";
+    if (c.rope.dims != 0 && (!neox || c.rope.dims % 2 != 0 || c.rope.dims < 2 || c.rope.dims > c.d_head))
+      return "partial rotary outside GPT-NeoX, or not an even part of a head";
+    if (c.rope_sliding.on && t != "gemma3_text") return "a second RoPE outside Gemma 3";
+    if (c.sliding_window != 0 && t != "mistral" && t != "phi3" && t != "starcoder2" && !gemma)
+      return "a sliding window outside Mistral, Phi-3, StarCoder2 and Gemma";
+    if (!c.sliding_layers.empty() && (!gemma || c.sliding_layers.size() != static_cast<std::size_t>(c.layers)))
+      return "layers of two kinds outside Gemma, or not one per layer";
+    if ((c.qk_norm != QkNormScope::Off) != (t == "qwen3" || t == "olmo2" || t == "gemma3_text"))
+      return "a q/k norm where model_type " + t + " has none, or none where it has one";
+    if (c.post_norms != (t == "olmo2" || gemma) || c.pre_norms == (t == "olmo2")) return "norms where model_type " + t + " has none";
+    if (c.parallel_residual && !neox) return "a parallel residual outside GPT-NeoX";
+    if ((c.attn_softcap > 0.0 || c.logit_softcap > 0.0) && t != "gemma2") return "a soft-cap outside Gemma 2";
+    for (const double v : {static_cast<double>(c.embedding_scale), static_cast<double>(c.residual_scale), c.logits_divisor})
+      if (!(v > 0.0) || !std::isfinite(v)) return "a scale that is not a positive number";
+    if (c.score_scale < 0.0 || !std::isfinite(c.score_scale)) return "a negative score scale";
     if (t == "qwen2" && (!c.qkv_bias || c.o_bias)) return "Qwen2 without q/k/v biases or with an o bias";
     if (t == "phi3" && c.qkv_bias) return "Phi-3 with q/k/v biases";
     if (c.learned_positions()) return "Llama family with learned positions";
-    // StarCoder2 alone has LayerNorm and GPT-2's ungated MLP; only SmolLM3 has layers without positions.
-    if (c.rms_norm != (t != "starcoder2") || c.gated_mlp != (t != "starcoder2"))
-      return "norm or MLP kind not the one of model_type " + t;
-    if (c.mlp_bias && t != "starcoder2") return "MLP biases outside StarCoder2";
+    // StarCoder2 and GPT-NeoX have LayerNorm and GPT-2's ungated MLP; only SmolLM3 has layers without positions.
+    const bool layer_norm = t == "starcoder2" || neox;
+    if (c.rms_norm == layer_norm || c.gated_mlp == layer_norm) return "norm or MLP kind not the one of model_type " + t;
+    if (c.mlp_bias && !layer_norm) return "MLP biases outside StarCoder2 and GPT-NeoX";
     if (!c.nope_layers.empty() && (t != "smollm3" || c.nope_layers.size() != static_cast<std::size_t>(c.layers)))
       return "layers without positions that are not SmolLM3's, one per layer";
   }
