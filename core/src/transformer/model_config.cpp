@@ -265,7 +265,10 @@ void check_layer_types(const ConfigReader& r, const ModelConfig& c) {
                   ": layers of different kinds are not supported yet; expected every layer \"" + want + "\"");
 }
 
-ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
+// The shape every RoPE family's config gives: layers, heads and K/V heads,
+// hidden_size, the head dimension (head_dim, else `default_head_dim`, else
+// hidden_size / heads), the MLP's width, the vocabulary and the positions.
+ModelConfig read_rope_shape(const ConfigReader& r, int default_head_dim) {
   ModelConfig c;
   c.family = ModelFamily::Llama;
   c.layers = r.positive_int("num_hidden_layers", kMaxLayers);
@@ -275,12 +278,10 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
     fail_config(r.where() + ": \"num_key_value_heads\" " + std::to_string(c.kv_heads) +
          ": expected a divisor of num_attention_heads " + std::to_string(c.heads));
   c.d_model = r.positive_int("hidden_size");
-  const bool qwen3 = model_type == "qwen3";
-  if (!r.has("head_dim") && !qwen3 && c.d_model % c.heads != 0)
+  if (!r.has("head_dim") && default_head_dim == 0 && c.d_model % c.heads != 0)
     fail_config(r.where() + ": \"hidden_size\" " + std::to_string(c.d_model) + ": expected a multiple of " +
          "num_attention_heads " + std::to_string(c.heads) + " (or a \"head_dim\")");
-  // Qwen3Config's head_dim defaults to 128, not hidden_size / heads
-  c.d_head = r.positive_int_or("head_dim", qwen3 ? 128 : c.d_model / c.heads);
+  c.d_head = r.positive_int_or("head_dim", default_head_dim > 0 ? default_head_dim : c.d_model / c.heads);
   if (c.d_head % 2 != 0)
     fail_config(r.where() + ": head dimension " + std::to_string(c.d_head) + ": expected an even number (RoPE turns pairs)");
   // Q's width heads·d_head: an int everywhere downstream (an explicit head_dim makes it more than hidden_size).
@@ -290,6 +291,12 @@ ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
   c.d_ff = r.positive_int("intermediate_size");
   c.vocab = r.positive_int("vocab_size");
   c.max_positions = r.positive_int_or("max_position_embeddings", 1 << 20, 1LL << 30);
+  return c;
+}
+
+ModelConfig read_llama(const ConfigReader& r, const std::string& model_type) {
+  const bool qwen3 = model_type == "qwen3";
+  ModelConfig c = read_rope_shape(r, qwen3 ? 128 : 0);  // Qwen3Config's head_dim defaults to 128
   const bool starcoder2 = model_type == "starcoder2";
   // StarCoder2: LayerNorm with biases and GPT-2's ungated GELU MLP, biases everywhere (use_bias).
   c.rms_norm = !starcoder2;
@@ -373,24 +380,7 @@ std::vector<bool> read_sliding_layers(const ConfigReader& r, int layers) {
 // their own RoPE base.
 ModelConfig read_gemma(const ConfigReader& r, const std::string& model_type) {
   const bool gemma2 = model_type == "gemma2";
-  ModelConfig c;
-  c.family = ModelFamily::Llama;
-  c.layers = r.positive_int("num_hidden_layers", kMaxLayers);
-  c.heads = r.positive_int("num_attention_heads");
-  c.kv_heads = r.positive_int_or("num_key_value_heads", c.heads);
-  if (c.heads % c.kv_heads != 0)
-    fail_config(r.where() + ": \"num_key_value_heads\" " + std::to_string(c.kv_heads) +
-                ": expected a divisor of num_attention_heads " + std::to_string(c.heads));
-  c.d_model = r.positive_int("hidden_size");
-  c.d_head = r.positive_int_or("head_dim", 256);  // Gemma3TextConfig's default
-  if (c.d_head % 2 != 0)
-    fail_config(r.where() + ": head dimension " + std::to_string(c.d_head) + ": expected an even number (RoPE turns pairs)");
-  if (static_cast<long long>(c.heads) * c.d_head > kMaxDimension)
-    fail_config(r.where() + ": num_attention_heads × head_dim = " + std::to_string(c.heads) + " × " +
-                std::to_string(c.d_head) + ": expected at most " + std::to_string(kMaxDimension));
-  c.d_ff = r.positive_int("intermediate_size");
-  c.vocab = r.positive_int("vocab_size");
-  c.max_positions = r.positive_int_or("max_position_embeddings", 1 << 20, 1LL << 30);
+  ModelConfig c = read_rope_shape(r, 256);  // Gemma2Config's and Gemma3TextConfig's head_dim default
   c.rms_norm = true;
   c.gated_mlp = true;
   c.norm_eps = r.positive_number_or("rms_norm_eps", 1e-6);
