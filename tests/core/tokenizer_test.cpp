@@ -610,3 +610,52 @@ TEST(Tokenizer, FuzzSeedsAndRegressionInputsPassTheTokenizerCheck) {
   // And the reference samples through the built-in tokenizer of the check.
   for (std::size_t i = 0; i < reference().size(); i += 7) EXPECT_EQ(fuzz::check_tokenizer_input(reference()[i].text), "");
 }
+
+// ---- The post-processor: the special tokens transformers' tokenizer(text) adds ----
+
+namespace {
+
+json with_post_processor(json j, const json& post) {
+  j["post_processor"] = post;
+  return j;
+}
+
+const json kBosTemplate = {{"type", "TemplateProcessing"},
+                           {"single", {{{"SpecialToken", {{"id", "<unk>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+                           {"pair", {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+                           {"special_tokens", {{"<unk>", {{"id", "<unk>"}, {"ids", {0}}, {"tokens", {"<unk>"}}}}}}};
+
+}  // namespace
+
+TEST(Tokenizer, ATemplateProcessorPutsItsSpecialTokensAroundTheText) {
+  std::string error;
+  const json base = metaspace_tokenizer(kPrependReplace, nullptr, kLlamaDecoder);
+  const auto plain = Tokenizer::from_tokenizer_json(base.dump(), 8, error);
+  ASSERT_TRUE(plain) << error;
+  const auto bos = Tokenizer::from_tokenizer_json(with_post_processor(base, kBosTemplate).dump(), 8, error);
+  ASSERT_TRUE(bos) << error;
+  std::vector<int> want = plain->encode("ab ab").ids;
+  want.insert(want.begin(), 0);  // Llama 2's <s> before the text, here as id 0
+  EXPECT_EQ(bos->encode("ab ab").ids, want);
+  // Llama 3 writes it inside a Sequence after ByteLevel, which changes no id
+  const json sequence = {{"type", "Sequence"}, {"processors", {{{"type", "ByteLevel"}, {"trim_offsets", false}}, kBosTemplate}}};
+  const auto seq = Tokenizer::from_tokenizer_json(with_post_processor(base, sequence).dump(), 8, error);
+  ASSERT_TRUE(seq) << error;
+  EXPECT_EQ(seq->encode("ab ab").ids, want);
+}
+
+TEST(Tokenizer, APostProcessorThatIsNotReadIsRefusedByName) {
+  const json base = metaspace_tokenizer(kPrependReplace, nullptr, kLlamaDecoder);
+  std::string error;
+  EXPECT_FALSE(Tokenizer::from_tokenizer_json(
+      with_post_processor(base, {{"type", "BertProcessing"}, {"sep", {"[SEP]", 1}}, {"cls", {"[CLS]", 2}}}).dump(), 8, error));
+  EXPECT_NE(error.find("post_processor: BertProcessing is not supported"), std::string::npos) << error;
+  json no_text = kBosTemplate;
+  no_text["single"] = {{{"SpecialToken", {{"id", "<unk>"}, {"type_id", 0}}}}};
+  EXPECT_FALSE(Tokenizer::from_tokenizer_json(with_post_processor(base, no_text).dump(), 8, error));
+  EXPECT_NE(error.find("has no {\"Sequence\": {\"id\": \"A\"}}"), std::string::npos) << error;
+  json unknown_special = kBosTemplate;
+  unknown_special["special_tokens"] = json::object();
+  EXPECT_FALSE(Tokenizer::from_tokenizer_json(with_post_processor(base, unknown_special).dump(), 8, error));
+  EXPECT_NE(error.find("expected a SpecialToken listed in special_tokens"), std::string::npos) << error;
+}

@@ -398,6 +398,9 @@ std::unique_ptr<Encoder> Encoder::from_tokenizer_json(const nlohmann::json& root
     if (const auto it = e->ids_.find(unk->get<std::string>()); it != e->ids_.end()) e->unk_id_ = it->second;
   }
 
+  if (const nlohmann::json* post = member(root, "post_processor"))
+    if (!e->read_post_processor(*post, name + ": post_processor", vocab_size, error)) return nullptr;
+
   if (e->metaspace_) {  // its normalizer, pre-tokenizer and decoder were read above
     // An added token marked "normalized" is matched in the normalized text (a
     // ▁ before it, its spaces as ▁): this reader matches the text as typed.
@@ -434,6 +437,71 @@ std::unique_ptr<Encoder> Encoder::from_tokenizer_json(const nlohmann::json& root
   }
   e->finish();
   return e;
+}
+
+// ByteLevel changes only offsets (no id); TemplateProcessing's "single"
+// template puts special tokens around the text ("pair" is for two texts,
+// which this app never encodes); a Sequence applies each in turn. Any other
+// post-processor (BERT's, RoBERTa's) is refused by name.
+bool Encoder::read_post_processor(const nlohmann::json& p, const std::string& where, int vocab_size, std::string& error) {
+  const std::string type = type_of(p);
+  if (type == "ByteLevel") return true;
+  if (type == "Sequence") {
+    const nlohmann::json* list = member(p, "processors");
+    if (!list || !list->is_array()) {
+      error = where + ": Sequence: expected a list of \"processors\"";
+      return false;
+    }
+    for (std::size_t i = 0; i < list->size(); ++i)
+      if (!read_post_processor((*list)[i], where + ".processors[" + std::to_string(i) + "]", vocab_size, error)) return false;
+    return true;
+  }
+  if (type != "TemplateProcessing") {
+    error = where + ": " + excerpt(type.empty() ? p.dump() : type, 40) +
+            " is not supported (expected TemplateProcessing, ByteLevel or a Sequence of them); the ids would differ from "
+            "the model's tokenizer";
+    return false;
+  }
+  const nlohmann::json* single = member(p, "single");
+  const nlohmann::json* specials = member(p, "special_tokens");
+  if (!single || !single->is_array()) {
+    error = where + ": TemplateProcessing: expected a \"single\" template";
+    return false;
+  }
+  bool seen_text = false;
+  for (std::size_t i = 0; i < single->size(); ++i) {
+    const nlohmann::json& item = (*single)[i];
+    const std::string at = where + ".single[" + std::to_string(i) + "]";
+    if (const nlohmann::json* seq = member(item, "Sequence")) {
+      if (!seq->is_object() || seq->value("id", std::string()) != "A" || seen_text) {
+        error = at + ": expected the text once, as {\"Sequence\": {\"id\": \"A\"}}, found " + excerpt(item.dump(), 60);
+        return false;
+      }
+      seen_text = true;
+      continue;
+    }
+    const nlohmann::json* special = member(item, "SpecialToken");
+    const std::string name = special && special->is_object() ? special->value("id", std::string()) : "";
+    const nlohmann::json* entry = specials && specials->is_object() && specials->contains(name) ? &(*specials)[name] : nullptr;
+    const nlohmann::json* ids = entry ? member(*entry, "ids") : nullptr;
+    if (name.empty() || !ids || !ids->is_array()) {
+      error = at + ": expected a SpecialToken listed in special_tokens with its ids, found " + excerpt(item.dump(), 60);
+      return false;
+    }
+    for (const nlohmann::json& id : *ids) {
+      if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() >= vocab_size) {
+        error = at + ": special token " + in_quotes(name) + ": expected ids from 0 to " + std::to_string(vocab_size - 1) +
+                ", found " + excerpt(id.dump(), 20);
+        return false;
+      }
+      (seen_text ? after_ids_ : before_ids_).push_back(static_cast<int>(id.get<long long>()));
+    }
+  }
+  if (!seen_text) {
+    error = where + ": TemplateProcessing: its \"single\" template has no {\"Sequence\": {\"id\": \"A\"}}: expected the text in it";
+    return false;
+  }
+  return true;
 }
 
 const std::string& Encoder::token(int id) const {
@@ -495,7 +563,10 @@ bool Encoder::encode(std::string_view text, std::vector<int>& ids, std::string& 
     last = end;
     at = end - 1;
   }
-  return encode_text(text.substr(last));
+  if (!encode_text(text.substr(last))) return false;
+  if (!before_ids_.empty()) ids.insert(ids.begin(), before_ids_.begin(), before_ids_.end());
+  ids.insert(ids.end(), after_ids_.begin(), after_ids_.end());
+  return true;
 }
 
 void Encoder::merge_symbols(std::vector<int>& symbols) const {

@@ -57,8 +57,9 @@ class Encoder {
   static std::unique_ptr<Encoder> from_tokenizer_json(const nlohmann::json& root, const std::string& name,
                                                       int vocab_size, std::string& error);
 
-  // The ids of `text`, or false with `error` (text that is not UTF-8: the
-  // offset of the first bad byte; a piece the vocabulary has no token for).
+  // The ids of `text`, with the special tokens the post-processor puts around
+  // a text (Llama 2's <s>), or false with `error` (text that is not UTF-8:
+  // the offset of the first bad byte; a piece the vocabulary has no token for).
   bool encode(std::string_view text, std::vector<int>& ids, std::string& error) const;
   // The bytes the ids stand for: byte-level tokens turned back into bytes,
   // added tokens as they are; an id with no token gives U+FFFD.
@@ -107,6 +108,10 @@ class Encoder {
   bool ignore_merges_ = false;                     // a whole piece in the vocabulary is one token (Llama 3)
   int unk_id_ = -1;
   std::optional<Metaspace> metaspace_;             // set: SentencePiece-style, characters not bytes
+  // The post-processor's special tokens around a text (Llama 2's <s> before
+  // it): TemplateProcessing's "single", as transformers' tokenizer(text) adds them.
+  std::vector<int> before_ids_, after_ids_;
+  bool read_post_processor(const nlohmann::json& p, const std::string& where, int vocab_size, std::string& error);
   bool byte_fallback_ = false;                     // a missing character becomes its <0xXX> byte tokens
   bool fuse_unk_ = false;                          // a run of unknown characters is one unknown token
   std::array<int, 256> fallback_ids_{};            // id of <0xXX>, -1 when not in the vocabulary
