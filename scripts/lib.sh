@@ -7,7 +7,7 @@ ATTENTION_LAB_PACKAGES=(
   nlohmann-json3-dev libstb-dev libgl1-mesa-dri libgl1-mesa-dev fonts-dejavu-core
   xvfb xauth xdotool x11-apps
   clang libclang-rt-14-dev libomp-dev
-  libpcre2-dev zlib1g-dev
+  libpcre2-dev zlib1g-dev libsentencepiece-dev sentencepiece
   libopenblas0-openmp
 )
 

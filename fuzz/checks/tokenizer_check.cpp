@@ -44,6 +44,19 @@ std::string one_line(const std::string& what, const std::string& error) {
 
 }  // namespace
 
+std::string check_sentencepiece_input(std::string_view bytes) {
+  std::string error;
+  const auto t = Tokenizer::from_sentencepiece_model(std::string(bytes), kTokenizerFuzzVocabSize, true, false, error);
+  if (!t) return one_line("tokenizer.model", error);
+  const Encoded e = t->encode("The quick  brown fox, Straße 東京 🙂\tend");
+  if (!e.error.empty()) return one_line("text", e.error);
+  for (const int id : e.ids)
+    if (id < 0 || id >= kTokenizerFuzzVocabSize) return "id " + std::to_string(id) + " outside the vocabulary";
+  (void)t->decode(e.ids);
+  for (const int id : e.ids) (void)t->label(id);
+  return "";
+}
+
 std::string check_tokenizer_input(std::string_view bytes) {
   std::vector<std::string_view> parts;  // the files, then the text
   const std::size_t first = bytes.find('\0');

@@ -23,4 +23,9 @@ inline constexpr int kTokenizerFuzzVocabSize = 4096;
 
 std::string check_tokenizer_input(std::string_view bytes);
 
+// A tokenizer.model's bytes: refused with a one-line message, or loaded, and
+// a fixed text (words, spaces, UTF-8 of several lengths, an emoji) encodes to
+// ids below kTokenizerFuzzVocabSize starting with the BOS, and decodes.
+std::string check_sentencepiece_input(std::string_view bytes);
+
 }  // namespace attention_lab::fuzz

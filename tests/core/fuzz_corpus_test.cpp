@@ -102,6 +102,16 @@ TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheModelConfigCheck) {
     EXPECT_EQ(fuzz::check_model_config(attention_lab::test::read_text(f)), "") << f;
 }
 
+#include "checks/tokenizer_check.h"
+
+TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheSentencePieceCheck) {
+  const auto seeds = files_in(kFuzzDir / "corpus" / "sentencepiece");
+  ASSERT_GE(seeds.size(), 2u);
+  for (const auto& f : seeds) EXPECT_EQ(fuzz::check_sentencepiece_input(attention_lab::test::read_text(f)), "") << f;
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "sentencepiece"))
+    EXPECT_EQ(fuzz::check_sentencepiece_input(attention_lab::test::read_text(f)), "") << f;
+}
+
 // .npy arrays imported onto a scenario (weight_import.h).
 #include "checks/npy_check.h"
 

@@ -659,3 +659,86 @@ TEST(Tokenizer, APostProcessorThatIsNotReadIsRefusedByName) {
   EXPECT_FALSE(Tokenizer::from_tokenizer_json(with_post_processor(base, unknown_special).dump(), 8, error));
   EXPECT_NE(error.find("expected a SpecialToken listed in special_tokens"), std::string::npos) << error;
 }
+
+// ---- A folder's tokenizer.model (SentencePiece's own file, with libsentencepiece) ----
+
+namespace {
+
+const fs::path kSentencePiece = fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "tokenizer" / "sentencepiece";
+
+std::string from_base64(const std::string& in) {
+  static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  int bits = 0, value = 0;
+  for (const char c : in) {
+    const auto at = chars.find(c);
+    if (at == std::string::npos) break;  // '=' padding
+    value = value * 64 + static_cast<int>(at);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((value >> bits) & 0xFF));
+    }
+  }
+  return out;
+}
+
+// expected.tsv: each sample (base64) and the ids spm_encode gave it.
+std::vector<std::pair<std::string, std::vector<int>>> sentencepiece_samples() {
+  std::vector<std::pair<std::string, std::vector<int>>> out;
+  std::istringstream lines(attention_lab::test::read_text(kSentencePiece / "expected.tsv"));
+  for (std::string line; std::getline(lines, line);) {
+    const auto tab = line.find('\t');
+    std::vector<int> ids;
+    std::istringstream items(line.substr(tab + 1));
+    for (std::string id; std::getline(items, id, ',');) ids.push_back(std::stoi(id));
+    out.emplace_back(from_base64(line.substr(0, tab)), ids);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Tokenizer, ATokenizerModelGivesSentencePiecesIdsAfterItsBos) {
+  const attention_lab::test::TempDir dir;
+  fs::copy_file(kSentencePiece / "tokenizer.model", dir / "tokenizer.model");
+  std::string error;
+  const auto t = Tokenizer::load(dir.path(), 420, error);
+  ASSERT_TRUE(t) << error;
+  EXPECT_EQ(t->kind(), "SentencePiece model");
+  const auto samples = sentencepiece_samples();
+  ASSERT_GE(samples.size(), 5u);
+  for (const auto& [text, ids] : samples) {
+    std::vector<int> want{1};  // <s>: LlamaTokenizer's add_bos_token default
+    want.insert(want.end(), ids.begin(), ids.end());
+    const Encoded e = t->encode(text);
+    ASSERT_EQ(e.error, "") << text;
+    EXPECT_EQ(e.ids, want) << text;
+  }
+  EXPECT_EQ(t->decode(t->encode("The quick brown fox").ids), "The quick brown fox");
+  EXPECT_EQ(t->label(1), "<s>");
+  EXPECT_EQ(t->token_text(t->encode("The").ids[1]).rfind("\xE2\x96\x81", 0), 0u) << "a piece starting a word begins with ▁";
+  // tokenizer_config.json's add_bos_token / add_eos_token
+  attention_lab::test::write_text(dir / "tokenizer_config.json", R"({"add_bos_token": false, "add_eos_token": true, "legacy": true})");
+  const auto eos = Tokenizer::load(dir.path(), 420, error);
+  ASSERT_TRUE(eos) << error;
+  std::vector<int> want = samples[0].second;
+  want.push_back(2);
+  EXPECT_EQ(eos->encode(samples[0].first).ids, want);
+}
+
+TEST(Tokenizer, ABrokenOrTooLargeTokenizerModelIsRefused) {
+  std::string error;
+  EXPECT_FALSE(Tokenizer::from_sentencepiece_model("not a model", 420, true, false, error));
+  EXPECT_NE(error.find("tokenizer.model: not a SentencePiece model"), std::string::npos) << error;
+  const std::string bytes = attention_lab::test::read_text(kSentencePiece / "tokenizer.model");
+  EXPECT_FALSE(Tokenizer::from_sentencepiece_model(bytes, 300, true, false, error));
+  EXPECT_NE(error.find("pieces: expected at most 300 (the model's vocabulary)"), std::string::npos) << error;
+  EXPECT_FALSE(Tokenizer::from_sentencepiece_model(bytes.substr(0, bytes.size() / 2), 420, true, false, error));
+  EXPECT_NE(error.find("not a SentencePiece model"), std::string::npos) << error;
+  const attention_lab::test::TempDir dir;
+  fs::copy_file(kSentencePiece / "tokenizer.model", dir / "tokenizer.model");
+  attention_lab::test::write_text(dir / "tokenizer_config.json", R"({"add_bos_token": "yes"})");
+  EXPECT_FALSE(Tokenizer::load(dir.path(), 420, error));
+  EXPECT_NE(error.find("\"add_bos_token\": expected true or false"), std::string::npos) << error;
+}

@@ -22,6 +22,8 @@
 
 namespace attention_lab {
 
+class SentencePieceModel;
+
 namespace bpe {
 class Encoder;
 }
@@ -33,8 +35,9 @@ struct Encoded {
 
 class Tokenizer {
  public:
-  // Reads `folder`'s tokenizer.json when there is one, else its vocab.json
-  // and merges.txt, else its vocab.json alone, else nothing (ids only).
+  // Reads `folder`'s tokenizer.json when there is one, else its
+  // tokenizer.model (SentencePiece, with libsentencepiece), else its
+  // vocab.json and merges.txt, else its vocab.json alone, else nothing (ids only).
   // `vocab_size` is the model's, so ids past it are refused. Errors name the
   // file and the line or entry.
   static std::shared_ptr<const Tokenizer> load(const std::filesystem::path& folder, int vocab_size, std::string& error);
@@ -45,10 +48,16 @@ class Tokenizer {
   static std::shared_ptr<const Tokenizer> from_tokenizer_json(const std::string& tokenizer_json, int vocab_size,
                                                               std::string& error);
 
-  // "byte-level BPE", "SentencePiece-style BPE", "vocabulary strings" or "token ids".
+  // A SentencePiece tokenizer.model's bytes (tests, the fuzz target), with the
+  // slow tokenizers' BOS (and EOS) added when asked.
+  static std::shared_ptr<const Tokenizer> from_sentencepiece_model(const std::string& bytes, int vocab_size, bool add_bos,
+                                                                   bool add_eos, std::string& error);
+
+  // "byte-level BPE", "SentencePiece-style BPE", "SentencePiece model",
+  // "vocabulary strings" or "token ids".
   std::string kind() const;
   // A BPE: any text is split into tokens (not only vocabulary strings or ids).
-  bool splits_text() const { return bpe_ != nullptr; }
+  bool splits_text() const { return bpe_ != nullptr || spm_ != nullptr; }
   // BPE: the text's tokens (text that is not UTF-8 is refused, naming the
   // offset of its first bad byte). Otherwise: words separated by white
   // space, each a vocabulary string or a token id.
@@ -65,11 +74,12 @@ class Tokenizer {
   // with no token gives U+FFFD). Otherwise the tokens' strings joined by spaces.
   std::string decode(const std::vector<int>& ids) const;
   int vocab_size() const { return vocab_size_; }
-  bool has_vocabulary() const { return !strings_.empty() || bpe_ != nullptr; }
+  bool has_vocabulary() const { return !strings_.empty() || bpe_ != nullptr || spm_ != nullptr; }
 
  private:
   int vocab_size_ = 0;
   std::shared_ptr<const bpe::Encoder> bpe_;  // a BPE; null for the other kinds
+  std::shared_ptr<const SentencePieceModel> spm_;  // a tokenizer.model; null for the other kinds
   std::vector<std::string> strings_;  // id → string; empty: ids only
   std::unordered_map<std::string, int> ids_;
 };

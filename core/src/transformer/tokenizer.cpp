@@ -1,5 +1,7 @@
 #include "attention_lab/tokenizer.h"
 
+#include "transformer/sentencepiece_model.h"
+
 #include "attention_lab/excerpt.h"
 #include "io/json_document.h"
 #include "transformer/bpe.h"
@@ -81,6 +83,16 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_tokenizer_json(const std::strin
   return t;
 }
 
+std::shared_ptr<const Tokenizer> Tokenizer::from_sentencepiece_model(const std::string& bytes, int vocab_size, bool add_bos,
+                                                                     bool add_eos, std::string& error) {
+  auto model = SentencePieceModel::from_bytes(bytes, "tokenizer.model", vocab_size, add_bos, add_eos, error);
+  if (!model) return nullptr;
+  auto t = std::make_shared<Tokenizer>();
+  t->vocab_size_ = vocab_size;
+  t->spm_ = std::move(model);
+  return t;
+}
+
 std::shared_ptr<const Tokenizer> Tokenizer::load(const std::filesystem::path& folder, int vocab_size, std::string& error) {
   auto t = std::make_shared<Tokenizer>();
   t->vocab_size_ = vocab_size;
@@ -96,6 +108,10 @@ std::shared_ptr<const Tokenizer> Tokenizer::load(const std::filesystem::path& fo
     file = {};
     t->bpe_ = bpe::Encoder::from_tokenizer_json(root, tokenizer_path.string(), vocab_size, error);
     return t->bpe_ ? t : nullptr;
+  }
+  if (const auto model_path = folder / "tokenizer.model"; std::filesystem::exists(model_path, ec)) {
+    t->spm_ = SentencePieceModel::load(model_path, vocab_size, error);  // SentencePiece's own file
+    return t->spm_ ? t : nullptr;
   }
   if (std::filesystem::exists(merges_path, ec)) {
     if (!std::filesystem::exists(vocab_path, ec)) {
@@ -166,13 +182,14 @@ std::shared_ptr<const Tokenizer> Tokenizer::load(const std::filesystem::path& fo
 
 std::string Tokenizer::kind() const {
   if (bpe_) return bpe_->kind();
+  if (spm_) return "SentencePiece model";
   return has_vocabulary() ? "vocabulary strings" : "token ids";
 }
 
 Encoded Tokenizer::encode(const std::string& text) const {
   Encoded out;
-  if (bpe_) {
-    if (!bpe_->encode(text, out.ids, out.error)) {
+  if (bpe_ || spm_) {
+    if (!(bpe_ ? bpe_->encode(text, out.ids, out.error) : spm_->encode(text, out.ids, out.error))) {
       out.ids.clear();
       out.error = cap_message(out.error);
     } else if (out.ids.empty()) {
@@ -234,8 +251,8 @@ Encoded Tokenizer::parse_ids(const std::string& text) const {
 }
 
 std::string Tokenizer::token_text(int id) const {
-  if (bpe_) {
-    const std::string& s = bpe_->token(id);
+  if (bpe_ || spm_) {
+    const std::string s = bpe_ ? bpe_->token(id) : spm_->piece(id);
     return s.empty() ? std::to_string(id) : s;
   }
   if (id >= 0 && static_cast<std::size_t>(id) < strings_.size() && !strings_[static_cast<std::size_t>(id)].empty())
@@ -253,6 +270,7 @@ std::string Tokenizer::label(int id) const {
 
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
   if (bpe_) return bpe_->decode(ids);
+  if (spm_) return spm_->decode(ids);
   std::string out;
   for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? " " : "") + token_text(ids[i]);
   return out;
