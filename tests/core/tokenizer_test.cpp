@@ -669,15 +669,16 @@ const fs::path kSentencePiece = fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "tokeniz
 std::string from_base64(const std::string& in) {
   static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
-  int bits = 0, value = 0;
+  int bits = 0;
+  unsigned value = 0;
   for (const char c : in) {
     const auto at = chars.find(c);
     if (at == std::string::npos) break;  // '=' padding
-    value = value * 64 + static_cast<int>(at);
+    value = ((value << 6) | static_cast<unsigned>(at)) & 0xFFFFu;  // the bits not yet out fit in 14
     bits += 6;
     if (bits >= 8) {
       bits -= 8;
-      out.push_back(static_cast<char>((value >> bits) & 0xFF));
+      out.push_back(static_cast<char>((value >> bits) & 0xFFu));
     }
   }
   return out;

@@ -246,9 +246,14 @@ void Engine::edit_rows(const std::vector<int>& heads, Index r, bool q, bool k, b
     HeadState& hs = heads_[uz(h)];
     float* old_col = column.data() + uz(2 * t * n_rows);
     float* new_col = old_col + n_rows;
-    const auto k_row = K_.row(r).segment(ix(kv(h)) * dk, dk);
+    // (read only when K's row r changed; with cross-attention a query row r may be past K's last row)
+    const auto k_row = K_.row(k ? r : 0).segment(ix(kv(h)) * dk, dk);
     constexpr long kAhead = 8;
     for (long li = begin; li < end; ++li) {
+      if (!k && !v) {  // only Q's row r changed: column r of the scores plays no part (with cross-attention there may be none)
+        old_col[li - first] = new_col[li - first] = 0.0f;
+        continue;
+      }
       if (li + kAhead < end) {
         __builtin_prefetch(&hs.S(li + kAhead, r), 1);
         // the head's query segment of that row: d_k floats, rows 3 KB apart at GPT-2 size
