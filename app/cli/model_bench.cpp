@@ -239,6 +239,8 @@ struct Results {
   double load_first_ms = 0.0, load_ms = 0.0;
   double forward_first_ms = 0.0;
   std::vector<double> forward;        // on the backend in use (gemm_backend())
+  std::vector<double> products;       // the forward's weight products alone (products_limit)
+  double products_gflop = 0.0;
   std::map<GemmBackend, std::vector<double>> forward_on;  // on each other backend this process has
   double session_ms = 0.0;   // ModelSession::start: the unedited forward, every layer kept, the overview
   double document_ms = 0.0;  // the focused layer's scenario, then the engine's first full compute
@@ -248,9 +250,74 @@ struct Results {
   double peak_rss_mib = 0.0;
   double load_average = 0.0, preempted_per_s = 0.0;
   double activations_mib() const { return session_mib + document_mib; }
+  double vs_products() const { return products.empty() ? 0.0 : median(forward) / median(products); }
   double rss_ratio() const { return peak_rss_mib / (weights_mib + activations_mib()); }
   bool busy() const { return preempted_per_s > 100.0; }  // as in the plain bench
 };
+
+// The GEMM-bound limit of a forward: its weight products alone, at their
+// shapes (every layer's projections and MLP on T rows, lm_head on the one row
+// run_model predicts), on float32 operands through gemm() with nothing else
+// between them — what the forward would take if everything but its matrix
+// products were free. One layer's products are timed (every layer has the
+// same shapes) and counted `layers` times; their weights are new random
+// floats, as big as the model's, so they come from memory as the model's do.
+struct ProductShape {
+  int rows, in, out;
+  bool out_in;
+  int count;  // times in a forward
+};
+
+std::vector<ProductShape> forward_products(const TransformerModel& m, int T) {
+  const TransformerLayer& L = m.layers.front();
+  std::vector<ProductShape> shapes;
+  const auto add = [&](const Linear& w) {
+    if (w.values) shapes.push_back({T, w.in(), w.out(), w.out_in, m.config.layers});
+  };
+  if (L.qkv.values) {
+    add(L.qkv);
+  } else {
+    add(L.q);
+    add(L.k);
+    add(L.v);
+  }
+  for (const Linear* w : {&L.o, &L.gate, &L.up, &L.down}) add(*w);
+  shapes.push_back({1, m.lm_head.in(), m.lm_head.out(), m.lm_head.out_in, 1});
+  return shapes;
+}
+
+std::vector<double> time_products(const std::vector<ProductShape>& shapes, int runs, std::mt19937_64& rng) {
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  std::vector<std::vector<float>> weights;
+  std::vector<Matrix> inputs;
+  for (const ProductShape& p : shapes) {
+    weights.emplace_back(static_cast<std::size_t>(p.in) * static_cast<std::size_t>(p.out));
+    for (float& v : weights.back()) v = normal(rng);
+    inputs.emplace_back(p.rows, p.in);
+    for (Eigen::Index i = 0; i < inputs.back().size(); ++i) inputs.back().data()[i] = normal(rng);
+  }
+  Matrix y;
+  return bench::repeat(
+      [&] {
+        double ms = 0.0;
+        for (std::size_t i = 0; i < shapes.size(); ++i) {
+          const ProductShape& p = shapes[i];
+          const auto start = Clock::now();
+          gemm(inputs[i], weights[i].data(), p.out_in ? p.out : p.in, p.out_in ? p.in : p.out, p.out_in ? p.in : p.out,
+               p.out_in, y);
+          ms += ms_since(start) * p.count;
+          g_sink = y(0, 0);
+        }
+        return ms;
+      },
+      1, runs, kMaxForwardRuns, kMinTotalMs);
+}
+
+double products_gflop(const std::vector<ProductShape>& shapes) {
+  double flop = 0.0;
+  for (const ProductShape& p : shapes) flop += 2.0 * p.rows * p.in * p.out * p.count;
+  return flop / 1e9;
+}
 
 // What the session keeps: every layer's input and the pooled overview.
 double session_bytes(const ModelSession& s) {
@@ -278,7 +345,7 @@ class Progress {
     if (runs > 1) err_ << " (median of " << runs << ")";
     err_ << std::endl;
   }
-  static constexpr int kPhases = 6 + static_cast<int>(std::size(kEdits)) + 1;
+  static constexpr int kPhases = 7 + static_cast<int>(std::size(kEdits)) + 1;
 
  private:
   std::ostream& err_;
@@ -320,6 +387,9 @@ void print_json(std::ostream& out, const Setup& su, const Results& r) {
   j["file_mb"] = sig(static_cast<double>(su.model->weight_bytes) / kMiB);
   j["forward_first_ms"] = sig(r.forward_first_ms);
   j["forward_ms"] = sig(fwd);
+  j["products_ms"] = sig(median(r.products));
+  j["products_gflop"] = sig(r.products_gflop);
+  j["forward_vs_products"] = sig(r.vs_products());
   // The matrix-product backends, side by side (docs/performance.md, "Matrix products").
   const GemmBackend used = gemm_backend();
   j["gemm_backend"] = to_string(used);
@@ -390,6 +460,8 @@ void print_table(std::ostream& out, const Setup& su, const Results& r) {
   row("open the model (first)", 1, r.load_first_ms, "");
   row("open the model again (warm: load_ms)", 1, r.load_ms, "");
   row(std::string("full forward, last row's logits (") + to_string(gemm_backend()) + ")", r.forward.size(), fwd, "1");
+  row("its weight products alone (" + fixed(r.products_gflop, 1) + " GFLOP)", r.products.size(), median(r.products),
+      times(median(r.products) / fwd) + "  (the forward is " + fixed(r.vs_products(), 2) + " x its products)");
   for (const auto& [backend, samples] : r.forward_on) {
     const double other = median(samples);
     row(std::string("full forward on ") + to_string(backend) + "'s products", samples.size(), other, times(other / fwd));
@@ -430,6 +502,9 @@ Times a checkpoint (a Hugging Face folder or .safetensors file, as model-info
 opens) on T seeded random token ids, float32:
   - load_ms: opening it (load_model, every tensor checked), the second of two
     opens (the first is load_first_ms),
+  - products_ms: the forward's weight products alone at their shapes, float32
+    operands through the same backend, nothing between them (the GEMM-bound
+    limit), its GFLOP, and forward_vs_products = forward_ms / products_ms,
   - forward_ms: the full forward (run_model, the last row's logits) with the
     matrix-product backend in use (gemm_backend: the packed kernel when the CPU
     runs it, else OpenBLAS when installed, else Eigen;
@@ -442,8 +517,8 @@ opens) on T seeded random token ids, float32:
     attention-weight pin and a score pin; each also as a ratio to forward_ms,
   - pin_last_layer_ms: an attention-weight pin in the last layer, predicted,
   - peak_rss_mb (VmHWM, the mapped weights included) against weights_mb (the
-    float32 weights) + activations_mb (what the session and the focused
-    layer's document keep).
+    weight files as mapped: F16 and BF16 stay in their type) + activations_mb
+    (what the session and the focused layer's document keep).
 Each time is the median of at least --runs runs after warm-up (small models get
 more runs). Progress goes to stderr.
 
@@ -528,7 +603,9 @@ int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std
     progress.end(r.load_ms);
     const std::shared_ptr<const TransformerModel> model = loaded.model;
     su.model = model.get();
-    r.weights_mib = static_cast<double>(model->parameters) * sizeof(float) / kMiB;
+    // What the weights take in memory: the mapped files (F16 and BF16 stay
+    // in their type) and any block the loader made.
+    r.weights_mib = static_cast<double>(model->weight_bytes + model->owned_bytes) / kMiB;
 
     progress.begin("full forward of " + std::to_string(o.T) + " tokens");
     t0 = Clock::now();
@@ -597,6 +674,15 @@ int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std
     r.pin_last = time_edits(EditKind::WeightsPin, *doc, *session, o.runs, rng);
     progress.end(median(r.pin_last.total), r.pin_last.total.size());
     r.peak_rss_mib = peak_rss_mib();
+
+    // Last: its float32 weights are not the model's memory.
+    doc.reset();
+    session.reset();
+    progress.begin("the forward's weight products alone");
+    const std::vector<ProductShape> shapes = forward_products(*model, o.T);
+    r.products_gflop = products_gflop(shapes);
+    r.products = time_products(shapes, o.runs, rng);
+    progress.end(median(r.products), r.products.size());
   } catch (const std::exception& e) {
     err << "\nattention-lab-cli: bench: " << e.what() << '\n';
     return kExitFailure;

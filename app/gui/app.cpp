@@ -660,9 +660,12 @@ std::string App::init(GLFWwindow* window) {
   return {};
 }
 
+bool App::waiting_on_work() const {
+  return state_.busy() || (state_.model.prediction_worker && state_.model.prediction_worker->working());
+}
+
 bool App::animating() const {
-  if (state_.playing || state_.busy()) return true;
-  if (state_.model.prediction_worker && state_.model.prediction_worker->working()) return true;  // its result comes in
+  if (state_.playing) return true;
   if (state_.step < 0) return false;
   const auto& step = steps()[static_cast<std::size_t>(state_.step)];
   return step.animation != StepAnimation::None && state_.clock.animation_elapsed(state_.step_started) < 6.0;

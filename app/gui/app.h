@@ -18,7 +18,10 @@ class App {
   void after_render(int fb_w, int fb_h);  // Export PNG requests, off screen, after the frame
   // --export: writes the PNG the options ask for. Returns "" or an error.
   std::string export_now();
-  bool animating() const;       // keep rendering without input
+  bool animating() const;       // keep rendering without input: playing, a step's animation
+  // Work on another thread (a background job, the predictions): the window
+  // redraws a few times a second for its progress, and its end wakes it.
+  bool waiting_on_work() const;
   bool should_close() const { return state_.quit; }
   void request_close();         // the window's close button
   void drop_files(int count, const char** paths);

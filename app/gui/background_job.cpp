@@ -1,5 +1,7 @@
 #include "background_job.h"
 
+#include "logic/ui_wake.h"
+
 #include "attention_lab/scenario_io.h"
 
 #include <exception>
@@ -32,6 +34,7 @@ BackgroundJob::BackgroundJob(std::string what, std::unique_ptr<Document::Pending
   result_->change = std::move(change);
   reports_progress_ = true;
   thread_ = std::thread([r = result_] {
+    const WakeUiOnExit wake;  // after `done` is set, whichever way this ends
     if (!wait_until_released(*r)) {  // cancelled before it began
       r->done = true;
       return;
@@ -54,6 +57,7 @@ BackgroundJob::BackgroundJob(std::string what, std::unique_ptr<Document::Pending
 BackgroundJob::BackgroundJob(std::string what, std::string path) : what_(std::move(what)) {
   result_->path = std::move(path);
   thread_ = std::thread([r = result_] {
+    const WakeUiOnExit wake;  // after `done` is set, whichever way this ends
     if (!wait_until_released(*r)) {  // cancelled before it began
       r->done = true;
       return;
@@ -74,6 +78,7 @@ BackgroundJob::BackgroundJob(std::string what, std::string path) : what_(std::mo
 BackgroundJob::BackgroundJob(std::string what, Scenario scenario, std::string path) : what_(std::move(what)) {
   result_->path = std::move(path);
   thread_ = std::thread([r = result_, s = std::move(scenario)]() mutable {
+    const WakeUiOnExit wake;  // after `done` is set, whichever way this ends
     if (!wait_until_released(*r)) {  // cancelled before it began
       r->done = true;
       return;
@@ -100,6 +105,7 @@ BackgroundJob::BackgroundJob(std::string what, ModelRequest request) : what_(std
   result_->path = request.model ? std::string() : request.path;
   result_->model_job = true;
   thread_ = std::thread([r = result_, q = std::move(request)]() mutable {
+    const WakeUiOnExit wake;  // after `done` is set, whichever way this ends
     if (!wait_until_released(*r)) {  // cancelled before it began
       r->done = true;
       return;
@@ -133,22 +139,26 @@ BackgroundJob::BackgroundJob(std::string what, ModelRequest request) : what_(std
         r->done = true;
         return;
       }
+      // The focused layer's document is made as the forward reaches it, and
+      // the later layers run from its output: the predictions shown first
+      // need no second pass.
+      std::unique_ptr<Document> document;
+      const FocusedLayer focus = [&](LayerScenario layer) {
+        document = std::make_unique<Document>(std::move(layer.scenario));
+        FocusedAttention f;
+        f.output = document->stage(StageId::input(StageKind::Output));
+        for (int h = 0; h < document->scenario().heads; ++h)
+          f.weights.emplace_back(document->stage(StageId::of_head(StageKind::Weights, h)));
+        return f;
+      };
       std::string error;
-      auto session = ModelSession::start(q.model, q.tokenizer, ids.ids, q.layer, &r->control, error);
+      auto session = ModelSession::start(q.model, q.tokenizer, ids.ids, q.layer, &r->control, error, focus);
       if (!session) {
         r->error = error;
         r->done = true;
         return;
       }
-      LayerScenario layer = session->scenario();
-      if (!layer.error.empty()) {
-        r->error = layer.error;
-        r->done = true;
-        return;
-      }
-      auto document = std::make_unique<Document>(std::move(layer.scenario));
-      session->set_unedited_attention(Matrix(document->stage(StageId::input(StageKind::Output))));
-      session->prepare_baseline(session->T() - 1);  // the predictions the Model tab shows first
+      session->prepare_baseline(session->T() - 1);  // the predictions the Model tab shows first: one row's logits
       std::unique_ptr<Engine> kept_engine;
       if (q.kept && !r->cancel) {  // one layer's forward: no progress of its own (the bar stays full)
         kept_engine = std::make_unique<Engine>();

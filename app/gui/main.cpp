@@ -6,6 +6,7 @@
 #include "logic/animation_clock.h"
 #include "logic/frame_timer.h"
 #include "logic/mouse_button_pacer.h"
+#include "logic/ui_wake.h"
 #include "gfx/fonts.h"
 #include "gfx/window_icon.h"
 #include "attention_lab/huge_pages.h"
@@ -30,6 +31,9 @@
 namespace {
 
 using attention_lab::gui::App;
+
+// How often a window waiting on background work redraws (its progress bar).
+constexpr double kWorkRedrawSeconds = 0.25;
 
 // Key releases held back by one frame (see the key callback in main).
 struct DeferredKeys {
@@ -76,6 +80,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attention-lab: cannot initialise GLFW (is there a display? try xvfb-run)\n");
     return 1;
   }
+  attention_lab::gui::set_ui_wake(glfwPostEmptyEvent);  // (thread-safe in GLFW)
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
@@ -89,6 +94,7 @@ int main(int argc, char** argv) {
   GLFWwindow* window = glfwCreateWindow(opts.width, opts.height, "Attention Lab", nullptr, nullptr);
   if (!window) {
     std::fprintf(stderr, "attention-lab: cannot create an OpenGL 3.3 window\n");
+    attention_lab::gui::set_ui_wake(nullptr);
     glfwTerminate();
     return 1;
   }
@@ -157,15 +163,20 @@ int main(int argc, char** argv) {
       const bool fixed_frames = screenshot || exporting;
       const bool measuring = !opts.frame_stats.empty();
       attention_lab::gui::FrameTimer timer;
-      int frame = 0;
+      int frame = 0;  // frames of finished results
+      int drawn = 0;  // every frame
       std::string last_title;
       while (!app.should_close()) {
-        // Idle windows sleep until input; animations and screenshots keep going.
+        // Idle windows sleep until input; animations and screenshots keep
+        // going. While work runs on another thread the window redraws four
+        // times a second for its progress (its end wakes it at once): drawn
+        // continuously by a software renderer, the frames took 40 % of the
+        // CPUs a model's forward pass needed, and at ten a second 15 %.
         timer.frame_started();
-        if (fixed_frames || measuring || app.animating() || frame < 3 || g_mouse.pending())
+        if (fixed_frames || measuring || app.animating() || drawn < 3 || g_mouse.pending())
           glfwPollEvents();
         else
-          glfwWaitEventsTimeout(0.25);
+          glfwWaitEventsTimeout(app.waiting_on_work() ? kWorkRedrawSeconds : 0.25);
         const auto work_started = std::chrono::steady_clock::now();  // not the wait for input
         // A font scale change (Ctrl+plus/minus, presenter mode) rebuilds the atlas
         // at the new size between frames, so text stays sharp instead of stretched.
@@ -195,6 +206,7 @@ int main(int argc, char** argv) {
         // Screenshots and measurements are of finished results, not of the progress overlay.
         const bool finished_result = !app.state().busy();
         if (finished_result) ++frame;
+        ++drawn;
         const bool last_frame = frame >= std::max(opts.frames, 2);
         // A screenshot reads the back buffer, so its frame is not swapped.
         if (!(screenshot && last_frame)) glfwSwapBuffers(window);
@@ -235,6 +247,7 @@ int main(int argc, char** argv) {
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();
   glfwDestroyWindow(window);
+  attention_lab::gui::set_ui_wake(nullptr);  // a detached job may end after this
   glfwTerminate();
   return status;
 }

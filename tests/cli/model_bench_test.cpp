@@ -69,7 +69,8 @@ TEST(CliModelBench, FixturePrintsEveryKeyWithSaneValues) {
   for (const char* key : {"load_first_ms", "load_ms", "file_mb", "forward_first_ms", "forward_ms", "session_start_ms",
                           "document_ms", "pin_last_layer_ms", "pin_last_layer_ratio", "pin_last_layer_engine_ms",
                           "pin_last_layer_predictions_ms", "peak_rss_mb", "weights_mb", "activations_mb",
-                          "session_mb", "document_mb", "peak_rss_ratio"})
+                          "session_mb", "document_mb", "peak_rss_ratio", "products_ms", "products_gflop",
+                          "forward_vs_products"})
     EXPECT_TRUE(positive_number(j, key));
   for (const char* group : {"edit_ms", "edit_ratio", "edit_engine_ms", "edit_predictions_ms"}) {
     ASSERT_TRUE(j.contains(group)) << group;
@@ -94,14 +95,16 @@ TEST(CliModelBench, FixturePrintsEveryKeyWithSaneValues) {
               2e-3 * j.at("edit_ratio").at("W_q").get<double>());
   EXPECT_NEAR(j.at("activations_mb").get<double>(), j.at("session_mb").get<double>() + j.at("document_mb").get<double>(),
               2e-3 * j.at("activations_mb").get<double>());
-  // The weights are the parameters as float32; the peak RSS holds at least them.
-  EXPECT_NEAR(j.at("weights_mb").get<double>(), j.at("parameters").get<double>() * 4.0 / (1024.0 * 1024.0),
-              1e-3 * j.at("weights_mb").get<double>());
+  EXPECT_NEAR(j.at("forward_vs_products").get<double>(), forward / j.at("products_ms").get<double>(),
+              2e-3 * j.at("forward_vs_products").get<double>());
+  // The weights are the files as mapped (this fixture is F32); the peak RSS holds at least them.
+  EXPECT_EQ(j.at("weights_mb"), j.at("file_mb"));
   EXPECT_GT(j.at("peak_rss_mb").get<double>(), j.at("weights_mb").get<double>());
   for (const auto& [name, runs] : j.at("runs").items()) EXPECT_GE(runs.get<int>(), 2) << name;
   // Progress, one line per phase, goes to stderr.
   EXPECT_NE(r.err.find("full forward of 7 tokens"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("pin an attention weight"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the forward's weight products alone"), std::string::npos) << r.err;
 }
 
 TEST(CliModelBench, ChosenLayerAndATable) {

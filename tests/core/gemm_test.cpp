@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <utility>
@@ -88,6 +90,55 @@ TEST(Gemm, AccumulateAddsTheProductToWhatIsThere) {
     Matrix kept = Matrix::Constant(3, 2, 5.0f);
     gemm_accumulate(Matrix(3, 0), b, 0, 2, 2, false, kept);  // k = 0: adds nothing
     EXPECT_EQ(kept, Matrix::Constant(3, 2, 5.0f));
+  }
+}
+
+// 16-bit weights (a model's F16 / BF16 tensors where the file mapping put
+// them) are widened inside the product: the result is that of the same B
+// widened first, on every backend and path (the packed kernel widening while
+// it packs, in the same bits; one or two rows and the other backends by
+// blocks of columns, within rounding), plain and accumulated, through a
+// strided block.
+TEST(Gemm, SixteenBitWeightsGiveTheProductOfTheWidenedWeights) {
+  BackendGuard guard;
+  std::mt19937 rng(21);
+  std::normal_distribution<float> normal;
+  for (const StoredType type : {StoredType::BF16, StoredType::F16}) {
+    for (const GemmBackend backend : backends()) {
+      SCOPED_TRACE(std::string(to_string(type)) + " on " + to_string(backend));
+      ASSERT_TRUE(set_gemm_backend(backend));
+      for (const auto& [m, k, n] : {std::tuple{1, 300, 301}, std::tuple{2, 64, 600}, std::tuple{3, 300, 301},
+                                    std::tuple{40, 130, 257}, std::tuple{70, 900, 70}}) {
+        for (const bool transposed : {false, true}) {
+          const int rows = transposed ? n : k, cols = transposed ? k : n, stride = cols + 5;
+          std::vector<std::uint16_t> bits(static_cast<std::size_t>(rows * stride));
+          std::vector<float> widened(bits.size());
+          for (std::size_t i = 0; i < bits.size(); ++i) {
+            const float v = normal(rng);
+            // float → 16 bits by truncation: any pattern of finite values will do
+            bits[i] = type == StoredType::BF16 ? static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16)
+                                               : static_cast<std::uint16_t>(0x3000u + (std::bit_cast<std::uint32_t>(v) >> 19 & 0x0fffu) +
+                                                                            (v < 0 ? 0x8000u : 0u));
+            widened[i] = type == StoredType::BF16 ? bfloat16_to_float(bits[i]) : half_to_float(bits[i]);
+          }
+          const StoredFloats b{bits.data(), type};
+          Matrix x(m, k), before(m, n);
+          for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = normal(rng);
+          for (Eigen::Index i = 0; i < before.size(); ++i) before.data()[i] = normal(rng);
+          Matrix y, want;
+          gemm(x, b, rows, cols, stride, transposed, y);
+          gemm(x, widened.data(), rows, cols, stride, transposed, want);
+          ASSERT_EQ(y.rows(), m);
+          ASSERT_EQ(y.cols(), n);
+          const float scale = 1.0f + want.cwiseAbs().maxCoeff();
+          if (backend == GemmBackend::Packed && m > 2) EXPECT_EQ(y, want) << m << "×" << k << "×" << n;
+          else EXPECT_LT((y - want).cwiseAbs().maxCoeff(), 1e-5f * scale) << m << "×" << k << "×" << n;
+          Matrix sum = before;
+          gemm_accumulate(x, b, rows, cols, stride, transposed, sum);
+          EXPECT_LT((sum - (before + want)).cwiseAbs().maxCoeff(), 1e-5f * scale) << m << "×" << k << "×" << n;
+        }
+      }
+    }
   }
 }
 

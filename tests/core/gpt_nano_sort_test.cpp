@@ -77,7 +77,7 @@ TEST(GptNanoSort, LoadsAsMinGptWithItsConfig) {
   EXPECT_EQ(model->layout, "minGPT (nn.Linear [out, in])");
   EXPECT_EQ(model->dtype, DType::F32);
   // F32 weights are used where the mapping put them: nothing converted.
-  EXPECT_TRUE(model->converted.empty());
+  EXPECT_TRUE(model->owned.empty());
   EXPECT_EQ(model->parameters, 3u * 48 + 11u * 48 + 3u * (4 * 48 + 144 * 48 + 144 + 48 * 48 + 48 + 192 * 48 + 192 + 48 * 192 + 48) +
                                    2u * 48 + 3u * 48);
 }

@@ -254,8 +254,8 @@ TEST(HfTransformersConfig, HeadersOnlyGiveTheFactsWithoutReadingAWeight) {
     EXPECT_EQ(headers.model->dtype, full.model->dtype) << name;
     EXPECT_EQ(headers.model->lm_head_tied, full.model->lm_head_tied) << name;
     EXPECT_EQ(headers.model->layout, full.model->layout) << name;
-    EXPECT_EQ(headers.model->token_embedding, nullptr);
-    for (const auto& layer : headers.model->layers) EXPECT_EQ(layer.q.data, nullptr);
+    EXPECT_FALSE(headers.model->token_embedding);
+    for (const auto& layer : headers.model->layers) EXPECT_FALSE(layer.q.values);
   }
   // Such a model is not run: no session, no layer as a scenario.
   const LoadedModel headers = load_model(kHfFixtures / "gpt2", {}, ModelParts::Headers);

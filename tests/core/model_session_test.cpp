@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace attention_lab {
@@ -91,6 +92,53 @@ TEST(ModelSession, PreparedBaselinePredictionsAreTheUneditedProbabilities) {
   }
   const RowVector full = full_recompute(*o.model, 0, output_of(doc), last);
   for (const Prediction& p : top) EXPECT_NEAR(p.probability, full(p.id), 1e-5);
+}
+
+// The app's way in: the focused layer's document is made as the forward
+// reaches it and the later layers run from its output, so the unedited
+// predictions are this forward's logits (no second pass), match a full
+// recompute from the document's output, and an edit's "before" is what was
+// shown unedited.
+TEST(ModelSession, AFocusedLayerComputedByTheCallerFeedsTheLaterLayersAndTheBaseline) {
+  for (const char* name : {"llama-gqa", "gpt2-conv1d"}) {
+    SCOPED_TRACE(name);
+    const Opened o = open(name);
+    const int layer = 0;
+    std::unique_ptr<Document> doc;
+    int calls = 0;
+    const FocusedLayer focus = [&](LayerScenario ls) {
+      ++calls;
+      EXPECT_EQ(ls.error, "");
+      doc = std::make_unique<Document>(std::move(ls.scenario));
+      FocusedAttention f;
+      f.output = output_of(*doc);
+      for (int h = 0; h < doc->scenario().heads; ++h) f.weights.emplace_back(doc->stage(StageId::of_head(StageKind::Weights, h)));
+      return f;
+    };
+    std::string error;
+    auto s = ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error, focus);
+    ASSERT_TRUE(s) << error;
+    ASSERT_EQ(calls, 1);
+    EXPECT_EQ(s->unedited_attention(), output_of(*doc));
+    // The overview's focused layer shows the document's weights.
+    const Matrix w0 = doc->stage(StageId::of_head(StageKind::Weights, 0));
+    if (w0.rows() <= 48) EXPECT_EQ(s->overview().at(layer, 0), w0);
+    const int last = s->T() - 1;
+    const auto unedited = s->predictions(output_of(*doc), last, 8);
+    const RowVector full = full_recompute(*o.model, layer, output_of(*doc), last);
+    for (const Prediction& p : unedited) {
+      EXPECT_EQ(p.probability, p.before);
+      EXPECT_NEAR(p.probability, full(p.id), 1e-6);
+    }
+    ASSERT_EQ(doc->apply(SetPin{PinKey{StageId::of_head(StageKind::Weights, 0), last, 0}, 1.0f}), "");
+    const auto edited = s->predictions(output_of(*doc), last, 8);
+    const RowVector want = full_recompute(*o.model, layer, output_of(*doc), last);
+    for (const Prediction& p : edited) {
+      EXPECT_NEAR(p.probability, want(p.id), 1e-6);
+      const auto it = std::find_if(unedited.begin(), unedited.end(), [&](const Prediction& u) { return u.id == p.id; });
+      if (it != unedited.end()) EXPECT_EQ(p.before, it->probability);
+    }
+  }
 }
 
 TEST(ModelSession, APinInTheFocusedLayerChangesThePredictionsAsAFullRecomputeDoes) {

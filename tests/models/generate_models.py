@@ -759,16 +759,61 @@ def generate_gpt2_small(folder, seed=124):
     print("gpt2-small  F32  config.json,model.safetensors  %d bytes in %s" % (size, folder))
 
 
+def generate_llama_1b(folder, seed=1100):
+    """A TinyLlama-1.1B-shaped random Llama in BF16 (~2.2 GB): 22 layers of
+    d_model 2048, 32 heads sharing 4 K/V heads, SwiGLU of 5632, vocabulary
+    32000, its own lm_head — the memory and speed figures' 1 B model."""
+    V, D, H, KV, L, F = 32000, 2048, 32, 4, 22, 5632
+    dh = D // H
+    os.makedirs(folder, exist_ok=True)
+    write_json(os.path.join(folder, "config.json"), {
+        "model_type": "llama", "architectures": ["LlamaForCausalLM"], "vocab_size": V, "hidden_size": D,
+        "intermediate_size": F, "num_hidden_layers": L, "num_attention_heads": H, "num_key_value_heads": KV,
+        "max_position_embeddings": 2048, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu",
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "torch_dtype": "bfloat16"})
+    specs = [("model.embed_tokens.weight", (V, D), "mat")]
+    for i in range(L):
+        h = "model.layers.%d." % i
+        specs += [(h + "input_layernorm.weight", (D,), "gain"),
+                  (h + "self_attn.q_proj.weight", (H * dh, D), "mat"), (h + "self_attn.k_proj.weight", (KV * dh, D), "mat"),
+                  (h + "self_attn.v_proj.weight", (KV * dh, D), "mat"), (h + "self_attn.o_proj.weight", (D, H * dh), "mat"),
+                  (h + "post_attention_layernorm.weight", (D,), "gain"),
+                  (h + "mlp.gate_proj.weight", (F, D), "mat"), (h + "mlp.up_proj.weight", (F, D), "mat"),
+                  (h + "mlp.down_proj.weight", (D, F), "mat")]
+    specs += [("model.norm.weight", (D,), "gain"), ("lm_head.weight", (V, D), "mat")]
+    head, total = st_header([(n, "BF16", s) for n, s, _ in specs], {"format": "pt"})
+    g = torch.Generator().manual_seed(seed)
+    path = os.path.join(folder, "model.safetensors")
+    with open(path, "wb") as f:
+        f.write(head)
+        for n, shape, kind in specs:
+            t = torch.randn(*shape, generator=g).mul_(0.02)
+            if kind == "gain":
+                t.add_(1.0)
+            b = t.to(torch.bfloat16).contiguous()
+            del t
+            assert sys.byteorder == "little"
+            f.write(memoryview(b.view(torch.int16).numpy()).cast("B"))
+            del b
+    size = os.path.getsize(path)
+    assert size == len(head) + total
+    print("llama-1b  BF16  config.json,model.safetensors  %d bytes in %s" % (size, folder))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures"),
                     help="where to write the fixture folders (default: tests/models/fixtures)")
     ap.add_argument("--gpt2-small", metavar="DIR",
                     help="instead, write a GPT-2-small-shaped random model (~550 MB) to DIR")
+    ap.add_argument("--llama-1b", metavar="DIR",
+                    help="instead, write a TinyLlama-1.1B-shaped random BF16 Llama (~2.2 GB) to DIR")
     a = ap.parse_args()
     torch.set_num_threads(1)  # keeps the torch self-check path deterministic
     if a.gpt2_small:
         generate_gpt2_small(a.gpt2_small)
+    elif a.llama_1b:
+        generate_llama_1b(a.llama_1b)
     else:
         generate_fixtures(a.out)
 

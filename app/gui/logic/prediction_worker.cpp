@@ -1,5 +1,7 @@
 #include "logic/prediction_worker.h"
 
+#include "logic/ui_wake.h"
+
 #include <chrono>
 #include <exception>
 
@@ -62,9 +64,12 @@ void PredictionWorker::run() {
       out.top.clear();
     }
     out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::lock_guard lock(mutex_);
-    done_ = std::move(out);
-    computing_ = false;
+    {
+      std::lock_guard lock(mutex_);
+      done_ = std::move(out);
+      computing_ = false;
+    }
+    wake_ui();
   }
 }
 

@@ -11,6 +11,7 @@
 //  - Eigen's own, always there.
 
 #include "attention_lab/matrix.h"
+#include "attention_lab/stored_floats.h"
 
 #include <cstddef>
 #include <string>
@@ -45,6 +46,14 @@ bool set_gemm_backend(GemmBackend backend);
 void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y);
 // y += x·B (or x·Bᵀ); y must already be x.rows() × the product's columns.
 void gemm_accumulate(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y);
+// The same with B's values as stored: float32, or float16 / bfloat16 (a
+// model's weights where the file mapping put them), widened inside the
+// product a panel at a time, never whole: on the packed backend as each
+// panel of B is packed; on the others (and for one or two rows of x) in
+// blocks of columns of y, each widened and multiplied by one thread. The
+// sums are those of the same B widened first.
+void gemm(const Matrix& x, StoredFloats b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y);
+void gemm_accumulate(const Matrix& x, StoredFloats b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y);
 
 // C = A·B (or A·Bᵀ) on row-major blocks: A is m × k with rows `lda` floats
 // apart, B is k × n (transposed: n × k) with rows `ldb` apart, C is m × n

@@ -11,6 +11,7 @@
 #include "attention_lab/transformer_forward.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,14 +34,30 @@ struct ModelOverview {
   const Matrix& at(int layer, int head) const { return weights[static_cast<std::size_t>(layer * heads + head)]; }
 };
 
+// The focused layer as the caller computes it from its scenario (the
+// window's engine, whose document the caller keeps): the attention output
+// (T × d_model) and each head's weights (T × T_k).
+struct FocusedAttention {
+  Matrix output;
+  std::vector<Matrix> weights;
+};
+using FocusedLayer = std::function<FocusedAttention(LayerScenario)>;
+
 class ModelSession {
  public:
   // Runs the unedited forward of `ids` (checked) and the overview; `control`
   // (may be null) reports progress and cancels (throws Cancelled). On a bad
   // input returns null and sets `error`.
+  //
+  // With `focused`, the focused layer's attention is what `focused` computes
+  // from its scenario: it is the unedited attention (set_unedited_attention),
+  // and the layers after it run from it, so the unedited predictions are the
+  // logits of this forward with no second pass through the later layers
+  // (which doubled the time to the first predictions).
   static std::unique_ptr<ModelSession> start(std::shared_ptr<const TransformerModel> model,
                                              std::shared_ptr<const Tokenizer> tokenizer, std::vector<int> ids,
-                                             int layer, ComputeControl* control, std::string& error);
+                                             int layer, ComputeControl* control, std::string& error,
+                                             const FocusedLayer& focused = {});
 
   const TransformerModel& model() const { return *model_; }
   std::shared_ptr<const TransformerModel> model_ptr() const { return model_; }
@@ -59,7 +76,11 @@ class ModelSession {
   // The focused layer's attention output that counts as "before the edit"
   // (the engine's, computed from scenario() unedited), so predictions with no
   // edit match their "before" exactly. Until set, the plain forward's.
-  void set_unedited_attention(Matrix attention_out) { unedited_attention_ = std::move(attention_out); baseline_.clear(); }
+  void set_unedited_attention(Matrix attention_out) {
+    unedited_attention_ = std::move(attention_out);
+    residual_from_unedited_ = false;
+    baseline_.clear();
+  }
   // Empty until set_unedited_attention.
   const Matrix& unedited_attention() const { return unedited_attention_; }
   // The focused layer's input (the unedited residual stream).
@@ -87,6 +108,9 @@ class ModelSession {
   int layer_ = 0;
   std::vector<Matrix> residual_;  // unedited: residual_[l] = input of layer l; [layers] = the last output
   Matrix unedited_attention_;
+  // The residual stream after the focused layer was made from
+  // unedited_attention_ (start with `focused`): the baseline is its logits.
+  bool residual_from_unedited_ = false;
   ModelOverview overview_;
   mutable std::map<int, RowVector> baseline_;  // row → unedited probabilities
 };

@@ -8,6 +8,8 @@
 // shape, not overlapping another) — so nothing downstream reads outside it.
 // F32 data is used in place; F16, BF16 and F64 are converted on request.
 
+#include "attention_lab/stored_floats.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -65,6 +67,9 @@ class SafetensorsFile {
   std::span<const std::byte> bytes(const TensorInfo& tensor) const;
   // F32 data in place, or null when the tensor is not F32 or not 4-byte aligned.
   const float* f32_in_place(const TensorInfo& tensor) const;
+  // F32, F16 or BF16 data in place, in its own type; null data for another
+  // dtype or data not aligned to its element.
+  StoredFloats stored_in_place(const TensorInfo& tensor) const;
   // Every value widened or narrowed to float / double; integer dtypes convert
   // exactly where they can. Fails (returns false, sets `error`) for Bool.
   bool read_floats(const TensorInfo& tensor, std::vector<float>& out, std::string& error) const;
@@ -84,9 +89,5 @@ class SafetensorsFile {
   std::map<std::string, std::size_t, std::less<>> index_;
   std::map<std::string, std::string> metadata_;
 };
-
-// IEEE half and bfloat16 to float.
-float half_to_float(std::uint16_t bits);
-float bfloat16_to_float(std::uint16_t bits);
 
 }  // namespace attention_lab

@@ -4,9 +4,10 @@
 // weights, minGPT/nanoGPT with nn.Linear weights) and the Llama family
 // (Llama, Mistral, Qwen2, Phi-3, SmolLM: grouped-query heads, RoPE, RMSNorm, SwiGLU).
 //
-// Weights stay where the file mapping put them when they are F32 (no copy);
-// F16/BF16 are widened once into owned buffers. Small vectors (norms,
-// biases) are copied.
+// Weights stay where the file mapping put them, in the file's own type (F32,
+// F16 or BF16: stored_floats.h), and are widened to float a panel at a time
+// inside the products that read them: an open model takes the memory of its
+// file. Small vectors (norms, biases) are copied as floats.
 
 #include "attention_lab/matrix.h"
 #include "attention_lab/safetensors.h"
@@ -123,23 +124,20 @@ ParsedConfig parse_model_config(const std::string& json_text, const std::string&
 const std::vector<std::string>& config_inert_keys();
 
 // y = x·W + b for an activation x (T × in). The weight is a block of a stored
-// tensor: as stored when the file keeps it [in, out] (GPT-2's Conv1D), or used
-// transposed when it keeps [out, in] (nn.Linear). A block, because GPT-2 keeps
-// Q, K and V in one tensor (c_attn).
+// tensor, in the file's type: as stored when the file keeps it [in, out]
+// (GPT-2's Conv1D), or used transposed when it keeps [out, in] (nn.Linear).
+// A block, because GPT-2 keeps Q, K and V in one tensor (c_attn).
 struct Linear {
-  const float* data = nullptr;
+  StoredFloats values;  // the block's first value
   int stored_rows = 0;  // of the block as stored
   int stored_cols = 0;
-  int stride = 0;       // floats between stored rows
+  int stride = 0;       // values between stored rows
   bool out_in = false;  // stored [out, in] (nn.Linear): used transposed
   RowVector bias;       // empty: none
 
   int in() const { return out_in ? stored_cols : stored_rows; }
   int out() const { return out_in ? stored_rows : stored_cols; }
-  Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> stored() const {
-    return {data, stored_rows, stored_cols, Eigen::OuterStride<>(stride)};
-  }
-  // The weight as an in × out matrix (a copy), the way a scenario holds W_q.
+  // The weight as an in × out float matrix (a copy), the way a scenario holds W_q.
   Matrix in_out() const;
   // x·W + b.
   Matrix apply(const Matrix& x) const;
@@ -147,7 +145,9 @@ struct Linear {
   // already in y costs no pass of its own). y is x.rows() × out().
   void add_to(const Matrix& x, Matrix& y) const;
   // Element (i, o) of the in × out weight.
-  float at(int i, int o) const { return out_in ? data[o * stride + i] : data[i * stride + o]; }
+  float at(int i, int o) const {
+    return values.at(out_in ? static_cast<std::ptrdiff_t>(o) * stride + i : static_cast<std::ptrdiff_t>(i) * stride + o);
+  }
 };
 
 struct Norm {
@@ -179,16 +179,20 @@ struct TransformerModel {
   // their headers only, every weight pointer is null and every vector zero.
   bool weights_read = true;
 
-  const float* token_embedding = nullptr;     // vocab × d_model, row major
-  const float* position_embedding = nullptr;  // max_positions × d_model (GPT-2), else null
+  StoredFloats token_embedding;     // vocab × d_model, row major
+  StoredFloats position_embedding;  // max_positions × d_model (GPT-2), else null
   std::vector<TransformerLayer> layers;
   Norm final_norm;
   Linear lm_head;  // d_model → vocab (the token embeddings, transposed, when tied)
   bool lm_head_tied = false;  // lm_head is the token embeddings (the file has no lm_head.weight)
 
-  // What the pointers point into.
+  // What the weights point into: the mapped files, and the few blocks the
+  // loader made itself (GPT-NeoX's q, k and v gathered from its fused
+  // tensor; a tensor not aligned to its element, or stored as F64, widened
+  // to float).
   std::vector<std::shared_ptr<const SafetensorsFile>> files;
-  std::vector<std::unique_ptr<float[]>> converted;
+  std::vector<std::unique_ptr<std::byte[]>> owned;
+  std::uint64_t owned_bytes = 0;
 };
 
 struct LoadedModel {

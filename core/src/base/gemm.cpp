@@ -62,6 +62,7 @@ struct PackedIsa {
   long (*packed_floats)(int k, int n) = nullptr;
   void (*pack)(const float* b, int ldb, int k, int n, float* packed) = nullptr;
   void (*run_prepacked)(const packed::Product&, const float* packed, int packed_k) = nullptr;
+  bool f16c = false;  // widens float16 while packing (the CPU has F16C)
 };
 
 const PackedIsa& packed_isa() {
@@ -75,6 +76,7 @@ const PackedIsa& packed_isa() {
       i = {"AVX2",           packed::buffer_floats_avx2, packed::run_avx2,
            packed::packed_floats_avx2, packed::pack_avx2,        packed::run_prepacked_avx2};
     }
+    i.f16c = __builtin_cpu_supports("f16c");
     return i;
   }();
   return isa;
@@ -215,22 +217,86 @@ void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
   }
 }
 
-void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y) {
+namespace {
+
+// The columns of C a thread widens B for and multiplies at a time when the
+// product cannot widen as it packs: 256 columns of a 2048-deep B are 1 MB of
+// floats, in L2 beside the rows of A.
+constexpr int kWidenColumns = 256;
+
+// C (+)= A·B for a 16-bit B, one block of columns of C after the other (in
+// parallel when worth it): each block's part of B widened into the thread's
+// own buffer, then multiplied on that thread as gemm() multiplies floats.
+void widened_blocks(int m, int n, int k, const float* a, int lda, StoredFloats b, int ldb, bool b_transposed, float* c,
+                    int ldc, bool accumulate) {
+  const int blocks = (n + kWidenColumns - 1) / kWidenColumns;
+  const bool threads = !omp_in_parallel() && parallel::worth_threads(2.0 * m * n * k);
+#pragma omp parallel for schedule(dynamic) if (threads)
+  for (int block = 0; block < blocks; ++block) {
+    const int j0 = block * kWidenColumns, cols = std::min(kWidenColumns, n - j0);
+    thread_local std::vector<float> widened;
+    widened.resize(static_cast<std::size_t>(cols) * static_cast<std::size_t>(k));
+    if (b_transposed) {  // rows j0 … of the stored n × k
+      for (int j = 0; j < cols; ++j)
+        b.widen(static_cast<std::ptrdiff_t>(j0 + j) * ldb, k, widened.data() + static_cast<std::ptrdiff_t>(j) * k);
+    } else {  // columns j0 … of the stored k × n
+      for (int p = 0; p < k; ++p)
+        b.widen(static_cast<std::ptrdiff_t>(p) * ldb + j0, cols, widened.data() + static_cast<std::ptrdiff_t>(p) * cols);
+    }
+    gemm(m, cols, k, a, lda, widened.data(), b_transposed ? k : cols, b_transposed, c + j0, ldc, accumulate);
+  }
+}
+
+void stored_product(int m, int n, int k, const float* a, int lda, StoredFloats b, int ldb, bool b_transposed, float* c,
+                    int ldc, bool accumulate) {
+  if (const float* f = b.f32()) {
+    gemm(m, n, k, a, lda, f, ldb, b_transposed, c, ldc, accumulate);
+    return;
+  }
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    if (!accumulate)
+      for (int i = 0; i < m; ++i) std::fill_n(c + static_cast<std::ptrdiff_t>(i) * ldc, n, 0.0f);
+    return;
+  }
+  const bool packs = gemm_backend() == GemmBackend::Packed && !takes_vector_products(m, n, k) &&
+                     (b.type == StoredType::BF16 || packed_isa().f16c);
+  if (!packs) {
+    widened_blocks(m, n, k, a, lda, b, ldb, b_transposed, c, ldc, accumulate);
+    return;
+  }
+  packed::Product p{m, n, k, a, lda, nullptr, ldb, b_transposed, c, ldc, accumulate};
+  p.b16 = b.bits16();
+  p.b16_is_bf16 = b.type == StoredType::BF16;
+  packed_product(p);
+}
+
+}  // namespace
+
+void gemm(const Matrix& x, StoredFloats b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y) {
   const int m = static_cast<int>(x.rows());
   const int k = static_cast<int>(x.cols());
   const int n = transposed ? b_rows : b_cols;
   y.resize(m, n);
-  gemm(m, n, k, x.data(), std::max(k, 1), b, stride, transposed, y.data(), std::max(n, 1));
+  stored_product(m, n, k, x.data(), std::max(k, 1), b, stride, transposed, y.data(), std::max(n, 1), false);
 }
 
-void gemm_accumulate(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y) {
+void gemm_accumulate(const Matrix& x, StoredFloats b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y) {
   const int m = static_cast<int>(x.rows());
   const int k = static_cast<int>(x.cols());
   const int n = transposed ? b_rows : b_cols;
   if (y.rows() != m || y.cols() != n)
     throw std::invalid_argument("gemm_accumulate: expected y of " + std::to_string(m) + " x " + std::to_string(n) +
                                 ", found " + std::to_string(y.rows()) + " x " + std::to_string(y.cols()));
-  gemm(m, n, k, x.data(), std::max(k, 1), b, stride, transposed, y.data(), std::max(n, 1), true);
+  stored_product(m, n, k, x.data(), std::max(k, 1), b, stride, transposed, y.data(), std::max(n, 1), true);
+}
+
+void gemm(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y) {
+  gemm(x, StoredFloats{b, StoredType::F32}, b_rows, b_cols, stride, transposed, y);
+}
+
+void gemm_accumulate(const Matrix& x, const float* b, int b_rows, int b_cols, int stride, bool transposed, Matrix& y) {
+  gemm_accumulate(x, StoredFloats{b, StoredType::F32}, b_rows, b_cols, stride, transposed, y);
 }
 
 void GemmRhs::prepare(const float* b, int k, int n, int ldb) {

@@ -38,6 +38,11 @@ struct Product {
   float* c;
   int ldc;
   bool accumulate;
+  // B stored as 16-bit floats instead (b unused): a model's F16 or BF16
+  // weights, widened as each panel is packed (F16 with F16C's conversion:
+  // run only where the CPU reports it, gemm.cpp).
+  const unsigned short* b16 = nullptr;
+  bool b16_is_bf16 = false;
 };
 
 long buffer_floats_avx512(const Product& p, int threads);

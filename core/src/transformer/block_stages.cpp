@@ -189,10 +189,11 @@ BlockTrace::BlockTrace(std::shared_ptr<const TransformerModel> model, std::vecto
   auto at = [this](S s) -> Matrix& { return values_[static_cast<std::size_t>(s)]; };
   at(S::TokenEmbedding).resize(T, d);
   for (Eigen::Index t = 0; t < T; ++t)
-    at(S::TokenEmbedding).row(t) =
-        Eigen::Map<const RowVector>(m.token_embedding + static_cast<std::ptrdiff_t>(ids_[static_cast<std::size_t>(t)]) * d, d);
-  if (m.position_embedding != nullptr) {
-    at(S::Position) = Eigen::Map<const Matrix>(m.position_embedding, T, d);
+    m.token_embedding.widen(static_cast<std::ptrdiff_t>(ids_[static_cast<std::size_t>(t)]) * d, d,
+                            at(S::TokenEmbedding).row(t).data());
+  if (m.position_embedding) {
+    at(S::Position).resize(T, d);
+    m.position_embedding.widen(0, T * d, at(S::Position).data());
   }
   if (info(S::Embedded)) at(S::Embedded) = embed(m, ids_);
   at(S::Input) = std::move(input);

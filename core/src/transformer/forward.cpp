@@ -26,29 +26,35 @@ std::string check_ids(const ModelConfig& config, std::span<const int> ids) {
 }
 
 Matrix Linear::in_out() const {
-  if (out_in) return stored().transpose();
-  return stored();
+  Matrix stored(stored_rows, stored_cols);
+  for (int r = 0; r < stored_rows; ++r)
+    values.widen(static_cast<std::ptrdiff_t>(r) * stride, stored_cols, stored.data() + static_cast<std::ptrdiff_t>(r) * stored_cols);
+  if (out_in) return stored.transpose();
+  return stored;
 }
 
 Matrix Linear::apply(const Matrix& x) const {
   Matrix y;
-  gemm(x, data, stored_rows, stored_cols, stride, out_in, y);
+  gemm(x, values, stored_rows, stored_cols, stride, out_in, y);
   if (bias.size() > 0) y.rowwise() += bias;
   return y;
 }
 
 void Linear::add_to(const Matrix& x, Matrix& y) const {
   if (bias.size() > 0) y.rowwise() += bias;
-  gemm_accumulate(x, data, stored_rows, stored_cols, stride, out_in, y);
+  gemm_accumulate(x, values, stored_rows, stored_cols, stride, out_in, y);
 }
 
 Matrix embed(const TransformerModel& model, std::span<const int> ids) {
   const int d = model.config.d_model;
   Matrix x(static_cast<Eigen::Index>(ids.size()), d);
+  RowVector position(d);
   for (Eigen::Index t = 0; t < x.rows(); ++t) {
-    x.row(t) = Eigen::Map<const RowVector>(model.token_embedding + static_cast<std::ptrdiff_t>(ids[static_cast<std::size_t>(t)]) * d, d);
-    if (model.position_embedding != nullptr)
-      x.row(t) += Eigen::Map<const RowVector>(model.position_embedding + t * d, d);
+    model.token_embedding.widen(static_cast<std::ptrdiff_t>(ids[static_cast<std::size_t>(t)]) * d, d, x.row(t).data());
+    if (model.position_embedding) {
+      model.position_embedding.widen(t * d, d, position.data());
+      x.row(t) += position;
+    }
   }
   if (model.config.embedding_scale != 1.0f) x *= model.config.embedding_scale;
   return x;
@@ -160,7 +166,7 @@ Matrix attention_context(const TransformerModel& model, int layer, const Matrix&
   const auto columns = [T](Matrix& m, Eigen::Index first, Eigen::Index count) {
     return Columns(m.data() + first, T, count, Eigen::OuterStride<>(m.cols()));
   };
-  const bool fused = L.qkv.data != nullptr;
+  const bool fused = static_cast<bool>(L.qkv.values);
   Matrix qkv, q_own, k_own, v_own;
   if (fused) {
     qkv = L.qkv.apply(normed);

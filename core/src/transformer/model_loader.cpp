@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -24,6 +25,13 @@ struct LoadError {
 };
 
 [[noreturn]] void fail_load(std::string message) { throw LoadError{cap_message(std::move(message))}; }
+
+// A block of `bytes` the model owns (new[] of bytes is aligned for any scalar).
+std::byte* own_block(TransformerModel& m, std::size_t bytes) {
+  m.owned.push_back(std::make_unique<std::byte[]>(bytes));
+  m.owned_bytes += bytes;
+  return m.owned.back().get();
+}
 
 struct Located {
   const SafetensorsFile* file = nullptr;
@@ -109,8 +117,10 @@ class Builder {
     }
   }
 
-  // The tensor's values as float, in place when F32, checked finite.
-  const float* floats(const std::string& name, const std::vector<std::int64_t>& shape) {
+  // The tensor's values in the file's own type where the mapping put them
+  // (F32, F16, BF16), checked finite; an F64 tensor or one not aligned to its
+  // element is widened to float (the model owns the copy).
+  StoredFloats floats(const std::string& name, const std::vector<std::int64_t>& shape) {
     const Located& t = need(name);
     expect_shape(t, shape);
     if (!is_float(t.info->dtype))
@@ -118,23 +128,20 @@ class Builder {
     const auto n = static_cast<std::size_t>(t.info->numel());
     if (headers_only_) {
       m_.parameters += n;
-      return nullptr;
+      return {};
     }
-    const float* data = t.file->f32_in_place(*t.info);
-    if (data == nullptr) {
+    StoredFloats data = t.file->stored_in_place(*t.info);
+    if (!data) {
       std::vector<float> values;
       std::string error;
       if (!t.file->read_floats(*t.info, values, error)) fail_load(error);
-      auto owned = std::make_unique<float[]>(n);
-      std::copy(values.begin(), values.end(), owned.get());
-      data = owned.get();
-      m_.converted.push_back(std::move(owned));
+      float* copy = reinterpret_cast<float*>(own(n * sizeof(float)));
+      std::copy(values.begin(), values.end(), copy);
+      data = {copy, StoredType::F32};
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!std::isfinite(data[i]))
-        fail_load(t.file->name() + ": tensor '" + name + "': value " + std::to_string(i) + " is " +
-             (std::isnan(data[i]) ? "NaN" : "infinite") + "; expected finite weights");
-    }
+    if (const std::ptrdiff_t i = data.first_non_finite(static_cast<std::ptrdiff_t>(n)); i >= 0)
+      fail_load(t.file->name() + ": tensor '" + name + "': value " + std::to_string(i) + " is " +
+                (std::isnan(data.at(i)) ? "NaN" : "infinite") + "; expected finite weights");
     m_.parameters += n;
     done_bytes_ += t.info->end - t.info->begin;
     // The files' bytes include headers and tensors nobody reads (GPT-2's
@@ -144,13 +151,17 @@ class Builder {
     return data;
   }
 
+  // A block the model owns, of `bytes` bytes (aligned for floats).
+  std::byte* own(std::size_t bytes) { return own_block(m_, bytes); }
+
   // Every tensor is read and checked.
   void finish() { report(1.0, "checked"); }
 
   RowVector vec(const std::string& name, int n) {
-    const float* p = floats(name, {n});
-    if (p == nullptr) return RowVector::Zero(n);  // headers only
-    return Eigen::Map<const RowVector>(p, n);
+    const StoredFloats p = floats(name, {n});
+    RowVector out = RowVector::Zero(n);  // (stays zero when only the headers are read)
+    if (p) p.widen(0, n, out.data());
+    return out;
   }
 
   // A weight stored whole, [in, out] or [out, in].
@@ -160,7 +171,7 @@ class Builder {
     l.stored_rows = out_in ? out : in;
     l.stored_cols = out_in ? in : out;
     l.stride = l.stored_cols;
-    l.data = floats(name, {l.stored_rows, l.stored_cols});
+    l.values = floats(name, {l.stored_rows, l.stored_cols});
     if (!bias.empty()) l.bias = vec(bias, out);
     return l;
   }
@@ -191,17 +202,17 @@ class Builder {
 };
 
 // GPT-2's c_attn holds Q, K and V side by side: block j of three.
-Linear fused_block(const float* data, int d, int j, bool out_in, const RowVector& bias) {
+Linear fused_block(StoredFloats data, int d, int j, bool out_in, const RowVector& bias) {
   Linear l;
   l.out_in = out_in;
   l.stored_rows = d;
   l.stored_cols = d;
   // (data is null when only the headers were read)
   if (out_in) {  // [3d, d]: rows j·d … (j+1)·d
-    l.data = data ? data + static_cast<std::ptrdiff_t>(j) * d * d : nullptr;
+    l.values = data.plus(static_cast<std::ptrdiff_t>(j) * d * d);
     l.stride = d;
   } else {  // [d, 3d]: columns j·d … (j+1)·d
-    l.data = data ? data + static_cast<std::ptrdiff_t>(j) * d : nullptr;
+    l.values = data.plus(static_cast<std::ptrdiff_t>(j) * d);
     l.stride = 3 * d;
   }
   l.bias = bias.segment(static_cast<Eigen::Index>(j) * d, d);
@@ -232,13 +243,13 @@ void build_gpt2(TransformerModel& m, Builder& b) {
     const std::string h = p + "h." + std::to_string(i) + ".";
     TransformerLayer layer;
     layer.norm1 = b.norm(h + "ln_1.weight", h + "ln_1.bias", d, false, c.norm_eps);
-    const float* qkv = b.floats(h + "attn.c_attn.weight", out_in ? std::vector<std::int64_t>{3 * d, d}
+    const StoredFloats qkv = b.floats(h + "attn.c_attn.weight", out_in ? std::vector<std::int64_t>{3 * d, d}
                                                                  : std::vector<std::int64_t>{d, 3 * d});
     const RowVector qkv_bias = b.vec(h + "attn.c_attn.bias", 3 * d);
     layer.q = fused_block(qkv, d, 0, out_in, qkv_bias);
     layer.k = fused_block(qkv, d, 1, out_in, qkv_bias);
     layer.v = fused_block(qkv, d, 2, out_in, qkv_bias);
-    layer.qkv.data = qkv;  // the whole of c_attn: one product for Q, K and V
+    layer.qkv.values = qkv;  // the whole of c_attn: one product for Q, K and V
     layer.qkv.out_in = out_in;
     layer.qkv.stored_rows = out_in ? 3 * d : d;
     layer.qkv.stored_cols = out_in ? d : 3 * d;
@@ -255,10 +266,10 @@ void build_gpt2(TransformerModel& m, Builder& b) {
 
 // Rows [first, first + count) of an nn.Linear weight [out, in] stored whole
 // (Phi-3 keeps q, k and v in one tensor, and gate and up in another).
-Linear row_block(const float* data, int first, int count, int in) {
+Linear row_block(StoredFloats data, int first, int count, int in) {
   Linear l;
   l.out_in = true;
-  l.data = data ? data + static_cast<std::ptrdiff_t>(first) * in : nullptr;  // null: headers only
+  l.values = data.plus(static_cast<std::ptrdiff_t>(first) * in);  // null: headers only
   l.stored_rows = count;
   l.stored_cols = in;
   l.stride = in;
@@ -284,11 +295,11 @@ void build_llama(TransformerModel& m, Builder& b) {
     if (c.pre_norms)
       layer.norm1 = b.norm(h + "input_layernorm.weight", h + "input_layernorm.bias", d, c.rms_norm, c.norm_eps);
     if (fused) {  // Phi-3: qkv_proj [q; k; v] and gate_up_proj [gate; up], nn.Linear [out, in]
-      const float* qkv = b.floats(h + "self_attn.qkv_proj.weight", {qw + 2 * kvw, d});
+      const StoredFloats qkv = b.floats(h + "self_attn.qkv_proj.weight", {qw + 2 * kvw, d});
       layer.q = row_block(qkv, 0, qw, d);
       layer.k = row_block(qkv, qw, kvw, d);
       layer.v = row_block(qkv, qw + kvw, kvw, d);
-      const float* gate_up = b.floats(h + "mlp.gate_up_proj.weight", {2 * c.d_ff, d});
+      const StoredFloats gate_up = b.floats(h + "mlp.gate_up_proj.weight", {2 * c.d_ff, d});
       layer.gate = row_block(gate_up, 0, c.d_ff, d);
       layer.up = row_block(gate_up, c.d_ff, c.d_ff, d);
     } else {
@@ -325,19 +336,20 @@ void build_llama(TransformerModel& m, Builder& b) {
 // One of q, k, v (which = 0, 1, 2) of GPT-NeoX's query_key_value, whose rows
 // are [q; k; v] per head ([heads, 3, d_head] × in): gathered into a
 // [heads·d_head, in] block of its own (the rows of one are not evenly spaced).
-Linear neox_part(TransformerModel& m, const float* qkv, const float* bias, int which, int heads, int d_head, int in) {
-  Linear l = row_block(nullptr, 0, heads * d_head, in);
-  if (qkv == nullptr) return l;  // headers only
-  auto owned = std::make_unique<float[]>(static_cast<std::size_t>(heads) * static_cast<std::size_t>(d_head) * static_cast<std::size_t>(in));
-  if (bias) l.bias = RowVector(heads * d_head);
+Linear neox_part(TransformerModel& m, StoredFloats qkv, const RowVector& bias, int which, int heads, int d_head, int in) {
+  Linear l = row_block({}, 0, heads * d_head, in);
+  if (!qkv) return l;  // headers only
+  const std::size_t size = stored_bytes(qkv.type), row = static_cast<std::size_t>(in) * size;
+  std::byte* owned = own_block(m, static_cast<std::size_t>(heads) * static_cast<std::size_t>(d_head) * row);
+  const auto* from_rows = static_cast<const std::byte*>(qkv.data);
+  if (bias.size() > 0) l.bias = RowVector(heads * d_head);
   for (int h = 0; h < heads; ++h)
     for (int d = 0; d < d_head; ++d) {
       const std::ptrdiff_t from = (static_cast<std::ptrdiff_t>(h) * 3 + which) * d_head + d, to = static_cast<std::ptrdiff_t>(h) * d_head + d;
-      std::copy(qkv + from * in, qkv + (from + 1) * in, owned.get() + to * in);
-      if (bias) l.bias(to) = bias[from];
+      std::memcpy(owned + static_cast<std::size_t>(to) * row, from_rows + static_cast<std::size_t>(from) * row, row);
+      if (bias.size() > 0) l.bias(to) = bias(from);
     }
-  l.data = owned.get();
-  m.converted.push_back(std::move(owned));
+  l.values = {owned, qkv.type};
   return l;
 }
 
@@ -354,8 +366,8 @@ void build_gpt_neox(TransformerModel& m, Builder& b) {
     const std::string h = "gpt_neox.layers." + std::to_string(i) + ".";
     TransformerLayer layer;
     layer.norm1 = b.norm(h + "input_layernorm.weight", h + "input_layernorm.bias", d, false, c.norm_eps);
-    const float* qkv = b.floats(h + "attention.query_key_value.weight", {3 * width, d});
-    const float* qkv_bias = c.qkv_bias ? b.floats(h + "attention.query_key_value.bias", {3 * width}) : nullptr;
+    const StoredFloats qkv = b.floats(h + "attention.query_key_value.weight", {3 * width, d});
+    const RowVector qkv_bias = c.qkv_bias ? b.vec(h + "attention.query_key_value.bias", 3 * width) : RowVector();
     layer.q = neox_part(m, qkv, qkv_bias, 0, c.heads, c.d_head, d);
     layer.k = neox_part(m, qkv, qkv_bias, 1, c.heads, c.d_head, d);
     layer.v = neox_part(m, qkv, qkv_bias, 2, c.heads, c.d_head, d);
@@ -382,7 +394,7 @@ void build_lm_head(TransformerModel& m, Builder& b) {
     m.lm_head = b.linear("lm_head.weight", c.d_model, c.vocab, true);
   } else if (c.tied_embeddings) {  // logits = x·Eᵀ: the embedding matrix [vocab, d] is lm_head's [out, in]
     m.lm_head_tied = true;
-    m.lm_head.data = m.token_embedding;
+    m.lm_head.values = m.token_embedding;
     m.lm_head.stored_rows = c.vocab;
     m.lm_head.stored_cols = c.d_model;
     m.lm_head.stride = c.d_model;

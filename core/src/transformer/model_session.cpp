@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 namespace attention_lab {
 
@@ -43,7 +44,8 @@ Matrix pool_to(const Matrix& m, int size) {
 
 std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const TransformerModel> model,
                                                   std::shared_ptr<const Tokenizer> tokenizer, std::vector<int> ids,
-                                                  int layer, ComputeControl* control, std::string& error) {
+                                                  int layer, ComputeControl* control, std::string& error,
+                                                  const FocusedLayer& focused) {
   const ModelConfig& c = model->config;
   if (!model->weights_read) {
     error = model->source.string() + ": only its headers were read (ModelParts::Headers): it cannot be run";
@@ -70,6 +72,21 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
     step(control, static_cast<double>(l) / c.layers);
     const Matrix& x = s->residual_.back();
     const Matrix normed = attention_input(m, l, x);
+    if (focused && l == layer) {
+      LayerScenario scenario = layer_scenario(m, l, normed, s->token_labels());
+      if (!scenario.error.empty()) {
+        error = scenario.error;
+        return nullptr;
+      }
+      FocusedAttention f = focused(std::move(scenario));
+      if (f.output.rows() != x.rows() || f.output.cols() != c.d_model || static_cast<int>(f.weights.size()) != c.heads)
+        throw std::logic_error("ModelSession::start: the focused layer's attention has the wrong shape");
+      for (const Matrix& w : f.weights) s->overview_.weights.push_back(pool_to(w, kOverviewSize));
+      s->unedited_attention_ = std::move(f.output);
+      s->residual_from_unedited_ = true;
+      s->residual_.push_back(finish_layer(m, l, x, s->unedited_attention_));
+      continue;
+    }
     AttentionDetail detail;
     detail.weights_only = true;
     const Matrix attn = attention(m, l, normed, &detail);
@@ -94,6 +111,7 @@ LayerScenario ModelSession::scenario() const {
 void ModelSession::set_layer(int layer) {
   layer_ = std::clamp(layer, 0, model_->config.layers - 1);
   unedited_attention_.resize(0, 0);
+  residual_from_unedited_ = false;
   baseline_.clear();
 }
 
@@ -114,7 +132,7 @@ RowVector ModelSession::probabilities(const Matrix& attention_out, int row) cons
 const RowVector& ModelSession::baseline(int row) const {
   auto it = baseline_.find(row);
   if (it != baseline_.end()) return it->second;
-  RowVector p = unedited_attention_.size() > 0
+  RowVector p = unedited_attention_.size() > 0 && !residual_from_unedited_
                     ? probabilities(unedited_attention_, row)
                     : softmax_row(logits(*model_, residual_.back(), row, 1).row(0));
   return baseline_.emplace(row, std::move(p)).first->second;

@@ -145,30 +145,6 @@ std::string TensorInfo::shape_text() const {
   return out + "]";
 }
 
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exponent = (h >> 10) & 0x1fu;
-  std::uint32_t mantissa = h & 0x3ffu;
-  std::uint32_t bits;
-  if (exponent == 0x1f) {  // infinity or NaN
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent != 0) {  // normal
-    bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {  // ±0
-    bits = sign;
-  } else {  // subnormal half: normalise it into a float
-    int e = -1;
-    do {
-      ++e;
-      mantissa <<= 1;
-    } while ((mantissa & 0x400u) == 0);
-    bits = sign | (static_cast<std::uint32_t>(112 - e) << 23) | ((mantissa & 0x3ffu) << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
-float bfloat16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
-
 SafetensorsFile::~SafetensorsFile() {
   if (mapping_ != nullptr) munmap(mapping_, size_);
 }
@@ -300,6 +276,19 @@ const float* SafetensorsFile::f32_in_place(const TensorInfo& tensor) const {
   const auto raw = bytes(tensor);
   if (reinterpret_cast<std::uintptr_t>(raw.data()) % alignof(float) != 0) return nullptr;
   return reinterpret_cast<const float*>(raw.data());
+}
+
+StoredFloats SafetensorsFile::stored_in_place(const TensorInfo& tensor) const {
+  StoredType type;
+  switch (tensor.dtype) {
+    case DType::F32: type = StoredType::F32; break;
+    case DType::F16: type = StoredType::F16; break;
+    case DType::BF16: type = StoredType::BF16; break;
+    default: return {};
+  }
+  const auto raw = bytes(tensor);
+  if (reinterpret_cast<std::uintptr_t>(raw.data()) % stored_bytes(type) != 0) return {nullptr, type};
+  return {raw.data(), type};
 }
 
 namespace {
