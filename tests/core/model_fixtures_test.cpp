@@ -39,6 +39,7 @@ const Fixture kModels[] = {
     {"mistral-window-sharded", ModelFamily::Llama, DType::F16, 1, "Llama (nn.Linear [out, in])"},
     {"smollm-tied", ModelFamily::Llama, DType::F32, 4, "Llama (nn.Linear [out, in])"},
     {"granite-multipliers", ModelFamily::Llama, DType::F32, 2, "Llama (nn.Linear [out, in])"},
+    {"qwen3-head-dim-bf16", ModelFamily::Llama, DType::BF16, 2, "Llama (nn.Linear [out, in])"},
 };
 
 class Reference {

@@ -210,9 +210,10 @@ def allowed_mask(T, window=None):
     return ok
 
 
-def attention(q, k, v, n_heads, n_kv, window, rec, pre, scale=None):
-    """q [T, n_heads*DH], k/v [T, n_kv*DH] (already rotated where relevant); the
-    scores are multiplied by `scale` (default 1/sqrt(DH))."""
+def attention(q, k, v, n_heads, n_kv, window, rec, pre, scale=None, dh=DH):
+    """q [T, n_heads*dh], k/v [T, n_kv*dh] (already rotated where relevant); the
+    scores are multiplied by `scale` (default 1/sqrt(dh))."""
+    DH = dh
     scale = 1.0 / math.sqrt(DH) if scale is None else scale
     T = q.shape[0]
     ok = allowed_mask(T, window)
@@ -270,18 +271,20 @@ def gpt2_forward(p, ids, eps, rec=None):
     return logits
 
 
-def rope_cos_sin(T, theta):
-    inv_freq = 1.0 / theta ** (np.arange(0, DH, 2, dtype=np.float64) / DH)
+def rope_cos_sin(T, theta, dh=DH):
+    inv_freq = 1.0 / theta ** (np.arange(0, dh, 2, dtype=np.float64) / dh)
     freqs = np.arange(T, dtype=np.float64)[:, None] * inv_freq[None, :]
     emb = np.concatenate([freqs, freqs], axis=-1)
     return np.cos(emb), np.sin(emb)
 
 
 def rotate_half(x):
-    return np.concatenate([-x[..., DH // 2:], x[..., :DH // 2]], axis=-1)
+    half = x.shape[-1] // 2
+    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
 
 
 def apply_rope(x, n, cos, sin):
+    DH = cos.shape[-1]
     out = np.empty_like(x)
     for h in range(n):
         xh = x[:, DH * h:DH * h + DH]
@@ -294,7 +297,8 @@ def llama_forward(p, cfg, ids, rec=None):
     nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     eps = cfg["rms_norm_eps"]
     window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None
-    cos, sin = rope_cos_sin(T, cfg["rope_theta"])
+    dh = cfg.get("head_dim", DH)
+    cos, sin = rope_cos_sin(T, cfg["rope_theta"], dh)
     # Granite's multipliers (GraniteModel, GraniteAttention, GraniteDecoderLayer; 1 elsewhere)
     em, rm = cfg.get("embedding_multiplier", 1.0), cfg.get("residual_multiplier", 1.0)
     x = p["embed"][ids] * em
@@ -307,9 +311,12 @@ def llama_forward(p, cfg, ids, rec=None):
         q = a @ lp["q"].T + (lp["qb"] if lp.get("qb") is not None else 0.0)
         k = a @ lp["k"].T + (lp["kb"] if lp.get("kb") is not None else 0.0)
         v = a @ lp["v"].T + (lp["vb"] if lp.get("vb") is not None else 0.0)
+        if lp.get("q_norm") is not None:  # Qwen3: an RMSNorm of each head's q and k, before RoPE
+            q = np.concatenate([rms_norm(q[:, dh * h:dh * h + dh], lp["q_norm"], eps) for h in range(nh)], axis=1)
+            k = np.concatenate([rms_norm(k[:, dh * h:dh * h + dh], lp["k_norm"], eps) for h in range(nkv)], axis=1)
         q_rot = apply_rope(q, nh, cos, sin)
         k_rot = apply_rope(k, nkv, cos, sin)
-        ctx = attention(q_rot, k_rot, v, nh, nkv, window, rec, pre, cfg.get("attention_multiplier"))
+        ctx = attention(q_rot, k_rot, v, nh, nkv, window, rec, pre, cfg.get("attention_multiplier"), dh)
         attn_out = ctx @ lp["o"].T
         mid = x + attn_out * rm
         m = rms_norm(mid, lp["post_norm"], eps)
@@ -384,7 +391,7 @@ def gpt2_torch(p, ids, eps):
     return rec
 
 
-def rope_complex(x, n, T, theta):
+def rope_complex(x, n, T, theta, DH=DH):
     """HF's rotate_half pairs element j with j + DH/2: view those pairs as one
     complex number and multiply by exp(i * pos * inv_freq)."""
     inv_freq = 1.0 / theta ** (torch.arange(0, DH, 2, dtype=torch.float64) / DH)
@@ -400,6 +407,7 @@ def llama_torch(p, cfg, ids):
     nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     eps, theta = cfg["rms_norm_eps"], cfg["rope_theta"]
     window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None
+    DH = cfg.get("head_dim", globals()["DH"])
     rec = {}
 
     def rms(x, w):
@@ -421,7 +429,10 @@ def llama_torch(p, cfg, ids):
         q = F.linear(a, tt(lp["q"]), opt(lp.get("qb")))
         k = F.linear(a, tt(lp["k"]), opt(lp.get("kb")))
         v = F.linear(a, tt(lp["v"]), opt(lp.get("vb")))
-        q_rot, k_rot = rope_complex(q, nh, T, theta), rope_complex(k, nkv, T, theta)
+        if lp.get("q_norm") is not None:
+            q = rms(q.view(T, nh, DH), lp["q_norm"]).reshape(T, nh * DH)
+            k = rms(k.view(T, nkv, DH), lp["k_norm"]).reshape(T, nkv * DH)
+        q_rot, k_rot = rope_complex(q, nh, T, theta, DH), rope_complex(k, nkv, T, theta, DH)
         qh = q_rot.view(T, nh, DH).transpose(0, 1)
         kh = k_rot.view(T, nkv, DH).transpose(0, 1).repeat_interleave(nh // nkv, dim=0)
         vh = v.view(T, nkv, DH).transpose(0, 1).repeat_interleave(nh // nkv, dim=0)
@@ -534,7 +545,8 @@ def make_gpt2(name, seed, dtype, prefix, layout, tied, buffers):
     return cfg, st, rec, g, worst
 
 
-def make_llama(name, seed, dtype, cfg_extra, n_kv, q_bias, tied, shards=None):
+def make_llama(name, seed, dtype, cfg_extra, n_kv, q_bias, tied, shards=None, dh=DH, qk_norm=False):
+    DH = dh
     rng = Rng(seed)
     st = Store(dtype)
     p = {"layers": []}
@@ -554,6 +566,9 @@ def make_llama(name, seed, dtype, cfg_extra, n_kv, q_bias, tied, shards=None):
         lp["v"] = st.add(m + "self_attn.v_proj.weight", rng.mat(n_kv * DH, D))
         if q_bias:
             lp["vb"] = st.add(m + "self_attn.v_proj.bias", rng.bias(n_kv * DH))
+        if qk_norm:
+            lp["q_norm"] = st.add(m + "self_attn.q_norm.weight", rng.gain(DH))
+            lp["k_norm"] = st.add(m + "self_attn.k_norm.weight", rng.gain(DH))
         lp["o"] = st.add(m + "self_attn.o_proj.weight", rng.mat(D, H * DH))
         lp["post_norm"] = st.add(m + "post_attention_layernorm.weight", rng.gain(D))
         lp["gate"] = st.add(m + "mlp.gate_proj.weight", rng.mat(D_FF_LLAMA, D))
@@ -580,13 +595,15 @@ def make_llama(name, seed, dtype, cfg_extra, n_kv, q_bias, tied, shards=None):
         "tie_word_embeddings": tied,
         "torch_dtype": TORCH_DTYPE_NAME[dtype],
     }
+    if dh != D // H:
+        cfg["head_dim"] = dh
     cfg.update(cfg_extra)
 
     # RoPE: rotate_half form (numpy) against complex multiplication (torch).
     x = np.random.RandomState(seed).standard_normal((len(IDS), H * DH))
-    cos, sin = rope_cos_sin(len(IDS), cfg["rope_theta"])
+    cos, sin = rope_cos_sin(len(IDS), cfg["rope_theta"], DH)
     a = apply_rope(x, H, cos, sin)
-    b = rope_complex(tt(x), H, len(IDS), cfg["rope_theta"]).numpy()
+    b = rope_complex(tt(x), H, len(IDS), cfg["rope_theta"], DH).numpy()
     rope_err = float(np.max(np.abs(a - b)))
     assert rope_err < CHECK_TOL, (name, rope_err)
 
@@ -711,12 +728,44 @@ def generate_fixtures(out):
         if cfg["model_type"] in ("qwen2", "mistral"):
             cfg.pop("attention_bias")  # Qwen2Config / MistralConfig have no such key
         total += write_model(out, name, cfg, st, rec, g, worst, split)
+    # Qwen3's shape the transformers fixtures do not have: head_dim 12, not
+    # d_model / heads = 8 (q is 48 wide, o_proj 48 → 32), a per-head q/k
+    # RMSNorm, in BF16.
+    qwen3 = {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "rope_theta": 1000000.0,
+             "use_sliding_window": False, "sliding_window": None, "max_window_layers": L,
+             "layer_types": ["full_attention"] * L}
+    for name, seed, dtype, extra, n_kv, qb, tied, shards, dh in [
+            ("qwen3-head-dim-bf16", 109, "BF16", qwen3, 2, False, False, None, 12)]:
+        cfg, st, rec, g, worst, split = make_llama(name, seed, dtype, extra, n_kv, qb, tied, shards, dh, True)
+        total += write_model(out, name, cfg, st, rec, g, worst, split)
     print("total %d bytes in %s" % (total, out))
 
 
 # --------------------------------------------------------------------------
-# GPT-2 small, streamed
+# Benchmark models (GPT-2 small, a 1.1 B Llama), streamed
 # --------------------------------------------------------------------------
+
+def stream_random_model(folder, name, dtype, specs, seed, tensor):
+    """Writes folder/model.safetensors tensor by tensor (peak RAM ~ the largest
+    one): specs are (name, shape, kind), tensor(shape, kind, generator) makes
+    each as float32, stored as dtype (F32 or BF16)."""
+    head, total = st_header([(n, dtype, s) for n, s, _ in specs], {"format": "pt"})
+    g = torch.Generator().manual_seed(seed)
+    path = os.path.join(folder, "model.safetensors")
+    assert sys.byteorder == "little"
+    with open(path, "wb") as f:
+        f.write(head)
+        for _, shape, kind in specs:
+            t = tensor(shape, kind, g)
+            assert t.dtype == torch.float32 and tuple(t.shape) == tuple(shape)
+            if dtype == "BF16":
+                t = t.to(torch.bfloat16).contiguous().view(torch.int16)
+            f.write(memoryview(t.contiguous().numpy()).cast("B"))  # no copy of an F32 tensor
+            del t
+    size = os.path.getsize(path)
+    assert size == len(head) + total
+    print("%s  %s  config.json,model.safetensors  %d bytes in %s" % (name, dtype, size, folder))
+
 
 def generate_gpt2_small(folder, seed=124):
     Vs, Ds, Hs, Ls, Ps = 50257, 768, 12, 12, 1024
@@ -737,26 +786,15 @@ def generate_gpt2_small(folder, seed=124):
                   (h + "mlp.c_fc.weight", (Ds, 4 * Ds), "mat"), (h + "mlp.c_fc.bias", (4 * Ds,), "bias"),
                   (h + "mlp.c_proj.weight", (4 * Ds, Ds), "mat"), (h + "mlp.c_proj.bias", (Ds,), "bias")]
     specs += [("ln_f.weight", (Ds,), "gain"), ("ln_f.bias", (Ds,), "bias")]
-    head, total = st_header([(n, "F32", s) for n, s, _ in specs], {"format": "pt"})
-    g = torch.Generator().manual_seed(seed)
-    path = os.path.join(folder, "model.safetensors")
-    with open(path, "wb") as f:
-        f.write(head)
-        for n, shape, kind in specs:
-            if kind in ("mat", "bias"):
-                t = torch.randn(*shape, generator=g).mul_(0.02)
-            elif kind == "gain":
-                t = torch.randn(*shape, generator=g).mul_(0.02).add_(1.0)
-            elif kind == "tril":
-                t = torch.tril(torch.ones(Ps, Ps)).view(shape)
-            else:
-                t = torch.tensor(-1e4)
-            assert t.dtype == torch.float32 and t.is_contiguous() and sys.byteorder == "little"
-            f.write(memoryview(t.numpy()).cast("B"))  # no copy: peak RAM ~ one wte
-            del t
-    size = os.path.getsize(path)
-    assert size == len(head) + total
-    print("gpt2-small  F32  config.json,model.safetensors  %d bytes in %s" % (size, folder))
+    def tensor(shape, kind, g):
+        if kind == "tril":
+            return torch.tril(torch.ones(Ps, Ps)).view(shape)
+        if kind == "masked":
+            return torch.tensor(-1e4)
+        t = torch.randn(*shape, generator=g).mul_(0.02)
+        return t.add_(1.0) if kind == "gain" else t
+
+    stream_random_model(folder, "gpt2-small", "F32", specs, seed, tensor)
 
 
 def generate_llama_1b(folder, seed=1100):
@@ -781,23 +819,11 @@ def generate_llama_1b(folder, seed=1100):
                   (h + "mlp.gate_proj.weight", (F, D), "mat"), (h + "mlp.up_proj.weight", (F, D), "mat"),
                   (h + "mlp.down_proj.weight", (D, F), "mat")]
     specs += [("model.norm.weight", (D,), "gain"), ("lm_head.weight", (V, D), "mat")]
-    head, total = st_header([(n, "BF16", s) for n, s, _ in specs], {"format": "pt"})
-    g = torch.Generator().manual_seed(seed)
-    path = os.path.join(folder, "model.safetensors")
-    with open(path, "wb") as f:
-        f.write(head)
-        for n, shape, kind in specs:
-            t = torch.randn(*shape, generator=g).mul_(0.02)
-            if kind == "gain":
-                t.add_(1.0)
-            b = t.to(torch.bfloat16).contiguous()
-            del t
-            assert sys.byteorder == "little"
-            f.write(memoryview(b.view(torch.int16).numpy()).cast("B"))
-            del b
-    size = os.path.getsize(path)
-    assert size == len(head) + total
-    print("llama-1b  BF16  config.json,model.safetensors  %d bytes in %s" % (size, folder))
+    def tensor(shape, kind, g):
+        t = torch.randn(*shape, generator=g).mul_(0.02)
+        return t.add_(1.0) if kind == "gain" else t
+
+    stream_random_model(folder, "llama-1b", "BF16", specs, seed, tensor)
 
 
 def main():
