@@ -1226,6 +1226,8 @@ void App::write_probe() const {
       << ", \"alibi\": " << (state_.doc->scenario().alibi ? "true" : "false")
       << ", \"kv_heads\": " << state_.doc->scenario().dims().kv_heads
       << ", \"rope\": " << (state_.doc->scenario().rope.on ? "true" : "false")
+      << ", \"softcap\": " << state_.doc->scenario().softcap
+      << ", \"qk_norm\": " << json_text::quote(to_string(state_.doc->scenario().qk_norm.scope))
       << ", \"sinks\": " << sink_list() << ", \"head_view\": " << head_view() << ", \"lesson_step\": "
       << (state_.lesson.lesson ? state_.lesson.step + 1 : 0) << ", \"quiz\": "
       << (state_.quiz.round ? json_text::quote(to_string(state_.quiz.round->question.cell)) : std::string("null"))

@@ -220,6 +220,17 @@ int main(int argc, char** argv) {
             status = 1;
           }
         }
+        // A picture asked for on the command line is not made of an error:
+        // a model or file that did not open, a --select outside its stage.
+        if (fixed_frames && last_frame && !app.state().error_popup.empty()) {
+          std::string message;  // on one line
+          for (const char ch : app.state().error_popup)
+            if (ch != '\n') message += ch;
+            else if (!message.empty() && message.back() != ' ') message += ' ';
+          std::fprintf(stderr, "attention-lab: %s\n", message.c_str());
+          status = 2;
+          break;
+        }
         if (exporting && last_frame) {
           if (const auto export_error = app.export_now(); !export_error.empty()) {
             std::fprintf(stderr, "attention-lab: %s\n", export_error.c_str());

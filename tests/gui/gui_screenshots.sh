@@ -52,6 +52,15 @@ python3 "$here/png_check.py" 1280 800 "$out/multi-head-1280.png" || fails=$((fai
 # Bad arguments exit 2 with a message.
 "$app" --preset nope --screenshot "$out/x.png" 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: unknown preset did not exit 2"; fails=$((fails + 1)); }
 "$app" --step 99 --screenshot "$out/x.png" 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: --step 99 did not exit 2"; fails=$((fails + 1)); }
+# A picture of a model that does not open is not made of its error popup:
+# exit 2, the reason on stderr, no PNG.
+rm -f "$out/bad-model.png"
+"$app" --model "$out/no-such-model" --screenshot "$out/bad-model.png" 2>"$out/stderr.txt"
+status=$?
+[ $status -eq 2 ] || { echo "FAIL: --model of a missing folder with --screenshot exited $status, expected 2"; fails=$((fails + 1)); }
+grep -q "Could not open the model $out/no-such-model" "$out/stderr.txt" ||
+  { echo "FAIL: the missing model's error is not on stderr: $(cat "$out/stderr.txt")"; fails=$((fails + 1)); }
+[ ! -e "$out/bad-model.png" ] || { echo "FAIL: a screenshot of the error was written"; fails=$((fails + 1)); }
 echo "${#shots[@]} screenshots in $out"
 [ "$fails" -eq 0 ] && echo "all screenshot checks passed"
 exit $((fails > 0))

@@ -6,7 +6,9 @@
 # before rotation and a rotated cell is derived from two; typing into "K/V
 # heads" groups the query heads; the RoPE angles have a heatmap; the sinks
 # checkbox adds a logit per head that a drag changes; the head view of the
-# translation preset has the queries and the keys on their own sides.
+# translation preset has the queries and the keys on their own sides; the
+# soft-cap checkbox adds the capped scores (a typed c changes them) and the
+# q/k norm checkbox the queries and keys before their norm, its scope a list.
 # usage: gui_variants.sh APP_BINARY [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
@@ -166,6 +168,48 @@ if not (top <= masked["y0"] and masked["y1"] <= bottom):
 if masked["y1"] - bias["y0"] < 0.85 * (bottom - top) and not top <= bias["y0"]:
     sys.exit(f"position_bias[0] starts at {bias['y0']}, above the view ({top}..{bottom}), though it fits with masked[0]")
 PY
+stop_app
+
+# 9. Gemma 2's soft-cap with a click: the capped scores S″ are a heatmap of
+#    their own, derived as c·tanh(S′/c); typing 2 into c caps them harder.
+start_app --preset fat-cat --step 4
+[ "$(get softcap)" = 0 ] || fail "fat-cat starts with soft-cap $(get softcap)"
+click_item "soft-cap"
+python3 "$here/probe.py" "$probe" wait softcap 50 || fail "clicking 'soft-cap scores' did not cap at 50 ($(get softcap))"
+until_drawn "capped[0]" yes || fail "with the soft-cap on, no capped[0] heatmap is drawn"
+type_into "soft-cap c" 2 || fail "the soft-cap's c input is not on the probe's items"
+python3 "$here/probe.py" "$probe" wait softcap 2 || fail "typing 2 into c gave a cap of $(get softcap)"
+settle 3
+capped_bottom() { python3 -c "
+import json, sys
+print(int(max([m['y1'] for m in json.load(open(sys.argv[1]))['heatmaps'] if m['stage'] == 'capped[0]'] or [99999])))" "$probe"; }
+for _ in $(seq 30); do [ "$(capped_bottom)" -lt 680 ] && break; xdotool mousemove --window "$wid" 930 400 click 5; settle 1; done
+[ "$(capped_bottom)" -lt 680 ] || fail "could not scroll to capped[0] ($(state))"
+inspect_cell "capped[0]" 2 1 "S″₀[2,1]" "2·tanh(S′₀[2,1] / 2)"
+shot softcap
+xdotool mousemove --window "$wid" 5 400
+xdotool key ctrl+z ctrl+z
+python3 "$here/probe.py" "$probe" wait softcap 0 || fail "two Ctrl+Z left the soft-cap at $(get softcap)"
+until_drawn "capped[0]" no || fail "after Ctrl+Z a capped heatmap is still drawn"
+
+# 10. The q/k norm with a click: Q and K before their norm get heatmaps of
+#     their own (Q_proj, per head), Q is derived as Q_proj over its root mean
+#     square times a gain; the scope list switches to the whole row (OLMo-2).
+click_item "q/k norm"
+python3 "$here/probe.py" "$probe" wait qk_norm '"head"' || fail "clicking 'q/k norm' gave scope $(get qk_norm)"
+until_drawn "Q_proj" yes || fail "with the q/k norm on, no Q_proj heatmap is drawn"
+xdotool key Left Left  # step 2, the projections
+settle 5
+inspect_cell "Q" 2 1 "Q[2,1]" "√(mean("
+shot qk-norm
+rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['q/k norm over'])" "$probe") ||
+  fail "the q/k norm's scope list is not on the probe's items"
+read -r x0 y0 x1 y1 <<<"$rect"
+xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")"; settle 2; xdotool click 1
+python3 "$here/probe.py" "$probe" wait popup true || fail "clicking the scope list opened nothing"
+settle 2
+xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int($y1 + 1.5 * ($y1 - $y0) + 4))")"; settle 2; xdotool click 1
+python3 "$here/probe.py" "$probe" wait qk_norm '"whole"' || fail "choosing 'whole row' gave scope $(get qk_norm)"
 stop_app
 
 [ $fails -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }

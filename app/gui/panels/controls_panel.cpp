@@ -119,6 +119,7 @@ void draw_softcap_controls(AppState& state, const Scenario& s) {
   float c = s.softcap;
   if (ImGui::InputFloat("c", &c, 0.0f, 0.0f, "%.3g", ImGuiInputTextFlags_EnterReturnsTrue) && c != s.softcap && c > 0.0f)
     state.apply(SetSoftcap{c});
+  state.note_item("soft-cap c");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The cap: no score passes ±c (Gemma 2 uses 50). Enter applies.");
   ImGui::Unindent();
 }
@@ -145,6 +146,7 @@ void draw_qk_norm_controls(AppState& state, const Scenario& s) {
     n.scope = scope == 1 ? QkNormScope::Whole : QkNormScope::PerHead;
     state.apply(SetQkNorm{n});
   }
+  state.note_item("q/k norm over");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Per head: the mean square of each head's d_k values, one d_k gain vector for every head (Qwen3).\n"
                       "Whole row: the mean square of all heads' values together, a gain per column (OLMo-2).");
