@@ -50,6 +50,11 @@ SmolLM, SmolLM3):
   attention-lab-cli extract --model MODEL (--text TEXT | --ids I,J,…) [--layer L] -o SCENARIO.json
                                                           layer L's attention as a scenario file (X is
                                                           the layer's normed input)
+  attention-lab-cli detect-heads --model MODEL (--text TEXT | --ids I,J,… | --repeat N)
+      [--seed S] [--json]                                 each head's previous-token, duplicate-token
+                                                          and induction score (TransformerLens's
+                                                          detect_head); --repeat: N seeded random
+                                                          tokens, then the same N again
   Without a BPE tokenizer, TEXT is vocabulary strings or token ids separated by spaces.
 
   attention-lab-cli --help | --version
@@ -230,6 +235,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "model-info") return cmd_model_info(rest, out, err);
   if (cmd == "tokenize") return cmd_tokenize(rest, out, err);
   if (cmd == "generate") return cmd_generate(rest, out, err);
+  if (cmd == "detect-heads") return cmd_detect_heads(rest, out, err);
   if (cmd == "extract") return cmd_extract(rest, out, err);
   if (cmd == "trace" && names_a_model(rest)) return cmd_trace_model(rest, out, err);
   Args a;

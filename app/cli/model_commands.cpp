@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "attention_lab/engine.h"
+#include "attention_lab/head_detectors.h"
 #include "attention_lab/json_text.h"
 #include "attention_lab/scenario_io.h"
 #include "attention_lab/tokenizer.h"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iomanip>
 #include <map>
 #include <sstream>
 
@@ -360,6 +362,75 @@ int cmd_extract(const std::vector<std::string>& args, std::ostream& out, std::os
                                     labels(*o.tokenizer, ids.ids));
   if (!ls.error.empty()) return fail(err, "extract: " + ls.error);
   return emit_text(scenario_to_json(ls.scenario), a, out, err);
+}
+
+// Every head's previous-token, duplicate-token and induction scores.
+int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ModelArgs a;
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--repeat", "--seed", "-o"}, {"--json"}, a); !e.empty())
+    return fail(err, "detect-heads: " + e + " (see --help)");
+  if (!a.positional.empty()) return fail(err, "detect-heads: unexpected argument '" + a.positional[0] + "' (see --help)");
+  const auto model = a.values.find("--model");
+  if (model == a.values.end()) return fail(err, "detect-heads: expected --model MODEL (see --help)");
+  const bool repeat = a.values.count("--repeat") != 0;
+  if (repeat + a.values.count("--text") + a.values.count("--ids") != 1)
+    return fail(err, "detect-heads: expected one of --text TEXT, --ids I,J,… or --repeat N");
+  if (a.values.count("--seed") && !repeat) return fail(err, "detect-heads: --seed goes with --repeat N");
+  const Opened o = open_model(model->second);
+  if (!o.error.empty()) return fail(err, o.error);
+  Encoded input;
+  if (repeat) {
+    int n = 0, seed = 1;
+    const int most = std::max(1, o.model->config.learned_positions() ? o.model->config.max_positions / 2 : 4096);
+    if (!parse_int(a.values.at("--repeat"), 1, most, n))
+      return fail(err, "detect-heads: --repeat: expected a length from 1 to " + std::to_string(most) +
+                           " (the sequence is twice as long), found '" + a.values.at("--repeat") + "'");
+    if (a.values.count("--seed") && !parse_int(a.values.at("--seed"), 0, 1 << 30, seed))
+      return fail(err, "detect-heads: --seed: expected 0 to 1073741824, found '" + a.values.at("--seed") + "'");
+    input.ids = repeated_random_tokens(o.model->config.vocab, n, static_cast<std::uint64_t>(seed));
+  } else {
+    input = input_ids(a, o);
+    if (!input.error.empty()) return fail(err, "detect-heads: " + input.error);
+  }
+  if (input.ids.size() < 2) return fail(err, "detect-heads: expected at least 2 tokens, found " + std::to_string(input.ids.size()));
+  const HeadScores scores = detect_heads(*o.model, input.ids);
+  const ModelConfig& c = o.model->config;
+  std::ostringstream s;
+  if (a.flags.count("--json")) {
+    s << "{\"ids\": ";
+    write_ints(s, input.ids);
+    s << ", \"tokens\": ";
+    write_tokens(s, *o.tokenizer, input.ids);
+    s << ", \"layers\": " << c.layers << ", \"heads\": " << c.heads << ", \"scores\": {";
+    for (const HeadKind kind : kHeadKinds) {
+      s << (kind == kHeadKinds[0] ? "" : ", ") << quote(to_string(kind)) << ": [";
+      for (int l = 0; l < c.layers; ++l) {
+        s << (l ? ", " : "") << '[';
+        for (int h = 0; h < c.heads; ++h) s << (h ? ", " : "") << shortest(static_cast<double>(scores.of(kind)(l, h)));
+        s << ']';
+      }
+      s << ']';
+    }
+    s << "}}\n";
+  } else {
+    s << "head scores (TransformerLens's detect_head, \"mul\"): the share of each head's attention on the positions\n"
+      << "the pattern names, over " << input.ids.size() << " tokens" << (repeat ? " (random, then repeated)" : "") << '\n';
+    for (const HeadKind kind : kHeadKinds) {
+      const Matrix& m = scores.of(kind);
+      s << '\n' << to_string(kind) << " (layer × head):\n        ";
+      for (int h = 0; h < c.heads; ++h) s << std::setw(6) << ("h" + std::to_string(h));
+      s << '\n';
+      for (int l = 0; l < c.layers; ++l) {
+        s << std::setw(8) << std::left << ("  L" + std::to_string(l)) << std::right;
+        for (int h = 0; h < c.heads; ++h) s << std::setw(6) << std::fixed << std::setprecision(2) << m(l, h);
+        s << '\n';
+      }
+      Eigen::Index bl = 0, bh = 0;
+      m.maxCoeff(&bl, &bh);
+      s << "  most: layer " << bl << ", head " << bh << " (" << std::setprecision(3) << m(bl, bh) << ")\n";
+    }
+  }
+  return emit_text(s.str(), a, out, err);
 }
 
 }  // namespace attention_lab::cli

@@ -189,3 +189,54 @@ TEST(CliModel, BadArgumentsAreOneLineWithExit2) {
 }
 
 }  // namespace
+
+namespace {
+
+// detect-heads: every head of every layer for each kind, as JSON or a table;
+// the kjv-gpt2 model's induction head on repeated random tokens; bad input one line, exit 2.
+TEST(CliModel, DetectHeadsScoresEveryHeadAndRefusesBadInput) {
+  const CliRun r = cli_run({"detect-heads", "--model", fixture("llama-gqa"), "--ids", "3,14,15,3,14,15", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["ids"], json({3, 14, 15, 3, 14, 15}));
+  EXPECT_EQ(j["layers"], 2);
+  EXPECT_EQ(j["heads"], 4);
+  for (const char* kind : {"previous_token", "duplicate_token", "induction"}) {
+    ASSERT_EQ(j["scores"][kind].size(), 2u) << kind;
+    for (const json& row : j["scores"][kind]) {
+      ASSERT_EQ(row.size(), 4u) << kind;
+      for (const json& v : row) EXPECT_TRUE(v.get<double>() >= 0.0 && v.get<double>() <= 1.0) << kind;
+    }
+  }
+  const CliRun table = cli_run({"detect-heads", "--model", fixture("llama-gqa"), "--repeat", "6", "--seed", "2"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  for (const char* text : {"over 12 tokens (random, then repeated)", "previous_token (layer × head):", "induction (layer × head):",
+                           "  L1  ", "most: layer "})
+    EXPECT_NE(table.out.find(text), std::string::npos) << text << " in\n" << table.out;
+
+  const std::filesystem::path kjv = std::filesystem::path(ATTENTION_LAB_SHARED_MODELS_DIR) / "kjv-gpt2";
+  if (std::filesystem::exists(kjv / "model.safetensors")) {
+    const CliRun k = cli_run({"detect-heads", "--model", kjv.string(), "--repeat", "60", "--seed", "1"});
+    ASSERT_EQ(k.code, 0) << k.err;
+    EXPECT_NE(k.out.find("induction (layer × head):"), std::string::npos);
+    EXPECT_NE(k.out.find("most: layer 3, head 1"), std::string::npos) << k.out;
+  }
+
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"detect-heads", "--model", fixture("llama-gqa")}, "expected one of --text TEXT, --ids I,J,… or --repeat N"},
+           {{"detect-heads", "--model", fixture("llama-gqa"), "--ids", "3,4", "--repeat", "5"}, "expected one of"},
+           {{"detect-heads", "--model", fixture("llama-gqa"), "--repeat", "0"}, "--repeat: expected a length from 1 to 4096"},
+           {{"detect-heads", "--model", fixture("gpt2-conv1d"), "--repeat", "9"}, "--repeat: expected a length from 1 to 8"},
+           {{"detect-heads", "--model", fixture("llama-gqa"), "--ids", "3,4", "--seed", "5"}, "--seed goes with --repeat N"},
+           {{"detect-heads", "--model", fixture("llama-gqa"), "--ids", "3"}, "expected at least 2 tokens, found 1"},
+           {{"detect-heads", "--model", fixture("llama-gqa"), "--ids", "3,999"}, "--ids: id 2 of 2 '999': expected a token id from 0 to 60"},
+           {{"detect-heads", "--ids", "3,4"}, "expected --model MODEL"},
+       }) {
+    const CliRun bad = cli_run(args);
+    EXPECT_EQ(bad.code, 2) << message;
+    EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  }
+}
+
+}  // namespace

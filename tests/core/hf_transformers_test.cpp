@@ -9,6 +9,7 @@
 #include "attention_lab/engine.h"
 #include "attention_lab/model_session.h"
 #include "attention_lab/tokenizer.h"
+#include "reference_json.h"
 #include "temp_dir.h"
 #include "test_support.h"
 #include "unit_support.h"
@@ -16,7 +17,6 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <zlib.h>
 
 #include <cmath>
 #include <filesystem>
@@ -38,30 +38,9 @@ const fs::path kHfFixtures = ATTENTION_LAB_HF_FIXTURES_DIR;
   GTEST_SKIP() << kHfFixtures.string() << " is missing (the shared fixtures folder is not here): "     \
                   "transformers' own checkpoints are not checked"
 
-json read_gzipped_json(const fs::path& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) throw std::runtime_error("cannot open " + path.string());
-  std::string text;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
-  gzclose(f);
-  return json::parse(text);
-}
-
-Matrix matrix_of(const json& rows) {
-  Matrix m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows.at(0).size()));
-  for (Eigen::Index r = 0; r < m.rows(); ++r)
-    for (Eigen::Index c = 0; c < m.cols(); ++c) m(r, c) = static_cast<float>(rows[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)].get<double>());
-  return m;
-}
-
-// The largest difference relative to the reference's own scale: float32
-// sums of a few hundred terms round at about 1e-6 of the values they add.
-double relative_difference(const Matrix& ours, const Matrix& reference) {
-  const double scale = std::max(1.0, static_cast<double>(reference.cwiseAbs().maxCoeff()));
-  return static_cast<double>((ours - reference).cwiseAbs().maxCoeff()) / scale;
-}
+using test::matrix_of;
+using test::read_gzipped_json;
+using test::relative_difference;
 
 class HfTransformersFixture : public ::testing::TestWithParam<const char*> {};
 

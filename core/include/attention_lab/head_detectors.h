@@ -1,0 +1,52 @@
+#pragma once
+// Head detectors: how much of each head's attention falls where a kind of
+// head is known to look — the previous token, an earlier copy of the same
+// token, or the token after that earlier copy (induction) — as
+// TransformerLens's head_detector defines them (error measure "mul", no
+// position excluded): score = Σᵢⱼ Aᵢⱼ·Pᵢⱼ / Σᵢⱼ Aᵢⱼ, P the kind's 0/1
+// detection pattern of the token ids, lower triangular.
+
+#include "attention_lab/matrix.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace attention_lab {
+
+struct TransformerModel;
+
+enum class HeadKind { PreviousToken, DuplicateToken, Induction };
+inline constexpr HeadKind kHeadKinds[] = {HeadKind::PreviousToken, HeadKind::DuplicateToken, HeadKind::Induction};
+
+// "previous_token", "duplicate_token", "induction" (TransformerLens's names without "_head").
+const char* to_string(HeadKind kind);
+
+// The T × T detection pattern of `kind` for `ids`:
+//   previous token  Pᵢⱼ = 1 where j = i − 1;
+//   duplicate token Pᵢⱼ = 1 where j < i and ids[j] = ids[i];
+//   induction       Pᵢⱼ = 1 where 0 < j ≤ i and ids[j − 1] = ids[i]
+//                   (the token after an earlier copy of the current one).
+Matrix detection_pattern(HeadKind kind, std::span<const int> ids);
+
+// Σ A⊙P / Σ A of one head's T × T weights; NaN when A sums to 0.
+double detection_score(const Matrix& weights, const Matrix& pattern);
+
+// Every head of every layer, for each kind: scores[kind] is layers × heads.
+struct HeadScores {
+  std::vector<int> ids;
+  std::vector<Matrix> scores;  // indexed by HeadKind
+  const Matrix& of(HeadKind kind) const { return scores[static_cast<std::size_t>(kind)]; }
+};
+
+// Runs `ids` through the model (the unedited forward) and scores every head.
+// `ids` must be valid for the model (check_ids); at least two tokens.
+HeadScores detect_heads(const TransformerModel& model, std::span<const int> ids);
+
+// `length` seeded random token ids (uniform over 0 … vocab − 1), then the
+// same `length` again: the usual input of induction detection, where every
+// token of the second half has a copy `length` back.
+std::vector<int> repeated_random_tokens(int vocab, int length, std::uint64_t seed);
+
+}  // namespace attention_lab

@@ -1,0 +1,90 @@
+#include "attention_lab/head_detectors.h"
+
+#include "attention_lab/transformer_forward.h"
+#include "attention_lab/transformer_model.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+
+namespace attention_lab {
+
+const char* to_string(HeadKind kind) {
+  switch (kind) {
+    case HeadKind::PreviousToken: return "previous_token";
+    case HeadKind::DuplicateToken: return "duplicate_token";
+    case HeadKind::Induction: return "induction";
+  }
+  return "?";
+}
+
+Matrix detection_pattern(HeadKind kind, std::span<const int> ids) {
+  const auto T = static_cast<Eigen::Index>(ids.size());
+  Matrix p = Matrix::Zero(T, T);
+  const auto id = [&](Eigen::Index i) { return ids[static_cast<std::size_t>(i)]; };
+  for (Eigen::Index i = 0; i < T; ++i) {
+    switch (kind) {
+      case HeadKind::PreviousToken:
+        if (i > 0) p(i, i - 1) = 1.0f;
+        break;
+      case HeadKind::DuplicateToken:
+        for (Eigen::Index j = 0; j < i; ++j) p(i, j) = id(j) == id(i) ? 1.0f : 0.0f;
+        break;
+      case HeadKind::Induction:
+        // TransformerLens: the duplicate pattern shifted one key to the
+        // right, its first column cleared, the upper triangle dropped.
+        for (Eigen::Index j = 1; j <= i; ++j) p(i, j) = id(j - 1) == id(i) ? 1.0f : 0.0f;
+        break;
+    }
+  }
+  return p;
+}
+
+double detection_score(const Matrix& weights, const Matrix& pattern) {
+  if (weights.rows() != pattern.rows() || weights.cols() != pattern.cols())
+    throw std::invalid_argument("detection_score: the weights and the pattern differ in shape");
+  double hit = 0.0, all = 0.0;
+  for (Eigen::Index i = 0; i < weights.rows(); ++i)
+    for (Eigen::Index j = 0; j < weights.cols(); ++j) {
+      hit += static_cast<double>(weights(i, j)) * static_cast<double>(pattern(i, j));
+      all += static_cast<double>(weights(i, j));
+    }
+  return all != 0.0 ? hit / all : std::numeric_limits<double>::quiet_NaN();
+}
+
+HeadScores detect_heads(const TransformerModel& model, std::span<const int> ids) {
+  const ModelConfig& c = model.config;
+  if (ids.size() < 2) throw std::invalid_argument("detect_heads: expected at least 2 tokens");
+  if (const std::string e = check_ids(c, ids); !e.empty()) throw std::invalid_argument("detect_heads: " + e);
+  HeadScores out;
+  out.ids.assign(ids.begin(), ids.end());
+  std::vector<Matrix> patterns;
+  for (const HeadKind kind : kHeadKinds) {
+    patterns.push_back(detection_pattern(kind, ids));
+    out.scores.push_back(Matrix::Zero(c.layers, c.heads));
+  }
+  Matrix x = embed(model, ids);
+  for (int l = 0; l < c.layers; ++l) {
+    AttentionDetail detail;
+    detail.weights_only = true;
+    const Matrix attn = attention(model, l, attention_input(model, l, x), &detail);
+    for (int h = 0; h < c.heads; ++h)
+      for (std::size_t k = 0; k < patterns.size(); ++k)
+        out.scores[k](l, h) = static_cast<float>(detection_score(detail.weights[static_cast<std::size_t>(h)], patterns[k]));
+    x = finish_layer(model, l, x, attn);
+  }
+  return out;
+}
+
+std::vector<int> repeated_random_tokens(int vocab, int length, std::uint64_t seed) {
+  if (vocab < 1 || length < 1) throw std::invalid_argument("repeated_random_tokens: expected a vocabulary and a length");
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> pick(0, vocab - 1);
+  std::vector<int> ids(static_cast<std::size_t>(length));
+  for (int& id : ids) id = pick(rng);
+  ids.insert(ids.end(), ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace attention_lab

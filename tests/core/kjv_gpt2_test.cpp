@@ -1,0 +1,127 @@
+// The real trained model in ../shared/models/kjv-gpt2 (HF GPT-2, F16, 4
+// layers × 8 heads, a byte-level BPE of 4096; see its README): its prompt
+// tokenizes to transformers' ids; every hidden state, every head's attention
+// weights and the logits match transformers' float64 forward; the greedy
+// continuation is its reference's; and the head detectors find the heads its
+// README names, scoring every head as TransformerLens's detect_head does
+// (tests/interp/make_detector_reference.py).
+
+#include "attention_lab/head_detectors.h"
+#include "attention_lab/tokenizer.h"
+#include "attention_lab/transformer_forward.h"
+#include "reference_json.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace attention_lab {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kKjv = fs::path(ATTENTION_LAB_SHARED_MODELS_DIR) / "kjv-gpt2";
+const fs::path kDetectorReference = fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "interp" / "kjv_detect_heads.json";
+
+#define REQUIRE_KJV()                                                                           \
+  if (!fs::exists(kKjv / "model.safetensors"))                                                  \
+  GTEST_SKIP() << kKjv.string() << " is missing (the shared models folder is not here); the "   \
+                  "trained model is not checked"
+
+struct Kjv {
+  std::shared_ptr<const TransformerModel> model;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  nlohmann::json expected;
+};
+
+const Kjv& kjv() {
+  static const Kjv k = [] {
+    Kjv out;
+    LoadedModel m = load_model(kKjv);
+    if (!m.model) throw std::runtime_error(m.error);
+    out.model = m.model;
+    std::string error;
+    out.tokenizer = Tokenizer::load(kKjv, out.model->config.vocab, error);
+    if (!out.tokenizer) throw std::runtime_error(error);
+    out.expected = test::read_gzipped_json(kKjv / "reference.expected.json.gz");
+    return out;
+  }();
+  return k;
+}
+
+TEST(KjvGpt2, TheForwardIsTransformersFloat64ForwardToFloat32Rounding) {
+  REQUIRE_KJV();
+  const Kjv& k = kjv();
+  const Encoded e = k.tokenizer->encode(k.expected["text"].get<std::string>());
+  ASSERT_EQ(e.error, "");
+  ASSERT_EQ(e.ids, k.expected["ids"].get<std::vector<int>>());
+  const ModelForward f = run_model(*k.model, e.ids, static_cast<int>(e.ids.size()));
+  const auto& hidden = k.expected["hidden_states"];  // the embeddings, each layer's output, the last one normed
+  const int layers = k.model->config.layers;
+  ASSERT_EQ(static_cast<int>(hidden.size()), layers + 1);
+  for (int l = 0; l < layers; ++l) {
+    EXPECT_LT(test::relative_difference(f.residual[static_cast<std::size_t>(l)], test::matrix_of(hidden[static_cast<std::size_t>(l)])), 1e-5)
+        << "hidden state " << l;
+    AttentionDetail detail;
+    detail.weights_only = true;
+    attention(*k.model, l, attention_input(*k.model, l, f.residual[static_cast<std::size_t>(l)]), &detail);
+    for (std::size_t h = 0; h < detail.weights.size(); ++h)
+      EXPECT_LT(test::relative_difference(detail.weights[h], test::matrix_of(k.expected["attentions"][static_cast<std::size_t>(l)][h])), 1e-5)
+          << "layer " << l << " head " << h;
+  }
+  EXPECT_LT(test::relative_difference(normalize(k.model->final_norm, f.residual.back()), test::matrix_of(hidden.back())), 1e-5);
+  EXPECT_LT(test::relative_difference(f.logits, test::matrix_of(k.expected["logits"])), 2e-5);
+}
+
+TEST(KjvGpt2, GreedyContinuationIsTheReferences) {
+  REQUIRE_KJV();
+  const Kjv& k = kjv();
+  const std::vector<int> ids = k.expected["ids"].get<std::vector<int>>();
+  const std::vector<int> all = generate_greedy(*k.model, ids, 20);
+  EXPECT_EQ(std::vector<int>(all.begin() + static_cast<std::ptrdiff_t>(ids.size()), all.end()),
+            k.expected["greedy_20"].get<std::vector<int>>());
+  EXPECT_EQ(k.tokenizer->decode(std::vector<int>(all.begin() + static_cast<std::ptrdiff_t>(ids.size()), all.end())),
+            k.expected["greedy_text"].get<std::string>());
+}
+
+TEST(KjvGpt2, HeadDetectorsScoreEveryHeadAsTransformerLens) {
+  REQUIRE_KJV();
+  const Kjv& k = kjv();
+  std::ifstream in(kDetectorReference);
+  ASSERT_TRUE(in) << kDetectorReference;
+  const nlohmann::json ref = nlohmann::json::parse(in);
+  const HeadScores scores = detect_heads(*k.model, ref["ids"].get<std::vector<int>>());
+  for (const HeadKind kind : kHeadKinds) {
+    SCOPED_TRACE(to_string(kind));
+    const auto& want = ref["scores"][to_string(kind)];
+    for (int l = 0; l < k.model->config.layers; ++l)
+      for (int h = 0; h < k.model->config.heads; ++h)
+        EXPECT_NEAR(scores.of(kind)(l, h), want[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)].get<double>(), 1e-5)
+            << "layer " << l << " head " << h;
+  }
+  // The README's previous-token head on real text: layer 2, head 6.
+  Eigen::Index l = 0, h = 0;
+  scores.of(HeadKind::PreviousToken).maxCoeff(&l, &h);
+  EXPECT_EQ(l, 2);
+  EXPECT_EQ(h, 6);
+}
+
+// On random tokens repeated once, the README's induction head stands out:
+// layer 3, head 1, with no other layer's head near it.
+TEST(KjvGpt2, TheInductionHeadIsFoundOnRepeatedRandomTokens) {
+  REQUIRE_KJV();
+  const Kjv& k = kjv();
+  const std::vector<int> ids = repeated_random_tokens(k.model->config.vocab, 60, 1);
+  const HeadScores scores = detect_heads(*k.model, ids);
+  const Matrix& induction = scores.of(HeadKind::Induction);
+  Eigen::Index l = 0, h = 0;
+  const float best = induction.maxCoeff(&l, &h);
+  EXPECT_EQ(l, 3);
+  EXPECT_EQ(h, 1);
+  EXPECT_GT(best, 5.0f * induction.topRows(3).maxCoeff()) << "the layers before the last have no induction head";
+}
+
+}  // namespace
+}  // namespace attention_lab
