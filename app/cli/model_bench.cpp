@@ -339,13 +339,17 @@ double document_bytes(const Document& doc) {
 class Progress {
  public:
   explicit Progress(std::ostream& err) : err_(err) {}
-  void begin(const std::string& what) { err_ << "bench: [" << ++phase_ << "/" << kPhases << "] " << what << " ..." << std::flush; }
+  void begin(const std::string& what) { err_ << "bench: [" << ++phase_ << "/" << phases() << "] " << what << " ..." << std::flush; }
   void end(double ms, std::size_t runs = 1) {
     err_ << " " << format_ms(ms) << " ms";
     if (runs > 1) err_ << " (median of " << runs << ")";
     err_ << std::endl;
   }
-  static constexpr int kPhases = 7 + static_cast<int>(std::size(kEdits)) + 1;
+  // Two opens, the forward on each backend, the products alone, the
+  // session, the document, each edit, the pin in the last layer.
+  static int phases() {
+    return 2 + static_cast<int>(available_gemm_backends().size()) + 3 + static_cast<int>(std::size(kEdits)) + 1;
+  }
 
  private:
   std::ostream& err_;

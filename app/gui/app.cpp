@@ -1124,7 +1124,18 @@ std::string App::model_probe() const {
     o << (i ? ", " : "") << "{\"id\": " << p.id << ", \"token\": " << json_text::quote(s.tokenizer().token_text(p.id))
       << ", \"p\": " << p.probability << ", \"before\": " << p.before << "}";
   }
-  o << "], \"block\": ";
+  o << "], \"head_scores\": {";  // layers × heads per kind, as detect-heads --json writes them
+  for (const HeadKind kind : kHeadKinds) {
+    const Matrix& hs = s.head_scores().of(kind);
+    o << (kind == kHeadKinds[0] ? "" : ", ") << json_text::quote(to_string(kind)) << ": [";
+    for (Eigen::Index l = 0; l < hs.rows(); ++l) {
+      o << (l ? ", " : "") << '[';
+      for (Eigen::Index h = 0; h < hs.cols(); ++h) o << (h ? ", " : "") << hs(l, h);
+      o << ']';
+    }
+    o << ']';
+  }
+  o << "}, \"block\": ";
   const ModelState::Block& b = m.block;
   if (!b.trace || b.session != &s) {
     o << "null";

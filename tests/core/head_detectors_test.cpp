@@ -54,6 +54,22 @@ TEST(HeadDetectors, TheScoreIsTheShareOfAttentionOnThePattern) {
   EXPECT_THROW(detection_score(Matrix::Zero(3, 4), prev), std::invalid_argument);
 }
 
+TEST(HeadDetectors, TheDetectorScoresAsTheDenseDefinition) {
+  const std::vector<int> ids = {5, 7, 5, 7, 9, 5, 7, 7};
+  const HeadDetector detector(ids);
+  Matrix a = Matrix::Zero(8, 8);
+  for (int i = 0; i < 8; ++i) {  // a causal softmax of arbitrary scores
+    float sum = 0.0f;
+    for (int j = 0; j <= i; ++j) sum += a(i, j) = std::exp(std::sin(static_cast<float>(3 * i + 7 * j)));
+    a.row(i) /= sum;
+  }
+  const std::vector<double> got = detector.scores(a);
+  ASSERT_EQ(got.size(), 3u);
+  for (const HeadKind kind : kHeadKinds)
+    EXPECT_NEAR(got[static_cast<std::size_t>(kind)], detection_score(a, detection_pattern(kind, ids)), 1e-12) << to_string(kind);
+  EXPECT_THROW(detector.scores(Matrix::Zero(7, 8)), std::invalid_argument);
+}
+
 TEST(HeadDetectors, RepeatedRandomTokensAreSeededAndRepeatOnce) {
   const std::vector<int> a = repeated_random_tokens(61, 10, 7), b = repeated_random_tokens(61, 10, 7);
   ASSERT_EQ(a.size(), 20u);

@@ -141,6 +141,24 @@ TEST(ModelSession, AFocusedLayerComputedByTheCallerFeedsTheLaterLayersAndTheBase
   }
 }
 
+// The session scores every head as it opens (the Model tab's detector
+// heatmaps): the scores detect_heads gives for the same text.
+TEST(ModelSession, EveryHeadIsScoredAsTheDetectorsScoreIt) {
+  const Opened o = open("llama-gqa");
+  std::string error;
+  const std::vector<int> ids = repeated_random_tokens(o.model->config.vocab, 6, 4);
+  auto s = ModelSession::start(o.model, o.tokenizer, ids, 1, nullptr, error);
+  ASSERT_TRUE(s) << error;
+  const HeadScores want = detect_heads(*o.model, ids);
+  EXPECT_EQ(s->head_scores().ids, ids);
+  for (const HeadKind kind : kHeadKinds) {
+    ASSERT_EQ(s->head_scores().of(kind).rows(), 2);
+    ASSERT_EQ(s->head_scores().of(kind).cols(), 4);
+    EXPECT_LT((s->head_scores().of(kind) - want.of(kind)).cwiseAbs().maxCoeff(), 1e-6f) << to_string(kind);
+  }
+  EXPECT_GT(s->head_scores().of(HeadKind::Induction).maxCoeff(), 0.0f);
+}
+
 TEST(ModelSession, APinInTheFocusedLayerChangesThePredictionsAsAFullRecomputeDoes) {
   const Opened o = open("llama-gqa");
   auto s = start(o, 0);

@@ -4,11 +4,13 @@
 # attention weight of the focused layer by typing a value changes them live,
 # Ctrl+Z brings them back; a click on another layer's head in the overview
 # refocuses the pipeline on it (an edited layer is kept aside and comes back
-# with its undo when it is focused again); typing new text reruns the model.
-# usage: gui_model.sh APP_BINARY MODEL_FIXTURES_DIR [OUT_DIR]
+# with its undo when it is focused again); typing new text reruns the model;
+# the head detectors' heatmaps hold detect-heads' scores, and a click on one
+# focuses its head.
+# usage: gui_model.sh APP_BINARY MODEL_FIXTURES_DIR OUT_DIR CLI_BINARY
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
-app=$1 fixtures=$2 out=${3:-}
+app=$1 fixtures=$2 out=${3:-} cli=${4:-}
 source "$(dirname "$0")/app_session.sh"
 
 model() { python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))['model']))" "$probe"; }
@@ -172,6 +174,35 @@ start_app --model "$fixtures/gpt2-conv1d" --text "3 14 15 9 2 6 53" --layer 1 --
 model_check 'm["layer"] == 1 and m["T"] == 7' || fail "the model did not open at layer 1: $(model)"
 python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['selected']; sys.exit(0 if s and s['row'] == 6 and s['col'] == 3 and 'weights' in json.dumps(s) else 1)" "$probe" ||
   fail "--select with --model selected $(get selected), expected weights[2] row 6 col 3"
+stop_app
+
+# 9. The head detectors: every head's three scores on this text are those of
+#    attention-lab-cli detect-heads; a click on the induction cell of layer 1,
+#    head 2 (scrolled into view) focuses that head.
+start_app --model "$fixtures/llama-gqa" --text "3 14 15 9 3 14 15" --view model
+model_check 'm["T"] == 7 and len(m["head_scores"]["induction"]) == 2 and len(m["head_scores"]["induction"][0]) == 4' ||
+  fail "the Model tab has no head scores: $(model)"
+"$cli" detect-heads --model "$fixtures/llama-gqa" --ids 3,14,15,9,3,14,15 --json >"$out/detect-heads.json" ||
+  fail "detect-heads failed"
+python3 - "$probe" "$out/detect-heads.json" <<'PY' || fail "the app's head scores differ from detect-heads'"
+import json, sys
+app = json.load(open(sys.argv[1]))["model"]["head_scores"]
+cli = json.load(open(sys.argv[2]))["scores"]
+worst = max(abs(a - b) for k in cli for ra, rb in zip(app[k], cli[k]) for a, b in zip(ra, rb))
+assert set(app) == set(cli) == {"previous_token", "duplicate_token", "induction"}, (app.keys(), cli.keys())
+assert worst < 1e-5, worst
+PY
+below_view() {  # below_view ITEM: how far the item's bottom is below the centre view's (≤ 0: inside)
+  python3 -c "
+import json, sys
+p = json.load(open(sys.argv[1]))
+r = p['items'].get(sys.argv[2])
+print(int(r[3] - p['centre'][3] + 4) if r else 99999)" "$probe" "$1"; }
+for _ in $(seq 30); do [ "$(below_view "detector induction 1 2")" -le 0 ] && break; xdotool mousemove --window "$wid" 900 400 click 5; settle 1; done
+[ "$(below_view "detector induction 1 2")" -le 0 ] || fail "could not scroll the induction heatmap into view ($(state))"
+shot head-detectors
+click_item "detector induction 1 2"
+model_check 'm["layer"] == 1 and m["head"] == 2' || fail "clicking the induction score of layer 1, head 2 focused $(model)"
 stop_app
 
 [ $fails -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }

@@ -198,6 +198,103 @@ void draw_overview(AppState& state) {
   }
 }
 
+// What each detector looks for, in the words of its tooltip.
+const char* detector_meaning(HeadKind kind) {
+  switch (kind) {
+    case HeadKind::PreviousToken: return "on the token just before";
+    case HeadKind::DuplicateToken: return "on earlier copies of the same token";
+    case HeadKind::Induction: return "on the token after an earlier copy of the current one";
+  }
+  return "";
+}
+const char* detector_title(HeadKind kind) {
+  switch (kind) {
+    case HeadKind::PreviousToken: return "previous token";
+    case HeadKind::DuplicateToken: return "duplicate token";
+    case HeadKind::Induction: return "induction";
+  }
+  return "";
+}
+
+// The head detectors on this text: for each kind a layers × heads grid, a
+// cell's colour and number its score (0 to 1, the same scale for all three);
+// hover says what it measures, a click focuses that head as the thumbnails do.
+void draw_head_scores(AppState& state) {
+  const ModelSession& s = *state.model.session;
+  const HeadScores& scores = s.head_scores();
+  const ModelConfig& c = s.model().config;
+  ImGui::Spacing();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("Head detectors on this text: the share of each head's attention where the kind of head looks "
+                      "(TransformerLens's detect_head). Click a cell to focus that head.");
+  ImGui::PopTextWrapPos();
+  const float label_w = ImGui::CalcTextSize("L00 ").x;
+  const float avail = ImGui::GetContentRegionAvail().x - label_w;
+  const float cell = std::clamp(avail / static_cast<float>(std::max(1, c.heads)), 12.0f * gfx::em(), 34.0f * gfx::em());
+  const bool numbers = cell >= ImGui::CalcTextSize(".00").x + 4.0f * gfx::em();
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  for (const HeadKind kind : kHeadKinds) {
+    const Matrix& m = scores.of(kind);
+    Eigen::Index bl = 0, bh = 0;
+    const float best = m.size() ? m.maxCoeff(&bl, &bh) : 0.0f;
+    ImGui::Text("%s", detector_title(kind));
+    ImGui::SameLine();
+    ImGui::TextDisabled("(highest: layer %d, head %d, %.2f)", static_cast<int>(bl), static_cast<int>(bh), static_cast<double>(best));
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    for (int h = 0; h < c.heads; ++h) {  // head numbers above the columns, where they fit
+      const std::string n = std::to_string(h);
+      if (ImGui::CalcTextSize(n.c_str()).x + 2.0f <= cell || h % 4 == 0)
+        list->AddText(ImVec2(origin.x + label_w + (static_cast<float>(h) + 0.5f) * cell - ImGui::CalcTextSize(n.c_str()).x / 2,
+                             origin.y),
+                      ImGui::GetColorU32(ImGuiCol_TextDisabled), n.c_str());
+    }
+    ImGui::Dummy(ImVec2(label_w + cell * static_cast<float>(c.heads), ImGui::GetTextLineHeight()));
+    for (int l = 0; l < c.layers; ++l) {
+      const ImVec2 row = ImGui::GetCursorScreenPos();
+      const std::string label = "L" + std::to_string(l);
+      list->AddText(ImVec2(row.x, row.y + (cell - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                    label.c_str());
+      for (int h = 0; h < c.heads; ++h) {
+        const float v = m(l, h);
+        const ImVec2 a(row.x + label_w + static_cast<float>(h) * cell, row.y);
+        const ImVec2 b(a.x + cell - 1.0f, a.y + cell - 1.0f);
+        ImGui::SetCursorScreenPos(a);
+        ImGui::PushID(static_cast<int>(kind) * 1'000'000 + l * 4096 + h);
+        if (ImGui::InvisibleButton("score", ImVec2(cell - 1.0f, cell - 1.0f))) {
+          state.focused_head = h;
+          if (l != s.layer()) rerun(state, l, state.model.text);
+          else state.centre = CentreView::HeadView, state.select_centre_tab = true;
+        }
+        state.note_item(std::string("detector ") + to_string(kind) + " " + std::to_string(l) + " " + std::to_string(h));
+        const bool hovered = ImGui::IsItemHovered();
+        ImGui::PopID();
+        const Rgb col = viridis(std::isfinite(v) ? std::clamp(v, 0.0f, 1.0f) : 0.0f);
+        list->AddRectFilled(a, b, IM_COL32(static_cast<int>(col.r * 255), static_cast<int>(col.g * 255),
+                                           static_cast<int>(col.b * 255), 255));
+        if (numbers) {
+          char text[16];
+          std::snprintf(text, sizeof text, "%.2f", static_cast<double>(v));
+          const char* shown = text[0] == '0' ? text + 1 : text;  // ".32": the cell's width for two digits
+          const ImVec2 size = ImGui::CalcTextSize(shown);
+          const bool dark = col.r * 0.3f + col.g * 0.59f + col.b * 0.11f > 0.5f;
+          list->AddText(ImVec2((a.x + b.x - size.x) / 2, (a.y + b.y - size.y) / 2),
+                        dark ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), shown);
+        }
+        const bool focused = l == s.layer() && h == state.focused_head;
+        if (focused || hovered)
+          list->AddRect(a, b, focused ? ImGui::GetColorU32(ImGuiCol_PlotHistogram) : ImGui::GetColorU32(ImGuiCol_Text), 0.0f, 0,
+                        focused ? 3.0f : 1.0f);
+        if (hovered)
+          ImGui::SetTooltip("layer %d, head %d: %s score %.4f\n%.1f %% of its attention falls %s.\nclick: focus it", l, h,
+                            detector_title(kind), static_cast<double>(v), 100.0 * static_cast<double>(v),
+                            detector_meaning(kind));
+      }
+      ImGui::SetCursorScreenPos(ImVec2(row.x, row.y + cell));
+    }
+    ImGui::Dummy(ImVec2(1.0f, 4.0f * gfx::em()));
+  }
+}
+
 }  // namespace
 
 void draw_model_predictions_section(AppState& state) {
@@ -322,6 +419,7 @@ void draw_model_view(AppState& state) {
     ImGui::Separator();
   }
   draw_overview(state);
+  draw_head_scores(state);
   if (side_by_side) ImGui::EndTable();
 }
 

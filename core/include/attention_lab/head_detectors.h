@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,30 @@ Matrix detection_pattern(HeadKind kind, std::span<const int> ids);
 // Σ A⊙P / Σ A of one head's T × T weights; NaN when A sums to 0.
 double detection_score(const Matrix& weights, const Matrix& pattern);
 
+// The three patterns of one sequence as the cells where they are 1, found
+// once: scoring a head is then a sum over those cells and over A (T² reads,
+// not three T² products: a session scores every head as it opens).
+class HeadDetector {
+ public:
+  explicit HeadDetector(std::span<const int> ids);
+  // One head's T × T weights: its score for each kind, indexed by HeadKind
+  // (detection_score's value, to float rounding of the sums).
+  std::vector<double> scores(const Matrix& weights) const;
+
+ private:
+  Eigen::Index T_ = 0;
+  std::vector<std::vector<std::pair<int, int>>> cells_;  // per kind
+};
+
 // Every head of every layer, for each kind: scores[kind] is layers × heads.
 struct HeadScores {
   std::vector<int> ids;
   std::vector<Matrix> scores;  // indexed by HeadKind
   const Matrix& of(HeadKind kind) const { return scores[static_cast<std::size_t>(kind)]; }
+  // Head h of layer l's scores, indexed by HeadKind (HeadDetector::scores).
+  void set(int l, int h, const std::vector<double>& by_kind) {
+    for (std::size_t k = 0; k < by_kind.size() && k < scores.size(); ++k) scores[k](l, h) = static_cast<float>(by_kind[k]);
+  }
 };
 
 // Runs `ids` through the model (the unedited forward) and scores every head.

@@ -7,6 +7,7 @@
 // layers before it never rerun.
 
 #include "attention_lab/engine.h"
+#include "attention_lab/head_detectors.h"
 #include "attention_lab/tokenizer.h"
 #include "attention_lab/transformer_forward.h"
 
@@ -68,6 +69,9 @@ class ModelSession {
   int layer() const { return layer_; }
   std::vector<std::string> token_labels() const;
   const ModelOverview& overview() const { return overview_; }
+  // Every head's previous-token, duplicate-token and induction scores on
+  // this text (head_detectors.h), from the weights the overview pools.
+  const HeadScores& head_scores() const { return head_scores_; }
 
   // The focused layer's attention as a scenario (X = its normed input).
   LayerScenario scenario() const;
@@ -112,6 +116,7 @@ class ModelSession {
   // unedited_attention_ (start with `focused`): the baseline is its logits.
   bool residual_from_unedited_ = false;
   ModelOverview overview_;
+  HeadScores head_scores_;
   mutable std::map<int, RowVector> baseline_;  // row → unedited probabilities
 };
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <stdexcept>
 
 namespace attention_lab {
@@ -53,25 +54,45 @@ double detection_score(const Matrix& weights, const Matrix& pattern) {
   return all != 0.0 ? hit / all : std::numeric_limits<double>::quiet_NaN();
 }
 
+HeadDetector::HeadDetector(std::span<const int> ids) : T_(static_cast<Eigen::Index>(ids.size())) {
+  for (const HeadKind kind : kHeadKinds) {
+    const Matrix p = detection_pattern(kind, ids);
+    std::vector<std::pair<int, int>> on;
+    for (Eigen::Index i = 0; i < p.rows(); ++i)
+      for (Eigen::Index j = 0; j <= i; ++j)
+        if (p(i, j) != 0.0f) on.emplace_back(static_cast<int>(i), static_cast<int>(j));
+    cells_.push_back(std::move(on));
+  }
+}
+
+std::vector<double> HeadDetector::scores(const Matrix& weights) const {
+  if (weights.rows() != T_ || weights.cols() != T_)
+    throw std::invalid_argument("HeadDetector::scores: expected " + std::to_string(T_) + " × " + std::to_string(T_) +
+                                " weights, found " + std::to_string(weights.rows()) + " × " + std::to_string(weights.cols()));
+  const double all = weights.cast<double>().sum();
+  std::vector<double> out;
+  for (const auto& on : cells_) {
+    double hit = 0.0;
+    for (const auto& [i, j] : on) hit += static_cast<double>(weights(i, j));
+    out.push_back(all != 0.0 ? hit / all : std::numeric_limits<double>::quiet_NaN());
+  }
+  return out;
+}
+
 HeadScores detect_heads(const TransformerModel& model, std::span<const int> ids) {
   const ModelConfig& c = model.config;
   if (ids.size() < 2) throw std::invalid_argument("detect_heads: expected at least 2 tokens");
   if (const std::string e = check_ids(c, ids); !e.empty()) throw std::invalid_argument("detect_heads: " + e);
   HeadScores out;
   out.ids.assign(ids.begin(), ids.end());
-  std::vector<Matrix> patterns;
-  for (const HeadKind kind : kHeadKinds) {
-    patterns.push_back(detection_pattern(kind, ids));
-    out.scores.push_back(Matrix::Zero(c.layers, c.heads));
-  }
+  for (std::size_t k = 0; k < std::size(kHeadKinds); ++k) out.scores.push_back(Matrix::Zero(c.layers, c.heads));
+  const HeadDetector detector(ids);
   Matrix x = embed(model, ids);
   for (int l = 0; l < c.layers; ++l) {
     AttentionDetail detail;
     detail.weights_only = true;
     const Matrix attn = attention(model, l, attention_input(model, l, x), &detail);
-    for (int h = 0; h < c.heads; ++h)
-      for (std::size_t k = 0; k < patterns.size(); ++k)
-        out.scores[k](l, h) = static_cast<float>(detection_score(detail.weights[static_cast<std::size_t>(h)], patterns[k]));
+    for (int h = 0; h < c.heads; ++h) out.set(l, h, detector.scores(detail.weights[static_cast<std::size_t>(h)]));
     x = finish_layer(model, l, x, attn);
   }
   return out;

@@ -67,6 +67,9 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
   s->overview_.layers = c.layers;
   s->overview_.heads = c.heads;
   const TransformerModel& m = *s->model_;
+  s->head_scores_.ids = s->ids_;
+  for (std::size_t k = 0; k < std::size(kHeadKinds); ++k) s->head_scores_.scores.push_back(Matrix::Zero(c.layers, c.heads));
+  const HeadDetector detector(s->ids_);
   s->residual_.push_back(embed(m, s->ids_));
   for (int l = 0; l < c.layers; ++l) {
     step(control, static_cast<double>(l) / c.layers);
@@ -81,7 +84,10 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
       FocusedAttention f = focused(std::move(scenario));
       if (f.output.rows() != x.rows() || f.output.cols() != c.d_model || static_cast<int>(f.weights.size()) != c.heads)
         throw std::logic_error("ModelSession::start: the focused layer's attention has the wrong shape");
-      for (const Matrix& w : f.weights) s->overview_.weights.push_back(pool_to(w, kOverviewSize));
+      for (int h = 0; h < c.heads; ++h) {
+        s->head_scores_.set(l, h, detector.scores(f.weights[static_cast<std::size_t>(h)]));
+        s->overview_.weights.push_back(pool_to(f.weights[static_cast<std::size_t>(h)], kOverviewSize));
+      }
       s->unedited_attention_ = std::move(f.output);
       s->residual_from_unedited_ = true;
       s->residual_.push_back(finish_layer(m, l, x, s->unedited_attention_));
@@ -90,7 +96,10 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
     AttentionDetail detail;
     detail.weights_only = true;
     const Matrix attn = attention(m, l, normed, &detail);
-    for (auto& w : detail.weights) s->overview_.weights.push_back(pool_to(w, kOverviewSize));
+    for (int h = 0; h < c.heads; ++h) {
+      s->head_scores_.set(l, h, detector.scores(detail.weights[static_cast<std::size_t>(h)]));
+      s->overview_.weights.push_back(pool_to(detail.weights[static_cast<std::size_t>(h)], kOverviewSize));
+    }
     s->residual_.push_back(finish_layer(m, l, x, attn));
   }
   step(control, 1.0);
