@@ -142,12 +142,6 @@ void write_tokens(std::ostream& out, const Tokenizer& t, const std::vector<int>&
   out << ']';
 }
 
-std::vector<std::string> labels(const Tokenizer& t, const std::vector<int>& ids) {
-  std::vector<std::string> out;
-  for (int id : ids) out.push_back(t.label(id));
-  return out;
-}
-
 int emit_text(const std::string& text, const ModelArgs& a, std::ostream& out, std::ostream& err) {
   const auto it = a.values.find("-o");
   if (it == a.values.end() || it->second == "-") {
@@ -311,7 +305,7 @@ int cmd_trace_model(const std::vector<std::string>& args, std::ostream& out, std
   std::vector<Matrix> residual{embed(m, ids.ids)};
   for (int l = 0; l < layer; ++l) residual.push_back(run_layer(m, l, residual.back()));
   const Matrix normed = attention_input(m, layer, residual.back());
-  LayerScenario ls = layer_scenario(m, layer, normed, labels(*o.tokenizer, ids.ids));
+  LayerScenario ls = layer_scenario(m, layer, normed, o.tokenizer->labels(ids.ids));
   if (!ls.error.empty()) return fail(err, "trace: " + ls.error);
   Engine engine;
   engine.recompute_all(ls.scenario);
@@ -359,7 +353,7 @@ int cmd_extract(const std::vector<std::string>& args, std::ostream& out, std::os
   Matrix x = embed(m, ids.ids);
   for (int l = 0; l < layer; ++l) x = run_layer(m, l, x);
   LayerScenario ls = layer_scenario(m, layer, attention_input(m, layer, x),
-                                    labels(*o.tokenizer, ids.ids));
+                                    o.tokenizer->labels(ids.ids));
   if (!ls.error.empty()) return fail(err, "extract: " + ls.error);
   return emit_text(scenario_to_json(ls.scenario), a, out, err);
 }

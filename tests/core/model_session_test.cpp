@@ -122,7 +122,9 @@ TEST(ModelSession, AFocusedLayerComputedByTheCallerFeedsTheLaterLayersAndTheBase
     EXPECT_EQ(s->unedited_attention(), output_of(*doc));
     // The overview's focused layer shows the document's weights.
     const Matrix w0 = doc->stage(StageId::of_head(StageKind::Weights, 0));
-    if (w0.rows() <= 48) EXPECT_EQ(s->overview().at(layer, 0), w0);
+    if (w0.rows() <= 48) {
+      EXPECT_EQ(s->overview().at(layer, 0), w0);
+    }
     const int last = s->T() - 1;
     const auto unedited = s->predictions(output_of(*doc), last, 8);
     const RowVector full = full_recompute(*o.model, layer, output_of(*doc), last);
@@ -136,7 +138,9 @@ TEST(ModelSession, AFocusedLayerComputedByTheCallerFeedsTheLaterLayersAndTheBase
     for (const Prediction& p : edited) {
       EXPECT_NEAR(p.probability, want(p.id), 1e-6);
       const auto it = std::find_if(unedited.begin(), unedited.end(), [&](const Prediction& u) { return u.id == p.id; });
-      if (it != unedited.end()) EXPECT_EQ(p.before, it->probability);
+      if (it != unedited.end()) {
+        EXPECT_EQ(p.before, it->probability);
+      }
     }
   }
 }

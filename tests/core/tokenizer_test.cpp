@@ -189,6 +189,18 @@ TEST(Tokenizer, Gpt2LabelsTokenTextAndSpecialTextAsPlainText) {
   EXPECT_EQ(t->encode("").error, "expected at least one token, found none");
 }
 
+// A sequence's labels carry their position wherever a label repeats, so two
+// "␣the" rows (or a sorting model's "0 0 0") are told apart; without a
+// repeat they are the tokens alone.
+TEST(Tokenizer, LabelsOfASequenceWithRepeatsCarryTheirPositions) {
+  const auto t = load(kGpt2);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->labels(std::vector<int>{262, 3797}), (std::vector<std::string>{"\xE2\x90\xA3the", t->label(3797)}));
+  EXPECT_EQ(t->labels(std::vector<int>{262, 3797, 262}),
+            (std::vector<std::string>{"0:\xE2\x90\xA3the", "1:" + t->label(3797), "2:\xE2\x90\xA3the"}));
+  EXPECT_TRUE(t->labels(std::vector<int>{}).empty());
+}
+
 TEST(Tokenizer, InvalidUtf8IsRefusedNamingTheByte) {
   const auto t = load(kGpt2);
   ASSERT_TRUE(t);

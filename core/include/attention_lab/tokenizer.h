@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -70,6 +71,11 @@ class Tokenizer {
   // made visible (Ġ → ␣ for a space, Ċ and <0x0A> → ↵ for a newline);
   // SentencePiece's ▁ is already a visible space.
   std::string label(int id) const;
+  // The labels of a sequence's rows and columns: label() of each, and where
+  // any label repeats, every one led by its position ("3:␣cat"), so a row of
+  // "0 0 0" (a sorting model's input) or the two ␣AM of "I AM THAT I AM"
+  // are told apart wherever they are shown.
+  std::vector<std::string> labels(std::span<const int> ids) const;
   // The text of a sequence. BPE: the exact bytes the tokens stand for (an id
   // with no token gives U+FFFD). Otherwise the tokens' strings joined by spaces.
   std::string decode(const std::vector<int>& ids) const;

@@ -106,11 +106,7 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
   return s;
 }
 
-std::vector<std::string> ModelSession::token_labels() const {
-  std::vector<std::string> out;
-  for (int id : ids_) out.push_back(tokenizer_->label(id));
-  return out;
-}
+std::vector<std::string> ModelSession::token_labels() const { return tokenizer_->labels(ids_); }
 
 LayerScenario ModelSession::scenario() const {
   const Matrix normed = attention_input(*model_, layer_, residual_[static_cast<std::size_t>(layer_)]);

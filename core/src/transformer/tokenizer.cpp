@@ -268,6 +268,16 @@ std::string Tokenizer::label(int id) const {
   return s;
 }
 
+std::vector<std::string> Tokenizer::labels(std::span<const int> ids) const {
+  std::vector<std::string> out;
+  for (const int id : ids) out.push_back(label(id));
+  std::vector<std::string> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) return out;
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::to_string(i) + ":" + out[i];
+  return out;
+}
+
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
   if (bpe_) return bpe_->decode(ids);
   if (spm_) return spm_->decode(ids);
