@@ -55,6 +55,11 @@ SmolLM, SmolLM3):
                                                           and induction score (TransformerLens's
                                                           detect_head); --repeat: N seeded random
                                                           tokens, then the same N again
+  attention-lab-cli logit-lens --model MODEL (--text TEXT | --ids I,J,…) [--row R] [--k K]
+      [--json]                                            the k most likely next tokens after each
+                                                          layer: the residual stream through the final
+                                                          norm and the unembedding (default: the last
+                                                          row, k = 5)
   Without a BPE tokenizer, TEXT is vocabulary strings or token ids separated by spaces.
 
   attention-lab-cli --help | --version
@@ -236,6 +241,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "tokenize") return cmd_tokenize(rest, out, err);
   if (cmd == "generate") return cmd_generate(rest, out, err);
   if (cmd == "detect-heads") return cmd_detect_heads(rest, out, err);
+  if (cmd == "logit-lens") return cmd_logit_lens(rest, out, err);
   if (cmd == "extract") return cmd_extract(rest, out, err);
   if (cmd == "trace" && names_a_model(rest)) return cmd_trace_model(rest, out, err);
   Args a;

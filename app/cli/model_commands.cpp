@@ -4,6 +4,7 @@
 
 #include "attention_lab/engine.h"
 #include "attention_lab/head_detectors.h"
+#include "attention_lab/logit_lens.h"
 #include "attention_lab/json_text.h"
 #include "attention_lab/scenario_io.h"
 #include "attention_lab/tokenizer.h"
@@ -422,6 +423,52 @@ int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, st
       Eigen::Index bl = 0, bh = 0;
       m.maxCoeff(&bl, &bh);
       s << "  most: layer " << bl << ", head " << bh << " (" << std::setprecision(3) << m(bl, bh) << ")\n";
+    }
+  }
+  return emit_text(s.str(), a, out, err);
+}
+
+// What the model would predict after each layer (the logit lens).
+int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ModelArgs a;
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--row", "--k", "-o"}, {"--json"}, a); !e.empty())
+    return fail(err, "logit-lens: " + e + " (see --help)");
+  Opened o;
+  Encoded input;
+  if (int status = prepare("logit-lens", a, o, input, err); status != kExitOk) return status;
+  const int T = static_cast<int>(input.ids.size());
+  int row = T - 1, k = 5;
+  if (const auto it = a.values.find("--row"); it != a.values.end() && !parse_int(it->second, 0, T - 1, row))
+    return fail(err, "logit-lens: --row: expected 0 to " + std::to_string(T - 1) + " (the text's tokens), found '" +
+                         it->second + "'");
+  if (const auto it = a.values.find("--k"); it != a.values.end() && !parse_int(it->second, 1, o.model->config.vocab, k))
+    return fail(err, "logit-lens: --k: expected 1 to " + std::to_string(o.model->config.vocab) + ", found '" + it->second + "'");
+  const std::vector<LensLayer> lens = logit_lens(*o.model, input.ids, row, k);
+  const Tokenizer& t = *o.tokenizer;
+  std::ostringstream s;
+  if (a.flags.count("--json")) {
+    s << "{\"ids\": ";
+    write_ints(s, input.ids);
+    s << ", \"row\": " << row << ", \"token\": " << quote(t.token_text(input.ids[static_cast<std::size_t>(row)]))
+      << ", \"layers\": [";
+    for (std::size_t l = 0; l < lens.size(); ++l) {
+      s << (l ? ", " : "") << "{\"after\": " << lens[l].after << ", \"top\": [";
+      for (std::size_t i = 0; i < lens[l].top.size(); ++i) {
+        const LensPrediction& p = lens[l].top[i];
+        s << (i ? ", " : "") << "{\"id\": " << p.id << ", \"token\": " << quote(t.token_text(p.id))
+          << ", \"logit\": " << shortest(p.logit) << ", \"p\": " << shortest(p.probability) << "}";
+      }
+      s << "]}";
+    }
+    s << "]}\n";
+  } else {
+    s << "the next token after '" << t.label(input.ids[static_cast<std::size_t>(row)]) << "' (" << row
+      << "), read from the residual stream after each layer through the final norm and the unembedding\n";
+    for (const LensLayer& l : lens) {
+      s << (l.after == 0 ? std::string("embeddings") : "layer " + std::to_string(l.after - 1)) << ':';
+      for (const LensPrediction& p : l.top)
+        s << "  '" << t.label(p.id) << "' " << std::fixed << std::setprecision(3) << p.probability;
+      s << '\n';
     }
   }
   return emit_text(s.str(), a, out, err);

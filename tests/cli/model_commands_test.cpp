@@ -240,3 +240,45 @@ TEST(CliModel, DetectHeadsScoresEveryHeadAndRefusesBadInput) {
 }
 
 }  // namespace
+
+namespace {
+
+// logit-lens: layers + 1 readings of the chosen row, the last the model's own
+// greedy token (the reference's); bad --row and --k refused in one line.
+TEST(CliModel, LogitLensReadsEveryLayerEndingAtTheModelsPrediction) {
+  const CliRun r = cli_run({"logit-lens", "--model", fixture("llama-gqa"), "--ids", "3,14,15,9,2,6,53", "--k", "3", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["row"], 6);
+  ASSERT_EQ(j["layers"].size(), 3u);  // the embeddings, layer 0, layer 1
+  for (std::size_t l = 0; l < 3; ++l) {
+    EXPECT_EQ(j["layers"][l]["after"], static_cast<int>(l));
+    ASSERT_EQ(j["layers"][l]["top"].size(), 3u);
+    const json& top = j["layers"][l]["top"];
+    EXPECT_GE(top[0]["logit"].get<double>(), top[1]["logit"].get<double>());
+    EXPECT_GE(top[1]["p"].get<double>(), top[2]["p"].get<double>());
+  }
+  std::string error;
+  auto f = SafetensorsFile::open(kFixtures / "llama-gqa" / "reference.safetensors", error);
+  std::vector<double> greedy;
+  f->read_doubles(*f->find("greedy"), greedy, error);
+  EXPECT_EQ(j["layers"][2]["top"][0]["id"].get<int>(), static_cast<int>(greedy[0]));
+
+  const CliRun table = cli_run({"logit-lens", "--model", fixture("gpt2-conv1d"), "--ids", "3,14,15", "--row", "1"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  for (const char* text : {"the next token after '14' (1)", "embeddings:", "layer 0:", "layer 1:"})
+    EXPECT_NE(table.out.find(text), std::string::npos) << text << " in\n" << table.out;
+
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"logit-lens", "--model", fixture("llama-gqa"), "--ids", "3,14", "--row", "2"}, "--row: expected 0 to 1 (the text's tokens), found '2'"},
+           {{"logit-lens", "--model", fixture("llama-gqa"), "--ids", "3,14", "--k", "0"}, "--k: expected 1 to 61, found '0'"},
+           {{"logit-lens", "--model", fixture("llama-gqa")}, "expected --text TEXT or --ids"},
+       }) {
+    const CliRun bad = cli_run(args);
+    EXPECT_EQ(bad.code, 2) << message;
+    EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  }
+}
+
+}  // namespace

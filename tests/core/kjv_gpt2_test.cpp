@@ -3,10 +3,12 @@
 // tokenizes to transformers' ids; every hidden state, every head's attention
 // weights and the logits match transformers' float64 forward; the greedy
 // continuation is its reference's; and the head detectors find the heads its
-// README names, scoring every head as TransformerLens's detect_head does
-// (tests/interp/make_detector_reference.py).
+// README names, scoring every head as TransformerLens's detect_head does;
+// its logit lens reads each layer's residual stream as a float64 reference
+// does (both written by tests/interp/make_interp_reference.py).
 
 #include "attention_lab/head_detectors.h"
+#include "attention_lab/logit_lens.h"
 #include "attention_lab/tokenizer.h"
 #include "attention_lab/transformer_forward.h"
 #include "reference_json.h"
@@ -24,6 +26,7 @@ namespace fs = std::filesystem;
 
 const fs::path kKjv = fs::path(ATTENTION_LAB_SHARED_MODELS_DIR) / "kjv-gpt2";
 const fs::path kDetectorReference = fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "interp" / "kjv_detect_heads.json";
+const fs::path kLensReference = fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "interp" / "kjv_logit_lens.json";
 
 #define REQUIRE_KJV()                                                                           \
   if (!fs::exists(kKjv / "model.safetensors"))                                                  \
@@ -121,6 +124,39 @@ TEST(KjvGpt2, TheInductionHeadIsFoundOnRepeatedRandomTokens) {
   EXPECT_EQ(l, 3);
   EXPECT_EQ(h, 1);
   EXPECT_GT(best, 5.0f * induction.topRows(3).maxCoeff()) << "the layers before the last have no induction head";
+}
+
+// After each layer, the last token's residual stream through ln_f and the
+// unembedding gives the reference's five most likely tokens, in its order,
+// with its logits and probabilities; after the last layer, the model's own
+// prediction.
+TEST(KjvGpt2, TheLogitLensReadsEveryLayerAsTheReference) {
+  REQUIRE_KJV();
+  const Kjv& k = kjv();
+  std::ifstream in(kLensReference);
+  ASSERT_TRUE(in) << kLensReference;
+  const nlohmann::json ref = nlohmann::json::parse(in);
+  const std::vector<int> ids = ref["ids"].get<std::vector<int>>();
+  const std::vector<LensLayer> lens = logit_lens(*k.model, ids, ref["row"].get<int>(), 5);
+  ASSERT_EQ(lens.size(), ref["layers"].size());
+  for (std::size_t l = 0; l < lens.size(); ++l) {
+    SCOPED_TRACE("after " + std::to_string(l) + " layers");
+    EXPECT_EQ(lens[l].after, static_cast<int>(l));
+    const auto& want = ref["layers"][l]["top"];
+    ASSERT_EQ(lens[l].top.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(lens[l].top[i].id, want[i]["id"].get<int>()) << "rank " << i;
+      const double logit = want[i]["logit"].get<double>();
+      EXPECT_NEAR(lens[l].top[i].logit, logit, 2e-4 * std::max(1.0, std::abs(logit))) << "rank " << i;
+      EXPECT_NEAR(lens[l].top[i].probability, want[i]["p"].get<double>(), 1e-5) << "rank " << i;
+    }
+  }
+  EXPECT_EQ(lens.back().top[0].id, k.expected["greedy_20"][0].get<int>());
+  // Another row: what the model reads after the fifth token, the rows after it not run.
+  const std::vector<LensLayer> early = logit_lens(*k.model, ids, 4, 3);
+  const ModelForward f = run_model(*k.model, std::vector<int>(ids.begin(), ids.begin() + 5), 1);
+  EXPECT_EQ(early.back().top[0].id, argmax(f.logits.row(0)));
+  EXPECT_THROW(logit_lens(*k.model, ids, static_cast<int>(ids.size()), 3), std::invalid_argument);
 }
 
 }  // namespace

@@ -107,6 +107,19 @@ click_input() {
   done
   settle 2
 }
+# choose_in_list ITEM N: opens the list the app noted as ITEM and clicks its
+# entry N (0 the first; the entries drop below the list, a row each); fails
+# when the probe does not list ITEM or the list does not open.
+choose_in_list() {
+  local rect x0 y0 x1 y1 x
+  rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items'][sys.argv[2]])" "$probe" "$1" 2>/dev/null) || return 1
+  read -r x0 y0 x1 y1 <<<"$rect"
+  x=$(python3 -c "print(int($x0 + 20))")
+  xdotool mousemove --window "$wid" "$x" "$(python3 -c "print(int(($y0 + $y1) / 2))")"; settle 2; xdotool click 1
+  python3 "$here/probe.py" "$probe" wait popup true >/dev/null || return 1
+  settle 2
+  xdotool mousemove --window "$wid" "$x" "$(python3 -c "print(int($y1 + ($2 + 0.5) * ($y1 - $y0) + 4))")"; settle 2; xdotool click 1
+}
 # type_into ITEM TEXT: clicks into a number input (click_input), selects its
 # text, types TEXT and presses Return, a frame or two apart (a key pressed and
 # released within one frame of a busy machine is lost to the app); fails

@@ -45,13 +45,7 @@ python3 "$here/probe.py" "$probe" wait alibi false || fail "Ctrl+Z did not turn 
 until_drawn "position_bias[0]" no || fail "after Ctrl+Z a position_bias heatmap is still drawn"
 
 # 3. The mask list: its third item is the sliding window, of T/2 = 3 keys for 7 tokens.
-rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['mask'])" "$probe") ||
-  fail "the mask list is not on the probe's items"
-read -r x0 y0 x1 y1 <<<"$rect"
-xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")"; settle 2; xdotool click 1
-python3 "$here/probe.py" "$probe" wait popup true || fail "clicking the mask list opened nothing"
-settle 2
-xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int($y1 + 2.5 * ($y1 - $y0) + 4))")"; settle 2; xdotool click 1
+choose_in_list mask 2 || fail "the mask list is not on the probe's items or did not open"
 python3 "$here/probe.py" "$probe" wait mask '"window 3"' || fail "choosing 'window' gave mask $(get mask), expected 'window 3'"
 settle 3
 shot window
@@ -202,13 +196,7 @@ xdotool key Left Left  # step 2, the projections
 settle 5
 inspect_cell "Q" 2 1 "Q[2,1]" "√(mean("
 shot qk-norm
-rect=$(python3 -c "import json,sys; print(*json.load(open(sys.argv[1]))['items']['q/k norm over'])" "$probe") ||
-  fail "the q/k norm's scope list is not on the probe's items"
-read -r x0 y0 x1 y1 <<<"$rect"
-xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int(($y0 + $y1) / 2))")"; settle 2; xdotool click 1
-python3 "$here/probe.py" "$probe" wait popup true || fail "clicking the scope list opened nothing"
-settle 2
-xdotool mousemove --window "$wid" "$(python3 -c "print(int($x0 + 20))")" "$(python3 -c "print(int($y1 + 1.5 * ($y1 - $y0) + 4))")"; settle 2; xdotool click 1
+choose_in_list "q/k norm over" 1 || fail "the q/k norm's scope list is not on the probe's items or did not open"
 python3 "$here/probe.py" "$probe" wait qk_norm '"whole"' || fail "choosing 'whole row' gave scope $(get qk_norm)"
 stop_app
 

@@ -68,6 +68,9 @@ Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input);
 // final norm → lm_head for the rows [first, first + count) of the last layer's output.
 Matrix logits(const TransformerModel& model, const Matrix& last_output, int first, int count);
 
+// Softmax of one row of logits (the next token's probabilities).
+RowVector next_token_probabilities(const RowVector& logits);
+
 struct ModelForward {
   std::vector<Matrix> residual;  // residual[L] = input of layer L; residual[layers] = output of the last
   Matrix logits;                 // the rows asked for

@@ -45,6 +45,12 @@ void Linear::add_to(const Matrix& x, Matrix& y) const {
   gemm_accumulate(x, values, stored_rows, stored_cols, stride, out_in, y);
 }
 
+RowVector next_token_probabilities(const RowVector& logits) {
+  const float m = logits.maxCoeff();
+  RowVector p = (logits.array() - m).exp().matrix();
+  return p / p.sum();
+}
+
 Matrix embed(const TransformerModel& model, std::span<const int> ids) {
   const int d = model.config.d_model;
   Matrix x(static_cast<Eigen::Index>(ids.size()), d);

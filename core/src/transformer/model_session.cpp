@@ -16,12 +16,6 @@ void step(ComputeControl* control, double fraction) {
   control->progress = static_cast<float>(fraction);
 }
 
-RowVector softmax_row(const RowVector& logits) {
-  const float m = logits.maxCoeff();
-  RowVector p = (logits.array() - m).exp().matrix();
-  return p / p.sum();
-}
-
 }  // namespace
 
 Matrix pool_to(const Matrix& m, int size) {
@@ -126,12 +120,12 @@ RowVector ModelSession::probabilities(const Matrix& attention_out, int row) cons
     // The last layer: no later attention mixes rows, so only the predicted
     // row goes through the MLP (a pin in the last layer costs one row).
     const Matrix x = finish_layer(*model_, layer_, input.middleRows(row, 1), attention_out.middleRows(row, 1));
-    return softmax_row(logits(*model_, x, 0, 1).row(0));
+    return next_token_probabilities(logits(*model_, x, 0, 1).row(0));
   }
   const auto n = static_cast<Eigen::Index>(row) + 1;
   Matrix x = finish_layer(*model_, layer_, input.topRows(n), attention_out.topRows(n));
   for (int l = layer_ + 1; l < model_->config.layers; ++l) x = run_layer(*model_, l, x);
-  return softmax_row(logits(*model_, x, row, 1).row(0));
+  return next_token_probabilities(logits(*model_, x, row, 1).row(0));
 }
 
 const RowVector& ModelSession::baseline(int row) const {
@@ -139,7 +133,7 @@ const RowVector& ModelSession::baseline(int row) const {
   if (it != baseline_.end()) return it->second;
   RowVector p = unedited_attention_.size() > 0 && !residual_from_unedited_
                     ? probabilities(unedited_attention_, row)
-                    : softmax_row(logits(*model_, residual_.back(), row, 1).row(0));
+                    : next_token_probabilities(logits(*model_, residual_.back(), row, 1).row(0));
   return baseline_.emplace(row, std::move(p)).first->second;
 }
 
