@@ -3,6 +3,7 @@
 #include "base/packed_gemm.h"
 #include "base/parallel.h"
 
+#include <cpuid.h>
 #include <dlfcn.h>
 #include <omp.h>
 
@@ -76,7 +77,9 @@ const PackedIsa& packed_isa() {
       i = {"AVX2",           packed::buffer_floats_avx2, packed::run_avx2,
            packed::packed_floats_avx2, packed::pack_avx2,        packed::run_prepacked_avx2};
     }
-    i.f16c = __builtin_cpu_supports("f16c");
+    // (from CPUID: Clang's __builtin_cpu_supports does not know "f16c")
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    i.f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
     return i;
   }();
   return isa;

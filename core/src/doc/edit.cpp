@@ -39,7 +39,7 @@ const char* to_string(Toggle t) {
 
 namespace {
 
-std::string num(float v) {
+std::string edit_value_text(float v) {
   char buf[32];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   return ec == std::errc{} ? std::string(buf, end) : std::string("?");
@@ -67,7 +67,7 @@ int head_of_column(const Scenario& s, StageKind kind, int col) { return head_of_
 
 std::string check_value(const std::string& what, float v) {
   if (std::isfinite(v)) return {};
-  return what + ": expected a finite number, found " + num(v);
+  return what + ": expected a finite number, found " + edit_value_text(v);
 }
 
 std::string check_cell(const std::string& what, Eigen::Index rows, Eigen::Index cols, int r, int c) {
@@ -288,7 +288,7 @@ struct Applier {
   void operator()(const SetCell& e) {
     const std::string what = cell(e.target, e.row, e.col);
     if (e.target.kind == StageKind::Mask) {
-      if (e.value != 0.0f && e.value != 1.0f) return fail(what + ": expected 0 or 1, found " + num(e.value));
+      if (e.value != 0.0f && e.value != 1.0f) return fail(what + ": expected 0 or 1, found " + edit_value_text(e.value));
       const Eigen::Index n = s.T(), nk = s.kv_source().rows();
       if (auto err = check_cell(what, n, nk, e.row, e.col); !err.empty()) return fail(err);
       if (s.mask_kind == MaskKind::Custom && s.custom_mask.rows() == n && s.custom_mask.cols() == nk) {
@@ -342,7 +342,7 @@ struct Applier {
     if (auto err = check_pin(s, *key); !err.empty()) return fail(err);
     if (e.value && !std::isfinite(*e.value))
       return fail("pin on " + cell(key->stage, key->row, key->col) + ": expected a finite number, found " +
-                  num(*e.value));
+                  edit_value_text(*e.value));
     const auto it = s.pins.find(*key);
     out.inverse = SetPin{*key, it == s.pins.end() ? std::nullopt : std::optional<float>(it->second)};
     if (e.value)
@@ -487,7 +487,7 @@ struct Applier {
 
   void operator()(const SetSoftcap& e) {
     if (!(std::isfinite(e.value) && e.value >= 0.0f))
-      return fail("softcap: expected 0 (none) or a finite number greater than 0, found " + num(e.value));
+      return fail("softcap: expected 0 (none) or a finite number greater than 0, found " + edit_value_text(e.value));
     out.inverse = SetSoftcap{s.softcap};
     s.softcap = e.value;
     out.stale.mark_all_heads(StageKind::Scaled);  // everything from the scaled scores on
@@ -495,7 +495,7 @@ struct Applier {
 
   void operator()(const SetQkNorm& e) {
     if (!(std::isfinite(e.value.eps) && e.value.eps >= 0.0f))
-      return fail("qk_norm.eps: expected a finite number ≥ 0, found " + num(e.value.eps));
+      return fail("qk_norm.eps: expected a finite number ≥ 0, found " + edit_value_text(e.value.eps));
     Scenario next_dims = s;  // the gains' widths under the new scope
     next_dims.qk_norm = e.value;
     const Dims d = next_dims.dims();
@@ -516,7 +516,7 @@ struct Applier {
 
   void operator()(const SetTemperature& e) {
     if (!(std::isfinite(e.value) && e.value > 0.0f))
-      return fail("temperature: expected a finite number greater than 0, found " + num(e.value));
+      return fail("temperature: expected a finite number greater than 0, found " + edit_value_text(e.value));
     out.inverse = SetTemperature{s.temperature};
     s.temperature = e.value;
     out.stale.mark_all_heads(StageKind::Scaled);
@@ -596,11 +596,11 @@ struct Applier {
 
 std::string describe(const Edit& edit) {
   struct Describer {
-    std::string operator()(const SetCell& e) const { return cell(e.target, e.row, e.col) + " = " + num(e.value); }
+    std::string operator()(const SetCell& e) const { return cell(e.target, e.row, e.col) + " = " + edit_value_text(e.value); }
     std::string operator()(const SetMatrix& e) const { return e.label + " " + to_string(e.target); }
     std::string operator()(const SetPin& e) const {
       const std::string where = cell(e.key.stage, e.key.row, e.key.col);
-      return e.value ? "pin " + where + " = " + num(*e.value) : "unpin " + where;
+      return e.value ? "pin " + where + " = " + edit_value_text(*e.value) : "unpin " + where;
     }
     std::string operator()(const SetPins& e) const {
       return e.pins.empty() ? "clear pins" : "set " + std::to_string(e.pins.size()) + " pins";
@@ -612,19 +612,19 @@ std::string describe(const Edit& edit) {
     std::string operator()(const SetToggle& e) const {
       return std::string(to_string(e.which)) + (e.on ? " on" : " off");
     }
-    std::string operator()(const SetTemperature& e) const { return "temperature = " + num(e.value); }
+    std::string operator()(const SetTemperature& e) const { return "temperature = " + edit_value_text(e.value); }
     std::string operator()(const SetSoftcap& e) const {
-      return e.value > 0.0f ? "soft-cap = " + num(e.value) : std::string("soft-cap off");
+      return e.value > 0.0f ? "soft-cap = " + edit_value_text(e.value) : std::string("soft-cap off");
     }
     std::string operator()(const SetQkNorm& e) const {
       if (!e.value.on()) return "q/k norm off";
       return std::string("q/k norm ") + (e.value.scope == QkNormScope::PerHead ? "per head" : "over the whole row") +
-             ", ε = " + num(e.value.eps);
+             ", ε = " + edit_value_text(e.value.eps);
     }
     std::string operator()(const SetRope& e) const {
       if (!e.value.on) return "RoPE off";
-      return "RoPE θ = " + num(e.value.theta) + ", pairs " + to_string(e.value.pairs) +
-             (e.value.scaling == RopeScaling::None ? "" : std::string(", ") + to_string(e.value.scaling) + " scaling ×" + num(e.value.factor));
+      return "RoPE θ = " + edit_value_text(e.value.theta) + ", pairs " + to_string(e.value.pairs) +
+             (e.value.scaling == RopeScaling::None ? "" : std::string(", ") + to_string(e.value.scaling) + " scaling ×" + edit_value_text(e.value.factor));
     }
     std::string operator()(const SetTokenLabel& e) const {
       return (e.key ? "key token " : "token ") + std::to_string(e.index) + " = \"" + e.label + "\"";
