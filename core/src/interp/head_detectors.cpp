@@ -69,7 +69,11 @@ std::vector<double> HeadDetector::scores(const Matrix& weights) const {
   if (weights.rows() != T_ || weights.cols() != T_)
     throw std::invalid_argument("HeadDetector::scores: expected " + std::to_string(T_) + " × " + std::to_string(T_) +
                                 " weights, found " + std::to_string(weights.rows()) + " × " + std::to_string(weights.cols()));
-  const double all = weights.cast<double>().sum();
+  // Summed in double where the weights are: a double copy of every head's
+  // T × T weights doubled the scoring's memory traffic as a session opens.
+  double all = 0.0;
+  const float* w = weights.data();
+  for (Eigen::Index i = 0; i < weights.size(); ++i) all += static_cast<double>(w[i]);
   std::vector<double> out;
   for (const auto& on : cells_) {
     double hit = 0.0;
