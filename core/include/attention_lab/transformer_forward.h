@@ -7,6 +7,7 @@
 #include "attention_lab/scenario.h"
 #include "attention_lab/transformer_model.h"
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,6 +43,23 @@ struct AttentionDetail {
   bool weights_only = false;  // set before the call: fill only `weights` (the overview)
 };
 
+// Interventions inside one layer, for ablation and activation patching, and
+// a way to read what they act on (TransformerLens's hook points). Every one is
+// optional.
+struct LayerHooks {
+  // Per query head (q) or per K/V head (k, v): a T × d_head block used in
+  // place of the computed one, after the biases and any q/k norm, before RoPE
+  // (hook_q, hook_k, hook_v). Empty, or null entries: computed.
+  std::vector<const Matrix*> q, k, v;
+  // Per query head: a T × T pattern used in place of the softmax (hook_pattern).
+  std::vector<const Matrix*> pattern;
+  // Called with the heads' contexts side by side (T × heads·d_head, before
+  // W_o: hook_z), with what the attention adds to the residual stream
+  // (T × d_model, after any post-norm and residual scale: hook_attn_out) and
+  // with what the MLP adds (hook_mlp_out). Each may change it in place.
+  std::function<void(Matrix&)> z, attn_out, mlp_out;
+};
+
 // What layer `layer`'s attention reads from its input x: x normed by the
 // layer's first norm, or x itself where the norms come after (OLMo-2).
 Matrix attention_input(const TransformerModel& model, int layer, const Matrix& x);
@@ -59,11 +77,21 @@ Matrix mlp(const TransformerModel& model, int layer, const Matrix& normed, Matri
 
 // The rest of a layer once its attention output is known: (the post-attention
 // norm,) the residual sum, then norm2 → MLP (→ post-MLP norm) → residual.
-// Returns the layer's output.
-Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out);
+// Returns the layer's output. `hooks` (attn_out, mlp_out) may read or change
+// what each sum adds.
+Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out,
+                    const LayerHooks* hooks = nullptr);
 
 // A whole layer: input → output.
 Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input);
+
+// A whole layer with interventions; `detail` (if given) receives the
+// attention's intermediates as they were used (after any replacement).
+// With no hook set it computes what run_layer computes, up to the order of
+// the residual sums' float additions — and always in the same order, hooks
+// set or not, so a hook that changes nothing changes no bit.
+Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input, const LayerHooks& hooks,
+                 AttentionDetail* detail = nullptr);
 
 // final norm → lm_head for the rows [first, first + count) of the last layer's output.
 Matrix logits(const TransformerModel& model, const Matrix& last_output, int first, int count);

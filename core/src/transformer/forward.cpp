@@ -160,7 +160,14 @@ void activate(Activation a, Matrix& m) {
 namespace {
 
 // The heads' contexts side by side (T × heads·d_head), before W_o.
-Matrix attention_context(const TransformerModel& model, int layer, const Matrix& normed, AttentionDetail* detail) {
+// Puts hooks' replacement blocks (per head, T × d_head) in place of m's.
+void replace_heads(Eigen::Map<Matrix, 0, Eigen::OuterStride<>>& m, const std::vector<const Matrix*>& by_head, int d_head) {
+  for (std::size_t h = 0; h < by_head.size(); ++h)
+    if (by_head[h]) m.middleCols(static_cast<Eigen::Index>(h) * d_head, d_head) = *by_head[h];
+}
+
+Matrix attention_context(const TransformerModel& model, int layer, const Matrix& normed, AttentionDetail* detail,
+                         const LayerHooks* hooks = nullptr) {
   const ModelConfig& c = model.config;
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   const Eigen::Index T = normed.rows();
@@ -188,6 +195,11 @@ Matrix attention_context(const TransformerModel& model, int layer, const Matrix&
   if (c.qk_norm != QkNormScope::Off) {
     apply_qk_norm(q, c.heads, c.d_head, L.q_norm, c.qk_norm);
     apply_qk_norm(k, c.kv_heads, c.d_head, L.k_norm, c.qk_norm);
+  }
+  if (hooks) {
+    replace_heads(q, hooks->q, c.d_head);
+    replace_heads(k, hooks->k, c.d_head);
+    replace_heads(v, hooks->v, c.d_head);
   }
   if (all) {
     detail->q = q;
@@ -252,6 +264,8 @@ Matrix attention_context(const TransformerModel& model, int layer, const Matrix&
         wrow.segment(a, n) *= 1.0f / wrow.segment(a, n).sum();
         wrow.head(a).setZero();
         wrow.tail(after).setZero();
+        if (hooks && static_cast<std::size_t>(h) < hooks->pattern.size() && hooks->pattern[static_cast<std::size_t>(h)])
+          wrow = hooks->pattern[static_cast<std::size_t>(h)]->block(query, lo, 1, keys);
         if (all) {
           if (cap <= 0.0f) srow.segment(a, n) *= scale;
           srow.head(a).setConstant(neg_inf);
@@ -297,10 +311,16 @@ Matrix residual_term(const TransformerModel& model, Matrix term) {
 
 // x += mlp(norm2(x)): the down projection adds itself to the residual stream.
 // With post-norms: x += post_mlp(mlp(x)) (norm2 too where the layer has both).
-void add_mlp(const TransformerModel& model, int layer, Matrix& x) {
+void add_mlp(const TransformerModel& model, int layer, Matrix& x, const LayerHooks* hooks = nullptr) {
   const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
   const ModelConfig& c = model.config;
   const Matrix hidden = mlp_hidden(model, layer, c.pre_norms ? normalize(L.norm2, x) : x);
+  if (hooks) {  // the term on its own, so a hooked run sums the same way with or without a hook set
+    Matrix term = residual_term(model, c.post_norms ? normalize(L.post_mlp, L.down.apply(hidden)) : L.down.apply(hidden));
+    if (hooks->mlp_out) hooks->mlp_out(term);
+    x += term;
+    return;
+  }
   if (c.post_norms || c.residual_scale != 1.0f) {
     x += residual_term(model, c.post_norms ? normalize(L.post_mlp, L.down.apply(hidden)) : L.down.apply(hidden));
     return;
@@ -324,18 +344,29 @@ Matrix attention_input(const TransformerModel& model, int layer, const Matrix& x
   return model.config.pre_norms ? normalize(model.layers[static_cast<std::size_t>(layer)].norm1, x) : x;
 }
 
-Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out) {
+Matrix finish_layer(const TransformerModel& model, int layer, const Matrix& input, const Matrix& attention_out,
+                    const LayerHooks* hooks) {
+  const bool hook_attention = hooks && hooks->attn_out;
   if (model.config.parallel_residual) {  // GPT-NeoX: (mlp + attention) + x, in torch's order
     const TransformerLayer& L = model.layers[static_cast<std::size_t>(layer)];
     Matrix m = L.down.apply(mlp_hidden(model, layer, normalize(L.norm2, input)));
-    m += attention_out;
+    if (hooks && hooks->mlp_out) hooks->mlp_out(m);
+    if (hook_attention) {
+      Matrix a = attention_out;
+      hooks->attn_out(a);
+      m += a;
+    } else {
+      m += attention_out;
+    }
     m += input;
     return m;
   }
-  Matrix x = input + residual_term(model, model.config.post_norms
-                                              ? normalize(model.layers[static_cast<std::size_t>(layer)].post_attn, attention_out)
-                                              : attention_out);
-  add_mlp(model, layer, x);
+  Matrix term = residual_term(model, model.config.post_norms
+                                         ? normalize(model.layers[static_cast<std::size_t>(layer)].post_attn, attention_out)
+                                         : attention_out);
+  if (hook_attention) hooks->attn_out(term);
+  Matrix x = input + term;
+  add_mlp(model, layer, x, hooks);
   return x;
 }
 
@@ -349,6 +380,16 @@ Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input) 
   L.o.add_to(context, x);
   add_mlp(model, layer, x);
   return x;
+}
+
+Matrix run_layer(const TransformerModel& model, int layer, const Matrix& input, const LayerHooks& hooks,
+                 AttentionDetail* detail) {
+  Matrix context = attention_context(model, layer, attention_input(model, layer, input), detail, &hooks);
+  if (hooks.z) {
+    hooks.z(context);
+    if (detail && !detail->weights_only) detail->context = context;
+  }
+  return finish_layer(model, layer, input, model.layers[static_cast<std::size_t>(layer)].o.apply(context), &hooks);
 }
 
 Matrix logits(const TransformerModel& model, const Matrix& last_output, int first, int count) {
