@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "bench.h"
+#include "interp_commands.h"
 #include "model_commands.h"
 
 #include "attention_lab/engine.h"
@@ -60,6 +61,25 @@ SmolLM, SmolLM3):
                                                           layer: the residual stream through the final
                                                           norm and the unembedding (default: the last
                                                           row, k = 5)
+  attention-lab-cli ablate --model MODEL (--text TEXT | --ids I,J,…) --ablate SPEC[,SPEC…]
+      [--k K] [--json | --csv]                            the last row's predictions with heads
+                                                          (L3H1), attention (L3.attn) or MLPs
+                                                          (L3.mlp) ablated; @P: position P only;
+                                                          :mean: their mean over the positions
+  attention-lab-cli patch --model MODEL (--clean TEXT | --clean-ids I,…) (--corrupted TEXT |
+      --corrupted-ids I,…) [--answer TEXT | --answer-id N] [--wrong TEXT | --wrong-id N]
+      [--metric logit_diff|prob] [--kind KIND[,KIND…]|all] [--json | --csv]
+                                                          activation patching, clean into corrupted:
+                                                          KIND resid_pre (default), attn_out, mlp_out
+                                                          (layer × position), z, q, k, v, pattern
+                                                          (layer × head), z_by_position; 0 =
+                                                          corrupted, 1 = clean; answers default to
+                                                          each prompt's predicted next token
+  attention-lab-cli attribute --model MODEL (--text TEXT | --ids I,J,…) [--row R]
+      [--token TEXT | --token-id N] [--minus TEXT | --minus-id N] [--json | --csv]
+                                                          direct logit attribution: each head's,
+                                                          attention bias's and MLP's share of the
+                                                          token's logit (default: the predicted one)
   Without a BPE tokenizer, TEXT is vocabulary strings or token ids separated by spaces.
 
   attention-lab-cli --help | --version
@@ -242,6 +262,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "generate") return cmd_generate(rest, out, err);
   if (cmd == "detect-heads") return cmd_detect_heads(rest, out, err);
   if (cmd == "logit-lens") return cmd_logit_lens(rest, out, err);
+  if (cmd == "ablate") return cmd_ablate(rest, out, err);
+  if (cmd == "patch") return cmd_patch(rest, out, err);
+  if (cmd == "attribute") return cmd_attribute(rest, out, err);
   if (cmd == "extract") return cmd_extract(rest, out, err);
   if (cmd == "trace" && names_a_model(rest)) return cmd_trace_model(rest, out, err);
   Args a;

@@ -1,10 +1,9 @@
 #include "model_commands.h"
 
 #include "cli.h"
+#include "model_args.h"
 
 #include "attention_lab/engine.h"
-#include "attention_lab/head_detectors.h"
-#include "attention_lab/logit_lens.h"
 #include "attention_lab/json_text.h"
 #include "attention_lab/scenario_io.h"
 #include "attention_lab/tokenizer.h"
@@ -27,50 +26,6 @@ using json_text::quote;
 // last row (1024 rows × GPT-2's 50257 would be 200 MB of text).
 constexpr int kAllLogitsUpToVocab = 4096;
 
-struct ModelArgs {
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> values;  // --model, --text, --ids, --layer, --n, -o
-  std::map<std::string, bool> flags;          // --json, --all-logits
-};
-
-int fail(std::ostream& err, const std::string& msg) {
-  err << "attention-lab-cli: " << msg << '\n';
-  return kExitBadInput;
-}
-
-// Parses options; those in `valued` take a value, those in `flags` do not.
-std::string parse(const std::vector<std::string>& args, const std::vector<std::string>& valued,
-                  const std::vector<std::string>& flags, ModelArgs& out) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    if (a == "--output") a = "-o";
-    if (std::find(valued.begin(), valued.end(), a) != valued.end()) {
-      if (i + 1 >= args.size()) return a + ": expected a value after it";
-      out.values[a] = args[++i];
-    } else if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
-      out.flags[a] = true;
-    } else if (a.size() > 1 && a[0] == '-') {
-      return "unknown option '" + a + "'";
-    } else {
-      out.positional.push_back(a);
-    }
-  }
-  return {};
-}
-
-// A number in its shortest round-trip form ("10000", "1e-05").
-std::string shortest(double v) {
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
-}
-// A float in its shortest round-trip form as a float ("0.22", not 0.2199999988…).
-std::string shortest(float v) {
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
-}
-
 // ", llama3 scaling ×32 (low 1, high 4, original context 64)", or nothing.
 std::string rope_scaling_text(const Rope& r) {
   switch (r.scaling) {
@@ -82,99 +37,6 @@ std::string rope_scaling_text(const Rope& r) {
              std::to_string(r.original_max_positions) + ")";
   }
   return {};
-}
-
-bool parse_int(const std::string& text, int lo, int hi, int& out) {
-  int v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) return false;
-  out = v;
-  return true;
-}
-
-struct Opened {
-  std::shared_ptr<const TransformerModel> model;
-  std::shared_ptr<const Tokenizer> tokenizer;
-  std::string error;
-};
-
-Opened open_model(const std::string& path, ModelParts parts = ModelParts::Everything) {
-  Opened o;
-  LoadedModel m = load_model(path, {}, parts);
-  if (!m.model) {
-    o.error = m.error;
-    return o;
-  }
-  o.model = m.model;
-  const auto folder = std::filesystem::is_directory(path) ? std::filesystem::path(path)
-                                                          : std::filesystem::path(path).parent_path();
-  o.tokenizer = Tokenizer::load(folder.empty() ? "." : folder, o.model->config.vocab, o.error);
-  return o;
-}
-
-// The ids from --text or --ids (exactly one of them), checked against the model.
-Encoded input_ids(const ModelArgs& a, const Opened& o) {
-  const bool text = a.values.count("--text") != 0, ids = a.values.count("--ids") != 0;
-  Encoded e;
-  if (text == ids) {
-    e.error = "expected --text TEXT or --ids I,J,… (one of them)";
-    return e;
-  }
-  e = text ? o.tokenizer->encode(a.values.at("--text")) : o.tokenizer->parse_ids(a.values.at("--ids"));
-  if (e.error.empty()) {
-    if (std::string problem = check_ids(o.model->config, e.ids); !problem.empty()) {
-      e.ids.clear();
-      e.error = problem;
-    }
-  }
-  if (!e.error.empty()) e.error = (text ? "--text: " : "--ids: ") + e.error;
-  return e;
-}
-
-void write_ints(std::ostream& out, const std::vector<int>& v) {
-  out << '[';
-  for (std::size_t i = 0; i < v.size(); ++i) out << (i ? ", " : "") << v[i];
-  out << ']';
-}
-
-void write_tokens(std::ostream& out, const Tokenizer& t, const std::vector<int>& ids) {
-  out << '[';
-  for (std::size_t i = 0; i < ids.size(); ++i) out << (i ? ", " : "") << quote(t.token_text(ids[i]));
-  out << ']';
-}
-
-int emit_text(const std::string& text, const ModelArgs& a, std::ostream& out, std::ostream& err) {
-  const auto it = a.values.find("-o");
-  if (it == a.values.end() || it->second == "-") {
-    out << text;
-    return kExitOk;
-  }
-  if (auto e = write_file_atomically(it->second, text); !e.empty()) {
-    err << "attention-lab-cli: " << e << '\n';
-    return kExitFailure;
-  }
-  return kExitOk;
-}
-
-// Opens --model and reads the input ids; returns a non-zero status on failure.
-int prepare(const std::string& cmd, const ModelArgs& a, Opened& o, Encoded& ids, std::ostream& err) {
-  if (!a.positional.empty()) return fail(err, cmd + ": unexpected argument '" + a.positional[0] + "' (see --help)");
-  const auto model = a.values.find("--model");
-  if (model == a.values.end()) return fail(err, cmd + ": expected --model MODEL (see --help)");
-  o = open_model(model->second);
-  if (!o.error.empty()) return fail(err, o.error);
-  ids = input_ids(a, o);
-  if (!ids.error.empty()) return fail(err, cmd + ": " + ids.error);
-  return kExitOk;
-}
-
-// --layer L, default 0.
-int read_layer(const std::string& cmd, const ModelArgs& a, const ModelConfig& c, int& layer, std::ostream& err) {
-  layer = 0;
-  const auto it = a.values.find("--layer");
-  if (it != a.values.end() && !parse_int(it->second, 0, c.layers - 1, layer))
-    return fail(err, cmd + ": --layer: expected 0 to " + std::to_string(c.layers - 1) + ", found '" + it->second + "'");
-  return kExitOk;
 }
 
 }  // namespace
@@ -357,121 +219,6 @@ int cmd_extract(const std::vector<std::string>& args, std::ostream& out, std::os
                                     o.tokenizer->labels(ids.ids));
   if (!ls.error.empty()) return fail(err, "extract: " + ls.error);
   return emit_text(scenario_to_json(ls.scenario), a, out, err);
-}
-
-// Every head's previous-token, duplicate-token and induction scores.
-int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--repeat", "--seed", "-o"}, {"--json"}, a); !e.empty())
-    return fail(err, "detect-heads: " + e + " (see --help)");
-  if (!a.positional.empty()) return fail(err, "detect-heads: unexpected argument '" + a.positional[0] + "' (see --help)");
-  const auto model = a.values.find("--model");
-  if (model == a.values.end()) return fail(err, "detect-heads: expected --model MODEL (see --help)");
-  const bool repeat = a.values.count("--repeat") != 0;
-  if (repeat + a.values.count("--text") + a.values.count("--ids") != 1)
-    return fail(err, "detect-heads: expected one of --text TEXT, --ids I,J,… or --repeat N");
-  if (a.values.count("--seed") && !repeat) return fail(err, "detect-heads: --seed goes with --repeat N");
-  const Opened o = open_model(model->second);
-  if (!o.error.empty()) return fail(err, o.error);
-  Encoded input;
-  if (repeat) {
-    int n = 0, seed = 1;
-    const int most = std::max(1, o.model->config.learned_positions() ? o.model->config.max_positions / 2 : 4096);
-    if (!parse_int(a.values.at("--repeat"), 1, most, n))
-      return fail(err, "detect-heads: --repeat: expected a length from 1 to " + std::to_string(most) +
-                           " (the sequence is twice as long), found '" + a.values.at("--repeat") + "'");
-    if (a.values.count("--seed") && !parse_int(a.values.at("--seed"), 0, 1 << 30, seed))
-      return fail(err, "detect-heads: --seed: expected 0 to 1073741824, found '" + a.values.at("--seed") + "'");
-    input.ids = repeated_random_tokens(o.model->config.vocab, n, static_cast<std::uint64_t>(seed));
-  } else {
-    input = input_ids(a, o);
-    if (!input.error.empty()) return fail(err, "detect-heads: " + input.error);
-  }
-  if (input.ids.size() < 2) return fail(err, "detect-heads: expected at least 2 tokens, found " + std::to_string(input.ids.size()));
-  const HeadScores scores = detect_heads(*o.model, input.ids);
-  const ModelConfig& c = o.model->config;
-  std::ostringstream s;
-  if (a.flags.count("--json")) {
-    s << "{\"ids\": ";
-    write_ints(s, input.ids);
-    s << ", \"tokens\": ";
-    write_tokens(s, *o.tokenizer, input.ids);
-    s << ", \"layers\": " << c.layers << ", \"heads\": " << c.heads << ", \"scores\": {";
-    for (const HeadKind kind : kHeadKinds) {
-      s << (kind == kHeadKinds[0] ? "" : ", ") << quote(to_string(kind)) << ": [";
-      for (int l = 0; l < c.layers; ++l) {
-        s << (l ? ", " : "") << '[';
-        for (int h = 0; h < c.heads; ++h) s << (h ? ", " : "") << shortest(static_cast<double>(scores.of(kind)(l, h)));
-        s << ']';
-      }
-      s << ']';
-    }
-    s << "}}\n";
-  } else {
-    s << "head scores (TransformerLens's detect_head, \"mul\"): the share of each head's attention on the positions\n"
-      << "the pattern names, over " << input.ids.size() << " tokens" << (repeat ? " (random, then repeated)" : "") << '\n';
-    for (const HeadKind kind : kHeadKinds) {
-      const Matrix& m = scores.of(kind);
-      s << '\n' << to_string(kind) << " (layer × head):\n        ";
-      for (int h = 0; h < c.heads; ++h) s << std::setw(6) << ("h" + std::to_string(h));
-      s << '\n';
-      for (int l = 0; l < c.layers; ++l) {
-        s << std::setw(8) << std::left << ("  L" + std::to_string(l)) << std::right;
-        for (int h = 0; h < c.heads; ++h) s << std::setw(6) << std::fixed << std::setprecision(2) << m(l, h);
-        s << '\n';
-      }
-      Eigen::Index bl = 0, bh = 0;
-      m.maxCoeff(&bl, &bh);
-      s << "  most: layer " << bl << ", head " << bh << " (" << std::setprecision(3) << m(bl, bh) << ")\n";
-    }
-  }
-  return emit_text(s.str(), a, out, err);
-}
-
-// What the model would predict after each layer (the logit lens).
-int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--row", "--k", "-o"}, {"--json"}, a); !e.empty())
-    return fail(err, "logit-lens: " + e + " (see --help)");
-  Opened o;
-  Encoded input;
-  if (int status = prepare("logit-lens", a, o, input, err); status != kExitOk) return status;
-  const int T = static_cast<int>(input.ids.size());
-  int row = T - 1, k = 5;
-  if (const auto it = a.values.find("--row"); it != a.values.end() && !parse_int(it->second, 0, T - 1, row))
-    return fail(err, "logit-lens: --row: expected 0 to " + std::to_string(T - 1) + " (the text's tokens), found '" +
-                         it->second + "'");
-  if (const auto it = a.values.find("--k"); it != a.values.end() && !parse_int(it->second, 1, o.model->config.vocab, k))
-    return fail(err, "logit-lens: --k: expected 1 to " + std::to_string(o.model->config.vocab) + ", found '" + it->second + "'");
-  const std::vector<LensLayer> lens = logit_lens(*o.model, input.ids, row, k);
-  const Tokenizer& t = *o.tokenizer;
-  std::ostringstream s;
-  if (a.flags.count("--json")) {
-    s << "{\"ids\": ";
-    write_ints(s, input.ids);
-    s << ", \"row\": " << row << ", \"token\": " << quote(t.token_text(input.ids[static_cast<std::size_t>(row)]))
-      << ", \"layers\": [";
-    for (std::size_t l = 0; l < lens.size(); ++l) {
-      s << (l ? ", " : "") << "{\"after\": " << lens[l].after << ", \"top\": [";
-      for (std::size_t i = 0; i < lens[l].top.size(); ++i) {
-        const LensPrediction& p = lens[l].top[i];
-        s << (i ? ", " : "") << "{\"id\": " << p.id << ", \"token\": " << quote(t.token_text(p.id))
-          << ", \"logit\": " << shortest(p.logit) << ", \"p\": " << shortest(p.probability) << "}";
-      }
-      s << "]}";
-    }
-    s << "]}\n";
-  } else {
-    s << "the next token after '" << t.label(input.ids[static_cast<std::size_t>(row)]) << "' (" << row
-      << "), read from the residual stream after each layer through the final norm and the unembedding\n";
-    for (const LensLayer& l : lens) {
-      s << (l.after == 0 ? std::string("embeddings") : "layer " + std::to_string(l.after - 1)) << ':';
-      for (const LensPrediction& p : l.top)
-        s << "  '" << t.label(p.id) << "' " << std::fixed << std::setprecision(3) << p.probability;
-      s << '\n';
-    }
-  }
-  return emit_text(s.str(), a, out, err);
 }
 
 }  // namespace attention_lab::cli

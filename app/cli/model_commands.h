@@ -1,6 +1,6 @@
 #pragma once
 // The commands that work on a checkpoint: model-info, tokenize, trace --model,
-// generate, extract, detect-heads, logit-lens. Each returns an exit status (cli.h).
+// generate, extract (interp_commands.h: the interpretability ones). Each returns an exit status (cli.h).
 
 #include <ostream>
 #include <string>
@@ -14,8 +14,6 @@ int cmd_tokenize(const std::vector<std::string>& args, std::ostream& out, std::o
 int cmd_trace_model(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int cmd_generate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int cmd_extract(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // True when a trace command names a model (trace --model …) rather than a scenario.
 bool names_a_model(const std::vector<std::string>& args);

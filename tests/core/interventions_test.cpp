@@ -97,11 +97,11 @@ TEST_P(Interventions, AblationsChangeTheLogitsAsTheReference) {
     const std::vector<LayerHooks> hooks = ablation_hooks(m.config, std::span<const Ablation>(&ab, 1), means);
     const RunCache ablated = run_with_cache(m, clean, CacheAttention::None, hooks);
     const std::vector<double> ours = watched_logits(ablated);
-    near(ours, a["logits"], describe(ab));
+    near(ours, a["logits"], to_spec(ab));
     // It changed something (each case was chosen to).
     double moved = 0.0;
     for (std::size_t i = 0; i < ours.size(); ++i) moved = std::max(moved, std::abs(ours[i] - c_.ref["unablated"][i].get<double>()));
-    EXPECT_GT(moved, 1e-3) << describe(ab);
+    EXPECT_GT(moved, 1e-3) << to_spec(ab);
   }
 }
 
@@ -179,15 +179,20 @@ INSTANTIATE_TEST_SUITE_P(RealCheckpoints, Interventions, ::testing::Values("kjv-
                            return s;
                          });
 
-// Every committed fixture shape (biases, tied heads, windows, q/k norms,
-// parallel residuals, BF16): hooks that change nothing leave every layer as
+// Every committed fixture shape and every transformers-written one (biases,
+// tied heads, windows, q/k norms, parallel residuals, post-norms, BF16): hooks that change nothing leave every layer as
 // the plain forward computes it, and the attribution sums to the logit.
 TEST(InterventionsOnEveryFixture, EmptyHooksAndTheAttributionsSum) {
-  for (const auto& entry : fs::directory_iterator(test::kFixtures)) {
+  int models = 0;
+  std::vector<fs::directory_entry> folders(fs::directory_iterator(test::kFixtures), fs::directory_iterator());
+  if (fs::exists(ATTENTION_LAB_HF_FIXTURES_DIR))  // post-norms, parallel residuals, soft-caps: the transformers-written ones
+    folders.insert(folders.end(), fs::directory_iterator(ATTENTION_LAB_HF_FIXTURES_DIR), fs::directory_iterator());
+  for (const auto& entry : folders) {
     if (!fs::exists(entry.path() / "config.json")) continue;  // a scenario fixture, not a model
     LoadedModel lm = load_model(entry.path());
     ASSERT_TRUE(lm.model) << entry.path() << ": " << lm.error;
     const TransformerModel& m = *lm.model;
+    ++models;
     const ModelForward plain = run_model(m, test::kFixtureIds, 1);
     const RunCache run = run_with_cache(m, test::kFixtureIds, CacheAttention::Everything);
     for (std::size_t l = 0; l < plain.residual.size(); ++l)
@@ -204,6 +209,7 @@ TEST(InterventionsOnEveryFixture, EmptyHooksAndTheAttributionsSum) {
       EXPECT_NEAR(a.logit, z(1) - z(2), 1e-4 * std::max(1.0, std::abs(a.logit))) << entry.path();
     }
   }
+  EXPECT_GE(models, 9);
 }
 
 TEST(InterventionsBadInput, NamedAndRefused) {
@@ -226,6 +232,17 @@ TEST(InterventionsBadInput, NamedAndRefused) {
   EXPECT_NE(check(ab, c, 4).find("position 4"), std::string::npos);
   PatchKind k{};
   EXPECT_FALSE(parse_patch_kind("hook_z", k));
+  // Specs read back what to_spec writes; anything else is named.
+  for (const char* spec : {"L3H1", "L0.attn", "L2.mlp@5:mean", "L1H0@0", "L12H11:mean"}) {
+    Ablation parsed;
+    EXPECT_EQ(parse_ablation(spec, parsed), "") << spec;
+    EXPECT_EQ(to_spec(parsed), spec);
+  }
+  Ablation parsed;
+  EXPECT_EQ(parse_ablation("L3H1:zero", parsed), "");
+  EXPECT_EQ(to_spec(parsed), "L3H1");
+  for (const char* bad : {"", "L", "3H1", "L3", "L3H", "L3.att", "L3H1@", "L3H1:avg", "L3H1 ", "L99999999999H1"})
+    EXPECT_NE(parse_ablation(bad, parsed).find("expected L<layer>H<head>"), std::string::npos) << bad;
   // Same prompts: nothing to normalise by.
   const PatchSweep s = patch_sweep(*lm.model, a, a, PatchKind::AttnOut, {PatchMetric::LogitDiff, 1, 2});
   EXPECT_TRUE(std::isnan(s.normalised()(0, 0)));

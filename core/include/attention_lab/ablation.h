@@ -29,8 +29,12 @@ struct Ablation {
   friend bool operator==(const Ablation&, const Ablation&) = default;
 };
 
-// "L3H1 zero", "L2 MLP mean at 5": the ablation in a few words.
-std::string describe(const Ablation& a);
+// The ablation as a spec: L3H1 (head 1 of layer 3), L3.attn (the layer's
+// attention output), L3.mlp; then @P for position P only, and :mean for mean
+// ablation (:zero, the default, is left out). "L3H1", "L2.mlp@5:mean".
+std::string to_spec(const Ablation& a);
+// Reads a spec as to_spec writes it; "" or what is wrong with it.
+std::string parse_ablation(const std::string& spec, Ablation& out);
 
 // "" when the ablation names a layer, head and position the model and a
 // sequence of T tokens have; else which one, expected and found.

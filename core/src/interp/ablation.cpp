@@ -13,16 +13,60 @@ const char* to_string(AblationTarget target) {
 
 const char* to_string(AblationMode mode) { return mode == AblationMode::Zero ? "zero" : "mean"; }
 
-std::string describe(const Ablation& a) {
+std::string to_spec(const Ablation& a) {
   std::string s = "L" + std::to_string(a.layer);
   switch (a.target) {
     case AblationTarget::Head: s += "H" + std::to_string(a.head); break;
-    case AblationTarget::Attention: s += " attention"; break;
-    case AblationTarget::Mlp: s += " MLP"; break;
+    case AblationTarget::Attention: s += ".attn"; break;
+    case AblationTarget::Mlp: s += ".mlp"; break;
   }
-  s += std::string(" ") + to_string(a.mode);
-  if (a.position >= 0) s += " at " + std::to_string(a.position);
+  if (a.position >= 0) s += "@" + std::to_string(a.position);
+  if (a.mode == AblationMode::Mean) s += ":mean";
   return s;
+}
+
+namespace {
+
+// Digits at s[i…], as an int (no sign, at most 9 digits); false when none.
+bool read_number(const std::string& s, std::size_t& i, int& out) {
+  const std::size_t start = i;
+  long v = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i - start < 9) v = v * 10 + (s[i++] - '0');
+  out = static_cast<int>(v);
+  return i > start;
+}
+
+}  // namespace
+
+std::string parse_ablation(const std::string& spec, Ablation& out) {
+  const std::string expected = "'" + spec + "': expected L<layer>H<head>, L<layer>.attn or L<layer>.mlp, then "
+                               "optionally @<position> and :mean or :zero (e.g. L3H1, L2.mlp@5:mean)";
+  Ablation a;
+  std::size_t i = 0;
+  if (spec.empty() || spec[i++] != 'L' || !read_number(spec, i, a.layer)) return expected;
+  if (spec.compare(i, 5, ".attn") == 0) {
+    a.target = AblationTarget::Attention;
+    i += 5;
+  } else if (spec.compare(i, 4, ".mlp") == 0) {
+    a.target = AblationTarget::Mlp;
+    i += 4;
+  } else if (i < spec.size() && spec[i] == 'H') {
+    ++i;
+    if (!read_number(spec, i, a.head)) return expected;
+  } else {
+    return expected;
+  }
+  if (i < spec.size() && spec[i] == '@') {
+    ++i;
+    if (!read_number(spec, i, a.position)) return expected;
+  }
+  if (spec.compare(i, std::string::npos, ":mean") == 0) {
+    a.mode = AblationMode::Mean;
+  } else if (i != spec.size() && spec.compare(i, std::string::npos, ":zero") != 0) {
+    return expected;
+  }
+  out = a;
+  return {};
 }
 
 std::string check(const Ablation& a, const ModelConfig& c, int T) {

@@ -1,0 +1,525 @@
+#include "interp_commands.h"
+
+#include "cli.h"
+#include "model_args.h"
+
+#include "attention_lab/ablation.h"
+#include "attention_lab/activation_patching.h"
+#include "attention_lab/head_detectors.h"
+#include "attention_lab/logit_attribution.h"
+#include "attention_lab/json_text.h"
+#include "attention_lab/logit_lens.h"
+#include "attention_lab/transformer_forward.h"
+
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <numeric>
+#include <sstream>
+
+namespace attention_lab::cli {
+
+using json_text::quote;
+
+namespace {
+
+// One token named by --NAME TEXT (which must tokenize to exactly one token)
+// or --NAME-id N. `given` is false when neither was.
+struct TokenChoice {
+  int id = -1;
+  bool given = false;
+  std::string error;
+};
+TokenChoice token_option(const ModelArgs& a, const Opened& o, const std::string& name) {
+  TokenChoice t;
+  const auto text = a.values.find(name), id = a.values.find(name + "-id");
+  if (text != a.values.end() && id != a.values.end()) {
+    t.error = name + " and " + name + "-id: expected one of them";
+    return t;
+  }
+  t.given = text != a.values.end() || id != a.values.end();
+  if (id != a.values.end()) {
+    if (!parse_int(id->second, 0, o.model->config.vocab - 1, t.id))
+      t.error = name + "-id: expected 0 to " + std::to_string(o.model->config.vocab - 1) + ", found '" + id->second + "'";
+  } else if (text != a.values.end()) {
+    const Encoded e = o.tokenizer->encode(text->second);
+    if (!e.error.empty()) {
+      t.error = name + ": " + e.error;
+    } else if (e.ids.size() != 1) {
+      std::string pieces;
+      for (const int i : e.ids) pieces += (pieces.empty() ? "'" : ", '") + o.tokenizer->label(i) + "'";
+      t.error = name + " '" + text->second + "' is " + std::to_string(e.ids.size()) + " tokens" +
+                (pieces.empty() ? "" : " (" + pieces + ")") + ": expected one; give " + name + "-id N for a token by its id";
+    } else {
+      t.id = e.ids[0];
+    }
+  }
+  return t;
+}
+
+// The ids of --NAME TEXT or --NAME-ids I,J,… (one of them), checked against the model.
+Encoded prompt_option(const ModelArgs& a, const Opened& o, const std::string& name) {
+  const auto text = a.values.find(name), ids = a.values.find(name + "-ids");
+  Encoded e;
+  if ((text == a.values.end()) == (ids == a.values.end())) {
+    e.error = "expected " + name + " TEXT or " + name + "-ids I,J,… (one of them)";
+    return e;
+  }
+  e = text != a.values.end() ? o.tokenizer->encode(text->second) : o.tokenizer->parse_ids(ids->second);
+  if (e.error.empty()) {
+    if (std::string problem = check_ids(o.model->config, e.ids); !problem.empty()) {
+      e.ids.clear();
+      e.error = problem;
+    }
+  }
+  if (!e.error.empty()) e.error = (text != a.values.end() ? name : name + "-ids") + ": " + e.error;
+  return e;
+}
+
+// Writes a matrix of doubles as nested JSON arrays (NaN as null).
+void write_rows(std::ostream& s, const Eigen::MatrixXd& m) {
+  s << '[';
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    s << (r ? ", " : "") << '[';
+    for (Eigen::Index c = 0; c < m.cols(); ++c) s << (c ? ", " : "") << (std::isfinite(m(r, c)) ? shortest(m(r, c)) : "null");
+    s << ']';
+  }
+  s << ']';
+}
+
+// A CSV field: quoted, with quotes doubled.
+std::string csv(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// The characters of UTF-8 text (a token label's "␣" is one).
+std::size_t shown_width(const std::string& text) {
+  std::size_t shown = 0;
+  for (const char c : text) shown += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return shown;
+}
+
+// `text` right-aligned in `width` characters.
+std::string pad(const std::string& text, std::size_t width) {
+  const std::size_t shown = shown_width(text);
+  return std::string(width > shown ? width - shown : 0, ' ') + text;
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+}  // namespace
+
+// Every head's previous-token, duplicate-token and induction scores.
+int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ModelArgs a;
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--repeat", "--seed", "-o"}, {"--json"}, a); !e.empty())
+    return fail(err, "detect-heads: " + e + " (see --help)");
+  if (!a.positional.empty()) return fail(err, "detect-heads: unexpected argument '" + a.positional[0] + "' (see --help)");
+  const auto model = a.values.find("--model");
+  if (model == a.values.end()) return fail(err, "detect-heads: expected --model MODEL (see --help)");
+  const bool repeat = a.values.count("--repeat") != 0;
+  if (repeat + a.values.count("--text") + a.values.count("--ids") != 1)
+    return fail(err, "detect-heads: expected one of --text TEXT, --ids I,J,… or --repeat N");
+  if (a.values.count("--seed") && !repeat) return fail(err, "detect-heads: --seed goes with --repeat N");
+  const Opened o = open_model(model->second);
+  if (!o.error.empty()) return fail(err, o.error);
+  Encoded input;
+  if (repeat) {
+    int n = 0, seed = 1;
+    const int most = std::max(1, o.model->config.learned_positions() ? o.model->config.max_positions / 2 : 4096);
+    if (!parse_int(a.values.at("--repeat"), 1, most, n))
+      return fail(err, "detect-heads: --repeat: expected a length from 1 to " + std::to_string(most) +
+                           " (the sequence is twice as long), found '" + a.values.at("--repeat") + "'");
+    if (a.values.count("--seed") && !parse_int(a.values.at("--seed"), 0, 1 << 30, seed))
+      return fail(err, "detect-heads: --seed: expected 0 to 1073741824, found '" + a.values.at("--seed") + "'");
+    input.ids = repeated_random_tokens(o.model->config.vocab, n, static_cast<std::uint64_t>(seed));
+  } else {
+    input = input_ids(a, o);
+    if (!input.error.empty()) return fail(err, "detect-heads: " + input.error);
+  }
+  if (input.ids.size() < 2) return fail(err, "detect-heads: expected at least 2 tokens, found " + std::to_string(input.ids.size()));
+  const HeadScores scores = detect_heads(*o.model, input.ids);
+  const ModelConfig& c = o.model->config;
+  std::ostringstream s;
+  if (a.flags.count("--json")) {
+    s << "{\"ids\": ";
+    write_ints(s, input.ids);
+    s << ", \"tokens\": ";
+    write_tokens(s, *o.tokenizer, input.ids);
+    s << ", \"layers\": " << c.layers << ", \"heads\": " << c.heads << ", \"scores\": {";
+    for (const HeadKind kind : kHeadKinds) {
+      s << (kind == kHeadKinds[0] ? "" : ", ") << quote(to_string(kind)) << ": [";
+      for (int l = 0; l < c.layers; ++l) {
+        s << (l ? ", " : "") << '[';
+        for (int h = 0; h < c.heads; ++h) s << (h ? ", " : "") << shortest(static_cast<double>(scores.of(kind)(l, h)));
+        s << ']';
+      }
+      s << ']';
+    }
+    s << "}}\n";
+  } else {
+    s << "head scores (TransformerLens's detect_head, \"mul\"): the share of each head's attention on the positions\n"
+      << "the pattern names, over " << input.ids.size() << " tokens" << (repeat ? " (random, then repeated)" : "") << '\n';
+    for (const HeadKind kind : kHeadKinds) {
+      const Matrix& m = scores.of(kind);
+      s << '\n' << to_string(kind) << " (layer × head):\n        ";
+      for (int h = 0; h < c.heads; ++h) s << std::setw(6) << ("h" + std::to_string(h));
+      s << '\n';
+      for (int l = 0; l < c.layers; ++l) {
+        s << std::setw(8) << std::left << ("  L" + std::to_string(l)) << std::right;
+        for (int h = 0; h < c.heads; ++h) s << std::setw(6) << std::fixed << std::setprecision(2) << m(l, h);
+        s << '\n';
+      }
+      Eigen::Index bl = 0, bh = 0;
+      m.maxCoeff(&bl, &bh);
+      s << "  most: layer " << bl << ", head " << bh << " (" << std::setprecision(3) << m(bl, bh) << ")\n";
+    }
+  }
+  return emit_text(s.str(), a, out, err);
+}
+
+// What the model would predict after each layer (the logit lens).
+int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ModelArgs a;
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--row", "--k", "-o"}, {"--json"}, a); !e.empty())
+    return fail(err, "logit-lens: " + e + " (see --help)");
+  Opened o;
+  Encoded input;
+  if (int status = prepare("logit-lens", a, o, input, err); status != kExitOk) return status;
+  const int T = static_cast<int>(input.ids.size());
+  int row = T - 1, k = 5;
+  if (const auto it = a.values.find("--row"); it != a.values.end() && !parse_int(it->second, 0, T - 1, row))
+    return fail(err, "logit-lens: --row: expected 0 to " + std::to_string(T - 1) + " (the text's tokens), found '" +
+                         it->second + "'");
+  if (const auto it = a.values.find("--k"); it != a.values.end() && !parse_int(it->second, 1, o.model->config.vocab, k))
+    return fail(err, "logit-lens: --k: expected 1 to " + std::to_string(o.model->config.vocab) + ", found '" + it->second + "'");
+  const std::vector<LensLayer> lens = logit_lens(*o.model, input.ids, row, k);
+  const Tokenizer& t = *o.tokenizer;
+  std::ostringstream s;
+  if (a.flags.count("--json")) {
+    s << "{\"ids\": ";
+    write_ints(s, input.ids);
+    s << ", \"row\": " << row << ", \"token\": " << quote(t.token_text(input.ids[static_cast<std::size_t>(row)]))
+      << ", \"layers\": [";
+    for (std::size_t l = 0; l < lens.size(); ++l) {
+      s << (l ? ", " : "") << "{\"after\": " << lens[l].after << ", \"top\": [";
+      for (std::size_t i = 0; i < lens[l].top.size(); ++i) {
+        const LensPrediction& p = lens[l].top[i];
+        s << (i ? ", " : "") << "{\"id\": " << p.id << ", \"token\": " << quote(t.token_text(p.id))
+          << ", \"logit\": " << shortest(p.logit) << ", \"p\": " << shortest(p.probability) << "}";
+      }
+      s << "]}";
+    }
+    s << "]}\n";
+  } else {
+    s << "the next token after '" << t.label(input.ids[static_cast<std::size_t>(row)]) << "' (" << row
+      << "), read from the residual stream after each layer through the final norm and the unembedding\n";
+    for (const LensLayer& l : lens) {
+      s << (l.after == 0 ? std::string("embeddings") : "layer " + std::to_string(l.after - 1)) << ':';
+      for (const LensPrediction& p : l.top)
+        s << "  '" << t.label(p.id) << "' " << std::fixed << std::setprecision(3) << p.probability;
+      s << '\n';
+    }
+  }
+  return emit_text(s.str(), a, out, err);
+}
+
+// The last row's predictions with some parts of the model ablated.
+int cmd_ablate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ModelArgs a;
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--ablate", "--k", "-o"}, {"--json", "--csv"}, a); !e.empty())
+    return fail(err, "ablate: " + e + " (see --help)");
+  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "ablate: --json and --csv: expected one of them");
+  Opened o;
+  Encoded input;
+  if (int status = prepare("ablate", a, o, input, err); status != kExitOk) return status;
+  const ModelConfig& c = o.model->config;
+  const auto specs = a.values.find("--ablate");
+  if (specs == a.values.end()) return fail(err, "ablate: expected --ablate SPEC[,SPEC…] (e.g. L3H1, L2.mlp@5:mean)");
+  std::vector<Ablation> ablations;
+  std::istringstream list(specs->second);
+  for (std::string spec; std::getline(list, spec, ',');) {
+    Ablation ab;
+    if (std::string e = parse_ablation(spec, ab); !e.empty()) return fail(err, "ablate: --ablate " + e);
+    if (std::string e = check(ab, c, static_cast<int>(input.ids.size())); !e.empty())
+      return fail(err, "ablate: --ablate " + spec + ": " + e);
+    ablations.push_back(ab);
+  }
+  if (ablations.empty()) return fail(err, "ablate: --ablate: expected at least one SPEC");
+  int k = 10;
+  if (const auto it = a.values.find("--k"); it != a.values.end() && !parse_int(it->second, 1, c.vocab, k))
+    return fail(err, "ablate: --k: expected 1 to " + std::to_string(c.vocab) + ", found '" + it->second + "'");
+
+  const RunCache clean = run_with_cache(*o.model, input.ids, CacheAttention::None);
+  const ActivationMeans means = activation_means(std::span<const RunCache>(&clean, 1));
+  const RunCache ablated = run_with_cache(*o.model, input.ids, CacheAttention::None, ablation_hooks(c, ablations, means));
+  const int row = static_cast<int>(input.ids.size()) - 1;
+  const RowVector before = row_logits(*o.model, clean.resid.back(), row), after = row_logits(*o.model, ablated.resid.back(), row);
+  const RowVector p0 = next_token_probabilities(before), p1 = next_token_probabilities(after);
+  // The k likeliest tokens before, then those that became likeliest after.
+  const auto top = [&](const RowVector& z) {
+    std::vector<int> order(static_cast<std::size_t>(z.size()));
+    std::iota(order.begin(), order.end(), 0);
+    const auto n = static_cast<std::ptrdiff_t>(std::min<std::size_t>(static_cast<std::size_t>(k), order.size()));
+    std::partial_sort(order.begin(), order.begin() + n, order.end(), [&](int x, int y) { return z(x) != z(y) ? z(x) > z(y) : x < y; });
+    order.resize(static_cast<std::size_t>(n));
+    return order;
+  };
+  std::vector<int> shown = top(before);
+  for (const int id : top(after))
+    if (std::find(shown.begin(), shown.end(), id) == shown.end()) shown.push_back(id);
+  const Tokenizer& t = *o.tokenizer;
+  std::string specs_text;
+  for (const Ablation& ab : ablations) specs_text += (specs_text.empty() ? "" : ",") + to_spec(ab);
+  std::ostringstream s;
+  if (a.flags.count("--json")) {
+    s << "{\"ids\": ";
+    write_ints(s, input.ids);
+    s << ", \"row\": " << row << ", \"ablations\": [";
+    for (std::size_t i = 0; i < ablations.size(); ++i) s << (i ? ", " : "") << quote(to_spec(ablations[i]));
+    s << "], \"top_before\": " << argmax(before) << ", \"top_after\": " << argmax(after) << ", \"tokens\": [";
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      const int id = shown[i];
+      s << (i ? ", " : "") << "{\"id\": " << id << ", \"token\": " << quote(t.token_text(id)) << ", \"logit_before\": "
+        << shortest(before(id)) << ", \"logit_after\": " << shortest(after(id)) << ", \"p_before\": " << shortest(p0(id))
+        << ", \"p_after\": " << shortest(p1(id)) << "}";
+    }
+    s << "]}\n";
+  } else if (a.flags.count("--csv")) {
+    s << "id,token,logit_before,logit_after,p_before,p_after\n";
+    for (const int id : shown)
+      s << id << ',' << csv(t.token_text(id)) << ',' << shortest(before(id)) << ',' << shortest(after(id)) << ','
+        << shortest(p0(id)) << ',' << shortest(p1(id)) << '\n';
+  } else {
+    s << "the next token after '" << t.label(input.ids.back()) << "' (" << row << ") with " << specs_text << " ablated\n"
+      << "  token               p before   p after   logit before → after\n";
+    for (const int id : shown)
+      s << "  " << std::left << std::setw(18) << ("'" + t.label(id) + "'") << std::right << std::setw(10) << fixed(p0(id), 4)
+        << std::setw(10) << fixed(p1(id), 4) << "   " << fixed(before(id), 3) << " → " << fixed(after(id), 3) << '\n';
+  }
+  return emit_text(s.str(), a, out, err);
+}
+
+// Activation patching sweeps from a clean prompt into a corrupted one.
+int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ModelArgs a;
+  if (auto e = parse(args,
+                     {"--model", "--clean", "--clean-ids", "--corrupted", "--corrupted-ids", "--answer", "--answer-id",
+                      "--wrong", "--wrong-id", "--metric", "--kind", "-o"},
+                     {"--json", "--csv"}, a);
+      !e.empty())
+    return fail(err, "patch: " + e + " (see --help)");
+  if (!a.positional.empty()) return fail(err, "patch: unexpected argument '" + a.positional[0] + "' (see --help)");
+  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "patch: --json and --csv: expected one of them");
+  const auto model = a.values.find("--model");
+  if (model == a.values.end()) return fail(err, "patch: expected --model MODEL (see --help)");
+  const Opened o = open_model(model->second);
+  if (!o.error.empty()) return fail(err, o.error);
+  const Encoded clean = prompt_option(a, o, "--clean"), corrupted = prompt_option(a, o, "--corrupted");
+  if (!clean.error.empty()) return fail(err, "patch: " + clean.error);
+  if (!corrupted.error.empty()) return fail(err, "patch: " + corrupted.error);
+  PatchMetric metric;
+  const std::string metric_name = a.values.count("--metric") ? a.values.at("--metric") : "logit_diff";
+  if (metric_name == "prob") metric.kind = PatchMetric::Probability;
+  else if (metric_name != "logit_diff")
+    return fail(err, "patch: --metric: expected logit_diff or prob, found '" + metric_name + "'");
+  std::vector<PatchKind> kinds;
+  const std::string kind_names = a.values.count("--kind") ? a.values.at("--kind") : "resid_pre";
+  std::istringstream list(kind_names);
+  for (std::string name; std::getline(list, name, ',');) {
+    if (name == "all") {
+      kinds.assign(std::begin(kPatchKinds), std::end(kPatchKinds));
+      continue;
+    }
+    PatchKind kind{};
+    if (!parse_patch_kind(name, kind)) {
+      std::string known;
+      for (const PatchKind k : kPatchKinds) known += std::string(known.empty() ? "" : ", ") + to_string(k);
+      return fail(err, "patch: --kind: '" + name + "': expected " + known + " or all");
+    }
+    kinds.push_back(kind);
+  }
+  const TokenChoice answer = token_option(a, o, "--answer"), wrong = token_option(a, o, "--wrong");
+  if (!answer.error.empty()) return fail(err, "patch: " + answer.error);
+  if (!wrong.error.empty()) return fail(err, "patch: " + wrong.error);
+  if (metric.kind == PatchMetric::Probability && wrong.given)
+    return fail(err, "patch: --wrong goes with --metric logit_diff (prob measures the answer alone)");
+  if (clean.ids.size() != corrupted.ids.size())  // before running either: the usual mistake, said plainly
+    return fail(err, "patch: " + check_patching(o.model->config, clean.ids, corrupted.ids, metric));
+  // Unnamed answers: each prompt's own most likely next token.
+  const auto top_of = [&](const std::vector<int>& ids) {
+    return argmax(run_model(*o.model, ids, 1).logits.row(0));
+  };
+  metric.answer = answer.given ? answer.id : top_of(clean.ids);
+  metric.wrong = metric.kind == PatchMetric::Probability ? 0 : wrong.given ? wrong.id : top_of(corrupted.ids);
+  if (std::string e = check_patching(o.model->config, clean.ids, corrupted.ids, metric); !e.empty())
+    return fail(err, "patch: " + e);
+  if (metric.kind == PatchMetric::LogitDiff && metric.answer == metric.wrong)
+    return fail(err, "patch: the answer and the wrong token are both '" + o.tokenizer->label(metric.answer) +
+                         "': the logit difference is 0 on every run (give --answer and --wrong)");
+
+  const Tokenizer& t = *o.tokenizer;
+  std::vector<PatchSweep> sweeps;
+  std::vector<double> seconds;
+  for (const PatchKind kind : kinds) {
+    const auto start = std::chrono::steady_clock::now();
+    sweeps.push_back(patch_sweep(*o.model, clean.ids, corrupted.ids, kind, metric));
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  const std::vector<std::string> labels = t.labels(clean.ids);
+  const auto columns = [](PatchKind k) {
+    return k == PatchKind::ResidPre || k == PatchKind::AttnOut || k == PatchKind::MlpOut ? "position"
+           : k == PatchKind::HeadOutByPosition                                             ? "position×head"
+                                                                                           : "head";
+  };
+  std::ostringstream s;
+  const std::string metric_text = metric.kind == PatchMetric::LogitDiff
+                                      ? "logit['" + t.label(metric.answer) + "'] − logit['" + t.label(metric.wrong) + "']"
+                                      : "p('" + t.label(metric.answer) + "')";
+  if (a.flags.count("--json")) {
+    s << "{\"clean\": {\"ids\": ";
+    write_ints(s, clean.ids);
+    s << ", \"tokens\": ";
+    write_tokens(s, t, clean.ids);
+    s << "}, \"corrupted\": {\"ids\": ";
+    write_ints(s, corrupted.ids);
+    s << ", \"tokens\": ";
+    write_tokens(s, t, corrupted.ids);
+    s << "}, \"metric\": {\"kind\": " << quote(metric_name) << ", \"answer\": " << metric.answer
+      << ", \"answer_token\": " << quote(t.token_text(metric.answer));
+    if (metric.kind == PatchMetric::LogitDiff)
+      s << ", \"wrong\": " << metric.wrong << ", \"wrong_token\": " << quote(t.token_text(metric.wrong));
+    s << ", \"clean\": " << shortest(sweeps[0].clean) << ", \"corrupted\": " << shortest(sweeps[0].corrupted)
+      << "}, \"sweeps\": [";
+    for (std::size_t i = 0; i < sweeps.size(); ++i) {
+      const PatchSweep& w = sweeps[i];
+      s << (i ? ", " : "") << "{\"kind\": " << quote(to_string(w.kind)) << ", \"rows\": \"layer\", \"columns\": "
+        << quote(columns(w.kind)) << ", \"heads\": " << w.heads << ", \"seconds\": " << shortest(seconds[i])
+        << ", \"normalised\": ";
+      write_rows(s, w.normalised());
+      s << ", \"metric\": ";
+      write_rows(s, w.metric);
+      s << "}";
+    }
+    s << "]}\n";
+  } else if (a.flags.count("--csv")) {
+    s << "kind,layer,position,head,metric,normalised\n";
+    for (const PatchSweep& w : sweeps) {
+      const Eigen::MatrixXd n = w.normalised();
+      for (Eigen::Index l = 0; l < n.rows(); ++l)
+        for (Eigen::Index i = 0; i < n.cols(); ++i) {
+          const auto kind = w.kind;
+          const bool by_position = std::string(columns(kind)) == "position";
+          const bool both = kind == PatchKind::HeadOutByPosition;
+          const Eigen::Index position = by_position ? i : both ? i / w.heads : -1, head = by_position ? -1 : both ? i % w.heads : i;
+          s << to_string(kind) << ',' << l << ',' << (position < 0 ? "" : std::to_string(position)) << ','
+            << (head < 0 ? "" : std::to_string(head)) << ',' << shortest(w.metric(l, i)) << ','
+            << (std::isfinite(n(l, i)) ? shortest(n(l, i)) : "") << '\n';
+        }
+    }
+  } else {
+    s << "activation patching, clean → corrupted (" << clean.ids.size() << " tokens); metric " << metric_text
+      << ": clean " << fixed(sweeps[0].clean, 4) << ", corrupted " << fixed(sweeps[0].corrupted, 4)
+      << "; shown normalised: 0 = corrupted, 1 = clean\n";
+    for (std::size_t i = 0; i < sweeps.size(); ++i) {
+      const PatchSweep& w = sweeps[i];
+      const Eigen::MatrixXd n = w.normalised();
+      const bool by_position = std::string(columns(w.kind)) == "position";
+      const int blocks = w.kind == PatchKind::HeadOutByPosition ? w.positions : 1;
+      for (int b = 0; b < blocks; ++b) {
+        s << '\n' << to_string(w.kind) << " (layer × " << (by_position ? "position" : "head")
+          << (blocks > 1 ? ", position " + std::to_string(b) + " '" + labels[static_cast<std::size_t>(b)] + "'" : "")
+          << (b == 0 ? ", " + fixed(seconds[i], 2) + " s" : "") << "):\n      ";
+        const int width = static_cast<int>(by_position ? n.cols() : w.heads);
+        std::vector<std::string> heads;
+        std::size_t column = 6;  // each column as wide as the longest token label, whole
+        for (int col = 0; col < width; ++col) {
+          heads.push_back(by_position ? labels[static_cast<std::size_t>(col)] : "h" + std::to_string(col));
+          column = std::max(column, shown_width(heads.back()) + 1);
+        }
+        for (const std::string& head : heads) s << pad(head, column + 1);
+        s << '\n';
+        for (Eigen::Index l = 0; l < n.rows(); ++l) {
+          s << std::setw(6) << std::left << ("L" + std::to_string(l)) << std::right;
+          for (int col = 0; col < width; ++col) {
+            const double v = n(l, static_cast<Eigen::Index>(b) * width + col);
+            s << pad(std::isfinite(v) ? fixed(v, 2) : "—", column + 1);
+          }
+          s << '\n';
+        }
+      }
+    }
+  }
+  return emit_text(s.str(), a, out, err);
+}
+
+// Each head's, attention bias's and MLP's direct share of one token's logit.
+int cmd_attribute(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ModelArgs a;
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--row", "--token", "--token-id", "--minus", "--minus-id", "-o"},
+                     {"--json", "--csv"}, a);
+      !e.empty())
+    return fail(err, "attribute: " + e + " (see --help)");
+  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "attribute: --json and --csv: expected one of them");
+  Opened o;
+  Encoded input;
+  if (int status = prepare("attribute", a, o, input, err); status != kExitOk) return status;
+  const ModelConfig& c = o.model->config;
+  if (std::string e = attribution_unsupported(c); !e.empty()) return fail(err, "attribute: " + e);
+  const int T = static_cast<int>(input.ids.size());
+  int row = T - 1;
+  if (const auto it = a.values.find("--row"); it != a.values.end() && !parse_int(it->second, 0, T - 1, row))
+    return fail(err, "attribute: --row: expected 0 to " + std::to_string(T - 1) + " (the text's tokens), found '" + it->second + "'");
+  const TokenChoice token = token_option(a, o, "--token"), minus = token_option(a, o, "--minus");
+  if (!token.error.empty()) return fail(err, "attribute: " + token.error);
+  if (!minus.error.empty()) return fail(err, "attribute: " + minus.error);
+  const RunCache run = run_with_cache(*o.model, input.ids, CacheAttention::None);
+  // Unnamed: the token the model predicts there.
+  const int id = token.given ? token.id : argmax(row_logits(*o.model, run.resid.back(), row));
+  const LogitAttribution d = direct_logit_attribution(*o.model, run, row, id, minus.given ? minus.id : -1);
+  const Tokenizer& t = *o.tokenizer;
+  std::ostringstream s;
+  if (a.flags.count("--json")) {
+    s << "{\"ids\": ";
+    write_ints(s, input.ids);
+    s << ", \"row\": " << row << ", \"token\": " << id << ", \"token_text\": " << quote(t.token_text(id));
+    if (d.minus >= 0) s << ", \"minus\": " << d.minus << ", \"minus_text\": " << quote(t.token_text(d.minus));
+    s << ", \"logit\": " << shortest(d.logit) << ", \"constant\": " << shortest(d.constant) << ", \"embeddings\": "
+      << shortest(d.embeddings) << ", \"heads\": ";
+    write_rows(s, d.heads);
+    s << ", \"attention_bias\": ";
+    write_rows(s, d.attention_bias.transpose());
+    s << ", \"mlp\": ";
+    write_rows(s, d.mlp.transpose());
+    s << "}\n";
+  } else if (a.flags.count("--csv")) {
+    s << "part,layer,head,value\nconstant,,," << shortest(d.constant) << "\nembeddings,,," << shortest(d.embeddings) << '\n';
+    for (int l = 0; l < c.layers; ++l) {
+      for (int h = 0; h < c.heads; ++h) s << "head," << l << ',' << h << ',' << shortest(d.heads(l, h)) << '\n';
+      s << "attention_bias," << l << ",," << shortest(d.attention_bias(l)) << "\nmlp," << l << ",," << shortest(d.mlp(l)) << '\n';
+    }
+  } else {
+    const std::string what = "logit['" + t.label(id) + "']" + (d.minus >= 0 ? " − logit['" + t.label(d.minus) + "']" : "");
+    s << "direct logit attribution of " << what << " after '" << t.label(input.ids[static_cast<std::size_t>(row)]) << "' ("
+      << row << "): " << fixed(d.logit, 4) << (c.logit_softcap > 0.0 ? " (before the soft-cap)" : "") << "\n"
+      << "  = embeddings " << fixed(d.embeddings, 3) << " + heads " << fixed(d.heads.sum(), 3) << " + attention biases "
+      << fixed(d.attention_bias.sum(), 3) << " + MLPs " << fixed(d.mlp.sum(), 3) << " + constant " << fixed(d.constant, 3)
+      << "\n\nheads (layer × head), then the attention bias and the MLP of each layer:\n      ";
+    for (int h = 0; h < c.heads; ++h) s << std::setw(8) << ("h" + std::to_string(h));
+    s << std::setw(9) << "bias" << std::setw(9) << "MLP" << '\n';
+    for (int l = 0; l < c.layers; ++l) {
+      s << std::setw(6) << std::left << ("L" + std::to_string(l)) << std::right;
+      for (int h = 0; h < c.heads; ++h) s << std::setw(8) << fixed(d.heads(l, h), 2);
+      s << std::setw(9) << fixed(d.attention_bias(l), 2) << std::setw(9) << fixed(d.mlp(l), 2) << '\n';
+    }
+  }
+  return emit_text(s.str(), a, out, err);
+}
+
+}  // namespace attention_lab::cli

@@ -1,0 +1,171 @@
+// ablate, patch and attribute in-process: their JSON is the float64
+// reference's (tests/interp/interventions_*.json, written from
+// TransformerLens's definitions), their CSV has a line per value, and every
+// bad argument is one line with exit 2.
+
+#include "cli_run.h"
+#include "core/model_fixture_paths.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+using namespace attention_lab;
+using nlohmann::json;
+
+namespace {
+
+namespace fs = std::filesystem;
+using attention_lab::test::fixture;
+
+const fs::path kGpt2 = fs::path(ATTENTION_LAB_HF_FIXTURES_DIR) / "gpt2";
+const fs::path kKjv = fs::path(ATTENTION_LAB_SHARED_MODELS_DIR) / "kjv-gpt2";
+
+json reference(const char* name) {
+  std::ifstream in(fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "interp" / (std::string("interventions_") + name + ".json"));
+  return json::parse(in);
+}
+
+std::string ids_text(const json& ids) {
+  std::string s;
+  for (const json& id : ids) s += (s.empty() ? "" : ",") + std::to_string(id.get<int>());
+  return s;
+}
+
+void expect_one_line_errors(const std::vector<std::pair<std::vector<std::string>, std::string>>& cases) {
+  for (const auto& [args, message] : cases) {
+    const test::CliResult bad = test::run_cli(args);
+    EXPECT_EQ(bad.code, 2) << message;
+    EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  }
+}
+
+TEST(CliInterp, PatchWritesEverySweepAsTheReference) {
+  if (!fs::exists(kKjv / "model.safetensors")) GTEST_SKIP() << kKjv << " is missing";
+  const json ref = reference("kjv-gpt2");
+  const test::CliResult r = test::run_cli({"patch", "--model", kKjv.string(), "--clean-ids", ids_text(ref["clean"]),
+                                           "--corrupted-ids", ids_text(ref["corrupted"]), "--answer-id",
+                                           std::to_string(ref["metric"]["answer"].get<int>()), "--wrong-id",
+                                           std::to_string(ref["metric"]["wrong"].get<int>()), "--kind", "all", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["sweeps"].size(), ref["patching"].size());
+  EXPECT_NEAR(j["metric"]["clean"].get<double>(), ref["patching"][0]["clean"].get<double>(), 2e-4);
+  for (std::size_t k = 0; k < ref["patching"].size(); ++k) {
+    const json& ours = j["sweeps"][k];
+    const json& theirs = ref["patching"][k];
+    EXPECT_EQ(ours["kind"], theirs["kind"]);
+    ASSERT_EQ(ours["normalised"].size(), theirs["normalised"].size());
+    for (std::size_t l = 0; l < theirs["normalised"].size(); ++l) {
+      ASSERT_EQ(ours["normalised"][l].size(), theirs["normalised"][l].size()) << ours["kind"];
+      for (std::size_t i = 0; i < theirs["normalised"][l].size(); ++i)
+        EXPECT_NEAR(ours["normalised"][l][i].get<double>(), theirs["normalised"][l][i].get<double>(), 5e-4) << ours["kind"];
+    }
+  }
+  EXPECT_EQ(j["sweeps"][0]["columns"], "position");
+  EXPECT_EQ(j["sweeps"][3]["columns"], "head");
+  EXPECT_EQ(j["sweeps"][8]["columns"], "position×head");
+
+  // CSV: a header and one line per patched run.
+  const test::CliResult c = test::run_cli({"patch", "--model", kKjv.string(), "--clean-ids", ids_text(ref["clean"]),
+                                           "--corrupted-ids", ids_text(ref["corrupted"]), "--kind", "resid_pre,z", "--csv"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  const auto lines = std::count(c.out.begin(), c.out.end(), '\n');
+  EXPECT_EQ(lines, 1 + 4 * 12 + 4 * 8);
+  EXPECT_EQ(c.out.rfind("kind,layer,position,head,metric,normalised\nresid_pre,0,0,,", 0), 0u) << c.out.substr(0, 120);
+}
+
+TEST(CliInterp, PatchChoosesAnswersTellsWhatItMeasuresAndRefusesBadInput) {
+  // Unnamed answers: each prompt's predicted next token; the table says which.
+  const test::CliResult t = test::run_cli({"patch", "--model", fixture("llama-gqa"), "--clean-ids", "3,14,15,9,2",
+                                           "--corrupted-ids", "3,14,40,9,2", "--kind", "attn_out"});
+  if (t.code == 0) {
+    EXPECT_NE(t.out.find("activation patching, clean → corrupted (5 tokens); metric logit["), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("attn_out (layer × position"), std::string::npos) << t.out;
+  } else {  // the two prompts happen to predict the same token: said so
+    EXPECT_NE(t.err.find("the answer and the wrong token are both"), std::string::npos) << t.err;
+  }
+  const std::string gpt2 = kGpt2.string();
+  std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"patch", "--model", fixture("llama-gqa"), "--clean-ids", "3,14,15", "--corrupted-ids", "3,14"},
+       "patch: the clean prompt has 3 tokens and the corrupted one 2: patching needs the same number of tokens"},
+      {{"patch", "--model", fixture("llama-gqa"), "--clean-ids", "3,14", "--corrupted-ids", "3,15", "--kind", "hook_z"},
+       "--kind: 'hook_z': expected resid_pre, attn_out, mlp_out, z, q, k, v, pattern, z_by_position or all"},
+      {{"patch", "--model", fixture("llama-gqa"), "--clean-ids", "3,14", "--corrupted-ids", "3,15", "--metric", "kl"},
+       "--metric: expected logit_diff or prob, found 'kl'"},
+      {{"patch", "--model", fixture("llama-gqa"), "--clean-ids", "3,14", "--corrupted-ids", "3,15", "--metric", "prob",
+        "--wrong-id", "4"},
+       "--wrong goes with --metric logit_diff"},
+      {{"patch", "--model", fixture("llama-gqa"), "--clean-ids", "3,14", "--corrupted-ids", "3,15", "--answer-id", "5",
+        "--wrong-id", "5"},
+       "the answer and the wrong token are both"},
+      {{"patch", "--model", fixture("llama-gqa"), "--clean-ids", "3,14", "--corrupted-ids", "3,15", "--answer-id", "61"},
+       "--answer-id: expected 0 to 60, found '61'"},
+      {{"patch", "--model", fixture("llama-gqa"), "--corrupted-ids", "3,15"}, "expected --clean TEXT or --clean-ids I,J,…"},
+      {{"patch", "--model", fixture("llama-gqa"), "--clean-ids", "3,14", "--corrupted-ids", "3,15", "--json", "--csv"},
+       "--json and --csv: expected one of them"},
+  };
+  if (fs::exists(kGpt2 / "model.safetensors"))  // an answer the tokenizer splits: refused with its pieces
+    cases.push_back({{"patch", "--model", gpt2, "--clean", "The fat cat", "--corrupted", "The fat dog", "--answer",
+                      " attention"},
+                     "--answer ' attention' is "});
+  expect_one_line_errors(cases);
+}
+
+TEST(CliInterp, AblateAndAttributeMatchTheReference) {
+  if (!fs::exists(kGpt2 / "model.safetensors")) GTEST_SKIP() << kGpt2 << " is missing";
+  const json ref = reference("gpt2");
+  const std::string ids = ids_text(ref["clean"]);
+  // L0H1 zero-ablated, as the reference's first case: the watched tokens' logits.
+  const test::CliResult a = test::run_cli({"ablate", "--model", kGpt2.string(), "--ids", ids, "--ablate", "L0H1", "--k", "600", "--json"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  const json j = json::parse(a.out);
+  EXPECT_EQ(j["ablations"], json({"L0H1"}));
+  const json& first = ref["ablations"][0];
+  ASSERT_EQ(first["target"], "head");
+  for (std::size_t i = 0; i < ref["watched"].size(); ++i) {
+    const int id = ref["watched"][i];
+    const auto it = std::find_if(j["tokens"].begin(), j["tokens"].end(), [&](const json& t) { return t["id"] == id; });
+    ASSERT_NE(it, j["tokens"].end()) << id;
+    EXPECT_NEAR((*it)["logit_after"].get<double>(), first["logits"][i].get<double>(), 2e-4) << id;
+    EXPECT_NEAR((*it)["logit_before"].get<double>(), ref["unablated"][i].get<double>(), 2e-4) << id;
+  }
+  const test::CliResult c = test::run_cli({"ablate", "--model", kGpt2.string(), "--ids", ids, "--ablate", "L1.mlp:mean,L0H2@3", "--csv"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(c.out.rfind("id,token,logit_before,logit_after,p_before,p_after\n", 0), 0u);
+
+  const json& dla = ref["attribution"][1];
+  const test::CliResult d = test::run_cli({"attribute", "--model", kGpt2.string(), "--ids", ids, "--row",
+                                           std::to_string(dla["row"].get<int>()), "--token-id", std::to_string(dla["token"].get<int>()),
+                                           "--minus-id", std::to_string(dla["minus"].get<int>()), "--json"});
+  ASSERT_EQ(d.code, 0) << d.err;
+  const json k = json::parse(d.out);
+  EXPECT_NEAR(k["logit"].get<double>(), dla["logit"].get<double>(), 2e-4);
+  for (std::size_t l = 0; l < dla["heads"].size(); ++l) {
+    EXPECT_NEAR(k["mlp"][0][l].get<double>(), dla["mlp"][l].get<double>(), 2e-4);
+    for (std::size_t h = 0; h < dla["heads"][l].size(); ++h)
+      EXPECT_NEAR(k["heads"][l][h].get<double>(), dla["heads"][l][h].get<double>(), 2e-4);
+  }
+  const test::CliResult table = test::run_cli({"attribute", "--model", kGpt2.string(), "--ids", ids});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("= embeddings "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("heads (layer × head), then the attention bias and the MLP of each layer:"), std::string::npos);
+
+  expect_one_line_errors({
+      {{"ablate", "--model", fixture("llama-gqa"), "--ids", "3,4"}, "expected --ablate SPEC[,SPEC…]"},
+      {{"ablate", "--model", fixture("llama-gqa"), "--ids", "3,4", "--ablate", "L9H0"}, "--ablate L9H0: layer 9: expected 0 to 1"},
+      {{"ablate", "--model", fixture("llama-gqa"), "--ids", "3,4", "--ablate", "L0H0@2"},
+       "--ablate L0H0@2: position 2: expected 0 to 1, or every position"},
+      {{"ablate", "--model", fixture("llama-gqa"), "--ids", "3,4", "--ablate", "L0X"}, "--ablate 'L0X': expected L<layer>H<head>"},
+      {{"attribute", "--model", fixture("llama-gqa"), "--ids", "3,4", "--row", "2"}, "--row: expected 0 to 1"},
+      {{"attribute", "--model", fixture("llama-gqa"), "--ids", "3,4", "--token-id", "99"}, "--token-id: expected 0 to 60"},
+      {{"attribute", "--model", fixture("llama-gqa"), "--ids", "3,4", "--token", "x", "--token-id", "3"},
+       "--token and --token-id: expected one of them"},
+  });
+}
+
+}  // namespace
