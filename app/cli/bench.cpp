@@ -1,4 +1,5 @@
 #include "bench.h"
+#include "interp_bench.h"
 
 #include "model_bench.h"
 #include "plain_attention.h"
@@ -788,6 +789,7 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
 }  // namespace
 
 int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (wants_interp_bench(args)) return run_interp_bench(args, out, err);
   if (wants_model_bench(args)) return run_model_bench(args, out, err);
   Options o;
   o.threads = hardware_threads();

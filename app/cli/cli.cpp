@@ -34,6 +34,9 @@ usage:
   attention-lab-cli bench --model MODEL [--T N] [--layer L] [--json]
                                                           a checkpoint: load, forward, edits in layer L
                                                           with predictions, peak memory (bench --help)
+  attention-lab-cli bench --model MODEL --interp [--T N] [--detect-T N] [--json]
+                                                          patching sweeps and head detectors, each
+                                                          against its plain peer
 
 models (a Hugging Face folder: config.json + model.safetensors or its shards; GPT-2, minGPT/nanoGPT,
 Llama, Mistral, Qwen2, Qwen3, OLMo-2, Granite, Gemma 2 and 3, GPT-NeoX/Pythia, Phi-3, StarCoder2,

@@ -169,3 +169,29 @@ TEST(CliInterp, AblateAndAttributeMatchTheReference) {
 }
 
 }  // namespace
+
+namespace {
+
+// bench --interp on a tiny fixture: every figure present and positive, each
+// sweep's runs counted as the model's layers × positions and layers × heads.
+TEST(CliInterp, BenchTimesTheSweepsAndTheirPeers) {
+  const test::CliResult r = test::run_cli({"bench", "--model", fixture("llama-gqa"), "--interp", "--T", "6", "--detect-T", "16", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["T"], 6);
+  EXPECT_EQ(j["resid_pre"]["runs"], 2 * 6);
+  EXPECT_EQ(j["z"]["runs"], 2 * 4);
+  EXPECT_EQ(j["detect_heads"]["T"], 16);
+  for (const char* key : {"seconds", "from_layer_0_s", "vs_from_layer_0"}) EXPECT_GT(j["resid_pre"][key].get<double>(), 0.0) << key;
+  EXPECT_GT(j["detect_heads"]["vs_forward"].get<double>(), 0.0);
+  const test::CliResult help = test::run_cli({"bench", "--model", fixture("llama-gqa"), "--interp", "--help"});
+  EXPECT_NE(help.out.find("usage: attention-lab-cli bench --model MODEL --interp"), std::string::npos);
+  expect_one_line_errors({
+      {{"bench", "--interp", "--T", "5"}, "bench --interp: --model: expected a model folder"},
+      {{"bench", "--model", fixture("llama-gqa"), "--interp", "--T", "1"}, "--T"},
+      {{"bench", "--model", fixture("gpt2-conv1d"), "--interp", "--T", "40"}, "expected at most 16 (the model's learned positions)"},
+      {{"bench", "--model", fixture("llama-gqa"), "--interp", "--layers", "3"}, "unknown option '--layers'"},
+  });
+}
+
+}  // namespace
