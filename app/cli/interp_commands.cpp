@@ -42,17 +42,8 @@ TokenChoice token_option(const ModelArgs& a, const Opened& o, const std::string&
     if (!parse_int(id->second, 0, o.model->config.vocab - 1, t.id))
       t.error = name + "-id: expected 0 to " + std::to_string(o.model->config.vocab - 1) + ", found '" + id->second + "'";
   } else if (text != a.values.end()) {
-    const Encoded e = o.tokenizer->encode(text->second);
-    if (!e.error.empty()) {
-      t.error = name + ": " + e.error;
-    } else if (e.ids.size() != 1) {
-      std::string pieces;
-      for (const int i : e.ids) pieces += (pieces.empty() ? "'" : ", '") + o.tokenizer->label(i) + "'";
-      t.error = name + " '" + text->second + "' is " + std::to_string(e.ids.size()) + " tokens" +
-                (pieces.empty() ? "" : " (" + pieces + ")") + ": expected one; give " + name + "-id N for a token by its id";
-    } else {
-      t.id = e.ids[0];
-    }
+    if (std::string e = o.tokenizer->single_token(text->second, t.id); !e.empty())
+      t.error = name + " " + e + (e.find("expected one") != std::string::npos ? "; give " + name + "-id N for a token by its id" : "");
   }
   return t;
 }

@@ -7,6 +7,7 @@
 #include "gfx/fonts.h"
 #include "gfx/screenshot.h"
 #include "logic/steps.h"
+#include "logic/interp_probe.h"
 #include "logic/block_derivation.h"
 #include "logic/derivation.h"
 #include "logic/provenance.h"
@@ -640,6 +641,7 @@ std::string App::init(GLFWwindow* window) {
   // The model's own views open once it is in (it loads in the background).
   if (o.view == "model") state_.centre_when_model_opens = CentreView::Model;
   if (o.view == "block") state_.centre_when_model_opens = CentreView::Block;
+  if (o.view == "interp") state_.centre_when_model_opens = CentreView::Interpret;
   state_.select_centre_tab = true;
   if (!o.select.empty()) {
     // STAGE:ROW:COL
@@ -661,7 +663,8 @@ std::string App::init(GLFWwindow* window) {
 }
 
 bool App::waiting_on_work() const {
-  return state_.busy() || (state_.model.prediction_worker && state_.model.prediction_worker->working());
+  return state_.busy() || (state_.model.prediction_worker && state_.model.prediction_worker->working()) ||
+         state_.interp.patch_task.running() || state_.interp.attribution_task.running();
 }
 
 bool App::animating() const {
@@ -880,6 +883,7 @@ void draw_centre_view(AppState& state) {
     case CentreView::SqrtDkExperiment: draw_sqrt_dk_panel(state); break;
     case CentreView::Model: draw_model_view(state); break;
     case CentreView::Block: draw_block_view(state); break;
+    case CentreView::Interpret: draw_interp_view(state); break;
   }
 }
 
@@ -993,14 +997,18 @@ void App::frame() {
     if (state_.model.open()) {
       tab("Model", CentreView::Model);
       tab("Block", CentreView::Block);
+      tab("Interpret", CentreView::Interpret);
     }
     ImGui::EndTabBar();
   }
   // A child window per view: each keeps its own scroll position, and wrapped
   // text in one view does not wrap at the width of the wide pipeline (a
   // window's content width is last frame's, so it would stay that wide).
-  static constexpr const char* kViewChild[] = {"pipeline", "head view", "softmax up close", "why sqrt dk", "model", "block"};
-  if ((state_.centre == CentreView::Model || state_.centre == CentreView::Block) && !state_.model.open())
+  static constexpr const char* kViewChild[] = {"pipeline", "head view", "softmax up close", "why sqrt dk", "model", "block",
+                                               "interpret"};
+  static_assert(std::size(kViewChild) == static_cast<std::size_t>(CentreView::Interpret) + 1, "a child name for every view");
+  if ((state_.centre == CentreView::Model || state_.centre == CentreView::Block || state_.centre == CentreView::Interpret) &&
+      !state_.model.open())
     state_.centre = CentreView::Pipeline;
   const bool slide = showing_slide(state_);
   // A slide fits its view: no scroll bars (they would take room and shift it), unless it cannot fit.
@@ -1289,7 +1297,7 @@ void App::write_probe() const {
       << ", \"autosaves\": " << state_.recovery.autosaves << ", \"offered\": " << state_.recovery.offered.size()
       << ", \"error\": " << json_text::quote(state_.recovery.error) << "}"
       << ", \"frame_times\": " << state_.frame_times.to_json()
-      << ", \"model\": " << model_probe()
+      << ", \"model\": " << model_probe() << ", \"interp\": " << interp_probe_json(state_.interp)
       << ", \"import_report\": " << json_text::quote(state_.import_report)
       << ", \"items\": {";
   for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)

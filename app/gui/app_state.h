@@ -17,6 +17,7 @@
 #include "background_job.h"
 #include "gfx/gl_texture.h"
 #include "gfx/heatmap_renderer.h"
+#include "interp_state.h"
 #include "logic/animation_clock.h"
 #include "logic/export_names.h"
 #include "logic/frame_histogram.h"
@@ -267,7 +268,7 @@ struct ModelState {
 };
 
 // Which view fills the centre of the window.
-enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment, Model, Block };
+enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment, Model, Block, Interpret };
 
 struct AppState {
   Options options;
@@ -406,6 +407,8 @@ struct AppState {
   // the GUI tests can click them with real input; written by the probe.
   std::map<std::string, Rect> probe_items;
   void note_item(const std::string& name);  // the last item's rectangle
+
+  InterpState interp;  // the Interpret tab (model mode)
 
   FrameHistogram frame_times;  // every frame's work time, for the probe (scripts/soak)
   RecoveryState recovery;  // autosave to the recovery folder, and what crashed sessions left

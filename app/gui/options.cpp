@@ -28,7 +28,7 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
   --lesson NAME|FILE   open a lesson: {lessons}, or a lesson .json file
   --lesson-step N      start the lesson at step N
   --view NAME          open a centre view: pipeline, heads, softmax, sqrt-dk, or
-                       (with --model) model or block
+                       (with --model) model, block or interp
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
                        (with --size: a window of that size, e.g. to rehearse a projector)
   --export WHAT OUT.png  render WHAT off screen, write it to OUT.png and exit: a stage
@@ -118,8 +118,8 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       o.lesson_step = n - 1;
     } else if (a == "--view") {
       if (!value(o.view) || (o.view != "pipeline" && o.view != "heads" && o.view != "softmax" && o.view != "sqrt-dk" &&
-                             o.view != "model" && o.view != "block"))
-        return {std::nullopt, "--view: expected pipeline, heads, softmax, sqrt-dk, or model or block (with --model), found '" +
+                             o.view != "model" && o.view != "block" && o.view != "interp"))
+        return {std::nullopt, "--view: expected pipeline, heads, softmax, sqrt-dk, or model, block or interp (with --model), found '" +
                                   o.view + "'"};
     } else if (a == "--export") {
       if (!value(o.export_target) || !value(o.export_path))

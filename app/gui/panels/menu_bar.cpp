@@ -227,6 +227,7 @@ void draw_menu_bar(AppState& state) {
     if (state.model.open()) {
       centre_item("Model", CentreView::Model);
       centre_item("Block", CentreView::Block);
+      centre_item("Interpret", CentreView::Interpret);
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Presenter mode", "F5", state.presenter)) state.toggle_presenter_requested = true;

@@ -6,6 +6,7 @@
 
 #include "logic/colormap.h"
 #include "logic/number_format.h"
+#include "widgets/score_grid.h"
 #include "attention_lab/model_cache.h"
 
 #include <imgui.h>
@@ -37,6 +38,16 @@ void rerun(AppState& state, int layer, const std::string& text) {
   const ModelSession& s = *state.model.session;
   state.open_model(ModelRequest{state.model.path, s.model_ptr(), s.tokenizer_ptr(), text, layer, nullptr});
 }
+
+}  // namespace
+
+void focus_head(AppState& state, int layer, int head) {
+  state.focused_head = head;
+  if (layer != state.model.session->layer()) rerun(state, layer, state.model.text);
+  else state.centre = CentreView::HeadView, state.select_centre_tab = true;
+}
+
+namespace {
 
 std::string summary(const ModelSession& s) {
   const ModelConfig& c = s.model().config;
@@ -167,11 +178,7 @@ void draw_overview(AppState& state) {
       if (h == 0) ImGui::SetCursorPosX(row_x + label_w);
       ImGui::PushID(l * 4096 + h);
       const ImVec2 at = ImGui::GetCursorScreenPos();
-      if (ImGui::InvisibleButton("head", ImVec2(px, px))) {
-        state.focused_head = h;
-        if (l != s.layer()) rerun(state, l, state.model.text);
-        else state.centre = CentreView::HeadView, state.select_centre_tab = true;
-      }
+      if (ImGui::InvisibleButton("head", ImVec2(px, px))) focus_head(state, l, h);
       const bool hovered = ImGui::IsItemHovered();
       if (hovered)
         ImGui::SetTooltip("layer %d, head %d (K/V head %d)\nclick: focus it%s", l, h, h / (ov.heads / s.model().config.kv_heads),
@@ -228,11 +235,6 @@ void draw_head_scores(AppState& state) {
   ImGui::TextDisabled("Head detectors on this text: the share of each head's attention where the kind of head looks "
                       "(TransformerLens's detect_head). Click a cell to focus that head.");
   ImGui::PopTextWrapPos();
-  const float label_w = ImGui::CalcTextSize("L00 ").x;
-  const float avail = ImGui::GetContentRegionAvail().x - label_w;
-  const float cell = std::clamp(avail / static_cast<float>(std::max(1, c.heads)), 12.0f * gfx::em(), 34.0f * gfx::em());
-  const bool numbers = cell >= ImGui::CalcTextSize(".00").x + 4.0f * gfx::em();
-  ImDrawList* list = ImGui::GetWindowDrawList();
   for (const HeadKind kind : kHeadKinds) {
     const Matrix& m = scores.of(kind);
     Eigen::Index bl = 0, bh = 0;
@@ -240,58 +242,21 @@ void draw_head_scores(AppState& state) {
     ImGui::Text("%s", detector_title(kind));
     ImGui::SameLine();
     ImGui::TextDisabled("(highest: layer %d, head %d, %.2f)", static_cast<int>(bl), static_cast<int>(bh), static_cast<double>(best));
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    for (int h = 0; h < c.heads; ++h) {  // head numbers above the columns, where they fit
-      const std::string n = std::to_string(h);
-      if (ImGui::CalcTextSize(n.c_str()).x + 2.0f <= cell || h % 4 == 0)
-        list->AddText(ImVec2(origin.x + label_w + (static_cast<float>(h) + 0.5f) * cell - ImGui::CalcTextSize(n.c_str()).x / 2,
-                             origin.y),
-                      ImGui::GetColorU32(ImGuiCol_TextDisabled), n.c_str());
-    }
-    ImGui::Dummy(ImVec2(label_w + cell * static_cast<float>(c.heads), ImGui::GetTextLineHeight()));
-    for (int l = 0; l < c.layers; ++l) {
-      const ImVec2 row = ImGui::GetCursorScreenPos();
-      const std::string label = "L" + std::to_string(l);
-      list->AddText(ImVec2(row.x, row.y + (cell - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_TextDisabled),
-                    label.c_str());
-      for (int h = 0; h < c.heads; ++h) {
-        const float v = m(l, h);
-        const ImVec2 a(row.x + label_w + static_cast<float>(h) * cell, row.y);
-        const ImVec2 b(a.x + cell - 1.0f, a.y + cell - 1.0f);
-        ImGui::SetCursorScreenPos(a);
-        ImGui::PushID(static_cast<int>(kind) * 1'000'000 + l * 4096 + h);
-        if (ImGui::InvisibleButton("score", ImVec2(cell - 1.0f, cell - 1.0f))) {
-          state.focused_head = h;
-          if (l != s.layer()) rerun(state, l, state.model.text);
-          else state.centre = CentreView::HeadView, state.select_centre_tab = true;
-        }
-        state.note_item(std::string("detector ") + to_string(kind) + " " + std::to_string(l) + " " + std::to_string(h));
-        const bool hovered = ImGui::IsItemHovered();
-        ImGui::PopID();
-        const Rgb col = viridis(std::isfinite(v) ? std::clamp(v, 0.0f, 1.0f) : 0.0f);
-        list->AddRectFilled(a, b, IM_COL32(static_cast<int>(col.r * 255), static_cast<int>(col.g * 255),
-                                           static_cast<int>(col.b * 255), 255));
-        if (numbers) {
-          char text[16];
-          std::snprintf(text, sizeof text, "%.2f", static_cast<double>(v));
-          const char* shown = text[0] == '0' ? text + 1 : text;  // ".32": the cell's width for two digits
-          const ImVec2 size = ImGui::CalcTextSize(shown);
-          const bool dark = col.r * 0.3f + col.g * 0.59f + col.b * 0.11f > 0.5f;
-          list->AddText(ImVec2((a.x + b.x - size.x) / 2, (a.y + b.y - size.y) / 2),
-                        dark ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), shown);
-        }
-        const bool focused = l == s.layer() && h == state.focused_head;
-        if (focused || hovered)
-          list->AddRect(a, b, focused ? ImGui::GetColorU32(ImGuiCol_PlotHistogram) : ImGui::GetColorU32(ImGuiCol_Text), 0.0f, 0,
-                        focused ? 3.0f : 1.0f);
-        if (hovered)
-          ImGui::SetTooltip("layer %d, head %d: %s score %.4f\n%.1f %% of its attention falls %s.\nclick: focus it", l, h,
-                            detector_title(kind), static_cast<double>(v), 100.0 * static_cast<double>(v),
-                            detector_meaning(kind));
-      }
-      ImGui::SetCursorScreenPos(ImVec2(row.x, row.y + cell));
-    }
-    ImGui::Dummy(ImVec2(1.0f, 4.0f * gfx::em()));
+    ScoreGrid grid;
+    grid.id = std::string("detector ") + to_string(kind);
+    grid.values = m.cast<double>();
+    for (int l = 0; l < c.layers; ++l) grid.row_labels.push_back("L" + std::to_string(l));
+    for (int h = 0; h < c.heads; ++h) grid.col_labels.push_back(std::to_string(h));
+    grid.tooltip = [&m, kind](int l, int h) {
+      char text[256];
+      const double v = static_cast<double>(m(l, h));
+      std::snprintf(text, sizeof text, "layer %d, head %d: %s score %.4f\n%.1f %% of its attention falls %s.\nclick: focus it", l,
+                    h, detector_title(kind), v, 100.0 * v, detector_meaning(kind));
+      return std::string(text);
+    };
+    grid.outlined = [&](int l, int h) { return l == s.layer() && h == state.focused_head; };
+    if (const GridCell hit = draw_score_grid(state, grid); hit.valid()) focus_head(state, hit.row, hit.col);
+    ImGui::Dummy(ImVec2(1.0f, 2.0f * gfx::em()));
   }
 }
 

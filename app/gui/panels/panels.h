@@ -20,6 +20,12 @@ void draw_sqrt_dk_panel(AppState& state);
 // Model mode: the model, its text, the focused layer, the predictions and
 // the layers × heads overview (centre tab "Model").
 void draw_model_view(AppState& state);
+// Model mode: focuses head `head` of layer `layer` (the layer reruns when it
+// is not the focused one; else the Head view shows it).
+void focus_head(AppState& state, int layer, int head);
+// Model mode: activation patching between the model's text and a corrupted
+// one, and direct logit attribution (centre tab "Interpret").
+void draw_interp_view(AppState& state);
 // Model mode: the next-token predictions, compact, in the controls panel.
 void draw_model_predictions_section(AppState& state);
 // Model mode: the focused layer's whole block — embeddings, norms, the

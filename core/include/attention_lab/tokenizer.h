@@ -76,6 +76,10 @@ class Tokenizer {
   // "0 0 0" (a sorting model's input) or the two ␣AM of "I AM THAT I AM"
   // are told apart wherever they are shown.
   std::vector<std::string> labels(std::span<const int> ids) const;
+  // The one token `text` stands for (an answer token, a token to attribute):
+  // "" and `id` set, or why not — "' Mary' is 2 tokens ('␣M', 'ary'):
+  // expected one", or the encoder's own error.
+  std::string single_token(const std::string& text, int& id) const;
   // The text of a sequence. BPE: the exact bytes the tokens stand for (an id
   // with no token gives U+FFFD). Otherwise the tokens' strings joined by spaces.
   std::string decode(const std::vector<int>& ids) const;

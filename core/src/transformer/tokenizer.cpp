@@ -278,6 +278,19 @@ std::vector<std::string> Tokenizer::labels(std::span<const int> ids) const {
   return out;
 }
 
+std::string Tokenizer::single_token(const std::string& text, int& id) const {
+  const Encoded e = encode(text);
+  if (!e.error.empty()) return e.error;
+  if (e.ids.size() == 1) {
+    id = e.ids[0];
+    return {};
+  }
+  std::string pieces;
+  for (const int i : e.ids) pieces += (pieces.empty() ? "'" : ", '") + label(i) + "'";
+  return "'" + text + "' is " + std::to_string(e.ids.size()) + " tokens" + (pieces.empty() ? "" : " (" + pieces + ")") +
+         ": expected one";
+}
+
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
   if (bpe_) return bpe_->decode(ids);
   if (spm_) return spm_->decode(ids);

@@ -1,0 +1,57 @@
+#include "logic/interp_probe.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace attention_lab::gui {
+
+namespace {
+
+nlohmann::json rows_of(const Eigen::MatrixXd& m) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    nlohmann::json row = nlohmann::json::array();
+    for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(std::isfinite(m(r, c)) ? nlohmann::json(m(r, c)) : nlohmann::json());
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::string interp_probe_json(const InterpState& s) {
+  nlohmann::json j;
+  j["patch_running"] = s.patch_task.running();
+  j["patch_progress"] = s.patch_task.progress();
+  j["patch_error"] = s.patch_error;
+  j["patch_problem"] = s.patch_problem;
+  if (s.patch) {
+    const PatchSweep& w = s.patch->sweep;
+    j["patch"] = {{"kind", to_string(w.kind)},
+                  {"clean", w.clean},
+                  {"corrupted", w.corrupted},
+                  {"answer", s.patch->metric.answer},
+                  {"wrong", s.patch->metric.wrong},
+                  {"metric", s.patch->metric.kind == PatchMetric::LogitDiff ? "logit_diff" : "prob"},
+                  {"corrupted_ids", s.patch->corrupted},
+                  {"complete", s.patch->complete},
+                  {"normalised", rows_of(w.normalised())}};
+  } else {
+    j["patch"] = nullptr;
+  }
+  j["attribution_running"] = s.attribution_task.running();
+  j["attribution_error"] = s.attribution_error;
+  if (s.attribution) {
+    const LogitAttribution& a = s.attribution->attribution;
+    j["attribution"] = {{"row", a.row},          {"token", a.token},   {"minus", a.minus},
+                        {"logit", a.logit},      {"constant", a.constant}, {"embeddings", a.embeddings},
+                        {"heads", rows_of(a.heads)}, {"mlp", rows_of(a.mlp.transpose())}};
+  } else {
+    j["attribution"] = nullptr;
+  }
+  j["hovered"] = s.hovered;
+  return j.dump();
+}
+
+}  // namespace attention_lab::gui

@@ -1,0 +1,365 @@
+// Model mode's Interpret tab: activation patching from the model's text
+// (clean) into a corrupted one, drawn as a grid of how much of the clean
+// answer each patch brings back, and direct logit attribution of a token to
+// every head and MLP. Both run on threads of their own (logic/task_thread.h)
+// on the model as loaded: the focused layer's edits are not part of them.
+
+#include "panels/panels.h"
+
+#include "attention_lab/transformer_forward.h"
+#include "widgets/score_grid.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace attention_lab::gui {
+
+namespace {
+
+// What each kind patches, for the list and the grid's title.
+const char* kind_meaning(PatchKind k) {
+  switch (k) {
+    case PatchKind::ResidPre: return "the residual stream entering each layer, at one position";
+    case PatchKind::AttnOut: return "what each layer's attention adds, at one position";
+    case PatchKind::MlpOut: return "what each layer's MLP adds, at one position";
+    case PatchKind::HeadOut: return "each head's output (z), at every position";
+    case PatchKind::HeadQ: return "each head's queries (before RoPE), at every position";
+    case PatchKind::HeadK: return "each K/V head's keys (before RoPE), at every position";
+    case PatchKind::HeadV: return "each K/V head's values, at every position";
+    case PatchKind::HeadPattern: return "each head's attention pattern";
+    case PatchKind::HeadOutByPosition: return "each head's output at one position";
+  }
+  return "";
+}
+
+bool by_position(PatchKind k) { return k == PatchKind::ResidPre || k == PatchKind::AttnOut || k == PatchKind::MlpOut; }
+
+// The corrupted text's ids, encoded once per text typed.
+struct Encoding {
+  std::string text;
+  const Tokenizer* tokenizer = nullptr;
+  Encoded encoded;
+};
+const Encoded& encode_cached(const Tokenizer& t, const std::string& text) {
+  static Encoding cache;
+  if (cache.text != text || cache.tokenizer != &t || (cache.encoded.ids.empty() && cache.encoded.error.empty())) {
+    cache.text = text;
+    cache.tokenizer = &t;
+    cache.encoded = text.find_first_not_of(" \t\r\n") == std::string::npos ? Encoded{} : t.encode(text);
+  }
+  return cache.encoded;
+}
+
+// A token typed into an answer field: "" and its id, or why it cannot be one.
+std::string typed_token(const Tokenizer& t, const std::string& text, int& id) {
+  if (text.empty()) return {};
+  return t.single_token(text, id);
+}
+
+void take_results(InterpState& in) {
+  std::string error;
+  if (auto r = in.patch_task.take(error)) {
+    in.patch = std::move(*r);
+    in.patch_error.clear();
+  } else if (!error.empty()) {
+    in.patch_error = error;
+  }
+  error.clear();
+  if (auto r = in.attribution_task.take(error)) {
+    in.attribution = std::move(*r);
+    in.attribution_error.clear();
+  } else if (!error.empty()) {
+    in.attribution_error = error;
+  }
+}
+
+void start_patching(AppState& state, const std::vector<int>& corrupted, int answer, int wrong) {
+  InterpState& in = state.interp;
+  const std::shared_ptr<const ModelSession> session = state.model.session;
+  const PatchKind kind = kPatchKinds[static_cast<std::size_t>(std::clamp(in.kind, 0, static_cast<int>(std::size(kPatchKinds)) - 1))];
+  const bool probability = in.metric == 1;
+  in.patch_error.clear();
+  in.patch_task.start([session, corrupted, answer, wrong, kind, probability](const auto& progress) {
+    const auto start = std::chrono::steady_clock::now();
+    const TransformerModel& m = session->model();
+    PatchOutcome out;
+    out.session = session;
+    out.corrupted = corrupted;
+    // Unnamed answers: each text's own predicted next token.
+    out.metric.kind = probability ? PatchMetric::Probability : PatchMetric::LogitDiff;
+    out.metric.answer = answer >= 0 ? answer : argmax(run_model(m, session->ids(), 1).logits.row(0));
+    out.metric.wrong = probability ? 0 : wrong >= 0 ? wrong : argmax(run_model(m, corrupted, 1).logits.row(0));
+    if (!probability && out.metric.answer == out.metric.wrong)
+      throw std::invalid_argument("both texts predict '" + session->tokenizer().label(out.metric.answer) +
+                                  "': the logit difference would be 0 on every run. Type the answer and the wrong token.");
+    if (std::string e = check_patching(m.config, session->ids(), corrupted, out.metric); !e.empty())
+      throw std::invalid_argument(e);
+    out.sweep = patch_sweep(m, session->ids(), corrupted, kind, out.metric,
+                            [&progress](int done, int total) { return progress(static_cast<double>(done) / total); },
+                            &out.complete);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  });
+}
+
+void draw_patching(AppState& state) {
+  InterpState& in = state.interp;
+  const std::shared_ptr<ModelSession>& session = state.model.session;
+  const ModelSession& s = *session;
+  const Tokenizer& t = s.tokenizer();
+  ImGui::Text("Activation patching");
+  push_wrap_at_visible_edge();
+  ImGui::TextDisabled("Run the corrupted text with one activation of the clean text's run put in its place: how much of "
+                      "the clean answer comes back (0 = the corrupted run, 1 = the clean run). TransformerLens's "
+                      "patching, on the model as loaded (the focused layer's edits are not part of it).");
+  ImGui::TextWrapped("Clean (the model's text, %d tokens): %s", s.T(), state.model.text.c_str());
+  ImGui::PopTextWrapPos();
+  if (in.corrupted_text.empty() && !state.model.text.empty()) in.corrupted_text = state.model.text;
+  ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 90.0f * gfx::em()));
+  ImGui::InputText("corrupted", &in.corrupted_text);
+  state.note_item("interp corrupted");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The same text with a few tokens changed (the same number of tokens), so the model's answer changes.");
+  const Encoded& corrupted = encode_cached(t, in.corrupted_text);
+  std::string problem = corrupted.error;
+  if (problem.empty() && corrupted.ids.empty()) problem = "Type a corrupted text (the clean one with a few tokens changed).";
+  if (problem.empty()) problem = check_ids(s.model().config, corrupted.ids);
+  if (problem.empty() && static_cast<int>(corrupted.ids.size()) != s.T())
+    problem = "The clean text has " + std::to_string(s.T()) + " tokens and the corrupted one " +
+              std::to_string(corrupted.ids.size()) + ": patching needs the same number of tokens.";
+  std::string differs;
+  if (problem.empty()) {
+    for (int p = 0; p < s.T(); ++p)
+      if (corrupted.ids[static_cast<std::size_t>(p)] != s.ids()[static_cast<std::size_t>(p)])
+        differs += (differs.empty() ? "" : ", ") + std::to_string(p) + " ('" + t.label(s.ids()[static_cast<std::size_t>(p)]) +
+                   "' → '" + t.label(corrupted.ids[static_cast<std::size_t>(p)]) + "')";
+    if (differs.empty()) problem = "The corrupted text is the clean one: change a token.";
+  }
+  push_wrap_at_visible_edge();
+  if (!problem.empty()) text_colored(gfx::Accent::Warning, "%s", problem.c_str());
+  else ImGui::TextDisabled("Differs at %s", differs.c_str());
+  ImGui::PopTextWrapPos();
+
+  int answer = -1, wrong = -1;
+  ImGui::SetNextItemWidth(160.0f * gfx::em());
+  ImGui::InputTextWithHint("answer", "predicted", &in.answer_text);
+  state.note_item("interp answer");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The clean text's answer token (empty: the token it predicts).");
+  const std::string answer_problem = typed_token(t, in.answer_text, answer);
+  if (in.metric == 0) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(160.0f * gfx::em());
+    ImGui::InputTextWithHint("wrong", "predicted", &in.wrong_text);
+    state.note_item("interp wrong");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The corrupted text's answer token (empty: the token it predicts).");
+  }
+  const std::string wrong_problem = in.metric == 0 ? typed_token(t, in.wrong_text, wrong) : std::string();
+  push_wrap_at_visible_edge();
+  if (!answer_problem.empty()) text_colored(gfx::Accent::Warning, "answer: %s", answer_problem.c_str());
+  if (!wrong_problem.empty()) text_colored(gfx::Accent::Warning, "wrong: %s", wrong_problem.c_str());
+  ImGui::PopTextWrapPos();
+
+  ImGui::SetNextItemWidth(220.0f * gfx::em());
+  const char* metrics[] = {"logit difference", "probability of the answer"};
+  ImGui::Combo("metric", &in.metric, metrics, 2);
+  state.note_item("interp metric");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(160.0f * gfx::em());
+  const PatchKind kind = kPatchKinds[static_cast<std::size_t>(in.kind)];
+  if (ImGui::BeginCombo("patch", to_string(kind))) {
+    for (std::size_t i = 0; i < std::size(kPatchKinds); ++i) {
+      const std::string label = std::string(to_string(kPatchKinds[i])) + "  " + kind_meaning(kPatchKinds[i]);
+      if (ImGui::Selectable(label.c_str(), static_cast<int>(i) == in.kind)) in.kind = static_cast<int>(i);
+      state.note_item(std::string("interp kind ") + to_string(kPatchKinds[i]));
+    }
+    ImGui::EndCombo();
+  }
+  state.note_item("interp kind");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("What is patched: %s.", kind_meaning(kind));
+  ImGui::SameLine();
+  const bool ready = problem.empty() && answer_problem.empty() && wrong_problem.empty();
+  in.patch_problem = !problem.empty() ? problem : !answer_problem.empty() ? answer_problem : wrong_problem;
+  if (in.patch_task.running()) {
+    ImGui::ProgressBar(in.patch_task.progress(), ImVec2(160.0f * gfx::em(), 0));
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel##patch")) in.patch_task.cancel();
+    state.note_item("interp cancel");
+  } else {
+    ImGui::BeginDisabled(!ready);
+    if (ImGui::Button("Run patching")) start_patching(state, corrupted.ids, answer, wrong);
+    ImGui::EndDisabled();
+    state.note_item("interp run");
+  }
+  if (!in.patch_error.empty()) {
+    push_wrap_at_visible_edge();
+    text_colored(gfx::Accent::Error, "%s", in.patch_error.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  if (!in.patch || in.patch->session != session) return;
+
+  // The result, of the text it was run on.
+  const PatchOutcome& r = *in.patch;
+  const PatchSweep& w = r.sweep;
+  const std::string answer_label = t.label(r.metric.answer), wrong_label = t.label(r.metric.wrong);
+  const std::string metric_text = r.metric.kind == PatchMetric::LogitDiff
+                                      ? "logit['" + answer_label + "'] − logit['" + wrong_label + "']"
+                                      : "p('" + answer_label + "')";
+  ImGui::Spacing();
+  push_wrap_at_visible_edge();
+  ImGui::Text("%s: %s. %s clean %.4f, corrupted %.4f. %d runs in %.2f s%s", to_string(w.kind), kind_meaning(w.kind),
+              metric_text.c_str(), w.clean, w.corrupted, static_cast<int>(w.metric.size()), r.seconds,
+              r.complete ? "" : " (cancelled: the cells not run are grey)");
+  ImGui::PopTextWrapPos();
+  const Eigen::MatrixXd n = w.normalised();
+  const std::vector<std::string> labels = s.token_labels();
+  ScoreGrid grid;
+  grid.id = "patch";
+  grid.colours = ScoreGrid::Colours::Diverging;
+  grid.range = 1.0;
+  if (by_position(w.kind)) {  // positions down (their tokens whole), layers across
+    grid.values = n.transpose();
+    for (int p = 0; p < w.positions; ++p) {
+      const int a = s.ids()[static_cast<std::size_t>(p)], b = r.corrupted[static_cast<std::size_t>(p)];
+      grid.row_labels.push_back(labels[static_cast<std::size_t>(p)] + (a != b ? " / " + t.label(b) : ""));
+    }
+    for (int l = 0; l < w.layers; ++l) grid.col_labels.push_back("L" + std::to_string(l));
+  } else {
+    const bool both = w.kind == PatchKind::HeadOutByPosition;
+    if (both) {
+      ImGui::SetNextItemWidth(260.0f * gfx::em());
+      in.shown_position = std::clamp(in.shown_position, 0, w.positions - 1);
+      char format[160];
+      std::snprintf(format, sizeof format, "position %%d '%s'", labels[static_cast<std::size_t>(in.shown_position)].c_str());
+      ImGui::SliderInt("##patch position", &in.shown_position, 0, w.positions - 1, format, ImGuiSliderFlags_AlwaysClamp);
+      state.note_item("interp position");
+    }
+    grid.values = both ? Eigen::MatrixXd(n.middleCols(static_cast<Eigen::Index>(in.shown_position) * w.heads, w.heads)) : n;
+    for (int l = 0; l < w.layers; ++l) grid.row_labels.push_back("L" + std::to_string(l));
+    for (int h = 0; h < w.heads; ++h) grid.col_labels.push_back(std::to_string(h));
+  }
+  const bool kv = w.kind == PatchKind::HeadK || w.kind == PatchKind::HeadV;
+  grid.tooltip = [&](int row, int col) {
+    const bool pos = by_position(w.kind);
+    const int l = pos ? col : row;
+    const int i = pos ? row : w.kind == PatchKind::HeadOutByPosition ? in.shown_position * w.heads + col : col;
+    char text[512];
+    if (pos)
+      std::snprintf(text, sizeof text, "layer %d, position %d '%s'\npatched: %s = %.4f\nnormalised %.4f (0 corrupted, 1 clean)",
+                    l, row, labels[static_cast<std::size_t>(row)].c_str(), metric_text.c_str(), w.metric(l, i), n(l, i));
+    else
+      std::snprintf(text, sizeof text, "layer %d, %s %d%s\npatched: %s = %.4f\nnormalised %.4f (0 corrupted, 1 clean)%s", l,
+                    kv ? "K/V head" : "head", col,
+                    w.kind == PatchKind::HeadOutByPosition ? (", position " + std::to_string(in.shown_position)).c_str() : "",
+                    metric_text.c_str(), w.metric(l, i), n(l, i), kv ? "" : "\nclick: focus this head");
+    return std::string(text);
+  };
+  GridCell hovered;
+  const GridCell hit = draw_score_grid(state, grid, &hovered);
+  if (hovered.valid()) in.hovered = "patch " + std::to_string(hovered.row) + " " + std::to_string(hovered.col);
+  if (hit.valid() && !by_position(w.kind) && !kv && !state.busy()) focus_head(state, hit.row, hit.col);
+}
+
+void draw_attribution(AppState& state) {
+  InterpState& in = state.interp;
+  const std::shared_ptr<ModelSession>& session = state.model.session;
+  const ModelSession& s = *session;
+  const Tokenizer& t = s.tokenizer();
+  ImGui::Text("Direct logit attribution");
+  push_wrap_at_visible_edge();
+  const std::string unsupported = attribution_unsupported(s.model().config);
+  if (!unsupported.empty()) {
+    text_colored(gfx::Accent::Warning, "Not for this model: %s.", unsupported.c_str());
+    ImGui::PopTextWrapPos();
+    return;
+  }
+  const int row = state.model.predicted_row();
+  ImGui::TextDisabled("How much each head, each MLP and the embeddings add directly to a token's logit after '%s' (%d), "
+                      "through the final norm (its scale fixed at this run's) and the unembedding; the parts sum to the "
+                      "logit. On the model as loaded.",
+                      t.label(s.ids()[static_cast<std::size_t>(row)]).c_str(), row);
+  ImGui::PopTextWrapPos();
+  ImGui::SetNextItemWidth(160.0f * gfx::em());
+  ImGui::InputTextWithHint("token##attribute", "predicted", &in.attribution_token);
+  state.note_item("interp attribution token");
+  int token = -1;
+  const std::string problem = typed_token(t, in.attribution_token, token);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!problem.empty() || in.attribution_task.running());
+  const bool run = ImGui::Button("Attribute");
+  ImGui::EndDisabled();
+  state.note_item("interp attribute");
+  if (!problem.empty()) {
+    push_wrap_at_visible_edge();
+    text_colored(gfx::Accent::Warning, "%s", problem.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  // Computed for the predicted token when the text or row is new; on demand for a typed one.
+  const bool stale = !in.attribution || in.attribution->session != session || in.attribution->attribution.row != row;
+  if ((run || (stale && in.attribution_token.empty())) && problem.empty() && !in.attribution_task.running() &&
+      in.attribution_error.empty()) {
+    in.attribution_task.start([session, row, token](const auto&) {
+      const RunCache cache = run_with_cache(session->model(), session->ids(), CacheAttention::None);
+      const int id = token >= 0 ? token : argmax(row_logits(session->model(), cache.resid.back(), row));
+      return AttributionOutcome{session, direct_logit_attribution(session->model(), cache, row, id)};
+    });
+  }
+  if (in.attribution_task.running()) ImGui::TextDisabled("computing…");
+  if (!in.attribution_error.empty()) text_colored(gfx::Accent::Error, "%s", in.attribution_error.c_str());
+  if (!in.attribution || in.attribution->session != session) return;
+  const LogitAttribution& a = in.attribution->attribution;
+  const ModelConfig& c = s.model().config;
+  push_wrap_at_visible_edge();
+  ImGui::Text("logit['%s'] after '%s' = %.3f%s = embeddings %.3f + heads %.3f + attention biases %.3f + MLPs %.3f + "
+              "constant %.3f",
+              t.label(a.token).c_str(), t.label(s.ids()[static_cast<std::size_t>(a.row)]).c_str(), a.logit,
+              c.logit_softcap > 0.0 ? " (before the soft-cap)" : "", a.embeddings, a.heads.sum(), a.attention_bias.sum(),
+              a.mlp.sum(), a.constant);
+  ImGui::PopTextWrapPos();
+  // Heads, then each layer's attention bias and MLP as two more columns.
+  ScoreGrid grid;
+  grid.id = "attribution";
+  grid.colours = ScoreGrid::Colours::Diverging;
+  grid.values.resize(c.layers, c.heads + 2);
+  grid.values.leftCols(c.heads) = a.heads;
+  grid.values.col(c.heads) = a.attention_bias;
+  grid.values.col(c.heads + 1) = a.mlp;
+  grid.range = std::max(1e-9, grid.values.cwiseAbs().maxCoeff());
+  for (int l = 0; l < c.layers; ++l) grid.row_labels.push_back("L" + std::to_string(l));
+  for (int h = 0; h < c.heads; ++h) grid.col_labels.push_back(std::to_string(h));
+  grid.col_labels.push_back("bias");
+  grid.col_labels.push_back("MLP");
+  grid.tooltip = [&](int l, int col) {
+    char text[256];
+    const std::string part = col < c.heads ? "head " + std::to_string(col) : col == c.heads ? "W_o's bias" : "MLP";
+    std::snprintf(text, sizeof text, "layer %d, %s: adds %+.4f to logit['%s']%s", l, part.c_str(), grid.values(l, col),
+                  t.label(a.token).c_str(), col < c.heads ? "\nclick: focus this head" : "");
+    return std::string(text);
+  };
+  grid.outlined = [&](int l, int h) { return h < c.heads && l == s.layer() && h == state.focused_head; };
+  GridCell hovered;
+  const GridCell hit = draw_score_grid(state, grid, &hovered);
+  if (hovered.valid()) in.hovered = "attribution " + std::to_string(hovered.row) + " " + std::to_string(hovered.col);
+  if (hit.valid() && hit.col < c.heads && !state.busy()) focus_head(state, hit.row, hit.col);
+}
+
+}  // namespace
+
+void draw_interp_view(AppState& state) {
+  if (!state.model.open()) return;
+  InterpState& in = state.interp;
+  take_results(in);
+  in.hovered.clear();
+  draw_patching(state);
+  ImGui::Spacing();
+  ImGui::Separator();
+  draw_attribution(state);
+}
+
+}  // namespace attention_lab::gui

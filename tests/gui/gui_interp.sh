@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The Interpret tab with real X input, on the trained kjv-gpt2
+# (../shared/models): a corrupted text typed beside the model's, "Run
+# patching" clicked, the residual-stream grid holds what `attention-lab-cli
+# patch` computes and its cell's tooltip is the hovered one; the per-head
+# sweep chosen from the list, run, and a click on a cell focuses that head;
+# the attribution of the predicted token is `attribute`'s; a corrupted text
+# of another length is refused with both lengths, and the button stays off.
+# usage: gui_interp.sh APP_BINARY SHARED_MODELS_DIR OUT_DIR CLI_BINARY
+set -u
+export XVFB_SCREEN=${XVFB_SCREEN:-1920x1080x24}
+source "$(dirname "$0")/run_in_xvfb.sh"
+app=$1 models=$2 out=${3:-} cli=${4:-}
+source "$(dirname "$0")/app_session.sh"
+
+kjv="$models/kjv-gpt2"
+if [ ! -f "$kjv/model.safetensors" ]; then
+  echo "SKIP: $kjv is missing (the shared models folder is not here)"
+  exit 77
+fi
+clean="the sons of Aaron and the sons of"
+corrupted="the sons of Jacob and the sons of"
+interp() { python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))['interp']))" "$probe"; }
+# interp_check PYTHON_CONDITION [S]: waits until the condition holds of `i` (the probe's "interp") and `m` ("model").
+interp_check() {
+  python3 - "$probe" "$1" "${2:-60}" <<'PY'
+import json, sys, time
+path, cond, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+end = time.time() + seconds
+while True:
+    try:
+        p = json.load(open(path))
+        i, m = p.get("interp"), p.get("model")
+        if i is not None and eval("(" + cond + ")"):
+            sys.exit(0)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    if time.time() > end:
+        sys.exit(1)
+    time.sleep(0.1)
+PY
+}
+
+for size in 1280x720 1920x1080; do
+  app_size=$size
+  start_app --model "$kjv" --text "$clean" --view interp
+  model_check "m['T'] == 9" 60 || fail "the model did not open on its text ($(state))"
+  settle 5
+
+  # 1. A corrupted text of another length: refused, by name, and nothing runs.
+  click_input "interp corrupted" || fail "no corrupted text field ($(state))"
+  replace_text "the sons of Jacob"
+  settle 3
+  click_item "interp run"
+  settle 5
+  interp_check "i['patch'] is None and not i['patch_running']" 5 || fail "a sweep ran on texts of two lengths: $(interp)"
+  interp_check "'patching needs the same number of tokens' in i['patch_problem']" 5 || fail "the lengths are not named: $(interp)"
+
+  # 2. The same length: the residual-stream sweep, as the CLI computes it.
+  click_input "interp corrupted" || fail "no corrupted text field ($(state))"
+  replace_text "$corrupted"
+  settle 3
+  click_item "interp run"
+  interp_check "i['patch'] is not None and i['patch']['kind'] == 'resid_pre' and not i['patch_running']" 120 ||
+    fail "the residual sweep did not finish: $(interp)"
+  "$cli" patch --model "$kjv" --clean "$clean" --corrupted "$corrupted" --json >"$out/patch.json" || fail "the CLI's patch failed"
+  python3 - "$probe" "$out/patch.json" <<'PY' || fail "the app's residual sweep is not the CLI's"
+import json, sys
+app = json.load(open(sys.argv[1]))["interp"]["patch"]
+cli = json.load(open(sys.argv[2]))
+assert app["answer"] == cli["metric"]["answer"] and app["wrong"] == cli["metric"]["wrong"], (app["answer"], cli["metric"])
+want = cli["sweeps"][0]["normalised"]
+got = app["normalised"]
+assert len(got) == len(want) and all(abs(a - b) < 1e-6 for ra, rb in zip(got, want) for a, b in zip(ra, rb)), (got, want)
+assert abs(got[0][4] - 1.0) < 1e-9, got[0]  # layer 0 at the changed token: the clean run itself
+PY
+  # Hover position 4 ('Aaron' / 'Jacob') of layer 0: the probe names the hovered cell.
+  read -r x y < <(python3 "$here/probe.py" "$probe" item "patch 4 0")
+  xdotool mousemove --window "$wid" "$x" "$y"
+  interp_check "i['hovered'] == 'patch 4 0'" 10 || fail "hovering a cell of the grid is not seen: $(interp)"
+  shot "interp-resid-$size"
+
+  # 3. Every head's output, chosen from the list; a click on a cell focuses the head.
+  choose_in_list "interp kind" 3 || fail "the list of patching kinds did not open ($(state))"
+  settle 3
+  click_item "interp run"
+  interp_check "i['patch']['kind'] == 'z' and not i['patch_running']" 120 || fail "the head sweep did not finish: $(interp)"
+  python3 - "$probe" <<'PY' || fail "the head sweep's grid is not layers × heads"
+import json, sys
+p = json.load(open(sys.argv[1]))["interp"]["patch"]
+assert len(p["normalised"]) == 4 and all(len(r) == 8 for r in p["normalised"]), p["normalised"]
+PY
+  # (scrolled into view first when the window is short)
+  for _ in $(seq 20); do
+    read -r x y < <(python3 "$here/probe.py" "$probe" item "patch 2 6")
+    [ "$y" -lt "${size#*x}" ] && break
+    xdotool mousemove --window "$wid" 640 400 click 5; settle 2
+  done
+  shot "interp-heads-$size"
+  click_item "patch 2 6"
+  model_check "m['layer'] == 2 and m['head'] == 6" 60 || fail "a click on layer 2, head 6 did not focus it ($(state))"
+
+  # 4. The attribution of the predicted token is the CLI's.
+  "$cli" attribute --model "$kjv" --text "$clean" --json >"$out/attribute.json" || fail "the CLI's attribute failed"
+  interp_check "i['attribution'] is not None" 60 || fail "no attribution: $(interp)"
+  python3 - "$probe" "$out/attribute.json" <<'PY' || fail "the app's attribution is not the CLI's"
+import json, sys
+a = json.load(open(sys.argv[1]))["interp"]["attribution"]
+c = json.load(open(sys.argv[2]))
+assert a["token"] == c["token"], (a["token"], c["token"])
+assert abs(a["logit"] - c["logit"]) < 1e-4
+assert all(abs(x - y) < 1e-4 for ra, rc in zip(a["heads"], c["heads"]) for x, y in zip(ra, rc))
+PY
+  quit_app
+done
+exit $((fails > 0))
