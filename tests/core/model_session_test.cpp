@@ -3,6 +3,7 @@
 
 #include "attention_lab/document.h"
 #include "attention_lab/model_session.h"
+#include "attention_lab/run_cache.h"
 #include "test_support.h"
 #include "model_fixture_paths.h"
 
@@ -142,6 +143,61 @@ TEST(ModelSession, AFocusedLayerComputedByTheCallerFeedsTheLaterLayersAndTheBase
         EXPECT_EQ(p.before, it->probability);
       }
     }
+  }
+}
+
+// Ablations in the session: a head of an earlier layer, the focused layer's
+// own head (in its scenario's W_o and b_o), its MLP and a later layer's
+// attention at one position — the predictions for every row are those of
+// run_with_cache with the same ablations (the CLI's `ablate`), their
+// "before" is the model without them, and an edit still moves them.
+TEST(ModelSession, AblationsAreTheAblatedModelsPredictionsWithTheUnablatedBefore) {
+  for (const char* name : {"llama-gqa", "gpt2-conv1d"}) {
+    SCOPED_TRACE(name);
+    const Opened o = open(name);
+    const int layer = 1;
+    for (const AblationMode mode : {AblationMode::Zero, AblationMode::Mean}) {
+      std::vector<Ablation> ablations = {{AblationTarget::Head, mode, 0, 1, -1},
+                                         {AblationTarget::Head, mode, layer, 2, -1},
+                                         {AblationTarget::Mlp, mode, layer, 0, -1},
+                                         {AblationTarget::Attention, mode, 0, 0, 3}};
+      std::unique_ptr<Document> doc;
+      const FocusedLayer focus = [&](LayerScenario ls) {
+        doc = std::make_unique<Document>(std::move(ls.scenario));
+        FocusedAttention f;
+        f.output = output_of(*doc);
+        for (int h = 0; h < doc->scenario().heads; ++h) f.weights.emplace_back(doc->stage(StageId::of_head(StageKind::Weights, h)));
+        return f;
+      };
+      std::string error;
+      auto s = ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error, focus, ablations);
+      ASSERT_TRUE(s) << error;
+      EXPECT_NE(doc->scenario().description.find("Ablated here: L1H2"), std::string::npos) << doc->scenario().description;
+      const RunCache plain = run_with_cache(*o.model, test::kFixtureIds, CacheAttention::None);
+      const ActivationMeans means = activation_means(std::span<const RunCache>(&plain, 1));
+      const RunCache ablated =
+          run_with_cache(*o.model, test::kFixtureIds, CacheAttention::None, ablation_hooks(o.model->config, ablations, means));
+      for (int row : {2, s->T() - 1}) {
+        const RowVector want = next_token_probabilities(row_logits(*o.model, ablated.resid.back(), row));
+        const RowVector before = next_token_probabilities(row_logits(*o.model, plain.resid.back(), row));
+        for (const Prediction& p : s->predictions(output_of(*doc), row, 8)) {
+          EXPECT_NEAR(p.probability, want(p.id), 2e-6) << "row " << row;
+          EXPECT_NEAR(p.before, before(p.id), 2e-6) << "row " << row;
+        }
+      }
+      ASSERT_EQ(doc->apply(SetPin{PinKey{StageId::of_head(StageKind::Weights, 0), s->T() - 1, 0}, 1.0f}), "");
+      const auto edited = s->predictions(output_of(*doc), s->T() - 1, 1);
+      const RowVector unedited = next_token_probabilities(row_logits(*o.model, ablated.resid.back(), s->T() - 1));
+      EXPECT_GT(std::abs(edited[0].probability - unedited(edited[0].id)), 1e-6);
+    }
+    // One position of the focused layer's head: refused, by name.
+    std::string error;
+    EXPECT_FALSE(ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error, {},
+                                     {{AblationTarget::Head, AblationMode::Zero, layer, 0, 2}}));
+    EXPECT_NE(error.find("ablation L1H0@2: a head of the focused layer"), std::string::npos) << error;
+    EXPECT_FALSE(ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error, {},
+                                     {{AblationTarget::Mlp, AblationMode::Zero, 9, 0, -1}}));
+    EXPECT_NE(error.find("ablation L9.mlp: layer 9: expected 0 to"), std::string::npos) << error;
   }
 }
 

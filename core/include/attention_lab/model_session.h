@@ -6,6 +6,7 @@
 // engine's output so the next-token predictions follow every edit. The
 // layers before it never rerun.
 
+#include "attention_lab/ablation.h"
 #include "attention_lab/engine.h"
 #include "attention_lab/head_detectors.h"
 #include "attention_lab/tokenizer.h"
@@ -55,10 +56,18 @@ class ModelSession {
   // and the layers after it run from it, so the unedited predictions are the
   // logits of this forward with no second pass through the later layers
   // (which doubled the time to the first predictions).
+  //
+  // `ablations` (checked; ablation.h) apply in every layer: the session's
+  // stream, overview, detector scores and predictions are of the ablated
+  // model, and the predictions' "before" is the model without them. In the
+  // focused layer a head's ablation is part of its scenario — the head's rows
+  // of W_o zero (and, for a mean ablation, the mean of its z through them
+  // added to b_o), which removes its output exactly — so it must be at every
+  // position; the layer's attention and MLP ablations apply around it.
   static std::unique_ptr<ModelSession> start(std::shared_ptr<const TransformerModel> model,
                                              std::shared_ptr<const Tokenizer> tokenizer, std::vector<int> ids,
                                              int layer, ComputeControl* control, std::string& error,
-                                             const FocusedLayer& focused = {});
+                                             const FocusedLayer& focused = {}, std::vector<Ablation> ablations = {});
 
   const TransformerModel& model() const { return *model_; }
   std::shared_ptr<const TransformerModel> model_ptr() const { return model_; }
@@ -73,8 +82,10 @@ class ModelSession {
   // this text (head_detectors.h), from the weights the overview pools.
   const HeadScores& head_scores() const { return head_scores_; }
 
-  // The focused layer's attention as a scenario (X = its normed input).
+  // The focused layer's attention as a scenario (X = its normed input), with
+  // the layer's head ablations in its W_o and b_o.
   LayerScenario scenario() const;
+  const std::vector<Ablation>& ablations() const { return ablations_; }
   // Focuses another layer (0 ≤ layer < layers); nothing reruns.
   void set_layer(int layer);
   // The focused layer's attention output that counts as "before the edit"
@@ -105,6 +116,10 @@ class ModelSession {
  private:
   ModelSession() = default;
   const RowVector& baseline(int row) const;
+  // The focused layer's hooks (its attention and MLP ablations), or null.
+  const LayerHooks* focused_hooks() const;
+  // Puts the focused layer's head ablations into its scenario.
+  void ablate_heads(LayerScenario& scenario) const;
 
   std::shared_ptr<const TransformerModel> model_;
   std::shared_ptr<const Tokenizer> tokenizer_;
@@ -118,6 +133,10 @@ class ModelSession {
   ModelOverview overview_;
   HeadScores head_scores_;
   mutable std::map<int, RowVector> baseline_;  // row → unedited probabilities
+  std::vector<Ablation> ablations_;
+  ActivationMeans means_;            // of the run without ablations (mean ablations read them)
+  std::vector<LayerHooks> hooks_;    // per layer, the ablations' (empty: none)
+  Matrix unablated_output_;          // the last layer's output without ablations (the predictions' "before")
 };
 
 // Mean-pools a matrix to at most size × size (unchanged when it fits).

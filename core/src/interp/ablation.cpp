@@ -88,8 +88,11 @@ void add_mean(std::vector<RowVector>& sums, std::size_t l, const Matrix& m) {
   else sums[l] += s;
 }
 
-// Rows [first, first + n) of columns [c0, c0 + width) set to `fill` (a row of width values).
+// Every row (position −1) or row `position` of columns [c0, c0 + width) set to
+// `fill` (a row of width values). A run of the first rows only (the
+// predictions of an earlier token) may not have that row: nothing to do.
 void fill_rows(Matrix& m, int position, Eigen::Index c0, const RowVector& fill) {
+  if (position >= m.rows()) return;
   const Eigen::Index first = position < 0 ? 0 : position, n = position < 0 ? m.rows() : 1;
   for (Eigen::Index r = first; r < first + n; ++r) m.row(r).segment(c0, fill.size()) = fill;
 }

@@ -1,5 +1,7 @@
 #include "attention_lab/model_session.h"
 
+#include "attention_lab/run_cache.h"
+
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
@@ -39,7 +41,7 @@ Matrix pool_to(const Matrix& m, int size) {
 std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const TransformerModel> model,
                                                   std::shared_ptr<const Tokenizer> tokenizer, std::vector<int> ids,
                                                   int layer, ComputeControl* control, std::string& error,
-                                                  const FocusedLayer& focused) {
+                                                  const FocusedLayer& focused, std::vector<Ablation> ablations) {
   const ModelConfig& c = model->config;
   if (!model->weights_read) {
     error = model->source.string() + ": only its headers were read (ModelParts::Headers): it cannot be run";
@@ -53,7 +55,25 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
     error = "layer " + std::to_string(layer) + ": expected 0 to " + std::to_string(c.layers - 1);
     return nullptr;
   }
+  for (const Ablation& a : ablations) {
+    std::string e = check(a, c, static_cast<int>(ids.size()));
+    if (e.empty() && a.target == AblationTarget::Head && a.layer == layer && a.position >= 0)
+      e = "a head of the focused layer is ablated at every position (its rows of W_o are zero in the layer's scenario); "
+          "to ablate it at one position, focus another layer";
+    if (!e.empty()) {
+      error = "ablation " + to_spec(a) + ": " + e;
+      return nullptr;
+    }
+  }
   std::unique_ptr<ModelSession> s(new ModelSession());
+  if (!ablations.empty()) {
+    // The model without them: the means a mean ablation reads, and the predictions' "before".
+    const RunCache plain = run_with_cache(*model, ids, CacheAttention::None);
+    s->means_ = activation_means(std::span<const RunCache>(&plain, 1));
+    s->unablated_output_ = plain.resid.back();
+    s->hooks_ = ablation_hooks(c, ablations, s->means_);
+    s->ablations_ = std::move(ablations);
+  }
   s->model_ = std::move(model);
   s->tokenizer_ = std::move(tokenizer);
   s->ids_ = std::move(ids);
@@ -71,6 +91,7 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
     const Matrix normed = attention_input(m, l, x);
     if (focused && l == layer) {
       LayerScenario scenario = layer_scenario(m, l, normed, s->token_labels());
+      if (scenario.error.empty()) s->ablate_heads(scenario);
       if (!scenario.error.empty()) {
         error = scenario.error;
         return nullptr;
@@ -84,17 +105,21 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
       }
       s->unedited_attention_ = std::move(f.output);
       s->residual_from_unedited_ = true;
-      s->residual_.push_back(finish_layer(m, l, x, s->unedited_attention_));
+      s->residual_.push_back(finish_layer(m, l, x, s->unedited_attention_, s->focused_hooks()));
       continue;
     }
     AttentionDetail detail;
     detail.weights_only = true;
-    const Matrix attn = attention(m, l, normed, &detail);
+    if (!s->hooks_.empty()) {
+      s->residual_.push_back(run_layer(m, l, x, s->hooks_[static_cast<std::size_t>(l)], &detail));
+    } else {
+      const Matrix attn = attention(m, l, normed, &detail);
+      s->residual_.push_back(finish_layer(m, l, x, attn));
+    }
     for (int h = 0; h < c.heads; ++h) {
       s->head_scores_.set(l, h, detector.scores(detail.weights[static_cast<std::size_t>(h)]));
       s->overview_.weights.push_back(pool_to(detail.weights[static_cast<std::size_t>(h)], kOverviewSize));
     }
-    s->residual_.push_back(finish_layer(m, l, x, attn));
   }
   step(control, 1.0);
   return s;
@@ -104,7 +129,42 @@ std::vector<std::string> ModelSession::token_labels() const { return tokenizer_-
 
 LayerScenario ModelSession::scenario() const {
   const Matrix normed = attention_input(*model_, layer_, residual_[static_cast<std::size_t>(layer_)]);
-  return layer_scenario(*model_, layer_, normed, token_labels());
+  LayerScenario out = layer_scenario(*model_, layer_, normed, token_labels());
+  if (out.error.empty()) ablate_heads(out);
+  return out;
+}
+
+const LayerHooks* ModelSession::focused_hooks() const {
+  if (hooks_.empty()) return nullptr;
+  const LayerHooks& h = hooks_[static_cast<std::size_t>(layer_)];
+  return h.attn_out || h.mlp_out ? &h : nullptr;
+}
+
+void ModelSession::ablate_heads(LayerScenario& out) const {
+  Scenario& sc = out.scenario;
+  const int dh = model_->config.d_head;
+  std::string heads;
+  Matrix w_o = sc.W_o, b_o = sc.b_o;  // copies to change (the scenario shares its matrices)
+  for (const Ablation& a : ablations_) {
+    if (a.target != AblationTarget::Head || a.layer != layer_) continue;
+    if (a.position >= 0) {  // (start refuses these; a later set_layer may meet one)
+      out.error = "ablation " + to_spec(a) + ": a head of the focused layer is ablated at every position or not at all";
+      return;
+    }
+    const Eigen::Index r0 = static_cast<Eigen::Index>(a.head) * dh;
+    if (a.mode == AblationMode::Mean) {  // its mean z through its rows of W_o, at every position
+      const RowVector mean = means_.z[static_cast<std::size_t>(a.layer)].segment(r0, dh);
+      b_o.row(0) += mean * w_o.middleRows(r0, dh);
+      sc.use_output_bias = true;
+    }
+    w_o.middleRows(r0, dh).setZero();
+    heads += (heads.empty() ? "" : ", ") + to_spec(a);
+  }
+  if (heads.empty()) return;
+  sc.W_o = std::move(w_o);
+  sc.b_o = std::move(b_o);
+  sc.description += " Ablated here: " + heads + " (each head's rows of W_o are zero; a mean ablation adds the head's mean "
+                      "output to b_o).";
 }
 
 void ModelSession::set_layer(int layer) {
@@ -116,22 +176,25 @@ void ModelSession::set_layer(int layer) {
 
 RowVector ModelSession::probabilities(const Matrix& attention_out, int row) const {
   const Matrix& input = residual_[static_cast<std::size_t>(layer_)];
-  if (layer_ == model_->config.layers - 1) {
+  const LayerHooks* hooks = focused_hooks();
+  if (layer_ == model_->config.layers - 1 && !hooks) {
     // The last layer: no later attention mixes rows, so only the predicted
     // row goes through the MLP (a pin in the last layer costs one row).
     const Matrix x = finish_layer(*model_, layer_, input.middleRows(row, 1), attention_out.middleRows(row, 1));
     return next_token_probabilities(logits(*model_, x, 0, 1).row(0));
   }
   const auto n = static_cast<Eigen::Index>(row) + 1;
-  Matrix x = finish_layer(*model_, layer_, input.topRows(n), attention_out.topRows(n));
-  for (int l = layer_ + 1; l < model_->config.layers; ++l) x = run_layer(*model_, l, x);
+  Matrix x = finish_layer(*model_, layer_, input.topRows(n), attention_out.topRows(n), hooks);
+  for (int l = layer_ + 1; l < model_->config.layers; ++l)
+    x = hooks_.empty() ? run_layer(*model_, l, x) : run_layer(*model_, l, x, hooks_[static_cast<std::size_t>(l)]);
   return next_token_probabilities(logits(*model_, x, row, 1).row(0));
 }
 
 const RowVector& ModelSession::baseline(int row) const {
   auto it = baseline_.find(row);
   if (it != baseline_.end()) return it->second;
-  RowVector p = unedited_attention_.size() > 0 && !residual_from_unedited_
+  RowVector p = !ablations_.empty() ? next_token_probabilities(logits(*model_, unablated_output_, row, 1).row(0))
+                : unedited_attention_.size() > 0 && !residual_from_unedited_
                     ? probabilities(unedited_attention_, row)
                     : next_token_probabilities(logits(*model_, residual_.back(), row, 1).row(0));
   return baseline_.emplace(row, std::move(p)).first->second;
@@ -141,7 +204,7 @@ std::vector<Prediction> ModelSession::predictions(const Matrix& attention_out, i
   row = std::clamp(row, 0, T() - 1);
   const RowVector& before = baseline(row);
   // Unedited (the output it counts as "before"): the same numbers, not a second pass.
-  const bool unedited = unedited_attention_.size() > 0 && attention_out.rows() == unedited_attention_.rows() &&
+  const bool unedited = ablations_.empty() && unedited_attention_.size() > 0 && attention_out.rows() == unedited_attention_.rows() &&
                         attention_out.cols() == unedited_attention_.cols() && attention_out == unedited_attention_;
   const RowVector p = unedited ? before : probabilities(attention_out, row);
   std::vector<int> order(static_cast<std::size_t>(p.size()));
