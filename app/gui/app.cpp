@@ -87,8 +87,46 @@ void AppState::clear_refusal() {
   if (status.rfind(kRefusal, 0) == 0) status.clear();
 }
 
+namespace {
+
+std::string specs_text(const std::vector<Ablation>& list) {
+  std::string s;
+  for (const Ablation& a : list) s += (s.empty() ? "" : ", ") + to_spec(a);
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+bool AppState::can_undo() const { return doc->can_undo() || (model.open() && !model.ablation_undo.empty()); }
+bool AppState::can_redo() const { return doc->can_redo() || (model.open() && !model.ablation_redo.empty()); }
+std::string AppState::undo_label() const {
+  return doc->can_undo() || !model.open() || model.ablation_undo.empty()
+             ? doc->undo_label()
+             : "ablations (back to " + specs_text(model.ablation_undo.back()) + ")";
+}
+std::string AppState::redo_label() const {
+  return doc->can_redo() || !model.open() || model.ablation_redo.empty()
+             ? doc->redo_label()
+             : "ablations (" + specs_text(model.ablation_redo.back()) + ")";
+}
+
+void AppState::set_ablations(std::vector<Ablation> ablations) {
+  if (busy() || !model.open() || ablations == model.ablations()) return;
+  model.ablation_undo.push_back(model.ablations());
+  model.ablation_redo.clear();
+  open_model(model.rerun(model.text, model.session->layer(), std::move(ablations)));
+}
+
 void AppState::undo() {
-  if (busy() || !doc->can_undo()) return;
+  if (busy()) return;
+  if (!doc->can_undo() && model.open() && !model.ablation_undo.empty()) {  // the ablation change before this document
+    ModelRequest r = model.rerun(model.text, model.session->layer(), model.ablation_undo.back());
+    model.ablation_undo.pop_back();
+    model.ablation_redo.push_back(model.ablations());
+    open_model(std::move(r));
+    return;
+  }
+  if (!doc->can_undo()) return;
   if (is_heavy(*doc, doc->next_undo_edits()))
     job = std::make_unique<BackgroundJob>("Undoing " + doc->undo_label(), doc->prepare_undo());
   else
@@ -96,7 +134,15 @@ void AppState::undo() {
 }
 
 void AppState::redo() {
-  if (busy() || !doc->can_redo()) return;
+  if (busy()) return;
+  if (!doc->can_redo() && model.open() && !model.ablation_redo.empty()) {
+    ModelRequest r = model.rerun(model.text, model.session->layer(), model.ablation_redo.back());
+    model.ablation_redo.pop_back();
+    model.ablation_undo.push_back(model.ablations());
+    open_model(std::move(r));
+    return;
+  }
+  if (!doc->can_redo()) return;
   if (is_heavy(*doc, doc->next_redo_edits()))
     job = std::make_unique<BackgroundJob>("Redoing " + doc->redo_label(), doc->prepare_redo());
   else
@@ -139,12 +185,18 @@ void AppState::poll_job() {
     std::string kept_note;
     if (!same_model) {
       model.kept_layers.clear();  // another model: its layers' edits mean nothing here
+      model.ablation_undo.clear();
+      model.ablation_redo.clear();
     } else if (doc->modified()) {
       // Leaving an edited layer (for another layer or another text) keeps it.
       // Without its stages (a tenth of the memory): they are computed again on
       // the way back (unless this very result brings it back).
-      if (model.text != result->model_text || model.session->layer() != result->session->layer()) doc->release_stages();
-      model.kept_layers[{model.text, model.session->layer()}] = {std::move(doc), ++model.kept_clock};
+      if (ModelState::run_key(model.text, model.ablations()) !=
+              ModelState::run_key(result->model_text, result->session->ablations()) ||
+          model.session->layer() != result->session->layer())
+        doc->release_stages();
+      model.kept_layers[{ModelState::run_key(model.text, model.ablations()), model.session->layer()}] = {std::move(doc),
+                                                                                                       ++model.kept_clock};
       kept_note = "; layer " + std::to_string(model.session->layer()) + "'s edits are kept for when you come back";
       if (model.kept_layers.size() > ModelState::kKeptLayers) {
         auto oldest = std::min_element(model.kept_layers.begin(), model.kept_layers.end(),
@@ -154,8 +206,10 @@ void AppState::poll_job() {
       }
     }
     // Back on a kept layer: its edited document (the session's "before" is still the unedited model's).
-    const auto back = same_model ? model.kept_layers.find({result->model_text, result->session->layer()})
-                                 : model.kept_layers.end();
+    const auto back =
+        same_model ? model.kept_layers.find({ModelState::run_key(result->model_text, result->session->ablations()),
+                                             result->session->layer()})
+                   : model.kept_layers.end();
     if (back != model.kept_layers.end()) {
       result->document = std::move(back->second.doc);
       if (result->document->stages_released()) {
@@ -187,6 +241,8 @@ void AppState::poll_job() {
     }
     char took[32];
     std::snprintf(took, sizeof took, " (%.2f s)", seconds);
+    if (!result->dropped_ablations.empty())
+      kept_note += "; left out: " + specs_text(result->dropped_ablations) + " (positions this text does not have)";
     set_status(what + ": done" + took + kept_note);
     return;
   }
@@ -227,7 +283,8 @@ void AppState::open_model(ModelRequest request) {
   const bool reuse = request.model != nullptr;
   // Back to a kept layer: the worker computes its stages too.
   if (reuse)
-    if (const auto kept = model.kept_layers.find({request.text, request.layer}); kept != model.kept_layers.end())
+    if (const auto kept = model.kept_layers.find({ModelState::run_key(request.text, request.ablations), request.layer});
+        kept != model.kept_layers.end())
       request.kept = std::make_shared<const Scenario>(kept->second.doc->scenario());  // shares its matrices
   const std::string what = reuse ? "Running " + model_display_name(model.path) + ", layer " +
                                        std::to_string(request.layer)
@@ -606,7 +663,7 @@ std::string App::init(GLFWwindow* window) {
     // The default preset shows until the model is in (loading runs in the background, with Cancel).
     state_.open_document(*make_preset(kDefaultPreset), "");
     opened_heads = limits::kMaxHeads;  // not known yet: --head is checked when the model is in
-    state_.open_model(ModelRequest{o.model, nullptr, nullptr, o.text, o.layer, nullptr});
+    state_.open_model(ModelRequest{o.model, nullptr, nullptr, o.text, o.layer, nullptr, {}});
   } else if (!o.scenario_path.empty()) {
     LoadResult r = load_scenario(o.scenario_path);
     if (!r.scenario)
@@ -1119,13 +1176,16 @@ std::string App::model_probe() const {
     << (m.predictions.current(m.prediction_key(state_.doc->revision())) ? "true" : "false")
     << ", \"problem\": " << json_text::quote(m.predictions.problem) << ", \"kept_layers\": [";
   bool first_kept = true;
+  const std::string run = ModelState::run_key(m.text, m.ablations());
   for (const auto& [key, kept] : m.kept_layers)
-    if (key.first == m.text) o << (std::exchange(first_kept, false) ? "" : ", ") << key.second;
+    if (key.first == run) o << (std::exchange(first_kept, false) ? "" : ", ") << key.second;
   o << "], \"kept_without_stages\": [";  // per kept layer of this text, as above
   first_kept = true;
   for (const auto& [key, kept] : m.kept_layers)
-    if (key.first == m.text)
+    if (key.first == run)
       o << (std::exchange(first_kept, false) ? "" : ", ") << (kept.doc->stages_released() ? "true" : "false");
+  o << "], \"ablations\": [";
+  for (std::size_t i = 0; i < m.ablations().size(); ++i) o << (i ? ", " : "") << json_text::quote(to_spec(m.ablations()[i]));
   o << "], \"predictions\": [";
   for (std::size_t i = 0; i < m.predictions.top.size(); ++i) {
     const Prediction& p = m.predictions.top[i];

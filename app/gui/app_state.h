@@ -258,6 +258,28 @@ struct ModelState {
     std::string problem;      // why there is none (the layer's shape was changed)
     std::optional<BlockCell> hovered, selected;
   } block;
+  // Ablation changes, for Ctrl+Z and Ctrl+Shift+Z: the lists before each
+  // change (undo) and after each undone one (redo). A change makes a new
+  // focused-layer document, so one is undone once its document has nothing
+  // left to undo.
+  std::vector<std::vector<Ablation>> ablation_undo, ablation_redo;
+  std::string ablation_field;  // a spec typed into the Model tab ("L3H1@5:mean")
+  std::string ablation_error;  // why the typed spec was refused
+  // The session's ablations (none without a model).
+  const std::vector<Ablation>& ablations() const {
+    static const std::vector<Ablation> none;
+    return session ? session->ablations() : none;
+  }
+  // What a kept layer's document is of: the text and the ablations it ran with.
+  static std::string run_key(const std::string& text, const std::vector<Ablation>& ablations) {
+    std::string key = text;
+    for (const Ablation& a : ablations) key += "\x1f" + to_spec(a);
+    return key;
+  }
+  // The open model run again: `input` at `layer` with `ablated`.
+  ModelRequest rerun(std::string input, int layer, std::vector<Ablation> ablated) const {
+    return ModelRequest{path, session->model_ptr(), session->tokenizer_ptr(), std::move(input), layer, nullptr, std::move(ablated)};
+  }
   bool open() const { return session != nullptr; }
   int predicted_row() const { return session ? (row < 0 || row >= session->T() ? session->T() - 1 : row) : 0; }
   // The key of the predictions the window should show now (session null without a model).
@@ -422,9 +444,16 @@ struct AppState {
   void poll_job();
 
   void set_status(std::string text);
-  // Undo and redo, in the background when the step recomputes everything at a large size.
+  // Undo and redo, in the background when the step recomputes everything at a
+  // large size; in model mode an ablation change once the document has none left.
   void undo();
   void redo();
+  bool can_undo() const;
+  bool can_redo() const;
+  std::string undo_label() const;
+  std::string redo_label() const;
+  // Model mode: reruns the model with these ablations (an undoable change).
+  void set_ablations(std::vector<Ablation> ablations);
   // Applies an edit from a widget; reports a refused edit in the status bar.
   bool apply(const Edit& edit, std::uint64_t gesture = 0);
   // Opens a model, or refocuses the open one (other text, another layer), in the background.

@@ -152,7 +152,10 @@ BackgroundJob::BackgroundJob(std::string what, ModelRequest request) : what_(std
         return f;
       };
       std::string error;
-      auto session = ModelSession::start(q.model, q.tokenizer, ids.ids, q.layer, &r->control, error, focus);
+      std::vector<Ablation> ablations;
+      for (const Ablation& a : q.ablations)
+        (a.position < static_cast<int>(ids.ids.size()) ? ablations : r->dropped_ablations).push_back(a);
+      auto session = ModelSession::start(q.model, q.tokenizer, ids.ids, q.layer, &r->control, error, focus, ablations);
       if (!session) {
         r->error = error;
         r->done = true;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace attention_lab::gui {
 
@@ -25,6 +26,9 @@ struct ModelRequest {
   // The scenario of this layer's kept document (edited, then left; kept
   // without its stages): its stages are computed too, for it to come back.
   std::shared_ptr<const Scenario> kept;
+  // Heads, attention or MLPs ablated (ModelSession::start); those at a
+  // position the text does not have are dropped (the result says which).
+  std::vector<Ablation> ablations;
 };
 
 // The input a model opens with when none is given: a sentence for a BPE
@@ -43,6 +47,7 @@ class BackgroundJob {
     std::unique_ptr<Document> document;               // a loaded file
     std::unique_ptr<ModelSession> session;            // an opened model (with `document`, its focused layer)
     std::string model_text;                           // the text it ran
+    std::vector<Ablation> dropped_ablations;          // at positions the text does not have
     std::unique_ptr<Engine> kept_engine;              // the stages of ModelRequest::kept
     std::shared_ptr<const Scenario> kept_scenario;    // what kept_engine read (alive until rebound)
     bool model_job = false;

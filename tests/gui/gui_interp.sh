@@ -5,7 +5,9 @@
 # patch` computes and its cell's tooltip is the hovered one; the per-head
 # sweep chosen from the list, run, and a click on a cell focuses that head;
 # the attribution of the predicted token is `attribute`'s; a corrupted text
-# of another length is refused with both lengths, and the button stays off.
+# of another length is refused with both lengths, and the button stays off;
+# a head ablated from its right-click menu gives the CLI's `ablate`
+# predictions and Ctrl+Z takes it back; a typed spec ablates too.
 # usage: gui_interp.sh APP_BINARY SHARED_MODELS_DIR OUT_DIR CLI_BINARY
 set -u
 export XVFB_SCREEN=${XVFB_SCREEN:-1920x1080x24}
@@ -111,6 +113,44 @@ assert a["token"] == c["token"], (a["token"], c["token"])
 assert abs(a["logit"] - c["logit"]) < 1e-4
 assert all(abs(x - y) < 1e-4 for ra, rc in zip(a["heads"], c["heads"]) for x, y in zip(ra, rc))
 PY
+  quit_app
+
+  # 5. Ablation from the Model tab: a right-click on layer 2, head 6 of the
+  #    overview and "Ablate head 6 of layer 2": the predictions are those of
+  #    `attention-lab-cli ablate`, their "before" the model's; Ctrl+Z takes it
+  #    back. A spec typed (one position, mean) is ablated too.
+  start_app --model "$kjv" --text "$clean" --view model
+  model_check "m['T'] == 9 and m['predictions_revision_current'] and len(m['predictions']) > 0" 60 ||
+    fail "the model did not open on its text ($(state))"
+  read -r x y < <(python3 "$here/probe.py" "$probe" item "overview 2 6")
+  xdotool mousemove --window "$wid" "$x" "$y"
+  settle 2
+  xdotool click 3
+  python3 "$here/probe.py" "$probe" wait popup true 5 >/dev/null || fail "no menu on a right-click of a head ($(state))"
+  settle 2
+  click_item "ablate L2H6"
+  model_check "m['ablations'] == ['L2H6'] and m['predictions_revision_current'] and len(m['predictions']) > 0" 60 ||
+    fail "choosing 'Ablate head 6 of layer 2' did not ablate it: $(get model)"
+  "$cli" ablate --model "$kjv" --text "$clean" --ablate L2H6 --k 10 --json >"$out/ablate.json" || fail "the CLI's ablate failed"
+  python3 - "$probe" "$out/ablate.json" <<'PY' || fail "the app's ablated predictions are not the CLI's"
+import json, sys
+m = json.load(open(sys.argv[1]))["model"]
+cli = {t["id"]: t for t in json.load(open(sys.argv[2]))["tokens"]}
+moved = False
+for p in m["predictions"]:
+    t = cli[p["id"]]
+    assert abs(p["p"] - t["p_after"]) < 2e-5 and abs(p["before"] - t["p_before"]) < 2e-5, (p, t)
+    moved |= abs(p["p"] - p["before"]) > 1e-3
+assert moved, m["predictions"]
+PY
+  shot "model-ablated-$size"
+  xdotool key ctrl+z
+  model_check "m['ablations'] == [] and m['predictions_revision_current'] and len(m['predictions']) > 0 and
+               all(p['p'] == p['before'] for p in m['predictions'])" 60 ||
+    fail "Ctrl+Z did not take the ablation back: $(get model)"
+  click_input "ablation spec" || fail "no field for an ablation spec ($(state))"
+  replace_text "L0.mlp@8:mean"
+  model_check "m['ablations'] == ['L0.mlp@8:mean']" 60 || fail "a typed spec was not ablated: $(get model)"
   quit_app
 done
 exit $((fails > 0))

@@ -260,6 +260,7 @@ void draw_patching(AppState& state) {
                     metric_text.c_str(), w.metric(l, i), n(l, i), kv ? "" : "\nclick: focus this head");
     return std::string(text);
   };
+  if (!by_position(w.kind) && !kv) grid.context_menu = [&state](int l, int h) { draw_ablation_menu(state, l, h); };
   GridCell hovered;
   const GridCell hit = draw_score_grid(state, grid, &hovered);
   if (hovered.valid()) in.hovered = "patch " + std::to_string(hovered.row) + " " + std::to_string(hovered.col);
@@ -343,6 +344,7 @@ void draw_attribution(AppState& state) {
     return std::string(text);
   };
   grid.outlined = [&](int l, int h) { return h < c.heads && l == s.layer() && h == state.focused_head; };
+  grid.context_menu = [&state, &c](int l, int h) { draw_ablation_menu(state, l, std::min(h, c.heads - 1)); };
   GridCell hovered;
   const GridCell hit = draw_score_grid(state, grid, &hovered);
   if (hovered.valid()) in.hovered = "attribution " + std::to_string(hovered.row) + " " + std::to_string(hovered.col);

@@ -101,7 +101,7 @@ bool load_file_into(AppState& state, const std::string& path) {
   // A checkpoint opens as a model (it is not a scenario: its JSON header
   // would read as "invalid JSON" at the first byte).
   if (std::filesystem::path(path).extension() == ".safetensors") {
-    state.open_model(ModelRequest{path, nullptr, nullptr, "", 0, nullptr});  // errors come as a popup when it is in
+    state.open_model(ModelRequest{path, nullptr, nullptr, "", 0, nullptr, {}});  // errors come as a popup when it is in
     return true;
   }
   // Big files (a real model's layer) load and compute on a worker thread.
@@ -199,10 +199,10 @@ void draw_menu_bar(AppState& state) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Edit")) {
-    const std::string undo = "Undo " + state.doc->undo_label();
-    const std::string redo = "Redo " + state.doc->redo_label();
-    if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.doc->can_undo())) state.undo();
-    if (ImGui::MenuItem(redo.c_str(), "Ctrl+Shift+Z", false, state.doc->can_redo())) state.redo();
+    const std::string undo = "Undo " + state.undo_label();
+    const std::string redo = "Redo " + state.redo_label();
+    if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.can_undo())) state.undo();
+    if (ImGui::MenuItem(redo.c_str(), "Ctrl+Shift+Z", false, state.can_redo())) state.redo();
     ImGui::Separator();
     if (ImGui::MenuItem("Clear pins", nullptr, false, !state.doc->scenario().pins.empty())) state.apply(SetPins{});
     ImGui::Separator();

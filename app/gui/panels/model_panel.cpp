@@ -35,11 +35,39 @@ constexpr std::size_t kTokensShown = 48;
 constexpr int kThumbnailCells = 16;
 
 void rerun(AppState& state, int layer, const std::string& text) {
-  const ModelSession& s = *state.model.session;
-  state.open_model(ModelRequest{state.model.path, s.model_ptr(), s.tokenizer_ptr(), text, layer, nullptr});
+  state.open_model(state.model.rerun(text, layer, state.model.ablations()));
 }
 
 }  // namespace
+
+void draw_ablation_menu(AppState& state, int layer, int head) {
+  std::vector<Ablation> now = state.model.ablations();
+  const auto item = [&](const Ablation& a, const std::string& label, const char* tip) {
+    const auto at = std::find(now.begin(), now.end(), a);
+    const bool on = at != now.end();
+    if (ImGui::MenuItem(label.c_str(), nullptr, on, !state.busy())) {
+      std::vector<Ablation> next = now;
+      if (on) next.erase(next.begin() + (at - now.begin()));
+      else next.push_back(a);
+      state.set_ablations(std::move(next));
+    }
+    state.note_item("ablate " + to_spec(a));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s%s", tip, on ? "\n(on: choose it again to take it back)" : "");
+  };
+  const std::string L = "layer " + std::to_string(layer);
+  const std::string H = "head " + std::to_string(head) + " of " + L;
+  item({AblationTarget::Head, AblationMode::Zero, layer, head, -1}, "Ablate " + H,
+       "Its output (z) set to zero at every position: its share of the attention's output is gone.");
+  item({AblationTarget::Head, AblationMode::Mean, layer, head, -1}, "Mean-ablate " + H,
+       "Its output (z) at every position replaced by its mean over this text's positions.");
+  ImGui::Separator();
+  item({AblationTarget::Attention, AblationMode::Zero, layer, 0, -1}, "Ablate " + L + "'s attention",
+       "What the layer's attention adds to the residual stream set to zero.");
+  item({AblationTarget::Mlp, AblationMode::Zero, layer, 0, -1}, "Ablate " + L + "'s MLP",
+       "What the layer's MLP adds to the residual stream set to zero.");
+  item({AblationTarget::Mlp, AblationMode::Mean, layer, 0, -1}, "Mean-ablate " + L + "'s MLP",
+       "What the layer's MLP adds, replaced by its mean over this text's positions.");
+}
 
 void focus_head(AppState& state, int layer, int head) {
   state.focused_head = head;
@@ -108,8 +136,9 @@ void draw_prediction_rows(AppState& state, const ModelState::Cached& p, std::siz
     const std::string& label = labels[i];
     ImGui::TextUnformatted(label.c_str());
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("token %d  %s\nprobability %.6f (before the edits %.6f)", q.id, label.c_str(),
-                        static_cast<double>(q.probability), static_cast<double>(q.before));
+      ImGui::SetTooltip("token %d  %s\nprobability %.6f (before the edits%s %.6f)", q.id, label.c_str(),
+                        static_cast<double>(q.probability), s.ablations().empty() ? "" : " and ablations",
+                        static_cast<double>(q.before));
     ImGui::TableNextColumn();
     ImGui::ProgressBar(q.probability, ImVec2(bar_w, 0), texts[i].c_str());
     const std::string& change = changes[i];
@@ -121,7 +150,8 @@ void draw_prediction_rows(AppState& state, const ModelState::Cached& p, std::siz
     } else {
       text_colored(q.probability > q.before ? gfx::Accent::Status : gfx::Accent::Error, "%s", change.c_str());
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("percentage points since before the edits (%s then)", format_probability(q.before).c_str());
+        ImGui::SetTooltip("percentage points since before the edits%s (%s then)", s.ablations().empty() ? "" : " and ablations",
+                          format_probability(q.before).c_str());
     }
   }
   ImGui::EndTable();
@@ -166,7 +196,8 @@ void draw_overview(AppState& state) {
   const float px = thumbnail_px(ImGui::GetContentRegionAvail().x, ov.heads);
   ImDrawList* list = ImGui::GetWindowDrawList();
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("Every layer's every head (the unedited model; click one to focus it)");
+  ImGui::TextDisabled("Every layer's every head (the model as run: its ablations, not the focused layer's edits; click one "
+                      "to focus it, right-click to ablate it)");
   ImGui::PopTextWrapPos();
   // Thumbnails start at one x for every layer (the font's digits differ in width: "layer 10" vs "layer  9").
   const float label_w = ImGui::CalcTextSize("layer 00 ").x;
@@ -179,9 +210,14 @@ void draw_overview(AppState& state) {
       ImGui::PushID(l * 4096 + h);
       const ImVec2 at = ImGui::GetCursorScreenPos();
       if (ImGui::InvisibleButton("head", ImVec2(px, px))) focus_head(state, l, h);
+      if (ImGui::BeginPopupContextItem("ablate")) {
+        draw_ablation_menu(state, l, h);
+        ImGui::EndPopup();
+      }
       const bool hovered = ImGui::IsItemHovered();
       if (hovered)
-        ImGui::SetTooltip("layer %d, head %d (K/V head %d)\nclick: focus it%s", l, h, h / (ov.heads / s.model().config.kv_heads),
+        ImGui::SetTooltip("layer %d, head %d (K/V head %d)\nclick: focus it; right-click: ablate it%s", l, h,
+                          h / (ov.heads / s.model().config.kv_heads),
                           l != s.layer() && state.doc->modified() ? "\n(the focused layer's edits are kept for when you come back)" : "");
       state.note_item("overview " + std::to_string(l) + " " + std::to_string(h));
       const Matrix m = pool_to(ov.at(l, h), kThumbnailCells);
@@ -195,6 +231,11 @@ void draw_overview(AppState& state) {
                               IM_COL32(static_cast<int>(col.r * 255), static_cast<int>(col.g * 255),
                                        static_cast<int>(col.b * 255), 255));
         }
+      const bool ablated = std::any_of(s.ablations().begin(), s.ablations().end(), [&](const Ablation& a) {
+        return a.target == AblationTarget::Head && a.layer == l && a.head == h;
+      });
+      if (ablated)  // crossed out
+        list->AddLine(at, ImVec2(at.x + px, at.y + px), ImGui::GetColorU32(ImGuiCol_PlotLinesHovered), 2.0f);
       const bool focused = l == s.layer() && h == state.focused_head;
       if (focused || hovered)
         list->AddRect(at, ImVec2(at.x + px, at.y + px),
@@ -250,13 +291,64 @@ void draw_head_scores(AppState& state) {
     grid.tooltip = [&m, kind](int l, int h) {
       char text[256];
       const double v = static_cast<double>(m(l, h));
-      std::snprintf(text, sizeof text, "layer %d, head %d: %s score %.4f\n%.1f %% of its attention falls %s.\nclick: focus it", l,
+      std::snprintf(text, sizeof text, "layer %d, head %d: %s score %.4f\n%.1f %% of its attention falls %s.\nclick: focus it; right-click: ablate it", l,
                     h, detector_title(kind), v, 100.0 * v, detector_meaning(kind));
       return std::string(text);
     };
     grid.outlined = [&](int l, int h) { return l == s.layer() && h == state.focused_head; };
+    grid.context_menu = [&state](int l, int h) { draw_ablation_menu(state, l, h); };
     if (const GridCell hit = draw_score_grid(state, grid); hit.valid()) focus_head(state, hit.row, hit.col);
     ImGui::Dummy(ImVec2(1.0f, 2.0f * gfx::em()));
+  }
+}
+
+// The ablations the model runs with: each takes itself back on a click; a
+// spec can be typed for what the menus do not offer (one position: "L2H3@5").
+void draw_ablations(AppState& state) {
+  ModelState& m = state.model;
+  const ModelSession& s = *m.session;
+  ImGui::Spacing();
+  ImGui::TextDisabled("Ablations");
+  ImGui::SameLine();
+  const std::vector<Ablation>& now = s.ablations();
+  if (now.empty()) ImGui::TextDisabled("none (right-click a head below to ablate it)");
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    ImGui::SameLine();
+    const std::string label = "× " + to_spec(now[i]);
+    if (ImGui::SmallButton(label.c_str()) && !state.busy()) {
+      std::vector<Ablation> next = now;
+      next.erase(next.begin() + static_cast<std::ptrdiff_t>(i));
+      state.set_ablations(std::move(next));
+    }
+    state.note_item("ablation " + to_spec(now[i]));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Take %s back (Ctrl+Z also does)", to_spec(now[i]).c_str());
+  }
+  ImGui::SetNextItemWidth(200.0f * gfx::em());
+  const bool enter = ImGui::InputTextWithHint("##ablation spec", "L3H1, L2.mlp@5:mean", &m.ablation_field,
+                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  state.note_item("ablation spec");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("L<layer>H<head>: a head's output; L<layer>.attn, L<layer>.mlp: what the layer's attention or MLP\n"
+                      "adds; then @P for position P only, :mean for its mean over the positions instead of zero.");
+  ImGui::SameLine();
+  if ((ImGui::Button("Ablate") || enter) && !state.busy()) {
+    Ablation a;
+    m.ablation_error = parse_ablation(m.ablation_field, a);
+    if (m.ablation_error.empty()) m.ablation_error = check(a, s.model().config, s.T());
+    if (m.ablation_error.empty() && std::find(now.begin(), now.end(), a) != now.end())
+      m.ablation_error = to_spec(a) + " is ablated already";
+    if (m.ablation_error.empty()) {
+      std::vector<Ablation> next = now;
+      next.push_back(a);
+      state.set_ablations(std::move(next));
+      m.ablation_field.clear();
+    }
+  }
+  state.note_item("ablate");
+  if (!m.ablation_error.empty()) {
+    push_wrap_at_visible_edge();
+    text_colored(gfx::Accent::Warning, "%s", m.ablation_error.c_str());
+    ImGui::PopTextWrapPos();
   }
 }
 
@@ -347,6 +439,8 @@ void draw_model_view(AppState& state) {
     text_colored(gfx::Accent::Warning, "%s", note);
     ImGui::PopTextWrapPos();
   }
+
+  draw_ablations(state);
 
   ImGui::Spacing();
   ImGui::Separator();

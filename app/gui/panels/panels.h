@@ -23,6 +23,9 @@ void draw_model_view(AppState& state);
 // Model mode: focuses head `head` of layer `layer` (the layer reruns when it
 // is not the focused one; else the Head view shows it).
 void focus_head(AppState& state, int layer, int head);
+// Model mode: the items of a head's right-click menu — ablate it (zero or
+// mean), its layer's attention or MLP, or take an ablation back.
+void draw_ablation_menu(AppState& state, int layer, int head);
 // Model mode: activation patching between the model's text and a corrupted
 // one, and direct logit attribution (centre tab "Interpret").
 void draw_interp_view(AppState& state);

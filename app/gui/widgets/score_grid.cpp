@@ -81,8 +81,12 @@ GridCell draw_score_grid(AppState& state, const ScoreGrid& g, GridCell* hovered_
       ImGui::SetCursorScreenPos(a);
       ImGui::PushID(r * 65536 + c);
       if (ImGui::InvisibleButton("cell", ImVec2(cell - 1.0f, cell - 1.0f))) clicked = {r, c};
-      ImGui::PopID();
       state.note_item(g.id + " " + std::to_string(r) + " " + std::to_string(c));
+      if (g.context_menu && ImGui::BeginPopupContextItem("menu")) {
+        g.context_menu(r, c);
+        ImGui::EndPopup();
+      }
+      ImGui::PopID();
       const bool over = ImGui::IsItemHovered();
       if (over) hovered = {r, c};
       const ImU32 fill = colour_of(g, v);

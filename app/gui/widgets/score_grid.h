@@ -26,6 +26,7 @@ struct ScoreGrid {
   int decimals = 2;
   std::function<std::string(int row, int col)> tooltip;  // empty: none
   std::function<bool(int row, int col)> outlined;        // a cell to frame (the focused head); empty: none
+  std::function<void(int row, int col)> context_menu;    // draws a right-click menu's items for the cell; empty: none
 };
 
 struct GridCell {
