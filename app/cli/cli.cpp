@@ -83,6 +83,13 @@ SmolLM, SmolLM3):
                                                           direct logit attribution: each head's,
                                                           attention bias's and MLP's share of the
                                                           token's logit (default: the predicted one)
+  attention-lab-cli cache --model MODEL (--text TEXT | --ids I,J,… | --prompts FILE)
+      --hooks NAME[,NAME…] (-o OUT.safetensors | --npy DIR)
+                                                          activations by TransformerLens hook name
+                                                          (globs: blocks.*.attn.hook_pattern) as
+                                                          float32 safetensors or .npy; --prompts:
+                                                          one a line, of one length (a batch);
+                                                          cache --model MODEL --list names them
   Without a BPE tokenizer, TEXT is vocabulary strings or token ids separated by spaces.
 
   attention-lab-cli --help | --version
@@ -268,6 +275,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "ablate") return cmd_ablate(rest, out, err);
   if (cmd == "patch") return cmd_patch(rest, out, err);
   if (cmd == "attribute") return cmd_attribute(rest, out, err);
+  if (cmd == "cache") return cmd_cache(rest, out, err);
   if (cmd == "extract") return cmd_extract(rest, out, err);
   if (cmd == "trace" && names_a_model(rest)) return cmd_trace_model(rest, out, err);
   Args a;

@@ -6,12 +6,16 @@
 #include "attention_lab/ablation.h"
 #include "attention_lab/activation_patching.h"
 #include "attention_lab/head_detectors.h"
+#include "attention_lab/hook_cache.h"
+#include "attention_lab/scenario_io.h"
 #include "attention_lab/logit_attribution.h"
 #include "attention_lab/json_text.h"
 #include "attention_lab/logit_lens.h"
 #include "attention_lab/transformer_forward.h"
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <iomanip>
 #include <numeric>
@@ -511,6 +515,96 @@ int cmd_attribute(const std::vector<std::string>& args, std::ostream& out, std::
     }
   }
   return emit_text(s.str(), a, out, err);
+}
+
+// Named activations (TransformerLens hook names, globs) as safetensors or .npy.
+int cmd_cache(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ModelArgs a;
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--prompts", "--hooks", "--npy", "-o"}, {"--list"}, a); !e.empty())
+    return fail(err, "cache: " + e + " (see --help)");
+  if (!a.positional.empty()) return fail(err, "cache: unexpected argument '" + a.positional[0] + "' (see --help)");
+  const auto model = a.values.find("--model");
+  if (model == a.values.end()) return fail(err, "cache: expected --model MODEL (see --help)");
+  const Opened o = open_model(model->second);
+  if (!o.error.empty()) return fail(err, o.error);
+  const ModelConfig& c = o.model->config;
+  if (a.flags.count("--list")) {  // every hook name this model has
+    for (const std::string& n : hook_names(c)) out << n << '\n';
+    return kExitOk;
+  }
+  std::vector<std::string> names;
+  const auto hooks = a.values.find("--hooks");
+  if (hooks == a.values.end()) return fail(err, "cache: expected --hooks NAME[,NAME…] (globs allowed; --list names them)");
+  if (std::string e = select_hooks(c, hooks->second, names); !e.empty()) return fail(err, "cache: --hooks: " + e);
+  if (!a.values.count("-o") && !a.values.count("--npy"))
+    return fail(err, "cache: expected -o FILE.safetensors or --npy DIR (or both)");
+  // One prompt, or a file of them (one a line, all of one length in tokens: a batch).
+  std::vector<std::vector<int>> prompts;
+  if (const auto file = a.values.find("--prompts"); file != a.values.end()) {
+    if (a.values.count("--text") || a.values.count("--ids")) return fail(err, "cache: --prompts goes without --text and --ids");
+    std::ifstream in(file->second);
+    if (!in) return fail(err, "cache: --prompts: cannot read '" + file->second + "'");
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") == std::string::npos)
+        return fail(err, "cache: --prompts: " + file->second + " line " + std::to_string(n) + " is empty: expected a prompt on every line");
+      Encoded e = o.tokenizer->encode(line);
+      if (e.error.empty()) e.error = check_ids(c, e.ids);
+      if (!e.error.empty()) return fail(err, "cache: --prompts: " + file->second + " line " + std::to_string(n) + ": " + e.error);
+      if (!prompts.empty() && e.ids.size() != prompts[0].size())
+        return fail(err, "cache: --prompts: " + file->second + " line " + std::to_string(n) + " has " +
+                             std::to_string(e.ids.size()) + " tokens and line 1 has " + std::to_string(prompts[0].size()) +
+                             ": a batch needs prompts of one length");
+      prompts.push_back(std::move(e.ids));
+    }
+    if (prompts.empty()) return fail(err, "cache: --prompts: " + file->second + " has no prompts");
+  } else {
+    const Encoded input = input_ids(a, o);
+    if (!input.error.empty()) return fail(err, "cache: " + input.error);
+    prompts.push_back(input.ids);
+  }
+  // Each prompt's tensors; with a file, stacked along a first (batch) dimension.
+  std::vector<NamedTensor> tensors;
+  for (const std::vector<int>& ids : prompts) {
+    std::vector<NamedTensor> one = cache_hooks(*o.model, ids, names);
+    if (tensors.empty()) {
+      tensors = std::move(one);
+      continue;
+    }
+    for (std::size_t i = 0; i < one.size(); ++i)
+      tensors[i].values.insert(tensors[i].values.end(), one[i].values.begin(), one[i].values.end());
+  }
+  if (a.values.count("--prompts"))
+    for (NamedTensor& t : tensors) t.shape.insert(t.shape.begin(), static_cast<std::int64_t>(prompts.size()));
+  std::string ids_text;
+  for (const std::vector<int>& ids : prompts) {
+    ids_text += ids_text.empty() ? "[" : ", [";
+    for (std::size_t i = 0; i < ids.size(); ++i) ids_text += (i ? ", " : "") + std::to_string(ids[i]);
+    ids_text += "]";
+  }
+  std::uint64_t bytes = 0;
+  for (const NamedTensor& t : tensors) bytes += t.values.size() * sizeof(float);
+  if (const auto file = a.values.find("-o"); file != a.values.end()) {
+    const std::string blob = safetensors_bytes(
+        tensors, {{"format", "pt"}, {"model", model->second}, {"ids", a.values.count("--prompts") ? "[" + ids_text + "]" : ids_text}});
+    if (std::string e = write_file_atomically(file->second, blob); !e.empty()) {
+      err << "attention-lab-cli: cache: " << e << '\n';
+      return kExitFailure;
+    }
+  }
+  if (const auto dir = a.values.find("--npy"); dir != a.values.end()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir->second, ec);
+    for (const NamedTensor& t : tensors)
+      if (std::string e = write_file_atomically(std::filesystem::path(dir->second) / (t.name + ".npy"), npy_bytes(t)); !e.empty()) {
+        err << "attention-lab-cli: cache: " << e << '\n';
+        return kExitFailure;
+      }
+  }
+  out << "cached " << tensors.size() << " tensors (" << fixed(static_cast<double>(bytes) / 1e6, 2) << " MB, float32) of "
+      << prompts.size() << (prompts.size() == 1 ? " prompt" : " prompts") << " of " << prompts[0].size() << " tokens\n";
+  return kExitOk;
 }
 
 }  // namespace attention_lab::cli

@@ -1,6 +1,6 @@
 #pragma once
 // The interpretability commands on a checkpoint: detect-heads, logit-lens,
-// ablate, patch, attribute. Each returns an exit status (cli.h).
+// ablate, patch, attribute, cache. Each returns an exit status (cli.h).
 
 #include <ostream>
 #include <string>
@@ -14,5 +14,6 @@ int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std:
 int cmd_ablate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int cmd_attribute(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmd_cache(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace attention_lab::cli

@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+
+#include <unistd.h>
 
 using namespace attention_lab;
 using nlohmann::json;
@@ -192,6 +195,63 @@ TEST(CliInterp, BenchTimesTheSweepsAndTheirPeers) {
       {{"bench", "--model", fixture("gpt2-conv1d"), "--interp", "--T", "40"}, "expected at most 16 (the model's learned positions)"},
       {{"bench", "--model", fixture("llama-gqa"), "--interp", "--layers", "3"}, "unknown option '--layers'"},
   });
+}
+
+}  // namespace
+
+namespace {
+
+// cache: the hooks asked for (globs), as safetensors and .npy; a prompt file
+// is a batch (a first dimension); bad files and names are one line, exit 2.
+TEST(CliInterp, CacheWritesTheHooksAskedForAndRefusesBadInput) {
+  const fs::path dir = fs::temp_directory_path() / ("attention-lab-cache-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string out = (dir / "c.safetensors").string();
+  const test::CliResult r = test::run_cli({"cache", "--model", fixture("llama-gqa"), "--ids", "3,14,15,9", "--hooks",
+                                           "blocks.*.attn.hook_pattern,hook_embed", "-o", out, "--npy", (dir / "npy").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "cached 3 tensors (0.00 MB, float32) of 1 prompt of 4 tokens\n");
+  EXPECT_TRUE(fs::exists(dir / "npy" / "blocks.1.attn.hook_pattern.npy"));
+  EXPECT_TRUE(fs::exists(dir / "npy" / "hook_embed.npy"));
+  std::ifstream f(out, std::ios::binary);
+  std::string blob((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string header = blob.substr(8, 400);
+  EXPECT_NE(header.find("\"blocks.0.attn.hook_pattern\": {\"dtype\": \"F32\", \"shape\": [4, 4, 4]"), std::string::npos) << header;
+  EXPECT_NE(header.find("\"ids\": \"[3, 14, 15, 9]\""), std::string::npos) << header;
+
+  {
+    std::ofstream p(dir / "prompts.txt");
+    p << "3 14 15\n9 2 6\n";
+  }
+  const test::CliResult batch = test::run_cli({"cache", "--model", fixture("llama-gqa"), "--prompts", (dir / "prompts.txt").string(),
+                                               "--hooks", "blocks.0.hook_resid_post", "-o", out});
+  ASSERT_EQ(batch.code, 0) << batch.err;
+  std::ifstream g(out, std::ios::binary);
+  std::string blob2((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
+  EXPECT_NE(blob2.find("\"shape\": [2, 3, 32]"), std::string::npos) << blob2.substr(8, 300);
+
+  const test::CliResult list = test::run_cli({"cache", "--model", fixture("gpt2-conv1d"), "--list"});
+  EXPECT_EQ(list.out.rfind("hook_embed\nhook_pos_embed\nblocks.0.hook_resid_pre\nblocks.0.ln1.hook_normalized\n", 0), 0u) << list.out;
+  {
+    std::ofstream p(dir / "empty-line.txt");
+    p << "3 14\n\n9 2\n";
+    std::ofstream q(dir / "lengths.txt");
+    q << "3 14\n9 2 6\n";
+  }
+  expect_one_line_errors({
+      {{"cache", "--model", fixture("llama-gqa"), "--ids", "3", "--hooks", "blocks.0.attn.hook_patern", "-o", out},
+       "--hooks: hook 'blocks.0.attn.hook_patern': this model has no such hook; the nearest: blocks.0.attn.hook_pattern"},
+      {{"cache", "--model", fixture("llama-gqa"), "--ids", "3", "--hooks", "hook_embed"}, "expected -o FILE.safetensors or --npy DIR"},
+      {{"cache", "--model", fixture("llama-gqa"), "--ids", "3", "-o", out}, "expected --hooks NAME[,NAME…]"},
+      {{"cache", "--model", fixture("llama-gqa"), "--prompts", (dir / "empty-line.txt").string(), "--hooks", "hook_embed", "-o", out},
+       "line 2 is empty: expected a prompt on every line"},
+      {{"cache", "--model", fixture("llama-gqa"), "--prompts", (dir / "lengths.txt").string(), "--hooks", "hook_embed", "-o", out},
+       "line 2 has 3 tokens and line 1 has 2: a batch needs prompts of one length"},
+      {{"cache", "--model", fixture("llama-gqa"), "--prompts", (dir / "none.txt").string(), "--hooks", "hook_embed", "-o", out},
+       "--prompts: cannot read"},
+  });
+  fs::remove_all(dir);
 }
 
 }  // namespace

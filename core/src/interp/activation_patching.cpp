@@ -35,7 +35,7 @@ bool parse_patch_kind(const std::string& name, PatchKind& kind) {
 
 double PatchMetric::of(const RowVector& logits) const {
   if (kind == LogitDiff) return static_cast<double>(logits(answer)) - static_cast<double>(logits(wrong));
-  const double m = logits.maxCoeff();
+  const double m = static_cast<double>(logits.maxCoeff());
   double sum = 0.0;
   for (Eigen::Index i = 0; i < logits.size(); ++i) sum += std::exp(static_cast<double>(logits(i)) - m);
   return std::exp(static_cast<double>(logits(answer)) - m) / sum;
@@ -95,7 +95,7 @@ class MetricReader {
       float v = normed.row(0).dot(columns_[static_cast<std::size_t>(i)]) + biases_[static_cast<std::size_t>(i)];
       if (model_.config.logits_divisor != 1.0) v /= static_cast<float>(model_.config.logits_divisor);
       if (model_.config.logit_softcap > 0.0) v = softcap(v, static_cast<float>(model_.config.logit_softcap));
-      z[i] = v;
+      z[i] = static_cast<double>(v);
     }
     return z[0] - z[1];
   }

@@ -21,7 +21,8 @@ using Vec = Eigen::VectorXd;
 Vec unembedding_direction(const TransformerModel& model, int token, int minus, double& bias) {
   const int d = model.config.d_model;
   Vec u(d);
-  for (int i = 0; i < d; ++i) u(i) = model.lm_head.at(i, token) - (minus >= 0 ? model.lm_head.at(i, minus) : 0.0f);
+  for (int i = 0; i < d; ++i)
+    u(i) = static_cast<double>(model.lm_head.at(i, token) - (minus >= 0 ? model.lm_head.at(i, minus) : 0.0f));
   const bool has_bias = model.lm_head.bias.size() > 0;
   bias = has_bias ? static_cast<double>(model.lm_head.bias(token)) - (minus >= 0 ? static_cast<double>(model.lm_head.bias(minus)) : 0.0)
                   : 0.0;
@@ -55,7 +56,7 @@ LogitAttribution direct_logit_attribution(const TransformerModel& model, const R
   const Norm& f = model.final_norm;
   const float* x = run.resid.back().row(row).data();
   const RowStatistics st = row_statistics(f, x, c.d_model);
-  const double scale = inverse_root(st.spread, f.eps);
+  const double scale = static_cast<double>(inverse_root(st.spread, f.eps));
   Vec wu = to_double(f.weight).cwiseProduct(u);
   if (!f.rms) wu.array() -= wu.mean();
   const double divisor = c.logits_divisor;
