@@ -367,6 +367,11 @@ const BlockTrace* AppState::model_block() {
   b.revision = doc->revision();
   const MatrixView out = doc->stage(StageId::input(StageKind::Output));
   b.problem = layer_output_problem(*doc, *s, "the block", "it");
+  for (const Ablation& a : s->ablations())  // the block computes its sums and MLP itself, without ablations
+    if (b.problem.empty() && a.layer == s->layer() && a.target != AblationTarget::Head)
+      b.problem = "Layer " + std::to_string(a.layer) + "'s " + (a.target == AblationTarget::Mlp ? "MLP" : "attention output") +
+                  " is ablated (" + to_spec(a) + "): the Block view draws a layer's block without ablations. Take it back "
+                  "(the × in the Model tab, or Ctrl+Z) or focus another layer to see this block.";
   if (!b.problem.empty()) return nullptr;
   const auto start = std::chrono::steady_clock::now();
   b.rows_recomputed = b.trace->update(Matrix(out));
