@@ -704,6 +704,10 @@ std::string App::init(GLFWwindow* window) {
   if (o.view == "model") state_.centre_when_model_opens = CentreView::Model;
   if (o.view == "block") state_.centre_when_model_opens = CentreView::Block;
   if (o.view == "interp") state_.centre_when_model_opens = CentreView::Interpret;
+  // A model opens on its layers × heads (the Model tab), unless a step, a
+  // cell or a lesson asks for the pipeline.
+  if (!o.model.empty() && o.view.empty() && o.step < 0 && o.select.empty() && o.lesson.empty())
+    state_.centre_when_model_opens = CentreView::Model;
   state_.select_centre_tab = true;
   if (!o.select.empty()) {
     // STAGE:ROW:COL

@@ -74,6 +74,7 @@ std::string finish(AppState& state, const std::string& path) {
       if (fs::is_directory(path, ec) && !is_model_folder(path))
         return path + ": expected a model folder (config.json with model.safetensors or model.safetensors.index.json)";
       if (state.busy()) return "Busy: " + state.job->what() + " (wait, or press Cancel)";
+      state.centre_when_model_opens = CentreView::Model;  // a model opens on its layers × heads
       state.open_model(ModelRequest{path, nullptr, nullptr, "", 0, nullptr, {}});  // errors come as a popup when it is in
       return {};
     }

@@ -101,6 +101,7 @@ bool load_file_into(AppState& state, const std::string& path) {
   // A checkpoint opens as a model (it is not a scenario: its JSON header
   // would read as "invalid JSON" at the first byte).
   if (std::filesystem::path(path).extension() == ".safetensors") {
+    state.centre_when_model_opens = CentreView::Model;  // a model opens on its layers × heads
     state.open_model(ModelRequest{path, nullptr, nullptr, "", 0, nullptr, {}});  // errors come as a popup when it is in
     return true;
   }

@@ -27,7 +27,7 @@ namespace {
 float thumbnail_px(float width, int heads) {
   const float label = ImGui::CalcTextSize("layer 00 ").x;
   const float fit = (width - label) / static_cast<float>(std::max(1, heads)) - ImGui::GetStyle().ItemSpacing.x;
-  return std::clamp(fit, 10.0f * gfx::em(), 54.0f * gfx::em());
+  return std::clamp(fit, 10.0f * gfx::em(), 96.0f * gfx::em());
 }
 // The tokens listed under the text until "Show all" (a 1024-token text is pages of them).
 constexpr std::size_t kTokensShown = 48;
@@ -190,6 +190,54 @@ const ModelState::Cached* current_predictions(AppState& state) {
   return nullptr;
 }
 
+// A head enlarged in a tooltip: its weights (pooled to 48 × 48 past 48
+// tokens), each row's tokens beside it, the values printed where a cell has
+// room, and where each row looks most.
+void draw_head_close_up(const ModelSession& s, int l, int h, const char* note) {
+  const Matrix& m = s.overview().at(l, h);
+  const bool pooled = m.rows() < s.T();
+  const std::vector<std::string> labels = pooled ? std::vector<std::string>() : s.token_labels();
+  ImGui::BeginTooltip();
+  ImGui::Text("layer %d, head %d (K/V head %d)%s", l, h, h / (s.overview().heads / s.model().config.kv_heads),
+              pooled ? " — pooled to 48 × 48" : "");
+  const float cell = std::clamp(360.0f / static_cast<float>(m.rows()), 5.0f, 26.0f) * gfx::em();
+  float label_w = 0.0f;
+  for (const std::string& t : labels) label_w = std::max(label_w, ImGui::CalcTextSize(t.c_str()).x + 6.0f * gfx::em());
+  const bool numbers = cell >= ImGui::CalcTextSize(".00").x + 4.0f * gfx::em();
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    const float y = at.y + static_cast<float>(r) * cell;
+    if (!labels.empty())
+      list->AddText(ImVec2(at.x, y + (cell - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_Text),
+                    labels[static_cast<std::size_t>(r)].c_str());
+    for (Eigen::Index c = 0; c < m.cols(); ++c) {
+      const float v = m(r, c);
+      const Rgb col = viridis(std::clamp(v, 0.0f, 1.0f));
+      const ImVec2 a(at.x + label_w + static_cast<float>(c) * cell, y), b(a.x + cell - 1.0f, y + cell - 1.0f);
+      list->AddRectFilled(a, b, IM_COL32(static_cast<int>(col.r * 255), static_cast<int>(col.g * 255), static_cast<int>(col.b * 255), 255));
+      if (numbers && c <= r + (pooled ? 1 : 0)) {
+        char text[16];
+        std::snprintf(text, sizeof text, "%.2f", static_cast<double>(v));
+        const char* shown = text[0] == '0' ? text + 1 : text;
+        const ImVec2 size = ImGui::CalcTextSize(shown);
+        const bool light = col.r * 0.3f + col.g * 0.59f + col.b * 0.11f > 0.5f;
+        list->AddText(ImVec2((a.x + b.x - size.x) / 2, (a.y + b.y - size.y) / 2),
+                      light ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), shown);
+      }
+    }
+  }
+  ImGui::Dummy(ImVec2(label_w + cell * static_cast<float>(m.cols()), cell * static_cast<float>(m.rows())));
+  if (!pooled) {  // where the last token looks most
+    Eigen::Index j = 0;
+    const float w = m.row(m.rows() - 1).maxCoeff(&j);
+    ImGui::TextDisabled("'%s' (the last token) looks most at '%s' (%.2f)", labels.back().c_str(),
+                        labels[static_cast<std::size_t>(j)].c_str(), static_cast<double>(w));
+  }
+  ImGui::TextDisabled("click: focus it; right-click: ablate it%s", note);
+  ImGui::EndTooltip();
+}
+
 void draw_overview(AppState& state) {
   const ModelSession& s = *state.model.session;
   const ModelOverview& ov = s.overview();
@@ -201,6 +249,18 @@ void draw_overview(AppState& state) {
   ImGui::PopTextWrapPos();
   // Thumbnails start at one x for every layer (the font's digits differ in width: "layer 10" vs "layer  9").
   const float label_w = ImGui::CalcTextSize("layer 00 ").x;
+  {  // head numbers above the columns
+    const ImVec2 top = ImGui::GetCursorScreenPos();
+    const float step = px + ImGui::GetStyle().ItemSpacing.x;
+    for (int h = 0; h < ov.heads; ++h) {
+      const std::string n = "head " + std::to_string(h);
+      const std::string shown = ImGui::CalcTextSize(n.c_str()).x <= px ? n : std::to_string(h);
+      ImGui::GetWindowDrawList()->AddText(
+          ImVec2(top.x + label_w + static_cast<float>(h) * step + (px - ImGui::CalcTextSize(shown.c_str()).x) / 2, top.y),
+          ImGui::GetColorU32(ImGuiCol_TextDisabled), shown.c_str());
+    }
+    ImGui::Dummy(ImVec2(label_w + step * static_cast<float>(ov.heads), ImGui::GetTextLineHeight()));
+  }
   for (int l = 0; l < ov.layers; ++l) {
     const float row_x = ImGui::GetCursorPosX();
     ImGui::Text("layer %2d", l);
@@ -215,10 +275,8 @@ void draw_overview(AppState& state) {
         ImGui::EndPopup();
       }
       const bool hovered = ImGui::IsItemHovered();
-      if (hovered)
-        ImGui::SetTooltip("layer %d, head %d (K/V head %d)\nclick: focus it; right-click: ablate it%s", l, h,
-                          h / (ov.heads / s.model().config.kv_heads),
-                          l != s.layer() && state.doc->modified() ? "\n(the focused layer's edits are kept for when you come back)" : "");
+      if (hovered && !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
+        draw_head_close_up(s, l, h, l != s.layer() && state.doc->modified() ? "\n(the focused layer's edits are kept for when you come back)" : "");
       state.note_item("overview " + std::to_string(l) + " " + std::to_string(h));
       const Matrix m = pool_to(ov.at(l, h), kThumbnailCells);
       const float cw = px / static_cast<float>(m.cols()), ch = px / static_cast<float>(m.rows());
