@@ -51,6 +51,20 @@ RowVector full_recompute(const TransformerModel& m, int L, const Matrix& attenti
 
 Matrix output_of(const Document& doc) { return doc.stage(StageId::input(StageKind::Output)); }
 
+// The app's way of computing the focused layer: its scenario becomes `doc`
+// (counted in `calls`), and its output and weights go back to the session.
+FocusedLayer focus_into(std::unique_ptr<Document>& doc, int* calls = nullptr) {
+  return [&doc, calls](LayerScenario ls) {
+    if (calls) ++*calls;
+    EXPECT_EQ(ls.error, "");
+    doc = std::make_unique<Document>(std::move(ls.scenario));
+    FocusedAttention f;
+    f.output = output_of(*doc);
+    for (int h = 0; h < doc->scenario().heads; ++h) f.weights.emplace_back(doc->stage(StageId::of_head(StageKind::Weights, h)));
+    return f;
+  };
+}
+
 TEST(ModelSession, UneditedPredictionsAreTheModelsAndMatchTheirBeforeExactly) {
   for (const char* name : {"gpt2-conv1d", "llama-gqa"}) {
     SCOPED_TRACE(name);
@@ -107,15 +121,7 @@ TEST(ModelSession, AFocusedLayerComputedByTheCallerFeedsTheLaterLayersAndTheBase
     const int layer = 0;
     std::unique_ptr<Document> doc;
     int calls = 0;
-    const FocusedLayer focus = [&](LayerScenario ls) {
-      ++calls;
-      EXPECT_EQ(ls.error, "");
-      doc = std::make_unique<Document>(std::move(ls.scenario));
-      FocusedAttention f;
-      f.output = output_of(*doc);
-      for (int h = 0; h < doc->scenario().heads; ++h) f.weights.emplace_back(doc->stage(StageId::of_head(StageKind::Weights, h)));
-      return f;
-    };
+    const FocusedLayer focus = focus_into(doc, &calls);
     std::string error;
     auto s = ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error, focus);
     ASSERT_TRUE(s) << error;
@@ -162,13 +168,7 @@ TEST(ModelSession, AblationsAreTheAblatedModelsPredictionsWithTheUnablatedBefore
                                          {AblationTarget::Mlp, mode, layer, 0, -1},
                                          {AblationTarget::Attention, mode, 0, 0, 3}};
       std::unique_ptr<Document> doc;
-      const FocusedLayer focus = [&](LayerScenario ls) {
-        doc = std::make_unique<Document>(std::move(ls.scenario));
-        FocusedAttention f;
-        f.output = output_of(*doc);
-        for (int h = 0; h < doc->scenario().heads; ++h) f.weights.emplace_back(doc->stage(StageId::of_head(StageKind::Weights, h)));
-        return f;
-      };
+      const FocusedLayer focus = focus_into(doc);
       std::string error;
       auto s = ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error, focus, ablations);
       ASSERT_TRUE(s) << error;

@@ -139,27 +139,30 @@ replace_text() {
   settle 2
   xdotool key Return
 }
-# model_check PYTHON_CONDITION [S]: waits up to S seconds (default 20) until the
-# condition holds of `m` (the probe's "model") and `b` (its "block"); the
-# condition may span lines.
-model_check() {
+# probe_check PYTHON_CONDITION [S]: waits up to S seconds (default 20) until the
+# condition holds of the probe: `p` all of it, `m` its "model", `b` the
+# model's "block", `i` its "interp"; the condition may span lines.
+probe_check() {
   python3 - "$probe" "$1" "${2:-20}" <<'PY'
 import json, sys, time
 path, cond, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
 end = time.time() + seconds
 while True:
     try:
-        m = json.load(open(path)).get("model")
+        p = json.load(open(path))
+        m, i = p.get("model"), p.get("interp")
         b = m.get("block") if m else None
-        if m is not None and eval("(" + cond + ")"):
+        if eval("(" + cond + ")"):
             sys.exit(0)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     if time.time() > end:
         sys.exit(1)
     time.sleep(0.1)
 PY
 }
+# model_check PYTHON_CONDITION [S]: probe_check of a model that is open.
+model_check() { probe_check "m is not None and ($1)" "${2:-20}"; }
 # quit_app: Ctrl+Q, as a user quits; fails if the app stays or exits non-zero.
 quit_app() {
   xdotool key --clearmodifiers ctrl+q

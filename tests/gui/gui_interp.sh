@@ -23,24 +23,17 @@ fi
 clean="the sons of Aaron and the sons of"
 corrupted="the sons of Jacob and the sons of"
 interp() { python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))['interp']))" "$probe"; }
-# interp_check PYTHON_CONDITION [S]: waits until the condition holds of `i` (the probe's "interp") and `m` ("model").
-interp_check() {
-  python3 - "$probe" "$1" "${2:-60}" <<'PY'
-import json, sys, time
-path, cond, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-end = time.time() + seconds
-while True:
-    try:
-        p = json.load(open(path))
-        i, m = p.get("interp"), p.get("model")
-        if i is not None and eval("(" + cond + ")"):
-            sys.exit(0)
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    if time.time() > end:
-        sys.exit(1)
-    time.sleep(0.1)
-PY
+# interp_check PYTHON_CONDITION [S]: probe_check of the Interpret tab's state `i`.
+interp_check() { probe_check "i is not None and ($1)" "${2:-60}"; }
+# set_corrupted TEXT: types TEXT into the corrupted text field until the app
+# has it (next to a busy machine a ctrl+a can be lost, and TEXT appended).
+set_corrupted() {
+  for _ in 1 2 3; do
+    click_input "interp corrupted" || fail "no corrupted text field ($(state))"
+    replace_text "$1"
+    interp_check "i['corrupted_text'] == $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1")" 10 && return 0
+  done
+  fail "could not type '$1' into the corrupted text: $(interp)"
 }
 
 for size in 1280x720 1920x1080; do
@@ -50,8 +43,7 @@ for size in 1280x720 1920x1080; do
   settle 5
 
   # 1. A corrupted text of another length: refused, by name, and nothing runs.
-  click_input "interp corrupted" || fail "no corrupted text field ($(state))"
-  replace_text "the sons of Jacob"
+  set_corrupted "the sons of Jacob"
   settle 3
   click_item "interp run"
   settle 5
@@ -59,8 +51,7 @@ for size in 1280x720 1920x1080; do
   interp_check "'patching needs the same number of tokens' in i['patch_problem']" 5 || fail "the lengths are not named: $(interp)"
 
   # 2. The same length: the residual-stream sweep, as the CLI computes it.
-  click_input "interp corrupted" || fail "no corrupted text field ($(state))"
-  replace_text "$corrupted"
+  set_corrupted "$corrupted"
   settle 3
   click_item "interp run"
   interp_check "i['patch'] is not None and i['patch']['kind'] == 'resid_pre' and not i['patch_running']" 120 ||
@@ -148,9 +139,12 @@ PY
   model_check "m['ablations'] == [] and m['predictions_revision_current'] and len(m['predictions']) > 0 and
                all(p['p'] == p['before'] for p in m['predictions'])" 60 ||
     fail "Ctrl+Z did not take the ablation back: $(get model)"
-  click_input "ablation spec" || fail "no field for an ablation spec ($(state))"
-  replace_text "L0.mlp@8:mean"
-  model_check "m['ablations'] == ['L0.mlp@8:mean']" 60 || fail "a typed spec was not ablated: $(get model)"
+  for _ in 1 2 3; do  # (retyped when a busy machine lost the ctrl+a: the field then says what it refused)
+    click_input "ablation spec" || fail "no field for an ablation spec ($(state))"
+    replace_text "L0.mlp@8:mean"
+    model_check "m['ablations'] == ['L0.mlp@8:mean']" 20 && break
+  done
+  model_check "m['ablations'] == ['L0.mlp@8:mean']" 5 || fail "a typed spec was not ablated: $(get model)"
   quit_app
 done
 exit $((fails > 0))

@@ -22,6 +22,7 @@ nlohmann::json rows_of(const Eigen::MatrixXd& m) {
 
 std::string interp_probe_json(const InterpState& s) {
   nlohmann::json j;
+  j["corrupted_text"] = s.corrupted_text;
   j["patch_running"] = s.patch_task.running();
   j["patch_progress"] = s.patch_task.progress();
   j["patch_error"] = s.patch_error;

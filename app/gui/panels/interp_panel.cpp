@@ -123,7 +123,8 @@ void draw_patching(AppState& state) {
   ImGui::PopTextWrapPos();
   if (in.corrupted_text.empty() && !state.model.text.empty()) in.corrupted_text = state.model.text;
   ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 90.0f * gfx::em()));
-  ImGui::InputText("corrupted", &in.corrupted_text);
+  // A click selects the whole text: typing replaces it (as the model's text field).
+  ImGui::InputText("corrupted", &in.corrupted_text, ImGuiInputTextFlags_AutoSelectAll);
   state.note_item("interp corrupted");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("The same text with a few tokens changed (the same number of tokens), so the model's answer changes.");
@@ -149,14 +150,14 @@ void draw_patching(AppState& state) {
 
   int answer = -1, wrong = -1;
   ImGui::SetNextItemWidth(160.0f * gfx::em());
-  ImGui::InputTextWithHint("answer", "predicted", &in.answer_text);
+  ImGui::InputTextWithHint("answer", "predicted", &in.answer_text, ImGuiInputTextFlags_AutoSelectAll);
   state.note_item("interp answer");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The clean text's answer token (empty: the token it predicts).");
   const std::string answer_problem = typed_token(t, in.answer_text, answer);
   if (in.metric == 0) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(160.0f * gfx::em());
-    ImGui::InputTextWithHint("wrong", "predicted", &in.wrong_text);
+    ImGui::InputTextWithHint("wrong", "predicted", &in.wrong_text, ImGuiInputTextFlags_AutoSelectAll);
     state.note_item("interp wrong");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The corrupted text's answer token (empty: the token it predicts).");
   }
@@ -287,7 +288,7 @@ void draw_attribution(AppState& state) {
                       t.label(s.ids()[static_cast<std::size_t>(row)]).c_str(), row);
   ImGui::PopTextWrapPos();
   ImGui::SetNextItemWidth(160.0f * gfx::em());
-  ImGui::InputTextWithHint("token##attribute", "predicted", &in.attribution_token);
+  ImGui::InputTextWithHint("token##attribute", "predicted", &in.attribution_token, ImGuiInputTextFlags_AutoSelectAll);
   state.note_item("interp attribution token");
   int token = -1;
   const std::string problem = typed_token(t, in.attribution_token, token);

@@ -383,7 +383,7 @@ void draw_ablations(AppState& state) {
   }
   ImGui::SetNextItemWidth(200.0f * gfx::em());
   const bool enter = ImGui::InputTextWithHint("##ablation spec", "L3H1, L2.mlp@5:mean", &m.ablation_field,
-                                              ImGuiInputTextFlags_EnterReturnsTrue);
+                                              ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
   state.note_item("ablation spec");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("L<layer>H<head>: a head's output; L<layer>.attn, L<layer>.mlp: what the layer's attention or MLP\n"
