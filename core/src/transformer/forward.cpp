@@ -159,13 +159,14 @@ void activate(Activation a, Matrix& m) {
 
 namespace {
 
-// The heads' contexts side by side (T × heads·d_head), before W_o.
 // Puts hooks' replacement blocks (per head, T × d_head) in place of m's.
 void replace_heads(Eigen::Map<Matrix, 0, Eigen::OuterStride<>>& m, const std::vector<const Matrix*>& by_head, int d_head) {
   for (std::size_t h = 0; h < by_head.size(); ++h)
     if (by_head[h]) m.middleCols(static_cast<Eigen::Index>(h) * d_head, d_head) = *by_head[h];
 }
 
+// The heads' contexts side by side (T × heads·d_head), before W_o; `hooks`
+// (if given) replace q, k, v or patterns as they are made.
 Matrix attention_context(const TransformerModel& model, int layer, const Matrix& normed, AttentionDetail* detail,
                          const LayerHooks* hooks = nullptr) {
   const ModelConfig& c = model.config;
