@@ -171,7 +171,9 @@ void draw_patching(AppState& state) {
   const char* metrics[] = {"logit difference", "probability of the answer"};
   ImGui::Combo("metric", &in.metric, metrics, 2);
   state.note_item("interp metric");
-  ImGui::SameLine();
+  // Each next to the last where it fits, else on a line of its own (a 1024-px window).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  same_line_if_fits(160.0f * gfx::em() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("patch").x);
   ImGui::SetNextItemWidth(160.0f * gfx::em());
   const PatchKind kind = kPatchKinds[static_cast<std::size_t>(in.kind)];
   if (ImGui::BeginCombo("patch", to_string(kind))) {
@@ -184,7 +186,7 @@ void draw_patching(AppState& state) {
   }
   state.note_item("interp kind");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("What is patched: %s.", kind_meaning(kind));
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("Run patching").x + 2.0f * style.FramePadding.x);
   const bool ready = problem.empty() && answer_problem.empty() && wrong_problem.empty();
   in.patch_problem = !problem.empty() ? problem : !answer_problem.empty() ? answer_problem : wrong_problem;
   if (in.patch_task.running()) {
