@@ -54,13 +54,14 @@ SmolLM, SmolLM3):
   attention-lab-cli extract --model MODEL (--text TEXT | --ids I,J,…) [--layer L] -o SCENARIO.json
                                                           layer L's attention as a scenario file (X is
                                                           the layer's normed input)
-  attention-lab-cli detect-heads --model MODEL (--text TEXT | --ids I,J,… | --repeat N)
-      [--seed S] [--json]                                 each head's previous-token, duplicate-token
+  attention-lab-cli detect-heads --model MODEL (--text TEXT | --ids I,J,… | --prompts FILE |
+      --repeat N) [--seed S] [--json | --csv]             each head's previous-token, duplicate-token
                                                           and induction score (TransformerLens's
                                                           detect_head); --repeat: N seeded random
-                                                          tokens, then the same N again
+                                                          tokens, then the same N again; --prompts:
+                                                          one a line, their mean and each one's
   attention-lab-cli logit-lens --model MODEL (--text TEXT | --ids I,J,…) [--row R] [--k K]
-      [--json]                                            the k most likely next tokens after each
+      [--json | --csv]                                    the k most likely next tokens after each
                                                           layer: the residual stream through the final
                                                           norm and the unembedding (default: the last
                                                           row, k = 5)
@@ -69,20 +70,23 @@ SmolLM, SmolLM3):
                                                           (L3H1), attention (L3.attn) or MLPs
                                                           (L3.mlp) ablated; @P: position P only;
                                                           :mean: their mean over the positions
-  attention-lab-cli patch --model MODEL (--clean TEXT | --clean-ids I,…) (--corrupted TEXT |
-      --corrupted-ids I,…) [--answer TEXT | --answer-id N] [--wrong TEXT | --wrong-id N]
-      [--metric logit_diff|prob] [--kind KIND[,KIND…]|all] [--json | --csv]
-                                                          activation patching, clean into corrupted:
+  attention-lab-cli patch --model MODEL ((--clean TEXT | --clean-ids I,…) (--corrupted TEXT |
+      --corrupted-ids I,…) | --prompts FILE) [--answer TEXT | --answer-id N]
+      [--wrong TEXT | --wrong-id N] [--metric logit_diff|prob] [--kind KIND[,KIND…]|all]
+      [--json | --csv]                                    activation patching, clean into corrupted:
                                                           KIND resid_pre (default), attn_out, mlp_out
                                                           (layer × position), z, q, k, v, pattern
                                                           (layer × head), z_by_position; 0 =
                                                           corrupted, 1 = clean; answers default to
-                                                          each prompt's predicted next token
-  attention-lab-cli attribute --model MODEL (--text TEXT | --ids I,J,…) [--row R]
-      [--token TEXT | --token-id N] [--minus TEXT | --minus-id N] [--json | --csv]
+                                                          each prompt's predicted next token;
+                                                          --prompts: clean<TAB>corrupted[<TAB>answer
+                                                          <TAB>wrong] a line, the mean over pairs
+  attention-lab-cli attribute --model MODEL (--text TEXT | --ids I,J,… | --prompts FILE)
+      [--row R] [--token TEXT | --token-id N] [--minus TEXT | --minus-id N] [--json | --csv]
                                                           direct logit attribution: each head's,
                                                           attention bias's and MLP's share of the
-                                                          token's logit (default: the predicted one)
+                                                          token's logit (default: the predicted one);
+                                                          --prompts: the mean over their last rows
   attention-lab-cli cache --model MODEL (--text TEXT | --ids I,J,… | --prompts FILE)
       --hooks NAME[,NAME…] (-o OUT.safetensors | --npy DIR)
                                                           activations by TransformerLens hook name

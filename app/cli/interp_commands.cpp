@@ -11,6 +11,7 @@
 #include "attention_lab/logit_attribution.h"
 #include "attention_lab/json_text.h"
 #include "attention_lab/logit_lens.h"
+#include "attention_lab/prompt_batch.h"
 #include "attention_lab/transformer_forward.h"
 
 #include <chrono>
@@ -108,23 +109,68 @@ std::string fixed(double v, int digits) {
   return s.str();
 }
 
+// The prompts of --prompts FILE (read_prompts' rules); a status other than
+// kExitOk after saying why not.
+int prompts_option(const std::string& cmd, const ModelArgs& a, const Opened& o, PromptLayout layout,
+                   std::vector<Prompt>& out, std::ostream& err) {
+  const std::string& file = a.values.at("--prompts");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return fail(err, cmd + ": --prompts: cannot read '" + file + "'");
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (std::string e = read_prompts(content.str(), file, *o.tokenizer, o.model->config, layout, out); !e.empty())
+    return fail(err, cmd + ": --prompts: " + e);
+  return kExitOk;
+}
+
+// The ids of --text, --ids or --prompts (exactly one), as prompts; a status
+// other than kExitOk after saying why not.
+int inputs_option(const std::string& cmd, const ModelArgs& a, const Opened& o, PromptLayout layout,
+                  std::vector<Prompt>& out, std::ostream& err) {
+  if (a.values.count("--text") + a.values.count("--ids") + a.values.count("--prompts") != 1)
+    return fail(err, cmd + ": expected one of --text TEXT, --ids I,J,… or --prompts FILE");
+  if (a.values.count("--prompts")) return prompts_option(cmd, a, o, layout, out, err);
+  Encoded input = input_ids(a, o);
+  if (!input.error.empty()) return fail(err, cmd + ": " + input.error);
+  out.assign(1, Prompt{});
+  out[0].ids = std::move(input.ids);
+  return kExitOk;
+}
+
+// Writes one layers × heads score table per kind as JSON: {"kind": [[…], …], …}.
+void write_head_scores(std::ostream& s, const HeadScores& scores, const ModelConfig& c) {
+  s << '{';
+  for (const HeadKind kind : kHeadKinds) {
+    s << (kind == kHeadKinds[0] ? "" : ", ") << quote(to_string(kind)) << ": [";
+    for (int l = 0; l < c.layers; ++l) {
+      s << (l ? ", " : "") << '[';
+      for (int h = 0; h < c.heads; ++h) s << (h ? ", " : "") << shortest(scores.of(kind)(l, h));
+      s << ']';
+    }
+    s << ']';
+  }
+  s << '}';
+}
+
 }  // namespace
 
 // Every head's previous-token, duplicate-token and induction scores.
 int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--repeat", "--seed", "-o"}, {"--json"}, a); !e.empty())
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--prompts", "--repeat", "--seed", "-o"}, {"--json", "--csv"}, a);
+      !e.empty())
     return fail(err, "detect-heads: " + e + " (see --help)");
   if (!a.positional.empty()) return fail(err, "detect-heads: unexpected argument '" + a.positional[0] + "' (see --help)");
+  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "detect-heads: --json and --csv: expected one of them");
   const auto model = a.values.find("--model");
   if (model == a.values.end()) return fail(err, "detect-heads: expected --model MODEL (see --help)");
   const bool repeat = a.values.count("--repeat") != 0;
-  if (repeat + a.values.count("--text") + a.values.count("--ids") != 1)
-    return fail(err, "detect-heads: expected one of --text TEXT, --ids I,J,… or --repeat N");
+  if (repeat + a.values.count("--text") + a.values.count("--ids") + a.values.count("--prompts") != 1)
+    return fail(err, "detect-heads: expected one of --text TEXT, --ids I,J,…, --prompts FILE or --repeat N");
   if (a.values.count("--seed") && !repeat) return fail(err, "detect-heads: --seed goes with --repeat N");
   const Opened o = open_model(model->second);
   if (!o.error.empty()) return fail(err, o.error);
-  Encoded input;
+  std::vector<Prompt> prompts;
   if (repeat) {
     int n = 0, seed = 1;
     const int most = std::max(1, o.model->config.learned_positions() ? o.model->config.max_positions / 2 : 4096);
@@ -133,34 +179,58 @@ int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, st
                            " (the sequence is twice as long), found '" + a.values.at("--repeat") + "'");
     if (a.values.count("--seed") && !parse_int(a.values.at("--seed"), 0, 1 << 30, seed))
       return fail(err, "detect-heads: --seed: expected 0 to 1073741824, found '" + a.values.at("--seed") + "'");
-    input.ids = repeated_random_tokens(o.model->config.vocab, n, static_cast<std::uint64_t>(seed));
-  } else {
-    input = input_ids(a, o);
-    if (!input.error.empty()) return fail(err, "detect-heads: " + input.error);
+    prompts.assign(1, Prompt{});
+    prompts[0].ids = repeated_random_tokens(o.model->config.vocab, n, static_cast<std::uint64_t>(seed));
+  } else if (int status = inputs_option("detect-heads", a, o, PromptLayout::Single, prompts, err); status != kExitOk) {
+    return status;
   }
-  if (input.ids.size() < 2) return fail(err, "detect-heads: expected at least 2 tokens, found " + std::to_string(input.ids.size()));
-  const HeadScores scores = detect_heads(*o.model, input.ids);
+  std::vector<HeadScores> each;
+  for (const Prompt& p : prompts) {
+    if (p.ids.size() < 2)
+      return fail(err, "detect-heads: " + (p.line ? a.values.at("--prompts") + " line " + std::to_string(p.line) + ": " : "") +
+                           "expected at least 2 tokens, found " + std::to_string(p.ids.size()));
+    each.push_back(detect_heads(*o.model, p.ids));
+  }
+  const HeadScores scores = mean_head_scores(each);
+  const bool batch = a.values.count("--prompts") != 0;
   const ModelConfig& c = o.model->config;
   std::ostringstream s;
   if (a.flags.count("--json")) {
-    s << "{\"ids\": ";
-    write_ints(s, input.ids);
-    s << ", \"tokens\": ";
-    write_tokens(s, *o.tokenizer, input.ids);
-    s << ", \"layers\": " << c.layers << ", \"heads\": " << c.heads << ", \"scores\": {";
-    for (const HeadKind kind : kHeadKinds) {
-      s << (kind == kHeadKinds[0] ? "" : ", ") << quote(to_string(kind)) << ": [";
-      for (int l = 0; l < c.layers; ++l) {
-        s << (l ? ", " : "") << '[';
-        for (int h = 0; h < c.heads; ++h) s << (h ? ", " : "") << shortest(static_cast<double>(scores.of(kind)(l, h)));
-        s << ']';
+    if (batch) {
+      s << "{\"prompts\": [";
+      for (std::size_t i = 0; i < prompts.size(); ++i) {
+        s << (i ? ", " : "") << "{\"line\": " << prompts[i].line << ", \"ids\": ";
+        write_ints(s, prompts[i].ids);
+        s << ", \"scores\": ";
+        write_head_scores(s, each[i], c);
+        s << '}';
       }
-      s << ']';
+      s << "]";
+    } else {
+      s << "{\"ids\": ";
+      write_ints(s, prompts[0].ids);
+      s << ", \"tokens\": ";
+      write_tokens(s, *o.tokenizer, prompts[0].ids);
     }
-    s << "}}\n";
+    s << ", \"layers\": " << c.layers << ", \"heads\": " << c.heads << ", \"scores\": ";
+    write_head_scores(s, scores, c);
+    s << "}\n";
+  } else if (a.flags.count("--csv")) {  // with --prompts, the mean first, then each prompt by its line
+    s << (batch ? "prompt," : "") << "kind,layer,head,score\n";
+    for (std::size_t i = 0; i <= (batch ? each.size() : 0); ++i) {
+      const HeadScores& table = i == 0 ? scores : each[i - 1];
+      const std::string prompt = !batch ? "" : i == 0 ? "mean," : std::to_string(prompts[i - 1].line) + ",";
+      for (const HeadKind kind : kHeadKinds)
+        for (int l = 0; l < c.layers; ++l)
+          for (int h = 0; h < c.heads; ++h)
+            s << prompt << to_string(kind) << ',' << l << ',' << h << ',' << shortest(table.of(kind)(l, h)) << '\n';
+    }
   } else {
     s << "head scores (TransformerLens's detect_head, \"mul\"): the share of each head's attention on the positions\n"
-      << "the pattern names, over " << input.ids.size() << " tokens" << (repeat ? " (random, then repeated)" : "") << '\n';
+      << "the pattern names, "
+      << (batch ? "the mean over " + std::to_string(prompts.size()) + " prompts of " + a.values.at("--prompts")
+                : "over " + std::to_string(prompts[0].ids.size()) + " tokens" + (repeat ? " (random, then repeated)" : ""))
+      << '\n';
     for (const HeadKind kind : kHeadKinds) {
       const Matrix& m = scores.of(kind);
       s << '\n' << to_string(kind) << " (layer × head):\n        ";
@@ -182,8 +252,9 @@ int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, st
 // What the model would predict after each layer (the logit lens).
 int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--row", "--k", "-o"}, {"--json"}, a); !e.empty())
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--row", "--k", "-o"}, {"--json", "--csv"}, a); !e.empty())
     return fail(err, "logit-lens: " + e + " (see --help)");
+  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "logit-lens: --json and --csv: expected one of them");
   Opened o;
   Encoded input;
   if (int status = prepare("logit-lens", a, o, input, err); status != kExitOk) return status;
@@ -212,6 +283,12 @@ int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std:
       s << "]}";
     }
     s << "]}\n";
+  } else if (a.flags.count("--csv")) {  // "after": 0 the embeddings, l + 1 layer l
+    s << "after,rank,id,token,logit,p\n";
+    for (const LensLayer& l : lens)
+      for (std::size_t i = 0; i < l.top.size(); ++i)
+        s << l.after << ',' << i << ',' << l.top[i].id << ',' << csv(t.token_text(l.top[i].id)) << ','
+          << shortest(l.top[i].logit) << ',' << shortest(l.top[i].probability) << '\n';
   } else {
     s << "the next token after '" << t.label(input.ids[static_cast<std::size_t>(row)]) << "' (" << row
       << "), read from the residual stream after each layer through the final norm and the unembedding\n";
@@ -306,7 +383,7 @@ int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostr
   ModelArgs a;
   if (auto e = parse(args,
                      {"--model", "--clean", "--clean-ids", "--corrupted", "--corrupted-ids", "--answer", "--answer-id",
-                      "--wrong", "--wrong-id", "--metric", "--kind", "-o"},
+                      "--wrong", "--wrong-id", "--metric", "--kind", "--prompts", "-o"},
                      {"--json", "--csv"}, a);
       !e.empty())
     return fail(err, "patch: " + e + " (see --help)");
@@ -316,9 +393,6 @@ int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (model == a.values.end()) return fail(err, "patch: expected --model MODEL (see --help)");
   const Opened o = open_model(model->second);
   if (!o.error.empty()) return fail(err, o.error);
-  const Encoded clean = prompt_option(a, o, "--clean"), corrupted = prompt_option(a, o, "--corrupted");
-  if (!clean.error.empty()) return fail(err, "patch: " + clean.error);
-  if (!corrupted.error.empty()) return fail(err, "patch: " + corrupted.error);
   PatchMetric metric;
   const std::string metric_name = a.values.count("--metric") ? a.values.at("--metric") : "logit_diff";
   if (metric_name == "prob") metric.kind = PatchMetric::Probability;
@@ -345,57 +419,119 @@ int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (!wrong.error.empty()) return fail(err, "patch: " + wrong.error);
   if (metric.kind == PatchMetric::Probability && wrong.given)
     return fail(err, "patch: --wrong goes with --metric logit_diff (prob measures the answer alone)");
-  if (clean.ids.size() != corrupted.ids.size())  // before running either: the usual mistake, said plainly
-    return fail(err, "patch: " + check_patching(o.model->config, clean.ids, corrupted.ids, metric));
+  // The pairs: the two prompts given, or each line of --prompts (clean<TAB>corrupted[<TAB>answer<TAB>wrong]).
+  const bool batch = a.values.count("--prompts") != 0;
+  std::vector<Prompt> pairs;
+  if (batch) {
+    for (const char* given : {"--clean", "--clean-ids", "--corrupted", "--corrupted-ids"})
+      if (a.values.count(given)) return fail(err, std::string("patch: --prompts goes without ") + given);
+    if (int status = prompts_option("patch", a, o, PromptLayout::Pairs, pairs, err); status != kExitOk) return status;
+  } else {
+    const Encoded clean = prompt_option(a, o, "--clean"), corrupted = prompt_option(a, o, "--corrupted");
+    if (!clean.error.empty()) return fail(err, "patch: " + clean.error);
+    if (!corrupted.error.empty()) return fail(err, "patch: " + corrupted.error);
+    if (clean.ids.size() != corrupted.ids.size())  // before running either: the usual mistake, said plainly
+      return fail(err, "patch: " + check_patching(o.model->config, clean.ids, corrupted.ids, metric));
+    pairs.assign(1, Prompt{});
+    pairs[0].ids = clean.ids;
+    pairs[0].corrupted_ids = corrupted.ids;
+  }
+  for (const PatchKind kind : kinds)  // a mean over positions needs one length
+    for (const Prompt& p : pairs)
+      if (columns_of(kind) != PatchColumns::Heads && p.ids.size() != pairs[0].ids.size())
+        return fail(err, "patch: --prompts: " + a.values.at("--prompts") + " line " + std::to_string(p.line) + " has " +
+                             std::to_string(p.ids.size()) + " tokens and line " + std::to_string(pairs[0].line) + " has " +
+                             std::to_string(pairs[0].ids.size()) + ": --kind " + to_string(kind) +
+                             " averages over positions, so every pair needs one length (z, q, k, v and pattern do not)");
   // Unnamed answers: each prompt's own most likely next token.
   const auto top_of = [&](const std::vector<int>& ids) {
     return argmax(run_model(*o.model, ids, 1).logits.row(0));
   };
-  metric.answer = answer.given ? answer.id : top_of(clean.ids);
-  metric.wrong = metric.kind == PatchMetric::Probability ? 0 : wrong.given ? wrong.id : top_of(corrupted.ids);
-  if (std::string e = check_patching(o.model->config, clean.ids, corrupted.ids, metric); !e.empty())
-    return fail(err, "patch: " + e);
-  if (metric.kind == PatchMetric::LogitDiff && metric.answer == metric.wrong)
-    return fail(err, "patch: the answer and the wrong token are both '" + o.tokenizer->label(metric.answer) +
-                         "': the logit difference is 0 on every run (give --answer and --wrong)");
+  std::vector<PatchMetric> metrics;
+  for (const Prompt& p : pairs) {
+    PatchMetric m = metric;
+    const std::string where = batch ? a.values.at("--prompts") + " line " + std::to_string(p.line) + ": " : "";
+    m.answer = p.answer >= 0 ? p.answer : answer.given ? answer.id : top_of(p.ids);
+    m.wrong = metric.kind == PatchMetric::Probability ? 0 : p.wrong >= 0 ? p.wrong : wrong.given ? wrong.id : top_of(p.corrupted_ids);
+    if (std::string e = check_patching(o.model->config, p.ids, p.corrupted_ids, m); !e.empty())
+      return fail(err, "patch: " + where + e);
+    if (m.kind == PatchMetric::LogitDiff && m.answer == m.wrong)
+      return fail(err, "patch: " + where + "the answer and the wrong token are both '" + o.tokenizer->label(m.answer) +
+                           "': the logit difference is 0 on every run (give --answer and --wrong" +
+                           (batch ? ", or the line's third and fourth fields)" : ")"));
+    metrics.push_back(m);
+  }
+  metric = metrics[0];
 
   const Tokenizer& t = *o.tokenizer;
   std::vector<PatchSweep> sweeps;
+  std::vector<std::vector<PatchSweep>> per_pair(pairs.size());
   std::vector<double> seconds;
   for (const PatchKind kind : kinds) {
     const auto start = std::chrono::steady_clock::now();
-    sweeps.push_back(patch_sweep(*o.model, clean.ids, corrupted.ids, kind, metric));
+    for (std::size_t i = 0; i < pairs.size(); ++i)
+      per_pair[i].push_back(patch_sweep(*o.model, pairs[i].ids, pairs[i].corrupted_ids, kind, metrics[i]));
+    std::vector<PatchSweep> of_kind;
+    for (const std::vector<PatchSweep>& p : per_pair) of_kind.push_back(p.back());
+    sweeps.push_back(mean_sweep(of_kind));
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  const std::vector<std::string> labels = t.labels(clean.ids);
-  const auto columns = [](PatchKind k) {
-    return k == PatchKind::ResidPre || k == PatchKind::AttnOut || k == PatchKind::MlpOut ? "position"
-           : k == PatchKind::HeadOutByPosition                                             ? "position×head"
-                                                                                           : "head";
-  };
+  // Positions are named by the first pair's tokens; in a batch by number (the pairs' tokens differ).
+  std::vector<std::string> labels = t.labels(pairs[0].ids);
+  if (batch)
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = "p" + std::to_string(i);
   std::ostringstream s;
-  const std::string metric_text = metric.kind == PatchMetric::LogitDiff
-                                      ? "logit['" + t.label(metric.answer) + "'] − logit['" + t.label(metric.wrong) + "']"
-                                      : "p('" + t.label(metric.answer) + "')";
+  const auto metric_of = [&](const PatchMetric& m) {
+    return m.kind == PatchMetric::LogitDiff ? "logit['" + t.label(m.answer) + "'] − logit['" + t.label(m.wrong) + "']"
+                                            : "p('" + t.label(m.answer) + "')";
+  };
+  const bool one_metric = std::all_of(metrics.begin(), metrics.end(), [&](const PatchMetric& m) {
+    return m.answer == metric.answer && m.wrong == metric.wrong;
+  });
+  const std::string metric_text = one_metric ? metric_of(metric)
+                                  : metric.kind == PatchMetric::LogitDiff ? "each pair's logit difference of its answer and wrong token"
+                                                                          : "each pair's p(answer)";
+  const auto write_metric = [&](const PatchMetric& m, const PatchSweep& w) {
+    s << "{\"kind\": " << quote(metric_name) << ", \"answer\": " << m.answer << ", \"answer_token\": " << quote(t.token_text(m.answer));
+    if (m.kind == PatchMetric::LogitDiff) s << ", \"wrong\": " << m.wrong << ", \"wrong_token\": " << quote(t.token_text(m.wrong));
+    s << ", \"clean\": " << shortest(w.clean) << ", \"corrupted\": " << shortest(w.corrupted) << "}";
+  };
   if (a.flags.count("--json")) {
-    s << "{\"clean\": {\"ids\": ";
-    write_ints(s, clean.ids);
-    s << ", \"tokens\": ";
-    write_tokens(s, t, clean.ids);
-    s << "}, \"corrupted\": {\"ids\": ";
-    write_ints(s, corrupted.ids);
-    s << ", \"tokens\": ";
-    write_tokens(s, t, corrupted.ids);
-    s << "}, \"metric\": {\"kind\": " << quote(metric_name) << ", \"answer\": " << metric.answer
-      << ", \"answer_token\": " << quote(t.token_text(metric.answer));
-    if (metric.kind == PatchMetric::LogitDiff)
-      s << ", \"wrong\": " << metric.wrong << ", \"wrong_token\": " << quote(t.token_text(metric.wrong));
-    s << ", \"clean\": " << shortest(sweeps[0].clean) << ", \"corrupted\": " << shortest(sweeps[0].corrupted)
-      << "}, \"sweeps\": [";
+    if (batch) {
+      s << "{\"pairs\": [";
+      for (std::size_t i = 0; i < pairs.size(); ++i) {
+        s << (i ? ", " : "") << "{\"line\": " << pairs[i].line << ", \"clean\": ";
+        write_ints(s, pairs[i].ids);
+        s << ", \"corrupted\": ";
+        write_ints(s, pairs[i].corrupted_ids);
+        s << ", \"metric\": ";
+        write_metric(metrics[i], per_pair[i][0]);
+        s << ", \"sweeps\": [";  // each kind's patched metric for this pair
+        for (std::size_t k = 0; k < per_pair[i].size(); ++k) {
+          s << (k ? ", " : "");
+          write_rows(s, per_pair[i][k].metric);
+        }
+        s << "]}";
+      }
+      s << "], \"metric\": {\"kind\": " << quote(metric_name) << ", \"clean\": " << shortest(sweeps[0].clean)
+        << ", \"corrupted\": " << shortest(sweeps[0].corrupted) << "}";
+    } else {
+      s << "{\"clean\": {\"ids\": ";
+      write_ints(s, pairs[0].ids);
+      s << ", \"tokens\": ";
+      write_tokens(s, t, pairs[0].ids);
+      s << "}, \"corrupted\": {\"ids\": ";
+      write_ints(s, pairs[0].corrupted_ids);
+      s << ", \"tokens\": ";
+      write_tokens(s, t, pairs[0].corrupted_ids);
+      s << "}, \"metric\": ";
+      write_metric(metric, sweeps[0]);
+    }
+    s << ", \"sweeps\": [";
     for (std::size_t i = 0; i < sweeps.size(); ++i) {
       const PatchSweep& w = sweeps[i];
       s << (i ? ", " : "") << "{\"kind\": " << quote(to_string(w.kind)) << ", \"rows\": \"layer\", \"columns\": "
-        << quote(columns(w.kind)) << ", \"heads\": " << w.heads << ", \"seconds\": " << shortest(seconds[i])
+        << quote(to_string(columns_of(w.kind))) << ", \"heads\": " << w.heads << ", \"seconds\": " << shortest(seconds[i])
         << ", \"normalised\": ";
       write_rows(s, w.normalised());
       s << ", \"metric\": ";
@@ -403,30 +539,42 @@ int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostr
       s << "}";
     }
     s << "]}\n";
-  } else if (a.flags.count("--csv")) {
-    s << "kind,layer,position,head,metric,normalised\n";
-    for (const PatchSweep& w : sweeps) {
-      const Eigen::MatrixXd n = w.normalised();
-      for (Eigen::Index l = 0; l < n.rows(); ++l)
-        for (Eigen::Index i = 0; i < n.cols(); ++i) {
-          const auto kind = w.kind;
-          const bool by_position = std::string(columns(kind)) == "position";
-          const bool both = kind == PatchKind::HeadOutByPosition;
-          const Eigen::Index position = by_position ? i : both ? i / w.heads : -1, head = by_position ? -1 : both ? i % w.heads : i;
-          s << to_string(kind) << ',' << l << ',' << (position < 0 ? "" : std::to_string(position)) << ','
-            << (head < 0 ? "" : std::to_string(head)) << ',' << shortest(w.metric(l, i)) << ','
-            << (std::isfinite(n(l, i)) ? shortest(n(l, i)) : "") << '\n';
-        }
-    }
+  } else if (a.flags.count("--csv")) {  // with --prompts, the mean first, then each pair by its line
+    s << (batch ? "pair," : "") << "kind,layer,position,head,metric,normalised\n";
+    for (std::size_t pair = 0; pair <= (batch ? pairs.size() : 0); ++pair)
+      for (std::size_t k = 0; k < sweeps.size(); ++k) {
+        const PatchSweep& w = pair == 0 ? sweeps[k] : per_pair[pair - 1][k];
+        const std::string prefix = !batch ? "" : pair == 0 ? "mean," : std::to_string(pairs[pair - 1].line) + ",";
+        const Eigen::MatrixXd n = w.normalised();
+        const PatchColumns columns = columns_of(w.kind);
+        for (Eigen::Index l = 0; l < n.rows(); ++l)
+          for (Eigen::Index i = 0; i < n.cols(); ++i) {
+            const Eigen::Index position = columns == PatchColumns::Positions          ? i
+                                          : columns == PatchColumns::PositionsByHeads ? i / w.heads
+                                                                                      : -1;
+            const Eigen::Index head = columns == PatchColumns::Positions          ? -1
+                                      : columns == PatchColumns::PositionsByHeads ? i % w.heads
+                                                                                  : i;
+            s << prefix << to_string(w.kind) << ',' << l << ',' << (position < 0 ? "" : std::to_string(position)) << ','
+              << (head < 0 ? "" : std::to_string(head)) << ',' << shortest(w.metric(l, i)) << ','
+              << (std::isfinite(n(l, i)) ? shortest(n(l, i)) : "") << '\n';
+          }
+      }
   } else {
-    s << "activation patching, clean → corrupted (" << clean.ids.size() << " tokens); metric " << metric_text
-      << ": clean " << fixed(sweeps[0].clean, 4) << ", corrupted " << fixed(sweeps[0].corrupted, 4)
-      << "; shown normalised: 0 = corrupted, 1 = clean\n";
+    s << "activation patching, clean → corrupted ("
+      << (batch ? "the mean over " + std::to_string(pairs.size()) + " pairs of " + a.values.at("--prompts")
+                : std::to_string(pairs[0].ids.size()) + " tokens")
+      << "); metric " << metric_text << ": clean " << fixed(sweeps[0].clean, 4) << ", corrupted "
+      << fixed(sweeps[0].corrupted, 4) << "; shown normalised: 0 = corrupted, 1 = clean\n";
+    if (batch)
+      for (std::size_t i = 0; i < pairs.size(); ++i)
+        s << "  line " << pairs[i].line << ": " << metric_of(metrics[i]) << " clean " << fixed(per_pair[i][0].clean, 4)
+          << ", corrupted " << fixed(per_pair[i][0].corrupted, 4) << '\n';
     for (std::size_t i = 0; i < sweeps.size(); ++i) {
       const PatchSweep& w = sweeps[i];
       const Eigen::MatrixXd n = w.normalised();
-      const bool by_position = std::string(columns(w.kind)) == "position";
-      const int blocks = w.kind == PatchKind::HeadOutByPosition ? w.positions : 1;
+      const bool by_position = columns_of(w.kind) == PatchColumns::Positions;
+      const int blocks = columns_of(w.kind) == PatchColumns::PositionsByHeads ? w.positions : 1;
       for (int b = 0; b < blocks; ++b) {
         s << '\n' << to_string(w.kind) << " (layer × " << (by_position ? "position" : "head")
           << (blocks > 1 ? ", position " + std::to_string(b) + " '" + labels[static_cast<std::size_t>(b)] + "'" : "")
@@ -457,53 +605,105 @@ int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostr
 // Each head's, attention bias's and MLP's direct share of one token's logit.
 int cmd_attribute(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--row", "--token", "--token-id", "--minus", "--minus-id", "-o"},
+  if (auto e = parse(args,
+                     {"--model", "--text", "--ids", "--prompts", "--row", "--token", "--token-id", "--minus", "--minus-id", "-o"},
                      {"--json", "--csv"}, a);
       !e.empty())
     return fail(err, "attribute: " + e + " (see --help)");
+  if (!a.positional.empty()) return fail(err, "attribute: unexpected argument '" + a.positional[0] + "' (see --help)");
   if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "attribute: --json and --csv: expected one of them");
-  Opened o;
-  Encoded input;
-  if (int status = prepare("attribute", a, o, input, err); status != kExitOk) return status;
+  const auto model = a.values.find("--model");
+  if (model == a.values.end()) return fail(err, "attribute: expected --model MODEL (see --help)");
+  const Opened o = open_model(model->second);
+  if (!o.error.empty()) return fail(err, o.error);
+  std::vector<Prompt> prompts;
+  if (int status = inputs_option("attribute", a, o, PromptLayout::Single, prompts, err); status != kExitOk) return status;
+  const bool batch = a.values.count("--prompts") != 0;
+  if (batch && a.values.count("--row"))
+    return fail(err, "attribute: --row goes with --text or --ids (with --prompts each prompt's last row is attributed)");
   const ModelConfig& c = o.model->config;
   if (std::string e = attribution_unsupported(c); !e.empty()) return fail(err, "attribute: " + e);
-  const int T = static_cast<int>(input.ids.size());
+  const int T = static_cast<int>(prompts[0].ids.size());
   int row = T - 1;
   if (const auto it = a.values.find("--row"); it != a.values.end() && !parse_int(it->second, 0, T - 1, row))
     return fail(err, "attribute: --row: expected 0 to " + std::to_string(T - 1) + " (the text's tokens), found '" + it->second + "'");
   const TokenChoice token = token_option(a, o, "--token"), minus = token_option(a, o, "--minus");
   if (!token.error.empty()) return fail(err, "attribute: " + token.error);
   if (!minus.error.empty()) return fail(err, "attribute: " + minus.error);
-  const RunCache run = run_with_cache(*o.model, input.ids, CacheAttention::None);
-  // Unnamed: the token the model predicts there.
-  const int id = token.given ? token.id : argmax(row_logits(*o.model, run.resid.back(), row));
-  const LogitAttribution d = direct_logit_attribution(*o.model, run, row, id, minus.given ? minus.id : -1);
+  std::vector<LogitAttribution> each;
+  for (const Prompt& p : prompts) {
+    const int r = batch ? static_cast<int>(p.ids.size()) - 1 : row;
+    const RunCache run = run_with_cache(*o.model, p.ids, CacheAttention::None);
+    // Unnamed: the token the model predicts there.
+    const int id = token.given ? token.id : argmax(row_logits(*o.model, run.resid.back(), r));
+    each.push_back(direct_logit_attribution(*o.model, run, r, id, minus.given ? minus.id : -1));
+  }
+  const LogitAttribution d = mean_attribution(each);
   const Tokenizer& t = *o.tokenizer;
   std::ostringstream s;
-  if (a.flags.count("--json")) {
-    s << "{\"ids\": ";
-    write_ints(s, input.ids);
-    s << ", \"row\": " << row << ", \"token\": " << id << ", \"token_text\": " << quote(t.token_text(id));
-    if (d.minus >= 0) s << ", \"minus\": " << d.minus << ", \"minus_text\": " << quote(t.token_text(d.minus));
-    s << ", \"logit\": " << shortest(d.logit) << ", \"constant\": " << shortest(d.constant) << ", \"embeddings\": "
-      << shortest(d.embeddings) << ", \"heads\": ";
-    write_rows(s, d.heads);
+  const auto write_json = [&](const LogitAttribution& x) {
+    s << "\"row\": " << x.row << ", \"token\": " << x.token << ", \"token_text\": " << quote(t.token_text(x.token));
+    if (x.minus >= 0) s << ", \"minus\": " << x.minus << ", \"minus_text\": " << quote(t.token_text(x.minus));
+    s << ", \"logit\": " << shortest(x.logit) << ", \"constant\": " << shortest(x.constant) << ", \"embeddings\": "
+      << shortest(x.embeddings) << ", \"heads\": ";
+    write_rows(s, x.heads);
     s << ", \"attention_bias\": ";
-    write_rows(s, d.attention_bias.transpose());
+    write_rows(s, x.attention_bias.transpose());
     s << ", \"mlp\": ";
-    write_rows(s, d.mlp.transpose());
-    s << "}\n";
-  } else if (a.flags.count("--csv")) {
-    s << "part,layer,head,value\nconstant,,," << shortest(d.constant) << "\nembeddings,,," << shortest(d.embeddings) << '\n';
-    for (int l = 0; l < c.layers; ++l) {
-      for (int h = 0; h < c.heads; ++h) s << "head," << l << ',' << h << ',' << shortest(d.heads(l, h)) << '\n';
-      s << "attention_bias," << l << ",," << shortest(d.attention_bias(l)) << "\nmlp," << l << ",," << shortest(d.mlp(l)) << '\n';
+    write_rows(s, x.mlp.transpose());
+  };
+  if (a.flags.count("--json")) {
+    if (batch) {  // the mean's row and token are left out: they differ per prompt
+      s << "{\"prompts\": [";
+      for (std::size_t i = 0; i < prompts.size(); ++i) {
+        s << (i ? ", " : "") << "{\"line\": " << prompts[i].line << ", \"ids\": ";
+        write_ints(s, prompts[i].ids);
+        s << ", ";
+        write_json(each[i]);
+        s << '}';
+      }
+      s << "], \"mean\": {\"logit\": " << shortest(d.logit) << ", \"constant\": " << shortest(d.constant)
+        << ", \"embeddings\": " << shortest(d.embeddings) << ", \"heads\": ";
+      write_rows(s, d.heads);
+      s << ", \"attention_bias\": ";
+      write_rows(s, d.attention_bias.transpose());
+      s << ", \"mlp\": ";
+      write_rows(s, d.mlp.transpose());
+      s << "}}\n";
+    } else {
+      s << "{\"ids\": ";
+      write_ints(s, prompts[0].ids);
+      s << ", ";
+      write_json(d);
+      s << "}\n";
+    }
+  } else if (a.flags.count("--csv")) {  // with --prompts, the mean first, then each prompt by its line
+    s << (batch ? "prompt," : "") << "part,layer,head,value\n";
+    for (std::size_t i = 0; i <= (batch ? each.size() : 0); ++i) {
+      const LogitAttribution& x = i == 0 ? d : each[i - 1];
+      const std::string prompt = !batch ? "" : i == 0 ? "mean," : std::to_string(prompts[i - 1].line) + ",";
+      s << prompt << "constant,,," << shortest(x.constant) << '\n' << prompt << "embeddings,,," << shortest(x.embeddings) << '\n';
+      for (int l = 0; l < c.layers; ++l) {
+        for (int h = 0; h < c.heads; ++h) s << prompt << "head," << l << ',' << h << ',' << shortest(x.heads(l, h)) << '\n';
+        s << prompt << "attention_bias," << l << ",," << shortest(x.attention_bias(l)) << '\n'
+          << prompt << "mlp," << l << ",," << shortest(x.mlp(l)) << '\n';
+      }
     }
   } else {
-    const std::string what = "logit['" + t.label(id) + "']" + (d.minus >= 0 ? " − logit['" + t.label(d.minus) + "']" : "");
-    s << "direct logit attribution of " << what << " after '" << t.label(input.ids[static_cast<std::size_t>(row)]) << "' ("
-      << row << "): " << fixed(d.logit, 4) << (c.logit_softcap > 0.0 ? " (before the soft-cap)" : "") << "\n"
-      << "  = embeddings " << fixed(d.embeddings, 3) << " + heads " << fixed(d.heads.sum(), 3) << " + attention biases "
+    const auto named = [&](const LogitAttribution& x) {
+      return "logit['" + t.label(x.token) + "']" + (x.minus >= 0 ? " − logit['" + t.label(x.minus) + "']" : "");
+    };
+    if (batch) {
+      s << "direct logit attribution, the mean over " << prompts.size() << " prompts of " << a.values.at("--prompts")
+        << " (each at its last token, of " << (token.given ? "'" + t.label(token.id) + "'" : std::string("its predicted token"))
+        << "): " << fixed(d.logit, 4) << (c.logit_softcap > 0.0 ? " (before the soft-cap)" : "") << '\n';
+      for (std::size_t i = 0; i < prompts.size(); ++i)
+        s << "  line " << prompts[i].line << ": " << named(each[i]) << " = " << fixed(each[i].logit, 4) << '\n';
+    } else {
+      s << "direct logit attribution of " << named(d) << " after '" << t.label(prompts[0].ids[static_cast<std::size_t>(row)])
+        << "' (" << row << "): " << fixed(d.logit, 4) << (c.logit_softcap > 0.0 ? " (before the soft-cap)" : "") << '\n';
+    }
+    s << "  = embeddings " << fixed(d.embeddings, 3) << " + heads " << fixed(d.heads.sum(), 3) << " + attention biases "
       << fixed(d.attention_bias.sum(), 3) << " + MLPs " << fixed(d.mlp.sum(), 3) << " + constant " << fixed(d.constant, 3)
       << "\n\nheads (layer × head), then the attention bias and the MLP of each layer:\n      ";
     for (int h = 0; h < c.heads; ++h) s << std::setw(8) << ("h" + std::to_string(h));
@@ -540,25 +740,11 @@ int cmd_cache(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return fail(err, "cache: expected -o FILE.safetensors or --npy DIR (or both)");
   // One prompt, or a file of them (one a line, all of one length in tokens: a batch).
   std::vector<std::vector<int>> prompts;
-  if (const auto file = a.values.find("--prompts"); file != a.values.end()) {
+  if (a.values.count("--prompts")) {
     if (a.values.count("--text") || a.values.count("--ids")) return fail(err, "cache: --prompts goes without --text and --ids");
-    std::ifstream in(file->second);
-    if (!in) return fail(err, "cache: --prompts: cannot read '" + file->second + "'");
-    std::string line;
-    for (int n = 1; std::getline(in, line); ++n) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos)
-        return fail(err, "cache: --prompts: " + file->second + " line " + std::to_string(n) + " is empty: expected a prompt on every line");
-      Encoded e = o.tokenizer->encode(line);
-      if (e.error.empty()) e.error = check_ids(c, e.ids);
-      if (!e.error.empty()) return fail(err, "cache: --prompts: " + file->second + " line " + std::to_string(n) + ": " + e.error);
-      if (!prompts.empty() && e.ids.size() != prompts[0].size())
-        return fail(err, "cache: --prompts: " + file->second + " line " + std::to_string(n) + " has " +
-                             std::to_string(e.ids.size()) + " tokens and line 1 has " + std::to_string(prompts[0].size()) +
-                             ": a batch needs prompts of one length");
-      prompts.push_back(std::move(e.ids));
-    }
-    if (prompts.empty()) return fail(err, "cache: --prompts: " + file->second + " has no prompts");
+    std::vector<Prompt> read;
+    if (int status = prompts_option("cache", a, o, PromptLayout::OneLength, read, err); status != kExitOk) return status;
+    for (Prompt& p : read) prompts.push_back(std::move(p.ids));
   } else {
     const Encoded input = input_ids(a, o);
     if (!input.error.empty()) return fail(err, "cache: " + input.error);

@@ -1,6 +1,8 @@
 #include "checks/tokenizer_check.h"
 
+#include "attention_lab/prompt_batch.h"
 #include "attention_lab/tokenizer.h"
+#include "attention_lab/transformer_forward.h"
 
 #include <memory>
 #include <vector>
@@ -92,6 +94,31 @@ std::string check_tokenizer_input(std::string_view bytes) {
   if (t->encode(text).ids != e.ids) return "the second encoding (from the cache) differs";
   const std::string back = t->decode(e.ids);
   if (round_trip && back != text) return "decode(encode(text)) is not the text";
+  return "";
+}
+
+std::string check_prompts_input(std::string_view bytes) {
+  ModelConfig c;
+  c.vocab = kTokenizerFuzzVocabSize;
+  c.max_positions = 64;  // long lines are refused by their length
+  for (const PromptLayout layout : {PromptLayout::Single, PromptLayout::OneLength, PromptLayout::Pairs}) {
+    std::vector<Prompt> prompts;
+    const std::string error = read_prompts(bytes, "prompts.txt", *built_in(), c, layout, prompts, 50);
+    if (!error.empty()) {
+      if (std::string e = one_line("prompts.txt", error); !e.empty()) return e;
+      if (error.find("prompts.txt") == std::string::npos) return "a message without the file's name: " + error;
+      continue;
+    }
+    if (prompts.empty() || prompts.size() > 50) return std::to_string(prompts.size()) + " prompts read";
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      const Prompt& p = prompts[i];
+      if (i && p.line <= prompts[i - 1].line) return "lines out of order";
+      if (!check_ids(c, p.ids).empty() || p.ids.empty()) return "line " + std::to_string(p.line) + ": ids the model refuses";
+      if (layout == PromptLayout::Pairs && p.corrupted_ids.size() != p.ids.size()) return "a pair of two lengths";
+      if (layout != PromptLayout::Pairs && !p.corrupted_ids.empty()) return "a corrupted prompt outside pairs";
+      if (layout == PromptLayout::OneLength && p.ids.size() != prompts[0].ids.size()) return "a batch of two lengths";
+    }
+  }
   return "";
 }
 

@@ -28,4 +28,10 @@ std::string check_tokenizer_input(std::string_view bytes);
 // ids below kTokenizerFuzzVocabSize starting with the BOS, and decodes.
 std::string check_sentencepiece_input(std::string_view bytes);
 
+// A prompts file (prompt_batch.h) read with the built-in tokenizer in each
+// layout: refused with a one-line message naming the file, or prompts whose
+// ids the model takes, in increasing line order, pairs of one length, a
+// one-length batch of one length.
+std::string check_prompts_input(std::string_view bytes);
+
 }  // namespace attention_lab::fuzz

@@ -254,4 +254,119 @@ TEST(CliInterp, CacheWritesTheHooksAskedForAndRefusesBadInput) {
   fs::remove_all(dir);
 }
 
+// A file of prompts: detect-heads and attribute give the mean of what each
+// line gives alone (and each line's own), patch the mean over pairs
+// normalised by the mean clean and corrupted runs; CSV has a line per value
+// of the mean and of each prompt; bad files and mixes are one line, exit 2.
+TEST(CliInterp, BatchesOfPromptsAverageWhatEachPromptGives) {
+  const fs::path dir = fs::temp_directory_path() / ("attention-lab-batch-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string model = fixture("gpt2-conv1d"), prompts = (dir / "prompts.txt").string(), pairs = (dir / "pairs.txt").string();
+  {
+    std::ofstream p(prompts);
+    p << "3 14 15 9 3 14\n2 6 53\n";
+    std::ofstream q(pairs);
+    q << "3 14 15 9\t3 14 16 9\t7\t9\n2 6 53 5\t2 6 52 5\n";
+  }
+  const std::vector<std::string> lines = {"3 14 15 9 3 14", "2 6 53"};
+
+  // detect-heads
+  const test::CliResult d = test::run_cli({"detect-heads", "--model", model, "--prompts", prompts, "--json"});
+  ASSERT_EQ(d.code, 0) << d.err;
+  const json dj = json::parse(d.out);
+  ASSERT_EQ(dj["prompts"].size(), 2u);
+  std::vector<json> alone;
+  for (const std::string& line : lines) {
+    const test::CliResult one = test::run_cli({"detect-heads", "--model", model, "--text", line, "--json"});
+    ASSERT_EQ(one.code, 0) << one.err;
+    alone.push_back(json::parse(one.out));
+  }
+  for (const char* kind : {"previous_token", "duplicate_token", "induction"})
+    for (std::size_t l = 0; l < dj["scores"][kind].size(); ++l)
+      for (std::size_t h = 0; h < dj["scores"][kind][l].size(); ++h) {
+        const double a = alone[0]["scores"][kind][l][h], b = alone[1]["scores"][kind][l][h];
+        EXPECT_EQ(dj["prompts"][1]["scores"][kind][l][h].get<double>(), b);
+        EXPECT_NEAR(dj["scores"][kind][l][h].get<double>(), (a + b) / 2, 1e-6) << kind;
+      }
+  const int layers = dj["layers"], heads = dj["heads"];
+  const test::CliResult dc = test::run_cli({"detect-heads", "--model", model, "--prompts", prompts, "--csv"});
+  ASSERT_EQ(dc.code, 0) << dc.err;
+  EXPECT_EQ(dc.out.rfind("prompt,kind,layer,head,score\nmean,previous_token,0,0,", 0), 0u) << dc.out.substr(0, 80);
+  EXPECT_EQ(std::count(dc.out.begin(), dc.out.end(), '\n'), 1 + 3 * 3 * layers * heads);
+  EXPECT_NE(dc.out.find("\n2,induction,"), std::string::npos);
+
+  // attribute: each prompt at its last row, of its own predicted token
+  const test::CliResult a = test::run_cli({"attribute", "--model", model, "--prompts", prompts, "--json"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  const json aj = json::parse(a.out);
+  double logits = 0.0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const test::CliResult one = test::run_cli({"attribute", "--model", model, "--text", lines[i], "--json"});
+    ASSERT_EQ(one.code, 0) << one.err;
+    const json oj = json::parse(one.out);
+    EXPECT_EQ(aj["prompts"][i]["token"], oj["token"]);
+    EXPECT_EQ(aj["prompts"][i]["row"], oj["row"]);
+    EXPECT_EQ(aj["prompts"][i]["logit"], oj["logit"]);
+    logits += oj["logit"].get<double>();
+  }
+  EXPECT_NEAR(aj["mean"]["logit"].get<double>(), logits / 2, 1e-9);
+  const test::CliResult at = test::run_cli({"attribute", "--model", model, "--prompts", prompts});
+  EXPECT_NE(at.out.find("the mean over 2 prompts of"), std::string::npos) << at.out;
+  EXPECT_NE(at.out.find("  line 2: logit['"), std::string::npos) << at.out;
+
+  // patch: pairs, with answers from the line or each pair's own predictions
+  const test::CliResult p = test::run_cli({"patch", "--model", model, "--prompts", pairs, "--kind", "resid_pre,z", "--json"});
+  ASSERT_EQ(p.code, 0) << p.err;
+  const json pj = json::parse(p.out);
+  EXPECT_EQ(pj["pairs"][0]["metric"]["answer"], 7);
+  EXPECT_EQ(pj["pairs"][0]["metric"]["wrong"], 9);
+  const test::CliResult second = test::run_cli({"patch", "--model", model, "--clean", "2 6 53 5", "--corrupted", "2 6 52 5",
+                                                "--kind", "resid_pre,z", "--json"});
+  ASSERT_EQ(second.code, 0) << second.err;
+  const json sj = json::parse(second.out);
+  EXPECT_EQ(pj["pairs"][1]["metric"], sj["metric"]);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const json& mean = pj["sweeps"][k];
+    const double clean = pj["metric"]["clean"], corrupted = pj["metric"]["corrupted"];
+    for (std::size_t l = 0; l < mean["metric"].size(); ++l)
+      for (std::size_t i = 0; i < mean["metric"][l].size(); ++i) {
+        const double x = pj["pairs"][0]["sweeps"][k][l][i], y = sj["sweeps"][k]["metric"][l][i];
+        EXPECT_EQ(pj["pairs"][1]["sweeps"][k][l][i].get<double>(), y);
+        EXPECT_NEAR(mean["metric"][l][i].get<double>(), (x + y) / 2, 1e-9);
+        EXPECT_NEAR(mean["normalised"][l][i].get<double>(), ((x + y) / 2 - corrupted) / (clean - corrupted), 1e-9);
+      }
+  }
+  const test::CliResult pc = test::run_cli({"patch", "--model", model, "--prompts", pairs, "--kind", "z", "--csv"});
+  ASSERT_EQ(pc.code, 0) << pc.err;
+  EXPECT_EQ(std::count(pc.out.begin(), pc.out.end(), '\n'), 1 + 3 * layers * heads);
+  EXPECT_EQ(pc.out.rfind("pair,kind,layer,position,head,metric,normalised\nmean,z,0,,0,", 0), 0u) << pc.out.substr(0, 90);
+
+  // logit-lens --csv: a line per layer (and the embeddings) per rank
+  const test::CliResult lens = test::run_cli({"logit-lens", "--model", model, "--ids", "3,14,15", "--k", "3", "--csv"});
+  ASSERT_EQ(lens.code, 0) << lens.err;
+  EXPECT_EQ(lens.out.rfind("after,rank,id,token,logit,p\n0,0,", 0), 0u) << lens.out;
+  EXPECT_EQ(std::count(lens.out.begin(), lens.out.end(), '\n'), 1 + 3 * (layers + 1));
+
+  {
+    std::ofstream q(dir / "lengths.txt");
+    q << "3 14 15\t3 14 16\n2 6\t2 7\n";
+    std::ofstream e(dir / "empty.txt");
+    e << "3 14\n\n";
+  }
+  const std::string lengths = (dir / "lengths.txt").string(), empty = (dir / "empty.txt").string();
+  expect_one_line_errors({
+      {{"patch", "--model", model, "--prompts", lengths}, "line 2 has 2 tokens and line 1 has 3: --kind resid_pre averages over positions"},
+      {{"patch", "--model", model, "--prompts", lengths, "--clean", "3"}, "--prompts goes without --clean"},
+      {{"patch", "--model", model, "--prompts", prompts}, "line 1: expected clean<TAB>corrupted"},
+      {{"attribute", "--model", model, "--prompts", prompts, "--row", "1"}, "--row goes with --text or --ids"},
+      {{"attribute", "--model", model, "--prompts", prompts, "--text", "3"}, "expected one of --text TEXT, --ids I,J,… or --prompts FILE"},
+      {{"detect-heads", "--model", model, "--prompts", empty}, "line 2 is empty: expected a prompt on every line"},
+      {{"detect-heads", "--model", model, "--prompts", prompts, "--repeat", "4"}, "expected one of --text TEXT, --ids I,J,…, --prompts FILE or --repeat N"},
+      {{"detect-heads", "--model", model, "--prompts", prompts, "--json", "--csv"}, "--json and --csv: expected one of them"},
+      {{"logit-lens", "--model", model, "--ids", "3", "--json", "--csv"}, "--json and --csv: expected one of them"},
+  });
+  fs::remove_all(dir);
+}
+
 }  // namespace

@@ -112,6 +112,14 @@ TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheSentencePieceCheck) {
     EXPECT_EQ(fuzz::check_sentencepiece_input(attention_lab::test::read_text(f)), "") << f;
 }
 
+TEST(FuzzCorpus, EverySeedAndRegressionInputPassesThePromptsCheck) {
+  const auto seeds = files_in(kFuzzDir / "corpus" / "prompts");
+  ASSERT_GE(seeds.size(), 3u);
+  for (const auto& f : seeds) EXPECT_EQ(fuzz::check_prompts_input(attention_lab::test::read_text(f)), "") << f;
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "prompts"))
+    EXPECT_EQ(fuzz::check_prompts_input(attention_lab::test::read_text(f)), "") << f;
+}
+
 // .npy arrays imported onto a scenario (weight_import.h).
 #include "checks/npy_check.h"
 

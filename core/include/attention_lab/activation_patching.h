@@ -40,6 +40,14 @@ const char* to_string(PatchKind kind);
 // The kind of a name to_string gives; false when none.
 bool parse_patch_kind(const std::string& name, PatchKind& kind);
 
+// What a sweep's columns are (its rows are layers): positions (resid_pre,
+// attn_out, mlp_out), heads (or K/V heads), or position × head
+// (z_by_position, column p·heads + h).
+enum class PatchColumns { Positions, Heads, PositionsByHeads };
+PatchColumns columns_of(PatchKind kind);
+// "position", "head" or "position×head".
+const char* to_string(PatchColumns columns);
+
 // What a patched run is measured by, at the last position's logits.
 struct PatchMetric {
   enum Kind { LogitDiff, Probability } kind = LogitDiff;

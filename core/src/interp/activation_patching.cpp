@@ -24,6 +24,30 @@ const char* to_string(PatchKind kind) {
   return "?";
 }
 
+PatchColumns columns_of(PatchKind kind) {
+  switch (kind) {
+    case PatchKind::ResidPre:
+    case PatchKind::AttnOut:
+    case PatchKind::MlpOut: return PatchColumns::Positions;
+    case PatchKind::HeadOutByPosition: return PatchColumns::PositionsByHeads;
+    case PatchKind::HeadOut:
+    case PatchKind::HeadQ:
+    case PatchKind::HeadK:
+    case PatchKind::HeadV:
+    case PatchKind::HeadPattern: return PatchColumns::Heads;
+  }
+  return PatchColumns::Heads;
+}
+
+const char* to_string(PatchColumns columns) {
+  switch (columns) {
+    case PatchColumns::Positions: return "position";
+    case PatchColumns::Heads: return "head";
+    case PatchColumns::PositionsByHeads: return "position×head";
+  }
+  return "?";
+}
+
 bool parse_patch_kind(const std::string& name, PatchKind& kind) {
   for (const PatchKind k : kPatchKinds)
     if (name == to_string(k)) {
@@ -70,7 +94,7 @@ Eigen::MatrixXd PatchSweep::normalised() const {
 
 namespace {
 
-bool per_position(PatchKind k) { return k == PatchKind::ResidPre || k == PatchKind::AttnOut || k == PatchKind::MlpOut; }
+bool per_position(PatchKind k) { return columns_of(k) == PatchColumns::Positions; }
 
 // The metric of a run's last layer output. A logit difference reads the two
 // tokens' columns of the unembedding only (two dot products, not the whole
