@@ -223,7 +223,7 @@ TEST(CliModel, DetectHeadsScoresEveryHeadAndRefusesBadInput) {
   }
 
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"detect-heads", "--model", fixture("llama-gqa")}, "expected one of --text TEXT, --ids I,J,… or --repeat N"},
+           {{"detect-heads", "--model", fixture("llama-gqa")}, "expected one of --text TEXT, --ids I,J,…, --prompts FILE or --repeat N"},
            {{"detect-heads", "--model", fixture("llama-gqa"), "--ids", "3,4", "--repeat", "5"}, "expected one of"},
            {{"detect-heads", "--model", fixture("llama-gqa"), "--repeat", "0"}, "--repeat: expected a length from 1 to 4096"},
            {{"detect-heads", "--model", fixture("gpt2-conv1d"), "--repeat", "9"}, "--repeat: expected a length from 1 to 8"},
