@@ -83,7 +83,7 @@ struct WordsField {
   char buffer[limits::kMaxTokenLabelLength + 1] = {};
 };
 
-enum class FileDialogMode { Closed, Open, OpenModel, ImportWeights, SaveAs, ExportCsv, ExportPng };
+enum class FileDialogMode { Closed, Open, OpenModel, ImportWeights, SaveAs, ExportCsv, ExportPng, OpenPrompts };
 
 struct FileDialogState {
   FileDialogMode mode = FileDialogMode::Closed;

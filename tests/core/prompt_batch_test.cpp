@@ -125,5 +125,38 @@ TEST(PromptBatch, MeansAreElementWiseAndTheSweepNormalisesByTheMeanRuns) {
   EXPECT_THROW(mean_sweep(std::span<const PatchSweep>()), std::invalid_argument);
 }
 
+TEST(PromptBatch, DetectorsOverPromptsKeepEachAndAverageThePatterns) {
+  const TransformerModel& m = *gpt2().model;
+  std::vector<Prompt> p;
+  ASSERT_EQ(read("3 14 15 9 3 14\n2 6 53 5 2 6\n", PromptLayout::Single, p), "");
+  int calls = 0;
+  const BatchHeads b = detect_heads_over(m, p, [&](int done, int total) {
+    EXPECT_EQ(total, 2);
+    EXPECT_EQ(done, ++calls);
+    return true;
+  });
+  ASSERT_TRUE(b.complete);
+  ASSERT_EQ(b.each.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i)
+    for (const HeadKind k : kHeadKinds) EXPECT_TRUE(b.each[i].of(k) == detect_heads(m, p[i].ids).of(k));
+  const int heads = m.config.heads;
+  ASSERT_EQ(b.mean_patterns.size(), static_cast<std::size_t>(m.config.layers * heads));
+  const RunCache r0 = run_with_cache(m, p[0].ids, CacheAttention::Everything), r1 = run_with_cache(m, p[1].ids, CacheAttention::Everything);
+  for (int l = 0; l < m.config.layers; ++l)
+    for (int h = 0; h < heads; ++h) {
+      const auto at = static_cast<std::size_t>(l * heads + h), hh = static_cast<std::size_t>(h);
+      const auto li = static_cast<std::size_t>(l);
+      EXPECT_TRUE(b.mean_patterns[at].isApprox((r0.attention[li].weights[hh] + r1.attention[li].weights[hh]) / 2.0f, 1e-5f));
+    }
+  // Two lengths: scores, no mean pattern; a stop after the first prompt: the first one's.
+  ASSERT_EQ(read("3 14 15 9 3 14\n2 6 53\n", PromptLayout::Single, p), "");
+  EXPECT_TRUE(detect_heads_over(m, p).mean_patterns.empty());
+  const BatchHeads stopped = detect_heads_over(m, p, [](int, int) { return false; });
+  EXPECT_FALSE(stopped.complete);
+  EXPECT_TRUE(stopped.mean.of(HeadKind::Induction) == stopped.each[0].of(HeadKind::Induction));
+  ASSERT_EQ(read("3\n", PromptLayout::Single, p), "");
+  EXPECT_THROW(detect_heads_over(m, p), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace attention_lab

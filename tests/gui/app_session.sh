@@ -90,6 +90,20 @@ click_item() {
   settle 2
   xdotool click 1
 }
+# bring_into_view ITEM: scrolls the view under the centre of the window (the
+# wheel, a notch a frame or two apart) until ITEM is inside the window.
+bring_into_view() {
+  local x y size=${app_size:-1280x800}
+  local height=${size#*x} width=${size%x*}
+  for _ in $(seq 40); do
+    read -r x y < <(python3 "$here/probe.py" "$probe" item "$1") || return 1
+    [ "$y" -gt 60 ] && [ "$y" -lt $((height - 120)) ] && return 0
+    xdotool mousemove --window "$wid" $((width / 2)) $((height / 2))
+    if [ "$y" -le 60 ]; then xdotool click 4; else xdotool click 5; fi
+    settle 2
+  done
+  return 1
+}
 # click_input ITEM: clicks into the text field of a number input the app noted
 # as ITEM (near its left end: its - and + buttons sit at the right); fails
 # when the probe does not list it.

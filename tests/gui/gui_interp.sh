@@ -7,7 +7,9 @@
 # the attribution of the predicted token is `attribute`'s; a corrupted text
 # of another length is refused with both lengths, and the button stays off;
 # a head ablated from its right-click menu gives the CLI's `ablate`
-# predictions and Ctrl+Z takes it back; a typed spec ablates too.
+# predictions and Ctrl+Z takes it back; a typed spec ablates too. The head
+# detectors on repeated random tokens and over a prompts file, and the
+# attribution over it, are the CLI's detect-heads and attribute.
 # usage: gui_interp.sh APP_BINARY SHARED_MODELS_DIR OUT_DIR CLI_BINARY
 set -u
 export XVFB_SCREEN=${XVFB_SCREEN:-1920x1080x24}
@@ -68,6 +70,7 @@ assert len(got) == len(want) and all(abs(a - b) < 1e-6 for ra, rb in zip(got, wa
 assert abs(got[0][4] - 1.0) < 1e-9, got[0]  # layer 0 at the changed token: the clean run itself
 PY
   # Hover position 4 ('Aaron' / 'Jacob') of layer 0: the probe names the hovered cell.
+  bring_into_view "patch 4 0" || fail "the grid's cell is not in view ($(state))"
   read -r x y < <(python3 "$here/probe.py" "$probe" item "patch 4 0")
   xdotool mousemove --window "$wid" "$x" "$y"
   interp_check "i['hovered'] == 'patch 4 0'" 10 || fail "hovering a cell of the grid is not seen: $(interp)"
@@ -104,9 +107,74 @@ assert a["token"] == c["token"], (a["token"], c["token"])
 assert abs(a["logit"] - c["logit"]) < 1e-4
 assert all(abs(x - y) < 1e-4 for ra, rc in zip(a["heads"], c["heads"]) for x, y in zip(ra, rc))
 PY
+
+  # 5. Head detectors on repeated random tokens: the CLI's --repeat scores.
+  bring_into_view "interp detectors run" || fail "the detectors' Run is not in view ($(state))"
+  click_item "interp detectors run"
+  interp_check "i['detectors'] is not None and not i['detectors_running'] and not i['detectors']['batch']" 120 ||
+    fail "the detectors on random tokens did not finish: $(interp)"
+  "$cli" detect-heads --model "$kjv" --repeat 25 --seed 1 --json >"$out/detect-random.json" || fail "the CLI's detect-heads failed"
+  python3 - "$probe" "$out/detect-random.json" <<'PY' || fail "the app's detectors on random tokens are not the CLI's"
+import json, sys
+d = json.load(open(sys.argv[1]))["interp"]["detectors"]
+c = json.load(open(sys.argv[2]))
+assert d["ids"] == c["ids"], (d["ids"][:5], c["ids"][:5])
+for kind, rows in c["scores"].items():
+    assert all(abs(x - y) < 1e-6 for ra, rc in zip(d["mean"][kind], rows) for x, y in zip(ra, rc)), kind
+assert d["mean_patterns"] == 32, d["mean_patterns"]
+PY
+  shot "interp-detectors-random-$size"
+
+  # 6. A prompts file: typed and loaded, the detectors over it are the CLI's
+  #    --prompts mean; one prompt chosen shows its own; the attribution over
+  #    the file is the CLI's mean.
+  printf 'And Moses said unto Aaron\nAnd the LORD spake unto Moses, saying\nIn the beginning God created the heaven\n' >"$out/prompts.txt"
+  bring_into_view "interp prompts path"
+  for _ in 1 2 3; do
+    click_input "interp prompts path" || fail "no prompts path field ($(state))"
+    replace_text "$out/prompts.txt"
+    interp_check "i['prompts']['count'] == 3" 20 && break
+  done
+  interp_check "i['prompts']['count'] == 3 and i['detector_source'] == 'prompts'" 5 || fail "the prompts file was not read: $(interp)"
+  bring_into_view "interp detectors run"
+  click_item "interp detectors run"
+  interp_check "i['detectors'] is not None and not i['detectors_running'] and i['detectors']['batch']" 120 ||
+    fail "the detectors over the prompts did not finish: $(interp)"
+  "$cli" detect-heads --model "$kjv" --prompts "$out/prompts.txt" --json >"$out/detect-prompts.json" || fail "the CLI's detect-heads --prompts failed"
+  python3 - "$probe" "$out/detect-prompts.json" <<'PY' || fail "the app's detectors over the prompts are not the CLI's"
+import json, sys
+d = json.load(open(sys.argv[1]))["interp"]["detectors"]
+c = json.load(open(sys.argv[2]))
+for kind, rows in c["scores"].items():
+    assert all(abs(x - y) < 1e-6 for ra, rc in zip(d["mean"][kind], rows) for x, y in zip(ra, rc)), kind
+for got, want in zip(d["each_induction"], c["prompts"]):
+    assert all(abs(x - y) < 1e-6 for ra, rc in zip(got, want["scores"]["induction"]) for x, y in zip(ra, rc))
+assert d["mean_patterns"] == 0  # the prompts differ in length
+PY
+  bring_into_view "interp attribution batch" || fail "the attribution's batch box is not in view ($(state))"
+  click_item "interp attribution batch"
+  interp_check "i['attribution'] is not None and i['attribution']['prompts'] == 3 and not i['attribution_running']" 60 ||
+    fail "the attribution over the prompts did not come: $(interp)"
+  "$cli" attribute --model "$kjv" --prompts "$out/prompts.txt" --json >"$out/attribute-prompts.json" || fail "the CLI's attribute --prompts failed"
+  python3 - "$probe" "$out/attribute-prompts.json" <<'PY' || fail "the app's attribution over the prompts is not the CLI's mean"
+import json, sys
+a = json.load(open(sys.argv[1]))["interp"]["attribution"]
+c = json.load(open(sys.argv[2]))["mean"]
+assert abs(a["logit"] - c["logit"]) < 1e-4, (a["logit"], c["logit"])
+assert all(abs(x - y) < 1e-4 for ra, rc in zip(a["heads"], c["heads"]) for x, y in zip(ra, rc))
+PY
+  bring_into_view "interp prompt shown"
+  click_item "interp prompt shown"
+  python3 "$here/probe.py" "$probe" wait popup true 5 >/dev/null || fail "the list of prompts did not open ($(state))"
+  settle 2
+  click_item "interp prompt 1"
+  interp_check "i['prompts']['shown'] == 1" 10 || fail "choosing line 2 did not show it: $(interp)"
+  xdotool mousemove_relative 5 5  # (a frame after the list has closed)
+  settle 3
+  shot "interp-prompts-$size"
   quit_app
 
-  # 5. Ablation from the Model tab: a right-click on layer 2, head 6 of the
+  # 7. Ablation from the Model tab: a right-click on layer 2, head 6 of the
   #    overview and "Ablate head 6 of layer 2": the predictions are those of
   #    `attention-lab-cli ablate`, their "before" the model's; Ctrl+Z takes it
   #    back. A spec typed (one position, mean) is ablated too.

@@ -41,13 +41,33 @@ std::string interp_probe_json(const InterpState& s) {
   } else {
     j["patch"] = nullptr;
   }
+  j["prompts"] = {{"path", s.prompts_path}, {"count", s.prompts.size()}, {"error", s.prompts_error}, {"shown", s.shown_prompt}};
+  j["detector_source"] = s.detector_source == 1 ? "prompts" : "random";
+  j["detectors_running"] = s.detector_task.running();
+  j["detector_error"] = s.detector_error;
+  if (s.detectors) {
+    const BatchHeads& h = s.detectors->heads;
+    nlohmann::json mean, each = nlohmann::json::array();
+    for (const HeadKind k : kHeadKinds) mean[to_string(k)] = rows_of(h.mean.of(k).cast<double>());
+    for (const HeadScores& one : h.each) each.push_back(rows_of(one.of(HeadKind::Induction).cast<double>()));
+    j["detectors"] = {{"source", s.detectors->source},
+                      {"batch", s.detectors->batch},
+                      {"complete", h.complete},
+                      {"ids", s.detectors->batch ? nlohmann::json() : nlohmann::json(s.detectors->prompts.at(0).ids)},
+                      {"mean", mean},
+                      {"each_induction", each},
+                      {"mean_patterns", h.mean_patterns.size()}};
+  } else {
+    j["detectors"] = nullptr;
+  }
   j["attribution_running"] = s.attribution_task.running();
   j["attribution_error"] = s.attribution_error;
   if (s.attribution) {
     const LogitAttribution& a = s.attribution->attribution;
     j["attribution"] = {{"row", a.row},          {"token", a.token},   {"minus", a.minus},
                         {"logit", a.logit},      {"constant", a.constant}, {"embeddings", a.embeddings},
-                        {"heads", rows_of(a.heads)}, {"mlp", rows_of(a.mlp.transpose())}};
+                        {"heads", rows_of(a.heads)}, {"mlp", rows_of(a.mlp.transpose())},
+                        {"prompts", s.attribution->each.size()}};
   } else {
     j["attribution"] = nullptr;
   }

@@ -29,6 +29,7 @@ const char* title_of(FileDialogMode mode) {
     case FileDialogMode::SaveAs: return "Save scenario as";
     case FileDialogMode::ExportCsv: return "Export matrix as CSV";
     case FileDialogMode::ExportPng: return "Export PNG";
+    case FileDialogMode::OpenPrompts: return "Open prompts (one a line)";
     case FileDialogMode::Closed: break;
   }
   return "";
@@ -39,6 +40,12 @@ constexpr StageKind kImportTargets[] = {StageKind::X, StageKind::W_q, StageKind:
 constexpr const char* kImportTargetNames[] = {"X", "W_q", "W_k", "W_v", "W_o"};
 
 const char* extension_of(FileDialogMode mode);
+
+// Dialogs that read a file (the others write one and suggest a name).
+bool reads_a_file(FileDialogMode mode) {
+  return mode == FileDialogMode::Open || mode == FileDialogMode::OpenModel || mode == FileDialogMode::ImportWeights ||
+         mode == FileDialogMode::OpenPrompts;
+}
 
 // The files a dialog lists.
 bool lists_file(FileDialogMode mode, const fs::path& path) {
@@ -51,6 +58,7 @@ const char* extension_of(FileDialogMode mode) {
     case FileDialogMode::ExportCsv: return ".csv";
     case FileDialogMode::ExportPng: return ".png";
     case FileDialogMode::OpenModel: return ".safetensors";
+    case FileDialogMode::OpenPrompts: return ".txt";
     default: return ".json";
   }
 }
@@ -114,6 +122,7 @@ std::string finish(AppState& state, const std::string& path) {
       state.set_status("Exported " + to_string(id) + " to " + path);
       return {};
     }
+    case FileDialogMode::OpenPrompts: return load_prompts(state, path);
     case FileDialogMode::ExportPng:
       // Rendered off screen after this frame: the dialog is never in the picture.
       state.pending_export = ExportRequest{state.file_dialog.export_target, path, state.file_dialog.export_scale};
@@ -182,8 +191,7 @@ void draw_file_dialog(AppState& state) {
     if (!fd.suggested_name.empty()) {
       std::snprintf(fd.name, sizeof fd.name, "%s", fd.suggested_name.c_str());
       fd.suggested_name.clear();
-    } else if (fd.mode != FileDialogMode::Open && fd.mode != FileDialogMode::OpenModel &&
-               fd.mode != FileDialogMode::ImportWeights && fd.name[0] == '\0') {
+    } else if (!reads_a_file(fd.mode) && fd.name[0] == '\0') {
       const std::string def = std::string("attention") + extension_of(fd.mode);
       std::snprintf(fd.name, sizeof fd.name, "%s", def.c_str());
     }
@@ -290,8 +298,7 @@ void draw_file_dialog(AppState& state) {
     text_colored(gfx::Accent::Error, "%s", fd.error.c_str());
     ImGui::PopTextWrapPos();
   }
-  const bool opening =
-      fd.mode == FileDialogMode::Open || fd.mode == FileDialogMode::OpenModel || fd.mode == FileDialogMode::ImportWeights;
+  const bool opening = reads_a_file(fd.mode);
   const bool go = ImGui::Button(fd.mode == FileDialogMode::ImportWeights ? "Import" : opening ? "Open" : "Save") || enter;
   // Open model with no name opens the folder shown, when it is a model.
   if (go && fd.mode == FileDialogMode::OpenModel && !fd.name[0]) {

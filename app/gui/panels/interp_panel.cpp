@@ -39,7 +39,15 @@ const char* kind_meaning(PatchKind k) {
   return "";
 }
 
-bool by_position(PatchKind k) { return k == PatchKind::ResidPre || k == PatchKind::AttnOut || k == PatchKind::MlpOut; }
+bool by_position(PatchKind k) { return columns_of(k) == PatchColumns::Positions; }
+
+std::string fixed3(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", v);
+  return text;
+}
+
+std::string prompt_line(const Prompt& p) { return "line " + std::to_string(p.line) + " (" + p.text + ")"; }
 
 // The corrupted text's ids, encoded once per text typed.
 struct Encoding {
@@ -205,7 +213,7 @@ void draw_patching(AppState& state) {
     text_colored(gfx::Accent::Error, "%s", in.patch_error.c_str());
     ImGui::PopTextWrapPos();
   }
-  if (!in.patch || in.patch->session != session) return;
+  if (!in.patch || !same_model_and_text(*in.patch->session, s)) return;
 
   // The result, of the text it was run on.
   const PatchOutcome& r = *in.patch;
@@ -294,6 +302,15 @@ void draw_attribution(AppState& state) {
   state.note_item("interp attribution token");
   int token = -1;
   const std::string problem = typed_token(t, in.attribution_token, token);
+  if (in.prompts.empty()) in.attribution_batch = false;
+  if (!in.prompts.empty()) {
+    ImGui::SameLine();
+    ImGui::Checkbox("over the prompts file", &in.attribution_batch);
+    state.note_item("interp attribution batch");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Each prompt at its last token (of the typed token, or each one's predicted token): their mean,\n"
+                        "or one prompt's own (see 'show' above).");
+  }
   ImGui::SameLine();
   ImGui::BeginDisabled(!problem.empty() || in.attribution_task.running());
   const bool run = ImGui::Button("Attribute");
@@ -304,27 +321,68 @@ void draw_attribution(AppState& state) {
     text_colored(gfx::Accent::Warning, "%s", problem.c_str());
     ImGui::PopTextWrapPos();
   }
-  // Computed for the predicted token when the text or row is new; on demand for a typed one.
-  const bool stale = !in.attribution || in.attribution->session != session || in.attribution->attribution.row != row;
+  // Computed for the predicted token when the text, row or batch is new; on demand for a typed one.
+  const bool batch = in.attribution_batch;
+  const bool stale = !in.attribution ||
+                     !(batch ? same_model(*in.attribution->session, s) : same_model_and_text(*in.attribution->session, s)) ||
+                     batch != !in.attribution->each.empty() ||
+                     (batch ? in.attribution->prompts_revision != in.prompts_revision : in.attribution->attribution.row != row);
   if ((run || (stale && in.attribution_token.empty())) && problem.empty() && !in.attribution_task.running() &&
       in.attribution_error.empty()) {
-    in.attribution_task.start([session, row, token](const auto&) {
-      const RunCache cache = run_with_cache(session->model(), session->ids(), CacheAttention::None);
-      const int id = token >= 0 ? token : argmax(row_logits(session->model(), cache.resid.back(), row));
-      return AttributionOutcome{session, direct_logit_attribution(session->model(), cache, row, id)};
+    std::vector<std::vector<int>> prompts;
+    if (batch)
+      for (const Prompt& p : in.prompts) prompts.push_back(p.ids);
+    in.attribution_task.start([session, row, token, prompts, revision = in.prompts_revision](const auto& progress) {
+      const TransformerModel& m = session->model();
+      const auto attribute = [&](const std::vector<int>& ids, int r) {
+        const RunCache cache = run_with_cache(m, ids, CacheAttention::None);
+        const int id = token >= 0 ? token : argmax(row_logits(m, cache.resid.back(), r));
+        return direct_logit_attribution(m, cache, r, id);
+      };
+      AttributionOutcome out{session, {}, {}, -1};
+      if (prompts.empty()) {
+        out.attribution = attribute(session->ids(), row);
+        return out;
+      }
+      for (const std::vector<int>& ids : prompts) {
+        out.each.push_back(attribute(ids, static_cast<int>(ids.size()) - 1));
+        if (!progress(static_cast<double>(out.each.size()) / static_cast<double>(prompts.size()))) break;
+      }
+      out.attribution = mean_attribution(out.each);
+      out.prompts_revision = revision;
+      return out;
     });
   }
   if (in.attribution_task.running()) ImGui::TextDisabled("computing…");
   if (!in.attribution_error.empty()) text_colored(gfx::Accent::Error, "%s", in.attribution_error.c_str());
-  if (!in.attribution || in.attribution->session != session) return;
-  const LogitAttribution& a = in.attribution->attribution;
+  if (!in.attribution || !(in.attribution->each.empty() ? same_model_and_text(*in.attribution->session, s)
+                                                          : same_model(*in.attribution->session, s)))
+    return;
+  // Over the prompts: the mean, or the prompt chosen under "show".
+  const AttributionOutcome& outcome = *in.attribution;
+  const bool over_prompts = !outcome.each.empty();
+  const bool one = over_prompts && outcome.prompts_revision == in.prompts_revision && in.shown_prompt >= 0 &&
+                   in.shown_prompt < static_cast<int>(outcome.each.size());
+  const LogitAttribution& a = one ? outcome.each[static_cast<std::size_t>(in.shown_prompt)] : outcome.attribution;
   const ModelConfig& c = s.model().config;
+  const std::string parts =
+      "embeddings " + fixed3(a.embeddings) + " + heads " + fixed3(a.heads.sum()) + " + attention biases " +
+      fixed3(a.attention_bias.sum()) + " + MLPs " + fixed3(a.mlp.sum()) + " + constant " + fixed3(a.constant);
+  const char* capped = c.logit_softcap > 0.0 ? " (before the soft-cap)" : "";
+  const bool same_token = std::all_of(outcome.each.begin(), outcome.each.end(),
+                                      [&](const LogitAttribution& x) { return x.token == outcome.each[0].token; });
   push_wrap_at_visible_edge();
-  ImGui::Text("logit['%s'] after '%s' = %.3f%s = embeddings %.3f + heads %.3f + attention biases %.3f + MLPs %.3f + "
-              "constant %.3f",
-              t.label(a.token).c_str(), t.label(s.ids()[static_cast<std::size_t>(a.row)]).c_str(), a.logit,
-              c.logit_softcap > 0.0 ? " (before the soft-cap)" : "", a.embeddings, a.heads.sum(), a.attention_bias.sum(),
-              a.mlp.sum(), a.constant);
+  if (over_prompts && !one)
+    ImGui::Text("The mean over %zu prompts, each at its last token, of %s: %.3f%s = %s", outcome.each.size(),
+                same_token ? ("logit['" + t.label(a.token) + "']").c_str() : "its predicted token's logit",
+                a.logit, capped, parts.c_str());
+  else if (one)
+    ImGui::Text("%s: logit['%s'] at its last token = %.3f%s = %s",
+                prompt_line(in.prompts[static_cast<std::size_t>(in.shown_prompt)]).c_str(), t.label(a.token).c_str(), a.logit,
+                capped, parts.c_str());
+  else
+    ImGui::Text("logit['%s'] after '%s' = %.3f%s = %s", t.label(a.token).c_str(),
+                t.label(s.ids()[static_cast<std::size_t>(a.row)]).c_str(), a.logit, capped, parts.c_str());
   ImGui::PopTextWrapPos();
   // Heads, then each layer's attention bias and MLP as two more columns.
   ScoreGrid grid;
@@ -361,6 +419,12 @@ void draw_interp_view(AppState& state) {
   InterpState& in = state.interp;
   take_results(in);
   in.hovered.clear();
+  draw_prompts_file(state);
+  ImGui::Spacing();
+  ImGui::Separator();
+  draw_batch_detectors(state);
+  ImGui::Spacing();
+  ImGui::Separator();
   draw_patching(state);
   ImGui::Spacing();
   ImGui::Separator();

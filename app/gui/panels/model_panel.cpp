@@ -22,23 +22,27 @@ namespace attention_lab::gui {
 
 namespace {
 
-// Pixels of one overview thumbnail: 54 at the base font, smaller so a row of
-// every head fits `width` (GPT-2's twelve heads beside the predictions).
+// Pixels of one overview thumbnail: a row of every head fills `width`, up to
+// 128 px at the base font (smaller for many heads: GPT-2's twelve at 1280 ×
+// 720 are about 50 px; hovering one shows it whole with its tokens).
 float thumbnail_px(float width, int heads) {
   const float label = ImGui::CalcTextSize("layer 00 ").x;
   const float fit = (width - label) / static_cast<float>(std::max(1, heads)) - ImGui::GetStyle().ItemSpacing.x;
-  return std::clamp(fit, 10.0f * gfx::em(), 96.0f * gfx::em());
+  return std::clamp(fit, 10.0f * gfx::em(), 128.0f * gfx::em());
 }
+// Cells per side of a thumbnail of `px` pixels for `tokens` tokens: every
+// token where each gets 3 px or more, else pooled to what does.
+int thumbnail_cells(float px, int tokens) { return std::clamp(static_cast<int>(px / 3.0f), 1, std::max(1, tokens)); }
 // The tokens listed under the text until "Show all" (a 1024-token text is pages of them).
 constexpr std::size_t kTokensShown = 48;
-// Cells per side of a thumbnail (the session pools to 48; drawing pools further).
-constexpr int kThumbnailCells = 16;
 
 void rerun(AppState& state, int layer, const std::string& text) {
   state.open_model(state.model.rerun(text, layer, state.model.ablations()));
 }
 
 }  // namespace
+
+void run_model_text(AppState& state, const std::string& text) { rerun(state, state.model.session->layer(), text); }
 
 void draw_ablation_menu(AppState& state, int layer, int head) {
   std::vector<Ablation> now = state.model.ablations();
@@ -241,7 +245,7 @@ void draw_head_close_up(const ModelSession& s, int l, int h, const char* note) {
 void draw_overview(AppState& state) {
   const ModelSession& s = *state.model.session;
   const ModelOverview& ov = s.overview();
-  const float px = thumbnail_px(ImGui::GetContentRegionAvail().x, ov.heads);
+  const float px = thumbnail_px(visible_width_left() - 2.0f * ImGui::GetStyle().ItemSpacing.x, ov.heads);
   ImDrawList* list = ImGui::GetWindowDrawList();
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("Every layer's every head (the model as run: its ablations, not the focused layer's edits; click one "
@@ -278,7 +282,7 @@ void draw_overview(AppState& state) {
       if (hovered && !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
         draw_head_close_up(s, l, h, l != s.layer() && state.doc->modified() ? "\n(the focused layer's edits are kept for when you come back)" : "");
       state.note_item("overview " + std::to_string(l) + " " + std::to_string(h));
-      const Matrix m = pool_to(ov.at(l, h), kThumbnailCells);
+      const Matrix m = pool_to(ov.at(l, h), thumbnail_cells(px, static_cast<int>(ov.at(l, h).rows())));
       const float cw = px / static_cast<float>(m.cols()), ch = px / static_cast<float>(m.rows());
       const float top = m.maxCoeff() > 0 ? m.maxCoeff() : 1.0f;
       for (Eigen::Index r = 0; r < m.rows(); ++r)
@@ -502,12 +506,17 @@ void draw_model_view(AppState& state) {
 
   ImGui::Spacing();
   ImGui::Separator();
-  // Predictions and the overview side by side when there is room, else one under the other.
+  // The heads first, as wide as the view (what a model is looked at for);
+  // then the predictions and the head detectors side by side when there is
+  // room, else one under the other.
+  draw_overview(state);
+  ImGui::Spacing();
+  ImGui::Separator();
   const bool side_by_side = ImGui::GetContentRegionAvail().x >= 620.0f * gfx::em();
   if (side_by_side) {
     ImGui::BeginTable("model columns", 2, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerV);
     ImGui::TableSetupColumn("predictions", ImGuiTableColumnFlags_WidthStretch, 0.5f);
-    ImGui::TableSetupColumn("overview", ImGuiTableColumnFlags_WidthStretch, 0.5f);
+    ImGui::TableSetupColumn("detectors", ImGuiTableColumnFlags_WidthStretch, 0.5f);
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
   }
@@ -535,7 +544,6 @@ void draw_model_view(AppState& state) {
     ImGui::Spacing();
     ImGui::Separator();
   }
-  draw_overview(state);
   draw_head_scores(state);
   if (side_by_side) ImGui::EndTable();
 }

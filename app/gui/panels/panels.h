@@ -29,6 +29,14 @@ void draw_ablation_menu(AppState& state, int layer, int head);
 // Model mode: activation patching between the model's text and a corrupted
 // one, and direct logit attribution (centre tab "Interpret").
 void draw_interp_view(AppState& state);
+// The Interpret tab's prompts file and its head detectors (interp_batch_panel.cpp).
+void draw_prompts_file(AppState& state);
+void draw_batch_detectors(AppState& state);
+// Reads a prompts file (one a line) with the model's tokenizer for the
+// Interpret tab; "" or why not.
+std::string load_prompts(AppState& state, const std::string& path);
+// Runs the model again on `text` (at the focused layer, with its ablations).
+void run_model_text(AppState& state, const std::string& text);
 // Model mode: the next-token predictions, compact, in the controls panel.
 void draw_model_predictions_section(AppState& state);
 // Model mode: the focused layer's whole block — embeddings, norms, the

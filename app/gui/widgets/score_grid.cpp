@@ -47,7 +47,7 @@ GridCell draw_score_grid(AppState& state, const ScoreGrid& g, GridCell* hovered_
   for (const std::string& l : g.row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(l.c_str()).x);
   label_w += 6.0f * gfx::em();
   const float avail = ImGui::GetContentRegionAvail().x - label_w;
-  const float cell = std::clamp(avail / static_cast<float>(cols), 12.0f * gfx::em(), 40.0f * gfx::em());
+  const float cell = std::clamp(avail / static_cast<float>(cols), g.min_cell_px * gfx::em(), 40.0f * gfx::em());
   // Numbers where the widest fits; "0." dropped first when that makes it fit.
   float widest = 0.0f, widest_short = 0.0f;
   for (int r = 0; r < rows; ++r)

@@ -24,6 +24,7 @@ struct ScoreGrid {
   enum class Colours { Unit, Diverging } colours = Colours::Unit;
   double range = 1.0;
   int decimals = 2;
+  float min_cell_px = 12.0f;  // at the base font: a T × T pattern may go smaller (its numbers then in the tooltip)
   std::function<std::string(int row, int col)> tooltip;  // empty: none
   std::function<bool(int row, int col)> outlined;        // a cell to frame (the focused head); empty: none
   std::function<void(int row, int col)> context_menu;    // draws a right-click menu's items for the cell; empty: none

@@ -61,8 +61,9 @@ struct HeadScores {
 };
 
 // Runs `ids` through the model (the unedited forward) and scores every head.
-// `ids` must be valid for the model (check_ids); at least two tokens.
-HeadScores detect_heads(const TransformerModel& model, std::span<const int> ids);
+// `ids` must be valid for the model (check_ids); at least two tokens. With
+// `patterns`, every head's T × T weights too, at l·heads + h.
+HeadScores detect_heads(const TransformerModel& model, std::span<const int> ids, std::vector<Matrix>* patterns = nullptr);
 
 // `length` seeded random token ids (uniform over 0 … vocab − 1), then the
 // same `length` again: the usual input of induction detection, where every

@@ -14,6 +14,7 @@
 #include "attention_lab/logit_attribution.h"
 #include "attention_lab/tokenizer.h"
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,21 @@ enum class PromptLayout {
 // prompts (the rest refused by count, not dropped).
 std::string read_prompts(std::string_view content, const std::string& name, const Tokenizer& tokenizer,
                          const ModelConfig& config, PromptLayout layout, std::vector<Prompt>& out, int most = 4096);
+
+// Every prompt's head detector scores, their mean and, where the prompts are
+// all of one length of at most kMeanPatternTokens, every head's attention
+// pattern averaged over them (at l·heads + h). `progress(done, total)` after
+// each prompt; returning false stops (`complete` false, the means of those
+// done). Prompts of fewer than two tokens are refused (invalid_argument).
+inline constexpr int kMeanPatternTokens = 256;
+struct BatchHeads {
+  std::vector<HeadScores> each;
+  HeadScores mean;
+  std::vector<Matrix> mean_patterns;
+  bool complete = true;
+};
+BatchHeads detect_heads_over(const TransformerModel& model, std::span<const Prompt> prompts,
+                             const std::function<bool(int done, int total)>& progress = {});
 
 // Element-wise means. All of one model; `parts` not empty.
 HeadScores mean_head_scores(std::span<const HeadScores> parts);

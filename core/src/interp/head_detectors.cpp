@@ -83,7 +83,7 @@ std::vector<double> HeadDetector::scores(const Matrix& weights) const {
   return out;
 }
 
-HeadScores detect_heads(const TransformerModel& model, std::span<const int> ids) {
+HeadScores detect_heads(const TransformerModel& model, std::span<const int> ids, std::vector<Matrix>* patterns) {
   const ModelConfig& c = model.config;
   if (ids.size() < 2) throw std::invalid_argument("detect_heads: expected at least 2 tokens");
   if (const std::string e = check_ids(c, ids); !e.empty()) throw std::invalid_argument("detect_heads: " + e);
@@ -97,6 +97,8 @@ HeadScores detect_heads(const TransformerModel& model, std::span<const int> ids)
     detail.weights_only = true;
     const Matrix attn = attention(model, l, attention_input(model, l, x), &detail);
     for (int h = 0; h < c.heads; ++h) out.set(l, h, detector.scores(detail.weights[static_cast<std::size_t>(h)]));
+    if (patterns)
+      for (Matrix& w : detail.weights) patterns->push_back(std::move(w));
     x = finish_layer(model, l, x, attn);
   }
   return out;

@@ -79,6 +79,34 @@ std::string read_prompts(std::string_view content, const std::string& name, cons
   return {};
 }
 
+BatchHeads detect_heads_over(const TransformerModel& model, std::span<const Prompt> prompts,
+                             const std::function<bool(int done, int total)>& progress) {
+  if (prompts.empty()) throw std::invalid_argument("detect_heads_over: no prompts");
+  const std::size_t T = prompts[0].ids.size();
+  bool patterns = T <= static_cast<std::size_t>(kMeanPatternTokens);
+  for (const Prompt& p : prompts) patterns = patterns && p.ids.size() == T;
+  BatchHeads out;
+  std::vector<Matrix> sum;
+  for (const Prompt& p : prompts) {
+    if (p.ids.size() < 2)
+      throw std::invalid_argument("line " + std::to_string(p.line) + ": expected at least 2 tokens, found " +
+                                  std::to_string(p.ids.size()));
+    std::vector<Matrix> weights;
+    out.each.push_back(detect_heads(model, p.ids, patterns ? &weights : nullptr));
+    if (patterns && sum.empty()) sum = std::move(weights);
+    else
+      for (std::size_t i = 0; i < weights.size(); ++i) sum[i] += weights[i];
+    if (progress && !progress(static_cast<int>(out.each.size()), static_cast<int>(prompts.size()))) {
+      out.complete = out.each.size() == prompts.size();
+      break;
+    }
+  }
+  out.mean = mean_head_scores(out.each);
+  for (Matrix& m : sum) m /= static_cast<float>(out.each.size());
+  out.mean_patterns = std::move(sum);
+  return out;
+}
+
 HeadScores mean_head_scores(std::span<const HeadScores> parts) {
   if (parts.empty()) throw std::invalid_argument("mean_head_scores: no prompts");
   HeadScores mean = parts[0];
