@@ -277,7 +277,8 @@ void draw_batch_detectors(AppState& state) {
   grid.min_cell_px = 4.0f;
   const std::vector<std::string> labels = d.batch ? std::vector<std::string>{} : s.tokenizer().labels(d.prompts[0].ids);
   for (Eigen::Index i = 0; i < pattern.rows(); ++i) {
-    const std::string label = std::to_string(i) + (labels.empty() ? "" : ":" + labels[static_cast<std::size_t>(i)]);
+    // Token labels carry their position where tokens repeat (a repeated sequence always does).
+    const std::string label = labels.empty() ? std::to_string(i) : labels[static_cast<std::size_t>(i)];
     grid.row_labels.push_back(label);
     grid.col_labels.push_back(std::to_string(i));
   }

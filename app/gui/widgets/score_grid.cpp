@@ -70,10 +70,14 @@ GridCell draw_score_grid(AppState& state, const ScoreGrid& g, GridCell* hovered_
   }
   ImGui::Dummy(ImVec2(label_w + cell * static_cast<float>(cols), ImGui::GetTextLineHeight()));
   ImGui::PushID(g.id.c_str());
+  // Row labels on every row where a line of text fits a cell, else on every
+  // n-th (the tooltip names every row).
+  const int label_every = std::max(1, static_cast<int>(std::ceil(ImGui::GetTextLineHeight() / cell)));
   for (int r = 0; r < rows; ++r) {
     const ImVec2 row = ImGui::GetCursorScreenPos();
-    list->AddText(ImVec2(row.x, row.y + (cell - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_Text),
-                  g.row_labels[static_cast<std::size_t>(r)].c_str());
+    if (r % label_every == 0)
+      list->AddText(ImVec2(row.x, row.y + (cell - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_Text),
+                    g.row_labels[static_cast<std::size_t>(r)].c_str());
     for (int c = 0; c < cols; ++c) {
       const double v = g.values(r, c);
       const ImVec2 a(row.x + label_w + static_cast<float>(c) * cell, row.y);
