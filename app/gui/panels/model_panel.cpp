@@ -247,7 +247,7 @@ void draw_overview(AppState& state) {
   const ModelOverview& ov = s.overview();
   const float px = thumbnail_px(visible_width_left() - 2.0f * ImGui::GetStyle().ItemSpacing.x, ov.heads);
   ImDrawList* list = ImGui::GetWindowDrawList();
-  ImGui::PushTextWrapPos(0.0f);
+  push_wrap_at_visible_edge();
   ImGui::TextDisabled("Every layer's every head (the model as run: its ablations, not the focused layer's edits; click one "
                       "to focus it, right-click to ablate it)");
   ImGui::PopTextWrapPos();
