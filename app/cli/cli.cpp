@@ -61,10 +61,10 @@ SmolLM, SmolLM3):
                                                           tokens, then the same N again; --prompts:
                                                           one a line, their mean and each one's
   attention-lab-cli logit-lens --model MODEL (--text TEXT | --ids I,J,…) [--row R] [--k K]
-      [--json | --csv]                                    the k most likely next tokens after each
+      [--track TEXT | --track-id N] [--json | --csv]      the k most likely next tokens after each
                                                           layer: the residual stream through the final
                                                           norm and the unembedding (default: the last
-                                                          row, k = 5)
+                                                          row, k = 5); --track: one token's p and rank
   attention-lab-cli ablate --model MODEL (--text TEXT | --ids I,J,…) --ablate SPEC[,SPEC…]
       [--k K] [--json | --csv]                            the last row's predictions with heads
                                                           (L3H1), attention (L3.attn) or MLPs

@@ -252,7 +252,8 @@ int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, st
 // What the model would predict after each layer (the logit lens).
 int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--row", "--k", "-o"}, {"--json", "--csv"}, a); !e.empty())
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--row", "--k", "--track", "--track-id", "-o"}, {"--json", "--csv"}, a);
+      !e.empty())
     return fail(err, "logit-lens: " + e + " (see --help)");
   if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "logit-lens: --json and --csv: expected one of them");
   Opened o;
@@ -265,7 +266,9 @@ int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std:
                          it->second + "'");
   if (const auto it = a.values.find("--k"); it != a.values.end() && !parse_int(it->second, 1, o.model->config.vocab, k))
     return fail(err, "logit-lens: --k: expected 1 to " + std::to_string(o.model->config.vocab) + ", found '" + it->second + "'");
-  const std::vector<LensLayer> lens = logit_lens(*o.model, input.ids, row, k);
+  const TokenChoice track = token_option(a, o, "--track");
+  if (!track.error.empty()) return fail(err, "logit-lens: " + track.error);
+  const std::vector<LensLayer> lens = logit_lens(*o.model, input.ids, row, k, track.given ? track.id : -1);
   const Tokenizer& t = *o.tokenizer;
   std::ostringstream s;
   if (a.flags.count("--json")) {
@@ -280,7 +283,11 @@ int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std:
         s << (i ? ", " : "") << "{\"id\": " << p.id << ", \"token\": " << quote(t.token_text(p.id))
           << ", \"logit\": " << shortest(p.logit) << ", \"p\": " << shortest(p.probability) << "}";
       }
-      s << "]}";
+      s << "]";
+      if (track.given)
+        s << ", \"tracked\": {\"id\": " << track.id << ", \"logit\": " << shortest(lens[l].tracked.logit) << ", \"p\": "
+          << shortest(lens[l].tracked.probability) << ", \"rank\": " << lens[l].tracked_rank << "}";
+      s << "}";
     }
     s << "]}\n";
   } else if (a.flags.count("--csv")) {  // "after": 0 the embeddings, l + 1 layer l
@@ -296,6 +303,9 @@ int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std:
       s << (l.after == 0 ? std::string("embeddings") : "layer " + std::to_string(l.after - 1)) << ':';
       for (const LensPrediction& p : l.top)
         s << "  '" << t.label(p.id) << "' " << std::fixed << std::setprecision(3) << p.probability;
+      if (track.given)
+        s << "   ['" << t.label(track.id) << "': " << std::fixed << std::setprecision(4) << l.tracked.probability << ", rank "
+          << l.tracked_rank + 1 << "]";
       s << '\n';
     }
   }

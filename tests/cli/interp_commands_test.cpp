@@ -347,6 +347,16 @@ TEST(CliInterp, BatchesOfPromptsAverageWhatEachPromptGives) {
   ASSERT_EQ(lens.code, 0) << lens.err;
   EXPECT_EQ(lens.out.rfind("after,rank,id,token,logit,p\n0,0,", 0), 0u) << lens.out;
   EXPECT_EQ(std::count(lens.out.begin(), lens.out.end(), '\n'), 1 + 3 * (layers + 1));
+  // --track: the token's place after each layer; the top token's is rank 0.
+  const test::CliResult top = test::run_cli({"logit-lens", "--model", model, "--ids", "3,14,15", "--k", "1", "--json"});
+  ASSERT_EQ(top.code, 0) << top.err;
+  const int best = json::parse(top.out)["layers"].back()["top"][0]["id"];
+  const test::CliResult tracked = test::run_cli({"logit-lens", "--model", model, "--ids", "3,14,15", "--k", "1",
+                                                 "--track-id", std::to_string(best), "--json"});
+  ASSERT_EQ(tracked.code, 0) << tracked.err;
+  const json tj = json::parse(tracked.out)["layers"].back();
+  EXPECT_EQ(tj["tracked"]["rank"], 0);
+  EXPECT_EQ(tj["tracked"]["p"], tj["top"][0]["p"]);
 
   {
     std::ofstream q(dir / "lengths.txt");
@@ -365,6 +375,7 @@ TEST(CliInterp, BatchesOfPromptsAverageWhatEachPromptGives) {
       {{"detect-heads", "--model", model, "--prompts", prompts, "--repeat", "4"}, "expected one of --text TEXT, --ids I,J,…, --prompts FILE or --repeat N"},
       {{"detect-heads", "--model", model, "--prompts", prompts, "--json", "--csv"}, "--json and --csv: expected one of them"},
       {{"logit-lens", "--model", model, "--ids", "3", "--json", "--csv"}, "--json and --csv: expected one of them"},
+      {{"logit-lens", "--model", model, "--ids", "3", "--track-id", "999999"}, "--track-id: expected 0 to"},
   });
   fs::remove_all(dir);
 }
