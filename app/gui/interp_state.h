@@ -5,6 +5,7 @@
 
 #include "attention_lab/activation_patching.h"
 #include "attention_lab/logit_attribution.h"
+#include "attention_lab/logit_lens.h"
 #include "attention_lab/model_session.h"
 #include "attention_lab/prompt_batch.h"
 #include "logic/task_thread.h"
@@ -40,6 +41,14 @@ struct AttributionOutcome {
   // and which reading of the file they are of (InterpState::prompts_revision).
   std::vector<LogitAttribution> each;
   int prompts_revision = -1;
+};
+
+// The logit lens at one row: the top tokens after each layer, and one token followed.
+struct LensOutcome {
+  std::shared_ptr<const ModelSession> session;
+  int row = 0;
+  int k = 0;
+  std::vector<LensLayer> layers;
 };
 
 // Head detectors on text made for them: repeated random tokens, or the
@@ -87,10 +96,19 @@ struct InterpState {
   // Direct logit attribution of a token (empty: the predicted one) at the predicted row,
   // or over the prompts file (each at its last row).
   std::string attribution_token;
+  std::string attribution_minus;  // a second token: the attribution of the difference of the two logits
   bool attribution_batch = false;
   std::optional<AttributionOutcome> attribution;
   TaskThread<AttributionOutcome> attribution_task;
   std::string attribution_error;
+
+  // The logit lens at the predicted row: k tokens a layer, and a token
+  // followed (empty: the model's prediction).
+  int lens_k = 5;
+  std::string lens_track;
+  std::optional<LensOutcome> lens;
+  TaskThread<LensOutcome> lens_task;
+  std::string lens_error;
 
   // The hovered cell of a grid this frame ("" none), for the probe.
   std::string hovered;

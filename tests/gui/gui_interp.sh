@@ -108,6 +108,47 @@ assert abs(a["logit"] - c["logit"]) < 1e-4
 assert all(abs(x - y) < 1e-4 for ra, rc in zip(a["heads"], c["heads"]) for x, y in zip(ra, rc))
 PY
 
+  # The logit lens at the last token: the CLI's logit-lens, the prediction followed.
+  interp_check "i['lens'] is not None and not i['lens_running']" 60 || fail "no logit lens: $(interp)"
+  "$cli" logit-lens --model "$kjv" --text "$clean" --k 5 --json >"$out/lens.json" || fail "the CLI's logit-lens failed"
+  python3 - "$probe" "$out/lens.json" <<'PY' || fail "the app's logit lens is not the CLI's"
+import json, sys
+a = json.load(open(sys.argv[1]))["interp"]["lens"]
+c = json.load(open(sys.argv[2]))
+assert a["row"] == c["row"] and len(a["layers"]) == len(c["layers"]), (a["row"], c["row"])
+for la, lc in zip(a["layers"], c["layers"]):
+    assert [t["id"] for t in la["top"]] == [t["id"] for t in lc["top"]], (la, lc)
+    assert all(abs(x["p"] - y["p"]) < 1e-5 for x, y in zip(la["top"], lc["top"]))
+last = a["layers"][-1]
+assert last["tracked"]["id"] == last["top"][0]["id"] and last["tracked"]["rank"] == 0, last
+PY
+  bring_into_view "lens 4 0" && {
+    read -r x y < <(python3 "$here/probe.py" "$probe" item "lens 4 0")
+    xdotool mousemove --window "$wid" "$x" "$y"
+    interp_check "i['hovered'] == 'lens 4 0'" 10 || fail "hovering the lens's top token is not seen: $(interp)"
+    shot "interp-lens-$size"
+  } || fail "the logit lens is not in view ($(state))"
+
+  # The attribution of a logit difference: the CLI's --minus.
+  bring_into_view "interp attribution minus"
+  for _ in 1 2 3; do
+    click_input "interp attribution minus" || fail "no minus field ($(state))"
+    replace_text " Levi"
+    settle 3
+    click_item "interp attribute"
+    interp_check "i['attribution'] is not None and i['attribution']['minus'] >= 0 and not i['attribution_running']" 20 && break
+  done
+  "$cli" attribute --model "$kjv" --text "$clean" --minus " Levi" --json >"$out/attribute-minus.json" || fail "the CLI's attribute --minus failed"
+  python3 - "$probe" "$out/attribute-minus.json" <<'PY' || fail "the app's attribution of a difference is not the CLI's"
+import json, sys
+a = json.load(open(sys.argv[1]))["interp"]["attribution"]
+c = json.load(open(sys.argv[2]))
+assert a["minus"] == c["minus"] and a["token"] == c["token"], (a["minus"], c["minus"])
+assert abs(a["logit"] - c["logit"]) < 1e-4, (a["logit"], c["logit"])
+assert all(abs(x - y) < 1e-4 for ra, rc in zip(a["heads"], c["heads"]) for x, y in zip(ra, rc))
+PY
+  shot "interp-attribution-minus-$size"
+
   # 5. Head detectors on repeated random tokens: the CLI's --repeat scores.
   bring_into_view "interp detectors run" || fail "the detectors' Run is not in view ($(state))"
   click_item "interp detectors run"
@@ -155,7 +196,8 @@ PY
   click_item "interp attribution batch"
   interp_check "i['attribution'] is not None and i['attribution']['prompts'] == 3 and not i['attribution_running']" 60 ||
     fail "the attribution over the prompts did not come: $(interp)"
-  "$cli" attribute --model "$kjv" --prompts "$out/prompts.txt" --json >"$out/attribute-prompts.json" || fail "the CLI's attribute --prompts failed"
+  "$cli" attribute --model "$kjv" --prompts "$out/prompts.txt" --minus " Levi" --json >"$out/attribute-prompts.json" ||
+    fail "the CLI's attribute --prompts failed"
   python3 - "$probe" "$out/attribute-prompts.json" <<'PY' || fail "the app's attribution over the prompts is not the CLI's mean"
 import json, sys
 a = json.load(open(sys.argv[1]))["interp"]["attribution"]

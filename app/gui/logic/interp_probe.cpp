@@ -60,6 +60,20 @@ std::string interp_probe_json(const InterpState& s) {
   } else {
     j["detectors"] = nullptr;
   }
+  j["lens_running"] = s.lens_task.running();
+  if (s.lens) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const LensLayer& l : s.lens->layers) {
+      nlohmann::json top = nlohmann::json::array();
+      for (const LensPrediction& p : l.top) top.push_back({{"id", p.id}, {"p", p.probability}});
+      layers.push_back({{"after", l.after},
+                        {"top", top},
+                        {"tracked", {{"id", l.tracked.id}, {"p", l.tracked.probability}, {"rank", l.tracked_rank}}}});
+    }
+    j["lens"] = {{"row", s.lens->row}, {"k", s.lens->k}, {"layers", layers}};
+  } else {
+    j["lens"] = nullptr;
+  }
   j["attribution_running"] = s.attribution_task.running();
   j["attribution_error"] = s.attribution_error;
   if (s.attribution) {

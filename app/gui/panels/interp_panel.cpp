@@ -300,12 +300,20 @@ void draw_attribution(AppState& state) {
   ImGui::SetNextItemWidth(160.0f * gfx::em());
   ImGui::InputTextWithHint("token##attribute", "predicted", &in.attribution_token, ImGuiInputTextFlags_AutoSelectAll);
   state.note_item("interp attribution token");
-  int token = -1;
-  const std::string problem = typed_token(t, in.attribution_token, token);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(160.0f * gfx::em());
+  ImGui::InputTextWithHint("minus##attribute", "none", &in.attribution_minus, ImGuiInputTextFlags_AutoSelectAll);
+  state.note_item("interp attribution minus");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("A second token: attribute the difference of the two logits (the answer's minus a wrong one's).");
+  int token = -1, minus = -1;
+  std::string problem = typed_token(t, in.attribution_token, token);
+  if (const std::string e = typed_token(t, in.attribution_minus, minus); problem.empty() && !e.empty()) problem = "minus: " + e;
   if (in.prompts.empty()) in.attribution_batch = false;
+  bool toggled = false;  // a choice that runs it again, typed tokens or not
   if (!in.prompts.empty()) {
     ImGui::SameLine();
-    ImGui::Checkbox("over the prompts file", &in.attribution_batch);
+    toggled = ImGui::Checkbox("over the prompts file", &in.attribution_batch);
     state.note_item("interp attribution batch");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Each prompt at its last token (of the typed token, or each one's predicted token): their mean,\n"
@@ -327,17 +335,17 @@ void draw_attribution(AppState& state) {
                      !(batch ? same_model(*in.attribution->session, s) : same_model_and_text(*in.attribution->session, s)) ||
                      batch != !in.attribution->each.empty() ||
                      (batch ? in.attribution->prompts_revision != in.prompts_revision : in.attribution->attribution.row != row);
-  if ((run || (stale && in.attribution_token.empty())) && problem.empty() && !in.attribution_task.running() &&
+  if ((run || toggled || (stale && in.attribution_token.empty() && in.attribution_minus.empty())) && problem.empty() && !in.attribution_task.running() &&
       in.attribution_error.empty()) {
     std::vector<std::vector<int>> prompts;
     if (batch)
       for (const Prompt& p : in.prompts) prompts.push_back(p.ids);
-    in.attribution_task.start([session, row, token, prompts, revision = in.prompts_revision](const auto& progress) {
+    in.attribution_task.start([session, row, token, minus, prompts, revision = in.prompts_revision](const auto& progress) {
       const TransformerModel& m = session->model();
       const auto attribute = [&](const std::vector<int>& ids, int r) {
         const RunCache cache = run_with_cache(m, ids, CacheAttention::None);
         const int id = token >= 0 ? token : argmax(row_logits(m, cache.resid.back(), r));
-        return direct_logit_attribution(m, cache, r, id);
+        return direct_logit_attribution(m, cache, r, id, minus);
       };
       AttributionOutcome out{session, {}, {}, -1};
       if (prompts.empty()) {
@@ -371,18 +379,20 @@ void draw_attribution(AppState& state) {
   const char* capped = c.logit_softcap > 0.0 ? " (before the soft-cap)" : "";
   const bool same_token = std::all_of(outcome.each.begin(), outcome.each.end(),
                                       [&](const LogitAttribution& x) { return x.token == outcome.each[0].token; });
+  // "logit['A']", or "logit['A'] − logit['B']" for a difference.
+  const std::string what = "logit['" + t.label(a.token) + "']" + (a.minus >= 0 ? " − logit['" + t.label(a.minus) + "']" : "");
   push_wrap_at_visible_edge();
   if (over_prompts && !one)
     ImGui::Text("The mean over %zu prompts, each at its last token, of %s: %.3f%s = %s", outcome.each.size(),
-                same_token ? ("logit['" + t.label(a.token) + "']").c_str() : "its predicted token's logit",
+                same_token ? what.c_str()
+                           : ("its predicted token's logit" + (a.minus >= 0 ? " − logit['" + t.label(a.minus) + "']" : "")).c_str(),
                 a.logit, capped, parts.c_str());
   else if (one)
-    ImGui::Text("%s: logit['%s'] at its last token = %.3f%s = %s",
-                prompt_line(in.prompts[static_cast<std::size_t>(in.shown_prompt)]).c_str(), t.label(a.token).c_str(), a.logit,
-                capped, parts.c_str());
+    ImGui::Text("%s: %s at its last token = %.3f%s = %s", prompt_line(in.prompts[static_cast<std::size_t>(in.shown_prompt)]).c_str(),
+                what.c_str(), a.logit, capped, parts.c_str());
   else
-    ImGui::Text("logit['%s'] after '%s' = %.3f%s = %s", t.label(a.token).c_str(),
-                t.label(s.ids()[static_cast<std::size_t>(a.row)]).c_str(), a.logit, capped, parts.c_str());
+    ImGui::Text("%s after '%s' = %.3f%s = %s", what.c_str(), t.label(s.ids()[static_cast<std::size_t>(a.row)]).c_str(), a.logit,
+                capped, parts.c_str());
   ImGui::PopTextWrapPos();
   // Heads, then each layer's attention bias and MLP as two more columns.
   ScoreGrid grid;
@@ -400,8 +410,8 @@ void draw_attribution(AppState& state) {
   grid.tooltip = [&](int l, int col) {
     char text[256];
     const std::string part = col < c.heads ? "head " + std::to_string(col) : col == c.heads ? "W_o's bias" : "MLP";
-    std::snprintf(text, sizeof text, "layer %d, %s: adds %+.4f to logit['%s']%s", l, part.c_str(), grid.values(l, col),
-                  t.label(a.token).c_str(), col < c.heads ? "\nclick: focus this head" : "");
+    std::snprintf(text, sizeof text, "layer %d, %s: adds %+.4f to %s%s", l, part.c_str(), grid.values(l, col), what.c_str(),
+                  col < c.heads ? "\nclick: focus this head" : "");
     return std::string(text);
   };
   grid.outlined = [&](int l, int h) { return h < c.heads && l == s.layer() && h == state.focused_head; };
@@ -426,6 +436,9 @@ void draw_interp_view(AppState& state) {
   ImGui::Spacing();
   ImGui::Separator();
   draw_patching(state);
+  ImGui::Spacing();
+  ImGui::Separator();
+  draw_logit_lens(state);
   ImGui::Spacing();
   ImGui::Separator();
   draw_attribution(state);

@@ -32,6 +32,8 @@ void draw_interp_view(AppState& state);
 // The Interpret tab's prompts file and its head detectors (interp_batch_panel.cpp).
 void draw_prompts_file(AppState& state);
 void draw_batch_detectors(AppState& state);
+// The Interpret tab's logit lens (logit_lens_panel.cpp).
+void draw_logit_lens(AppState& state);
 // Reads a prompts file (one a line) with the model's tokenizer for the
 // Interpret tab; "" or why not.
 std::string load_prompts(AppState& state, const std::string& path);
