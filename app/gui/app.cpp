@@ -428,6 +428,9 @@ void AppState::take_snapshot() {
   // that head is compared (same values to within rounding).
   const auto start = std::chrono::steady_clock::now();
   compare.snapshot = attention_lab::take_snapshot(*doc);
+  compare.ids = model.open() ? model.session->ids() : std::vector<int>{};
+  compare.layer = model.open() ? model.session->layer() : -1;
+  compare.of_text.clear();
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   compare.diffs.clear();
   ++compare.taken;
@@ -439,6 +442,17 @@ void AppState::take_snapshot() {
 
 void AppState::restore_snapshot() {
   if (!compare.snapshot) return;
+  // A snapshot of another text or layer: its layer input is not this run's.
+  if (model.open() && (compare.ids != model.session->ids() || compare.layer != model.session->layer())) {
+    error_popup = "The snapshot is of " +
+                  (!compare.of_text.empty() ? compare.of_text
+                   : compare.ids != model.session->ids() ? std::string("another text")
+                                                         : "layer " + std::to_string(compare.layer)) +
+                  ", not of this text at layer " + std::to_string(model.session->layer()) +
+                  ": restoring it would put its layer input into this run.\n\nIts differences are still shown; take a "
+                  "snapshot of this text to restore one.";
+    return;
+  }
   if (apply(restore_edit(*compare.snapshot)))
     set_status(busy() ? "Restoring the snapshot…" : "Restored the snapshot (Ctrl+Z goes back to before)");
 }
@@ -1338,6 +1352,8 @@ void App::write_probe() const {
       << ", \"edits_applied\": " << state_.edits_applied
       << ", \"typing\": " << (state_.typing.open ? cell(state_.typing.cell) : std::string("null"))
       << ", \"snapshot\": " << (state_.compare.snapshot ? "true" : "false")
+      << ", \"snapshot_of\": " << json_text::quote(state_.compare.of_text)
+      << ", \"snapshot_T\": " << (state_.compare.snapshot ? state_.compare.snapshot->scenario->T() : 0)
       << ", \"difference_heatmaps\": " << state_.difference_heatmaps.now.size()
       << ", \"confirm_quit\": " << (state_.unsaved_question && state_.unsaved_question->verb == "quit" ? "true" : "false")
       << ", \"unsaved_question\": "

@@ -144,6 +144,12 @@ struct SoftmaxCloseUp {
 // Compare: a snapshot of every stage, and each stage's difference to it.
 struct CompareState {
   std::optional<Snapshot> snapshot;
+  // In model mode, what the snapshot is of: the text's ids and the focused
+  // layer (a snapshot of another text or layer is compared with, never
+  // restored), and, for another text, how it is named ("the corrupted text").
+  std::vector<int> ids;
+  int layer = -1;
+  std::string of_text;
   bool show = true;  // draw the difference heatmaps under the values
   std::uint64_t taken = 0;  // bumps with each snapshot, so cached differences are redone
   struct Cached {

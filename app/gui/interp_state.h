@@ -8,6 +8,7 @@
 #include "attention_lab/logit_lens.h"
 #include "attention_lab/model_session.h"
 #include "attention_lab/prompt_batch.h"
+#include "attention_lab/snapshot.h"
 #include "logic/task_thread.h"
 
 #include <memory>
@@ -41,6 +42,15 @@ struct AttributionOutcome {
   // and which reading of the file they are of (InterpState::prompts_revision).
   std::vector<LogitAttribution> each;
   int prompts_revision = -1;
+};
+
+// The focused layer run on the corrupted text, as a Compare snapshot: every
+// stage then shows clean − corrupted.
+struct CorruptedSnapshot {
+  std::shared_ptr<const ModelSession> session;  // the clean run it was made beside
+  std::vector<int> ids;
+  int layer = 0;
+  std::optional<Snapshot> snapshot;
 };
 
 // The logit lens at one row: the top tokens after each layer, and one token followed.
@@ -92,6 +102,8 @@ struct InterpState {
   TaskThread<PatchOutcome> patch_task;
   std::string patch_error;    // why the last sweep failed
   std::string patch_problem;  // why a sweep cannot run now (the texts' lengths, an answer of two tokens), as shown
+  TaskThread<CorruptedSnapshot> compare_task;  // "Compare the stages": the corrupted run's focused layer
+  std::string compare_error;
 
   // Direct logit attribution of a token (empty: the predicted one) at the predicted row,
   // or over the prompts file (each at its last row).

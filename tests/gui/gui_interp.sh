@@ -9,7 +9,9 @@
 # a head ablated from its right-click menu gives the CLI's `ablate`
 # predictions and Ctrl+Z takes it back; a typed spec ablates too. The head
 # detectors on repeated random tokens and over a prompts file, and the
-# attribution over it, are the CLI's detect-heads and attribute.
+# attribution over it, are the CLI's detect-heads and attribute; the logit
+# lens is the CLI's; "Compare the stages" makes the corrupted run Compare's
+# snapshot.
 # usage: gui_interp.sh APP_BINARY SHARED_MODELS_DIR OUT_DIR CLI_BINARY
 set -u
 export XVFB_SCREEN=${XVFB_SCREEN:-1920x1080x24}
@@ -214,9 +216,18 @@ PY
   xdotool mousemove_relative 5 5  # (a frame after the list has closed)
   settle 3
   shot "interp-prompts-$size"
+
+  # 7. "Compare the stages": the corrupted run's focused layer becomes
+  #    Compare's snapshot, and the Pipeline shows every stage's difference.
+  bring_into_view "interp compare" || fail "no 'Compare the stages' in view ($(state))"
+  click_item "interp compare"
+  probe_check "'corrupted text' in p['snapshot_of'] and p['snapshot_T'] == 9 and p['centre_view'] == 0" 60 ||
+    fail "the corrupted run did not become the snapshot: $(python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print(p['snapshot'], p['snapshot_of'], p['centre_view'])" "$probe")"
+  probe_check "p['difference_heatmaps'] > 0" 30 || fail "the Pipeline shows no differences to the corrupted run"
+  shot "interp-compare-$size"
   quit_app
 
-  # 7. Ablation from the Model tab: a right-click on layer 2, head 6 of the
+  # 8. Ablation from the Model tab: a right-click on layer 2, head 6 of the
   #    overview and "Ablate head 6 of layer 2": the predictions are those of
   #    `attention-lab-cli ablate`, their "before" the model's; Ctrl+Z takes it
   #    back. A spec typed (one position, mean) is ablated too.

@@ -329,6 +329,17 @@ void draw_controls_panel(AppState& state) {
     if (ImGui::Button("Restore")) state.restore_snapshot();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Go back to the snapshot (undoable)");
     ImGui::Checkbox("show differences", &state.compare.show);
+    // Of what, and where the shapes differ (those stages have no differences to show).
+    const CompareState& c = state.compare;
+    const bool other_text = state.model.open() && c.ids != state.model.session->ids();
+    ImGui::PushTextWrapPos(0.0f);
+    if (!c.of_text.empty()) ImGui::TextDisabled("Snapshot of %s", c.of_text.c_str());
+    else if (other_text) ImGui::TextDisabled("Snapshot of another text (%zu tokens)", c.ids.size());
+    else if (state.model.open() && c.layer != state.model.session->layer()) ImGui::TextDisabled("Snapshot of layer %d", c.layer);
+    if (c.snapshot->scenario->T() != state.doc->scenario().T())
+      text_colored(gfx::Accent::Warning, "The snapshot has %d tokens and this text %d: stages of another shape show no differences.",
+                   c.snapshot->scenario->T(), state.doc->scenario().T());
+    ImGui::PopTextWrapPos();
   }
   ImGui::Separator();
   if (ImGui::Button("Undo") && state.doc->can_undo()) state.undo();

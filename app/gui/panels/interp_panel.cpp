@@ -117,6 +117,46 @@ void start_patching(AppState& state, const std::vector<int>& corrupted, int answ
   });
 }
 
+void start_compare(AppState& state, const std::vector<int>& corrupted) {
+  InterpState& in = state.interp;
+  const std::shared_ptr<const ModelSession> session = state.model.session;
+  in.compare_error.clear();
+  in.compare_task.start([session, corrupted](const auto&) {
+    std::string error;
+    const std::unique_ptr<ModelSession> run = ModelSession::start(session->model_ptr(), session->tokenizer_ptr(), corrupted,
+                                                                  session->layer(), nullptr, error, {}, session->ablations());
+    if (!run) throw std::invalid_argument(error);
+    LayerScenario layer = run->scenario();
+    if (!layer.error.empty()) throw std::invalid_argument(layer.error);
+    CorruptedSnapshot out{session, corrupted, session->layer(), std::nullopt};
+    out.snapshot = compute_snapshot(std::make_shared<const Scenario>(std::move(layer.scenario)));
+    return out;
+  });
+}
+
+// A finished corrupted run becomes Compare's snapshot (when the clean run is still the one shown).
+void take_compare(AppState& state) {
+  InterpState& in = state.interp;
+  std::string error;
+  std::optional<CorruptedSnapshot> r = in.compare_task.take(error);
+  if (!error.empty()) in.compare_error = error;
+  if (!r || !r->snapshot) return;
+  const ModelSession& now = *state.model.session;
+  if (!same_model_and_text(*r->session, now) || r->layer != now.layer()) return;  // the text or layer moved on meanwhile
+  CompareState& c = state.compare;
+  c.snapshot = std::move(r->snapshot);
+  c.ids = r->ids;
+  c.layer = r->layer;
+  c.of_text = "the corrupted text '" + now.tokenizer().decode(r->ids) + "'";
+  c.diffs.clear();
+  ++c.taken;
+  c.show = true;
+  state.set_status("Compare: every stage now shows the clean text's change from the corrupted one (layer " +
+                   std::to_string(r->layer) + ")");
+  state.centre = CentreView::Pipeline;
+  state.select_centre_tab = true;
+}
+
 void draw_patching(AppState& state) {
   InterpState& in = state.interp;
   const std::shared_ptr<ModelSession>& session = state.model.session;
@@ -197,6 +237,16 @@ void draw_patching(AppState& state) {
   same_line_if_fits(ImGui::CalcTextSize("Run patching").x + 2.0f * style.FramePadding.x);
   const bool ready = problem.empty() && answer_problem.empty() && wrong_problem.empty();
   in.patch_problem = !problem.empty() ? problem : !answer_problem.empty() ? answer_problem : wrong_problem;
+  // The corrupted run's focused layer as Compare's snapshot: the Pipeline's
+  // every stage then shows clean − corrupted.
+  same_line_if_fits(ImGui::CalcTextSize("Compare the stages").x + 2.0f * style.FramePadding.x);
+  ImGui::BeginDisabled(!problem.empty() || in.compare_task.running() || state.busy());
+  if (ImGui::Button("Compare the stages")) start_compare(state, corrupted.ids);
+  ImGui::EndDisabled();
+  state.note_item("interp compare");
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("Run the corrupted text and keep its layer %d as Compare's snapshot: every stage of the Pipeline\n"
+                      "then shows what the clean text changes (clean − corrupted), cell by cell.", s.layer());
   if (in.patch_task.running()) {
     ImGui::ProgressBar(in.patch_task.progress(), ImVec2(160.0f * gfx::em(), 0));
     ImGui::SameLine();
@@ -207,6 +257,11 @@ void draw_patching(AppState& state) {
     if (ImGui::Button("Run patching")) start_patching(state, corrupted.ids, answer, wrong);
     ImGui::EndDisabled();
     state.note_item("interp run");
+  }
+  if (!in.compare_error.empty()) {
+    push_wrap_at_visible_edge();
+    text_colored(gfx::Accent::Error, "%s", in.compare_error.c_str());
+    ImGui::PopTextWrapPos();
   }
   if (!in.patch_error.empty()) {
     push_wrap_at_visible_edge();
@@ -428,6 +483,7 @@ void draw_interp_view(AppState& state) {
   if (!state.model.open()) return;
   InterpState& in = state.interp;
   take_results(in);
+  take_compare(state);
   in.hovered.clear();
   draw_prompts_file(state);
   ImGui::Spacing();
