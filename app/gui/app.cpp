@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 namespace attention_lab::gui {
@@ -112,20 +113,26 @@ std::string AppState::redo_label() const {
 
 void AppState::set_ablations(std::vector<Ablation> ablations) {
   if (busy() || !model.open() || ablations == model.ablations()) return;
+  model.ablation_history_before = {model.ablation_undo, model.ablation_redo};
   model.ablation_undo.push_back(model.ablations());
   model.ablation_redo.clear();
   open_model(model.rerun(model.text, model.session->layer(), std::move(ablations)));
 }
 
+bool AppState::step_ablations(std::vector<std::vector<Ablation>>& from, std::vector<std::vector<Ablation>>& to) {
+  if (!model.open() || from.empty()) return false;
+  model.ablation_history_before = {model.ablation_undo, model.ablation_redo};
+  ModelRequest r = model.rerun(model.text, model.session->layer(), from.back());
+  from.pop_back();
+  to.push_back(model.ablations());
+  open_model(std::move(r));
+  return true;
+}
+
 void AppState::undo() {
   if (busy()) return;
-  if (!doc->can_undo() && model.open() && !model.ablation_undo.empty()) {  // the ablation change before this document
-    ModelRequest r = model.rerun(model.text, model.session->layer(), model.ablation_undo.back());
-    model.ablation_undo.pop_back();
-    model.ablation_redo.push_back(model.ablations());
-    open_model(std::move(r));
-    return;
-  }
+  // The ablation change before this document, once it has nothing left to undo.
+  if (!doc->can_undo() && step_ablations(model.ablation_undo, model.ablation_redo)) return;
   if (!doc->can_undo()) return;
   if (is_heavy(*doc, doc->next_undo_edits()))
     job = std::make_unique<BackgroundJob>("Undoing " + doc->undo_label(), doc->prepare_undo());
@@ -135,13 +142,7 @@ void AppState::undo() {
 
 void AppState::redo() {
   if (busy()) return;
-  if (!doc->can_redo() && model.open() && !model.ablation_redo.empty()) {
-    ModelRequest r = model.rerun(model.text, model.session->layer(), model.ablation_redo.back());
-    model.ablation_redo.pop_back();
-    model.ablation_undo.push_back(model.ablations());
-    open_model(std::move(r));
-    return;
-  }
+  if (!doc->can_redo() && step_ablations(model.ablation_redo, model.ablation_undo)) return;
   if (!doc->can_redo()) return;
   if (is_heavy(*doc, doc->next_redo_edits()))
     job = std::make_unique<BackgroundJob>("Redoing " + doc->redo_label(), doc->prepare_redo());
@@ -157,6 +158,10 @@ void AppState::poll_job() {
   job.reset();
   // --view model/block waits for the first model only (not one opened after a cancel or an error).
   const std::optional<CentreView> model_view = std::exchange(centre_when_model_opens, std::nullopt);
+  // An ablation change that did not run (cancelled, or failed) leaves the history as it was.
+  const auto history = std::exchange(model.ablation_history_before, std::nullopt);
+  if (history && (result->cancel || !result->error.empty()))
+    std::tie(model.ablation_undo, model.ablation_redo) = *history;
   if (result->cancel) return;  // the user gave up on it; keep what is shown
   if (!result->error.empty() && result->model_job) {
     error_popup = (!result->path.empty() ? "Could not open the model " + result->path + "\n\n"

@@ -269,6 +269,9 @@ struct ModelState {
   // focused-layer document, so one is undone once its document has nothing
   // left to undo.
   std::vector<std::vector<Ablation>> ablation_undo, ablation_redo;
+  // The two lists before the change whose rerun is running: put back if it is
+  // cancelled or fails (what is shown did not change).
+  std::optional<std::pair<std::vector<std::vector<Ablation>>, std::vector<std::vector<Ablation>>>> ablation_history_before;
   std::string ablation_field;  // a spec typed into the Model tab ("L3H1@5:mean")
   std::string ablation_error;  // why the typed spec was refused
   // The session's ablations (none without a model).
@@ -460,6 +463,9 @@ struct AppState {
   std::string redo_label() const;
   // Model mode: reruns the model with these ablations (an undoable change).
   void set_ablations(std::vector<Ablation> ablations);
+  // Undo or redo of one ablation change: moves it from `from` to `to` and
+  // reruns the model with it; false when `from` is empty.
+  bool step_ablations(std::vector<std::vector<Ablation>>& from, std::vector<std::vector<Ablation>>& to);
   // Applies an edit from a widget; reports a refused edit in the status bar.
   bool apply(const Edit& edit, std::uint64_t gesture = 0);
   // Opens a model, or refocuses the open one (other text, another layer), in the background.
