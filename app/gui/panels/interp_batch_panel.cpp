@@ -7,6 +7,7 @@
 #include "panels/panels.h"
 
 #include "attention_lab/transformer_forward.h"
+#include "widgets/head_score_grids.h"
 #include "widgets/score_grid.h"
 
 #include <imgui.h>
@@ -22,15 +23,6 @@
 namespace attention_lab::gui {
 
 namespace {
-
-const char* detector_title(HeadKind kind) {
-  switch (kind) {
-    case HeadKind::PreviousToken: return "previous token";
-    case HeadKind::DuplicateToken: return "duplicate token";
-    case HeadKind::Induction: return "induction";
-  }
-  return "";
-}
 
 // A prompt's line as a list entry: its number and its text, whole.
 std::string prompt_entry(const Prompt& p) { return "line " + std::to_string(p.line) + ": " + p.text; }
@@ -228,40 +220,20 @@ void draw_batch_detectors(AppState& state) {
   ImGui::TextDisabled("On %s%s%s", one ? prompt_entry(d.prompts[static_cast<std::size_t>(in.shown_prompt)]).c_str() : d.source.c_str(),
                       d.heads.complete ? "" : " (cancelled: the prompts run so far)", ". Click a cell to focus that head.");
   ImGui::PopTextWrapPos();
-  for (const HeadKind kind : kHeadKinds) {
-    const Matrix& m = scores.of(kind);
-    Eigen::Index bl = 0, bh = 0;
-    const float best = m.maxCoeff(&bl, &bh);
-    ImGui::Text("%s", detector_title(kind));
-    ImGui::SameLine();
-    ImGui::TextDisabled("(highest: layer %d, head %d, %.2f)", static_cast<int>(bl), static_cast<int>(bh), static_cast<double>(best));
-    ScoreGrid grid;
-    grid.id = std::string("interp detector ") + to_string(kind);
-    grid.values = m.cast<double>();
-    for (int l = 0; l < c.layers; ++l) grid.row_labels.push_back("L" + std::to_string(l));
-    for (int h = 0; h < c.heads; ++h) grid.col_labels.push_back(std::to_string(h));
-    grid.tooltip = [&, kind](int l, int h) {
-      char text[512];
-      std::snprintf(text, sizeof text, "layer %d, head %d: %s score %.4f%s\nclick: focus it; right-click: ablate it", l, h,
-                    detector_title(kind), static_cast<double>(m(l, h)), one || !d.batch ? "" : " (the mean)");
-      std::string tip = text;
-      if (d.batch && !one && d.heads.each.size() > 1) {  // each prompt's, a hover away
-        tip += "\neach prompt:";
-        for (std::size_t i = 0; i < d.heads.each.size() && i < 12; ++i) {
-          std::snprintf(text, sizeof text, "\n  line %d: %.3f", d.prompts[i].line, static_cast<double>(d.heads.each[i].of(kind)(l, h)));
-          tip += text;
-        }
-        if (d.heads.each.size() > 12) tip += "\n  … (choose a prompt under 'show' for its own grid)";
-      }
-      return tip;
-    };
-    grid.outlined = [&](int l, int h) { return l == s.layer() && h == state.focused_head; };
-    grid.context_menu = [&state](int l, int h) { draw_ablation_menu(state, l, h); };
-    GridCell hovered;
-    const GridCell hit = draw_score_grid(state, grid, &hovered);
-    if (hovered.valid()) in.hovered = grid.id + " " + std::to_string(hovered.row) + " " + std::to_string(hovered.col);
-    if (hit.valid() && !state.busy()) focus_head(state, hit.row, hit.col);
-  }
+  // Over the prompts, the mean's tooltip lists each prompt's score too.
+  const auto each_prompt = [&](HeadKind kind, int l, int h) {
+    if (!d.batch || one || d.heads.each.size() < 2) return std::string();
+    std::string tip = "\nthe mean of each prompt's:";
+    char text[64];
+    for (std::size_t i = 0; i < d.heads.each.size() && i < 12; ++i) {
+      std::snprintf(text, sizeof text, "\n  line %d: %.3f", d.prompts[i].line, static_cast<double>(d.heads.each[i].of(kind)(l, h)));
+      tip += text;
+    }
+    if (d.heads.each.size() > 12) tip += "\n  … (choose a prompt under 'show' for its own grid)";
+    return tip;
+  };
+  if (std::string hovered = draw_head_score_grids(state, scores, "interp detector", each_prompt); !hovered.empty())
+    in.hovered = hovered;
   // The focused head's pattern on that text (the mean over prompts of one length).
   const std::size_t at = static_cast<std::size_t>(s.layer() * c.heads + state.focused_head);
   if (one || at >= d.heads.mean_patterns.size()) {

@@ -6,6 +6,7 @@
 
 #include "logic/colormap.h"
 #include "logic/number_format.h"
+#include "widgets/head_score_grids.h"
 #include "widgets/score_grid.h"
 #include "attention_lab/model_cache.h"
 
@@ -308,60 +309,14 @@ void draw_overview(AppState& state) {
   }
 }
 
-// What each detector looks for, in the words of its tooltip.
-const char* detector_meaning(HeadKind kind) {
-  switch (kind) {
-    case HeadKind::PreviousToken: return "on the token just before";
-    case HeadKind::DuplicateToken: return "on earlier copies of the same token";
-    case HeadKind::Induction: return "on the token after an earlier copy of the current one";
-  }
-  return "";
-}
-const char* detector_title(HeadKind kind) {
-  switch (kind) {
-    case HeadKind::PreviousToken: return "previous token";
-    case HeadKind::DuplicateToken: return "duplicate token";
-    case HeadKind::Induction: return "induction";
-  }
-  return "";
-}
-
-// The head detectors on this text: for each kind a layers × heads grid, a
-// cell's colour and number its score (0 to 1, the same scale for all three);
-// hover says what it measures, a click focuses that head as the thumbnails do.
+// The head detectors on this text (widgets/head_score_grids.h).
 void draw_head_scores(AppState& state) {
-  const ModelSession& s = *state.model.session;
-  const HeadScores& scores = s.head_scores();
-  const ModelConfig& c = s.model().config;
   ImGui::Spacing();
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("Head detectors on this text: the share of each head's attention where the kind of head looks "
                       "(TransformerLens's detect_head). Click a cell to focus that head.");
   ImGui::PopTextWrapPos();
-  for (const HeadKind kind : kHeadKinds) {
-    const Matrix& m = scores.of(kind);
-    Eigen::Index bl = 0, bh = 0;
-    const float best = m.size() ? m.maxCoeff(&bl, &bh) : 0.0f;
-    ImGui::Text("%s", detector_title(kind));
-    ImGui::SameLine();
-    ImGui::TextDisabled("(highest: layer %d, head %d, %.2f)", static_cast<int>(bl), static_cast<int>(bh), static_cast<double>(best));
-    ScoreGrid grid;
-    grid.id = std::string("detector ") + to_string(kind);
-    grid.values = m.cast<double>();
-    for (int l = 0; l < c.layers; ++l) grid.row_labels.push_back("L" + std::to_string(l));
-    for (int h = 0; h < c.heads; ++h) grid.col_labels.push_back(std::to_string(h));
-    grid.tooltip = [&m, kind](int l, int h) {
-      char text[256];
-      const double v = static_cast<double>(m(l, h));
-      std::snprintf(text, sizeof text, "layer %d, head %d: %s score %.4f\n%.1f %% of its attention falls %s.\nclick: focus it; right-click: ablate it", l,
-                    h, detector_title(kind), v, 100.0 * v, detector_meaning(kind));
-      return std::string(text);
-    };
-    grid.outlined = [&](int l, int h) { return l == s.layer() && h == state.focused_head; };
-    grid.context_menu = [&state](int l, int h) { draw_ablation_menu(state, l, h); };
-    if (const GridCell hit = draw_score_grid(state, grid); hit.valid()) focus_head(state, hit.row, hit.col);
-    ImGui::Dummy(ImVec2(1.0f, 2.0f * gfx::em()));
-  }
+  draw_head_score_grids(state, state.model.session->head_scores(), "detector");
 }
 
 // The ablations the model runs with: each takes itself back on a click; a
