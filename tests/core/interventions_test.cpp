@@ -1,5 +1,5 @@
-// Ablation, activation patching and direct logit attribution against a
-// float64 reference written from TransformerLens's definitions
+// Ablation, activation patching, direct logit attribution, the logit lens
+// (with a token followed) and the head detectors against a float64 reference written from TransformerLens's definitions
 // (tests/interp/make_intervention_reference.py) on three real checkpoints:
 // the trained kjv-gpt2 and the transformers-written gpt2 and llama-plain
 // (grouped-query) fixtures. Plus what must hold exactly: a patch that puts
@@ -9,7 +9,9 @@
 
 #include "attention_lab/ablation.h"
 #include "attention_lab/activation_patching.h"
+#include "attention_lab/head_detectors.h"
 #include "attention_lab/logit_attribution.h"
+#include "attention_lab/logit_lens.h"
 #include "attention_lab/run_cache.h"
 #include "attention_lab/transformer_model.h"
 #include "model_fixture_paths.h"
@@ -168,6 +170,41 @@ TEST_P(Interventions, AttributionIsTheReferencesAndSumsToTheLogit) {
       EXPECT_NEAR(a.mlp(l), at(r["mlp"], l), tol);
       EXPECT_NEAR(a.attention_bias(l), at(r["attention_bias"], l), tol);
       for (int h = 0; h < m.config.heads; ++h) EXPECT_NEAR(a.heads(l, h), at(r["heads"][static_cast<std::size_t>(l)], h), tol) << l << "," << h;
+    }
+  }
+}
+
+TEST_P(Interventions, TheLogitLensIsTheReferencesWithTheWrongTokenFollowed) {
+  const TransformerModel& m = *c_.model;
+  const auto& r = c_.ref["logit_lens"];
+  const int tracked = r["layers"][0]["tracked"]["id"];
+  const std::vector<LensLayer> lens = logit_lens(m, ids("clean"), r["row"], 5, tracked);
+  ASSERT_EQ(lens.size(), r["layers"].size());
+  for (std::size_t l = 0; l < lens.size(); ++l) {
+    SCOPED_TRACE("after " + std::to_string(l) + " layers");
+    const auto& want = r["layers"][l];
+    for (std::size_t i = 0; i < want["top"].size(); ++i) {
+      EXPECT_EQ(lens[l].top[i].id, want["top"][i]["id"].get<int>()) << "rank " << i;
+      const double logit = want["top"][i]["logit"].get<double>();
+      EXPECT_NEAR(lens[l].top[i].logit, logit, 2e-4 * std::max(1.0, std::abs(logit)));
+      EXPECT_NEAR(lens[l].top[i].probability, want["top"][i]["p"].get<double>(), 2e-5);
+    }
+    EXPECT_NEAR(lens[l].tracked.probability, want["tracked"]["p"].get<double>(), 2e-5);
+    EXPECT_EQ(lens[l].tracked_rank, want["tracked"]["rank"].get<int>());
+  }
+}
+
+TEST_P(Interventions, TheHeadDetectorsAreTheReferences) {
+  const TransformerModel& m = *c_.model;
+  for (const auto& r : c_.ref["detectors"]) {
+    const std::vector<int> text = r["ids"].get<std::vector<int>>();
+    const HeadScores scores = detect_heads(m, text);
+    for (const HeadKind kind : kHeadKinds) {
+      const auto& want = r["scores"][to_string(kind)];
+      for (int l = 0; l < m.config.layers; ++l)
+        for (int h = 0; h < m.config.heads; ++h)
+          EXPECT_NEAR(scores.of(kind)(l, h), want[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)].get<double>(), 2e-5)
+              << to_string(kind) << " " << l << "," << h;
     }
   }
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Float64 references of ablation, activation patching and direct logit
-attribution, written from TransformerLens's definitions:
+"""Float64 references of ablation, activation patching, direct logit
+attribution, the logit lens and the head detectors, written from
+TransformerLens's definitions:
 
 - hooks as TransformerLens places them: hook_z (each head's context before
   W_o), hook_q/k/v (after the projections' biases, before RoPE),
@@ -18,7 +19,13 @@ attribution, written from TransformerLens's definitions:
   result, every W_o bias, every MLP output and the embeddings, each centred
   (LayerNorm) and divided by the final residual's own norm scale, through
   ln_f's gain and the answer token's unembedding column (minus the wrong
-  one's).
+  one's);
+- the logit lens (accumulated_resid through the final norm and the
+  unembedding): the five likeliest tokens after each layer, and the wrong
+  token's probability and rank;
+- head detectors (head_detector.detect_head, error measure "mul"): every
+  head's previous-token, duplicate-token and induction score on the clean
+  prompt and on its first six tokens twice.
 
 The forward is a plain float64 numpy GPT-2 / Llama written here, checked
 first against transformers' own hidden states of each model (its reference
@@ -319,6 +326,55 @@ def attribution(model, ids, row, token, minus):
             "heads": heads, "attention_bias": bo, "mlp": mlp}
 
 
+def logit_lens(model, ids, row, k, track):
+    """The residual stream after each layer (TransformerLens's
+    accumulated_resid) through the final norm and the unembedding."""
+    cache = {}
+    out = model.run(ids, cache=cache)
+    streams = [cache["blocks.%d.hook_resid_pre" % l][row] for l in range(model.L)] + [out[row]]
+    layers = []
+    for after, x in enumerate(streams):
+        z = model.final_norm(x) @ model.unembedding().T
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        order = np.argsort(-z, kind="stable")[:k]
+        rank = int(((z > z[track]) | ((z == z[track]) & (np.arange(len(z)) < track))).sum())
+        layers.append({"after": after, "top": [{"id": int(i), "logit": float(z[i]), "p": float(p[i])} for i in order],
+                       "tracked": {"id": track, "p": float(p[track]), "rank": rank}})
+    return {"row": row, "layers": layers}
+
+
+def detection_patterns(ids):
+    """TransformerLens's head_detector patterns: previous token, duplicate
+    token (j < i, same token) and induction (the duplicate pattern shifted
+    one to the right, lower triangular)."""
+    T = len(ids)
+    prev = np.zeros((T, T))
+    dup = np.zeros((T, T))
+    for i in range(T):
+        if i > 0:
+            prev[i, i - 1] = 1.0
+        for j in range(i):
+            dup[i, j] = float(ids[j] == ids[i])
+    ind = np.roll(dup, 1, axis=1)
+    ind[:, 0] = 0.0
+    ind = np.tril(ind)
+    return {"previous_token": prev, "duplicate_token": dup, "induction": ind}
+
+
+def detect_heads(model, ids):
+    """detect_head with error measure "mul": Σ A⊙P / Σ A for every head."""
+    cache = {}
+    model.run(ids, cache=cache)
+    patterns = detection_patterns(ids)
+    out = {}
+    for kind, P in patterns.items():
+        out[kind] = [[float((cache["blocks.%d.attn.hook_pattern" % l][h] * P).sum() /
+                            cache["blocks.%d.attn.hook_pattern" % l][h].sum())
+                      for h in range(model.H)] for l in range(model.L)]
+    return {"ids": list(ids), "scores": out}
+
+
 def make(name):
     folder, expected = MODELS[name]
     model = Model(folder)
@@ -349,7 +405,10 @@ def make(name):
                         for kind in ("resid_pre", "attn_out", "mlp_out", "z", "q", "k", "v", "pattern", "z_by_position")],
            "patching_probability": sweep(model, clean, corrupted, "resid_pre", probability),
            "attribution": [attribution(model, clean, len(clean) - 1, answer, -1),
-                           attribution(model, clean, 5, answer, wrong)]}
+                           attribution(model, clean, 5, answer, wrong)],
+           "logit_lens": logit_lens(model, clean, len(clean) - 1, 5, wrong),
+           # The text itself, and its first six tokens twice (where induction shows).
+           "detectors": [detect_heads(model, clean), detect_heads(model, clean[:6] + clean[:6])]}
     path = os.path.join(HERE, "interventions_%s.json" % name)
     with open(path, "w") as f:
         json.dump(out, f)
