@@ -248,6 +248,8 @@ void AppState::poll_job() {
     std::snprintf(took, sizeof took, " (%.2f s)", seconds);
     if (!result->dropped_ablations.empty())
       kept_note += "; left out: " + specs_text(result->dropped_ablations) + " (positions this text does not have)";
+    if (const int reused = model.session->reused_layers(); reused > 0)
+      kept_note += reused == 1 ? "; layer 0 as it was" : "; layers 0 to " + std::to_string(reused - 1) + " as they were";
     set_status(what + ": done" + took + kept_note);
     return;
   }
@@ -687,7 +689,7 @@ std::string App::init(GLFWwindow* window) {
     // The default preset shows until the model is in (loading runs in the background, with Cancel).
     state_.open_document(*make_preset(kDefaultPreset), "");
     opened_heads = limits::kMaxHeads;  // not known yet: --head is checked when the model is in
-    state_.open_model(ModelRequest{o.model, nullptr, nullptr, o.text, o.layer, nullptr, {}});
+    state_.open_model(ModelRequest::open(o.model, o.text, o.layer));
   } else if (!o.scenario_path.empty()) {
     LoadResult r = load_scenario(o.scenario_path);
     if (!r.scenario)
@@ -1212,7 +1214,7 @@ std::string App::model_probe() const {
   for (const auto& [key, kept] : m.kept_layers)
     if (key.first == run)
       o << (std::exchange(first_kept, false) ? "" : ", ") << (kept.doc->stages_released() ? "true" : "false");
-  o << "], \"ablations\": [";
+  o << "], \"reused_layers\": " << s.reused_layers() << ", \"ablations\": [";
   for (std::size_t i = 0; i < m.ablations().size(); ++i) o << (i ? ", " : "") << json_text::quote(to_spec(m.ablations()[i]));
   o << "], \"predictions\": [";
   for (std::size_t i = 0; i < m.predictions.top.size(); ++i) {

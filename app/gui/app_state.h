@@ -287,7 +287,8 @@ struct ModelState {
   }
   // The open model run again: `input` at `layer` with `ablated`.
   ModelRequest rerun(std::string input, int layer, std::vector<Ablation> ablated) const {
-    return ModelRequest{path, session->model_ptr(), session->tokenizer_ptr(), std::move(input), layer, nullptr, std::move(ablated)};
+    return ModelRequest{path,    session->model_ptr(), session->tokenizer_ptr(), std::move(input), layer, nullptr,
+                        std::move(ablated), session};
   }
   bool open() const { return session != nullptr; }
   int predicted_row() const { return session ? (row < 0 || row >= session->T() ? session->T() - 1 : row) : 0; }

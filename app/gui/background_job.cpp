@@ -155,7 +155,8 @@ BackgroundJob::BackgroundJob(std::string what, ModelRequest request) : what_(std
       std::vector<Ablation> ablations;
       for (const Ablation& a : q.ablations)
         (a.position < static_cast<int>(ids.ids.size()) ? ablations : r->dropped_ablations).push_back(a);
-      auto session = ModelSession::start(q.model, q.tokenizer, ids.ids, q.layer, &r->control, error, focus, ablations);
+      auto session =
+          ModelSession::start(q.model, q.tokenizer, ids.ids, q.layer, &r->control, error, focus, ablations, q.previous.get());
       if (!session) {
         r->error = error;
         r->done = true;

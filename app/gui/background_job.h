@@ -29,6 +29,14 @@ struct ModelRequest {
   // Heads, attention or MLPs ablated (ModelSession::start); those at a
   // position the text does not have are dropped (the result says which).
   std::vector<Ablation> ablations;
+  // The session shown now: a rerun of the same text takes from it the layers
+  // that do not change (ModelSession::start's `previous`).
+  std::shared_ptr<const ModelSession> previous;
+
+  // A model opened from its file or folder, on `text` (empty: a default).
+  static ModelRequest open(std::string path, std::string text = {}, int layer = 0) {
+    return ModelRequest{std::move(path), nullptr, nullptr, std::move(text), layer, nullptr, {}, nullptr};
+  }
 };
 
 // The input a model opens with when none is given: a sentence for a BPE

@@ -201,6 +201,49 @@ TEST(ModelSession, AblationsAreTheAblatedModelsPredictionsWithTheUnablatedBefore
   }
 }
 
+// A new ablation reruns only the layers from it on: the layers before it
+// (and before either focused layer) are taken from the previous session of
+// the same model and text, and everything is as a session run from scratch.
+TEST(ModelSession, AnAblationRerunsOnlyTheLayersFromItOn) {
+  for (const char* name : {"gpt2-conv1d", "llama-gqa"}) {
+    SCOPED_TRACE(name);
+    const Opened o = open(name);
+    const int layer = 1;
+    const std::vector<Ablation> first = {{AblationTarget::Head, AblationMode::Mean, 0, 1, -1}};
+    std::vector<Ablation> second = first;
+    second.push_back({AblationTarget::Mlp, AblationMode::Zero, 1, 0, -1});
+    std::string error;
+    std::unique_ptr<Document> d0, d1, d2;
+    auto before = ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error, focus_into(d0), first);
+    ASSERT_TRUE(before) << error;
+    auto reused = ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error, focus_into(d1), second,
+                                      before.get());
+    auto fresh = ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error, focus_into(d2), second);
+    ASSERT_TRUE(reused && fresh) << error;
+    EXPECT_EQ(reused->reused_layers(), 1);
+    EXPECT_EQ(fresh->reused_layers(), 0);
+    EXPECT_TRUE(reused->layer_input() == fresh->layer_input());
+    for (int l = 0; l < o.model->config.layers; ++l)
+      for (int h = 0; h < o.model->config.heads; ++h) EXPECT_TRUE(reused->overview().at(l, h) == fresh->overview().at(l, h));
+    for (const HeadKind k : kHeadKinds) EXPECT_TRUE(reused->head_scores().of(k) == fresh->head_scores().of(k));
+    const auto a = reused->predictions(output_of(*d1), reused->T() - 1, 5), b = fresh->predictions(output_of(*d2), fresh->T() - 1, 5);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].id, b[i].id);
+      EXPECT_EQ(a[i].probability, b[i].probability);
+      EXPECT_EQ(a[i].before, b[i].before);
+    }
+    // An ablation in layer 0, another text, another model's session: every layer runs.
+    std::vector<Ablation> early = second;
+    early.push_back({AblationTarget::Mlp, AblationMode::Zero, 0, 0, -1});
+    EXPECT_EQ(ModelSession::start(o.model, o.tokenizer, test::kFixtureIds, layer, nullptr, error, {}, early, reused.get())
+                  ->reused_layers(),
+              0);
+    const std::vector<int> other = {3, 14, 15, 9, 2, 6, 52};
+    EXPECT_EQ(ModelSession::start(o.model, o.tokenizer, other, layer, nullptr, error, {}, second, reused.get())->reused_layers(), 0);
+  }
+}
+
 // The session scores every head as it opens (the Model tab's detector
 // heatmaps): the scores detect_heads gives for the same text.
 TEST(ModelSession, EveryHeadIsScoredAsTheDetectorsScoreIt) {

@@ -83,7 +83,7 @@ std::string finish(AppState& state, const std::string& path) {
         return path + ": expected a model folder (config.json with model.safetensors or model.safetensors.index.json)";
       if (state.busy()) return "Busy: " + state.job->what() + " (wait, or press Cancel)";
       state.centre_when_model_opens = CentreView::Model;  // a model opens on its layers × heads
-      state.open_model(ModelRequest{path, nullptr, nullptr, "", 0, nullptr, {}});  // errors come as a popup when it is in
+      state.open_model(ModelRequest::open(path));  // errors come as a popup when it is in
       return {};
     }
     case FileDialogMode::ImportWeights: {

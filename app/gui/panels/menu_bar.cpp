@@ -102,7 +102,7 @@ bool load_file_into(AppState& state, const std::string& path) {
   // would read as "invalid JSON" at the first byte).
   if (std::filesystem::path(path).extension() == ".safetensors") {
     state.centre_when_model_opens = CentreView::Model;  // a model opens on its layers × heads
-    state.open_model(ModelRequest{path, nullptr, nullptr, "", 0, nullptr, {}});  // errors come as a popup when it is in
+    state.open_model(ModelRequest::open(path));  // errors come as a popup when it is in
     return true;
   }
   // Big files (a real model's layer) load and compute on a worker thread.

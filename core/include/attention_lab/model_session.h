@@ -64,10 +64,19 @@ class ModelSession {
   // of W_o zero (and, for a mean ablation, the mean of its z through them
   // added to b_o), which removes its output exactly — so it must be at every
   // position; the layer's attention and MLP ablations apply around it.
+  //
+  // `previous` (may be null), a session of the same model and ids: the
+  // layers before the first one whose ablations differ (and before either
+  // session's focused layer) are taken from it as they are, not run again —
+  // an ablation reruns only the layers from it on — and so are the means and
+  // output of the run without ablations when it had ablations too.
   static std::unique_ptr<ModelSession> start(std::shared_ptr<const TransformerModel> model,
                                              std::shared_ptr<const Tokenizer> tokenizer, std::vector<int> ids,
                                              int layer, ComputeControl* control, std::string& error,
-                                             const FocusedLayer& focused = {}, std::vector<Ablation> ablations = {});
+                                             const FocusedLayer& focused = {}, std::vector<Ablation> ablations = {},
+                                             const ModelSession* previous = nullptr);
+  // How many layers start() took from `previous` (0: every layer ran).
+  int reused_layers() const { return reused_layers_; }
 
   const TransformerModel& model() const { return *model_; }
   std::shared_ptr<const TransformerModel> model_ptr() const { return model_; }
@@ -134,6 +143,7 @@ class ModelSession {
   HeadScores head_scores_;
   mutable std::map<int, RowVector> baseline_;  // row → unedited probabilities
   std::vector<Ablation> ablations_;
+  int reused_layers_ = 0;
   ActivationMeans means_;            // of the run without ablations (mean ablations read them)
   std::vector<LayerHooks> hooks_;    // per layer, the ablations' (empty: none)
   Matrix unablated_output_;          // the last layer's output without ablations (the predictions' "before")

@@ -41,7 +41,8 @@ Matrix pool_to(const Matrix& m, int size) {
 std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const TransformerModel> model,
                                                   std::shared_ptr<const Tokenizer> tokenizer, std::vector<int> ids,
                                                   int layer, ComputeControl* control, std::string& error,
-                                                  const FocusedLayer& focused, std::vector<Ablation> ablations) {
+                                                  const FocusedLayer& focused, std::vector<Ablation> ablations,
+                                                  const ModelSession* previous) {
   const ModelConfig& c = model->config;
   if (!model->weights_read) {
     error = model->source.string() + ": only its headers were read (ModelParts::Headers): it cannot be run";
@@ -66,11 +67,33 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
     }
   }
   std::unique_ptr<ModelSession> s(new ModelSession());
+  // What `previous` holds that this run would compute again: the layers
+  // before `keep` (their input, ablations and focus are the same), and the
+  // run without ablations.
+  const bool same_run = previous && previous->model_ == model && previous->ids_ == ids;
+  int keep = 0;
+  if (same_run) {
+    keep = std::min(layer, previous->layer_);  // a focused layer's residual comes from its engine: run again
+    const auto differ = [](const std::vector<Ablation>& a, const std::vector<Ablation>& b) {
+      for (const Ablation& x : a)
+        if (std::find(b.begin(), b.end(), x) == b.end()) return true;
+      return false;
+    };
+    for (const Ablation& a : ablations)
+      if (differ({a}, previous->ablations_)) keep = std::min(keep, a.layer);
+    for (const Ablation& a : previous->ablations_)
+      if (differ({a}, ablations)) keep = std::min(keep, a.layer);
+  }
   if (!ablations.empty()) {
-    // The model without them: the means a mean ablation reads, and the predictions' "before".
-    const RunCache plain = run_with_cache(*model, ids, CacheAttention::None);
-    s->means_ = activation_means(std::span<const RunCache>(&plain, 1));
-    s->unablated_output_ = plain.resid.back();
+    if (same_run && !previous->ablations_.empty()) {  // of the same model and text: the same numbers
+      s->means_ = previous->means_;
+      s->unablated_output_ = previous->unablated_output_;
+    } else {
+      // The model without them: the means a mean ablation reads, and the predictions' "before".
+      const RunCache plain = run_with_cache(*model, ids, CacheAttention::None);
+      s->means_ = activation_means(std::span<const RunCache>(&plain, 1));
+      s->unablated_output_ = plain.resid.back();
+    }
     s->hooks_ = ablation_hooks(c, ablations, s->means_);
     s->ablations_ = std::move(ablations);
   }
@@ -84,8 +107,17 @@ std::unique_ptr<ModelSession> ModelSession::start(std::shared_ptr<const Transfor
   s->head_scores_.ids = s->ids_;
   for (std::size_t k = 0; k < std::size(kHeadKinds); ++k) s->head_scores_.scores.push_back(Matrix::Zero(c.layers, c.heads));
   const HeadDetector detector(s->ids_);
-  s->residual_.push_back(embed(m, s->ids_));
-  for (int l = 0; l < c.layers; ++l) {
+  if (keep > 0) {  // layers 0 … keep − 1 as `previous` ran them
+    s->residual_.assign(previous->residual_.begin(), previous->residual_.begin() + keep + 1);
+    s->overview_.weights.assign(previous->overview_.weights.begin(),
+                                previous->overview_.weights.begin() + static_cast<std::ptrdiff_t>(keep) * c.heads);
+    for (std::size_t k = 0; k < s->head_scores_.scores.size(); ++k)
+      s->head_scores_.scores[k].topRows(keep) = previous->head_scores_.scores[k].topRows(keep);
+    s->reused_layers_ = keep;
+  } else {
+    s->residual_.push_back(embed(m, s->ids_));
+  }
+  for (int l = keep; l < c.layers; ++l) {
     step(control, static_cast<double>(l) / c.layers);
     const Matrix& x = s->residual_.back();
     const Matrix normed = attention_input(m, l, x);
