@@ -121,7 +121,7 @@ void apply_qk_norm(Block&& m, int heads, int d_head, const Norm& norm, QkNormSco
   const Eigen::Index width = whole ? static_cast<Eigen::Index>(heads) * d_head : d_head;
   const int blocks = whole ? 1 : heads;
   // ε as a float, as a scenario keeps it (and as torch adds it to a float32 mean)
-  const double eps = static_cast<float>(norm.eps);
+  const double eps = static_cast<double>(static_cast<float>(norm.eps));
 #pragma omp parallel for schedule(static) if (m.rows() >= 64)
   for (Eigen::Index r = 0; r < m.rows(); ++r)
     for (int b = 0; b < blocks; ++b) {
