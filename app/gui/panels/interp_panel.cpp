@@ -385,6 +385,7 @@ void draw_attribution(AppState& state) {
     ImGui::PopTextWrapPos();
   }
   // Computed for the predicted token when the text, row or batch is new; on demand for a typed one.
+  if (run || toggled) in.attribution_error.clear();  // asked again: the last failure is not in the way
   const bool batch = in.attribution_batch;
   const bool stale = !in.attribution ||
                      !(batch ? same_model(*in.attribution->session, s) : same_model_and_text(*in.attribution->session, s)) ||
