@@ -202,7 +202,7 @@ TEST(ModelSession, AblationsAreTheAblatedModelsPredictionsWithTheUnablatedBefore
 }
 
 // A new ablation reruns only the layers from it on: the layers before it
-// (and before either focused layer) are taken from the previous session of
+// (and before either focused layer) are taken from the earlier ModelSession of
 // the same model and text, and everything is as a session run from scratch.
 TEST(ModelSession, AnAblationRerunsOnlyTheLayersFromItOn) {
   for (const char* name : {"gpt2-conv1d", "llama-gqa"}) {
