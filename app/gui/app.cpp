@@ -593,6 +593,29 @@ void AppState::open_lesson(Lesson l, std::string path, int first_step) {
   go_to_lesson_step(std::clamp(first_step, 0, last));
 }
 
+void AppState::lesson_next() {
+  if (showing_slide(*this) && slide.page + 1 < slide.pages) {
+    ++slide.page;
+    return;
+  }
+  go_to_lesson_step(lesson.step + 1);
+}
+
+void AppState::lesson_back() {
+  if (showing_slide(*this) && slide.page > 0) {
+    --slide.page;
+    return;
+  }
+  const int before = lesson.step;
+  go_to_lesson_step(lesson.step - 1);
+  if (lesson.step != before) slide.land_on_last_page = true;
+}
+
+bool AppState::lesson_text_folded() const {
+  if (lesson.text_folded) return true;
+  return slide.want_fold && !lesson.text_kept_open && showing_slide(*this);
+}
+
 void AppState::go_to_lesson_step(int target) {
   if (!lesson.lesson) return;
   const auto& steps_list = lesson.lesson->steps;
@@ -610,6 +633,9 @@ void AppState::go_to_lesson_step(int target) {
     if (!busy()) doc->mark_saved();
     lesson.step = target;
     lesson.measured_text_h = 0.0f;  // the new text is measured afresh
+    lesson.text_kept_open = false;
+    slide.page = 0;
+    slide.land_on_last_page = false;
   }
   const LessonStep& st = steps_list[static_cast<std::size_t>(target)];
   if (st.focus_head) focused_head = *st.focus_head;
@@ -850,7 +876,7 @@ void App::handle_shortcuts() {
       if (font_key) change_font_scale(k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD ? Settings::kFontStep : 1.0f / Settings::kFontStep);
       if (page && state_.quiz.answer_focused && state_.lesson.lesson &&
           !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
-        state_.go_to_lesson_step(state_.lesson.step + (k.key == GLFW_KEY_PAGE_DOWN ? 1 : -1));
+        k.key == GLFW_KEY_PAGE_DOWN ? state_.lesson_next() : state_.lesson_back();
       continue;
     }
     if (ImGui::GetTopMostPopupModal()) {
@@ -888,7 +914,13 @@ void App::handle_shortcuts() {
       continue;
     }
     if (state_.lesson.lesson && k.key == GLFW_KEY_N) {
-      state_.lesson.text_folded = !state_.lesson.text_folded;  // the slide gets the text's room
+      // The slide gets the text's room, or the text comes back (also when the slide folded it).
+      if (state_.lesson_text_folded()) {
+        state_.lesson.text_folded = false;
+        state_.lesson.text_kept_open = true;
+      } else {
+        state_.lesson.text_folded = true;
+      }
       continue;
     }
     if (state_.lesson.lesson) {
@@ -897,11 +929,11 @@ void App::handle_shortcuts() {
       // step-through Space would play is hidden behind the lesson's slide).
       const bool space = k.key == GLFW_KEY_SPACE;
       if (k.key == GLFW_KEY_PAGE_DOWN || k.key == GLFW_KEY_RIGHT || (space && !shift)) {
-        state_.go_to_lesson_step(state_.lesson.step + 1);
+        state_.lesson_next();
         continue;
       }
       if (k.key == GLFW_KEY_PAGE_UP || k.key == GLFW_KEY_LEFT || k.key == GLFW_KEY_BACKSPACE || (space && shift)) {
-        state_.go_to_lesson_step(state_.lesson.step - 1);
+        state_.lesson_back();
         continue;
       }
     }
@@ -1042,16 +1074,25 @@ void App::frame() {
 
   // A lesson's panel is as tall as its text (the slide shrinks instead), up to
   // 72 % of the window; beyond that the text scrolls and the probe says so.
-  const float step_bar_h =
-      state_.lesson.lesson
-          ? std::min(lesson_panel_height(state_, ImGui::GetContentRegionAvail().x) + ImGui::GetStyle().ItemSpacing.y,
-                     ImGui::GetContentRegionAvail().y * 0.72f)
-          : ImGui::GetTextLineHeightWithSpacing() * 5.2f;
+  const float avail_h = ImGui::GetContentRegionAvail().y, avail_w = ImGui::GetContentRegionAvail().x;
+  const auto lesson_bar_h = [&](bool folded) {
+    return std::min(lesson_panel_height(state_, avail_w, folded) + ImGui::GetStyle().ItemSpacing.y, avail_h * 0.72f);
+  };
+  const bool folded = state_.lesson.lesson && state_.lesson_text_folded();
+  const float step_bar_h = state_.lesson.lesson ? lesson_bar_h(folded) : ImGui::GetTextLineHeightWithSpacing() * 5.2f;
   const float em = gfx::em();  // panels grow with the font
   const float side_w = std::clamp(vp->WorkSize.x * 0.18f, 230.0f * em, 320.0f * em);
   float inspector_w = std::clamp(vp->WorkSize.x * 0.24f, 280.0f * em, 440.0f * em);
   if (state_.presenter) inspector_w = std::min(inspector_w, vp->WorkSize.x * 0.28f);  // the math gets the room
-  const float body_h = ImGui::GetContentRegionAvail().y - step_bar_h;
+  // What a slide would gain from the text folded and from the inspector
+  // hidden, and whether they are (the slide asks for them: slide_panel.cpp).
+  SlideState& slide_room = state_.slide;
+  slide_room.fold_applied = folded && !state_.lesson.text_folded;
+  slide_room.fold_gain = state_.lesson.lesson && !state_.lesson.text_folded ? lesson_bar_h(false) - lesson_bar_h(true) : 0.0f;
+  slide_room.inspector_gain = state_.presenter ? inspector_w + ImGui::GetStyle().ItemSpacing.x : 0.0f;
+  slide_room.inspector_hidden = state_.presenter && slide_room.want_no_inspector && showing_slide(state_) && !state_.quiz.round;
+  if (slide_room.inspector_hidden) inspector_w = 0.0f;
+  const float body_h = avail_h - step_bar_h;
 
   if (!state_.presenter) {  // presenter mode hides the controls: the math gets the room
     ImGui::BeginChild("controls", ImVec2(side_w, body_h), true);
@@ -1060,7 +1101,7 @@ void App::frame() {
     ImGui::SameLine();
   }
   // The centre: the pipeline, or one of the close-up views, chosen by tabs.
-  const float centre_w = ImGui::GetContentRegionAvail().x - inspector_w - 8;
+  const float centre_w = ImGui::GetContentRegionAvail().x - (inspector_w > 0.0f ? inspector_w + 8 : 0.0f);
   ImGui::BeginChild("centre", ImVec2(centre_w, body_h), false);
   if (ImGui::BeginTabBar("centre views")) {
     const auto tab = [&](const char* label, CentreView view) {
@@ -1112,14 +1153,16 @@ void App::frame() {
   state_.centre_overflow_x = ImGui::GetScrollMaxX();  // > 0: wider than it shows (a horizontal scroll bar)
   ImGui::EndChild();
   ImGui::EndChild();
-  ImGui::SameLine();
-  ImGui::BeginChild("inspector", ImVec2(0, body_h), true);
-  {
+  if (inspector_w > 0.0f) {
+    ImGui::SameLine();
+    ImGui::BeginChild("inspector", ImVec2(0, body_h), true);
     const ImRect inner = ImGui::GetCurrentWindow()->InnerRect;
     state_.inspector_rect = Rect{inner.Min.x, inner.Min.y, inner.Max.x, inner.Max.y};
+    draw_inspector_panel(state_);
+    ImGui::EndChild();
+  } else {
+    state_.inspector_rect = Rect{};  // a slide that needs the room hides it (presenter mode)
   }
-  draw_inspector_panel(state_);
-  ImGui::EndChild();
   ImGui::BeginChild("steps", ImVec2(0, 0), true);
   if (state_.lesson.lesson)
     draw_lesson_panel(state_);
@@ -1402,6 +1445,8 @@ void App::write_probe() const {
       << ", \"lesson_text_folded\": " << (state_.lesson.lesson && state_.lesson.text_folded ? "true" : "false")
       << ", \"lesson_steps\": " << (state_.lesson.lesson ? state_.lesson.lesson->steps.size() : 0u)
       << ", \"slide\": " << (showing_slide(state_) ? "true" : "false") << ", \"slide_cell\": " << state_.slide_cell
+      << ", \"slide_page\": " << state_.slide.page + 1 << ", \"slide_pages\": " << state_.slide.pages
+      << ", \"slide_room\": " << json_text::quote(state_.slide.room)
       << ", \"lesson_show\": [";
   if (state_.lesson.lesson && state_.lesson.step >= 0 &&
       state_.lesson.step < static_cast<int>(state_.lesson.lesson->steps.size())) {
@@ -1413,7 +1458,8 @@ void App::write_probe() const {
   for (const auto& d : state_.drawn) {
     out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0
         << ", \"y0\": " << d.rect.y0 << ", \"x1\": " << d.rect.x1 << ", \"y1\": " << d.rect.y1
-        << ", \"rows\": " << d.rows << ", \"cols\": " << d.cols << ", \"transposed\": " << (d.transposed ? "true" : "false") << "}";
+        << ", \"rows\": " << d.rows << ", \"cols\": " << d.cols << ", \"transposed\": " << (d.transposed ? "true" : "false")
+        << ", \"cell_px\": " << d.cell_px << ", \"values_printed\": " << d.values_printed << ", \"values_cut\": " << d.values_cut << "}";
     first = false;
   }
   out << "]}\n";

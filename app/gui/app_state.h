@@ -109,6 +109,9 @@ struct DrawnHeatmap {
   Rect rect;
   int rows = 0, cols = 0;
   bool transposed = false;
+  float cell_px = 0.0f;     // one cell's width on screen (the probe's readability check)
+  int values_printed = 0;   // cells whose number is printed in full
+  int values_cut = 0;       // cells that had room for "…" only
 };
 
 struct HeadViewState {
@@ -185,6 +188,7 @@ struct LessonState {
   int step = 0;
   bool whole_pipeline = false;  // P: explore the scrolling pipeline instead of the step's slide
   bool text_folded = false;     // N: the step's text folded to its title, so the slide gets the room (a small projector)
+  bool text_kept_open = false;  // N on a step whose slide folded the text: shown anyway (until the next step)
   bool text_clipped = false;    // the step's text did not fit its panel this frame (for the probe)
   float measured_text_h = 0.0f; // the panel's content height last frame (it sizes the panel)
 };
@@ -200,6 +204,19 @@ struct SlideState {
   // (stage, transposed) at a font size → extra (width, height)
   std::map<std::pair<std::pair<StageId, bool>, int>, std::pair<float, float>> chrome_correction;
   bool overflows = false;  // last frame's slide did not fit: the view may scroll
+  // A slide too big to read on this screen pages its equations: PageDown
+  // shows the next page before the next step.
+  int page = 0, pages = 1;
+  bool land_on_last_page = false;  // Back from the next step shows this step's last page
+  // Room the slide may take from the rest of the window, decided each frame
+  // by the slide (it asks for the least it needs to be readable) and applied
+  // by the frame's layout the next frame: the step's text folded to one line,
+  // the inspector hidden (presenter mode, steps without a quiz). The gains
+  // are what each would add to the slide's area (the frame measures them).
+  bool want_fold = false, want_no_inspector = false;
+  bool fold_applied = false, inspector_hidden = false;
+  float fold_gain = 0.0f, inspector_gain = 0.0f;
+  std::string room;  // which of these the slide uses (the probe)
 };
 
 // Model mode (--model, File ▸ Open model…): a checkpoint, its input, the
@@ -499,6 +516,12 @@ struct AppState {
   // Lessons: open one (the scenario of its first step), move to a step.
   void open_lesson(Lesson lesson, std::string path, int step);
   void go_to_lesson_step(int step);
+  // A clicker's next and back: the slide's next page, else the next step
+  // (back lands on the previous step's last page).
+  void lesson_next();
+  void lesson_back();
+  // The step's text is folded: by N, or by its slide for room (unless N kept it open).
+  bool lesson_text_folded() const;
   // Compare: remember every stage now / the difference of a stage to it (cached).
   void take_snapshot();
   static constexpr std::uint64_t kSnapshotLimitBytes = 1ull << 30;

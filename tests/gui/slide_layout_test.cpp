@@ -233,3 +233,18 @@ TEST(SlideLayout, AColourBarKeepsASmallMatrixWideEnough) {
   ASSERT_EQ(l.boxes.size(), 1u);
   EXPECT_GE(l.boxes[0].w, 160.0f);
 }
+
+TEST(SlideLayout, AnEquationWrappedAfterItsFirstMatrixUsesBothRows) {
+  // "S₀ ÷ √64 = S′₀" on a 1024×768 projector: too wide for one row at 22 px,
+  // two rows ("S₀" / "÷ √64 = S′₀") fit with room to spare.
+  SlideBox m;
+  m.fixed_w = 91, m.cells_w = 8, m.min_w = 182, m.above = 60, m.cells_h = 8, m.below = 7;
+  SlideBox op = operator_box(155);
+  op.above = op.below = 19;
+  SlideSpacing sp;
+  sp.box_gap = 7, sp.group_gap = 42, sp.row_gap = 14, sp.max_cell = 70;
+  const SlideLayout l = layout_slide({SlideGroup{{m, op, m}}}, SlideArea{0, 0, 686, 536}, sp);
+  EXPECT_TRUE(l.fits);
+  EXPECT_EQ(l.rows, 2);
+  EXPECT_GE(l.cell, 22.0f);
+}

@@ -29,6 +29,14 @@ std::string format_cell_value(float v, int digits) {
   return (v < 0 && !rounds_to_zero ? "−" : "") + s;  // like format_number: never "−0.00"
 }
 
+std::string compact_cell_value(const std::string& formatted) {
+  const std::string minus = "−";
+  const bool negative = formatted.rfind(minus, 0) == 0;
+  const std::size_t digits_at = negative ? minus.size() : 0;
+  if (formatted.compare(digits_at, 2, "0.") != 0) return formatted;
+  return formatted.substr(0, digits_at) + formatted.substr(digits_at + 1);
+}
+
 std::string format_factor(float v, int digits) {
   const std::string s = format_number(v, digits);
   return v < 0 ? "(" + s + ")" : s;

@@ -14,6 +14,9 @@ std::string format_number(float v, int digits = 2);
 // format_number); only magnitudes from 1e5 up use an exponent. Hovering gives
 // the exact number.
 std::string format_cell_value(float v, int digits = 2);
+// The same value without its leading zero ("−.4", ".25"), as plots print it
+// where a cell has no room for "−0.4"; other numbers are returned as they are.
+std::string compact_cell_value(const std::string& formatted);
 // Wraps negatives in parentheses for products: "(−0.31)".
 std::string format_factor(float v, int digits = 2);
 // A share as a percentage with `decimals` decimals: 0.123 → "12.3 %". A share

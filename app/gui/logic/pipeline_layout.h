@@ -17,6 +17,9 @@ struct Term {
   StageId stage;          // for Matrix
   bool transposed = false;
   std::string text;       // for Operator: "·", "=", "÷ √4", "softmax"
+  // A slide's page that repeats this matrix for context, smaller: another
+  // page of the same statement shows it at full size (slide_panel.cpp).
+  bool demoted = false;
 };
 
 struct EquationLine {

@@ -186,7 +186,7 @@ std::vector<EquationLine> slide_equations(const Scenario& s, const std::vector<S
 
 // [SECTION] Fitting the boxes into the area
 
-float SlideBox::width(float cell) const { return std::max(min_w, fixed_w + cells_w * cell); }
+float SlideBox::width(float cell) const { return std::max(min_w, fixed_w + cells_w * cell * cell_scale); }
 
 namespace {
 
@@ -207,7 +207,7 @@ std::optional<std::vector<Row>> flow(const std::vector<SlideGroup>& groups, floa
     row.new_group.push_back(new_group);
     const SlideBox& box = groups[static_cast<std::size_t>(g)].boxes[static_cast<std::size_t>(b)];
     row.width += box.width(cell);
-    const float half = box.cells_h * cell * 0.5f;
+    const float half = box.cells_h * cell * box.cell_scale * 0.5f;
     row.upper = std::max(row.upper, box.above + half);
     row.lower = std::max(row.lower, half + box.below);
   };
@@ -292,8 +292,9 @@ SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea&
         row.boxes.push_back({static_cast<int>(g), static_cast<int>(b)});
         row.new_group.push_back(b == 0);
         row.width += box.width(out.cell);
-        row.upper = std::max(row.upper, box.above + box.cells_h * out.cell * 0.5f);
-        row.lower = std::max(row.lower, box.cells_h * out.cell * 0.5f + box.below);
+        const float half = box.cells_h * out.cell * box.cell_scale * 0.5f;
+        row.upper = std::max(row.upper, box.above + half);
+        row.lower = std::max(row.lower, half + box.below);
       }
       if (!row.boxes.empty()) rows->push_back(std::move(row));
     }
@@ -314,7 +315,8 @@ SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea&
       if (i > 0) x += r.new_group[i] ? sp.group_gap : sp.box_gap;
       const auto [g, b] = r.boxes[i];
       const SlideBox& box = groups[static_cast<std::size_t>(g)].boxes[static_cast<std::size_t>(b)];
-      PlacedBox p{g, b, x, y + r.upper - (box.above + box.cells_h * out.cell * 0.5f), box.width(out.cell), box.height(out.cell)};
+      const float cell = out.cell * box.cell_scale;
+      PlacedBox p{g, b, x, y + r.upper - (box.above + box.cells_h * cell * 0.5f), box.width(out.cell), box.height(out.cell), cell};
       out.boxes.push_back(p);
       x += p.w;
     }
@@ -323,6 +325,37 @@ SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea&
   std::sort(out.boxes.begin(), out.boxes.end(),
             [](const PlacedBox& p, const PlacedBox& q) { return p.group != q.group ? p.group < q.group : p.box < q.box; });
   return out;
+}
+
+std::vector<EquationLine> split_statements(const EquationLine& line) {
+  std::vector<EquationLine> out(1);
+  for (std::size_t i = 0; i < line.terms.size(); ++i) {
+    const bool cut_here = i >= 2 && line.terms[i].kind == Term::Kind::Operator && is_result(line, i - 1);
+    if (cut_here) out.push_back(EquationLine{{line.terms[i - 1]}});
+    out.back().terms.push_back(line.terms[i]);
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> page_groups(const std::vector<SlideGroup>& groups, const SlideArea& area, float least,
+                                          const SlideSpacing& sp) {
+  const auto fits_readably = [&](const std::vector<int>& page) {
+    std::vector<SlideGroup> subset;
+    for (const int g : page) subset.push_back(groups[static_cast<std::size_t>(g)]);
+    const SlideLayout l = layout_slide(subset, area, sp);
+    return l.fits && l.cell >= least;
+  };
+  std::vector<std::vector<int>> pages;
+  for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+    if (!pages.empty()) {
+      pages.back().push_back(g);
+      if (fits_readably(pages.back())) continue;
+      pages.back().pop_back();
+    }
+    pages.push_back({g});
+  }
+  if (pages.empty()) pages.emplace_back();
+  return pages;
 }
 
 }  // namespace attention_lab::gui

@@ -38,8 +38,11 @@ struct SlideBox {
   float cells_h = 0.0f;  // rows of cells
   float below = 0.0f;    // fixed height below the cells (colour bar)
   bool operator_box = false;  // a row may start with an operator ("= Ŝ₀"), never end an equation early
+  // A stage the step is not about (an operand the equation needs, such as the
+  // mask in "S + mask = Ŝ") may be drawn with smaller cells: this times the slide's.
+  float cell_scale = 1.0f;
   float width(float cell) const;
-  float height(float cell) const { return above + cells_h * cell + below; }
+  float height(float cell) const { return above + cells_h * cell * cell_scale + below; }
 };
 
 // Boxes of one equation stay on one row when they fit; a long one wraps
@@ -66,6 +69,7 @@ struct PlacedBox {
   int group = 0, box = 0;
   float x = 0, y = 0;   // top-left of the box
   float w = 0, h = 0;
+  float cell = 0;       // this box's cell size (the slide's, times its cell_scale)
 };
 
 struct SlideLayout {
@@ -79,5 +83,18 @@ struct SlideLayout {
 // The largest cell size (up to spacing.max_cell) at which the groups, flowed
 // into rows, fit inside `area`; then centres every row and the whole block.
 SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea& area, const SlideSpacing& spacing = {});
+
+// A line cut where it can go on as a statement of its own: before an operator
+// that follows a result ("… = Ŝ₀ softmax → A₀" gives "… = Ŝ₀" and "Ŝ₀ softmax →
+// A₀"; "X · W_q = Q = Q₀ | …" gives "X · W_q = Q" and "Q = Q₀ | …"). The
+// result is repeated at the start of the next piece, so each reads alone.
+std::vector<EquationLine> split_statements(const EquationLine& line);
+
+// Slides too big for one screen at a readable size are shown in pages: each
+// page is a run of consecutive groups (in order) that fits `area` with cells of
+// at least `least`. A group that cannot fit alone still gets a page of its own.
+// One page holding every group when they all fit.
+std::vector<std::vector<int>> page_groups(const std::vector<SlideGroup>& groups, const SlideArea& area, float least,
+                                          const SlideSpacing& spacing = {});
 
 }  // namespace attention_lab::gui

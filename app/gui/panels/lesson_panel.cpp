@@ -12,35 +12,62 @@ const LessonStep& current(const LessonState& ls) {
 }
 
 const char* view_button_label(const LessonState& ls) { return ls.whole_pipeline ? "Slide" : "Whole pipeline"; }
-const char* fold_button_label(const LessonState& ls) { return ls.text_folded ? "Show text" : "Hide text"; }
+const char* fold_button_label(bool folded) { return folded ? "Show text" : "Hide text"; }
 
-// Width of the buttons at the right end of the header row.
+// Width of the buttons at the right end of the header row (both labels of
+// the fold button take the same room, so the title never jumps).
 float header_buttons_width(const LessonState& ls, const LessonStep& step) {
   const ImGuiStyle& style = ImGui::GetStyle();
   float w = ImGui::CalcTextSize("Close lesson").x + style.FramePadding.x * 2;
-  w += ImGui::CalcTextSize(fold_button_label(ls)).x + style.FramePadding.x * 2 + style.ItemSpacing.x;
+  w += std::max(ImGui::CalcTextSize(fold_button_label(true)).x, ImGui::CalcTextSize(fold_button_label(false)).x) +
+       style.FramePadding.x * 2 + style.ItemSpacing.x;
   if (!step.show.empty()) w += ImGui::CalcTextSize(view_button_label(ls)).x + style.FramePadding.x * 2 + style.ItemSpacing.x;
   return w;
 }
 
-float header_left_width(const LessonState& ls) {
+// "Step 3 of 9", and the page of a slide shown in pages.
+std::string where_text(const AppState& state) {
+  const LessonState& ls = state.lesson;
+  std::string where = "Step " + std::to_string(ls.step + 1) + " of " + std::to_string(ls.lesson->steps.size());
+  if (showing_slide(state) && state.slide.pages > 1)
+    where += ", page " + std::to_string(state.slide.page + 1) + "/" + std::to_string(state.slide.pages);
+  return where;
+}
+
+float header_left_width(const AppState& state) {
   const ImGuiStyle& style = ImGui::GetStyle();
-  const int count = static_cast<int>(ls.lesson->steps.size());
-  const std::string where = "Step " + std::to_string(ls.step + 1) + " of " + std::to_string(count);
+  const std::string where = where_text(state);
   return 2 * ImGui::GetFrameHeight() + ImGui::CalcTextSize(where.c_str()).x + 3 * style.ItemSpacing.x;
 }
 
 // The step's title shares the header row when it fits before the buttons;
 // otherwise it gets a line of its own (wrapped), never cut.
-bool title_on_header(const LessonState& ls, const LessonStep& step, float inner_w) {
+bool title_on_header(const AppState& state, const LessonStep& step, float inner_w) {
+  const LessonState& ls = state.lesson;
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  return header_left_width(ls) + ImGui::CalcTextSize(step.title.c_str()).x + 2 * spacing + header_buttons_width(ls, step) <=
+  return header_left_width(state) + ImGui::CalcTextSize(step.title.c_str()).x + 2 * spacing + header_buttons_width(ls, step) <=
          inner_w;
+}
+
+// Folded, the text is one line: its start, cut before " … N: more".
+constexpr const char* kMore = "  … N: more";
+
+std::string first_line(const LessonStep& step, float width) {
+  const std::string& text = step.text;
+  const char* end = text.c_str() + std::min(text.size(), text.find('\n'));
+  const char* rest = nullptr;  // the first character past the room (whole UTF-8 characters)
+  ImGui::GetFont()->CalcTextSizeA(ImGui::GetFontSize(), std::max(1.0f, width - ImGui::CalcTextSize(kMore).x), 0.0f,
+                                  text.c_str(), end, &rest);
+  std::string line(text.c_str(), rest);
+  // Cut at a word when the line is cut at all.
+  if (rest != text.c_str() + text.size())
+    if (const auto space = line.find_last_of(' '); space != std::string::npos && space > line.size() / 2) line.resize(space);
+  return line;
 }
 
 }  // namespace
 
-float lesson_panel_height(const AppState& state, float width) {
+float lesson_panel_height(const AppState& state, float width, bool folded) {
   const LessonState& ls = state.lesson;
   if (!ls.lesson) return 0.0f;
   const LessonStep& step = current(ls);
@@ -50,8 +77,9 @@ float lesson_panel_height(const AppState& state, float width) {
     return ImGui::CalcTextSize(text.c_str(), nullptr, false, std::max(1.0f, inner_w)).y + style.ItemSpacing.y;
   };
   float h = 2 * style.WindowPadding.y + ImGui::GetFrameHeight() + style.ItemSpacing.y;
-  if (!title_on_header(ls, step, inner_w)) h += wrapped(step.title);
-  if (!ls.text_folded) {
+  if (!title_on_header(state, step, inner_w)) h += wrapped(step.title);
+  if (folded && !step.text.empty()) h += ImGui::GetTextLineHeightWithSpacing();
+  if (!folded) {
     if (!step.formula.empty()) h += wrapped(step.formula);
     h += wrapped(step.text);
     if (!step.try_prompt.empty()) h += wrapped("Try this: " + step.try_prompt);
@@ -59,25 +87,25 @@ float lesson_panel_height(const AppState& state, float width) {
   h -= style.ItemSpacing.y;  // none after the last line
   // What the panel measured last frame (it may hold more than this estimate
   // knows of; not when the text was just folded away).
-  return ls.text_folded ? h : std::max(h, ls.measured_text_h);
+  return folded ? h : std::max(h, ls.measured_text_h);
 }
 
 void draw_lesson_panel(AppState& state) {
   LessonState& ls = state.lesson;
   const Lesson& lesson = *ls.lesson;
-  const int count = static_cast<int>(lesson.steps.size());
   const LessonStep& step = current(ls);
   const float inner_w = ImGui::GetContentRegionAvail().x;
-  if (ImGui::ArrowButton("lesson back", ImGuiDir_Left)) state.go_to_lesson_step(ls.step - 1);
+  if (ImGui::ArrowButton("lesson back", ImGuiDir_Left)) state.lesson_back();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back (PageUp or ←)");
   ImGui::SameLine();
   ImGui::AlignTextToFramePadding();
-  ImGui::Text("Step %d of %d", ls.step + 1, count);
+  ImGui::TextUnformatted(where_text(state).c_str());
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", lesson.title.c_str());
   ImGui::SameLine();
-  if (ImGui::ArrowButton("lesson next", ImGuiDir_Right)) state.go_to_lesson_step(ls.step + 1);
+  if (ImGui::ArrowButton("lesson next", ImGuiDir_Right)) state.lesson_next();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Next (PageDown, → or a presentation clicker)");
-  const bool title_here = title_on_header(ls, step, inner_w);
+  const bool title_here = title_on_header(state, step, inner_w);
+  const bool folded = state.lesson_text_folded();
   if (title_here) {
     ImGui::SameLine();
     text_colored(gfx::Accent::Highlight, "%s", step.title.c_str());
@@ -101,10 +129,13 @@ void draw_lesson_panel(AppState& state) {
                                           : "Explore the whole pipeline, scrolling freely (P); press again for the slide");
     ImGui::SameLine();
   }
-  if (ImGui::SmallButton(fold_button_label(ls))) ls.text_folded = !ls.text_folded;
+  if (ImGui::SmallButton(fold_button_label(folded))) {
+    ls.text_folded = !folded;
+    ls.text_kept_open = folded;
+  }
   state.note_item("lesson fold text");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(ls.text_folded ? "Show the step's text again (N)"
+    ImGui::SetTooltip(folded ? "Show the step's text again (N); the slide may then page its equations"
                                      : "Fold the step's text away, so the slide gets the room: on a small projector\n"
                                        "its numbers grow big enough to read (N)");
   ImGui::SameLine();
@@ -115,7 +146,13 @@ void draw_lesson_panel(AppState& state) {
   }
   ImGui::PushTextWrapPos(0.0f);
   if (!title_here) text_colored(gfx::Accent::Highlight, "%s", step.title.c_str());
-  if (!ls.text_folded) {
+  if (folded && !step.text.empty()) {
+    const std::string line = first_line(step, ImGui::GetContentRegionAvail().x);
+    ImGui::TextUnformatted(line.c_str());
+    ImGui::SameLine(0.0f, 0.0f);
+    ImGui::TextDisabled("%s", line.size() < step.text.size() ? kMore : "  (N: more)");
+  }
+  if (!folded) {
     if (!step.formula.empty()) text_colored(gfx::Accent::Highlight, "%s", step.formula.c_str());
     ImGui::TextUnformatted(step.text.c_str());
     if (!step.try_prompt.empty()) text_colored(gfx::Accent::Status, "Try this: %s", step.try_prompt.c_str());

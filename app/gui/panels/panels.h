@@ -49,7 +49,8 @@ void draw_step_bar(AppState& state);
 void draw_lesson_panel(AppState& state);
 // The height the lesson panel needs to show the whole step (header, formula,
 // text, "Try this") at `width`, with this frame's font.
-float lesson_panel_height(const AppState& state, float width);
+// The lesson panel's height at `width`, with the step's text folded or not.
+float lesson_panel_height(const AppState& state, float width, bool folded);
 // A lesson step with "show" is a slide (unless P switched to the whole pipeline).
 bool showing_slide(const AppState& state);
 // The centre view's slide of the current lesson step (export draws it too).

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace attention_lab::gui {
 
@@ -208,10 +209,46 @@ bool showing_slide(const AppState& state) {
 
 namespace {
 
+// Cells smaller than this cannot be read from the back of a room: 22 px on a
+// 1280×720 projector at the presenter's font. Ctrl+plus raises it with the
+// text, so a larger font never means smaller matrices.
+float least_readable_cell() {
+  constexpr float kPresenterFont = gfx::kBaseFontSize * 1.75f;  // Settings::presenter_font_scale's default
+  return 22.0f * std::max(1.0f, ImGui::GetFontSize() / kPresenterFont);
+}
+
+// What a slide may do to be readable, tried in this order until its stages'
+// cells are at least least_readable_cell(): draw the stages the step is not
+// about (operands its equations need) at half size, fold the step's text to
+// one line, hide the inspector (presenter mode, steps without a quiz), drop
+// the colour bars, and at last show the equations in pages.
+struct Room {
+  const char* name;
+  float lesser_scale;
+  bool fold, no_inspector, colour_bars, pages;
+};
+constexpr Room kRooms[] = {
+    {"as written", 1.0f, false, false, true, false},
+    {"lesser stages smaller", 0.5f, false, false, true, false},
+    {"text folded", 0.5f, true, false, true, false},
+    {"inspector hidden", 0.5f, true, true, true, false},
+    {"no colour bars", 0.5f, true, true, false, false},
+    {"pages", 0.5f, true, true, false, true},
+};
+
+// The stages a step is about: its "show", its highlighted cells and its quiz cell.
+std::set<StageId> subjects_of(const LessonStep& step) {
+  std::set<StageId> out(step.show.begin(), step.show.end());
+  for (const CellRef& c : step.highlight) out.insert(c.stage);
+  if (step.quiz) out.insert(step.quiz->cell.stage);
+  return out;
+}
+
 // `source` and `index` name the step (a lesson file and its step, or the
 // step-through and its step), so its equations are cut once per document
-// revision, not every frame.
-void draw_slide(AppState& state, const LessonStep* step, const std::string& source, int index) {
+// revision, not every frame. Only a lesson's slide may page and take room
+// from the text and the inspector (the step-through has no pages to turn).
+void draw_slide(AppState& state, const LessonStep* step, const std::string& source, int index, bool lesson) {
   const Scenario& s = state.doc->scenario();
   SlideState& slide = state.slide;
   if (slide.revision != state.doc->revision() || slide.step != index || slide.lesson_path != source) {
@@ -220,6 +257,7 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     slide.step = index;
     slide.lesson_path = source;
   }
+  const std::set<StageId> subjects = subjects_of(*step);
 
   std::optional<SoftmaxBreakdown> row;
   if (step->softmax_row) {
@@ -232,79 +270,164 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float em = gfx::em();
-  const float margin = 6.0f * em;
+  const float margin = 3.0f * em;
   const SlideArea area{origin.x + margin, origin.y + margin, origin.x + avail.x - margin, origin.y + avail.y - margin};
   SlideSpacing spacing;
   spacing.box_gap = 4.0f * em;
   spacing.group_gap = 24.0f * em;
-  spacing.row_gap = 10.0f * em;
-  spacing.max_cell = 90.0f * em;
+  spacing.row_gap = 8.0f * em;
+  // A small slide's cells grow with the text (Ctrl+plus), not to fill a projector.
+  spacing.max_cell = 2.5f * ImGui::GetFontSize();
+  const float least = least_readable_cell();
 
   // Boxes at the current font: one group per equation, the softmax row right
   // after the equation with its weights.
-  std::vector<SlideGroup> groups;
-  std::vector<std::vector<const Term*>> pieces;  // nullptr: the softmax row
-  SoftmaxRowBox row_metrics;
-  bool colour_bars = true;
   const bool comparing = state.compare.snapshot && state.compare.show;
-  const auto build = [&] {
-    groups.clear();
-    pieces.clear();
-    if (row) row_metrics = measure_softmax_row(s, *row);
+  struct Built {
+    std::vector<SlideGroup> groups;
+    std::vector<std::vector<const Term*>> pieces;  // nullptr: the softmax row
+  };
+  SoftmaxRowBox row_metrics;
+  if (row) row_metrics = measure_softmax_row(s, *row);
+  // (`whole`: these lines are the whole slide, so a softmax row whose weights
+  // no line shows still goes at the end; a line measured alone leaves it out.)
+  const auto build = [&](const std::vector<EquationLine>& lines, const Room& room, bool whole = true) {
+    Built b;
     const auto add_row = [&] {
-      groups.push_back(SlideGroup{{softmax_box(row_metrics, static_cast<int>(row->weights.size()))}});
-      pieces.push_back({nullptr});
+      b.groups.push_back(SlideGroup{{softmax_box(row_metrics, static_cast<int>(row->weights.size()))}});
+      b.pieces.push_back({nullptr});
     };
     bool row_placed = false;
-    for (const EquationLine& line : slide.lines) {
+    for (const EquationLine& line : lines) {
       SlideGroup g;
       std::vector<const Term*> p;
       bool has_row_weights = false;
       for (const Term& t : line.terms) {
         if (t.kind == Term::Kind::Matrix) {
-          g.boxes.push_back(matrix_box(state, t.stage, t.transposed, colour_bars, comparing));
+          g.boxes.push_back(matrix_box(state, t.stage, t.transposed, room.colour_bars, comparing));
+          if (!subjects.count(t.stage) || t.demoted) g.boxes.back().cell_scale = room.lesser_scale;
           has_row_weights = has_row_weights || t.stage == row_weights;
         } else {
           g.boxes.push_back(operator_box(t.text));
         }
         p.push_back(&t);
       }
-      groups.push_back(std::move(g));
-      pieces.push_back(std::move(p));
+      b.groups.push_back(std::move(g));
+      b.pieces.push_back(std::move(p));
       if (row && has_row_weights && !row_placed) add_row(), row_placed = true;
     }
-    if (row && !row_placed) add_row();
+    if (row && !row_placed && whole) add_row();
+    return b;
   };
-  // Titles, labels and colour bars take a fixed height per row of the slide:
-  // at a large font on a small screen they would leave the cells a few
-  // pixels. Then the slide's text gets smaller (down to 60 %), and at last the
-  // colour bars go, until the cells are at least as tall as a line of text
-  // (so their labels show); failing that, the largest cells wins.
-  struct Try {
-    float scale;
-    bool colour_bars;
+
+  // The area each room gives: this frame's, less what the text and the
+  // inspector already gave, plus what that room takes.
+  const bool may_fold = lesson && !state.lesson.text_kept_open && slide.fold_gain > 0.0f;
+  const bool may_hide_inspector = lesson && state.presenter && !state.quiz.round && slide.inspector_gain > 0.0f;
+  const auto area_for = [&](const Room& room) {
+    SlideArea a = area;
+    if (slide.fold_applied) a.y1 -= slide.fold_gain;
+    if (slide.inspector_hidden) a.x1 -= slide.inspector_gain;
+    if (room.fold && may_fold) a.y1 += slide.fold_gain;
+    if (room.no_inspector && may_hide_inspector) a.x1 += slide.inspector_gain;
+    return a;
   };
+
+  // A line too long to be readable alone is cut into statements, joined
+  // again as far as they stay readable (so a page repeats as little as it
+  // can). A statement still too big is shown in turns: each page draws some
+  // of its stages at full size and repeats the others smaller
+  // ("concat · W_o" big, then "concat · W_o = output" with output big).
+  std::vector<EquationLine> paged_lines;
+  const auto page_lines = [&](const Room& room, const SlideArea& a) {
+    const auto readable = [&](const EquationLine& line) {
+      const SlideLayout l = layout_slide(build({line}, room, false).groups, a, spacing);
+      return l.fits && l.cell >= least;
+    };
+    const auto in_turns = [&](const EquationLine& line, std::vector<EquationLine>& out) {
+      std::vector<std::size_t> big;  // the subjects of `line`, by term
+      for (std::size_t i = 0; i < line.terms.size(); ++i)
+        if (line.terms[i].kind == Term::Kind::Matrix && subjects.count(line.terms[i].stage)) big.push_back(i);
+      std::size_t next = 0;
+      while (next < big.size()) {
+        // Full size from big[next] on, as many as stay readable (at least one).
+        std::size_t until = next + 1;
+        const auto variant = [&](std::size_t end) {
+          EquationLine v = line;
+          for (std::size_t k = 0; k < big.size(); ++k) v.terms[big[k]].demoted = k < next || k >= end;
+          // A page ends with its last full-size stage: what follows is for the next page.
+          if (end < big.size()) v.terms.resize(std::min(v.terms.size(), big[end - 1] + 1));
+          return v;
+        };
+        while (until < big.size() && readable(variant(until + 1))) ++until;
+        out.push_back(variant(until));
+        next = until;
+      }
+    };
+    std::vector<EquationLine> out;
+    for (const EquationLine& line : slide.lines) {
+      if (readable(line)) {
+        out.push_back(line);
+        continue;
+      }
+      std::vector<EquationLine> merged;
+      for (EquationLine& part : split_statements(line)) {
+        if (!merged.empty()) {
+          EquationLine joined = merged.back();
+          joined.terms.insert(joined.terms.end(), part.terms.begin() + 1, part.terms.end());
+          if (readable(joined)) {
+            merged.back() = std::move(joined);
+            continue;
+          }
+        }
+        merged.push_back(std::move(part));
+      }
+      for (const EquationLine& piece : merged) {
+        if (readable(piece)) out.push_back(piece);
+        else in_turns(piece, out);
+      }
+    }
+    return out;
+  };
+
+  Built built;
   SlideLayout layout;
-  Try chosen{1.0f, true};
-  for (const Try t : {Try{1.0f, true}, Try{0.85f, true}, Try{0.72f, true}, Try{0.6f, true}, Try{0.72f, false}, Try{0.6f, false}}) {
-    ImGui::SetWindowFontScale(t.scale);
-    colour_bars = t.colour_bars;
-    build();
-    SlideLayout candidate = layout_slide(groups, area, spacing);
-    // A slide that does not fit is worse than any that does; among those that do not, the smallest text.
-    const bool better = layout.boxes.empty() || (candidate.fits ? !layout.fits || candidate.cell > layout.cell : !layout.fits);
-    if (better) layout = std::move(candidate), chosen = t;
-    if (layout.fits && layout.cell >= ImGui::GetTextLineHeight() * 0.9f) break;
+  const Room* chosen = &kRooms[0];
+  std::vector<std::vector<int>> pages;
+  for (const Room& room : kRooms) {
+    if (!lesson && (room.fold || room.no_inspector || room.pages)) continue;
+    const SlideArea a = area_for(room);
+    chosen = &room;
+    if (room.pages) {
+      paged_lines = page_lines(room, a);
+      built = build(paged_lines, room);
+      pages = page_groups(built.groups, a, least, spacing);
+    } else {
+      built = build(slide.lines, room);
+      pages = {{}};
+      for (int g = 0; g < static_cast<int>(built.groups.size()); ++g) pages[0].push_back(g);
+      layout = layout_slide(built.groups, a, spacing);
+      if (layout.fits && layout.cell >= least) break;
+    }
   }
-  ImGui::SetWindowFontScale(chosen.scale);
-  colour_bars = chosen.colour_bars;
-  build();
+  slide.want_fold = chosen->fold && may_fold;
+  slide.want_no_inspector = chosen->no_inspector && may_hide_inspector;
+  slide.room = chosen->name;
+  slide.pages = static_cast<int>(pages.size());
+  if (slide.land_on_last_page) slide.page = slide.pages - 1, slide.land_on_last_page = false;
+  slide.page = std::clamp(slide.page, 0, slide.pages - 1);
+  // This frame's page, laid out in this frame's area (the room asked for comes next frame).
+  Built shown;
+  for (const int g : pages[static_cast<std::size_t>(slide.page)]) {
+    shown.groups.push_back(built.groups[static_cast<std::size_t>(g)]);
+    shown.pieces.push_back(built.pieces[static_cast<std::size_t>(g)]);
+  }
+  layout = layout_slide(shown.groups, area, spacing);
   slide.overflows = !layout.fits;
   state.slide_cell = layout.cell;
 
   for (const PlacedBox& p : layout.boxes) {
-    const SlideBox& box = groups[static_cast<std::size_t>(p.group)].boxes[static_cast<std::size_t>(p.box)];
-    const Term* term = pieces[static_cast<std::size_t>(p.group)][static_cast<std::size_t>(p.box)];
+    const Term* term = shown.pieces[static_cast<std::size_t>(p.group)][static_cast<std::size_t>(p.box)];
     if (!term) {
       draw_softmax_row(state, *step->softmax_row, *row, row_metrics, ImVec2(p.x, p.y), layout.cell);
       continue;
@@ -318,10 +441,10 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     }
     ImGui::SetCursorScreenPos(ImVec2(p.x, p.y));
     HeatmapOptions opt;
-    opt.cell_px = layout.cell;
+    opt.cell_px = p.cell;
     opt.max_px = 1e9f;  // the layout already chose the size
     opt.transposed = term->transposed;
-    opt.show_colour_bar = colour_bars;
+    opt.show_colour_bar = chosen->colour_bars;
     ImGui::BeginGroup();
     const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, term->stage, opt));
     if (ev.hovered) state.hovered = ev.hovered;
@@ -333,7 +456,6 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     const float extra_w = std::max(0.0f, drawn.x - p.w), extra_h = std::max(0.0f, drawn.y - p.h);
     if (extra_w > 0.5f || extra_h > 0.5f)
       correction = {std::min(correction.first + extra_w, 200.0f), std::min(correction.second + extra_h, 200.0f)};
-    (void)box;
   }
   outline_highlights(state, *step);
   // The view's content is exactly its area, so it never shows scroll bars for a slide that fits.
@@ -344,7 +466,7 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
 }  // namespace
 
 void draw_slide_panel(AppState& state) {
-  if (const LessonStep* step = current_step(state)) draw_slide(state, step, state.lesson.path, state.lesson.step);
+  if (const LessonStep* step = current_step(state)) draw_slide(state, step, state.lesson.path, state.lesson.step, true);
 }
 
 bool draw_step_through_slide(AppState& state) {
@@ -355,7 +477,7 @@ bool draw_step_through_slide(AppState& state) {
   for (const StageId id : pipeline(state.doc->scenario()))
     if (std::find(kinds.begin(), kinds.end(), id.kind) != kinds.end()) step.show.push_back(id);
   if (step.show.empty()) return false;
-  draw_slide(state, &step, "(step-through)", state.step);
+  draw_slide(state, &step, "(step-through)", state.step, false);
   return true;
 }
 

@@ -215,7 +215,9 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     if (row_px >= 0.6f * font_px)
       for (int r = static_cast<int>(vis[1]); r < std::min(shown_rows, static_cast<int>(std::ceil(vis[3]))); ++r) {
         const float y = p0.y + (static_cast<float>(r) - vis[1]) * px_per_cell + (px_per_cell - row_line_h) * 0.5f;
-        if (y < p0.y - 1 || y + row_line_h > p1.y + 1 || static_cast<std::size_t>(r) >= rl.size()) continue;
+        // (A line a little taller than its row may stand out by half the difference, first and last rows too.)
+        const float slack = std::max(0.0f, (row_line_h - px_per_cell) * 0.5f) + 1.0f;
+        if (y < p0.y - slack || y + row_line_h > p1.y + slack || static_cast<std::size_t>(r) >= rl.size()) continue;
         const std::string& full = rl[static_cast<std::size_t>(r)];
         // A cut label ends in "…" (the full word is in the tooltip), so "t10…" never passes for "t10".
         const std::string t = ellipsize(full, label_w - 4, row_measure);
@@ -343,7 +345,11 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   if (state.selected && state.selected->stage == id)
     hd.selected_row = pooled(state.selected->row), hd.selected_col = pooled(state.selected->col);
   state.renderer.draw(dl, hd);
-  if (!showing_difference) state.drawn.push_back({id, rect, rows, cols, opt.transposed});
+  DrawnHeatmap* drawn = nullptr;
+  if (!showing_difference) {
+    state.drawn.push_back({id, rect, rows, cols, opt.transposed, px_per_cell});
+    drawn = &state.drawn.back();
+  }
 
   // Overlays: values in cells that are big enough, −∞ spelled out, pins outlined.
   const Scenario& sc = doc.scenario();
@@ -353,13 +359,14 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // projector's slides have cells under a line of it: numbers then go in at
   // down to half the font (never under 10 px, nor smaller anywhere on a
   // projector) rather than not at all, in cells with room for "0.0" at that size.
+  // A slide's 22 px cells (the least a projected slide uses) hold "0.4" at 10 px.
   float value_room = value_size, presenter_least = 0.0f;
   if (state.presenter) {
-    presenter_least = std::min(value_size, std::max(10.0f, ImGui::GetFontSize() * 0.5f));
+    presenter_least = std::min(value_size, 10.0f);
     value_room = std::min(value_size, std::max(presenter_least, ImGui::GetFont()->CalcTextSizeA(
                                                                     presenter_least, FLT_MAX, 0.0f, "0.0").x));
   }
-  if (opt.dim >= 1.0f && px_per_cell >= value_room + 6.0f) {
+  if (opt.dim >= 1.0f && px_per_cell >= value_room + (state.presenter ? 4.0f : 6.0f)) {
     // The cells on screen (a few hundred at most: values appear only on big cells).
     struct ShownValue {
       Rect rect;
@@ -391,7 +398,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     // 1.2e+05) shows "…"; hovering it gives the number.
     const float smallest = ImGui::GetFontSize() * 0.6f;
     const float smallest_one_decimal =
-        std::max(presenter_least, std::min(smallest, std::max(9.0f, ImGui::GetFontSize() * 0.45f)));
+        state.presenter ? presenter_least : std::min(smallest, std::max(9.0f, ImGui::GetFontSize() * 0.45f));
     const auto size_for = [&](int digits) {  // the largest size up to value_size at which all fit
       float size = std::min(value_size, px_per_cell - 6.0f);  // (and as tall as the cell has room for)
       for (const ShownValue& s : shown)
@@ -419,8 +426,11 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     for (const ShownValue& s : shown) {
       std::string t = text_of(s.v, digits);
       float tw = width_at(t, size);
-      if (tw >= s.rect.width() - 2) t = "…", tw = width_at(t, size);
+      if (tw >= s.rect.width() - 2) t = compact_cell_value(t), tw = width_at(t, size);  // "−.4" before "…"
+      const bool cut = tw >= s.rect.width() - 2;
+      if (cut) t = "…", tw = width_at(t, size);
       if (tw >= s.rect.width() - 2) continue;
+      if (drawn) ++(cut ? drawn->values_cut : drawn->values_printed);
       dl->AddText(ImGui::GetFont(), size, ImVec2(s.rect.x0 + (s.rect.width() - tw) * 0.5f, s.rect.y0 + (s.rect.height() - size) * 0.5f),
                   text_colour_on(colour_under(s)), t.c_str());
     }
