@@ -634,6 +634,9 @@ void AppState::go_to_lesson_step(int target) {
     lesson.step = target;
     lesson.measured_text_h = 0.0f;  // the new text is measured afresh
     lesson.text_kept_open = false;
+    // The new step's slide asks afresh for the room it needs.
+    slide.least_room = 0;
+    slide.want_fold = slide.want_no_inspector = false;
     slide.page = 0;
     slide.land_on_last_page = false;
   }
@@ -877,6 +880,25 @@ void App::handle_shortcuts() {
       if (page && state_.quiz.answer_focused && state_.lesson.lesson &&
           !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
         k.key == GLFW_KEY_PAGE_DOWN ? state_.lesson_next() : state_.lesson_back();
+      // A clicker that sends arrows or Space, while the room's answer is still
+      // empty: the page turns (once typing has begun, they edit the answer).
+      const bool clicker_key = k.key == GLFW_KEY_RIGHT || k.key == GLFW_KEY_LEFT || (k.key == GLFW_KEY_SPACE && !shift);
+      if (clicker_key && state_.quiz.answer_focused && state_.quiz.answer[0] == 0 && state_.lesson.lesson &&
+          !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
+        k.key == GLFW_KEY_LEFT ? state_.lesson_back() : state_.lesson_next();
+      // The value box: a page turn leaves it unapplied and turns the page.
+      if (page && state_.typing.open && state_.lesson.lesson) {
+        state_.typing.close_requested = true;
+        k.key == GLFW_KEY_PAGE_DOWN ? state_.lesson_next() : state_.lesson_back();
+      }
+      continue;
+    }
+    if (state_.typing.open) {
+      // The value box is open without the keyboard (it was not given it, or
+      // lost it): Esc, Enter and a clicker's page keys still answer it.
+      if (k.key == GLFW_KEY_ESCAPE || page) state_.typing.close_requested = true;
+      if (k.key == GLFW_KEY_ENTER || k.key == GLFW_KEY_KP_ENTER) state_.typing.apply_requested = true;
+      if (page && state_.lesson.lesson) k.key == GLFW_KEY_PAGE_DOWN ? state_.lesson_next() : state_.lesson_back();
       continue;
     }
     if (ImGui::GetTopMostPopupModal()) {
@@ -1079,6 +1101,7 @@ void App::frame() {
     return std::min(lesson_panel_height(state_, avail_w, folded) + ImGui::GetStyle().ItemSpacing.y, avail_h * 0.72f);
   };
   const bool folded = state_.lesson.lesson && state_.lesson_text_folded();
+  state_.lesson.folded_this_frame = folded;
   const float step_bar_h = state_.lesson.lesson ? lesson_bar_h(folded) : ImGui::GetTextLineHeightWithSpacing() * 5.2f;
   const float em = gfx::em();  // panels grow with the font
   const float side_w = std::clamp(vp->WorkSize.x * 0.18f, 230.0f * em, 320.0f * em);
@@ -1445,7 +1468,8 @@ void App::write_probe() const {
       << ", \"lesson_text_folded\": " << (state_.lesson.lesson && state_.lesson.text_folded ? "true" : "false")
       << ", \"lesson_steps\": " << (state_.lesson.lesson ? state_.lesson.lesson->steps.size() : 0u)
       << ", \"slide\": " << (showing_slide(state_) ? "true" : "false") << ", \"slide_cell\": " << state_.slide_cell
-      << ", \"slide_page\": " << state_.slide.page + 1 << ", \"slide_pages\": " << state_.slide.pages
+      << ", \"slide_page\": " << (showing_slide(state_) ? state_.slide.page + 1 : 1)
+      << ", \"slide_pages\": " << (showing_slide(state_) ? state_.slide.pages : 1)
       << ", \"slide_room\": " << json_text::quote(state_.slide.room)
       << ", \"lesson_show\": [";
   if (state_.lesson.lesson && state_.lesson.step >= 0 &&

@@ -61,6 +61,9 @@ struct TypingState {
   char buffer[64] = {};
   bool open_requested = false;
   bool open = false;  // the "Set value" popup was drawn this frame (for the probe)
+  // Keys that reach the app while the box has no keyboard (a clicker after a
+  // double-click): Esc or a page turn closes it unapplied, Enter applies it.
+  bool close_requested = false, apply_requested = false;
   std::string error;
 };
 
@@ -189,6 +192,7 @@ struct LessonState {
   bool whole_pipeline = false;  // P: explore the scrolling pipeline instead of the step's slide
   bool text_folded = false;     // N: the step's text folded to its title, so the slide gets the room (a small projector)
   bool text_kept_open = false;  // N on a step whose slide folded the text: shown anyway (until the next step)
+  bool folded_this_frame = false;  // lesson_text_folded() when the frame laid out its panels
   bool text_clipped = false;    // the step's text did not fit its panel this frame (for the probe)
   float measured_text_h = 0.0f; // the panel's content height last frame (it sizes the panel)
 };
@@ -217,6 +221,11 @@ struct SlideState {
   bool fold_applied = false, inspector_hidden = false;
   float fold_gain = 0.0f, inspector_gain = 0.0f;
   std::string room;  // which of these the slide uses (the probe)
+  // Within one step (and window and font size) a slide never asks for less
+  // room than it has asked for: the text shown, the slide smaller, the text
+  // folded again would flicker. The first room it may choose:
+  int least_room = 0;
+  std::pair<float, float> room_for{0.0f, 0.0f};  // the window width and font size least_room holds for
 };
 
 // Model mode (--model, File ▸ Open model…): a checkpoint, its input, the

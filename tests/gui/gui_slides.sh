@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Every step of every built-in lesson as a slide, at projector sizes in
 # presenter mode: each stage a step lists in "show" is drawn entirely inside
-# the centre view, and the lesson text is never clipped. One app per lesson
-# and size, stepped with PageDown (as a clicker does); every wait is on the
-# app's probe, never on time alone.
+# the centre view with cells of at least 22 px and its numbers printed (on
+# one of the step's pages), and the lesson text is never clipped. One app per
+# lesson and size, stepped with PageDown from the first page to the last (as
+# a clicker does) and back with PageUp; every wait is on the app's probe,
+# never on time alone.
 # usage: gui_slides.sh APP_BINARY LESSONS_DIR [OUT_DIR]
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
@@ -21,12 +23,23 @@ for size in 1024x768 1280x720; do
     read -r cx0 cy0 cx1 cy1 < <(get centre | python3 -c "import json,sys; print(*map(int, json.load(sys.stdin)))")
     [ "$cx1" -le "${size%x*}" ] && [ "$cy1" -le "${size#*x}" ] ||
       fail "$name at $size: the centre ($cx0,$cy0)-($cx1,$cy1) is outside a ${size} window"
+    pages=()
     for step in $(seq "$count"); do
       [ "$step" -gt 1 ] && xdotool key Next
-      if ! python3 "$here/slide_check.py" "$probe" "$step"; then
+      if ! python3 "$here/slide_check.py" "$probe" "$step" --least 22 --walk; then
         fail "$name step $step at $size presenter"
         shot "$name-step-$step-$size"
       fi
+      pages[$step]=$(get slide_pages)
+    done
+    # Back to the first step with PageUp alone: every page again, in reverse.
+    for step in $(seq "$count" -1 1); do
+      for page in $(seq "${pages[$step]}" -1 1); do
+        [ "$step" -eq "$count" ] && [ "$page" -eq "${pages[$step]}" ] && continue
+        xdotool key Prior
+        probe_check "p['lesson_step'] == $step and p['slide_page'] == $page" ||
+          { fail "$name at $size: PageUp did not come back to step $step page $page (at $(get lesson_step) page $(get slide_page))"; break 2; }
+      done
     done
     stop_app
   done

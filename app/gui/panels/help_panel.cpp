@@ -7,6 +7,8 @@
 
 #include <imgui.h>
 
+#include <utility>
+
 #include <algorithm>
 #include <cmath>
 
@@ -128,7 +130,8 @@ void draw_typing_popup(AppState& state) {
     const bool enter = ImGui::InputText("##value", t.buffer, sizeof t.buffer, ImGuiInputTextFlags_EnterReturnsTrue |
                                                                                 ImGuiInputTextFlags_AutoSelectAll);
     if (!t.error.empty()) text_colored(gfx::Accent::Error, "%s", t.error.c_str());
-    if (enter || ImGui::Button("OK")) {
+    if (std::exchange(t.close_requested, false)) ImGui::CloseCurrentPopup();
+    if (ImGui::Button("OK") || enter || std::exchange(t.apply_requested, false)) {
       if (const auto v = parse_typed_value(t.buffer)) {
         // The same number again in an input changes nothing: no undo step, no
         // "modified". (In a computed stage it still pins the cell there.)

@@ -36,7 +36,10 @@ std::string where_text(const AppState& state) {
 
 float header_left_width(const AppState& state) {
   const ImGuiStyle& style = ImGui::GetStyle();
-  const std::string where = where_text(state);
+  // Room for a page number whether or not the slide has pages now, so the
+  // title's place (and the panel's height) never depends on it.
+  const std::string where = "Step " + std::to_string(state.lesson.step + 1) + " of " +
+                            std::to_string(state.lesson.lesson->steps.size()) + (showing_slide(state) ? ", page 0/0" : "");
   return 2 * ImGui::GetFrameHeight() + ImGui::CalcTextSize(where.c_str()).x + 3 * style.ItemSpacing.x;
 }
 
@@ -105,7 +108,7 @@ void draw_lesson_panel(AppState& state) {
   if (ImGui::ArrowButton("lesson next", ImGuiDir_Right)) state.lesson_next();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Next (PageDown, → or a presentation clicker)");
   const bool title_here = title_on_header(state, step, inner_w);
-  const bool folded = state.lesson_text_folded();
+  const bool folded = ls.folded_this_frame;  // as the frame sized the panel
   if (title_here) {
     ImGui::SameLine();
     text_colored(gfx::Accent::Highlight, "%s", step.title.c_str());
@@ -161,7 +164,8 @@ void draw_lesson_panel(AppState& state) {
   // Everything drawn must be inside the panel; the frame sizes it from this.
   const float bottom = ImGui::GetItemRectMax().y;
   const float window_bottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight();
-  ls.measured_text_h = bottom - ImGui::GetWindowPos().y + ImGui::GetScrollY() + ImGui::GetStyle().WindowPadding.y;
+  // (Measured with the text shown: it is what the panel needs unfolded.)
+  if (!folded) ls.measured_text_h = bottom - ImGui::GetWindowPos().y + ImGui::GetScrollY() + ImGui::GetStyle().WindowPadding.y;
   ls.text_clipped = bottom > window_bottom - ImGui::GetStyle().WindowPadding.y * 0.5f + 0.5f;
 }
 

@@ -53,19 +53,23 @@ ImVec2 operator_text_size(const std::string& text) {
 // the snapshot sits under each matrix: room for a second heatmap of the same
 // size is kept whether or not the stage has changed yet, so a drag that
 // changes it does not move the slide under the pointer.
-SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_bar, bool with_difference) {
+// A lesser stage (drawn smaller, for context) goes without labels: its rows
+// are too small for them, and the room they took is what the step's own
+// stages need.
+SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_bar, bool with_difference, bool labels = true) {
   const StageInfo& info = state.stage_info(id);
   const int rows = transposed ? info.cols : info.rows, cols = transposed ? info.rows : info.cols;
   const float line = ImGui::GetTextLineHeight();
   const float spacing = ImGui::GetStyle().ItemSpacing.y;
-  const float label_w = row_label_width(info, state.doc->scenario(), transposed);
-  const std::string title = info.symbol + (transposed ? "ᵀ" : "") + "  " + std::to_string(rows) + "×" + std::to_string(cols);
+  const float label_w = labels ? row_label_width(info, state.doc->scenario(), transposed) : 0.0f;
+  const std::string title = labels ? info.symbol + (transposed ? "ᵀ" : "") + "  " + std::to_string(rows) + "×" + std::to_string(cols)
+                                   : info.symbol + (transposed ? "ᵀ" : "");
   SlideBox b;
   b.fixed_w = label_w;
   b.cells_w = static_cast<float>(cols);
   // The colour bar is at least its minimum width, however small the cells.
   b.min_w = label_w + std::max(colour_bar ? colour_bar_width(0.0f) : 0.0f, ImGui::CalcTextSize(title.c_str()).x);
-  b.above = line + spacing + line;
+  b.above = labels ? line + spacing + line : line + spacing;
   b.cells_h = static_cast<float>(rows);
   b.below = colour_bar ? 3.0f + 8.0f + line + 2.0f : 3.0f + 4.0f;
   if (with_difference) {
@@ -252,6 +256,8 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   const Scenario& s = state.doc->scenario();
   SlideState& slide = state.slide;
   if (slide.revision != state.doc->revision() || slide.step != index || slide.lesson_path != source) {
+    // What the labels of another step's matrices took says nothing of this step's.
+    if (slide.step != index || slide.lesson_path != source) slide.chrome_correction.clear();
     slide.lines = slide_equations(s, slide_stages(s, *step));
     slide.revision = state.doc->revision();
     slide.step = index;
@@ -304,8 +310,9 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
       bool has_row_weights = false;
       for (const Term& t : line.terms) {
         if (t.kind == Term::Kind::Matrix) {
-          g.boxes.push_back(matrix_box(state, t.stage, t.transposed, room.colour_bars, comparing));
-          if (!subjects.count(t.stage) || t.demoted) g.boxes.back().cell_scale = room.lesser_scale;
+          const bool lesser = (!subjects.count(t.stage) || t.demoted) && room.lesser_scale < 1.0f;
+          g.boxes.push_back(matrix_box(state, t.stage, t.transposed, room.colour_bars, comparing, !lesser));
+          if (lesser) g.boxes.back().cell_scale = room.lesser_scale;
           has_row_weights = has_row_weights || t.stage == row_weights;
         } else {
           g.boxes.push_back(operator_box(t.text));
@@ -394,14 +401,25 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   SlideLayout layout;
   const Room* chosen = &kRooms[0];
   std::vector<std::vector<int>> pages;
-  for (const Room& room : kRooms) {
+  if (const std::pair<float, float> now{ImGui::GetMainViewport()->Size.x * 10000.0f + ImGui::GetMainViewport()->Size.y,
+                                        ImGui::GetFontSize()};
+      now != slide.room_for || !lesson)
+    slide.least_room = 0, slide.room_for = now;
+  for (int r = slide.least_room; r < static_cast<int>(std::size(kRooms)); ++r) {
+    const Room& room = kRooms[r];
     if (!lesson && (room.fold || room.no_inspector || room.pages)) continue;
+    if (lesson) slide.least_room = r;
     const SlideArea a = area_for(room);
     chosen = &room;
     if (room.pages) {
-      paged_lines = page_lines(room, a);
+      // Once the room is given, the pages are cut for the area as it is
+      // (the gains are estimates; the page must fit what shows).
+      const bool given = (room.fold && may_fold) == slide.fold_applied &&
+                         (room.no_inspector && may_hide_inspector) == slide.inspector_hidden;
+      const SlideArea page_area = given ? area : a;
+      paged_lines = page_lines(room, page_area);
       built = build(paged_lines, room);
-      pages = page_groups(built.groups, a, least, spacing);
+      pages = page_groups(built.groups, page_area, least, spacing);
     } else {
       built = build(slide.lines, room);
       pages = {{}};
@@ -445,6 +463,7 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     opt.max_px = 1e9f;  // the layout already chose the size
     opt.transposed = term->transposed;
     opt.show_colour_bar = chosen->colour_bars;
+    opt.show_labels = p.cell >= layout.cell;  // a lesser stage, drawn smaller: no labels (matrix_box)
     ImGui::BeginGroup();
     const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, term->stage, opt));
     if (ev.hovered) state.hovered = ev.hovered;
