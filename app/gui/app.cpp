@@ -593,6 +593,18 @@ void AppState::open_lesson(Lesson l, std::string path, int first_step) {
   go_to_lesson_step(std::clamp(first_step, 0, last));
 }
 
+void AppState::carry_what_if() {
+  if (lesson.set_aside.edits.empty() || lesson.carried) return;
+  const std::uint64_t gesture = doc->begin_gesture();
+  int refused = 0;
+  for (const Edit& e : lesson.set_aside.edits)
+    if (!apply(e, gesture)) ++refused;  // a cell this step's sizes no longer have
+  lesson.carried = true;
+  set_status("Carried into this step: " + lesson.set_aside.summary +
+             (refused ? " (" + std::to_string(refused) + " of the changes do not fit this step's sizes)" : "") +
+             ". Ctrl+Z takes it out again");
+}
+
 void AppState::lesson_next() {
   if (showing_slide(*this) && slide.page + 1 < slide.pages) {
     ++slide.page;
@@ -624,11 +636,15 @@ void AppState::go_to_lesson_step(int target) {
     // Each step starts from the lesson's own state, so Back always shows what
     // the teacher wrote, whatever the learner tried in between.
     auto scenario = std::make_shared<const Scenario>(scenario_at_step(*lesson.lesson, target));
-    const bool edited = doc->modified();  // the learner changed numbers in this step
+    // What the learner (or a teacher's live "what if") changed in this step,
+    // against the step's own numbers: set aside, and said so on the slide.
+    SetAside what_if = doc->modified() ? set_aside(scenario_at_step(*lesson.lesson, lesson.step), doc->scenario()) : SetAside{};
     if (!apply(ReplaceScenario{scenario, "lesson step " + std::to_string(target + 1)})) return;
-    if (edited)
-      set_status("Step " + std::to_string(target + 1) +
-                 " starts from the lesson's numbers; your changes are kept in the undo history (Ctrl+Z)");
+    lesson.set_aside = std::move(what_if);
+    lesson.carried = false;
+    if (!lesson.set_aside.summary.empty())
+      set_status("Step " + std::to_string(target + 1) + " starts from the lesson's numbers: your change (" +
+                 lesson.set_aside.summary + ") is set aside. C carries it into this step, Ctrl+Z goes back to it");
     // Moving through a lesson is not an unsaved change; what the learner edits is.
     if (!busy()) doc->mark_saved();
     lesson.step = target;
@@ -639,6 +655,7 @@ void AppState::go_to_lesson_step(int target) {
     slide.want_fold = slide.want_no_inspector = false;
     slide.page = 0;
     slide.land_on_last_page = false;
+    if (lesson.carry_what_ifs && !lesson.set_aside.edits.empty()) carry_what_if();
   }
   const LessonStep& st = steps_list[static_cast<std::size_t>(target)];
   if (st.focus_head) focused_head = *st.focus_head;
@@ -933,6 +950,17 @@ void App::handle_shortcuts() {
     }
     if (k.key == GLFW_KEY_H && state_.quiz.asking() && state_.quiz.round->hint_offered()) {
       state_.quiz.hint = true;
+      continue;
+    }
+    if (state_.lesson.lesson && k.key == GLFW_KEY_C) {
+      if (shift) {
+        state_.lesson.carry_what_ifs = !state_.lesson.carry_what_ifs;
+        state_.set_status(state_.lesson.carry_what_ifs
+                              ? "What-ifs are carried into the next steps (Shift+C: each step starts from the lesson's numbers)"
+                              : "Each step starts from the lesson's numbers (Shift+C: carry what-ifs into the next steps)");
+      } else if (!state_.lesson.set_aside.edits.empty() && !state_.lesson.carried) {
+        state_.carry_what_if();
+      }
       continue;
     }
     if (state_.lesson.lesson && k.key == GLFW_KEY_N) {
@@ -1465,7 +1493,13 @@ void App::write_probe() const {
   const Rect& c = state_.centre_rect;
   out << ", \"centre\": [" << c.x0 << ", " << c.y0 << ", " << c.x1 << ", " << c.y1 << "]"
       << ", \"lesson_text_clipped\": " << (state_.lesson.lesson && state_.lesson.text_clipped ? "true" : "false")
-      << ", \"lesson_text_folded\": " << (state_.lesson.lesson && state_.lesson.text_folded ? "true" : "false")
+      << ", \"lesson_text_folded\": " << (state_.lesson.lesson && state_.lesson.folded_this_frame ? "true" : "false")
+      << ", \"lesson_text_folded_by\": "
+      << json_text::quote(!state_.lesson.lesson || !state_.lesson.folded_this_frame ? ""
+                          : state_.lesson.text_folded                               ? "you"
+                                                                                    : "slide")
+      << ", \"what_if\": " << json_text::quote(state_.lesson.set_aside.summary)
+      << ", \"what_if_carried\": " << (state_.lesson.carried ? "true" : "false")
       << ", \"lesson_steps\": " << (state_.lesson.lesson ? state_.lesson.lesson->steps.size() : 0u)
       << ", \"slide\": " << (showing_slide(state_) ? "true" : "false") << ", \"slide_cell\": " << state_.slide_cell
       << ", \"slide_page\": " << (showing_slide(state_) ? state_.slide.page + 1 : 1)

@@ -27,6 +27,7 @@
 #include "logic/prediction_worker.h"
 #include "logic/pipeline_layout.h"
 #include "logic/provenance.h"
+#include "logic/what_if.h"
 #include "options.h"
 #include "settings.h"
 
@@ -193,6 +194,11 @@ struct LessonState {
   bool text_folded = false;     // N: the step's text folded to its title, so the slide gets the room (a small projector)
   bool text_kept_open = false;  // N on a step whose slide folded the text: shown anyway (until the next step)
   bool folded_this_frame = false;  // lesson_text_folded() when the frame laid out its panels
+  // A live "what if" the step change set aside (logic/what_if.h): C carries
+  // it into this step; Shift+C carries every what-if on into the next steps.
+  SetAside set_aside;
+  bool carried = false;         // this step's set-aside what-if was carried into it
+  bool carry_what_ifs = false;  // Shift+C: every step change carries the what-if along
   bool text_clipped = false;    // the step's text did not fit its panel this frame (for the probe)
   float measured_text_h = 0.0f; // the panel's content height last frame (it sizes the panel)
 };
@@ -529,6 +535,8 @@ struct AppState {
   // (back lands on the previous step's last page).
   void lesson_next();
   void lesson_back();
+  // C: the what-if the step change set aside, applied to this step's numbers (one undo entry).
+  void carry_what_if();
   // The step's text is folded: by N, or by its slide for room (unless N kept it open).
   bool lesson_text_folded() const;
   // Compare: remember every stage now / the difference of a stage to it (cached).

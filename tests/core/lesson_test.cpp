@@ -58,6 +58,10 @@ json with_changes(const json& changes) { return with_step_field(0, "apply", chan
 
 using attention_lab::test::head;
 
+// The stage ids of fat-cat at every step of base_lesson(), as an error lists them.
+constexpr const char* kFatCatStages =
+    "X, W_q, Q, W_k, K, W_v, V, mask, Q[0], K[0], V[0], scores[0], scaled[0], masked[0], weights[0], context[0], concat, output";
+
 }  // namespace
 
 // [SECTION] Good files
@@ -109,6 +113,12 @@ TEST(Lesson, EveryFieldOfAStepIsRead) {
   EXPECT_EQ(step.quiz->cell, (CellRef{head(StageKind::Weights), 3, 1}));
   EXPECT_EQ(step.quiz->tolerance, 0.02);
   EXPECT_EQ(step.quiz->question, "How much?");
+}
+
+TEST(Lesson, AStepsTextMayBeAListOfParagraphs) {
+  const LoadedLesson l = parse(with_step_field(0, "text", json::array({"First paragraph.", "Second one."})));
+  ASSERT_TRUE(l.lesson) << l.error;
+  EXPECT_EQ(l.lesson->steps[0].text, "First paragraph.\n\nSecond one.");
 }
 
 TEST(Lesson, OptionalFieldsAreEmptyWhenLeftOut) {
@@ -379,7 +389,9 @@ TEST(LessonBadInput, TheMessagesOfTheFormatDescription) {
                "steps[0].apply[0].temperature: expected a number greater than 0, found -1");
   json j = base_lesson();
   j["steps"][1]["show"] = json::parse(R"(["X", "scorez"])");
-  expect_error(j, R"(steps[1].show[1]: expected a stage id such as "scores[0]", found "scorez")");
+  // A mistyped id names the nearest and lists the scenario's ids (heads folded).
+  expect_error(j, R"(steps[1].show[1]: expected a stage id such as "scores[0]", found "scorez": did you mean )"
+                  R"("scores[0]"? The stages at this step: )" + std::string(kFatCatStages));
 }
 
 TEST(LessonBadInput, SyntaxErrorsSayInvalidJson) {
@@ -478,7 +490,9 @@ TEST(LessonBadInput, EveryStepNeedsATitleAndText) {
   j = base_lesson();
   j["steps"][1].erase("text");
   expect_error(j, "steps[1].text: missing (every step explains something)");
-  expect_error(with_step_field(0, "text", json::array()), "steps[0].text: expected a string, found a list of 0");
+  expect_error(with_step_field(0, "text", json::array()),
+               "steps[0].text: expected some text or a list of paragraphs, found an empty list");
+  expect_error(with_step_field(0, "text", json::array({"One.", 2})), "steps[0].text[1]: expected a string, found 2");
   expect_error(with_step_field(0, "formula", 1), "steps[0].formula: expected a string, found 1");
   expect_error(with_step_field(0, "try", nullptr), "steps[0].try: expected a string, found null");
 }
@@ -496,7 +510,8 @@ TEST(LessonBadInput, ShownStagesMustExistAtThatStep) {
                R"(steps[1].show[0]: expected a stage id such as "scores[0]", found 3)");
   expect_error(with_step_field(1, "show", json::array({"weights[1]"})),
                R"(steps[1].show[0]: expected a stage of the scenario at this step, found "weights[1]" )"
-               "(the scenario has 1 head, so the only head is 0)");
+               R"((the scenario has 1 head, so the only head is 0): did you mean "weights[0]"? The stages at this step: )" +
+                   std::string(kFatCatStages));
   expect_error(with_step_field(0, "show", json::array({"W_o"})),
                R"(steps[0].show[0]: expected a stage of the scenario at this step, found "W_o" )"
                "(the output projection W_o is off in this scenario)");
@@ -514,7 +529,8 @@ TEST(LessonBadInput, HighlightedCellsMustBeInsideTheirStage) {
   expect_error(with_step_field(0, "highlight", cell("X", 0, 1.5)),
                "steps[0].highlight[0].col: expected a whole number from 0 to 3 (X is 7 x 4 at this step), found 1.5");
   expect_error(with_step_field(0, "highlight", cell("weightz", 0, 0)),
-               R"(steps[0].highlight[0].stage: expected a stage id such as "scores[0]", found "weightz")");
+               R"(steps[0].highlight[0].stage: expected a stage id such as "scores[0]", found "weightz": did you mean )"
+               R"("weights[0]"? The stages at this step: )" + std::string(kFatCatStages));
   expect_error(with_step_field(0, "highlight", json::array({json{{"stage", "X"}, {"row", 0}}})),
                R"(steps[0].highlight[0].col: missing (expected {"stage": …, "row": …, "col": …}))");
   expect_error(with_step_field(0, "highlight", json::array({json{{"stage", "X"}, {"row", 0}, {"col", 0}, {"value", 1}}})),

@@ -296,6 +296,13 @@ TEST(ScenarioBadInput, EachRequiredKeyMustBePresent) {
   }
 }
 
+TEST(ScenarioBadInput, ALessonWithoutItsFormatSaysItLooksLikeALesson) {
+  const json lesson = json::parse(R"({"title": "Mine", "preset": "fat-cat", "steps": [{"title": "a", "text": "b"}]})");
+  EXPECT_EQ(parse_error(lesson), "steps: expected a scenario (\"X\", \"W_q\", …), found what looks like a lesson (\"steps\" "
+                                 "and no \"X\"): a lesson file starts with \"format\": \"attention-lab/lesson@1\", which "
+                                 "this one lacks");
+}
+
 TEST(ScenarioBadInput, RaggedRowsNameTheRow) {
   json j = book_json();
   j["X"][3] = {0.1, 0.2};

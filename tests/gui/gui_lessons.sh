@@ -110,6 +110,24 @@ python3 "$here/probe.py" "$probe" wait quiz_solved true || fail "the new value $
 shot quiz-after-live-edit
 stop_app
 
+# 4b. The what-if is set aside, not lost: the next step starts from the
+#     lesson's numbers and says so on screen; C carries the change into it
+#     (one undo entry), Ctrl+Z takes it out again.
+app_size=1280x720 start_app --lesson attention-from-scratch --lesson-step 2 --presenter
+python3 "$here/probe.py" "$probe" wait lesson_step 2 || fail "the lesson did not open at step 2"
+type_half_into_wq
+xdotool key Next
+python3 "$here/probe.py" "$probe" wait lesson_step 3 || fail "PageDown after the what-if did not go to step 3"
+python3 "$here/probe.py" "$probe" contains what_if "W_q[2,1]" || fail "the step change did not set the change to W_q[2,1] aside ($(get what_if))"
+[ "$(get modified)" = false ] || fail "step 3 did not start from the lesson's numbers"
+shot what-if-set-aside
+xdotool key c
+python3 "$here/probe.py" "$probe" wait what_if_carried true || fail "C did not carry the what-if into step 3"
+python3 "$here/probe.py" "$probe" wait modified true || fail "the carried what-if did not change step 3's numbers"
+xdotool key --clearmodifiers ctrl+z
+python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+Z did not take the carried what-if out in one step"
+stop_app
+
 # 5. Compare on a slide: after Ctrl+T each matrix of the slide has room for
 #    its change under it; a typed weight brings the Δ heatmaps of W_q and Q
 #    without moving the slide, and X says it has not changed.

@@ -118,3 +118,12 @@ TEST(NumberFormat, AProbabilitysChangeShowsAsManyDigitsAsItNeeds) {
   EXPECT_EQ(format_probability_change(0.25, 0.25 * (1 + 1e-7)), "±0");  // recomputing the same row
   EXPECT_EQ(format_probability_change(0.0, 0.0), "±0");
 }
+
+TEST(NumberFormat, ACompactCellValueDropsOnlyTheLeadingZero) {
+  EXPECT_EQ(compact_cell_value("−0.4"), "−.4");
+  EXPECT_EQ(compact_cell_value("0.25"), ".25");
+  EXPECT_EQ(compact_cell_value("−1.8"), "−1.8");  // nothing to drop
+  EXPECT_EQ(compact_cell_value("10.5"), "10.5");
+  EXPECT_EQ(compact_cell_value("−∞"), "−∞");
+  EXPECT_EQ(compact_cell_value("0"), "0");
+}

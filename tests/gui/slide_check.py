@@ -11,9 +11,10 @@ until it passes or SECONDS (default 20) run out; then it prints what failed.
 
 --least PX: each stage is drawn, on the page that shows it, with cells of at
 least PX pixels and its numbers printed (a readable slide).
---walk: a slide in pages is checked page by page, turning each with PageDown
-(xdotool, as a clicker does); every listed stage must be on one of them. The
-step's last page is left showing.
+--walk: a slide in pages is checked page by page from the first (turned back
+to with PageUp), turning each with PageDown (xdotool, as a clicker does);
+every listed stage must be on one of them. The step's last page is left
+showing.
 """
 import subprocess
 import sys
@@ -101,6 +102,11 @@ def main(argv):
             print("step %d: %s" % (step, "; ".join(found)))
             return 1
         return 0
+    # From the first page: a slide left on a later page is turned back first.
+    p, _ = settled(path, step, seconds, lambda p: [] if p.get("lesson_step") == step else ["not at step %d" % step])
+    for back in range(p.get("slide_page", 1) - 1, 0, -1):
+        subprocess.run(["xdotool", "key", "Prior"], check=True)
+        settled(path, step, seconds, lambda p, back=back: [] if p.get("slide_page") == back else ["not on page %d" % back])
     seen, page = set(), 1
     while True:
         p, found = settled(path, step, seconds, lambda p: problems(p, step, least, page, seen))

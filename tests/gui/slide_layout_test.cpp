@@ -248,3 +248,82 @@ TEST(SlideLayout, AnEquationWrappedAfterItsFirstMatrixUsesBothRows) {
   EXPECT_EQ(l.rows, 2);
   EXPECT_GE(l.cell, 22.0f);
 }
+
+// [SECTION] Slides in pages
+
+namespace {
+EquationLine line_of(std::initializer_list<const char*> items) {
+  // Matrices are stage ids; anything that does not parse as one is an operator.
+  EquationLine l;
+  for (const char* item : items) {
+    if (const auto id = parse_stage_id(item)) l.terms.push_back({Term::Kind::Matrix, *id, false, {}});
+    else l.terms.push_back({Term::Kind::Operator, {}, false, item});
+  }
+  return l;
+}
+}  // namespace
+
+TEST(SlidePages, AChainIsCutAfterEachResultWhichStartsTheNextStatement) {
+  const auto parts = split_statements(line_of({"scaled[0]", "+ mask", "mask", "=", "masked[0]", "softmax →", "weights[0]"}));
+  EXPECT_EQ(text(parts), "scaled[0] + mask mask = masked[0]\nmasked[0] softmax → weights[0]\n");
+}
+
+TEST(SlidePages, AnOperandIsNeverCutFromItsProduct) {
+  // "X · W_q" is not a statement: the cut comes after Q, the product's result.
+  const auto parts = split_statements(line_of({"X", "·", "W_q", "=", "Q", "=", "Q[0]", "|", "Q[1]"}));
+  EXPECT_EQ(text(parts), "X · W_q = Q\nQ = Q[0] | Q[1]\n");
+  EXPECT_EQ(split_statements(line_of({"weights[0]", "·", "V[0]", "=", "context[0]"})).size(), 1u);
+}
+
+TEST(SlidePages, WhatFitsReadablyIsOnePage) {
+  const std::vector<SlideGroup> two(2, SlideGroup{{matrix_box(8, 8)}});
+  const auto pages = page_groups(two, SlideArea{0, 0, 1200, 700}, 22.0f);
+  ASSERT_EQ(pages.size(), 1u);
+  EXPECT_EQ(pages[0], (std::vector<int>{0, 1}));
+}
+
+TEST(SlidePages, TooMuchForOneScreenGoesOnPagesInOrderEachReadable) {
+  const std::vector<SlideGroup> many(6, SlideGroup{{matrix_box(8, 16)}});
+  const SlideArea area{0, 0, 1000, 600};
+  const auto pages = page_groups(many, area, 22.0f);
+  ASSERT_GT(pages.size(), 1u);
+  int next = 0;
+  for (const auto& page : pages) {
+    std::vector<SlideGroup> shown;
+    for (const int g : page) EXPECT_EQ(g, next++), shown.push_back(many[static_cast<std::size_t>(g)]);
+    const auto l = layout_slide(shown, area);
+    EXPECT_TRUE(l.fits);
+    EXPECT_GE(l.cell, 22.0f);
+  }
+  EXPECT_EQ(next, 6);
+}
+
+TEST(SlidePages, AGroupTooBigForAnyPageStillGetsOneOfItsOwn) {
+  const std::vector<SlideGroup> groups{SlideGroup{{matrix_box(4, 4)}}, SlideGroup{{matrix_box(64, 64)}},
+                                       SlideGroup{{matrix_box(4, 4)}}};
+  const auto pages = page_groups(groups, SlideArea{0, 0, 800, 600}, 22.0f);
+  ASSERT_EQ(pages.size(), 3u);
+  EXPECT_EQ(pages[1], (std::vector<int>{1}));
+}
+
+TEST(SlidePages, ALesserBoxTakesItsShareOfTheCellSize) {
+  SlideBox small = matrix_box(8, 8);
+  small.cell_scale = 0.5f;
+  const auto l = layout_slide({SlideGroup{{matrix_box(8, 8), operator_box(20), small}}}, SlideArea{0, 0, 2000, 2000});
+  ASSERT_EQ(l.boxes.size(), 3u);
+  EXPECT_FLOAT_EQ(l.boxes[2].cell, 0.5f * l.boxes[0].cell);
+  EXPECT_FLOAT_EQ(l.boxes[2].h, 40 + 8 * 0.5f * l.cell + 30);
+}
+
+TEST(SlideEquations, WithOneHeadTheWholeMatrixAndTheHeadsBlockLayOutAlike) {
+  // One head: Q and Q[0] are one matrix; either name gives the equation, in the name given.
+  const Scenario s = preset("fat-cat");
+  ASSERT_EQ(s.heads, 1);
+  EXPECT_EQ(text(slide_equations(s, ids({"Q[0]", "K[0]", "scores[0]"}))), "Q[0] · K[0]ᵀ = scores[0]\n");
+  EXPECT_EQ(text(slide_equations(s, ids({"Q", "K", "scores[0]"}))), "Q · Kᵀ = scores[0]\n");
+  EXPECT_EQ(text(slide_equations(s, ids({"weights[0]", "V", "context[0]"}))), "weights[0] · V = context[0]\n");
+  // The whole matrix stays the result of its projection when the step shows that.
+  EXPECT_EQ(text(slide_equations(s, ids({"X", "W_q", "Q[0]"}))), "X · W_q = Q[0]\n");
+  // A block alone is not split from a matrix it equals.
+  EXPECT_EQ(text(slide_equations(s, ids({"V[0]"}))), "V[0]\n");
+}

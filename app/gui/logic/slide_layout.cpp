@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -30,14 +31,15 @@ bool is_result(const EquationLine& line, std::size_t i) {
 }
 
 // The part of `line` that shows the stages of `wanted` it contains (nullopt: none).
-std::optional<EquationLine> cut(const EquationLine& line, const std::set<StageId>& wanted) {
+std::optional<EquationLine> cut(const EquationLine& line, const std::set<StageId>& wanted, bool one_head) {
   std::vector<std::size_t> hits;
   for (std::size_t i = 0; i < line.terms.size(); ++i)
     if (line.terms[i].kind == Term::Kind::Matrix && wanted.count(line.terms[i].stage)) hits.push_back(i);
   if (hits.empty()) return std::nullopt;
   // A head's Q block met only as the operand of its scores is shown as the
   // split of Q instead (slide_equations), not as "Q₀ · K₀ᵀ = S₀".
-  if (std::all_of(hits.begin(), hits.end(), [&](std::size_t i) { return is_head_view(line.terms[i].stage.kind); }))
+  // (With one head the block is the whole matrix: no split to show.)
+  if (!one_head && std::all_of(hits.begin(), hits.end(), [&](std::size_t i) { return is_head_view(line.terms[i].stage.kind); }))
     return std::nullopt;
   std::size_t a = hits.front(), b = hits.back();
   if (hits.size() > 1) {
@@ -111,10 +113,42 @@ std::vector<EquationLine> candidate_lines(const Scenario& s, const std::vector<S
 }  // namespace
 
 std::vector<EquationLine> slide_equations(const Scenario& s, const std::vector<StageId>& wanted_in) {
-  // Each stage once, in the order asked.
-  std::vector<StageId> wanted;
+  // With one head (and one K/V head) a head's block Q[0] is the whole Q: one
+  // matrix under two names, and a step may use either for the same slide.
+  // Each is drawn where the math has it: the whole Q as the result of a
+  // projection the step also shows ("X · W_q = Q"), else the head's block in
+  // its head's chain ("Q · Kᵀ = S₀"); it keeps the name the step gave it.
+  const bool one_head = s.heads == 1 && s.dims().kv_heads == 1;
+  std::map<StageId, StageId> named;  // the chosen id → the id the step gave
+  std::vector<StageId> given;
   for (const StageId id : wanted_in)
-    if (std::find(wanted.begin(), wanted.end(), id) == wanted.end()) wanted.push_back(id);
+    if (std::find(given.begin(), given.end(), id) == given.end()) given.push_back(id);
+  const auto view_of = [&](StageId whole) -> std::optional<StageId> {
+    for (const StageSpec& v : all_stages())
+      if (is_head_view(v.kind) && v.storage == whole.kind) return StageId::of_head(v.kind, 0);
+    return std::nullopt;
+  };
+  const auto projection_shown = [&](StageId whole) {
+    for (const auto& line : pipeline_equations(s, 0)) {
+      const auto at = std::find_if(line.terms.begin(), line.terms.end(),
+                                   [&](const Term& t) { return t.kind == Term::Kind::Matrix && t.stage == whole; });
+      if (at == line.terms.end() || !is_result(line, static_cast<std::size_t>(at - line.terms.begin()))) continue;
+      for (auto t = line.terms.begin(); t != at; ++t)
+        if (t->kind == Term::Kind::Matrix && std::find(given.begin(), given.end(), t->stage) != given.end()) return true;
+    }
+    return false;
+  };
+  std::vector<StageId> wanted;
+  for (const StageId id : given) {
+    StageId chosen = id;
+    if (one_head) {
+      const StageId whole = is_head_view(id.kind) ? StageId::input(spec(id.kind).storage) : id;
+      if (const auto view = view_of(whole)) chosen = projection_shown(whole) ? whole : *view;
+    }
+    if (std::find(wanted.begin(), wanted.end(), chosen) != wanted.end()) continue;
+    wanted.push_back(chosen);
+    if (chosen != id) named.emplace(chosen, id);
+  }
   const std::vector<EquationLine> candidates = candidate_lines(s, wanted);
 
   std::set<StageId> remaining(wanted.begin(), wanted.end());
@@ -127,7 +161,7 @@ std::vector<EquationLine> slide_equations(const Scenario& s, const std::vector<S
     int best_count = 0;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       if (used[i]) continue;
-      auto piece = cut(candidates[i], remaining);
+      auto piece = cut(candidates[i], remaining, one_head);
       if (!piece) continue;
       std::set<StageId> covered;
       for (const Term& t : piece->terms)
@@ -144,7 +178,7 @@ std::vector<EquationLine> slide_equations(const Scenario& s, const std::vector<S
   // Head blocks asked for on their own: the split of the whole matrix,
   // continuing the line that ends with it ("X · W_q = Q = Q₀ | Q₁ | …").
   for (const StageSpec& view_spec : all_stages()) {
-    if (!is_head_view(view_spec.kind)) continue;
+    if (!is_head_view(view_spec.kind) || one_head) continue;  // one head's block stands alone
     const StageKind view = view_spec.kind;
     std::vector<StageId> blocks;
     for (const StageId id : wanted)
@@ -181,6 +215,11 @@ std::vector<EquationLine> slide_equations(const Scenario& s, const std::vector<S
     return best;
   };
   std::stable_sort(chosen.begin(), chosen.end(), [&](const auto& x, const auto& y) { return rank(x) < rank(y); });
+  // The names the step gave.
+  for (auto& line : chosen)
+    for (Term& t : line.terms)
+      if (t.kind == Term::Kind::Matrix)
+        if (const auto it = named.find(t.stage); it != named.end()) t.stage = it->second;
   return chosen;
 }
 
@@ -330,7 +369,11 @@ SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea&
 std::vector<EquationLine> split_statements(const EquationLine& line) {
   std::vector<EquationLine> out(1);
   for (std::size_t i = 0; i < line.terms.size(); ++i) {
-    const bool cut_here = i >= 2 && line.terms[i].kind == Term::Kind::Operator && is_result(line, i - 1);
+    // Only before a new relation ("=", "→"): "Q = Q₀ | Q₁" is not "Q₀ | Q₁".
+    const Term& t = line.terms[i];
+    const bool relation = t.kind == Term::Kind::Operator &&
+                          (t.text.find('=') != std::string::npos || t.text.find("→") != std::string::npos);
+    const bool cut_here = i >= 2 && relation && is_result(line, i - 1);
     if (cut_here) out.push_back(EquationLine{{line.terms[i - 1]}});
     out.back().terms.push_back(line.terms[i]);
   }

@@ -84,8 +84,8 @@ struct SlideLayout {
 // into rows, fit inside `area`; then centres every row and the whole block.
 SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea& area, const SlideSpacing& spacing = {});
 
-// A line cut where it can go on as a statement of its own: before an operator
-// that follows a result ("… = Ŝ₀ softmax → A₀" gives "… = Ŝ₀" and "Ŝ₀ softmax →
+// A line cut where it can go on as a statement of its own: before a relation
+// ("=", "→") that follows a result ("… = Ŝ₀ softmax → A₀" gives "… = Ŝ₀" and "Ŝ₀ softmax →
 // A₀"; "X · W_q = Q = Q₀ | …" gives "X · W_q = Q" and "Q = Q₀ | …"). The
 // result is repeated at the start of the next piece, so each reads alone.
 std::vector<EquationLine> split_statements(const EquationLine& line);

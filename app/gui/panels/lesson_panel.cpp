@@ -68,6 +68,14 @@ std::string first_line(const LessonStep& step, float width) {
   return line;
 }
 
+// A what-if the step change set aside, said where the room sees it (the
+// status line is hidden in presenter mode); empty when there is none.
+std::string what_if_note(const LessonState& ls) {
+  if (ls.set_aside.summary.empty()) return {};
+  if (ls.carried) return "Your change is carried into this step: " + ls.set_aside.summary + " (Ctrl+Z takes it out)";
+  return "Your change was set aside: " + ls.set_aside.summary + " (C carries it into this step, Ctrl+Z goes back to it)";
+}
+
 }  // namespace
 
 float lesson_panel_height(const AppState& state, float width, bool folded) {
@@ -81,6 +89,7 @@ float lesson_panel_height(const AppState& state, float width, bool folded) {
   };
   float h = 2 * style.WindowPadding.y + ImGui::GetFrameHeight() + style.ItemSpacing.y;
   if (!title_on_header(state, step, inner_w)) h += wrapped(step.title);
+  if (const std::string note = what_if_note(ls); !note.empty()) h += wrapped(note);
   if (folded && !step.text.empty()) h += ImGui::GetTextLineHeightWithSpacing();
   if (!folded) {
     if (!step.formula.empty()) h += wrapped(step.formula);
@@ -149,6 +158,7 @@ void draw_lesson_panel(AppState& state) {
   }
   ImGui::PushTextWrapPos(0.0f);
   if (!title_here) text_colored(gfx::Accent::Highlight, "%s", step.title.c_str());
+  if (const std::string note = what_if_note(ls); !note.empty()) text_colored(gfx::Accent::Status, "%s", note.c_str());
   if (folded && !step.text.empty()) {
     const std::string line = first_line(step, ImGui::GetContentRegionAvail().x);
     ImGui::TextUnformatted(line.c_str());

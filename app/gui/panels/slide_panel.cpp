@@ -73,7 +73,10 @@ SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_ba
   b.cells_h = static_cast<float>(rows);
   b.below = colour_bar ? 3.0f + 8.0f + line + 2.0f : 3.0f + 4.0f;
   if (with_difference) {
-    b.below += spacing + b.above + b.below;  // the Δ heatmap's title, labels and colour bar
+    // The Δ heatmap's title, labels and colour bar, whose two labels may
+    // stack under a narrow matrix (a line more, kept whether they do or not,
+    // so the slide never moves when the change appears).
+    b.below += spacing + b.above + b.below + (colour_bar ? line : 0.0f);
     b.cells_h *= 2.0f;
     // Its title, "Δ W_q −1.30 [2,1]", with room for a change of two more digits.
     const std::string delta_title = "Δ " + info.symbol + " −000.00 [" + std::to_string(rows - 1) + "," +
@@ -420,6 +423,21 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
       paged_lines = page_lines(room, page_area);
       built = build(paged_lines, room);
       pages = page_groups(built.groups, page_area, least, spacing);
+      // Pages too small to read even so (the whole text kept open on a small
+      // screen): one page as large as the room allows beats many unreadable ones.
+      const bool readable = std::all_of(pages.begin(), pages.end(), [&](const std::vector<int>& page) {
+        std::vector<SlideGroup> groups;
+        for (const int g : page) groups.push_back(built.groups[static_cast<std::size_t>(g)]);
+        const SlideLayout l = layout_slide(groups, page_area, spacing);
+        return l.fits && l.cell >= least;
+      });
+      if (!readable) {
+        const Room& all_room = kRooms[r - 1];  // every room taken, no pages
+        chosen = &all_room;
+        built = build(slide.lines, all_room);
+        pages = {{}};
+        for (int g = 0; g < static_cast<int>(built.groups.size()); ++g) pages[0].push_back(g);
+      }
     } else {
       built = build(slide.lines, room);
       pages = {{}};

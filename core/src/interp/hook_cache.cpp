@@ -2,6 +2,7 @@
 
 #include "attention_lab/json_text.h"
 #include "attention_lab/run_cache.h"
+#include "base/nearest.h"
 
 #include <algorithm>
 #include <cstring>
@@ -41,21 +42,6 @@ bool matches(const std::string& glob, const std::string& name) {
   }
   while (g < glob.size() && glob[g] == '*') ++g;
   return g == glob.size();
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
 }
 
 NamedTensor tensor_of(std::string name, std::vector<std::int64_t> shape, const Matrix& m) {
@@ -99,11 +85,8 @@ std::string select_hooks(const ModelConfig& c, const std::string& patterns, std:
     for (std::size_t i = 0; i < all.size(); ++i)
       if (matches(p, all[i])) chosen[i] = found = true;
     if (found) continue;
-    std::vector<std::pair<std::size_t, std::string>> near;
-    for (const std::string& n : all) near.emplace_back(edit_distance(p, n), n);
-    std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::string list_text;
-    for (std::size_t i = 0; i < std::min<std::size_t>(3, near.size()); ++i) list_text += (i ? ", " : "") + near[i].second;
+    for (const std::string& n : nearest_names(p, all, 3)) list_text += (list_text.empty() ? "" : ", ") + n;
     return "hook '" + p + "': this model has no such hook; the nearest: " + list_text;
   }
   if (!any) return "expected at least one hook name or glob (e.g. blocks.*.attn.hook_pattern)";

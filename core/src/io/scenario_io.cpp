@@ -213,6 +213,10 @@ constexpr const char* kOwnKey = "attention_lab";  // our own settings: pins, see
 Scenario parse_object(const json& root) {
   using namespace limits;
   if (!root.is_object()) fail_field("scenario: expected a JSON object { … }, found " + type_of(root));
+  // A lesson (or a lesson that forgot its "format") opened as a scenario.
+  if (root.contains("steps") && !root.contains("X"))
+    fail_field("steps: expected a scenario (\"X\", \"W_q\", …), found what looks like a lesson (\"steps\" and no \"X\"): "
+               "a lesson file starts with \"format\": \"attention-lab/lesson@1\", which this one lacks");
   for (const char* key : {"X", "W_q", "W_k", "W_v", "heads"})
     if (!root.contains(key)) fail_field(std::string(key) + ": missing (required keys: X, W_q, W_k, W_v, heads)");
 

@@ -5,6 +5,8 @@
 #include "attention_lab/limits.h"
 #include "attention_lab/presets.h"
 #include "attention_lab/scenario_io.h"
+#include "attention_lab/stage_info.h"
+#include "base/nearest.h"
 #include "io/json_document.h"
 
 #include <nlohmann/json.hpp>
@@ -71,6 +73,16 @@ int read_int(const json& j, const std::string& where, int lo, int hi, const std:
   return static_cast<int>(v);
 }
 
+// A step's text: a string, or a list of paragraphs (joined by a blank line).
+std::string read_text(const json& j, const std::string& where) {
+  if (!j.is_array()) return read_string(j, where, true);
+  if (j.empty()) fail_field(where + ": expected some text or a list of paragraphs, found an empty list");
+  std::string text;
+  for (std::size_t i = 0; i < j.size(); ++i)
+    text += (i ? "\n\n" : "") + read_string(j[i], where + "[" + std::to_string(i) + "]", true);
+  return text;
+}
+
 bool read_bool(const json& j, const std::string& where) {
   if (!j.is_boolean()) fail_field(where + ": expected true or false, found " + found(j));
   return j.get<bool>();
@@ -97,12 +109,45 @@ std::string heads_note(const Scenario& s) {
                       : " (the scenario has " + std::to_string(s.heads) + " heads at this step)";
 }
 
-// A stage id given as text ("scores[0]").
-StageId read_stage(const json& j, const std::string& where) {
+// The stage ids of `s` in the order of the math, each head's stages folded
+// into one entry ("scores[0…3]"), for a message.
+std::string stage_list(const Scenario& s) {
+  std::vector<std::string> entries;
+  std::vector<StageKind> folded;
+  for (const StageId id : pipeline(s)) {
+    if (!is_per_head(id.kind)) {
+      entries.push_back(to_string(id));
+      continue;
+    }
+    if (std::find(folded.begin(), folded.end(), id.kind) != folded.end()) continue;
+    folded.push_back(id.kind);
+    std::string name = to_string(id);
+    name.resize(name.find('['));
+    entries.push_back(s.heads == 1 ? name + "[0]" : name + "[0…" + std::to_string(s.heads - 1) + "]");
+  }
+  std::string out;
+  for (const std::string& e : entries) out += (out.empty() ? "" : ", ") + e;
+  return out;
+}
+
+// "did you mean \"scores[0]\"? The stages at this step: …", for a stage id
+// the scenario at this step does not have.
+std::string stage_suggestion(const Scenario& s, const std::string& given) {
+  std::vector<std::string> ids;
+  for (const StageId id : pipeline(s)) ids.push_back(to_string(id));
+  const std::vector<std::string> near = nearest_names(given, ids, 1);
+  return (near.empty() ? std::string() : "did you mean \"" + near.front() + "\"? ") + "The stages at this step: " +
+         stage_list(s);
+}
+
+// A stage id given as text ("scores[0]") that the scenario at this step has;
+// the reason names heads or the setting that is off, and the nearest id.
+StageId read_stage(const json& j, const std::string& where, const Scenario& s) {
   const std::string example = "expected a stage id such as \"scores[0]\"";
   if (!j.is_string()) fail_field(where + ": " + example + ", found " + found(j));
   const auto id = parse_stage_id(j.get<std::string>());
-  if (!id) fail_field(where + ": " + example + ", found " + found(j));
+  if (!id)
+    fail_field(where + ": " + example + ", found " + found(j) + ": " + stage_suggestion(s, j.get<std::string>()));
   return *id;
 }
 
@@ -110,7 +155,9 @@ StageId read_stage(const json& j, const std::string& where) {
 void require_stage(const Scenario& s, StageId id, const std::string& where) {
   if (auto problem = stage_problem(s, id); !problem.empty())
     fail_field(where + ": expected a stage of the scenario at this step, found \"" + to_string(id) + "\" (" +
-         problem.substr(problem.find(": ") + 2) + ")");
+         problem.substr(problem.find(": ") + 2) + ")" +
+         // A head that is not there: the nearest that is (a stage a setting turns off has its reason only).
+         (is_per_head(id.kind) ? ": " + stage_suggestion(s, to_string(id)) : std::string()));
 }
 
 // {"stage": …, "row": r, "col": c} with the row and column inside the stage's shape.
@@ -120,7 +167,7 @@ CellRef read_cell(const json& j, const std::string& where, const Scenario& s, co
   check_keys(j, where, keys);
   const std::string hint = " (expected {\"stage\": …, \"row\": …, \"col\": …})";
   CellRef cell;
-  cell.stage = read_stage(require_key(j, "stage", where, hint), where + ".stage");
+  cell.stage = read_stage(require_key(j, "stage", where, hint), where + ".stage", s);
   if (allowed && !allowed(cell.stage.kind)) fail_field(where + ".stage: expected " + what_stage + ", found " + found(j["stage"]));
   require_stage(s, cell.stage, where + ".stage");
   const StageShape shape = stage_shape(s, cell.stage);
@@ -313,7 +360,7 @@ class Parser {
     check_keys(j, where, step_keys());
     LessonStep step;
     step.title = read_string(require_key(j, "title", where, " (every step has a title)"), where + ".title", true);
-    step.text = read_string(require_key(j, "text", where, " (every step explains something)"), where + ".text", true);
+    step.text = read_text(require_key(j, "text", where, " (every step explains something)"), where + ".text");
     if (j.contains("formula")) step.formula = read_string(j["formula"], where + ".formula", false);
     if (j.contains("try")) step.try_prompt = read_string(j["try"], where + ".try", false);
     if (j.contains("comment")) read_string(j["comment"], where + ".comment", false);
@@ -331,7 +378,7 @@ class Parser {
       if (!list.is_array()) fail_field(where + ".show: expected a list of stage ids such as [\"X\", \"scores[0]\"], found " + found(list));
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string w = where + ".show[" + std::to_string(i) + "]";
-        const StageId id = read_stage(list[i], w);
+        const StageId id = read_stage(list[i], w, current_);
         require_stage(current_, id, w);
         step.show.push_back(id);
       }
