@@ -623,9 +623,14 @@ void AppState::lesson_back() {
   if (lesson.step != before) slide.land_on_last_page = true;
 }
 
+bool AppState::lesson_view_shown() const {
+  if (!lesson.lesson || lesson.whole_pipeline) return false;
+  return showing_slide(*this) || centre == CentreView::SqrtDkExperiment || centre == CentreView::SoftmaxUpClose;
+}
+
 bool AppState::lesson_text_folded() const {
   if (lesson.text_folded) return true;
-  return slide.want_fold && !lesson.text_kept_open && showing_slide(*this);
+  return slide.want_fold && !lesson.text_kept_open && lesson_view_shown();
 }
 
 void AppState::go_to_lesson_step(int target) {
@@ -1141,7 +1146,7 @@ void App::frame() {
   slide_room.fold_applied = folded && !state_.lesson.text_folded;
   slide_room.fold_gain = state_.lesson.lesson && !state_.lesson.text_folded ? lesson_bar_h(false) - lesson_bar_h(true) : 0.0f;
   slide_room.inspector_gain = state_.presenter ? inspector_w + ImGui::GetStyle().ItemSpacing.x : 0.0f;
-  slide_room.inspector_hidden = state_.presenter && slide_room.want_no_inspector && showing_slide(state_) && !state_.quiz.round;
+  slide_room.inspector_hidden = state_.presenter && slide_room.want_no_inspector && state_.lesson_view_shown() && !state_.quiz.round;
   if (slide_room.inspector_hidden) inspector_w = 0.0f;
   const float body_h = avail_h - step_bar_h;
 
@@ -1202,6 +1207,15 @@ void App::frame() {
   }
   draw_centre_view(state_);
   state_.centre_overflow_x = ImGui::GetScrollMaxX();  // > 0: wider than it shows (a horizontal scroll bar)
+  // A lesson step's own view that is not a slide (the √d_k experiment,
+  // Softmax up close): when it is taller than it shows, what the step's text
+  // talks about (a histogram, a table) would be below the fold, so it asks
+  // for the text's room and then the inspector's, as a slide does.
+  if (!slide && state_.lesson_view_shown() && ImGui::GetScrollMaxY() > 0.5f) {
+    if (!slide_room.want_fold && slide_room.fold_gain > 0.0f && !state_.lesson.text_kept_open) slide_room.want_fold = true;
+    else if (state_.presenter && !state_.quiz.round) slide_room.want_no_inspector = true;
+  }
+  state_.centre_overflow_y = ImGui::GetScrollMaxY();
   ImGui::EndChild();
   ImGui::EndChild();
   if (inspector_w > 0.0f) {
@@ -1447,7 +1461,7 @@ void App::write_probe() const {
       << ", \"quiz_show_button\": " << rect(state_.quiz.show_button)
       << ", \"blank\": " << (state_.blank ? "true" : "false") << ", \"softmax_row\": " << state_.softmax.row
       << ", \"centre_view\": " << static_cast<int>(state_.centre)
-      << ", \"centre_overflow_x\": " << state_.centre_overflow_x
+      << ", \"centre_overflow_x\": " << state_.centre_overflow_x << ", \"centre_overflow_y\": " << state_.centre_overflow_y
       << ", \"quiz_right\": " << state_.quiz.tally.right << ", \"quiz_asked\": " << state_.quiz.tally.asked
       << ", \"presenter\": " << (state_.presenter ? "true" : "false") << ", \"texture_uploads\": " << state_.texture_uploads
       << ", \"edits_applied\": " << state_.edits_applied

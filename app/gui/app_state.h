@@ -387,6 +387,7 @@ struct AppState {
   Rect centre_rect;                // the visible centre view this frame, in screen pixels (for the probe)
   Rect inspector_rect;  // what the inspector panel shows of itself (for the probe: is the quiz's Hint in view?)
   float centre_overflow_x = 0;  // how far the centre view scrolls sideways (0: its content fits its width)
+  float centre_overflow_y = 0;  // how far it scrolls down (a lesson view asks for room while it is above 0)
   bool pointer_spotlight = true;   // L: the ring around the pointer in presenter mode
   bool pointer_moved = false;      // no ring until the mouse moves (a screenshot has no pointer)
   float slide_cell = 0.0f;         // the cell size of this frame's slide (for the probe)
@@ -539,6 +540,9 @@ struct AppState {
   void carry_what_if();
   // The step's text is folded: by N, or by its slide for room (unless N kept it open).
   bool lesson_text_folded() const;
+  // A lesson step's own view is in the centre (its slide, or the experiment
+  // or close-up it opens), not the whole pipeline the learner explores.
+  bool lesson_view_shown() const;
   // Compare: remember every stage now / the difference of a stage to it (cached).
   void take_snapshot();
   static constexpr std::uint64_t kSnapshotLimitBytes = 1ull << 30;

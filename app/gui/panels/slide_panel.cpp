@@ -216,6 +216,15 @@ bool showing_slide(const AppState& state) {
 
 namespace {
 
+// The engine's warnings, as lines under a slide (the first three, then how many more).
+std::vector<std::string> slide_warnings(AppState& state) {
+  const auto& warnings = state.doc->engine().warnings();
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < warnings.size() && i < 3; ++i) lines.push_back("Warning: " + warnings[i].message);
+  if (warnings.size() > 3) lines.push_back("and " + std::to_string(warnings.size() - 3) + " more warnings (in the inspector)");
+  return lines;
+}
+
 // Cells smaller than this cannot be read from the back of a room: 22 px on a
 // 1280×720 projector at the presenter's font. Ctrl+plus raises it with the
 // text, so a larger font never means smaller matrices.
@@ -280,7 +289,20 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float em = gfx::em();
   const float margin = 3.0f * em;
-  const SlideArea area{origin.x + margin, origin.y + margin, origin.x + avail.x - margin, origin.y + avail.y - margin};
+  SlideArea area{origin.x + margin, origin.y + margin, origin.x + avail.x - margin, origin.y + avail.y - margin};
+  // Under the equations, what the step's text may refer to that lives
+  // elsewhere in the window (presenter mode hides the controls, a slide that
+  // needs room the inspector): the engine's warnings ("row 0 may look at no
+  // key"), and a temperature slider on a step that sets the temperature.
+  const std::vector<std::string> footer_lines = slide_warnings(state);
+  const bool temperature_slider = lesson && std::any_of(step->apply.begin(), step->apply.end(), [](const Edit& e) {
+    return std::holds_alternative<SetTemperature>(e);
+  });
+  float footer_h = 0.0f;
+  for (const std::string& line : footer_lines)
+    footer_h += ImGui::CalcTextSize(line.c_str(), nullptr, false, area.width()).y + ImGui::GetStyle().ItemSpacing.y;
+  if (temperature_slider) footer_h += ImGui::GetFrameHeightWithSpacing();
+  area.y1 -= footer_h;
   SlideSpacing spacing;
   spacing.box_gap = 4.0f * em;
   spacing.group_gap = 24.0f * em;
@@ -298,9 +320,10 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   };
   SoftmaxRowBox row_metrics;
   if (row) row_metrics = measure_softmax_row(s, *row);
-  // (`whole`: these lines are the whole slide, so a softmax row whose weights
-  // no line shows still goes at the end; a line measured alone leaves it out.)
-  const auto build = [&](const std::vector<EquationLine>& lines, const Room& room, bool whole = true) {
+  // (`with_row`: the softmax row goes right after the line with its weights,
+  // or at the end when no line has them; a line measured alone, to be cut into
+  // pages, leaves it out: the row is a group of its own, paged like a line.)
+  const auto build = [&](const std::vector<EquationLine>& lines, const Room& room, bool with_row = true) {
     Built b;
     const auto add_row = [&] {
       b.groups.push_back(SlideGroup{{softmax_box(row_metrics, static_cast<int>(row->weights.size()))}});
@@ -324,9 +347,9 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
       }
       b.groups.push_back(std::move(g));
       b.pieces.push_back(std::move(p));
-      if (row && has_row_weights && !row_placed) add_row(), row_placed = true;
+      if (row && with_row && has_row_weights && !row_placed) add_row(), row_placed = true;
     }
-    if (row && !row_placed && whole) add_row();
+    if (row && with_row && !row_placed) add_row();
     return b;
   };
 
@@ -495,6 +518,21 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
       correction = {std::min(correction.first + extra_w, 200.0f), std::min(correction.second + extra_h, 200.0f)};
   }
   outline_highlights(state, *step);
+  if (footer_h > 0.0f) {
+    ImGui::SetCursorScreenPos(ImVec2(area.x0, area.y1 + ImGui::GetStyle().ItemSpacing.y));
+    ImGui::PushTextWrapPos(area.x1 - ImGui::GetWindowPos().x);
+    for (const std::string& line : footer_lines) text_colored(gfx::Accent::Warning, "%s", line.c_str());
+    ImGui::PopTextWrapPos();
+    if (temperature_slider) {
+      float t = s.temperature;
+      ImGui::SetNextItemWidth(std::min(area.width() * 0.4f, 360.0f * em));
+      const bool changed = ImGui::SliderFloat("temperature τ", &t, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+      state.note_item("slide temperature");
+      if (ImGui::IsItemActivated()) state.temperature_gesture = state.doc->begin_gesture();
+      if (changed) state.apply(SetTemperature{t}, state.temperature_gesture);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("The step's temperature τ: below 1 sharper, above 1 flatter (Ctrl+click to type)");
+    }
+  }
   // The view's content is exactly its area, so it never shows scroll bars for a slide that fits.
   ImGui::SetCursorScreenPos(origin);
   ImGui::Dummy(ImVec2(std::max(1.0f, avail.x - 1.0f), std::max(1.0f, layout.fits ? avail.y - 1.0f : layout.bounds.y1 - origin.y)));

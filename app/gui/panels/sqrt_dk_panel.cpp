@@ -75,9 +75,14 @@ void draw_sqrt_dk_panel(AppState& state) {
   }
   const SqrtDkResult& r = x.result;
   const float w = std::min((visible_width_left() - 24.0f) * 0.5f, 460.0f);
-  // Tall enough to read, short enough that the table below is not far off a small screen.
+  // Tall enough to read, short enough that what is under them (their axis
+  // labels, the table of variances, largest weights and entropies, and the
+  // verdict under it) stays on a small screen: a lesson's text talks about it.
   const float em = gfx::em();
-  const ImVec2 size(w, std::clamp(ImGui::GetContentRegionAvail().y * 0.5f, 80.0f * em, 160.0f * em));
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float table_h = 6.0f * (ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y) + style.ItemSpacing.y;
+  const float under = 3.0f * line + table_h + 2.0f * line;
+  const ImVec2 size(w, std::clamp(ImGui::GetContentRegionAvail().y - under, 40.0f * em, 160.0f * em));
   ImGui::BeginGroup();
   draw_histogram("q·k (not scaled)", r.unscaled.histogram, IM_COL32(230, 159, 0, 255), size);
   ImGui::EndGroup();
