@@ -554,18 +554,7 @@ void AppState::show_quiz_answer() {
 
 bool AppState::quiz_hides(StageId stage, int row, int col) const {
   if (!quiz.asking()) return false;
-  const CellRef& asked = quiz.round->question.cell;
-  // The cell itself, or a copy of it further down (without W_o the output is
-  // the concat, which is the context): it prints the same number. A cell the
-  // quiz copies from stays: "concat[7][9] is a copy of … find it" is a question.
-  CellRef at{stage, row, col};
-  for (int up = 0; up < 8; ++up) {
-    if (at == asked) return true;
-    const auto from = copied_from(doc->scenario(), at);
-    if (!from) return false;
-    at = *from;
-  }
-  return false;
+  return gives_away(doc->scenario(), quiz.round->question.cell, CellRef{stage, row, col});
 }
 
 bool AppState::quiz_feeds(StageId stage, int row, int col) const {

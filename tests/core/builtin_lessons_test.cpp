@@ -289,3 +289,71 @@ TEST(BuiltInLessons, CrossAttentionQuotesTheEnginesNumbers) {
   for (int r = 0; r < 4; ++r) EXPECT_LT(at_step(l, alignment, "weights[0]", r, 4), 0.06f) << "nobody reads the full stop";
   EXPECT_NEAR(at_step(l, alignment + 1, "context[0]", 2, 2), 0.84, 0.005);
 }
+
+namespace {
+
+// A number as a heatmap prints it with one decimal.
+double printed(float v) { return std::round(static_cast<double>(v) * 10.0) / 10.0; }
+
+// The quiz cell worked out by hand from its inputs as printed with one
+// decimal: a dot product, a scaled score, a softmax of the printed row, a copy.
+double from_printed_numbers(const Document& doc, const CellRef& q) {
+  const Scenario& s = doc.scenario();
+  const int h = q.stage.head, r = q.row, c = q.col;
+  const auto m = [&](StageKind k, int head = 0) { return doc.stage(is_per_head(k) ? StageId::of_head(k, head) : StageId::input(k)); };
+  double v = 0.0;
+  switch (q.stage.kind) {
+    case StageKind::Q:
+      for (Eigen::Index k = 0; k < m(StageKind::X).cols(); ++k) v += printed(m(StageKind::X)(r, k)) * printed(s.W_q(k, c));
+      return v;
+    case StageKind::Scores:
+      for (Eigen::Index k = 0; k < m(StageKind::HeadQ, h).cols(); ++k)
+        v += printed(m(StageKind::HeadQ, h)(r, k)) * printed(m(StageKind::HeadK, h)(c, k));
+      return v;
+    case StageKind::Scaled:
+      return printed(m(StageKind::Scores, h)(r, c)) / (std::sqrt(static_cast<double>(s.dims().d_k)) * static_cast<double>(s.temperature));
+    case StageKind::Weights: {
+      const auto row = m(StageKind::Masked, h).row(r);
+      double sum = 0.0;
+      for (Eigen::Index k = 0; k < row.size(); ++k)
+        if (std::isfinite(row(k))) sum += std::exp(printed(row(k)));
+      return std::exp(printed(row(c))) / sum;
+    }
+    case StageKind::Context:
+      for (Eigen::Index k = 0; k < m(StageKind::Weights, h).cols(); ++k)
+        v += printed(m(StageKind::Weights, h)(r, k)) * printed(m(StageKind::HeadV, h)(k, c));
+      return v;
+    case StageKind::Concat: {
+      const int d_v = s.dims().d_v;
+      return printed(m(StageKind::Context, c / d_v)(r, c % d_v));
+    }
+    default:
+      ADD_FAILURE() << "no hand computation for " << to_string(q.stage);
+      return 0.0;
+  }
+}
+
+}  // namespace
+
+TEST(BuiltInLessons, EveryQuizAcceptsTheAnswerWorkedOutFromThePrintedNumbers) {
+  int quizzes = 0;
+  for (const fs::path& file : fs::directory_iterator(lessons_dir())) {
+    if (file.extension() != ".json") continue;
+    const Lesson l = load(file.filename().string().c_str());
+    for (std::size_t i = 0; i < l.steps.size(); ++i) {
+      if (!l.steps[i].quiz) continue;
+      const LessonQuiz& quiz = *l.steps[i].quiz;
+      const Document doc(scenario_at_step(l, static_cast<int>(i)));
+      const auto q = make_question(doc, quiz.cell, quiz.tolerance);
+      ASSERT_TRUE(q) << file << " step " << i + 1;
+      const double by_hand = from_printed_numbers(doc, quiz.cell);
+      char typed[32];
+      std::snprintf(typed, sizeof typed, "%.3f", by_hand);
+      const AnswerCheck check = check_answer(*q, typed);
+      EXPECT_TRUE(check.correct) << file.filename() << " step " << i + 1 << ": " << typed << " (truth " << q->truth
+                                 << "): " << check.message;
+      ++quizzes;
+    }
+  }
+  EXPECT_GE(quizzes, 10);
+}

@@ -69,7 +69,7 @@ TEST(QuizTolerance, NonFiniteAnswersAreNeverRight) {
 // [SECTION] Checking answers and the tally
 
 TEST(QuizCheck, ARightAnswerSaysSoWithTheTrueValue) {
-  const Question q{CellRef{head(StageKind::Weights), 2, 1}, 0.6139548, 0.01, {}, {}};
+  const Question q{CellRef{head(StageKind::Weights), 2, 1}, 0.6139548, 0.01, {}, {}, {}};
   const AnswerCheck c = check_answer(q, "0.61");
   EXPECT_TRUE(c.understood);
   EXPECT_TRUE(c.correct);
@@ -78,7 +78,7 @@ TEST(QuizCheck, ARightAnswerSaysSoWithTheTrueValue) {
 }
 
 TEST(QuizCheck, AWrongAnswerSaysWhichWayAndWhatCountsButNotTheValue) {
-  const Question q{CellRef{head(StageKind::Scores), 3, 2}, 2.8012, 0.01, {}, {}};
+  const Question q{CellRef{head(StageKind::Scores), 3, 2}, 2.8012, 0.01, {}, {}, {}};
   const AnswerCheck c = check_answer(q, "2.7");
   EXPECT_TRUE(c.understood);
   EXPECT_FALSE(c.correct);
@@ -88,14 +88,14 @@ TEST(QuizCheck, AWrongAnswerSaysWhichWayAndWhatCountsButNotTheValue) {
   EXPECT_EQ(c.message.find("2.801"), std::string::npos);  // the solution waits for "Show answer"
   // nor through the allowed error: 0.02801 would be 1 % of 2.801
   EXPECT_EQ(c.message.find("0.028"), std::string::npos);
-  EXPECT_NE(check_answer(Question{q.cell, 0.42, 0.01, {}, {}}, "0.3").message.find("within ±0.01 counts"),
+  EXPECT_NE(check_answer(Question{q.cell, 0.42, 0.01, {}, {}, {}}, "0.3").message.find("within ±0.01 counts"),
             std::string::npos);  // at most 1: an absolute tolerance, which tells nothing of the value
   EXPECT_NE(check_answer(q, "3").message.find("too high"), std::string::npos);
 }
 
 TEST(QuizCheck, TheValueAsANarrowCellRoundsItAsksForMoreDigitsAndCountsNothing) {
   // concat[7][9] of the many-heads lesson: −0.126, drawn "-0.1" in a narrow cell.
-  const Question q{CellRef{StageId::input(StageKind::Concat), 7, 9}, -0.1263, 0.01, "C[7,9]", {}};
+  const Question q{CellRef{StageId::input(StageKind::Concat), 7, 9}, -0.1263, 0.01, "C[7,9]", {}, {}};
   const AnswerCheck c = check_answer(q, "-0.1");
   EXPECT_TRUE(c.understood);
   EXPECT_FALSE(c.correct);
@@ -107,7 +107,7 @@ TEST(QuizCheck, TheValueAsANarrowCellRoundsItAsksForMoreDigitsAndCountsNothing) 
   EXPECT_FALSE(check_answer(q, "-0.2").too_coarse);  // another number at that rounding: wrong
   EXPECT_TRUE(check_answer(q, "-0.12").correct);     // 0.0063 away: right
   // A whole number is a guess, not a rounding; an exponent says nothing about decimals.
-  const Question big{CellRef{head(StageKind::Scores), 3, 2}, 2.9134, 0.001, {}, {}};
+  const Question big{CellRef{head(StageKind::Scores), 3, 2}, 2.9134, 0.001, {}, {}, {}};
   EXPECT_FALSE(check_answer(big, "3").too_coarse);
   EXPECT_FALSE(check_answer(big, "2.9e0").too_coarse);
   EXPECT_TRUE(check_answer(big, "2.9").too_coarse);
@@ -145,7 +145,7 @@ TEST(QuizCheck, MessagesNameTheCellAsTheLearnerSeesIt) {
 }
 
 TEST(QuizCheck, TextThatIsNotANumberAsksAgain) {
-  const Question q{CellRef{head(StageKind::Weights), 0, 0}, 1.0, 0.01, {}, {}};
+  const Question q{CellRef{head(StageKind::Weights), 0, 0}, 1.0, 0.01, {}, {}, {}};
   const AnswerCheck c = check_answer(q, "one");
   EXPECT_FALSE(c.understood);
   EXPECT_FALSE(c.correct);
@@ -153,7 +153,7 @@ TEST(QuizCheck, TextThatIsNotANumberAsksAgain) {
 }
 
 TEST(QuizTally, CountsQuestionsAnsweredAndRightOnes) {
-  const Question q{CellRef{head(StageKind::Weights), 0, 0}, 0.25, 0.01, {}, {}};
+  const Question q{CellRef{head(StageKind::Weights), 0, 0}, 0.25, 0.01, {}, {}, {}};
   QuizTally tally;
   EXPECT_EQ(tally.text(), "0 of 0 right at the first try");
   tally.record(check_answer(q, "0.25"));
@@ -174,7 +174,7 @@ TEST(QuizTally, CountsQuestionsAnsweredAndRightOnes) {
 // [SECTION] A round: retries, the hint, "Show answer"
 
 TEST(QuizRound, AWrongAnswerOffersAHintAndARetryAndRevealsNothing) {
-  QuizRound round(Question{CellRef{head(StageKind::Weights), 1, 0}, 0.6139548, 0.01, "A₀[1,0]", {}});
+  QuizRound round(Question{CellRef{head(StageKind::Weights), 1, 0}, 0.6139548, 0.01, "A₀[1,0]", {}, {}});
   QuizTally tally;
   EXPECT_FALSE(round.hint_offered());
   EXPECT_FALSE(round.answer("a lot", tally).understood);  // not a number: nothing counted, no hint yet
@@ -202,10 +202,10 @@ TEST(QuizRound, AWrongAnswerOffersAHintAndARetryAndRevealsNothing) {
 
 TEST(QuizRound, ARightFirstAnswerCountsAndShowAnswerBeforeAnyAnswerCountsAsNotRight) {
   QuizTally tally;
-  QuizRound first(Question{CellRef{head(StageKind::Weights), 1, 0}, 0.25, 0.01, {}, {}});
+  QuizRound first(Question{CellRef{head(StageKind::Weights), 1, 0}, 0.25, 0.01, {}, {}, {}});
   EXPECT_TRUE(first.answer(".25", tally).correct);
   EXPECT_EQ(tally.right, 1);
-  QuizRound shown(Question{CellRef{head(StageKind::Weights), 2, 0}, 0.75, 0.01, {}, {}});
+  QuizRound shown(Question{CellRef{head(StageKind::Weights), 2, 0}, 0.75, 0.01, {}, {}, {}});
   EXPECT_EQ(shown.solution(), "");
   shown.reveal(tally);
   EXPECT_TRUE(shown.revealed);
@@ -214,7 +214,7 @@ TEST(QuizRound, ARightFirstAnswerCountsAndShowAnswerBeforeAnyAnswerCountsAsNotRi
   EXPECT_EQ(tally.asked, 2);
   EXPECT_EQ(tally.right, 1);
   // Shown after a wrong answer: that answer was already counted, not twice.
-  QuizRound retried(Question{CellRef{head(StageKind::Weights), 3, 0}, 0.5, 0.01, {}, {}});
+  QuizRound retried(Question{CellRef{head(StageKind::Weights), 3, 0}, 0.5, 0.01, {}, {}, {}});
   retried.answer("0.1", tally);
   retried.reveal(tally);
   EXPECT_EQ(tally.asked, 3);
@@ -391,4 +391,41 @@ TEST(QuizPick, NothingQualifiesWhenEveryCellIsMasked) {
   Document doc(preset("book"));
   ASSERT_EQ(doc.apply(SetMask{MaskKind::Custom, Matrix::Zero(6, 6)}), "");
   EXPECT_FALSE(pick_random_cell(doc, {head(StageKind::Masked), head(StageKind::Weights)}, 7).has_value());
+}
+
+TEST(Quiz, AnAnswerWorkedOutFromThePrintedNumbersIsRightAndSaysSo) {
+  Question q{CellRef{StageId::of_head(StageKind::Scores, 0), 6, 1}, 2.7018, 0.01, "S₀[6,1]", {}, {{1, 2.64}, {2, 2.6981}}};
+  const AnswerCheck from_one_decimal = check_answer(q, "2.64");
+  EXPECT_TRUE(from_one_decimal.correct);
+  EXPECT_EQ(from_one_decimal.from_screen_decimals, 1);
+  EXPECT_EQ(from_one_decimal.message,
+            "Right: from the numbers on screen, rounded to 1 decimal, that is 2.64 (you said 2.64); with every digit S₀[6,1] is 2.702.");
+  const AnswerCheck exact = check_answer(q, "2.70");
+  EXPECT_TRUE(exact.correct);
+  EXPECT_EQ(exact.from_screen_decimals, 0);
+  EXPECT_FALSE(check_answer(q, "2.5").correct);
+}
+
+TEST(Quiz, TheValueFromRoundedSourcesIsTheCellComputedFromPrintedInputs) {
+  const Document doc(*make_preset("fat-cat"));
+  const CellRef cell{StageId::of_head(StageKind::Scores, 0), 6, 1};
+  const auto v = value_from_rounded_sources(doc, cell, 1);
+  ASSERT_TRUE(v);
+  double by_hand = 0.0;
+  const auto q = doc.stage(StageId::of_head(StageKind::HeadQ, 0)), k = doc.stage(StageId::of_head(StageKind::HeadK, 0));
+  for (Eigen::Index i = 0; i < q.cols(); ++i)
+    by_hand += std::round(static_cast<double>(q(6, i)) * 10.0) / 10.0 * (std::round(static_cast<double>(k(1, i)) * 10.0) / 10.0);
+  EXPECT_NEAR(*v, by_hand, 1e-5);
+  EXPECT_FALSE(value_from_rounded_sources(doc, CellRef{StageId::input(StageKind::X), 0, 0}, 1));  // an input has no sources
+}
+
+TEST(Quiz, AWeightsRowIsHiddenWithItForItsOtherWeightsWouldGiveItAway) {
+  const Scenario s = *make_preset("fat-cat");
+  const CellRef asked{StageId::of_head(StageKind::Weights, 0), 1, 0};
+  EXPECT_TRUE(gives_away(s, asked, asked));
+  EXPECT_TRUE(gives_away(s, asked, CellRef{asked.stage, 1, 1}));   // 1 − this is the answer
+  EXPECT_FALSE(gives_away(s, asked, CellRef{asked.stage, 2, 0}));  // another row
+  EXPECT_FALSE(gives_away(s, asked, CellRef{StageId::of_head(StageKind::Masked, 0), 1, 0}));  // what it is computed from
+  const CellRef score{StageId::of_head(StageKind::Scores, 0), 3, 2};
+  EXPECT_FALSE(gives_away(s, score, CellRef{score.stage, 3, 1}));  // scores do not add up to anything
 }

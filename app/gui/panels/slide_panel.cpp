@@ -149,13 +149,16 @@ SlideBox softmax_box(const SoftmaxRowBox& m, int keys) {
 
 float text_width(std::string_view text) { return ImGui::CalcTextSize(text.data(), text.data() + text.size()).x; }
 
-// A token cut to `width` ends in "…"; the whole word shows on hover.
-void token_text(ImDrawList* dl, ImVec2 right_edge_top, float width, const std::string& full, ImU32 colour) {
-  const std::string t = ellipsize(full, width, text_width);
-  const float w = text_width(t);
+// A token at text size `size`, cut to `width` ends in "…"; the whole word shows on hover.
+void token_text(ImDrawList* dl, ImVec2 right_edge_top, float width, float size, const std::string& full, ImU32 colour) {
+  const TextMeasure measure = [&](std::string_view t) {
+    return ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, t.data(), t.data() + t.size()).x;
+  };
+  const std::string t = ellipsize(full, width, measure);
+  const float w = measure(t);
   const ImVec2 at(right_edge_top.x - w, right_edge_top.y);
-  dl->AddText(at, colour, t.c_str());
-  if (t != full && ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(at, ImVec2(at.x + w, at.y + ImGui::GetTextLineHeight())))
+  dl->AddText(ImGui::GetFont(), size, at, colour, t.c_str());
+  if (t != full && ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(at, ImVec2(at.x + w, at.y + size)))
     ImGui::SetTooltip("%s", full.c_str());
 }
 
@@ -175,11 +178,15 @@ void draw_softmax_row(AppState& state, const LessonRow& which, const SoftmaxBrea
   dl->AddText(ImVec2(x_score, at.y + line), faint, "Ŝ");
   dl->AddText(ImVec2(x_bar, at.y + line), faint, "weight");
   const float top = at.y + m.header_h;
-  // Numbers fit a row only when a cell is as tall as a line of text.
-  const bool numbers = cell >= ImGui::GetTextLineHeight() * 0.9f;
+  // The numbers and tokens of a row are set at most as tall as the row (a
+  // projector's 22 px rows under a 28 px font), never under 10 px.
+  const float size = std::min(ImGui::GetFontSize(), cell * 0.8f);
+  const bool numbers = size >= 10.0f;
+  const auto text_at = [&](ImVec2 where, ImU32 colour, const std::string& t) { dl->AddText(ImGui::GetFont(), size, where, colour, t.c_str()); };
+  const auto width_of = [&](const std::string& t) { return ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, t.c_str()).x; };
   for (int k = 0; k < static_cast<int>(b.weights.size()); ++k) {
     const float y = top + cell * static_cast<float>(k);
-    const float ty = y + (cell - ImGui::GetTextLineHeight()) * 0.5f;
+    const float ty = y + (cell - size) * 0.5f;
     const float w = b.weights[k];
     // The quiz's answer (or a copy of it) is a "?" here as in the heatmaps.
     const bool hide_score = state.quiz_hides(StageId::of_head(StageKind::Masked, which.head), which.row, k);
@@ -187,11 +194,11 @@ void draw_softmax_row(AppState& state, const LessonRow& which, const SoftmaxBrea
     if (!hide_weight) dl->AddRectFilled(ImVec2(x_bar, y + 1), ImVec2(x_bar + std::max(0.0f, 3 * cell * w), y + cell - 1), bar);
     dl->AddRect(ImVec2(x_bar, y + 1), ImVec2(x_bar + 3 * cell, y + cell - 1), faint);
     if (!numbers) continue;
-    token_text(dl, ImVec2(x_token + m.token_w, ty), m.token_w, s.token_label(k), faint);
+    token_text(dl, ImVec2(x_token + m.token_w, ty), m.token_w, size, s.token_label(k), faint);
     const float v = b.masked[k];
     const std::string score = hide_score ? "?" : std::isinf(v) && v < 0 ? "−∞" : format_number(v, 3);
-    dl->AddText(ImVec2(x_score + m.score_w - text_width(score), ty), text, score.c_str());
-    dl->AddText(ImVec2(x_weight, ty), text, hide_weight ? "?" : format_number(w, 3).c_str());
+    text_at(ImVec2(x_score + m.score_w - width_of(score), ty), text, score);
+    text_at(ImVec2(x_weight, ty), text, hide_weight ? "?" : format_number(w, 3));
   }
 }
 

@@ -27,7 +27,22 @@ struct Question {
   // What to ask, in the teacher's words (a lesson's "question"); empty: the
   // app asks "What is A₀[2,1]?".
   std::string text;
+  // The cell computed again from its sources as the screen rounds them (to 1
+  // and to 2 decimals): a learner who works from the printed numbers gets one
+  // of these rather than the truth, and is right to. Empty when the cell has
+  // no sources or the scenario is too big to compute again for a question.
+  struct FromScreen {
+    int decimals = 0;
+    double value = 0.0;
+  };
+  std::vector<FromScreen> from_screen;
 };
+
+// `cell` computed from its sources (cell_sources: one level up) rounded to
+// `decimals`, as a learner computes it from the numbers a heatmap prints;
+// nullopt when that cannot be done (no sources, a source that cannot be
+// set, a non-finite result, a scenario of more than 64 tokens).
+std::optional<double> value_from_rounded_sources(const Document& doc, const CellRef& cell, int decimals);
 
 // The question for a cell chosen by a teacher. nullopt when the cell does not
 // exist in the document or holds a value no one can type (−∞, +∞ or NaN).
@@ -45,6 +60,14 @@ std::optional<CellRef> copied_from(const Scenario& scenario, const CellRef& cell
 // The cell at the end of the copy chain (output → concat → context), or `cell`
 // itself when it is not a copy. Two cells with the same source print the same number.
 CellRef copy_source(const Scenario& scenario, const CellRef& cell);
+
+// Whether a view showing `shown` would give the answer to a question on
+// `asked` away, so it is hidden while the question is open: the cell itself,
+// a copy of it further down (copied_from: the output that is the concat
+// that is the context), and for a weight the other weights of its row, which
+// add up to 1 with it. A cell the asked one copies from stays ("concat[7][9]
+// is a copy of … find it" is a question).
+bool gives_away(const Scenario& scenario, const CellRef& asked, const CellRef& shown);
 
 // A cell picked at random (uniformly, reproducibly from `seed`) among the cells
 // of `stages` that make a fair question: finite values only (a masked −∞ is
@@ -78,6 +101,9 @@ struct AnswerCheck {
   // neither right nor wrong: the learner is asked for more digits, and nothing
   // is counted.
   bool too_coarse = false;
+  // Right because it is what the numbers on screen give, rounded to this many
+  // decimals (0: right by the tolerance alone).
+  int from_screen_decimals = 0;
   // "Right: A₀[2,1] is 0.614 (you said 0.61)." / "Not right: 0.5 is too low. …" /
   // "Please type a number…". A wrong answer's message never gives the true value.
   std::string message;

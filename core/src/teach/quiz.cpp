@@ -1,5 +1,7 @@
 #include "attention_lab/quiz.h"
 
+#include "attention_lab/engine.h"
+
 #include "attention_lab/stage_info.h"
 #include "attention_lab/stage_registry.h"
 
@@ -57,7 +59,53 @@ std::optional<Question> make_question(const Document& doc, const CellRef& cell, 
   if (!std::isfinite(value)) return std::nullopt;
   const std::string name = describe_stage(doc.scenario(), cell.stage).symbol + "[" + std::to_string(cell.row) + "," +
                            std::to_string(cell.col) + "]";
-  return Question{cell, static_cast<double>(value), tolerance, name, {}};
+  Question q{cell, static_cast<double>(value), tolerance, name, {}, {}};
+  for (const int decimals : {1, 2})
+    if (const auto v = value_from_rounded_sources(doc, cell, decimals)) q.from_screen.push_back({decimals, *v});
+  return q;
+}
+
+bool gives_away(const Scenario& s, const CellRef& asked, const CellRef& shown) {
+  CellRef at = shown;
+  for (int up = 0; up < 8; ++up) {
+    if (at == asked) return true;
+    if (asked.stage.kind == StageKind::Weights && at.stage == asked.stage && at.row == asked.row) return true;
+    const auto from = copied_from(s, at);
+    if (!from) return false;
+    at = *from;
+  }
+  return false;
+}
+
+std::optional<double> value_from_rounded_sources(const Document& doc, const CellRef& cell, int decimals) {
+  const Scenario& s = doc.scenario();
+  if (s.T() > 64 || !cell_problem(s, cell).empty()) return std::nullopt;  // a recompute per question: lessons are small
+  const std::vector<CellSource> sources = cell_sources(s, cell.stage, cell.row, cell.col);
+  if (sources.empty()) return std::nullopt;
+  const double scale = std::pow(10.0, decimals);
+  Scenario rounded = s;
+  for (const CellSource& src : sources) {
+    const MatrixView m = doc.stage(src.stage);
+    std::vector<std::pair<int, int>> cells;
+    if (src.row >= 0)
+      for (int c = 0; c < m.cols(); ++c) cells.emplace_back(src.row, c);
+    if (src.col >= 0)
+      for (int r = 0; r < m.rows(); ++r) cells.emplace_back(r, src.col);
+    if (src.cell_row >= 0) cells.emplace_back(src.cell_row, src.cell_col);
+    for (const auto& [r, c] : cells) {
+      const float v = m(r, c);
+      if (!std::isfinite(v)) continue;  // −∞ prints as −∞
+      const auto shown = static_cast<float>(std::round(static_cast<double>(v) * scale) / scale);
+      if (shown == v) continue;
+      const Edit e = is_input(src.stage.kind) ? Edit{SetCell{src.stage, r, c, shown}} : Edit{SetPin{PinKey{src.stage, r, c}, shown}};
+      if (!apply_edit(rounded, e).error.empty()) return std::nullopt;
+    }
+  }
+  Engine engine;
+  engine.recompute_all(rounded);
+  const float v = engine.stage(cell.stage)(cell.row, cell.col);
+  if (!std::isfinite(v)) return std::nullopt;
+  return static_cast<double>(v);
 }
 
 std::optional<CellRef> copied_from(const Scenario& s, const CellRef& cell) {
@@ -204,12 +252,26 @@ AnswerCheck check_answer(const Question& q, std::string_view text) {
   out.answer = *answer;
   out.error = *answer - q.truth;
   out.correct = within_tolerance(*answer, q.truth, q.tolerance);
+  // Worked out from the numbers as printed: right too, and said so.
+  const Question::FromScreen* screen = nullptr;
+  if (!out.correct)
+    for (const auto& f : q.from_screen)
+      if (within_tolerance(*answer, f.value, q.tolerance)) {
+        screen = &f;
+        out.correct = true;
+        out.from_screen_decimals = f.decimals;
+        break;
+      }
   const std::string truth = short_number(q.truth);
   const std::string cell = q.name.empty() ? to_string(q.cell) : q.name;
   const std::string said = short_number(*answer);
   const int decimals = decimals_typed(text);
   out.too_coarse = !out.correct && rounded_truth(*answer, q.truth, decimals);
-  if (out.correct)
+  if (screen)
+    out.message = "Right: from the numbers on screen, rounded to " + std::to_string(screen->decimals) +
+                  (screen->decimals == 1 ? " decimal" : " decimals") + ", that is " + short_number(screen->value) +
+                  " (you said " + said + "); with every digit " + cell + " is " + truth + ".";
+  else if (out.correct)
     out.message = "Right: " + cell + " is " + truth + " (you said " + said + ").";
   else if (out.too_coarse)
     out.message = "Close: " + said + " is " + cell + " rounded to " + std::to_string(decimals) +
