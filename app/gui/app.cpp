@@ -1285,7 +1285,7 @@ std::string App::export_now() {
   const Options& o = state_.options;
   const auto target = parse_export_target(o.export_target, pipeline(state_.doc->scenario()));
   if (!target) return "--export: unknown target '" + o.export_target + "'";  // checked in init()
-  const ExportResult r = render_export(state_, ExportRequest{*target, o.export_path, o.export_scale});
+  const ExportResult r = render_export(state_, ExportRequest{*target, o.export_path, o.export_scale, o.export_with_highlights});
   return r.error;
 }
 

@@ -98,6 +98,7 @@ struct FileDialogState {
   std::string suggested_name;  // pre-filled when the dialog opens ("weights-head0.csv")
   ExportTarget export_target;  // what Export PNG/CSV writes
   int export_scale = 2;        // Export PNG: 1×, 2× or 4× the on-screen size
+  bool export_highlights = false;  // Export PNG: keep the selection, lit cells, highlight outlines and the quiz's "?"
   bool focus_name = false;  // put the keyboard in the name field next frame (opened, or Enter failed)
   std::vector<CachedModel> cached_models;  // Open model: the Hugging Face cache, read when the dialog opens
   // Import weights: where a .npy goes, whether it is stored [out, in], which layer of a checkpoint.
@@ -211,8 +212,13 @@ struct SlideState {
   int step = -1;
   std::string lesson_path;
   std::vector<EquationLine> lines;
-  // (stage, transposed) at a font size → extra (width, height)
-  std::map<std::pair<std::pair<StageId, bool>, int>, std::pair<float, float>> chrome_correction;
+  // (stage, transposed) at a font size and with or without labels → what it
+  // took beyond its box: more width, more above its cells (a band of token
+  // labels written upwards), more below (a colour bar's stacked labels).
+  struct Chrome {
+    float width = 0.0f, above = 0.0f, below = 0.0f;
+  };
+  std::map<std::pair<std::pair<StageId, bool>, int>, Chrome> chrome_correction;
   bool overflows = false;  // last frame's slide did not fit: the view may scroll
   // A slide too big to read on this screen pages its equations: PageDown
   // shows the next page before the next step.
@@ -227,6 +233,7 @@ struct SlideState {
   bool fold_applied = false, inspector_hidden = false;
   float fold_gain = 0.0f, inspector_gain = 0.0f;
   std::string room;  // which of these the slide uses (the probe)
+  Rect content;      // what this frame's slide drew (equations and what is under them): an export crops to it
   // Within one step (and window and font size) a slide never asks for less
   // room than it has asked for: the text shown, the slide smaller, the text
   // folded again would flicker. The first room it may choose:
@@ -387,6 +394,7 @@ struct AppState {
   Rect centre_rect;                // the visible centre view this frame, in screen pixels (for the probe)
   Rect inspector_rect;  // what the inspector panel shows of itself (for the probe: is the quiz's Hint in view?)
   float centre_overflow_x = 0;  // how far the centre view scrolls sideways (0: its content fits its width)
+  bool exporting_plain = false;  // a plain export is being drawn: no highlight outlines (slide_export.cpp)
   float centre_overflow_y = 0;  // how far it scrolls down (a lesson view asks for room while it is above 0)
   bool pointer_spotlight = true;   // L: the ring around the pointer in presenter mode
   bool pointer_moved = false;      // no ring until the mouse moves (a screenshot has no pointer)

@@ -35,6 +35,9 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
                        (X, W_q, weights[0], …), step (the current step) or view (the
                        whole centre view); animations are finished first
   --export-scale K     pixels per on-screen pixel of --export: 1, 2 or 4 (default 1)
+  --export-with-highlights  keep the selection, the lit cells, a lesson's highlight
+                       outlines and the quiz's "?" in --export (left out by default);
+                       a step's slide is cropped to its content either way
   --frame-stats OUT    render --frames N frames of the finished result without waiting,
                        write median and 95th-percentile times of all but the first two
                        as JSON to OUT, exit
@@ -129,6 +132,8 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       if (!value(v) || !to_int(v, k) || (k != 1 && k != 2 && k != 4))
         return {std::nullopt, "--export-scale: expected 1, 2 or 4, found '" + v + "'"};
       o.export_scale = k;
+    } else if (a == "--export-with-highlights") {
+      o.export_with_highlights = true;
     } else if (a == "--recover") {
       o.recover = true;
     } else if (a == "--presenter") {

@@ -10,7 +10,9 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 namespace attention_lab::gui {
@@ -21,20 +23,28 @@ namespace {
 // second time and must leave the window's frame exactly as it was.
 struct SavedFrameState {
   explicit SavedFrameState(AppState& s)
-      : state(s), hovered(s.hovered), lit(s.lit), drawn(s.drawn), instances(s.heatmap_instances),
-        differences(s.difference_heatmaps), scroll_to_step(s.scroll_to_step), select_centre_tab(s.select_centre_tab) {}
+      : state(s), hovered(s.hovered), hovered_last_frame(s.hovered_last_frame), selected(s.selected), lit(s.lit),
+        drawn(s.drawn), instances(s.heatmap_instances), differences(s.difference_heatmaps),
+        scroll_to_step(s.scroll_to_step), select_centre_tab(s.select_centre_tab), quiz_round(s.quiz.round),
+        slide(s.slide) {}
   ~SavedFrameState() {
-    state.hovered = hovered, state.lit = lit, state.drawn = drawn, state.heatmap_instances = instances;
+    state.hovered = hovered, state.hovered_last_frame = hovered_last_frame, state.selected = selected;
+    state.lit = lit, state.drawn = drawn, state.heatmap_instances = instances;
     state.difference_heatmaps = differences, state.scroll_to_step = scroll_to_step;
     state.select_centre_tab = select_centre_tab;
+    state.quiz.round = quiz_round;
+    state.slide = slide;  // the export's own layout (its room, its pages) is not the screen's
+    state.exporting_plain = false;
   }
   AppState& state;
-  std::optional<CellRef> hovered;
+  std::optional<CellRef> hovered, hovered_last_frame, selected;
   std::vector<Lit> lit;
   std::vector<DrawnHeatmap> drawn;
   std::map<std::pair<StageId, bool>, int> instances;
   AppState::DrawnThisAndLastFrame differences;
   bool scroll_to_step, select_centre_tab;
+  std::optional<QuizRound> quiz_round;
+  SlideState slide;
 };
 
 // A Dear ImGui context of its own for one export, current while it lives:
@@ -120,6 +130,27 @@ void draw_target(AppState& state, const ExportTarget& target) {
   draw_centre_view(state);
 }
 
+// Crops an RGBA image (top row first) to the pixels that differ from its
+// top-left corner's (the background), plus `margin` on every side, as far as
+// the image reaches: the same margin all round whatever the layout left.
+void crop_to_content(std::vector<unsigned char>& rgba, int& width, int& height, int margin) {
+  const auto at = [&](int x, int y) { return rgba.data() + (static_cast<std::ptrdiff_t>(y) * width + x) * 4; };
+  const unsigned char* bg = at(0, 0);
+  const unsigned char background[4] = {bg[0], bg[1], bg[2], bg[3]};
+  int x0 = width, y0 = height, x1 = -1, y1 = -1;
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      if (std::memcmp(at(x, y), background, 4) != 0) x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+  if (x1 < 0) return;  // blank: nothing to crop to
+  x0 = std::max(0, x0 - margin), y0 = std::max(0, y0 - margin);
+  x1 = std::min(width - 1, x1 + margin), y1 = std::min(height - 1, y1 + margin);
+  const int w = x1 - x0 + 1, h = y1 - y0 + 1;
+  std::vector<unsigned char> out(static_cast<std::size_t>(w) * static_cast<std::size_t>(h) * 4u);
+  for (int y = 0; y < h; ++y) std::memcpy(out.data() + static_cast<std::ptrdiff_t>(y) * w * 4, at(x0, y0 + y), static_cast<std::size_t>(w) * 4u);
+  rgba = std::move(out);
+  width = w, height = h;
+}
+
 }  // namespace
 
 std::string suggested_export_name(const AppState& state, const ExportTarget& target) {
@@ -142,12 +173,22 @@ ExportResult render_export(AppState& state, const ExportRequest& request) {
   }
   const Layout layout = layout_of(state, request.target);
   SavedFrameState saved(state);
-  // The selection's sources stay lit (a lesson's highlight is part of the
-  // slide); whatever the pointer hovers on screen is not.
+  // Whatever the pointer hovers on screen is never exported. A plain export
+  // is a clean picture for a handout: no selection, no lit cells, no
+  // highlight outlines, and the quiz's cell printed instead of its "?".
   state.hovered.reset();
-  state.lit = state.selected ? provenance(state.doc->scenario(), state.selected->stage, state.selected->row,
-                                          state.selected->col)
-                             : std::vector<Lit>{};
+  state.hovered_last_frame.reset();
+  if (request.with_highlights) {
+    state.lit = state.selected ? provenance(state.doc->scenario(), state.selected->stage, state.selected->row,
+                                            state.selected->col)
+                               : std::vector<Lit>{};
+  } else {
+    state.selected.reset();
+    state.lit.clear();
+    state.quiz.round.reset();
+    state.exporting_plain = true;
+  }
+  state.slide.content = Rect{};
   ExportContext context(request.scale);
   ImGuiIO& io = ImGui::GetIO();
 
@@ -183,9 +224,12 @@ ExportResult render_export(AppState& state, const ExportRequest& request) {
                     layout.height > 0 ? layout.height : std::round(used.y + padding.y));
   }
 
-  const int width = static_cast<int>(size.x) * request.scale, height = static_cast<int>(size.y) * request.scale;
+  // A step's slide is cropped to what it draws, with an even margin, not the
+  // whole centre area it is centred in (see crop_to_content below).
+  const bool crop_slide = request.target.kind == ExportKind::Step && state.slide.content.width() > 0.0f;
+  const int full_width = static_cast<int>(size.x) * request.scale, full_height = static_cast<int>(size.y) * request.scale;
   gfx::OffscreenTarget target;
-  if (auto err = target.create(width, height); !err.empty()) {
+  if (auto err = target.create(full_width, full_height); !err.empty()) {
     result.error = "Could not export " + request.path + ": " + err;
     return result;
   }
@@ -196,7 +240,9 @@ ExportResult render_export(AppState& state, const ExportRequest& request) {
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(draw_data);
   }
-  const std::vector<unsigned char> pixels = target.read_rgba();
+  std::vector<unsigned char> pixels = target.read_rgba();
+  int width = full_width, height = full_height;
+  if (crop_slide) crop_to_content(pixels, width, height, 16 * request.scale);
   state.renderer.begin_frame();  // its draws pointed into this context's frame
   if (auto err = gfx::write_rgba_png(request.path, width, height, pixels.data()); !err.empty()) {
     result.error = err;

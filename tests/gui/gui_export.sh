@@ -35,8 +35,28 @@ read -r w4 h4 < <(size "$out/a4.png")
 read -r ws hs < <(size "$out/step.png")
 read -r ws1 hs1 < <(size "$out/step1.png")
 read -r wv hv < <(size "$out/view.png")
-[ "$w4" -gt "$w2" ] && [ "$ws" -eq $((2 * ws1)) ] && [ "$hs" -eq $((2 * hs1)) ] && [ "$hv" -gt 800 ] ||
+# (A step's slide is cropped to the pixels it draws: at 2× the edge of a
+# letter may reach one logical pixel further than at 1×.)
+near_twice() { [ $(($1 - 2 * $2)) -le 4 ] && [ $((2 * $2 - $1)) -le 4 ]; }
+[ "$w4" -gt "$w2" ] && near_twice "$ws" "$ws1" && near_twice "$hs" "$hs1" && [ "$hv" -gt 800 ] ||
   fail "unexpected sizes: 4× scores ${w4}x${h4}, step ${ws}x${hs} at 2× and ${ws1}x${hs1} at 1×, whole view ${wv}x${hv} (taller than the window)"
+
+# 1b. A step's slide for a handout: cropped to its content with an even
+#     margin, and without what belongs to the screen (the quiz's "?", the
+#     highlight outlines) unless --export-with-highlights asks for them.
+"$app" --lesson attention-from-scratch --lesson-step 8 --export step "$out/quiz-plain.png" || fail "--export step of a quiz step exited $?"
+"$app" --lesson attention-from-scratch --lesson-step 8 --export step "$out/quiz-marked.png" --export-with-highlights ||
+  fail "--export-with-highlights exited $?"
+"$app" --lesson attention-from-scratch --lesson-step 8 --export step "$out/quiz-plain2.png" --export-scale 2 || fail "--export-scale 2 of a quiz step exited $?"
+python3 "$check" margins "$out/quiz-plain.png" 1 || fail "the 1× step export is not cropped to its content with an even margin"
+python3 "$check" margins "$out/quiz-plain2.png" 2 || fail "the 2× step export is not cropped to its content with an even margin"
+python3 "$check" margins "$out/step1.png" 1 || fail "the step export of a lesson is not cropped to its content"
+read -r plain_quiz plain_outline < <(python3 "$check" marks "$out/quiz-plain.png")
+read -r marked_quiz marked_outline < <(python3 "$check" marks "$out/quiz-marked.png")
+[ "$plain_quiz" -eq 0 ] && [ "$plain_outline" -eq 0 ] ||
+  fail "a plain export shows the quiz's ? ($plain_quiz px) or a highlight outline ($plain_outline px)"
+[ "$marked_quiz" -gt 50 ] && [ "$marked_outline" -gt 20 ] ||
+  fail "--export-with-highlights lost the quiz's ? ($marked_quiz px) or the highlight outline ($marked_outline px)"
 
 # 2. Deterministic screenshots: step 6 animates the softmax row by row; the
 #    shot shows it finished, the same on every run.

@@ -126,6 +126,19 @@ python3 "$here/probe.py" "$probe" wait what_if_carried true || fail "C did not c
 python3 "$here/probe.py" "$probe" wait modified true || fail "the carried what-if did not change step 3's numbers"
 xdotool key --clearmodifiers ctrl+z
 python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+Z did not take the carried what-if out in one step"
+# A clicker never sticks in the value box a double-click opens: PageDown
+# closes it unapplied and turns the page.
+xdotool key Prior
+python3 "$here/probe.py" "$probe" wait lesson_step 2 || fail "PageUp did not go back to step 2"
+read -r x y < <(python3 "$here/probe.py" "$probe" cell W_q 2 1)
+xdotool mousemove --window "$wid" "$x" "$y"
+settle 2
+xdotool click --repeat 2 --delay 60 1
+python3 "$here/probe.py" "$probe" wait typing '{"stage": "W_q", "row": 2, "col": 1}' 3 || fail "double-clicking W_q[2,1] did not open the value box"
+xdotool key Next
+python3 "$here/probe.py" "$probe" wait lesson_step 3 || fail "PageDown in the value box did not turn the page ($(state))"
+python3 "$here/probe.py" "$probe" wait typing null || fail "PageDown left the value box open"
+[ "$(get modified)" = false ] || fail "the value box applied its value on PageDown"
 stop_app
 
 # 5. Compare on a slide: after Ctrl+T each matrix of the slide has room for

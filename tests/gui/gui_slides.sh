@@ -45,6 +45,27 @@ for size in 1024x768 1280x720; do
   done
 done
 
+# Ctrl+plus and Ctrl+minus make a small slide's matrices larger and smaller
+# with its text (one mask: cells under the 2.5-lines cap), and a full slide
+# keeps cells of at least 22 px whatever the text size.
+app_size=1280x720 start_app --lesson causal-masking --lesson-step 3 --presenter
+python3 "$here/slide_check.py" "$probe" 3 --least 22 >/dev/null || fail "causal-masking step 3 is not a readable slide"
+before=$(get slide_cell)
+xdotool key --clearmodifiers ctrl+equal
+probe_check "p['slide_cell'] > $before" || fail "Ctrl+plus did not make the slide's cells larger than $before px ($(get slide_cell))"
+xdotool key --clearmodifiers ctrl+minus ctrl+minus
+probe_check "p['slide_cell'] < $before" || fail "Ctrl+minus twice did not make the cells smaller than $before px ($(get slide_cell))"
+xdotool key --clearmodifiers ctrl+equal
+probe_check "abs(p['slide_cell'] - $before) <= 2" || fail "back at the first text size the cells are $(get slide_cell) px, not $before"
+stop_app
+app_size=1280x720 start_app --lesson positions --lesson-step 6 --presenter
+xdotool key --clearmodifiers ctrl+equal
+settle 5
+python3 "$here/slide_check.py" "$probe" 6 --least 22 --walk >"$out/larger.txt" ||
+  fail "a full slide with larger text is not readable: $(cat "$out/larger.txt")"
+xdotool key --clearmodifiers ctrl+minus
+stop_app
+
 # Windowed too, and the whole pipeline stays one key (P) away.
 start_app --lesson attention-from-scratch --lesson-step 9
 python3 "$here/slide_check.py" "$probe" 9 || fail "attention-from-scratch step 9 windowed at 1280x800"

@@ -8,6 +8,11 @@
       and no pixel block of a dialog or of the dark on-screen theme.
   png_export_check.py dialog FILE.png             -> passes only if FILE does hold a block of
       a dialog's colours (shows the check above can see one)
+  png_export_check.py margins FILE.png SCALE      -> fails unless FILE's content (what is not the
+      white background) has a margin of 8*SCALE to 24*SCALE pixels on every side (a crop to
+      the content with an even margin, not a slide centred in a larger area)
+  png_export_check.py marks FILE.png              -> prints how many pixels have the quiz's "?"
+      yellow and the lesson highlight's outline colour: "QUIZ HIGHLIGHT"
 """
 import sys
 
@@ -80,7 +85,38 @@ def check_heatmap(path, scale):
     return ["%s: %s" % (path, p) for p in problems], bar_row, best_colours
 
 
+QUIZ_YELLOW = (250, 200, 40)
+HIGHLIGHT = (178, 76, 0)  # gfx::accent(Highlight) in the light theme
+
+
+def content_box(path):
+    w, h, bpp, rows = read_png(path)
+    xs, ys = [], []
+    for y in range(h):
+        for x in range(w):
+            if pixel(rows, bpp, x, y) != (255, 255, 255):
+                xs.append(x)
+                ys.append(y)
+    return w, h, (min(xs), min(ys), max(xs), max(ys)) if xs else None
+
+
 def main(argv):
+    if len(argv) >= 4 and argv[1] == "margins":
+        scale = int(argv[3])
+        w, h, box = content_box(argv[2])
+        if not box:
+            print("FAIL: %s is blank" % argv[2])
+            return 1
+        margins = {"left": box[0], "top": box[1], "right": w - 1 - box[2], "bottom": h - 1 - box[3]}
+        bad = {k: v for k, v in margins.items() if not 8 * scale <= v <= 24 * scale}
+        print("%s: %dx%d, margins %s" % (argv[2], w, h, margins))
+        return 1 if bad else 0
+    if len(argv) >= 3 and argv[1] == "marks":
+        w, h, bpp, rows = read_png(argv[2])
+        quiz = sum(1 for y in range(h) for x in range(w) if near(pixel(rows, bpp, x, y), QUIZ_YELLOW, 6))
+        outline = sum(1 for y in range(h) for x in range(w) if near(pixel(rows, bpp, x, y), HIGHLIGHT, 6))
+        print(quiz, outline)
+        return 0
     if len(argv) >= 3 and argv[1] == "size":
         w, h, _, _ = read_png(argv[2])
         print(w, h)

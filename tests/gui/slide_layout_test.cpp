@@ -327,3 +327,20 @@ TEST(SlideEquations, WithOneHeadTheWholeMatrixAndTheHeadsBlockLayOutAlike) {
   // A block alone is not split from a matrix it equals.
   EXPECT_EQ(text(slide_equations(s, ids({"V[0]"}))), "V[0]\n");
 }
+
+TEST(SlideLayout, BalancedRowsNeverPutATallerBoxWhereItNoLongerFits) {
+  // "S₀ ÷ √64 = S′₀ → … → Ŝ₀" (Ŝ₀ at half size) in two rows: S₀ and S′₀ on
+  // the first fit; S′₀ moved to the second to balance the widths would not.
+  SlideBox m;
+  m.fixed_w = 91, m.cells_w = 8, m.above = 60, m.cells_h = 8, m.below = 7;
+  SlideBox lesser = m;
+  lesser.fixed_w = 0, lesser.above = 32, lesser.cell_scale = 0.5f;
+  SlideBox op1 = operator_box(155), op2 = operator_box(115.5f);
+  op1.above = op1.below = op2.above = op2.below = 18.9f;
+  SlideSpacing sp;
+  sp.box_gap = 7, sp.group_gap = 42, sp.row_gap = 14, sp.max_cell = 70;
+  const SlideArea area{0, 0, 998, 494};
+  const SlideLayout l = layout_slide({SlideGroup{{m, op1, m, op2, lesser}}}, area, sp);
+  ASSERT_TRUE(l.fits);
+  for (const PlacedBox& p : l.boxes) EXPECT_TRUE(inside(p, area)) << p.box << " at " << p.y << " + " << p.h;
+}

@@ -44,6 +44,10 @@ struct ExportRequest {
   ExportTarget target;
   std::string path;
   int scale = 1;
+  // Keep what belongs to the screen, not the slide: the hover and selection
+  // outlines, the lit provenance, a lesson's highlight outlines and the
+  // quiz's "?" (a plain export leaves them out and prints every number).
+  bool with_highlights = false;
 };
 
 }  // namespace attention_lab::gui

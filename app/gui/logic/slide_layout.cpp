@@ -312,12 +312,14 @@ SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea&
   auto rows = flow(groups, area.width(), out.cell, sp);
   // Wrapped rows are balanced: the narrowest width that needs no more rows
   // gives four heads as 2 + 2, not 3 + 1 with one alone on the second row.
+  // (A narrower flow may put a taller box on the second row: it must still fit.)
   if (rows && rows->size() > 1) {
     float narrow = 0.0f, wide = area.width();
+    const float height = std::max(area.height(), total_height(*rows, sp));
     for (int i = 0; i < 30; ++i) {
       const float mid = 0.5f * (narrow + wide);
       const auto r = flow(groups, mid, out.cell, sp);
-      (r && r->size() <= rows->size() ? wide : narrow) = mid;
+      (r && r->size() <= rows->size() && total_height(*r, sp) <= height ? wide : narrow) = mid;
     }
     rows = flow(groups, wide, out.cell, sp);
   }

@@ -125,7 +125,8 @@ std::string finish(AppState& state, const std::string& path) {
     case FileDialogMode::OpenPrompts: return load_prompts(state, path);
     case FileDialogMode::ExportPng:
       // Rendered off screen after this frame: the dialog is never in the picture.
-      state.pending_export = ExportRequest{state.file_dialog.export_target, path, state.file_dialog.export_scale};
+      state.pending_export = ExportRequest{state.file_dialog.export_target, path, state.file_dialog.export_scale,
+                                           state.file_dialog.export_highlights};
       return {};
     case FileDialogMode::Closed: break;
   }
@@ -282,6 +283,11 @@ void draw_file_dialog(AppState& state) {
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("%d pixels for each pixel on screen, with title, labels and colour bar", k);
     }
+    ImGui::Checkbox("with highlights", &fd.export_highlights);
+    state.note_item("export with highlights");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Keep the selection, the lit cells, a lesson's highlight outlines and the quiz's \"?\".\n"
+                        "Off: a clean picture for a handout, every number printed.");
   }
   if (!layer_note.empty()) {
     ImGui::PushTextWrapPos(0.0f);

@@ -53,6 +53,10 @@ ImVec2 operator_text_size(const std::string& text) {
 // the snapshot sits under each matrix: room for a second heatmap of the same
 // size is kept whether or not the stage has changed yet, so a drag that
 // changes it does not move the slide under the pointer.
+std::pair<std::pair<StageId, bool>, int> chrome_key(StageId id, bool transposed, bool labels) {
+  return {{id, transposed}, static_cast<int>(ImGui::GetFontSize()) * 2 + (labels ? 1 : 0)};
+}
+
 // A lesser stage (drawn smaller, for context) goes without labels: its rows
 // are too small for them, and the room they took is what the step's own
 // stages need.
@@ -83,10 +87,11 @@ SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_ba
                                     std::to_string(cols - 1) + "]";
     b.min_w = std::max(b.min_w, label_w + ImGui::CalcTextSize(delta_title.c_str()).x);
   }
-  if (const auto it = state.slide.chrome_correction.find({{id, transposed}, static_cast<int>(ImGui::GetFontSize())});
+  if (const auto it = state.slide.chrome_correction.find(chrome_key(id, transposed, labels));
       it != state.slide.chrome_correction.end()) {
-    b.fixed_w += it->second.first, b.min_w += it->second.first;
-    b.below += it->second.second;
+    b.fixed_w += it->second.width, b.min_w += it->second.width;
+    b.above += it->second.above;
+    b.below += it->second.below;
   }
   return b;
 }
@@ -310,13 +315,18 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     footer_h += ImGui::CalcTextSize(line.c_str(), nullptr, false, area.width()).y + ImGui::GetStyle().ItemSpacing.y;
   if (temperature_slider) footer_h += ImGui::GetFrameHeightWithSpacing();
   area.y1 -= footer_h;
-  SlideSpacing spacing;
-  spacing.box_gap = 4.0f * em;
-  spacing.group_gap = 24.0f * em;
-  spacing.row_gap = 8.0f * em;
-  // A small slide's cells grow with the text (Ctrl+plus), not to fill a projector.
-  spacing.max_cell = 2.5f * ImGui::GetFontSize();
-  const float least = least_readable_cell();
+  // Gaps grow with the text; a small slide's cells stop at 2.5 lines of it
+  // (they grow with Ctrl+plus, not to fill a projector).
+  const auto slide_spacing = [] {
+    SlideSpacing sp;
+    const float e = gfx::em();
+    sp.box_gap = 4.0f * e;
+    sp.group_gap = 24.0f * e;
+    sp.row_gap = 8.0f * e;
+    sp.max_cell = 2.5f * ImGui::GetFontSize();
+    return sp;
+  };
+  SlideSpacing spacing = slide_spacing();
 
   // Boxes at the current font: one group per equation, the softmax row right
   // after the equation with its weights.
@@ -379,10 +389,10 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   // of its stages at full size and repeats the others smaller
   // ("concat · W_o" big, then "concat · W_o = output" with output big).
   std::vector<EquationLine> paged_lines;
-  const auto page_lines = [&](const Room& room, const SlideArea& a) {
+  const auto page_lines = [&](const Room& room, const SlideArea& a, float least_cell) {
     const auto readable = [&](const EquationLine& line) {
       const SlideLayout l = layout_slide(build({line}, room, false).groups, a, spacing);
-      return l.fits && l.cell >= least;
+      return l.fits && l.cell >= least_cell;
     };
     const auto in_turns = [&](const EquationLine& line, std::vector<EquationLine>& out) {
       std::vector<std::size_t> big;  // the subjects of `line`, by term
@@ -430,52 +440,83 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     return out;
   };
 
-  Built built;
-  SlideLayout layout;
-  const Room* chosen = &kRooms[0];
-  std::vector<std::vector<int>> pages;
+  // The ladder of rooms from `first`: the first whose layout is readable
+  // (cells of at least `least_cell`), or pages, or (pages that cannot be
+  // read either) every room without pages. `ratchet`: the slide's own
+  // choice, remembered for the step; false: a measurement only.
+  struct Choice {
+    const Room* room = &kRooms[0];
+    Built built;
+    std::vector<std::vector<int>> pages;
+    float cell = 0.0f;  // the smallest page's cell size
+  };
+  const auto ladder = [&](int first, float least_cell, const SlideSpacing& sp, bool ratchet) {
+    Choice c;
+    for (int r = first; r < static_cast<int>(std::size(kRooms)); ++r) {
+      const Room& room = kRooms[r];
+      if (!lesson && (room.fold || room.no_inspector || room.pages)) continue;
+      if (lesson && ratchet) slide.least_room = r;
+      const SlideArea a = area_for(room);
+      c.room = &room;
+      if (room.pages) {
+        // Once the room is given, the pages are cut for the area as it is
+        // (the gains are estimates; the page must fit what shows).
+        const bool given = (room.fold && may_fold) == slide.fold_applied &&
+                           (room.no_inspector && may_hide_inspector) == slide.inspector_hidden;
+        const SlideArea page_area = given ? area : a;
+        paged_lines = page_lines(room, page_area, least_cell);
+        c.built = build(paged_lines, room);
+        c.pages = page_groups(c.built.groups, page_area, least_cell, sp);
+        c.cell = sp.max_cell;
+        for (const std::vector<int>& page : c.pages) {
+          std::vector<SlideGroup> groups;
+          for (const int g : page) groups.push_back(c.built.groups[static_cast<std::size_t>(g)]);
+          const SlideLayout l = layout_slide(groups, page_area, sp);
+          c.cell = std::min(c.cell, l.fits ? l.cell : 0.0f);
+        }
+        // Pages too small to read even so (the whole text kept open on a small
+        // screen): one page as large as the room allows beats many unreadable ones.
+        if (c.cell < least_cell) {
+          const Room& all_room = kRooms[r - 1];  // every room taken, no pages
+          c.room = &all_room;
+          c.built = build(slide.lines, all_room);
+          c.pages = {{}};
+          for (int g = 0; g < static_cast<int>(c.built.groups.size()); ++g) c.pages[0].push_back(g);
+          c.cell = layout_slide(c.built.groups, area_for(all_room), sp).cell;
+        }
+      } else {
+        c.built = build(slide.lines, room);
+        c.pages = {{}};
+        for (int g = 0; g < static_cast<int>(c.built.groups.size()); ++g) c.pages[0].push_back(g);
+        const SlideLayout l = layout_slide(c.built.groups, a, sp);
+        c.cell = l.cell;
+        if (l.fits && l.cell >= least_cell) break;
+      }
+    }
+    return c;
+  };
   if (const std::pair<float, float> now{ImGui::GetMainViewport()->Size.x * 10000.0f + ImGui::GetMainViewport()->Size.y,
                                         ImGui::GetFontSize()};
       now != slide.room_for || !lesson)
     slide.least_room = 0, slide.room_for = now;
-  for (int r = slide.least_room; r < static_cast<int>(std::size(kRooms)); ++r) {
-    const Room& room = kRooms[r];
-    if (!lesson && (room.fold || room.no_inspector || room.pages)) continue;
-    if (lesson) slide.least_room = r;
-    const SlideArea a = area_for(room);
-    chosen = &room;
-    if (room.pages) {
-      // Once the room is given, the pages are cut for the area as it is
-      // (the gains are estimates; the page must fit what shows).
-      const bool given = (room.fold && may_fold) == slide.fold_applied &&
-                         (room.no_inspector && may_hide_inspector) == slide.inspector_hidden;
-      const SlideArea page_area = given ? area : a;
-      paged_lines = page_lines(room, page_area);
-      built = build(paged_lines, room);
-      pages = page_groups(built.groups, page_area, least, spacing);
-      // Pages too small to read even so (the whole text kept open on a small
-      // screen): one page as large as the room allows beats many unreadable ones.
-      const bool readable = std::all_of(pages.begin(), pages.end(), [&](const std::vector<int>& page) {
-        std::vector<SlideGroup> groups;
-        for (const int g : page) groups.push_back(built.groups[static_cast<std::size_t>(g)]);
-        const SlideLayout l = layout_slide(groups, page_area, spacing);
-        return l.fits && l.cell >= least;
-      });
-      if (!readable) {
-        const Room& all_room = kRooms[r - 1];  // every room taken, no pages
-        chosen = &all_room;
-        built = build(slide.lines, all_room);
-        pages = {{}};
-        for (int g = 0; g < static_cast<int>(built.groups.size()); ++g) pages[0].push_back(g);
-      }
-    } else {
-      built = build(slide.lines, room);
-      pages = {{}};
-      for (int g = 0; g < static_cast<int>(built.groups.size()); ++g) pages[0].push_back(g);
-      layout = layout_slide(built.groups, a, spacing);
-      if (layout.fits && layout.cell >= least) break;
-    }
+  // Ctrl+plus / Ctrl+minus zoom the slide, text and matrices together: its
+  // cells are what they are at the default text size, times the zoom (larger
+  // ones take more room, or pages; smaller ones are capped there).
+  const float default_font = gfx::kBaseFontSize * (state.presenter ? Settings{}.presenter_font_scale : Settings{}.font_scale);
+  const float zoom = ImGui::GetFontSize() / default_font;
+  float least = least_readable_cell();
+  if (std::fabs(zoom - 1.0f) > 0.01f) {
+    ImGui::SetWindowFontScale(1.0f / zoom);
+    const Choice at_default = ladder(0, least_readable_cell(), slide_spacing(), false);
+    ImGui::SetWindowFontScale(1.0f);
+    const float target = std::floor(at_default.cell * zoom);
+    if (zoom > 1.0f) least = std::max(least, target);
+    else least = spacing.max_cell = std::max(4.0f, target);
   }
+  const Choice choice = ladder(slide.least_room, least, spacing, true);
+  const Room* chosen = choice.room;
+  const Built& built = choice.built;
+  const std::vector<std::vector<int>>& pages = choice.pages;
   slide.want_fold = chosen->fold && may_fold;
   slide.want_no_inspector = chosen->no_inspector && may_hide_inspector;
   slide.room = chosen->name;
@@ -488,11 +529,12 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     shown.groups.push_back(built.groups[static_cast<std::size_t>(g)]);
     shown.pieces.push_back(built.pieces[static_cast<std::size_t>(g)]);
   }
-  layout = layout_slide(shown.groups, area, spacing);
+  const SlideLayout layout = layout_slide(shown.groups, area, spacing);
   slide.overflows = !layout.fits;
   state.slide_cell = layout.cell;
 
   for (const PlacedBox& p : layout.boxes) {
+    const SlideBox& box = shown.groups[static_cast<std::size_t>(p.group)].boxes[static_cast<std::size_t>(p.box)];
     const Term* term = shown.pieces[static_cast<std::size_t>(p.group)][static_cast<std::size_t>(p.box)];
     if (!term) {
       draw_softmax_row(state, *step->softmax_row, *row, row_metrics, ImVec2(p.x, p.y), layout.cell);
@@ -513,18 +555,25 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     opt.show_colour_bar = chosen->colour_bars;
     opt.show_labels = p.cell >= layout.cell;  // a lesser stage, drawn smaller: no labels (matrix_box)
     ImGui::BeginGroup();
+    const std::size_t drawn_before = state.drawn.size();
     const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, term->stage, opt));
     if (ev.hovered) state.hovered = ev.hovered;
+    const float cells_top = state.drawn.size() > drawn_before ? state.drawn[drawn_before].rect.y0 : p.y + box.above;
     if (comparing) draw_difference(state, term->stage, opt);
     ImGui::EndGroup();
-    // What the heatmap took beyond the box, for next frame's layout.
+    // What the heatmap took beyond the box, for next frame's layout: above
+    // its cells (so the cells of an equation stay on one line) and below.
     const ImVec2 drawn = ImGui::GetItemRectSize();
-    auto& correction = slide.chrome_correction[{{term->stage, term->transposed}, static_cast<int>(ImGui::GetFontSize())}];
-    const float extra_w = std::max(0.0f, drawn.x - p.w), extra_h = std::max(0.0f, drawn.y - p.h);
-    if (extra_w > 0.5f || extra_h > 0.5f)
-      correction = {std::min(correction.first + extra_w, 200.0f), std::min(correction.second + extra_h, 200.0f)};
+    auto& correction = slide.chrome_correction[chrome_key(term->stage, term->transposed, opt.show_labels)];
+    const float extra_w = std::max(0.0f, drawn.x - p.w);
+    const float extra_above = std::max(0.0f, cells_top - p.y - box.above);
+    const float extra_below = std::max(0.0f, drawn.y - p.h - extra_above);
+    if (extra_w > 0.5f || extra_above > 0.5f || extra_below > 0.5f)
+      correction = {std::min(correction.width + extra_w, 200.0f), std::min(correction.above + extra_above, 200.0f),
+                    std::min(correction.below + extra_below, 200.0f)};
   }
-  outline_highlights(state, *step);
+  if (!state.exporting_plain) outline_highlights(state, *step);
+  slide.content = Rect{layout.bounds.x0, layout.bounds.y0, layout.bounds.x1, layout.bounds.y1};
   if (footer_h > 0.0f) {
     ImGui::SetCursorScreenPos(ImVec2(area.x0, area.y1 + ImGui::GetStyle().ItemSpacing.y));
     ImGui::PushTextWrapPos(area.x1 - ImGui::GetWindowPos().x);
@@ -539,6 +588,10 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
       if (changed) state.apply(SetTemperature{t}, state.temperature_gesture);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("The step's temperature τ: below 1 sharper, above 1 flatter (Ctrl+click to type)");
     }
+    // The footer belongs to the slide's content (an export keeps it).
+    slide.content.x0 = std::min(slide.content.x0, area.x0);
+    slide.content.x1 = std::max(slide.content.x1, ImGui::GetItemRectMax().x);
+    slide.content.y1 = std::max(slide.content.y1, ImGui::GetItemRectMax().y);
   }
   // The view's content is exactly its area, so it never shows scroll bars for a slide that fits.
   ImGui::SetCursorScreenPos(origin);
