@@ -534,6 +534,7 @@ void AppState::sync_quiz() {
     return;
   }
   q.truth = now->truth;
+  q.from_screen = now->from_screen;  // what the printed numbers give now
 }
 
 void AppState::check_quiz_answer() {
