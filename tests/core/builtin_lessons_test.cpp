@@ -313,7 +313,8 @@ double from_printed_numbers(const Document& doc, const CellRef& q) {
     case StageKind::Scaled:
       return printed(m(StageKind::Scores, h)(r, c)) / (std::sqrt(static_cast<double>(s.dims().d_k)) * static_cast<double>(s.temperature));
     case StageKind::Weights: {
-      const auto row = m(StageKind::Masked, h).row(r);
+      const MatrixView masked = m(StageKind::Masked, h);  // (a row of a temporary view would dangle)
+      const auto row = masked.row(r);
       double sum = 0.0;
       for (Eigen::Index k = 0; k < row.size(); ++k)
         if (std::isfinite(row(k))) sum += std::exp(printed(row(k)));
