@@ -37,6 +37,10 @@ start_app() {
   # dialog over the window. As many threads as this machine's CI has, so
   # background work takes as long everywhere.
   [ -n "${keep_state:-}" ] || rm -rf "$out/state"
+  # Settings of its own too, as a first run has them (a Ctrl+plus an earlier
+  # app saved would make every slide of this one larger), unless the test
+  # keeps them (keep_settings=1).
+  [ -n "${keep_settings:-}" ] || rm -rf "$XDG_CONFIG_HOME"
   XDG_STATE_HOME="$out/state" OMP_NUM_THREADS=2 "$app" "$@" --probe "$probe" --size "${app_size:-1280x800}" 2>"$out/app.stderr" &
   pid=$!
   for _ in $(seq 100); do [ -s "$probe" ] && break; sleep 0.1; done

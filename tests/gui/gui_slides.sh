@@ -64,6 +64,15 @@ settle 5
 python3 "$here/slide_check.py" "$probe" 6 --least 22 --walk >"$out/larger.txt" ||
   fail "a full slide with larger text is not readable: $(cat "$out/larger.txt")"
 xdotool key --clearmodifiers ctrl+minus
+python3 "$here/probe.py" "$probe" wait status '"Font scale 175 %"' || fail "Ctrl+minus did not come back to the presenter's text size ($(get status))"
+stop_app
+# The fullest step on the smallest projector with larger text: pages of
+# readable cells, never one page of small ones.
+app_size=1024x768 start_app --lesson many-heads --lesson-step 2 --presenter
+xdotool key --clearmodifiers ctrl+equal
+python3 "$here/probe.py" "$probe" wait status '"Font scale 197 %"' || fail "Ctrl+plus did not make the text larger ($(get status))"
+python3 "$here/slide_check.py" "$probe" 2 --least 22 --walk >"$out/larger-full.txt" ||
+  fail "many-heads step 2 with larger text at 1024x768 is not readable: $(cat "$out/larger-full.txt")"
 stop_app
 
 # Windowed too, and the whole pipeline stays one key (P) away.

@@ -388,7 +388,6 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   // can). A statement still too big is shown in turns: each page draws some
   // of its stages at full size and repeats the others smaller
   // ("concat · W_o" big, then "concat · W_o = output" with output big).
-  std::vector<EquationLine> paged_lines;
   const auto page_lines = [&](const Room& room, const SlideArea& a, float least_cell) {
     const auto readable = [&](const EquationLine& line) {
       const SlideLayout l = layout_slide(build({line}, room, false).groups, a, spacing);
@@ -446,6 +445,8 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   // choice, remembered for the step; false: a measurement only.
   struct Choice {
     const Room* room = &kRooms[0];
+    // The lines cut for pages (`built` points into them; a moved vector keeps its elements).
+    std::vector<EquationLine> paged_lines;
     Built built;
     std::vector<std::vector<int>> pages;
     float cell = 0.0f;  // the smallest page's cell size
@@ -464,8 +465,8 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
         const bool given = (room.fold && may_fold) == slide.fold_applied &&
                            (room.no_inspector && may_hide_inspector) == slide.inspector_hidden;
         const SlideArea page_area = given ? area : a;
-        paged_lines = page_lines(room, page_area, least_cell);
-        c.built = build(paged_lines, room);
+        c.paged_lines = page_lines(room, page_area, least_cell);
+        c.built = build(c.paged_lines, room);
         c.pages = page_groups(c.built.groups, page_area, least_cell, sp);
         c.cell = sp.max_cell;
         for (const std::vector<int>& page : c.pages) {
@@ -475,14 +476,19 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
           c.cell = std::min(c.cell, l.fits ? l.cell : 0.0f);
         }
         // Pages too small to read even so (the whole text kept open on a small
-        // screen): one page as large as the room allows beats many unreadable ones.
+        // screen, or the text zoomed large): one page as large as the room
+        // allows, when its cells are larger than the smallest page's.
         if (c.cell < least_cell) {
           const Room& all_room = kRooms[r - 1];  // every room taken, no pages
-          c.room = &all_room;
-          c.built = build(slide.lines, all_room);
-          c.pages = {{}};
-          for (int g = 0; g < static_cast<int>(c.built.groups.size()); ++g) c.pages[0].push_back(g);
-          c.cell = layout_slide(c.built.groups, area_for(all_room), sp).cell;
+          Built one = build(slide.lines, all_room);
+          const float one_cell = layout_slide(one.groups, area_for(all_room), sp).cell;
+          if (one_cell > c.cell) {
+            c.room = &all_room;
+            c.built = std::move(one);
+            c.pages = {{}};
+            for (int g = 0; g < static_cast<int>(c.built.groups.size()); ++g) c.pages[0].push_back(g);
+            c.cell = one_cell;
+          }
         }
       } else {
         c.built = build(slide.lines, room);
