@@ -3,7 +3,7 @@
 
 ATTENTION_LAB_PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libimgui-dev libglfw3-dev python3-glad libeigen3-dev libgtest-dev libbenchmark-dev
+  libimgui-dev libglfw3-dev libegl-dev libegl-mesa0 python3-glad libeigen3-dev libgtest-dev libbenchmark-dev
   nlohmann-json3-dev libstb-dev libgl1-mesa-dri libgl1-mesa-dev fonts-dejavu-core
   xvfb xauth xdotool x11-apps
   clang libclang-rt-14-dev libomp-dev

@@ -839,6 +839,7 @@ void App::toggle_presenter(bool full_screen) {
   state_.presenter = !state_.presenter;
   gfx::apply_theme(state_.presenter);
   GLFWwindow* w = state_.window;
+  if (!w) return;  // drawn off screen (a picture with no display): its size is --size
   if (state_.presenter) {
     glfwGetWindowPos(w, &windowed_[0], &windowed_[1]);
     glfwGetWindowSize(w, &windowed_[2], &windowed_[3]);

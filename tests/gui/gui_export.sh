@@ -25,6 +25,22 @@ read -r w2 h2 < <(size "$out/a2.png")
 python3 "$check" heatmap "$out/a1.png" 1 || fail "the 1× export lacks its title or colour bar"
 python3 "$check" heatmap "$out/a2.png" 2 || fail "the 2× export lacks its title or colour bar"
 cmp -s "$out/a1.png" "$out/a1-again.png" || fail "two runs of --export weights[0] gave different PNGs"
+# 1b. With no display at all (a server, a CI job): the same pictures, drawn
+#     off screen through EGL. An export is the same bytes; a screenshot of
+#     the whole window the same but for a few blended pixels one shade apart.
+env -u DISPLAY -u WAYLAND_DISPLAY "$app" --export 'weights[0]' "$out/a1-no-display.png" ||
+  fail "--export with no display exited $?"
+cmp -s "$out/a1.png" "$out/a1-no-display.png" || fail "--export with no display differs from the export under X"
+env -u DISPLAY -u WAYLAND_DISPLAY "$app" --lesson causal-masking --lesson-step 3 --size 1024x768 --frames 10 \
+  --screenshot "$out/shot-no-display.png" || fail "--screenshot with no display exited $?"
+"$app" --lesson causal-masking --lesson-step 3 --size 1024x768 --frames 10 --screenshot "$out/shot-x.png" ||
+  fail "--screenshot under X exited $?"
+differ=$(python3 "$check" differ "$out/shot-no-display.png" "$out/shot-x.png") ||
+  fail "the screenshot with no display is not the window's size: $differ"
+[ "${differ:-999999}" -lt 400 ] 2>/dev/null || fail "the screenshot with no display differs from X's in $differ pixels"
+DISPLAY= WAYLAND_DISPLAY= "$app" --lesson causal-masking >/dev/null 2>"$out/no-display.txt" &&
+  fail "the interactive app started with no display"
+grep -q "display" "$out/no-display.txt" || fail "with no display the app does not say so: $(cat "$out/no-display.txt")"
 # 4× and the step and view exports of a lesson write pictures too.
 "$app" --lesson attention-from-scratch --lesson-step 4 --export step "$out/step.png" --export-scale 2 ||
   fail "--export step exited $?"

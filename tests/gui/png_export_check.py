@@ -13,6 +13,8 @@
       the content with an even margin, not a slide centred in a larger area)
   png_export_check.py marks FILE.png              -> prints how many pixels have the quiz's "?"
       yellow and the lesson highlight's outline colour: "QUIZ HIGHLIGHT"
+  png_export_check.py differ A.png B.png          -> prints how many pixels differ; fails when
+      the sizes differ
 """
 import sys
 
@@ -116,6 +118,14 @@ def main(argv):
         quiz = sum(1 for y in range(h) for x in range(w) if near(pixel(rows, bpp, x, y), QUIZ_YELLOW, 6))
         outline = sum(1 for y in range(h) for x in range(w) if near(pixel(rows, bpp, x, y), HIGHLIGHT, 6))
         print(quiz, outline)
+        return 0
+    if len(argv) >= 4 and argv[1] == "differ":
+        a, b = read_png(argv[2]), read_png(argv[3])
+        if a[:2] != b[:2]:
+            print("%s is %dx%d, %s %dx%d" % (argv[2], a[0], a[1], argv[3], b[0], b[1]))
+            return 1
+        w, h = a[:2]
+        print(sum(1 for y in range(h) for x in range(w) if pixel(a[3], a[2], x, y) != pixel(b[3], b[2], x, y)))
         return 0
     if len(argv) >= 3 and argv[1] == "size":
         w, h, _, _ = read_png(argv[2])

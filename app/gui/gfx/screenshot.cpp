@@ -19,7 +19,10 @@ std::string save_framebuffer_png(const std::string& path, int fb_w, int fb_h, in
   w = std::min(w, fb_w - x), h = std::min(h, fb_h - y);
   if (w <= 0 || h <= 0) return path + ": nothing to capture";
   std::vector<unsigned char> pixels(static_cast<std::size_t>(w) * static_cast<std::size_t>(h) * 4);
-  glReadBuffer(GL_BACK);
+  // A window's back buffer, or the colour of the framebuffer object drawn into off screen.
+  GLint framebuffer = 0;
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &framebuffer);
+  glReadBuffer(framebuffer ? GL_COLOR_ATTACHMENT0 : GL_BACK);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   // GL's origin is bottom-left; the rows come out upside down and are flipped on write.
   glReadPixels(x, fb_h - y - h, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
