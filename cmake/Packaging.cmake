@@ -33,6 +33,8 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "fonts-dejavu-core")
 # Loaded at run time when installed (core/src/base/gemm.cpp): a model's forward
 # runs its products on OpenBLAS, 1.1–1.3× faster here than on Eigen alone.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libopenblas0-openmp")
+# libegl-mesa0: libEGL's vendor, loaded at run time, with which --export and
+# --screenshot draw off screen where there is no display.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libopenblas0-openmp, libegl-mesa0")
 set(CPACK_PACKAGE_DIRECTORY ${CMAKE_BINARY_DIR}/deb)
 include(CPack)
