@@ -3,6 +3,7 @@
 #include "bench.h"
 #include "interp_commands.h"
 #include "model_commands.h"
+#include "slide_check.h"
 
 #include "attention_lab/engine.h"
 #include "attention_lab/lesson.h"
@@ -24,7 +25,10 @@ constexpr const char* kUsage = R"(attention-lab-cli — compute and inspect ever
 usage:
   attention-lab-cli trace SCENARIO.json [-o TRACE.json]   every stage as JSON (stdout by default)
   attention-lab-cli validate FILE.json                    check a scenario or a lesson file (every step's
-                                                          scenario), print its sizes and any warnings
+                                                          scenario, and each step as a slide at 1280x720:
+                                                          numbers too small to print, a quiz whose inputs
+                                                          are not printed or whose answer is), print its
+                                                          sizes and any warnings (--no-slides: no slides)
   attention-lab-cli preset NAME [-o FILE]                 write a built-in scenario as JSON; NAME may be
                                                           random-T-D-H, e.g. random-64-32-4 (seeded, causal)
   attention-lab-cli presets                               list the built-in scenarios
@@ -104,6 +108,7 @@ exit status: 0 success, 2 bad arguments or bad scenario, 1 output could not be w
 struct Args {
   std::vector<std::string> positional;
   std::string output;  // -o
+  bool no_slides = false;  // validate --no-slides
 };
 
 // Parses [positional…] [-o FILE]; returns an error message or "".
@@ -113,6 +118,8 @@ std::string parse_args(const std::vector<std::string>& args, std::size_t first, 
     if (a == "-o" || a == "--output") {
       if (i + 1 >= args.size()) return a + ": expected a file name after it";
       parsed.output = args[++i];
+    } else if (a == "--no-slides") {
+      parsed.no_slides = true;
     } else if (a.size() > 1 && a[0] == '-') {
       return "unknown option '" + a + "'";
     } else {
@@ -204,7 +211,7 @@ std::string count_of_warnings(std::size_t n) {
 // A lesson: the loader checks every step's changes and references; then
 // every step's scenario is computed, and each warning is printed once, at
 // the first step that has it.
-int validate_lesson_file(const std::string& path, std::ostream& out, std::ostream& err) {
+int validate_lesson_file(const std::string& path, bool slides_too, std::ostream& out, std::ostream& err) {
   LoadedLesson l = load_lesson(path);
   if (!l.lesson) {
     err << "attention-lab-cli: " << (l.error.rfind(path, 0) == 0 ? l.error : path + ": " + l.error) << '\n';
@@ -220,16 +227,25 @@ int validate_lesson_file(const std::string& path, std::ostream& out, std::ostrea
       ++warned;
     }
   }
+  // Then what would not work in a lecture hall: numbers too small to print,
+  // a quiz whose inputs are not printed or whose answer is.
+  SlideCheck slides;
+  if (slides_too) slides = check_slides(path);
+  for (const std::string& w : slides.warnings) {
+    err << "warning: " << w << '\n';
+    ++warned;
+  }
+  if (!slides.ran && !slides.note.empty()) err << "note: " << slides.note << '\n';
   out << path << ": ok (lesson '" << lesson.title << "', " << lesson.steps.size()
-      << (lesson.steps.size() == 1 ? " step" : " steps") << "; scenario " << sizes(lesson.scenario) << ")"
-      << count_of_warnings(warned) << "\n";
+      << (lesson.steps.size() == 1 ? " step" : " steps") << "; scenario " << sizes(lesson.scenario)
+      << (slides.ran ? "; slides checked at " + slides.size : std::string()) << ")" << count_of_warnings(warned) << "\n";
   return kExitOk;
 }
 
 int cmd_validate(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.positional.size() != 1) return usage_error(err, "validate: expected one scenario or lesson file");
   const std::string& path = a.positional[0];
-  if (is_lesson_file(path)) return validate_lesson_file(path, out, err);
+  if (is_lesson_file(path)) return validate_lesson_file(path, !a.no_slides, out, err);
   LoadResult r = load(path);
   if (!r.scenario) {
     err << "attention-lab-cli: " << r.error << '\n';
@@ -284,6 +300,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "trace" && names_a_model(rest)) return cmd_trace_model(rest, out, err);
   Args a;
   if (auto e = parse_args(args, 1, a); !e.empty()) return usage_error(err, cmd + ": " + e);
+  if (a.no_slides && cmd != "validate") return usage_error(err, cmd + ": --no-slides is validate's (a lesson's slides)");
   if (cmd == "trace") return cmd_trace(a, out, err);
   if (cmd == "validate") return cmd_validate(a, out, err);
   if (cmd == "preset") return cmd_preset(a, out, err);

@@ -756,8 +756,9 @@ std::string App::init(GLFWwindow* window) {
     return "--export: unknown stage '" + o.export_target + "'; expected step, view or a stage of this scenario: " +
            stage_names_list(stages);
   // A picture made from the command line is the same every time: animations finished, time counted in frames.
-  state_.clock.set_finished(!o.screenshot.empty() || !o.export_target.empty());
-  state_.model.predictions_in_place = !o.screenshot.empty() || !o.export_target.empty();
+  const bool picture = !o.screenshot.empty() || !o.export_target.empty() || o.check_slides;
+  state_.clock.set_finished(picture);
+  state_.model.predictions_in_place = picture;
   if (o.presenter) toggle_presenter(!o.size_given);  // --size: a window of that size, to rehearse a projector
   if (o.view == "heads") state_.centre = CentreView::HeadView;
   if (o.view == "softmax") state_.centre = CentreView::SoftmaxUpClose;
@@ -785,6 +786,11 @@ std::string App::init(GLFWwindow* window) {
       if (r >= m.rows() || c >= m.cols()) return "--select: cell outside " + to_string(*id);
       state_.selected = CellRef{*id, r, c};
     }
+  }
+  if (o.check_slides) {
+    if (!state_.lesson.lesson) return "--check-slides: expected a lesson (--lesson NAME|FILE, or a lesson file)";
+    state_.go_to_lesson_step(0);
+    slide_checker_.emplace(static_cast<int>(state_.lesson.lesson->steps.size()));
   }
   start_recovery(state_);
   return {};
@@ -1268,6 +1274,7 @@ void App::frame() {
   // A notch no heatmap took (or one it took: the same notch counts once) keeps the wheel gesture going.
   if (ImGui::GetIO().MouseWheel != 0.0f) state_.wheel.wheel(WheelGesture::kPage, ImGui::GetTime());
   write_probe();
+  if (slide_checker_) slide_checker_->after_frame(state_);
 }
 
 void App::after_render(int, int) {

@@ -3,6 +3,9 @@
 // shortcuts, and serves screenshots and the test probe.
 
 #include "app_state.h"
+#include "slide_checker.h"
+
+#include <optional>
 
 namespace attention_lab::gui {
 
@@ -52,6 +55,7 @@ class App {
   };
   std::vector<KeyPress> key_presses_;
   AppState state_;
+  std::optional<SlideChecker> slide_checker_;  // --check-slides
 };
 
 }  // namespace attention_lab::gui

@@ -56,7 +56,7 @@ RecoveryState::~RecoveryState() {
 void start_recovery(AppState& state) {
   RecoveryState& r = state.recovery;
   const Options& o = state.options;
-  r.enabled = o.screenshot.empty() && o.export_target.empty() && o.frame_stats.empty();
+  r.enabled = o.screenshot.empty() && o.export_target.empty() && o.frame_stats.empty() && !o.check_slides;
   r.session.emplace(recovery_dir(), this_session());
   if (!r.enabled && !o.recover) return;
   r.offered = claim_orphans(r.session->dir());

@@ -65,8 +65,9 @@ int main(int argc, char** argv) {
   const bool screenshot = !opts.screenshot.empty();
   std::string surface_error;
   std::unique_ptr<attention_lab::gui::Surface> surface =
-      (exporting || screenshot) && !has_display() ? attention_lab::gui::open_offscreen(opts, surface_error)
-                                                  : attention_lab::gui::open_window(opts, exporting, surface_error);
+      (exporting || screenshot || opts.check_slides) && !has_display()
+          ? attention_lab::gui::open_offscreen(opts, surface_error)
+          : attention_lab::gui::open_window(opts, exporting || opts.check_slides, surface_error);
   if (!surface) {
     std::fprintf(stderr, "attention-lab: %s\n", surface_error.c_str());
     return 1;
@@ -97,7 +98,7 @@ int main(int argc, char** argv) {
     } else {
       // Pictures from the command line are made of frames of fixed length, so
       // ImGui's own timers (the text cursor's blink, tooltips) are the same every run.
-      const bool fixed_frames = screenshot || exporting;
+      const bool fixed_frames = screenshot || exporting || opts.check_slides;
       const bool measuring = !opts.frame_stats.empty();
       attention_lab::gui::FrameTimer timer;
       int frame = 0;  // frames of finished results
@@ -177,7 +178,7 @@ int main(int argc, char** argv) {
             status = 1;
           }
         }
-        if ((fixed_frames || measuring) && last_frame) break;
+        if ((fixed_frames || measuring) && last_frame && !opts.check_slides) break;  // (the check quits when done)
         if (const std::string t = app.state().window_title(); t != last_title) {
           surface->set_title(t);
           last_title = t;

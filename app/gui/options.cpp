@@ -41,6 +41,10 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
   --frame-stats OUT    render --frames N frames of the finished result without waiting,
                        write median and 95th-percentile times of all but the first two
                        as JSON to OUT, exit
+  --check-slides       with a lesson: show every step and page as a presenter's slide
+                       (at 1280x720 unless --size), print a warning for each stage whose
+                       numbers are not printed (cells under 22 px) and each quiz whose
+                       inputs are not printed or whose answer is, and exit 0
   --recover            restore the unsaved work a crashed or killed session left
                        (autosaved to $XDG_STATE_HOME/attention-lab/recovery/, by default
                        ~/.local/state/attention-lab/recovery/) without asking first
@@ -134,6 +138,8 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       o.export_scale = k;
     } else if (a == "--export-with-highlights") {
       o.export_with_highlights = true;
+    } else if (a == "--check-slides") {
+      o.check_slides = true;
     } else if (a == "--recover") {
       o.recover = true;
     } else if (a == "--presenter") {
@@ -169,6 +175,11 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
     } else {
       return {std::nullopt, "expected one scenario file, found a second: '" + a + "'"};
     }
+  }
+  if (o.check_slides) {
+    // A projector's slides: presenter mode in a window of the projector's size.
+    o.presenter = true;
+    if (!o.size_given) o.width = 1280, o.height = 720, o.size_given = true;
   }
   result.options = o;
   return result;

@@ -31,6 +31,7 @@ struct Options {
   std::string export_path;
   int export_scale = 1;        // --export-scale K: 1, 2 or 4
   bool export_with_highlights = false;  // --export-with-highlights: hover, selection, lit cells and the quiz's "?" too
+  bool check_slides = false;   // --check-slides: walk a lesson's steps as slides, print what is not readable, exit
   bool recover = false;        // --recover: restore the newest unsaved work a crashed session left, without asking
   bool help = false;
   bool version = false;

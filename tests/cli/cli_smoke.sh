@@ -37,6 +37,49 @@ expect 2 "syntax error" -- "$cli" trace "$tmp/bad.json"
 printf '{"X": [[1, 2], [3]], "W_q": [[1],[1]], "W_k": [[1],[1]], "W_v": [[1],[1]], "heads": 1}' >"$tmp/ragged.json"
 expect 2 "ragged rows" -- "$cli" validate "$tmp/ragged.json"
 grep -q "X\[1\]" "$tmp/err" || { echo "FAIL: ragged error does not name X[1]"; cat "$tmp/err"; fails=$((fails + 1)); }
+# validate LESSON also checks each step as a slide at 1280x720, through the
+# desktop app beside the CLI (attention-lab --check-slides; no display needed).
+app="$(dirname "$cli")/attention-lab"
+if [ -x "$app" ]; then
+  for lesson in "$(dirname "$0")"/../../assets/lessons/*.json; do
+    "$cli" validate "$lesson" >"$tmp/out" 2>"$tmp/err"
+    grep -qF "; slides checked at 1280x720)" "$tmp/out" || { echo "FAIL: validate $lesson did not check its slides"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1)); }
+    # (causal-masking's last step is about the engine's warning itself.)
+    if grep -E "is drawn with|is not on the slide|without its numbers|the quiz on" "$tmp/err"; then
+      echo "FAIL: the built-in lesson $lesson has slide warnings"; fails=$((fails + 1))
+    fi
+  done
+  # A lesson with what does not work in a lecture hall: 40 tokens whose
+  # weights cannot have 22 px cells, a quiz on an input, a quiz whose answer
+  # the slide prints (Q[0] is a block of Q).
+  "$cli" preset random-40-8-1 -o "$tmp/big.json" && "$cli" preset random-6-8-2 -o "$tmp/two.json"
+  cat >"$tmp/big-lesson.json" <<'JSON'
+{"format": "attention-lab/lesson@1", "title": "Problems", "scenario": "big.json", "steps": [
+  {"title": "Too many tokens", "text": "a", "show": ["weights[0]"]},
+  {"title": "An input", "text": "b", "show": ["X"], "quiz": {"stage": "X", "row": 0, "col": 0}}]}
+JSON
+  cat >"$tmp/copy-lesson.json" <<'JSON'
+{"format": "attention-lab/lesson@1", "title": "A copy", "scenario": "two.json", "steps": [
+  {"title": "Fine", "text": "a", "show": ["weights[1]"]},
+  {"title": "Printed", "text": "b", "show": ["Q"], "quiz": {"stage": "Q[1]", "row": 0, "col": 0}}]}
+JSON
+  expect 0 "validate a lesson with slide problems" -- "$cli" validate "$tmp/big-lesson.json"
+  grep -q "^warning: step 1 ('Too many tokens'): A₀ (weights\[0\]) is drawn with cells of [0-9]* px (its numbers need 22 px)" "$tmp/err" ||
+    { echo "FAIL: no warning for 40 tokens' weights"; cat "$tmp/err"; fails=$((fails + 1)); }
+  grep -qF "warning: step 2 ('An input'): the quiz on X[0][0] asks for an input" "$tmp/err" ||
+    { echo "FAIL: no warning for a quiz on an input"; cat "$tmp/err"; fails=$((fails + 1)); }
+  grep -qE ", [0-9]+ warnings?$" "$tmp/out" || { echo "FAIL: the summary counts no warnings"; cat "$tmp/out"; fails=$((fails + 1)); }
+  expect 0 "validate a lesson whose quiz answer is printed" -- "$cli" validate "$tmp/copy-lesson.json"
+  grep -qF "warning: step 2 ('Printed'): the quiz on Q[1][0][0]: its answer is printed on the slide, as Q[0][4]" "$tmp/err" ||
+    { echo "FAIL: no warning for a printed answer"; cat "$tmp/err"; fails=$((fails + 1)); }
+  [ "$(grep -c "step 1 ('Fine')" "$tmp/err")" -eq 0 ] || { echo "FAIL: a fine step was warned about"; cat "$tmp/err"; fails=$((fails + 1)); }
+  expect 0 "validate --no-slides" -- "$cli" validate --no-slides "$tmp/copy-lesson.json"
+  grep -q "slides checked" "$tmp/out" && { echo "FAIL: --no-slides checked the slides"; fails=$((fails + 1)); }
+  expect 2 "--no-slides outside validate" -- "$cli" trace --no-slides "$tmp/two.json"
+else
+  "$cli" validate "$(dirname "$0")/../../assets/lessons/many-heads.json" >"$tmp/out" 2>"$tmp/err"
+  grep -qF "note: slides not checked" "$tmp/err" || { echo "FAIL: without the app validate does not say the slides were not checked"; fails=$((fails + 1)); }
+fi
 # Huge pages: the binary restarts itself with glibc.malloc.hugetlb=1 when the
 # kernel gives them on request only (THP "madvise") and glibc has the tunable
 # (2.35+); never in a sanitizer build ($2 = sanitized), never when told not to.

@@ -202,7 +202,8 @@ TEST(Cli, ValidateChecksALessonFileAndEveryStepsScenario) {
   TempDir dir;
   const auto path = lesson_file(dir, R"([{"title": "One", "text": "a"}, {"title": "Two", "text": "b",
     "apply": [{"mask": "causal"}]}])");
-  const CliResult r = run({"validate", path});
+  // (The slides, laid out by the desktop app, are cli_smoke.sh's: real binaries.)
+  const CliResult r = run({"validate", "--no-slides", path});
   EXPECT_EQ(r.code, cli::kExitOk) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out, path + ": ok (lesson 'Masks', 2 steps; scenario T=6, d_model=3, heads=1, d_k=2, d_v=2, d_out=2, mask none)\n");
@@ -225,7 +226,7 @@ TEST(Cli, ValidateWarnsOnceAtTheFirstStepOfALessonWhereARowAttendsToNothing) {
     {"title": "Empty row", "text": "b", "apply": [{"mask": [[1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0],
       [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]}]},
     {"title": "Still", "text": "c"}])");
-  const CliResult r = run({"validate", path});
+  const CliResult r = run({"validate", "--no-slides", path});
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   EXPECT_NE(r.out.find(", 1 warning"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.rfind("warning: step 2 ('Empty row'): ", 0), 0u) << r.err;
@@ -240,7 +241,7 @@ TEST(Cli, EveryBuiltInLessonValidates) {
     if (e.path().extension() == ".json") files.push_back(e.path());
   ASSERT_GE(files.size(), 4u) << "the four built-in lessons";
   for (const auto& file : files) {
-    const CliResult r = run({"validate", file.string()});
+    const CliResult r = run({"validate", "--no-slides", file.string()});
     EXPECT_EQ(r.code, cli::kExitOk) << file << ": " << r.err;
     EXPECT_NE(r.out.find(": ok (lesson '"), std::string::npos) << r.out;
   }

@@ -112,6 +112,11 @@ std::vector<EquationLine> candidate_lines(const Scenario& s, const std::vector<S
 
 }  // namespace
 
+StageId whole_matrix(const Scenario& s, StageId id) {
+  const bool one_head = s.heads == 1 && s.dims().kv_heads == 1;
+  return one_head && is_head_view(id.kind) ? StageId::input(spec(id.kind).storage) : id;
+}
+
 std::vector<EquationLine> slide_equations(const Scenario& s, const std::vector<StageId>& wanted_in) {
   // With one head (and one K/V head) a head's block Q[0] is the whole Q: one
   // matrix under two names, and a step may use either for the same slide.
@@ -142,7 +147,7 @@ std::vector<EquationLine> slide_equations(const Scenario& s, const std::vector<S
   for (const StageId id : given) {
     StageId chosen = id;
     if (one_head) {
-      const StageId whole = is_head_view(id.kind) ? StageId::input(spec(id.kind).storage) : id;
+      const StageId whole = whole_matrix(s, id);
       if (const auto view = view_of(whole)) chosen = projection_shown(whole) ? whole : *view;
     }
     if (std::find(wanted.begin(), wanted.end(), chosen) != wanted.end()) continue;

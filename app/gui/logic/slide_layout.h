@@ -14,6 +14,11 @@
 
 namespace attention_lab::gui {
 
+// With one head (and one K/V head) a head's block Q[0] is the whole Q: one
+// matrix under two names. The whole matrix's id (Q for Q[0]), or `id` itself
+// when the scenario has more heads or `id` is not a head's block.
+StageId whole_matrix(const Scenario& s, StageId id);
+
 // The equations that show `wanted` (in the order a step lists them; each
 // wanted stage appears at least once). Each piece is cut from the pipeline's
 // own equations (pipeline_equations), so it reads the same as there:

@@ -7,6 +7,7 @@
 
 #include "attention_lab/softmax_breakdown.h"
 #include "attention_lab/stage_info.h"
+#include "attention_lab/stage_registry.h"
 #include "logic/number_format.h"
 #include "logic/slide_layout.h"
 #include "logic/steps.h"
@@ -29,13 +30,26 @@ const LessonStep* current_step(const AppState& state) {
   return &steps_list[static_cast<std::size_t>(std::clamp(state.lesson.step, 0, static_cast<int>(steps_list.size()) - 1))];
 }
 
-// The step's "show", then the stages of its highlighted cells and its quiz
-// cell, so what the text talks about is always on the slide; only stages the
-// scenario has now (the learner may have removed a head since).
+// The stages a quiz's cell is computed from (one level up): on the slide at
+// full size, so the room can work the answer out from printed numbers.
+std::vector<StageId> quiz_inputs(const Scenario& s, const LessonStep& step) {
+  std::vector<StageId> out;
+  if (!step.quiz) return out;
+  const CellRef& q = step.quiz->cell;
+  for (const CellSource& src : cell_sources(s, q.stage, q.row, q.col))
+    if (std::find(out.begin(), out.end(), src.stage) == out.end()) out.push_back(src.stage);
+  return out;
+}
+
+// The step's "show", then the stages of its highlighted cells, its quiz cell
+// and the quiz's inputs, so what the text talks about is always on the slide;
+// only stages the scenario has now (the learner may have removed a head since).
 std::vector<StageId> slide_stages(const Scenario& s, const LessonStep& step) {
   std::vector<StageId> out = step.show;
   for (const CellRef& c : step.highlight) out.push_back(c.stage);
   if (step.quiz) out.push_back(step.quiz->cell.stage);
+  for (const StageId id : quiz_inputs(s, step))
+    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
   const std::vector<StageId> exists = pipeline(s);
   std::erase_if(out, [&](StageId id) { return std::find(exists.begin(), exists.end(), id) == exists.end(); });
   return out;
@@ -264,11 +278,13 @@ constexpr Room kRooms[] = {
     {"pages", 0.5f, true, true, false, true},
 };
 
-// The stages a step is about: its "show", its highlighted cells and its quiz cell.
-std::set<StageId> subjects_of(const LessonStep& step) {
+// The stages a step is about: its "show", its highlighted cells, its quiz
+// cell and the quiz's inputs.
+std::set<StageId> subjects_of(const Scenario& s, const LessonStep& step) {
   std::set<StageId> out(step.show.begin(), step.show.end());
   for (const CellRef& c : step.highlight) out.insert(c.stage);
   if (step.quiz) out.insert(step.quiz->cell.stage);
+  for (const StageId id : quiz_inputs(s, step)) out.insert(id);
   return out;
 }
 
@@ -287,7 +303,7 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     slide.step = index;
     slide.lesson_path = source;
   }
-  const std::set<StageId> subjects = subjects_of(*step);
+  const std::set<StageId> subjects = subjects_of(s, *step);
 
   std::optional<SoftmaxBreakdown> row;
   if (step->softmax_row) {
