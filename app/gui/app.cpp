@@ -20,6 +20,8 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include <string_view>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -923,7 +925,14 @@ void App::handle_shortcuts() {
     if (ImGui::GetTopMostPopupModal()) {
       // A dialog waits for an answer (recover unsaved work, save before
       // quitting, a problem): the document and the view stay as they are
-      // behind it. Only the text size may change.
+      // behind it. Only the text size may change. The recovery question after
+      // a crash in a lecture takes a clicker's keys too.
+      if (!state_.recovery.offered.empty() && std::string_view(ImGui::GetTopMostPopupModal()->Name) == kRecoveryDialogTitle) {
+        if (page || k.key == GLFW_KEY_RIGHT || k.key == GLFW_KEY_LEFT || k.key == GLFW_KEY_ENTER ||
+            k.key == GLFW_KEY_KP_ENTER || k.key == GLFW_KEY_ESCAPE)
+          state_.recovery.key_answer =
+              k.key == GLFW_KEY_PAGE_DOWN || k.key == GLFW_KEY_RIGHT || k.key == GLFW_KEY_ENTER || k.key == GLFW_KEY_KP_ENTER ? 1 : -1;
+      }
       if (font_key) change_font_scale(k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD ? Settings::kFontStep : 1.0f / Settings::kFontStep);
       continue;
     }

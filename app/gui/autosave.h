@@ -27,6 +27,9 @@ struct RecoveryState {
   std::string error;            // the last autosave failure (shown once in the status bar)
   double retry_at = 0.0;        // after a failure, when to try again
   std::vector<Orphan> offered;  // left by dead sessions, waiting for the user (the dialog shows the first)
+  // A key's answer to the dialog (a clicker's page keys, arrows, Enter, Esc):
+  // +1 Restore, −1 Not now, 0 none yet.
+  int key_answer = 0;
 
   // This session's recovery file while it holds unsaved work, else "".
   std::string file() const { return session && timer.has_file() ? session->file().string() : std::string(); }
@@ -50,6 +53,7 @@ void autosave_frame(AppState& state);
 // not be read (the orphan's error says why; it stays offered, to discard).
 bool restore_orphan(AppState& state, std::size_t index);
 // The start-up question (panels/recovery_dialog.cpp).
+inline constexpr const char* kRecoveryDialogTitle = "Recover unsaved work";
 void draw_recovery_dialog(AppState& state);
 
 }  // namespace attention_lab::gui

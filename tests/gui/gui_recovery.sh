@@ -134,6 +134,18 @@ python3 "$here/probe.py" "$probe" wait recovery '{"file": "", "autosaves": 0, "o
   fail "after a kill, the next start did not offer one recovery file ($(python3 "$here/probe.py" "$probe" get recovery))"
 settle 3
 shot recovery-dialog
+# A lecturer with only a clicker: PageUp is "Not now" (the file stays for the
+# next start), and the next start asks again.
+xdotool key Prior
+python3 "$here/probe.py" "$probe" wait popup false || fail "PageUp did not answer the recovery question"
+[ "$(get modified)" = false ] || fail "PageUp (Not now) restored the work"
+[ "$(ls -A "$state_dir" | wc -l)" -ge 1 ] || fail "Not now (PageUp) did not keep the recovery file"
+quit_app
+probe="$out/probe-e2.json"
+start_app
+python3 "$here/probe.py" "$probe" wait recovery '{"file": "", "autosaves": 0, "offered": 1, "error": ""}' ||
+  fail "after Not now, the next start did not offer the file again ($(python3 "$here/probe.py" "$probe" get recovery))"
+settle 3
 read -r x y < <(python3 "$here/probe.py" "$probe" item "recovery restore")
 xdotool mousemove --window "$wid" "$x" "$y"
 settle 2
@@ -145,6 +157,24 @@ shot restored
 xdotool key --clearmodifiers ctrl+s
 python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+S after Restore did not save ($(state))"
 [ "$(value_of "$scenario" W_q 2 2)" = 0.5 ] || fail "after Restore and Ctrl+S, W_q[2][2] in the file is $(value_of "$scenario" W_q 2 2), expected 0.5"
+quit_app
+
+# 4b. The same with the clicker's PageDown: Restore.
+start_app "$scenario"
+type_into W_q 2 2 0.25
+wait_autosave 1
+kill_hard "$pid"
+probe="$out/probe-e3.json"
+start_app
+python3 "$here/probe.py" "$probe" wait recovery '{"file": "", "autosaves": 0, "offered": 1, "error": ""}' ||
+  fail "after a second kill, the next start did not offer its file ($(python3 "$here/probe.py" "$probe" get recovery))"
+settle 3
+xdotool key Next
+python3 "$here/probe.py" "$probe" wait modified true || fail "PageDown did not restore ($(state))"
+python3 "$here/probe.py" "$probe" wait popup false || fail "the dialog stayed open after PageDown"
+xdotool key --clearmodifiers ctrl+s
+python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+S after PageDown's Restore did not save ($(state))"
+[ "$(value_of "$scenario" W_q 2 2)" = 0.25 ] || fail "after PageDown's Restore, W_q[2][2] in the file is $(value_of "$scenario" W_q 2 2), expected 0.25"
 quit_app
 
 # 5. B dies too; F offers B's work (only B's) and Discard deletes it.
@@ -165,5 +195,5 @@ quit_app
 left=$(ls -A "$state_dir")
 [ -z "$left" ] || fail "files left in the recovery folder after every session quit or was dealt with: $left"
 
-[ "$fails" -eq 0 ] && echo "all recovery checks passed (W_q[2][2]: $original -> 0.75 via --recover, 0.5 via Restore; B's file kept apart, then discarded)"
+[ "$fails" -eq 0 ] && echo "all recovery checks passed (W_q[2][2]: $original -> 0.75 via --recover, 0.5 via Restore after Not now, 0.25 via PageDown; B's file kept apart, then discarded)"
 exit $((fails > 0))

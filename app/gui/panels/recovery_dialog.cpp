@@ -5,6 +5,7 @@
 #include "panels/panels.h"
 
 #include <chrono>
+#include <utility>
 #include <imgui.h>
 
 namespace attention_lab::gui {
@@ -12,7 +13,7 @@ namespace attention_lab::gui {
 void draw_recovery_dialog(AppState& state) {
   RecoveryState& r = state.recovery;
   if (r.offered.empty()) return;
-  constexpr const char* kTitle = "Recover unsaved work";
+  const char* const kTitle = kRecoveryDialogTitle;
   if (!ImGui::IsPopupOpen(kTitle)) ImGui::OpenPopup(kTitle);
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.45f),
@@ -40,6 +41,8 @@ void draw_recovery_dialog(AppState& state) {
     ImGui::TextDisabled("1 of %zu sessions with unsaved work; the others follow (or, after Restore, are offered at the next start).",
                         r.offered.size());
   ImGui::TextDisabled("Kept in %s until you decide.", o.file.parent_path().c_str());
+  // A lecturer may have only a clicker in hand.
+  ImGui::TextDisabled("PageDown, → or Enter: %s · PageUp, ← or Esc: Not now", o.error.empty() ? "Restore" : "Not now");
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
   ImGui::BeginDisabled(!o.error.empty());
@@ -56,12 +59,14 @@ void draw_recovery_dialog(AppState& state) {
   const bool later = ImGui::Button("Not now");
   state.note_item("recovery later");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep the file and ask again at the next start");
-  if (restore) restore_orphan(state, 0);
+  // A key's answer (app.cpp): forward restores what can be restored, back keeps it for later.
+  const int key = std::exchange(r.key_answer, 0);
+  if (restore || (key > 0 && o.error.empty())) restore_orphan(state, 0);
   if (discard) {
     discard_orphan(r.offered.front());
     r.offered.erase(r.offered.begin());
   }
-  if (later) {
+  if (later || key < 0 || (key > 0 && !o.error.empty())) {
     for (Orphan& left : r.offered) left.lock.release();
     r.offered.clear();
   }
