@@ -58,6 +58,19 @@ TEST(Derivation, AFatCatScoreIsTheDotProductOfAQueryRowAndAKeyRow) {
   EXPECT_TRUE(d.note.empty()) << d.note;
 }
 
+TEST(Derivation, SpeaksInTheScenariosLetters) {
+  Scenario s = *make_preset("fat-cat");
+  s.symbols = {{"S", "ω"}, {"A", "α"}, {"C", "z"}};
+  const Document doc(s);
+  const Derivation score = derive(doc, head(StageKind::Scores, 0), 2, 1);
+  EXPECT_TRUE(contains(score.title, "ω₀[2,1]")) << score.title;
+  const Derivation context = derive(doc, head(StageKind::Context, 0), 2, 1);
+  EXPECT_TRUE(contains(context.title, "z₀[2,1]")) << context.title;
+  EXPECT_TRUE(contains(context.formula, "Σⱼ α₀[2,j] × V₀[j,1]")) << context.formula;
+  // The numbers are the same as in our letters.
+  EXPECT_EQ(context.numbers, derive(Document(*make_preset("fat-cat")), head(StageKind::Context, 0), 2, 1).numbers);
+}
+
 TEST(Derivation, EveryBookScoreShowsItsTermsAndTheEngineTotal) {
   const Document doc = open("book");  // d_k = 2: two terms per score
   const MatrixView scores = doc.stage(head(StageKind::Scores, 0));

@@ -57,7 +57,9 @@ std::string pin_note(const Document& doc, StageId id, int r, int c, float comput
 
 }  // namespace
 
-Derivation derive(const Document& doc, StageId id, int r, int c) {
+namespace {
+
+Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) {
   const Scenario& s = doc.scenario();
   const Dims d = s.dims();
   const StageInfo info = describe_stage(s, id);
@@ -398,6 +400,18 @@ Derivation derive(const Document& doc, StageId id, int r, int c) {
                                             : "Drag up/down to change it (Shift: finer); double-click to type.";
       break;
   }
+  return out;
+}
+
+}  // namespace
+
+Derivation derive(const Document& doc, StageId id, int r, int c) {
+  Derivation out = derive_in_our_letters(doc, id, r, c);
+  // The scenario's letters (symbol_names.h) in everything that is math; the
+  // note is prose ("A large score…" must stay an article).
+  const SymbolNames& names = doc.scenario().symbols;
+  if (!names.empty())
+    for (std::string* text : {&out.title, &out.formula, &out.numbers, &out.hint}) *text = rename_symbols(*text, names);
   return out;
 }
 

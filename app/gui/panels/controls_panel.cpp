@@ -314,7 +314,7 @@ void draw_controls_panel(AppState& state) {
     opt.show_colour_bar = false;
     opt.interactive = false;
     opt.hold_while_dragging = true;
-    const std::string label = "A" + subscript(h) + (h == state.focused_head ? " ◀" : "");
+    const std::string label = state.stage_info(StageId::of_head(StageKind::Weights, h)).symbol + (h == state.focused_head ? " ◀" : "");
     opt.title_override = label.c_str();
     if (apply_heatmap_edits(state, draw_heatmap(state, StageId::of_head(StageKind::Weights, h), opt)).clicked) state.focused_head = h;
   }

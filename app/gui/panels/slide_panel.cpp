@@ -194,7 +194,7 @@ void draw_softmax_row(AppState& state, const LessonRow& which, const SoftmaxBrea
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const float x_token = at.x, x_score = x_token + m.token_w + 10, x_bar = x_score + m.score_w + 14;
   const float x_weight = x_bar + 3 * cell + 6;
-  dl->AddText(ImVec2(x_score, at.y + line), faint, "Ŝ");
+  dl->AddText(ImVec2(x_score, at.y + line), faint, rename_symbols("Ŝ", s.symbols).c_str());
   dl->AddText(ImVec2(x_bar, at.y + line), faint, "weight");
   const float top = at.y + m.header_h;
   // The numbers and tokens of a row are set at most as tall as the row (a

@@ -6,6 +6,7 @@
 #include "attention_lab/matrix.h"
 #include "attention_lab/shared_matrix.h"
 #include "attention_lab/stage_id.h"
+#include "attention_lab/symbol_names.h"
 
 #include <array>
 #include <cstdint>
@@ -166,6 +167,10 @@ struct Scenario {
   // q/k norm: its gains, 1 × d_k (PerHead) or as wide as Q and K (Whole).
   QkNorm qk_norm;
   SharedMatrix q_norm, k_norm;
+
+  // The letters the app shows for its symbols ({"S": "ω"}: symbol_names.h);
+  // empty: ours.
+  SymbolNames symbols;
 
   // Seed of the generator that fills cells a dimension change creates.
   std::uint64_t seed = 0x5eedULL;

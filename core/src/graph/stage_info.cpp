@@ -74,8 +74,9 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
   info.name = sp.title;
   if (sp.title_note) info.name += sp.title_note(s);
   if (sp.per_head && d.heads > 1) info.name += " (head " + std::to_string(h) + ")";
-  info.symbol = sp.symbol(h);
-  info.formula = sp.formula(s, d, h);
+  // (the teacher's letters, when the scenario has its own: symbol_names.h)
+  info.symbol = rename_symbols(sp.symbol(h), s.symbols);
+  info.formula = rename_symbols(sp.formula(s, d, h), s.symbols);
   info.explanation = sp.explanation(s, d, h);
   info.rows = extent(sp.rows, d);
   info.cols = extent(sp.cols, d);

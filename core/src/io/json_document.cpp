@@ -75,4 +75,15 @@ JsonDocument parse_json_document(const std::string& text, const std::string& wha
   return result;
 }
 
+SymbolNames read_symbol_names(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) fail_field(where + ": expected an object such as {\"S\": \"ω\"}, found " + std::string(j.type_name()));
+  SymbolNames names;
+  for (const auto& [from, to] : j.items()) {
+    if (!to.is_string()) fail_field(where + "." + from + ": expected a string, found " + std::string(to.type_name()));
+    names[from] = to.get<std::string>();
+  }
+  if (auto e = check_symbol_names(names, where); !e.empty()) fail_field(e);
+  return names;
+}
+
 }  // namespace attention_lab::io

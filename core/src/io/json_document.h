@@ -4,6 +4,8 @@
 // nesting deep enough to exhaust the stack. One place, so every parser gives
 // the same errors for the same kind of bad file.
 
+#include "attention_lab/symbol_names.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -40,5 +42,9 @@ struct FieldError {
   std::string message;
 };
 [[noreturn]] inline void fail_field(std::string message) { throw FieldError{std::move(message)}; }
+
+// A scenario's or a lesson's "symbols": {"S": "ω", …} (symbol_names.h);
+// fail_field names `where` and the key when it is wrong.
+SymbolNames read_symbol_names(const nlohmann::json& j, const std::string& where);
 
 }  // namespace attention_lab::io

@@ -242,8 +242,8 @@ void check_step_view(const Scenario& s, const LessonStep& step, const std::strin
 // [SECTION] The parser
 
 const std::vector<std::string>& top_keys() {
-  static const std::vector<std::string> keys = {"format", "title", "description", "scenario", "preset", "steps",
-                                                "comment"};
+  static const std::vector<std::string> keys = {"format", "title", "description", "scenario", "preset", "symbols",
+                                                "steps", "comment"};
   return keys;
 }
 
@@ -282,6 +282,9 @@ class Parser {
     if (root.contains("description")) lesson_.description = read_string(root["description"], "description", false);
     if (root.contains("comment")) read_string(root["comment"], "comment", false);
     read_scenario(root);
+    // The lesson's letters for every step (over the scenario's own).
+    if (root.contains("symbols"))
+      for (auto& [from, to] : io::read_symbol_names(root["symbols"], "symbols")) lesson_.scenario.symbols[from] = to;
     if (!root.contains("steps")) fail_field("steps: missing (a lesson has a list of steps)");
     const json& steps = root["steps"];
     if (!steps.is_array()) fail_field("steps: expected a list of steps, found " + found(steps));
