@@ -1538,7 +1538,7 @@ void App::write_probe() const {
     out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0
         << ", \"y0\": " << d.rect.y0 << ", \"x1\": " << d.rect.x1 << ", \"y1\": " << d.rect.y1
         << ", \"rows\": " << d.rows << ", \"cols\": " << d.cols << ", \"transposed\": " << (d.transposed ? "true" : "false")
-        << ", \"cell_px\": " << d.cell_px << ", \"values_printed\": " << d.values_printed << ", \"values_cut\": " << d.values_cut << "}";
+        << ", \"cell_px\": " << d.cell_px << ", \"values_printed\": " << d.values_printed << ", \"values_cut\": " << d.values_cut << ", \"labels_cut\": " << d.labels_cut << "}";
     first = false;
   }
   out << "]}\n";

@@ -117,6 +117,7 @@ struct DrawnHeatmap {
   float cell_px = 0.0f;     // one cell's width on screen (the probe's readability check)
   int values_printed = 0;   // cells whose number is printed in full
   int values_cut = 0;       // cells that had room for "…" only
+  int labels_cut = 0;       // row and column labels drawn cut or left out (whole on hover only)
 };
 
 struct HeadViewState {

@@ -68,6 +68,9 @@ void SlideChecker::look(const AppState& state) {
     drawn_cell_[id] = std::max(drawn_cell_[id], h.cell_px);
     float& best = printed_cell_[id];
     if (h.values_printed > 0) best = std::max(best, h.cell_px);
+    // Its labels: whole on some drawing of it (a slide has room for words).
+    const auto [cut, fresh] = labels_cut_.try_emplace(id, h.labels_cut);
+    if (!fresh) cut->second = std::min(cut->second, h.labels_cut);
   }
   // The softmax row beside a slide prints the masked scores and weights of its row.
   if (showing_slide(state) && state.lesson.lesson) {
@@ -95,8 +98,12 @@ void SlideChecker::finish_step(AppState& state) {
     return "is drawn with cells of " + px(std::max(printed_cell_[whole_matrix(s, id)], drawn->second)) +
            " (its numbers need " + px(kReadableCell) + ")";
   };
-  for (const StageId id : step.show)
+  for (const StageId id : step.show) {
     if (!printed(id)) notes_.push_back(name(s, id) + " " + why_not(id));
+    else if (const int cut = labels_cut_[whole_matrix(s, id)]; cut > 0)
+      notes_.push_back(name(s, id) + " has " + std::to_string(cut) + (cut == 1 ? " label" : " labels") +
+                       " cut short (the whole word only on hover)");
+  }
   if (step.quiz) {
     const CellRef& asked = step.quiz->cell;
     const std::string quiz = "the quiz on " + to_string(asked);
@@ -131,6 +138,7 @@ void SlideChecker::finish_step(AppState& state) {
   notes_.clear();
   printed_cell_.clear();
   drawn_cell_.clear();
+  labels_cut_.clear();
 }
 
 }  // namespace attention_lab::gui

@@ -34,6 +34,7 @@ class SlideChecker {
   // What the step's pages drew, over all of them: each stage's largest cell,
   // and its largest with numbers printed (0: none printed).
   std::map<StageId, float> drawn_cell_, printed_cell_;
+  std::map<StageId, int> labels_cut_;  // the fewest labels cut on a drawing of it
   std::vector<std::string> notes_;  // this step's problems
   int warnings_ = 0;
 };

@@ -122,6 +122,7 @@ void draw_target(AppState& state, const ExportTarget& target) {
     opt.cell_px = state.cell_px * em;
     opt.max_px = 440.0f * em;
     opt.interactive = false;
+    opt.whole_labels = true;  // a handout has room for whole words
     draw_heatmap(state, target.stage, opt);
     return;
   }

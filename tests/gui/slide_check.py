@@ -10,7 +10,7 @@ measures its labels once drawn), so the check is retried on newer frames
 until it passes or SECONDS (default 20) run out; then it prints what failed.
 
 --least PX: each stage is drawn, on the page that shows it, with cells of at
-least PX pixels and its numbers printed (a readable slide).
+least PX pixels, its numbers printed and no label cut (a readable slide).
 --walk: a slide in pages is checked page by page from the first (turned back
 to with PageUp), turning each with PageDown (xdotool, as a clicker does);
 every listed stage must be on one of them. The step's last page is left
@@ -25,7 +25,8 @@ from probe import load  # the app rewrites the probe every frame: probe.load ret
 
 def readable(h, least, x0, y0, x1, y1):
     inside = h["x0"] >= x0 - 1 and h["y0"] >= y0 - 1 and h["x1"] <= x1 + 1 and h["y1"] <= y1 + 1
-    return inside and h.get("cell_px", 0) >= least and h.get("values_printed", 0) > 0
+    # Its numbers printed, and its labels whole (a slide has room for words).
+    return inside and h.get("cell_px", 0) >= least and h.get("values_printed", 0) > 0 and h.get("labels_cut", 1) == 0
 
 
 def problems(p, step, least=0.0, page=None, seen=None):
@@ -51,8 +52,9 @@ def problems(p, step, least=0.0, page=None, seen=None):
                 continue
             if seen is not None and all(h.get("cell_px", 0) < least for h in drawn):
                 continue  # repeated smaller for context: another page shows it at full size
-            out.append("%s is not readable: cells %s px (at least %.0f), numbers printed %s" % (
-                stage, [round(h.get("cell_px", 0), 1) for h in drawn], least, [h.get("values_printed") for h in drawn]))
+            out.append("%s is not readable: cells %s px (at least %.0f), numbers printed %s, labels cut %s" % (
+                stage, [round(h.get("cell_px", 0), 1) for h in drawn], least, [h.get("values_printed") for h in drawn],
+                [h.get("labels_cut") for h in drawn]))
             continue
         if page is not None and not drawn:
             continue  # on another page

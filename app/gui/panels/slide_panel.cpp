@@ -79,7 +79,7 @@ SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_ba
   const int rows = transposed ? info.cols : info.rows, cols = transposed ? info.rows : info.cols;
   const float line = ImGui::GetTextLineHeight();
   const float spacing = ImGui::GetStyle().ItemSpacing.y;
-  const float label_w = labels ? row_label_width(info, state.doc->scenario(), transposed) : 0.0f;
+  const float label_w = labels ? row_label_width(info, state.doc->scenario(), transposed, true) : 0.0f;
   const std::string title = labels ? info.symbol + (transposed ? "ᵀ" : "") + "  " + std::to_string(rows) + "×" + std::to_string(cols)
                                    : info.symbol + (transposed ? "ᵀ" : "");
   SlideBox b;
@@ -538,7 +538,22 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   const Choice choice = ladder(slide.least_room, least, spacing, true);
   const Room* chosen = choice.room;
   const Built& built = choice.built;
-  const std::vector<std::vector<int>>& pages = choice.pages;
+  // A quiz step opens on its question: the page with the quiz's cell comes
+  // first (the others follow in order), so the "?" is on screen as it asks.
+  std::vector<std::vector<int>> pages = choice.pages;
+  if (lesson && step->quiz && pages.size() > 1) {
+    const StageId asked = whole_matrix(s, step->quiz->cell.stage);
+    const auto has_quiz = [&](const std::vector<int>& page) {
+      return std::any_of(page.begin(), page.end(), [&](int g) {
+        const auto& terms = built.pieces[static_cast<std::size_t>(g)];
+        return std::any_of(terms.begin(), terms.end(), [&](const Term* t) {
+          return t && t->kind == Term::Kind::Matrix && !t->demoted && whole_matrix(s, t->stage) == asked;
+        });
+      });
+    };
+    if (const auto at = std::find_if(pages.begin(), pages.end(), has_quiz); at != pages.end())
+      std::rotate(pages.begin(), at, at + 1);
+  }
   slide.want_fold = chosen->fold && may_fold;
   slide.want_no_inspector = chosen->no_inspector && may_hide_inspector;
   slide.room = chosen->name;
@@ -576,6 +591,7 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     opt.transposed = term->transposed;
     opt.show_colour_bar = chosen->colour_bars;
     opt.show_labels = p.cell >= layout.cell;  // a lesser stage, drawn smaller: no labels (matrix_box)
+    opt.whole_labels = true;  // (matrix_box leaves the row labels' room; the turned band is measured: chrome_correction)
     ImGui::BeginGroup();
     const std::size_t drawn_before = state.drawn.size();
     const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, term->stage, opt));

@@ -64,15 +64,21 @@ float draw_colour_bar(ImDrawList* dl, ImVec2 p, float width, int colormap, float
 
 }  // namespace
 
-float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed) {
+float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed, bool whole_words) {
   const LabelKind kind = transposed ? info.col_label_kind : info.row_label_kind;
   const bool named = kind == LabelKind::Token || kind == LabelKind::KeyToken ||
                      (kind == LabelKind::Feature && !scenario.features.empty());
   const float em = gfx::em();
+  const auto& labels = transposed ? info.col_labels : info.row_labels;
+  if (named && whole_words) {
+    // As wide as the longest word (within reason), so "journey" is not "jour…".
+    float widest = 0.0f;
+    for (const std::string& label : labels) widest = std::max(widest, ImGui::CalcTextSize(label.c_str()).x);
+    return std::clamp(widest + 6.0f * em, 52.0f * em, 160.0f * em);
+  }
   if (named) return 52.0f * em;
   // Indices, or the one word of a bias row ("bias"): as wide as the widest
   // of them (the first and the last index), so none ends in "…".
-  const auto& labels = transposed ? info.col_labels : info.row_labels;
   float widest = 0.0f;
   if (!labels.empty())
     widest = std::max(ImGui::CalcTextSize(labels.front().c_str()).x, ImGui::CalcTextSize(labels.back().c_str()).x);
@@ -111,6 +117,57 @@ bool has_digit(const std::string& label) {
   return std::any_of(label.begin(), label.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
 
+// Column labels written upwards (a slide's tokens wider than their columns):
+// the band above the cells they take, and their text size.
+struct TurnedLabels {
+  bool on = false;
+  float band = 0.0f;     // height above the cells
+  float text_px = 0.0f;  // font size: a line of it fits the column's width
+};
+
+// Tokens too wide for their columns even at 70 % text would be cut to "jo…"
+// or left out; where the caller allows it they are turned upwards instead, at
+// the largest size whose line fits the column, in a band as tall as the
+// longest (at most 8 lines; longer ones end in "…"). Indices never turn.
+TurnedLabels turned_labels(const std::vector<std::string>& labels, int first, int end, float px_per_cell) {
+  TurnedLabels t;
+  const float font_px = ImGui::GetFontSize(), line_h = ImGui::GetTextLineHeight();
+  float widest = 0.0f;  // at 70 %
+  bool tokens = false;
+  for (int c = first; c < end; ++c) {
+    const std::string& label = labels[static_cast<std::size_t>(c)];
+    if (has_digit(label)) continue;
+    tokens = true;
+    widest = std::max(widest, ImGui::GetFont()->CalcTextSizeA(0.7f * font_px, FLT_MAX, 0.0f, label.c_str()).x);
+  }
+  if (!tokens || widest <= px_per_cell - 2) return t;
+  t.text_px = std::min(font_px, (px_per_cell - 2) * font_px / line_h);
+  if (t.text_px < 0.6f * font_px) return t;  // too small to read: cut as before
+  float longest = 0.0f;
+  for (int c = first; c < end; ++c)
+    longest = std::max(longest, ImGui::GetFont()->CalcTextSizeA(t.text_px, FLT_MAX, 0.0f, labels[static_cast<std::size_t>(c)].c_str()).x);
+  t.on = true;
+  t.band = std::min(longest, 8.0f * line_h) + 4.0f;
+  return t;
+}
+
+// `text` at `pivot`, turned a quarter left about it: it reads upwards from
+// the pivot, its glyphs' tops to the left (Dear ImGui draws text level only,
+// so its vertices are turned after the fact).
+void add_turned_text(ImDrawList* dl, float size, ImVec2 pivot, ImU32 colour, const std::string& text) {
+  // The glyphs are laid out level first, to the right of the pivot: the clip
+  // rectangle must not drop them there (their turned place is clipped as usual).
+  dl->PushClipRect(ImVec2(-1e6f, -1e6f), ImVec2(1e6f, 1e6f), false);
+  const int first = dl->VtxBuffer.Size;
+  dl->AddText(ImGui::GetFont(), size, pivot, colour, text.c_str());
+  for (int i = first; i < dl->VtxBuffer.Size; ++i) {
+    ImVec2& v = dl->VtxBuffer[i].pos;
+    const float dx = v.x - pivot.x, dy = v.y - pivot.y;
+    v = ImVec2(pivot.x + dy, pivot.y - dx);
+  }
+  dl->PopClipRect();
+}
+
 }  // namespace
 
 float displayed_cell_px(float cell_px, float max_px, int rows, int cols) {
@@ -147,8 +204,19 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   ImGui::PushID(state.heatmap_instances[{id, showing_difference}]++);
   ImGui::BeginGroup();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float label_w = opt.show_labels ? row_label_width(info, doc.scenario(), opt.transposed) : 0.0f;
-  const float col_label_h = opt.show_labels ? ImGui::GetTextLineHeight() : 0.0f;
+  const float label_w = opt.show_labels ? row_label_width(info, doc.scenario(), opt.transposed, opt.whole_labels) : 0.0f;
+  // A 1024×1024 stage cannot have 30 px cells: shrink to max_px; zoom brings cells back.
+  const float cell_size = displayed_cell_px(opt.cell_px, opt.max_px, shown_rows, shown_cols);
+  HeatmapView& view = state.views[id];
+  float vis[4];
+  view.visible(shown_rows, shown_cols, vis);
+  const float px_per_cell = cell_size * static_cast<float>(shown_cols) / (vis[2] - vis[0]);
+  const auto& col_labels = opt.transposed ? info.row_labels : info.col_labels;
+  const int first_col = static_cast<int>(vis[0]);
+  const int end_col = std::min({shown_cols, static_cast<int>(std::ceil(vis[2])), static_cast<int>(col_labels.size())});
+  const TurnedLabels turned =
+      opt.show_labels && opt.whole_labels ? turned_labels(col_labels, first_col, end_col, px_per_cell) : TurnedLabels{};
+  const float col_label_h = !opt.show_labels ? 0.0f : turned.on ? turned.band : ImGui::GetTextLineHeight();
 
   // Title: symbol and shape, e.g. "Q  7×4"; the full name and formula in the tooltip.
   std::string title = std::string(opt.title_override ? opt.title_override : info.symbol.c_str()) + (opt.transposed ? "ᵀ" : "");
@@ -175,8 +243,6 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   }
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  // A 1024×1024 stage cannot have 30 px cells: shrink to max_px; zoom brings cells back.
-  const float cell_size = displayed_cell_px(opt.cell_px, opt.max_px, shown_rows, shown_cols);
   const float cw = cell_size, ch = cell_size;
   const ImVec2 p0(origin.x + label_w, origin.y + col_label_h);
   const ImVec2 p1(p0.x + cw * static_cast<float>(shown_cols), p0.y + ch * static_cast<float>(shown_rows));
@@ -186,12 +252,9 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // stage every frame of a drag. Both catch up once it scrolls into view.
   // (The legend under the cells counts as part of it.)
   const bool on_screen = ImGui::IsRectVisible(origin, ImVec2(p1.x, p1.y + 3.0f * ImGui::GetTextLineHeightWithSpacing()));
-  HeatmapView& view = state.views[id];
-  float vis[4];
-  view.visible(shown_rows, shown_cols, vis);
-  const float px_per_cell = rect.width() / (vis[2] - vis[0]);
 
   // Labels: tokens or dimension indices, only when there is room to read them.
+  int labels_cut = 0;  // drawn cut ("jour…") or left out: whole in a tooltip only
   if (opt.show_labels) {
     const auto& rl = opt.transposed ? info.col_labels : info.row_labels;
     const auto& cl = opt.transposed ? info.row_labels : info.col_labels;
@@ -224,10 +287,11 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         if (t.empty()) continue;
         const float w = row_measure(t);
         dl->AddText(ImGui::GetFont(), row_px, ImVec2(p0.x - w - 4, y), lc, t.c_str());
-        if (t != full) label_tip(ImVec2(p0.x - label_w, y), ImVec2(p0.x, y + row_line_h), full);
+        if (t != full) {
+          label_tip(ImVec2(p0.x - label_w, y), ImVec2(p0.x, y + row_line_h), full);
+          ++labels_cut;
+        }
       }
-    const int first_col = static_cast<int>(vis[0]);
-    const int end_col = std::min({shown_cols, static_cast<int>(std::ceil(vis[2])), static_cast<int>(cl.size())});
     // An index is never cut ("379" as "37" names another column): when the
     // widest one on screen does not fit its cell, every k-th column is
     // labelled instead, with room for the whole number.
@@ -248,7 +312,23 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     const TextMeasure token_measure = [&](std::string_view text) {
       return ImGui::GetFont()->CalcTextSizeA(token_px, FLT_MAX, 0.0f, text.data(), text.data() + text.size()).x;
     };
-    for (int c = first_col; c < end_col; ++c) {
+    for (int c = first_col; c < end_col && turned.on; ++c) {
+      // Upwards, centred on the column, from just above the cells.
+      const std::string& full = cl[static_cast<std::size_t>(c)];
+      const TextMeasure turned_measure = [&](std::string_view text) {
+        return ImGui::GetFont()->CalcTextSizeA(turned.text_px, FLT_MAX, 0.0f, text.data(), text.data() + text.size()).x;
+      };
+      // (the band is the longest word plus 4 px: a pixel more, so rounding never cuts that word)
+      const std::string t = ellipsize(full, turned.band - 3.0f, turned_measure);
+      const float cell_x = p0.x + (static_cast<float>(c) - vis[0]) * px_per_cell;
+      const float glyph_h = line_h * turned.text_px / font_px;
+      add_turned_text(dl, turned.text_px, ImVec2(cell_x + (px_per_cell - glyph_h) * 0.5f, p0.y - 2.0f), lc, t);
+      if (t != full) {
+        label_tip(ImVec2(cell_x, origin.y), ImVec2(cell_x + px_per_cell, p0.y), full);
+        ++labels_cut;
+      }
+    }
+    for (int c = first_col; c < end_col && !turned.on; ++c) {
       const std::string& full = cl[static_cast<std::size_t>(c)];
       const float cell_x = p0.x + (static_cast<float>(c) - vis[0]) * px_per_cell;
       std::string t = full;
@@ -259,6 +339,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         t = ellipsize(full, avail, token_measure);
         if (t.empty() || t == kEllipsis) {  // "…" alone says nothing: the column's word only on hover
           label_tip(ImVec2(cell_x, origin.y), ImVec2(cell_x + px_per_cell, origin.y + line_h), full);
+          ++labels_cut;
           continue;
         }
       }
@@ -266,7 +347,10 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       const float w = index ? ImGui::CalcTextSize(t.c_str()).x : token_measure(t);
       const float x = cell_x + (px_per_cell - w) * 0.5f;
       dl->AddText(ImGui::GetFont(), size, ImVec2(x, origin.y + (font_px - size)), lc, t.c_str());
-      if (t != full) label_tip(ImVec2(cell_x, origin.y), ImVec2(cell_x + px_per_cell, origin.y + line_h), full);
+      if (t != full) {
+        label_tip(ImVec2(cell_x, origin.y), ImVec2(cell_x + px_per_cell, origin.y + line_h), full);
+        ++labels_cut;
+      }
     }
   }
 
@@ -349,6 +433,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   if (!showing_difference) {
     state.drawn.push_back({id, rect, rows, cols, opt.transposed, px_per_cell});
     drawn = &state.drawn.back();
+    drawn->labels_cut = labels_cut;
   }
 
   // Overlays: values in cells that are big enough, −∞ spelled out, pins outlined.

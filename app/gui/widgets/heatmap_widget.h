@@ -15,6 +15,10 @@ struct HeatmapOptions {
   bool transposed = false;    // draw as the transpose (Kᵀ in Q·Kᵀ)
   bool show_labels = true;
   bool show_colour_bar = true;
+  // Labels are written whole where the layout leaves them room (a slide, an
+  // export): row labels as wide as the longest word, column tokens too wide
+  // for their cells upwards above them, rather than cut to "jo…".
+  bool whole_labels = false;
   bool interactive = true;    // false: a thumbnail (the all-heads grid)
   float dim = 1.0f;           // < 1: a stage the step-through has not reached
   int reveal = -1;            // cells shown so far by a step animation
@@ -60,7 +64,7 @@ void draw_difference_heatmap(AppState& state, StageId id, const HeatmapOptions& 
 // when the rows shown are named (tokens, or features once one has a name),
 // as wide as the widest index (or a bias row's one word) otherwise. Both grow with the font, so a
 // presenter's larger labels are not cut to two letters.
-float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed);
+float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed, bool whole_words = false);
 
 // The width of the colour bar under a heatmap whose cells are `cells_w`
 // wide: the cells' width, kept between 100 and 160 (at a 16 px font), so its
