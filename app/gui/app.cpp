@@ -600,6 +600,7 @@ void AppState::carry_what_if() {
 void AppState::lesson_next() {
   if (showing_slide(*this) && slide.page + 1 < slide.pages) {
     ++slide.page;
+    slide.land_on_last_page = false;
     return;
   }
   go_to_lesson_step(lesson.step + 1);
@@ -608,6 +609,7 @@ void AppState::lesson_next() {
 void AppState::lesson_back() {
   if (showing_slide(*this) && slide.page > 0) {
     --slide.page;
+    slide.land_on_last_page = false;
     return;
   }
   const int before = lesson.step;

@@ -224,7 +224,7 @@ struct SlideState {
   // A slide too big to read on this screen pages its equations: PageDown
   // shows the next page before the next step.
   int page = 0, pages = 1;
-  bool land_on_last_page = false;  // Back from the next step shows this step's last page
+  bool land_on_last_page = false;  // Back from the next step shows this step's last page (until a page turns)
   // Room the slide may take from the rest of the window, decided each frame
   // by the slide (it asks for the least it needs to be readable) and applied
   // by the frame's layout the next frame: the step's text folded to one line,

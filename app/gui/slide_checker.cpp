@@ -12,13 +12,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 namespace attention_lab::gui {
 namespace {
 
 // A stage's cells must be this large for its numbers to print at the
-// presenter's text size (slide_panel.cpp's least_readable_cell()).
-constexpr float kReadableCell = 22.0f;
+// presenter's text size.
+constexpr float kReadableCell = kReadableCellPx;
 
 bool inside(const Rect& r, const Rect& area) {
   return r.x0 >= area.x0 - 1 && r.y0 >= area.y0 - 1 && r.x1 <= area.x1 + 1 && r.y1 <= area.y1 + 1;

@@ -122,17 +122,23 @@ python3 "$here/probe.py" "$probe" wait recovery '{"file": "", "autosaves": '"$(r
 [ -f "$file_c" ] && fail "C's recovery file $file_c is still on disk after a save"
 quit_app
 
+# crash_then_restart VALUE NAME: an app types VALUE into W_q[2][2] and is
+# killed once it is autosaved; the next (probe-NAME.json) offers its work.
+crash_then_restart() {
+  start_app "$scenario"
+  type_into W_q 2 2 "$1"
+  wait_autosave 1
+  kill_hard "$pid"
+  probe="$out/probe-$2.json"
+  start_app
+  python3 "$here/probe.py" "$probe" wait recovery '{"file": "", "autosaves": 0, "offered": 1, "error": ""}' ||
+    fail "after a kill, the next start did not offer one recovery file ($(python3 "$here/probe.py" "$probe" get recovery))"
+  settle 3
+}
+
 # 4. D edits, is killed; E starts without --recover and asks: the dialog
 #    (photographed) shows what and when; a real click on Restore brings it back.
-start_app "$scenario"
-type_into W_q 2 2 0.5
-wait_autosave 1
-kill_hard "$pid"
-probe="$out/probe-e.json"
-start_app
-python3 "$here/probe.py" "$probe" wait recovery '{"file": "", "autosaves": 0, "offered": 1, "error": ""}' ||
-  fail "after a kill, the next start did not offer one recovery file ($(python3 "$here/probe.py" "$probe" get recovery))"
-settle 3
+crash_then_restart 0.5 e
 shot recovery-dialog
 # A lecturer with only a clicker: PageUp is "Not now" (the file stays for the
 # next start), and the next start asks again.
@@ -160,15 +166,7 @@ python3 "$here/probe.py" "$probe" wait modified false || fail "Ctrl+S after Rest
 quit_app
 
 # 4b. The same with the clicker's PageDown: Restore.
-start_app "$scenario"
-type_into W_q 2 2 0.25
-wait_autosave 1
-kill_hard "$pid"
-probe="$out/probe-e3.json"
-start_app
-python3 "$here/probe.py" "$probe" wait recovery '{"file": "", "autosaves": 0, "offered": 1, "error": ""}' ||
-  fail "after a second kill, the next start did not offer its file ($(python3 "$here/probe.py" "$probe" get recovery))"
-settle 3
+crash_then_restart 0.25 e3
 xdotool key Next
 python3 "$here/probe.py" "$probe" wait modified true || fail "PageDown did not restore ($(state))"
 python3 "$here/probe.py" "$probe" wait popup false || fail "the dialog stayed open after PageDown"

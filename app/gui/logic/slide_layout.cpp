@@ -252,7 +252,7 @@ std::optional<std::vector<Row>> flow(const std::vector<SlideGroup>& groups, floa
     const SlideBox& box = groups[static_cast<std::size_t>(g)].boxes[static_cast<std::size_t>(b)];
     row.width += box.width(cell);
     const float half = box.cells_h * cell * box.cell_scale * 0.5f;
-    row.upper = std::max(row.upper, box.above + half);
+    row.upper = std::max(row.upper, box.above_at(cell) + half);
     row.lower = std::max(row.lower, half + box.below);
   };
   const auto span_width = [&](const SlideGroup& g, std::size_t from, std::size_t to) {
@@ -298,8 +298,9 @@ bool fits(const std::vector<SlideGroup>& groups, const SlideArea& area, float ce
 
 SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea& area, const SlideSpacing& sp) {
   SlideLayout out;
-  // Bigger cells never need fewer rows or less room, so the largest size
-  // that fits is found by bisection.
+  // Bigger cells (almost) never need fewer rows or less room, so the largest
+  // size that fits is found by bisection. (Labels that turn upwards below a
+  // cell size make a box taller below it: then a size that fits, maybe not the largest.)
   float lo = sp.min_cell, hi = std::max(sp.min_cell, sp.max_cell);
   if (fits(groups, area, hi, sp)) {
     out.cell = hi, out.fits = true;
@@ -339,7 +340,7 @@ SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea&
         row.new_group.push_back(b == 0);
         row.width += box.width(out.cell);
         const float half = box.cells_h * out.cell * box.cell_scale * 0.5f;
-        row.upper = std::max(row.upper, box.above + half);
+        row.upper = std::max(row.upper, box.above_at(out.cell) + half);
         row.lower = std::max(row.lower, half + box.below);
       }
       if (!row.boxes.empty()) rows->push_back(std::move(row));
@@ -362,7 +363,8 @@ SlideLayout layout_slide(const std::vector<SlideGroup>& groups, const SlideArea&
       const auto [g, b] = r.boxes[i];
       const SlideBox& box = groups[static_cast<std::size_t>(g)].boxes[static_cast<std::size_t>(b)];
       const float cell = out.cell * box.cell_scale;
-      PlacedBox p{g, b, x, y + r.upper - (box.above + box.cells_h * cell * 0.5f), box.width(out.cell), box.height(out.cell), cell};
+      PlacedBox p{g, b, x, y + r.upper - (box.above_at(out.cell) + box.cells_h * cell * 0.5f), box.width(out.cell),
+                  box.height(out.cell), cell};
       out.boxes.push_back(p);
       x += p.w;
     }

@@ -46,8 +46,13 @@ struct SlideBox {
   // A stage the step is not about (an operand the equation needs, such as the
   // mask in "S + mask = Ŝ") may be drawn with smaller cells: this times the slide's.
   float cell_scale = 1.0f;
+  // Column words wider than cells under `turn_below` px are written upwards
+  // (heatmap_widget.cpp): `above` is then `turned_above`, their band included.
+  float turn_below = 0.0f;
+  float turned_above = 0.0f;
   float width(float cell) const;
-  float height(float cell) const { return above + cells_h * cell * cell_scale + below; }
+  float above_at(float cell) const { return cell * cell_scale < turn_below ? turned_above : above; }
+  float height(float cell) const { return above_at(cell) + cells_h * cell * cell_scale + below; }
 };
 
 // Boxes of one equation stay on one row when they fit; a long one wraps
@@ -55,6 +60,10 @@ struct SlideBox {
 struct SlideGroup {
   std::vector<SlideBox> boxes;
 };
+
+// The smallest cell whose number a slide prints readably at the presenter's
+// default text size (it grows with larger text: slide_panel.cpp).
+inline constexpr float kReadableCellPx = 22.0f;
 
 struct SlideSpacing {
   float box_gap = 6.0f;    // between boxes of one equation

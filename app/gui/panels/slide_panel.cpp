@@ -88,6 +88,13 @@ SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_ba
   // The colour bar is at least its minimum width, however small the cells.
   b.min_w = label_w + std::max(colour_bar ? colour_bar_width(0.0f) : 0.0f, ImGui::CalcTextSize(title.c_str()).x);
   b.above = labels ? line + spacing + line : line + spacing;
+  b.turned_above = b.above;
+  if (labels) {
+    // Column words too wide for small cells go upwards (heatmap_widget.cpp).
+    const ColumnWords words = column_words(transposed ? info.row_labels : info.col_labels);
+    b.turn_below = words.turn_below;
+    b.turned_above = line + spacing + words.band;
+  }
   b.cells_h = static_cast<float>(rows);
   b.below = colour_bar ? 3.0f + 8.0f + line + 2.0f : 3.0f + 4.0f;
   if (with_difference) {
@@ -105,6 +112,7 @@ SlideBox matrix_box(AppState& state, StageId id, bool transposed, bool colour_ba
       it != state.slide.chrome_correction.end()) {
     b.fixed_w += it->second.width, b.min_w += it->second.width;
     b.above += it->second.above;
+    b.turned_above += it->second.above;
     b.below += it->second.below;
   }
   return b;
@@ -256,7 +264,7 @@ std::vector<std::string> slide_warnings(AppState& state) {
 // text, so a larger font never means smaller matrices.
 float least_readable_cell() {
   constexpr float kPresenterFont = gfx::kBaseFontSize * 1.75f;  // Settings::presenter_font_scale's default
-  return 22.0f * std::max(1.0f, ImGui::GetFontSize() / kPresenterFont);
+  return kReadableCellPx * std::max(1.0f, ImGui::GetFontSize() / kPresenterFont);
 }
 
 // What a slide may do to be readable, tried in this order until its stages'
@@ -491,14 +499,15 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
           const SlideLayout l = layout_slide(groups, page_area, sp);
           c.cell = std::min(c.cell, l.fits ? l.cell : 0.0f);
         }
-        // Pages too small to read even so (the whole text kept open on a small
-        // screen, or the text zoomed large): one page as large as the room
-        // allows, when its cells are larger than the smallest page's.
+        // Pages below the cells asked for. With the text zoomed large they may
+        // still print their numbers (22 px at the presenter's size): those
+        // pages. Too small even for that (the whole text kept open on a small
+        // screen): one page as large as the room allows beats many unreadable ones.
         if (c.cell < least_cell) {
           const Room& all_room = kRooms[r - 1];  // every room taken, no pages
           Built one = build(slide.lines, all_room);
           const float one_cell = layout_slide(one.groups, area_for(all_room), sp).cell;
-          if (one_cell > c.cell) {
+          if (c.cell < kReadableCellPx || one_cell >= c.cell) {
             c.room = &all_room;
             c.built = std::move(one);
             c.pages = {{}};
@@ -558,7 +567,9 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   slide.want_no_inspector = chosen->no_inspector && may_hide_inspector;
   slide.room = chosen->name;
   slide.pages = static_cast<int>(pages.size());
-  if (slide.land_on_last_page) slide.page = slide.pages - 1, slide.land_on_last_page = false;
+  // Back from the next step: this step's last page, also while its page count
+  // settles (the labels' room is measured over the first frames), until a page turns.
+  if (slide.land_on_last_page) slide.page = slide.pages - 1;
   slide.page = std::clamp(slide.page, 0, slide.pages - 1);
   // This frame's page, laid out in this frame's area (the room asked for comes next frame).
   Built shown;
@@ -596,7 +607,8 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     const std::size_t drawn_before = state.drawn.size();
     const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, term->stage, opt));
     if (ev.hovered) state.hovered = ev.hovered;
-    const float cells_top = state.drawn.size() > drawn_before ? state.drawn[drawn_before].rect.y0 : p.y + box.above;
+    const float above = box.above_at(layout.cell);
+    const float cells_top = state.drawn.size() > drawn_before ? state.drawn[drawn_before].rect.y0 : p.y + above;
     if (comparing) draw_difference(state, term->stage, opt);
     ImGui::EndGroup();
     // What the heatmap took beyond the box, for next frame's layout: above
@@ -604,7 +616,7 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     const ImVec2 drawn = ImGui::GetItemRectSize();
     auto& correction = slide.chrome_correction[chrome_key(term->stage, term->transposed, opt.show_labels)];
     const float extra_w = std::max(0.0f, drawn.x - p.w);
-    const float extra_above = std::max(0.0f, cells_top - p.y - box.above);
+    const float extra_above = std::max(0.0f, cells_top - p.y - above);
     const float extra_below = std::max(0.0f, drawn.y - p.h - extra_above);
     if (extra_w > 0.5f || extra_above > 0.5f || extra_below > 0.5f)
       correction = {std::min(correction.width + extra_w, 200.0f), std::min(correction.above + extra_above, 200.0f),

@@ -118,36 +118,21 @@ bool has_digit(const std::string& label) {
 }
 
 // Column labels written upwards (a slide's tokens wider than their columns):
-// the band above the cells they take, and their text size.
+// whether, the band above the cells they take, and their text size.
 struct TurnedLabels {
   bool on = false;
   float band = 0.0f;     // height above the cells
   float text_px = 0.0f;  // font size: a line of it fits the column's width
 };
 
-// Tokens too wide for their columns even at 70 % text would be cut to "jo…"
-// or left out; where the caller allows it they are turned upwards instead, at
-// the largest size whose line fits the column, in a band as tall as the
-// longest (at most 8 lines; longer ones end in "…"). Indices never turn.
-TurnedLabels turned_labels(const std::vector<std::string>& labels, int first, int end, float px_per_cell) {
+TurnedLabels turned_labels(const std::vector<std::string>& labels, float px_per_cell) {
+  const ColumnWords words = column_words(labels);
   TurnedLabels t;
+  if (!(px_per_cell < words.turn_below)) return t;
   const float font_px = ImGui::GetFontSize(), line_h = ImGui::GetTextLineHeight();
-  float widest = 0.0f;  // at 70 %
-  bool tokens = false;
-  for (int c = first; c < end; ++c) {
-    const std::string& label = labels[static_cast<std::size_t>(c)];
-    if (has_digit(label)) continue;
-    tokens = true;
-    widest = std::max(widest, ImGui::GetFont()->CalcTextSizeA(0.7f * font_px, FLT_MAX, 0.0f, label.c_str()).x);
-  }
-  if (!tokens || widest <= px_per_cell - 2) return t;
-  t.text_px = std::min(font_px, (px_per_cell - 2) * font_px / line_h);
-  if (t.text_px < 0.6f * font_px) return t;  // too small to read: cut as before
-  float longest = 0.0f;
-  for (int c = first; c < end; ++c)
-    longest = std::max(longest, ImGui::GetFont()->CalcTextSizeA(t.text_px, FLT_MAX, 0.0f, labels[static_cast<std::size_t>(c)].c_str()).x);
   t.on = true;
-  t.band = std::min(longest, 8.0f * line_h) + 4.0f;
+  t.band = words.band;
+  t.text_px = std::max(1.0f, std::min(font_px, (px_per_cell - 2) * font_px / line_h));
   return t;
 }
 
@@ -169,6 +154,23 @@ void add_turned_text(ImDrawList* dl, float size, ImVec2 pivot, ImU32 colour, con
 }
 
 }  // namespace
+
+ColumnWords column_words(const std::vector<std::string>& labels) {
+  const float font_px = ImGui::GetFontSize(), line_h = ImGui::GetTextLineHeight();
+  float widest = 0.0f, longest = 0.0f;  // at 70 % (the smallest flat text), and whole
+  bool words = false;
+  for (const std::string& label : labels) {
+    if (has_digit(label)) continue;  // an index is never turned (nor cut)
+    words = true;
+    widest = std::max(widest, ImGui::GetFont()->CalcTextSizeA(0.7f * font_px, FLT_MAX, 0.0f, label.c_str()).x);
+    longest = std::max(longest, ImGui::CalcTextSize(label.c_str()).x);
+  }
+  ColumnWords w;
+  if (!words) return w;
+  w.turn_below = widest + 2.0f;
+  w.band = std::min(longest, 8.0f * line_h) + 4.0f;
+  return w;
+}
 
 float displayed_cell_px(float cell_px, float max_px, int rows, int cols) {
   return std::min(cell_px, max_px / static_cast<float>(std::max({rows, cols, 1})));
@@ -214,8 +216,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const auto& col_labels = opt.transposed ? info.row_labels : info.col_labels;
   const int first_col = static_cast<int>(vis[0]);
   const int end_col = std::min({shown_cols, static_cast<int>(std::ceil(vis[2])), static_cast<int>(col_labels.size())});
-  const TurnedLabels turned =
-      opt.show_labels && opt.whole_labels ? turned_labels(col_labels, first_col, end_col, px_per_cell) : TurnedLabels{};
+  const TurnedLabels turned = opt.show_labels && opt.whole_labels ? turned_labels(col_labels, px_per_cell) : TurnedLabels{};
   const float col_label_h = !opt.show_labels ? 0.0f : turned.on ? turned.band : ImGui::GetTextLineHeight();
 
   // Title: symbol and shape, e.g. "Q  7×4"; the full name and formula in the tooltip.

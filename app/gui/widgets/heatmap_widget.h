@@ -66,6 +66,16 @@ void draw_difference_heatmap(AppState& state, StageId id, const HeatmapOptions& 
 // presenter's larger labels are not cut to two letters.
 float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed, bool whole_words = false);
 
+// With whole_labels, a heatmap whose cells are narrower than `turn_below`
+// writes its column words upwards in a band `band` tall above the cells
+// (0, 0: its column labels are indices, never turned). A slide's layout
+// reserves that band for cells that small (SlideBox::turn_below).
+struct ColumnWords {
+  float turn_below = 0.0f;
+  float band = 0.0f;
+};
+ColumnWords column_words(const std::vector<std::string>& labels);
+
 // The width of the colour bar under a heatmap whose cells are `cells_w`
 // wide: the cells' width, kept between 100 and 160 (at a 16 px font), so its
 // two limits always have room.
