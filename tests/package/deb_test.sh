@@ -26,7 +26,9 @@ for lib in 'libc6 (>=' 'libglfw3 (>=' 'libgomp1 (>=' 'libpcre2-8-0 (>=' 'libstdc
   [[ $depends == *"$lib"* ]] || fail "Depends does not name $lib"
 done
 # OpenBLAS is loaded at run time (a model's products), so it is recommended, not required.
-[ "$(dpkg-deb -f "$deb" Recommends)" = libopenblas0-openmp ] || fail "Recommends is '$(dpkg-deb -f "$deb" Recommends)', expected libopenblas0-openmp"
+# OpenBLAS for a model's products; Mesa's EGL vendor for pictures with no display.
+[ "$(dpkg-deb -f "$deb" Recommends)" = "libopenblas0-openmp, libegl-mesa0" ] ||
+  fail "Recommends is '$(dpkg-deb -f "$deb" Recommends)', expected 'libopenblas0-openmp, libegl-mesa0'"
 
 app=$tree/usr/bin/attention-lab cli=$tree/usr/bin/attention-lab-cli
 version=$(dpkg-deb -f "$deb" Version)
