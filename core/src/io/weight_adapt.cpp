@@ -332,7 +332,7 @@ ImportResult adapt(const Scenario& current, const std::map<StageKind, Piece>& pi
     const ModelConfig& c = *h.config;
     if (const Rope rope = c.rope_of(h.layer); rope.on) {
       if (!(s.rope == rope))
-        notes.push_back("RoPE on, θ = " + number_text(rope.theta) +
+        notes.push_back("RoPE on, θ = " + number_text(static_cast<double>(rope.theta)) +
                         (rope.scaling == RopeScaling::None ? "" : std::string(", ") + to_string(rope.scaling) + " scaling") +
                         " (config.json)");
       s.rope = rope;
