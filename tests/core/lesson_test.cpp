@@ -421,7 +421,7 @@ TEST(LessonBadInput, TopLevelFieldsAreChecked) {
   expect_error(j, "description: expected a string, found 3");
   j = base_lesson();
   j["stepz"] = json::array();
-  expect_error(j, "stepz: unknown key (expected one of format, title, description, scenario, preset, symbols, steps, comment)");
+  expect_error(j, "stepz: unknown key (expected one of format, title, description, scenario, preset, symbols, index_base, steps, comment)");
 }
 
 TEST(LessonBadInput, TheScenarioMustBeGivenOnceAndExist) {

@@ -139,7 +139,7 @@ TEST(StageInfo, HeadViewsAreLabelledWithTheirColumnsOfTheWholeMatrix) {
   const auto q2 = describe_stage(s, StageId::of_head(StageKind::HeadQ, 2));
   EXPECT_EQ(q2.col_labels.front(), "8");
   EXPECT_EQ(q2.col_labels.back(), "11");
-  EXPECT_EQ(q2.formula, "Q₂ = Q[:, 8:12]");
+  EXPECT_EQ(q2.formula, "Q₂ = Q[:, 8…11]");
   EXPECT_EQ(q2.name, "Queries (head 2)");
 }
 

@@ -71,6 +71,32 @@ TEST(Derivation, SpeaksInTheScenariosLetters) {
   EXPECT_EQ(context.numbers, derive(Document(*make_preset("fat-cat")), head(StageKind::Context, 0), 2, 1).numbers);
 }
 
+TEST(Derivation, CountsRowsColumnsAndHeadsFromTheScenariosBase) {
+  Scenario s = *make_preset("fat-cat");
+  s.index_base = 1;
+  const Document doc(s);
+  const Derivation score = derive(doc, head(StageKind::Scores, 0), 2, 1);
+  EXPECT_TRUE(contains(score.title, "S₁[3,2]")) << score.title;
+  EXPECT_TRUE(contains(score.formula, "q₃·k₂  (row 3 of Q₁ · row 2 of K₁)")) << score.formula;
+  const Derivation context = derive(doc, head(StageKind::Context, 0), 2, 1);
+  EXPECT_TRUE(contains(context.formula, "Σⱼ A₁[3,j] × V₁[j,2]")) << context.formula;
+  const Derivation weight = derive(doc, head(StageKind::Weights, 0), 2, 1);
+  EXPECT_TRUE(contains(weight.formula, "e^(Ŝ₃₂ − max)")) << weight.formula;
+  // The numbers are the same cell's, whatever it is called.
+  EXPECT_EQ(context.numbers, derive(Document(*make_preset("fat-cat")), head(StageKind::Context, 0), 2, 1).numbers);
+}
+
+TEST(Derivation, PositionsStayPositionsWhenCountingFromOne) {
+  Scenario s = *make_preset("fat-cat");
+  s.index_base = 1;
+  s.rope.on = true;
+  const Document doc(s);
+  // Row 2 is the third token, at position 2: φ = 2·θ…, whatever the row is called.
+  const Derivation angle = derive(doc, StageId::input(StageKind::RopeAngle), 2, 0);
+  EXPECT_EQ(angle.formula.rfind("φ = 2·", 0), 0u) << angle.formula;
+  EXPECT_TRUE(contains(angle.note, "Turns dimensions 1 and ")) << angle.note;
+}
+
 TEST(Derivation, EveryBookScoreShowsItsTermsAndTheEngineTotal) {
   const Document doc = open("book");  // d_k = 2: two terms per score
   const MatrixView scores = doc.stage(head(StageKind::Scores, 0));

@@ -15,8 +15,6 @@ namespace attention_lab::gui {
 
 namespace {
 
-std::string sub(int n) { return subscript(n); }
-
 // "a₀×b₀ + a₁×b₁ + …", showing at most `limit` terms.
 std::string dot_sum(const RowVector& a, const RowVector& b, int limit = kMaxTermsShown) {
   std::string s;
@@ -49,7 +47,7 @@ std::string pin_note(const Document& doc, StageId id, int r, int c, float comput
     const MatrixView m = doc.stage(id);
     double sum = 0.0;
     for (int j = 0; j < m.cols(); ++j) sum += static_cast<double>(m(r, j));
-    note += " A weight outside [0, 1] is not a probability: row " + std::to_string(r) + " now sums to " +
+    note += " A weight outside [0, 1] is not a probability: row " + s.shown_index(r) + " now sums to " +
             format_number(static_cast<float>(sum), 3) + ", not 1.";
   }
   return note;
@@ -62,12 +60,16 @@ namespace {
 Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) {
   const Scenario& s = doc.scenario();
   const Dims d = s.dims();
+  // Rows, columns and heads as the scenario shows them (counting from 0 or 1);
+  // positions stay positions (RoPE's φ = p·θ, ALiBi's j − i).
+  auto ix = [&](int n) { return s.shown_index(n); };
+  auto sub = [&](int n) { return s.shown_subscript(n); };
   const StageInfo info = describe_stage(s, id);
   Derivation out;
   const MatrixView m = doc.stage(id);
   if (r < 0 || c < 0 || r >= m.rows() || c >= m.cols()) return out;
   const float value = m(r, c);
-  const std::string at = "[" + std::to_string(r) + "," + std::to_string(c) + "]";
+  const std::string at = "[" + ix(r) + "," + ix(c) + "]";
   out.title = info.symbol + at;
   // Name the tokens by what the registry says the axes are, not by their
   // sizes: X is T × d_model and W_q is d_model × h·d_k, and d_model may well
@@ -112,9 +114,9 @@ Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) 
         // partial rotary (GPT-NeoX): a dimension past the turned ones passes unchanged
         const float u = layer(which == 0 ? K::QUnrotated : K::KUnrotated)(r, col);
         const std::string L = which == 0 ? "Qᵤ" : "Kᵤ";
-        out.formula = L + "[" + std::to_string(r) + "," + std::to_string(col) + "]  (not turned)";
+        out.formula = L + "[" + ix(r) + "," + ix(col) + "]  (not turned)";
         out.numbers = format_number(u, 3);
-        out.hint = L + "[" + std::to_string(r) + "," + std::to_string(col) + "]" + kAsked;
+        out.hint = L + "[" + ix(r) + "," + ix(col) + "]" + kAsked;
         out.note = "RoPE turns only the first " + std::to_string(d.rotary_dims()) + " of each head's " + std::to_string(d.d_k) +
                    " dimensions; this one is passed on as it is." + pin_note(doc, id, r, c, u);
         break;
@@ -130,8 +132,8 @@ Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) 
         const float a = U(r, c0 + dim), b = U(r, c0 + partner);
         const float computed = first ? a * cs - b * sn : a * cs + b * sn;
         const std::string L = which == 0 ? "Qᵤ" : "Kᵤ";
-        out.formula = L + "[" + std::to_string(r) + "," + std::to_string(c0 + dim) + "]·cos φ " + (first ? "−" : "+") +
-                      " " + L + "[" + std::to_string(r) + "," + std::to_string(c0 + partner) + "]·sin φ,  φ = " +
+        out.formula = L + "[" + ix(r) + "," + ix(c0 + dim) + "]·cos φ " + (first ? "−" : "+") +
+                      " " + L + "[" + ix(r) + "," + ix(c0 + partner) + "]·sin φ,  φ = " +
                       std::to_string(r) + "·θ^(−" + std::to_string(2 * pair) + "/" + std::to_string(rw) +
                       ") = " + format_number(static_cast<float>(angle), 3) + " rad";
         // the φ heatmap shows angles modulo 2π: say which of its cells this is
@@ -157,9 +159,9 @@ Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) 
         const float inv = static_cast<float>(1.0 / std::sqrt(mean_square + static_cast<double>(s.qk_norm.eps)));
         const float computed = P(r, col) * inv * g;
         const std::string L = which == 0 ? "Q_proj" : "K_proj";
-        const std::string span = "[" + std::to_string(r) + "," + std::to_string(first) + ":" + std::to_string(first + n) + "]";
-        out.formula = L + "[" + std::to_string(r) + "," + std::to_string(col) + "] / √(mean(" + L + span + "²) + ε) × g_" +
-                      "qk"[which] + "[" + std::to_string(whole ? col : col - first) + "]";
+        const std::string span = "[" + ix(r) + "," + ix(first) + "…" + ix(first + n - 1) + "]";
+        out.formula = L + "[" + ix(r) + "," + ix(col) + "] / √(mean(" + L + span + "²) + ε) × g_" +
+                      "qk"[which] + "[" + ix(whole ? col : col - first) + "]";
         out.numbers = format_number(P(r, col), 3) + " / √(" + format_number(static_cast<float>(mean_square), 4) + " + " +
                       format_number(s.qk_norm.eps, 2) + ") × " + format_factor(g) + " = " + format_number(computed, 3);
         out.hint = format_number(P(r, col), 3) + " / √(" + format_number(static_cast<float>(mean_square), 4) + ") × " +
@@ -175,12 +177,12 @@ Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) 
       const RowVector wc = W.col(col).transpose();
       float computed = x.dot(wc);
       // (with cross-attention K and V come from the rows of X_kv)
-      out.formula = std::string(which > 0 && s.cross() ? "x_kv" : "x") + sub(r) + "·W_" + w + "[:," + std::to_string(col) + "]";
+      out.formula = std::string(which > 0 && s.cross() ? "x_kv" : "x") + sub(r) + "·W_" + w + "[:," + ix(col) + "]";
       out.numbers = dot_terms(x, wc, computed);
       out.hint = dot_sum(x, wc, kMaxHintTerms);
       if (s.use_bias) {
         const float b = layer(static_cast<StageKind>(static_cast<int>(StageKind::b_q) + which))(0, col);
-        out.formula += std::string(" + b_") + w + "[" + std::to_string(col) + "]";
+        out.formula += std::string(" + b_") + w + "[" + ix(col) + "]";
         computed += b;
         out.numbers += " ; + " + format_factor(b) + " = " + format_number(computed, 3);
         out.hint = "(" + out.hint + ") + " + format_factor(b);
@@ -207,8 +209,8 @@ Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) 
       const RowVector q = stage(StageKind::HeadQ).row(r);
       const RowVector k = stage(StageKind::HeadK).row(c);
       const float computed = q.dot(k);
-      out.formula = "q" + sub(r) + "·k" + sub(c) + "  (row " + std::to_string(r) + " of Q" + hs + " · row " +
-                    std::to_string(c) + " of K" + hs + ")";
+      out.formula = "q" + sub(r) + "·k" + sub(c) + "  (row " + ix(r) + " of Q" + hs + " · row " +
+                    ix(c) + " of K" + hs + ")";
       out.numbers = dot_terms(q, k, computed);
       out.hint = dot_sum(q, k, kMaxHintTerms) + kAsked;
       out.note = pin_note(doc, id, r, c, computed);
@@ -313,7 +315,7 @@ Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) 
       const RowVector a = stage(StageKind::Weights).row(r);
       const RowVector v = stage(StageKind::HeadV).col(c).transpose();
       const float computed = a.dot(v);
-      out.formula = "Σⱼ A" + hs + "[" + std::to_string(r) + ",j] × V" + hs + "[j," + std::to_string(c) + "]";
+      out.formula = "Σⱼ A" + hs + "[" + ix(r) + ",j] × V" + hs + "[j," + ix(c) + "]";
       out.numbers = dot_terms(a, v, computed);
       out.hint = dot_sum(a, v, kMaxHintTerms) + kAsked;
       out.note = pin_note(doc, id, r, c, computed);
@@ -321,11 +323,11 @@ Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) 
     }
     case StageKind::Concat: {
       const int head = d.d_v ? c / d.d_v : 0;
-      out.formula = "C" + sub(head) + "[" + std::to_string(r) + "," + std::to_string(c % std::max(d.d_v, 1)) + "]";
-      out.numbers = "head " + std::to_string(head) + "'s context, column " + std::to_string(c % std::max(d.d_v, 1)) +
+      out.formula = "C" + sub(head) + "[" + ix(r) + "," + ix(c % std::max(d.d_v, 1)) + "]";
+      out.numbers = "head " + ix(head) + "'s context, column " + ix(c % std::max(d.d_v, 1)) +
                     " = " + format_number(value, 3);
-      out.hint = "a copy of head " + std::to_string(head) + "'s context, row " + std::to_string(r) + ", column " +
-                 std::to_string(c % std::max(d.d_v, 1));
+      out.hint = "a copy of head " + ix(head) + "'s context, row " + ix(r) + ", column " +
+                 ix(c % std::max(d.d_v, 1));
       break;
     }
     case StageKind::Output: {
@@ -334,19 +336,19 @@ Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) 
       if (s.use_w_o) {
         const RowVector w = layer(StageKind::W_o).col(c).transpose();
         computed = x.dot(w);
-        out.formula = "c" + sub(r) + "·W_o[:," + std::to_string(c) + "]";
+        out.formula = "c" + sub(r) + "·W_o[:," + ix(c) + "]";
         out.numbers = dot_terms(x, w, computed);
         out.hint = dot_sum(x, w, kMaxHintTerms);
       } else {
         computed = x[c];
-        out.formula = "C[" + std::to_string(r) + "," + std::to_string(c) + "]  (no W_o)";
+        out.formula = "C[" + ix(r) + "," + ix(c) + "]  (no W_o)";
         out.numbers = format_number(computed, 3);
-        out.hint = "C[" + std::to_string(r) + "," + std::to_string(c) + "]";
+        out.hint = "C[" + ix(r) + "," + ix(c) + "]";
       }
       if (s.use_output_bias) {
         const float b = layer(StageKind::b_o)(0, c);
         computed += b;
-        out.formula += " + b_o[" + std::to_string(c) + "]";
+        out.formula += " + b_o[" + ix(c) + "]";
         out.numbers += " ; + " + format_factor(b) + " = " + format_number(computed, 3);
         out.hint = (s.use_w_o ? "(" + out.hint + ")" : out.hint) + " + " + format_factor(b);
       }
@@ -357,17 +359,17 @@ Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) 
     case StageKind::SinkShare: {
       const float sink = layer(StageKind::Sinks)(0, h);
       out.formula = "e^(s" + hs + " − max) / (Σⱼ e^(Ŝ" + sub(r) + "ⱼ − max) + e^(s" + hs + " − max))";
-      out.numbers = "the sink's logit " + format_number(sink, 3) + " as one more key of row " + std::to_string(r) +
+      out.numbers = "the sink's logit " + format_number(sink, 3) + " as one more key of row " + ix(r) +
                     "'s softmax = " + format_number(value, 3);
-      out.hint = "the share e^(" + format_number(sink, 3) + " − max) takes of row " + std::to_string(r) + "'s sum" + kAsked;
-      out.note = "Dropped after the softmax: row " + std::to_string(r) + "'s weights add up to 1 − " +
+      out.hint = "the share e^(" + format_number(sink, 3) + " − max) takes of row " + ix(r) + "'s sum" + kAsked;
+      out.note = "Dropped after the softmax: row " + ix(r) + "'s weights add up to 1 − " +
                  format_number(value, 3) + ".";
       break;
     }
     case StageKind::PositionBias: {
       const auto slopes = alibi_slopes(d.heads);
       const double slope = h < static_cast<int>(slopes.size()) ? slopes[static_cast<std::size_t>(h)] : 0.0;
-      out.formula = "m" + hs + "·(j − i) = m" + hs + "·(" + std::to_string(c) + " − " + std::to_string(r) + ")";
+      out.formula = "m" + hs + "·(j − i) = m" + hs + "·(" + ix(c) + " − " + ix(r) + ")";
       out.numbers = format_number(static_cast<float>(slope), 4) + " × " + format_number(static_cast<float>(c - r), 0) + " = " +
                     format_number(value, 3);
       out.hint = format_number(static_cast<float>(slope), 4) + " × " + format_number(static_cast<float>(c - r), 0) + kAsked;
@@ -387,7 +389,7 @@ Derivation derive_in_our_letters(const Document& doc, StageId id, int r, int c) 
       if (r == 0) out.numbers = "0 (position 0 is not turned)";
       out.hint = std::to_string(r) + "·" + rope_frequency_formula(s.rope, rw, c) + ", modulo 2π" + kAsked;
       if (const std::string scaled = rope_scaling_note(s.rope, rw, c); !scaled.empty()) out.note = scaled + ". ";
-      out.note += "Turns dimensions " + std::to_string(i) + " and " + std::to_string(j) + " of every head's query and key at position " +
+      out.note += "Turns dimensions " + ix(i) + " and " + ix(j) + " of every head's query and key at position " +
                  std::to_string(r) + ": cos φ = " + format_number(static_cast<float>(std::cos(angle)), 3) +
                  ", sin φ = " + format_number(static_cast<float>(std::sin(angle)), 3) +
                  ". Computed from the position alone: it cannot be edited or pinned.";

@@ -1,15 +1,12 @@
 #include "logic/what_if.h"
 
+#include "attention_lab/stage_info.h"
 #include "attention_lab/stage_registry.h"
 #include "logic/number_format.h"
 
 namespace attention_lab::gui {
 
 namespace {
-
-std::string cell_name(StageId id, int row, int col) {
-  return to_string(id) + "[" + std::to_string(row) + "," + std::to_string(col) + "]";
-}
 
 std::string pin_value(const std::optional<float>& v) { return v ? format_number(*v, 2) : std::string("unpinned"); }
 
@@ -30,13 +27,13 @@ SetAside set_aside(const Scenario& before, const Scenario& after) {
         if (x == y || (std::isnan(x) && std::isnan(y))) continue;
         out.edits.emplace_back(SetCell{id, static_cast<int>(r), static_cast<int>(c), y});
         if (first.empty())
-          first = cell_name(id, static_cast<int>(r), static_cast<int>(c)) + " " + format_number(x, 2) + " → " +
+          first = cell_symbol(after, id, static_cast<int>(r), static_cast<int>(c)) + " " + format_number(x, 2) + " → " +
                   format_number(y, 2);
       }
   }
   const auto pin_change = [&](const PinKey& k, std::optional<float> was, std::optional<float> now) {
     out.edits.emplace_back(SetPin{k, now});
-    if (first.empty()) first = "the pin on " + cell_name(k.stage, k.row, k.col) + " " + pin_value(was) + " → " + pin_value(now);
+    if (first.empty()) first = "the pin on " + cell_symbol(after, k.stage, k.row, k.col) + " " + pin_value(was) + " → " + pin_value(now);
   };
   for (const auto& [k, v] : after.pins)
     if (const auto it = before.pins.find(k); it == before.pins.end() || it->second != v)

@@ -299,7 +299,8 @@ void draw_controls_panel(AppState& state) {
     // grouped-query heads: one line per K/V head, with the query heads that share it
     if (grouped && h % per_group == 0) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-      ImGui::TextWrapped("K/V head %d: query heads %d to %d", d.kv_head(h), h, h + per_group - 1);
+      ImGui::TextWrapped("K/V head %s: query heads %s to %s", s.shown_index(d.kv_head(h)).c_str(), s.shown_index(h).c_str(),
+                         s.shown_index(h + per_group - 1).c_str());
       ImGui::PopStyleColor();
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("These query heads read the same keys and values, yet attend differently:\n"

@@ -32,12 +32,12 @@ int head_legend(AppState& state, int heads) {
       ImGui::NewLine();
     ImGui::PushID(h);
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    const std::string label = std::to_string(h);
+    const std::string label = state.doc->scenario().shown_index(h);
     const ImVec2 size(box + 6 + ImGui::CalcTextSize(label.c_str()).x, ImGui::GetTextLineHeight());
     if (ImGui::InvisibleButton("head", size)) state.focused_head = h;
     if (ImGui::IsItemHovered()) {
       hovered = h;
-      ImGui::SetTooltip("head %d: hover to see only its lines, click to focus it", h);
+      ImGui::SetTooltip("head %s: hover to see only its lines, click to focus it", label.c_str());
     }
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float y = p.y + (size.y - box) * 0.5f;
@@ -224,7 +224,7 @@ void draw_head_view_panel(AppState& state) {
   const bool lines_hovered = ImGui::IsItemHovered(), lines_clicked = ImGui::IsItemClicked();
   if (lines_hovered) {
     if (const auto line = pick_line(all, io.MousePos.x, io.MousePos.y)) {
-      ImGui::SetTooltip("head %d: '%s' → '%s' = %s", line->head, s.token_label(line->query).c_str(),
+      ImGui::SetTooltip("head %s: '%s' → '%s' = %s", s.shown_index(line->head).c_str(), s.token_label(line->query).c_str(),
                         s.key_label(line->key).c_str(), format_number(line->weight, 3).c_str());
       state.hovered = CellRef{StageId::of_head(StageKind::Weights, line->head), line->query, line->key};
       if (lines_clicked) {

@@ -2,6 +2,7 @@
 
 #include "gfx/fonts.h"
 
+#include "attention_lab/stage_info.h"
 #include "attention_lab/version.h"
 #include "logic/gesture.h"
 
@@ -126,8 +127,7 @@ void draw_typing_popup(AppState& state) {
   }
   t.open = ImGui::BeginPopup("Set value");
   if (t.open) {
-    const std::string what = to_string(t.cell.stage) + "[" + std::to_string(t.cell.row) + "," +
-                             std::to_string(t.cell.col) + "]";
+    const std::string what = cell_symbol(state.doc->scenario(), t.cell.stage, t.cell.row, t.cell.col);
     ImGui::Text("%s %s", is_input(t.cell.stage.kind) ? "Set" : "Pin", what.c_str());
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter = ImGui::InputText("##value", t.buffer, sizeof t.buffer, ImGuiInputTextFlags_EnterReturnsTrue |

@@ -97,8 +97,8 @@ void draw_inspector_panel(AppState& state) {
     text_between_terms("Drag a computed cell to pin it.", std::nullopt, true);
   } else {
     for (const auto& [key, value] : pins) {
-      const std::string label = to_string(key.stage) + "[" + std::to_string(key.row) + "," + std::to_string(key.col) +
-                                "] = " + format_number(value, 3);
+      const std::string label =
+          cell_symbol(state.doc->scenario(), key.stage, key.row, key.col) + " = " + format_number(value, 3);
       ImGui::PushID(label.c_str());
       if (ImGui::SmallButton("x")) {
         state.apply(SetPin{key, std::nullopt});

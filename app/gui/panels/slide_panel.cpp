@@ -196,7 +196,7 @@ void draw_softmax_row(AppState& state, const LessonRow& which, const SoftmaxBrea
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const auto& hl = gfx::accent(gfx::Accent::Highlight);
   const ImU32 bar = ImGui::ColorConvertFloat4ToU32(ImVec4(hl.r, hl.g, hl.b, 0.85f));
-  const std::string title = "softmax of row " + std::to_string(which.row) + " ('" +
+  const std::string title = "softmax of row " + s.shown_index(which.row) + " ('" +
                             ellipsize(s.token_label(which.row), m.token_w, text_width) + "')";
   dl->AddText(at, text, title.c_str());
   const float line = ImGui::GetTextLineHeightWithSpacing();

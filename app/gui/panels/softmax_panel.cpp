@@ -113,7 +113,7 @@ void draw_softmax_panel(AppState& state) {
   const int head = std::clamp(state.focused_head, 0, s.heads - 1);
   ImGui::SetNextItemWidth(220);
   if (ImGui::SliderInt("row (query token)", &sc.row, 0, s.T() - 1)) sc.follow_selection = false;
-  const std::string which = "'" + s.token_label(sc.row) + "', head " + std::to_string(head);
+  const std::string which = "'" + s.token_label(sc.row) + "', head " + s.shown_index(head);
   same_line_if_fits(ImGui::CalcTextSize(which.c_str()).x);
   ImGui::TextUnformatted(which.c_str());
   same_line_if_fits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
@@ -150,7 +150,7 @@ void draw_softmax_panel(AppState& state) {
                                           t.c_str());
       if (t != full && ImGui::IsWindowHovered() && mouse.x >= x && mouse.x < x + bar_w && mouse.y >= p0.y &&
           mouse.y < p0.y + line)
-        ImGui::SetTooltip("key %d: '%s'", i, full.c_str());
+        ImGui::SetTooltip("key %s: '%s'", s.shown_index(i).c_str(), full.c_str());
     }
     ImGui::Dummy(ImVec2(bar_w * static_cast<float>(n), ImGui::GetTextLineHeightWithSpacing()));
   }

@@ -227,7 +227,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     const StageDiff& d = *opt.difference;
     title = "Δ " + std::string(opt.title_override ? opt.title_override : info.symbol.c_str()) + " " +
             (d.largest_change > 0 ? "+" : "") + format_number(d.largest_change, 2) + " [" +
-            std::to_string(d.largest_row) + "," + std::to_string(d.largest_col) + "]";
+            doc.scenario().shown_index(d.largest_row) + "," + doc.scenario().shown_index(d.largest_col) + "]";
   }
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
   if (opt.dim < 1.0f) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));

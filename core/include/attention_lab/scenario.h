@@ -171,6 +171,10 @@ struct Scenario {
   // The letters the app shows for its symbols ({"S": "ω"}: symbol_names.h);
   // empty: ours.
   SymbolNames symbols;
+  // The number the app shows for the first row, column and head: 0 as in code,
+  // or 1 as in most textbooks (x₁ … x_T). Only what is shown; stage ids and
+  // cell addresses in files always count from 0.
+  int index_base = 0;
 
   // Seed of the generator that fills cells a dimension change creates.
   std::uint64_t seed = 0x5eedULL;
@@ -196,6 +200,10 @@ struct Scenario {
   std::string key_label(int t) const;
   // The number of K/V heads actually used (heads without grouping).
   int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
+
+  // Index i as shown ("2", or "3" counting from 1), and as a subscript ("₂").
+  std::string shown_index(int i) const;
+  std::string shown_subscript(int i) const;
 
   // The label of token t, falling back to "t<index>".
   std::string token_label(int t) const;

@@ -59,6 +59,11 @@ StageInfo describe_stage(const Scenario& scenario, StageId id);
 // chain, then concat and output. Unused inputs (biases off, W_o off) are left out.
 std::vector<StageId> pipeline(const Scenario& scenario);
 
+// One cell as the app writes it for people: "C₀[1,2]" (the stage's symbol in
+// the scenario's letters, then row and column as the scenario counts them).
+// Files and the CLI use to_string(CellRef) instead: "context[0][1][2]".
+std::string cell_symbol(const Scenario& scenario, StageId stage, int row, int col);
+
 // Subscript digits for symbols: 12 → "₁₂".
 std::string subscript(int n);
 

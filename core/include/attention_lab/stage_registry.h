@@ -105,7 +105,7 @@ struct StageSpec {
   Trace trace;           // where `trace` writes it
   // Words and math; `h` is the head (0 for layer stages).
   const char* title;                                            // "Attention scores"
-  std::string (*symbol)(int h);                                 // "S₁"
+  std::string (*symbol)(int shown_h);                           // "S₁" (the head as shown: h + index_base)
   std::string (*formula)(const Scenario& s, const Dims& d, int h);  // "S₁ = Q₁·K₁ᵀ"
   std::string (*explanation)(const Scenario& s, const Dims& d, int h);
   std::vector<StageId> (*inputs)(const Scenario& s, int h);     // what it is computed from

@@ -36,9 +36,9 @@ Labels feature_labels(const Scenario& s) {
   return out;
 }
 
-Labels index_labels(int n, int offset = 0) {
+Labels index_labels(const Scenario& s, int n, int offset = 0) {
   Labels out;
-  for (int i = 0; i < n; ++i) out.text.push_back(std::to_string(offset + i));
+  for (int i = 0; i < n; ++i) out.text.push_back(s.shown_index(offset + i));
   return out;
 }
 
@@ -52,14 +52,14 @@ Labels side_labels(const Scenario& s, SideLabels kind, int n, int head) {
       return out;
     }
     case SideLabels::Feature: return feature_labels(s);
-    case SideLabels::KeyFeature: return s.cross() ? index_labels(n) : feature_labels(s);
-    case SideLabels::Index: return index_labels(n);
-    case SideLabels::HeadIndex: return index_labels(n, head * n);
+    case SideLabels::KeyFeature: return s.cross() ? index_labels(s, n) : feature_labels(s);
+    case SideLabels::Index: return index_labels(s, n);
+    case SideLabels::HeadIndex: return index_labels(s, n, head * n);
     case SideLabels::Bias: return Labels{{"bias"}, LabelKind::Index};
     case SideLabels::SinkLogit: return Labels{{"logit"}, LabelKind::Index};
     case SideLabels::Gain: return Labels{{"gain"}, LabelKind::Index};
   }
-  return index_labels(n);
+  return index_labels(s, n);
 }
 
 }  // namespace
@@ -73,9 +73,9 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
   info.id_text = to_string(id);
   info.name = sp.title;
   if (sp.title_note) info.name += sp.title_note(s);
-  if (sp.per_head && d.heads > 1) info.name += " (head " + std::to_string(h) + ")";
+  if (sp.per_head && d.heads > 1) info.name += " (head " + s.shown_index(h) + ")";
   // (the teacher's letters, when the scenario has its own: symbol_names.h)
-  info.symbol = rename_symbols(sp.symbol(h), s.symbols);
+  info.symbol = rename_symbols(sp.symbol(h + s.index_base), s.symbols);
   info.formula = rename_symbols(sp.formula(s, d, h), s.symbols);
   info.explanation = sp.explanation(s, d, h);
   info.rows = extent(sp.rows, d);
@@ -95,6 +95,10 @@ StageInfo describe_stage(const Scenario& s, StageId id) {
   info.editability = sp.input ? Editability::EditCells : pinnable(sp.kind) ? Editability::PinCells : Editability::ReadOnly;
   info.active = setting_on(s, sp.requires_setting);
   return info;
+}
+
+std::string cell_symbol(const Scenario& s, StageId stage, int row, int col) {
+  return describe_stage(s, stage).symbol + "[" + s.shown_index(row) + "," + s.shown_index(col) + "]";
 }
 
 std::vector<StageId> pipeline(const Scenario& s) {

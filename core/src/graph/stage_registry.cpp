@@ -333,23 +333,24 @@ StageSpec head_projection_spec() {
           : kWhich == 1              ? "Keys"
                                      : "Values",
           [](int h) { return kProjection[kWhich].letter + subscript(h) + form_suffix(kForm); },
-          [](const Scenario&, const Dims& d, int h) {
+          [](const Scenario& s, const Dims& d, int h) {
             const std::string l = kProjection[kWhich].letter + std::string(form_suffix(kForm));
             const int w = kWhich == 2 ? d.d_v : d.d_k;
             const int block = kWhich == 0 ? h : d.kv_head(h);
-            return kProjection[kWhich].letter + subscript(h) + form_suffix(kForm) + " = " + l + "[:, " +
-                   std::to_string(block * w) + ":" + std::to_string((block + 1) * w) + "]";
+            // an inclusive range, read the same whichever number the first column has
+            return kProjection[kWhich].letter + s.shown_subscript(h) + form_suffix(kForm) + " = " + l + "[:, " +
+                   s.shown_index(block * w) + "…" + s.shown_index((block + 1) * w - 1) + "]";
           },
           [](const Scenario& s, const Dims& d, int h) {
             const int w = kWhich == 2 ? d.d_v : d.d_k;
             const int block = kWhich == 0 ? h : d.kv_head(h);
             std::string text = "This head's slice of " + std::string(kProjection[kWhich].letter) +
-                               form_suffix(kForm) + ": the columns " + std::to_string(block * w) + " to " +
-                               std::to_string((block + 1) * w - 1) + ".";
+                               form_suffix(kForm) + ": the columns " + s.shown_index(block * w) + " to " +
+                               s.shown_index((block + 1) * w - 1) + ".";
             if (kWhich > 0 && d.kv_heads != d.heads) {
               const int per = d.heads / std::max(d.kv_heads, 1);
-              text += " K/V head " + std::to_string(block) + " is shared by query heads " +
-                      std::to_string(block * per) + " to " + std::to_string(block * per + per - 1) +
+              text += " K/V head " + s.shown_index(block) + " is shared by query heads " +
+                      s.shown_index(block * per) + " to " + s.shown_index(block * per + per - 1) +
                       " (grouped-query attention).";
             } else {
               text += " Each head works on its own slice, so heads can learn to look for different things.";
@@ -421,11 +422,11 @@ StageSpec norm_gain_spec() {
 }
 
 std::string scaled_formula(const Scenario& s, const Dims& d, int h) {
-  std::string f = "S" + subscript(h);
+  std::string f = "S" + s.shown_subscript(h);
   if (s.scale && s.score_scale > 0.0f) f += " × " + short_number(s.score_scale);
   else if (s.scale) f += " / √" + std::to_string(d.d_k);
   if (s.temperature != 1.0f) f += " / τ";
-  return "S′" + subscript(h) + " = " + f;
+  return "S′" + s.shown_subscript(h) + " = " + f;
 }
 
 std::string scaled_explanation(const Scenario& s, const Dims& d, int) {
@@ -449,9 +450,9 @@ std::string output_formula(const Scenario& s, const Dims&, int) {
   return std::string("O = C") + (s.use_w_o ? "·W_o" : "") + (s.use_output_bias ? " + b_o" : "");
 }
 
-std::string concat_formula(const Scenario&, const Dims& d, int) {
+std::string concat_formula(const Scenario& s, const Dims& d, int) {
   std::string f = "C = [";
-  for (int k = 0; k < d.heads; ++k) f += (k ? ", C" : "C") + subscript(k);
+  for (int k = 0; k < d.heads; ++k) f += (k ? ", C" : "C") + s.shown_subscript(k);
   return f + "]";
 }
 
@@ -556,7 +557,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
       {K::Scores, "scores", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Scores, nullptr, Trace::InHead, "Attention scores",
        [](int h) { return "S" + subscript(h); },
-       [](const Scenario&, const Dims&, int h) { return "S" + subscript(h) + " = Q" + subscript(h) + "·K" + subscript(h) + "ᵀ"; },
+       [](const Scenario& s, const Dims&, int h) { return "S" + s.shown_subscript(h) + " = Q" + s.shown_subscript(h) + "·K" + s.shown_subscript(h) + "ᵀ"; },
        [](const Scenario&, const Dims&, int) {
          return fixed("Entry (r, c) is the dot product of token r's query with token c's key: large when they point "
                       "the same way, i.e. when token c has what token r is looking for.");
@@ -575,7 +576,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
        ViewKind::Stored, K::Capped, nullptr, Trace::InHead, "Soft-capped scores", [](int h) { return "S″" + subscript(h); },
        [](const Scenario& s, const Dims&, int h) {
          const std::string c = short_number(s.softcap);
-         return "S″" + subscript(h) + " = " + c + "·tanh(S′" + subscript(h) + " / " + c + ")";
+         return "S″" + s.shown_subscript(h) + " = " + c + "·tanh(S′" + s.shown_subscript(h) + " / " + c + ")";
        },
        [](const Scenario& s, const Dims&, int) {
          return "A soft cap (Gemma 2): tanh squeezes every scaled score into (−" + short_number(s.softcap) + ", " +
@@ -592,13 +593,12 @@ const std::array<StageSpec, kStageKindCount>& table() {
          const auto slopes = alibi_slopes(d.heads);
          char m[32];
          std::snprintf(m, sizeof m, "%.4g", h < static_cast<int>(slopes.size()) ? slopes[static_cast<std::size_t>(h)] : 0.0);
-         (void)s;
-         return "B" + subscript(h) + "[i][j] = m" + subscript(h) + "·(j − i), m" + subscript(h) + " = " + m;
+         return "B" + s.shown_subscript(h) + "[i][j] = m" + s.shown_subscript(h) + "·(j − i), m" + s.shown_subscript(h) + " = " + m;
        },
        [](const Scenario& s, const Dims& d, int h) {
          return "ALiBi gives no position to the tokens themselves; instead each head subtracts from a score a "
                 "penalty that grows with the distance between query i and key j: m·(i − j). Head " +
-                std::to_string(h) + " of " + std::to_string(d.heads) +
+                s.shown_index(h) + " of " + std::to_string(d.heads) +
                 " has slope m = 2^(−8·" + std::to_string(h + 1) + "/" + std::to_string(d.heads) +
                 ") (the paper's rule): steep heads look near, gentle ones far. It depends only on positions, so it "
                 "cannot be edited; pin a masked score to change one cell." + cross_positions_note(s);
@@ -607,8 +607,8 @@ const std::array<StageSpec, kStageKindCount>& table() {
       {K::Masked, "masked", true, false, E::T, E::Tk, L::Token, L::KeyToken, ValueDomain::Signed, Requires::Nothing,
        ViewKind::Stored, K::Masked, nullptr, Trace::InHead, "Masked scores", [](int h) { return "Ŝ" + subscript(h); },
        [](const Scenario& s, const Dims&, int h) {
-         return "Ŝ" + subscript(h) + " = " + (s.softcap > 0.0f ? "S″" : "S′") + subscript(h) +
-                (s.alibi ? " + B" + subscript(h) : std::string()) +
+         return "Ŝ" + s.shown_subscript(h) + " = " + (s.softcap > 0.0f ? "S″" : "S′") + s.shown_subscript(h) +
+                (s.alibi ? " + B" + s.shown_subscript(h) : std::string()) +
                 " + mask (−∞ where M = 0)";
        },
        [](const Scenario& s, const Dims&, int) {
@@ -630,7 +630,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
        Requires::Nothing, ViewKind::Stored, K::Weights, nullptr, Trace::InHead, "Attention weights",
        [](int h) { return "A" + subscript(h); },
        [](const Scenario& s, const Dims&, int h) {
-         return "A" + subscript(h) + " = softmax(Ŝ" + subscript(h) + (s.use_sinks ? ", sink s" + subscript(h) : "") + ")";
+         return "A" + s.shown_subscript(h) + " = softmax(Ŝ" + s.shown_subscript(h) + (s.use_sinks ? ", sink s" + s.shown_subscript(h) : "") + ")";
        },
        [](const Scenario& s, const Dims&, int) {
          if (s.use_sinks)
@@ -654,9 +654,9 @@ const std::array<StageSpec, kStageKindCount>& table() {
       {K::SinkShare, "sink_share", true, false, E::T, E::One, L::Token, L::Index, ValueDomain::Probability,
        Requires::Sinks, ViewKind::Stored, K::SinkShare, nullptr, Trace::InHead, "Share of the attention sink",
        [](int h) { return "σ" + subscript(h); },
-       [](const Scenario&, const Dims&, int h) {
-         return "σ" + subscript(h) + " = e^(s" + subscript(h) + " − m) / (Σⱼ e^(Ŝ" + subscript(h) + "ⱼ − m) + e^(s" +
-                subscript(h) + " − m))";
+       [](const Scenario& s, const Dims&, int h) {
+         return "σ" + s.shown_subscript(h) + " = e^(s" + s.shown_subscript(h) + " − m) / (Σⱼ e^(Ŝ" + s.shown_subscript(h) + "ⱼ − m) + e^(s" +
+                s.shown_subscript(h) + " − m))";
        },
        [](const Scenario&, const Dims&, int) {
          return fixed("The part of each row's softmax that the sink took. It is dropped, so the row's weights add up "
@@ -669,7 +669,7 @@ const std::array<StageSpec, kStageKindCount>& table() {
       {K::Context, "context", true, false, E::T, E::d_v, L::Token, L::HeadIndex, ValueDomain::Signed,
        Requires::Nothing, ViewKind::Stored, K::Context, nullptr, Trace::InHead, "Context vectors",
        [](int h) { return "C" + subscript(h); },
-       [](const Scenario&, const Dims&, int h) { return "C" + subscript(h) + " = A" + subscript(h) + "·V" + subscript(h); },
+       [](const Scenario& s, const Dims&, int h) { return "C" + s.shown_subscript(h) + " = A" + s.shown_subscript(h) + "·V" + s.shown_subscript(h); },
        [](const Scenario&, const Dims&, int) {
          return fixed("Each row is a weighted average of the value vectors, using that token's attention weights: "
                       "the new representation of the token, informed by the tokens it attended to.");

@@ -86,4 +86,10 @@ SymbolNames read_symbol_names(const nlohmann::json& j, const std::string& where)
   return names;
 }
 
+int read_index_base(const nlohmann::json& j, const std::string& where) {
+  if (j.is_number_integer() && (j.get<long long>() == 0 || j.get<long long>() == 1)) return static_cast<int>(j.get<long long>());
+  fail_field(where + ": expected 0 (rows, columns and heads shown from 0, as in code) or 1 (from 1, as in most textbooks), found " +
+             j.dump());
+}
+
 }  // namespace attention_lab::io

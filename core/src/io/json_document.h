@@ -47,4 +47,7 @@ struct FieldError {
 // fail_field names `where` and the key when it is wrong.
 SymbolNames read_symbol_names(const nlohmann::json& j, const std::string& where);
 
+// A scenario's or a lesson's "index_base": 0 or 1 (Scenario::index_base).
+int read_index_base(const nlohmann::json& j, const std::string& where);
+
 }  // namespace attention_lab::io

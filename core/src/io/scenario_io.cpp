@@ -204,7 +204,7 @@ void read_qk_norm(const json& j, std::size_t wq, std::size_t wk, int heads, cons
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> keys = {"X", "X_kv", "tokens_kv", "W_q", "W_k", "W_v", "heads", "kv_heads", "rope", "qk_norm", "b_q", "b_k", "b_v", "W_o", "b_o",
                                                 "mask", "scale", "scale_factor", "softcap", "temperature", "alibi", "sinks", "tokens", "features", "title",
-                                                "description", "symbols", "attention_lab"};
+                                                "description", "symbols", "index_base", "attention_lab"};
   return keys;
 }
 
@@ -390,6 +390,7 @@ Scenario parse_object(const json& root) {
     s.tokens_kv = read_labels("tokens_kv", static_cast<int>(s.X_kv.rows()), "T_k, the rows of X_kv", "labels");
   }
   if (root.contains("symbols")) s.symbols = io::read_symbol_names(root["symbols"], "symbols");
+  if (root.contains("index_base")) s.index_base = io::read_index_base(root["index_base"], "index_base");
   for (const char* key : {"title", "description"}) {
     if (!root.contains(key)) continue;
     if (!root[key].is_string()) fail_field(std::string(key) + ": expected a string, found " + type_of(root[key]));
@@ -506,6 +507,10 @@ std::string scenario_to_json(const Scenario& s) {
     bool first_symbol = true;
     for (const auto& [from, to] : s.symbols) out << (first_symbol ? "" : ", ") << quote(from) << ": " << quote(to), first_symbol = false;
     out << '}';
+  }
+  if (s.index_base != 0) {
+    key("index_base");
+    out << s.index_base;
   }
   if (!s.features.empty()) {
     key("features");

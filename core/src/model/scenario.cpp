@@ -1,6 +1,7 @@
 #include "attention_lab/scenario.h"
 
 #include "attention_lab/limits.h"
+#include "attention_lab/stage_info.h"
 #include "attention_lab/stage_registry.h"
 
 #include <cmath>
@@ -207,23 +208,26 @@ Dims Scenario::dims() const {
   return d;
 }
 
+std::string Scenario::shown_index(int i) const { return std::to_string(i + index_base); }
+std::string Scenario::shown_subscript(int i) const { return subscript(i + index_base); }
+
 std::string Scenario::token_label(int t) const {
   if (t >= 0 && static_cast<std::size_t>(t) < tokens.size() && !tokens[static_cast<std::size_t>(t)].empty())
     return tokens[static_cast<std::size_t>(t)];
-  return "t" + std::to_string(t);
+  return "t" + shown_index(t);
 }
 
 std::string Scenario::key_label(int t) const {
   if (!cross()) return token_label(t);
   if (t >= 0 && static_cast<std::size_t>(t) < tokens_kv.size() && !tokens_kv[static_cast<std::size_t>(t)].empty())
     return tokens_kv[static_cast<std::size_t>(t)];
-  return "t" + std::to_string(t);
+  return "t" + shown_index(t);
 }
 
 std::string Scenario::feature_label(int i) const {
   if (i >= 0 && static_cast<std::size_t>(i) < features.size() && !features[static_cast<std::size_t>(i)].empty())
     return features[static_cast<std::size_t>(i)];
-  return std::to_string(i);
+  return shown_index(i);
 }
 
 Matrix Scenario::effective_mask() const {

@@ -243,7 +243,7 @@ void check_step_view(const Scenario& s, const LessonStep& step, const std::strin
 
 const std::vector<std::string>& top_keys() {
   static const std::vector<std::string> keys = {"format", "title", "description", "scenario", "preset", "symbols",
-                                                "steps", "comment"};
+                                                "index_base", "steps", "comment"};
   return keys;
 }
 
@@ -285,6 +285,7 @@ class Parser {
     // The lesson's letters for every step (over the scenario's own).
     if (root.contains("symbols"))
       for (auto& [from, to] : io::read_symbol_names(root["symbols"], "symbols")) lesson_.scenario.symbols[from] = to;
+    if (root.contains("index_base")) lesson_.scenario.index_base = io::read_index_base(root["index_base"], "index_base");
     if (!root.contains("steps")) fail_field("steps: missing (a lesson has a list of steps)");
     const json& steps = root["steps"];
     if (!steps.is_array()) fail_field("steps: expected a list of steps, found " + found(steps));

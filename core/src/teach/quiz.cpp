@@ -57,8 +57,7 @@ std::optional<Question> make_question(const Document& doc, const CellRef& cell, 
   if (!cell_problem(doc.scenario(), cell).empty()) return std::nullopt;
   const float value = doc.stage(cell.stage)(cell.row, cell.col);
   if (!std::isfinite(value)) return std::nullopt;
-  const std::string name = describe_stage(doc.scenario(), cell.stage).symbol + "[" + std::to_string(cell.row) + "," +
-                           std::to_string(cell.col) + "]";
+  const std::string name = cell_symbol(doc.scenario(), cell.stage, cell.row, cell.col);
   Question q{cell, static_cast<double>(value), tolerance, name, {}, {}};
   for (const int decimals : {1, 2})
     if (const auto v = value_from_rounded_sources(doc, cell, decimals)) q.from_screen.push_back({decimals, *v});
