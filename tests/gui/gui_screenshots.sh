@@ -46,6 +46,20 @@ assert s["frames"] == 18 and 0 < s["median_ms"] <= s["p95_ms"] <= s["max_ms"], s
 assert 0 < s["texture_uploads"] < 200, s
 print(f"T=1024 frames: median {s['median_ms']} ms, p95 {s['p95_ms']} ms, {s['texture_uploads']} uploads")
 PY
+# The pipeline writes every token whole where it has the room: "journey" at
+# 1280x720 and 1920x1080, in the rows and (upwards) over the columns.
+for size in 1280x720 1920x1080; do
+  "$app" --preset book --size "$size" --frames 25 --screenshot "$out/book-$size.png" --probe "$out/book-$size.json" ||
+    { echo "FAIL: book at $size"; fails=$((fails + 1)); }
+  python3 - "$out/book-$size.json" "$size" <<'PY' || fails=$((fails + 1))
+import json, sys
+p = json.load(open(sys.argv[1]))
+shown = [h for h in p["heatmaps"] if h.get("cell_px", 0) >= 22]
+cut = [(h["stage"], h["labels_cut"]) for h in shown if h.get("labels_cut", 0) > 0]
+if not shown or cut:
+    sys.exit(f"FAIL: book at {sys.argv[2]}: labels cut in the pipeline: {cut} (of {len(shown)} heatmaps)")
+PY
+done
 # A second size, to check --size and the layout at the default window size.
 "$app" --preset multi-head --size 1280x800 --screenshot "$out/multi-head-1280.png" || fails=$((fails + 1))
 python3 "$here/png_check.py" 1280 800 "$out/multi-head-1280.png" || fails=$((fails + 1))

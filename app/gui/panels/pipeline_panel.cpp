@@ -59,7 +59,7 @@ float estimated_width(AppState& state, StageId id, bool transposed, float cell) 
   const StageInfo& info = state.stage_info(id);
   const int cols = transposed ? info.rows : info.cols;
   const int rows = transposed ? info.cols : info.rows;
-  const float label_w = row_label_width(info, state.doc->scenario(), transposed);
+  const float label_w = row_label_width(info, state.doc->scenario(), transposed, true);
   return label_w + static_cast<float>(cols) * displayed_cell_px(cell, max_px(), rows, cols) + 8.0f;
 }
 
@@ -107,12 +107,16 @@ void draw_pipeline_panel(AppState& state) {
   bool step_seen = false;  // a stage of the current step was drawn this frame
   float step_top = 0.0f;   // the first one's top, relative to the window
   // The inputs that every equation uses, first: X, then the mask.
-  auto draw_matrix = [&](StageId id, bool transposed) {
+  auto draw_matrix = [&](StageId id, bool transposed, float column_band) {
     const StageInfo& info = state.stage_info(id);
     HeatmapOptions opt;
     opt.cell_px = cell;
     opt.max_px = max_px();
     opt.transposed = transposed;
+    // Token labels whole: rows as wide as the longest word, column words too
+    // wide for their cells upwards, in a band every matrix of the equation keeps.
+    opt.whole_labels = true;
+    opt.column_band = column_band;
     const int step = step_of(id.kind);
     if (current_step >= 0 && step > current_step) opt.dim = 0.18f;
     // A lesson step names the stages it is about; the others fade back.
@@ -225,22 +229,28 @@ void draw_pipeline_panel(AppState& state) {
     }
     first_line = false;
     bool first = true;
-    float line_height = 0.0f;
+    float line_height = 0.0f, column_band = 0.0f;
     for (const Term& t : line.terms) {
       if (t.kind == Term::Kind::Matrix) {
         const StageInfo& info = state.stage_info(t.stage);
         const int rows = t.transposed ? info.cols : info.rows, cols = t.transposed ? info.rows : info.cols;
-        line_height = std::max(line_height, static_cast<float>(rows) * displayed_cell_px(cell, max_px(), rows, cols));
+        const float px = displayed_cell_px(cell, max_px(), rows, cols);
+        line_height = std::max(line_height, static_cast<float>(rows) * px);
+        // the widget's rule (column_words): words wider than their cells are turned
+        const ColumnWords words = column_words(t.transposed ? info.row_labels : info.col_labels);
+        if (px < words.turn_below) column_band = std::max(column_band, words.band);
       }
     }
+    // the operators stay level with the cells, below the band
+    const float band_drop = std::max(0.0f, column_band - ImGui::GetTextLineHeight());
     for (std::size_t i = 0; i < line.terms.size(); ++i) {
       const Term& t = line.terms[i];
       if (!first && std::find(row_starts.begin(), row_starts.end(), i) == row_starts.end()) ImGui::SameLine(0, 4);
       first = false;
       if (t.kind == Term::Kind::Matrix)
-        draw_matrix(t.stage, t.transposed);
+        draw_matrix(t.stage, t.transposed, column_band);
       else
-        draw_operator(t.text, line_height * 0.5f + ImGui::GetTextLineHeight() * 2);
+        draw_operator(t.text, line_height * 0.5f + ImGui::GetTextLineHeight() * 2 + 2.0f * band_drop);
     }
   }
 }

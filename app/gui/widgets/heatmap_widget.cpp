@@ -141,7 +141,10 @@ TurnedLabels turned_labels(const std::vector<std::string>& labels, float px_per_
 // so its vertices are turned after the fact).
 void add_turned_text(ImDrawList* dl, float size, ImVec2 pivot, ImU32 colour, const std::string& text) {
   // The glyphs are laid out level first, to the right of the pivot: the clip
-  // rectangle must not drop them there (their turned place is clipped as usual).
+  // rectangle must not drop them there. Once turned, they are clipped as the
+  // rest of the window is (a scrolled slide or pipeline hides them too): the
+  // draw command that holds them gets the window's rectangle back.
+  const ImVec2 clip_min = dl->GetClipRectMin(), clip_max = dl->GetClipRectMax();
   dl->PushClipRect(ImVec2(-1e6f, -1e6f), ImVec2(1e6f, 1e6f), false);
   const int first = dl->VtxBuffer.Size;
   dl->AddText(ImGui::GetFont(), size, pivot, colour, text.c_str());
@@ -150,6 +153,7 @@ void add_turned_text(ImDrawList* dl, float size, ImVec2 pivot, ImU32 colour, con
     const float dx = v.x - pivot.x, dy = v.y - pivot.y;
     v = ImVec2(pivot.x + dy, pivot.y - dx);
   }
+  dl->CmdBuffer.back().ClipRect = ImVec4(clip_min.x, clip_min.y, clip_max.x, clip_max.y);  // (the push gave the text a command of its own)
   dl->PopClipRect();
 }
 
@@ -217,7 +221,8 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const int first_col = static_cast<int>(vis[0]);
   const int end_col = std::min({shown_cols, static_cast<int>(std::ceil(vis[2])), static_cast<int>(col_labels.size())});
   const TurnedLabels turned = opt.show_labels && opt.whole_labels ? turned_labels(col_labels, px_per_cell) : TurnedLabels{};
-  const float col_label_h = !opt.show_labels ? 0.0f : turned.on ? turned.band : ImGui::GetTextLineHeight();
+  const float col_label_h =
+      !opt.show_labels ? 0.0f : std::max(turned.on ? turned.band : ImGui::GetTextLineHeight(), opt.column_band);
 
   // Title: symbol and shape, e.g. "Q  7×4"; the full name and formula in the tooltip.
   std::string title = std::string(opt.title_override ? opt.title_override : info.symbol.c_str()) + (opt.transposed ? "ᵀ" : "");
@@ -329,6 +334,8 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         ++labels_cut;
       }
     }
+    // flat labels sit just above the cells, under any band the equation keeps
+    const float flat_y = p0.y - line_h;
     for (int c = first_col; c < end_col && !turned.on; ++c) {
       const std::string& full = cl[static_cast<std::size_t>(c)];
       const float cell_x = p0.x + (static_cast<float>(c) - vis[0]) * px_per_cell;
@@ -339,7 +346,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       } else if (token_measure(t) > avail) {  // a token: "jour…", the whole word on hover
         t = ellipsize(full, avail, token_measure);
         if (t.empty() || t == kEllipsis) {  // "…" alone says nothing: the column's word only on hover
-          label_tip(ImVec2(cell_x, origin.y), ImVec2(cell_x + px_per_cell, origin.y + line_h), full);
+          label_tip(ImVec2(cell_x, flat_y), ImVec2(cell_x + px_per_cell, flat_y + line_h), full);
           ++labels_cut;
           continue;
         }
@@ -347,9 +354,9 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       const float size = index ? font_px : token_px;
       const float w = index ? ImGui::CalcTextSize(t.c_str()).x : token_measure(t);
       const float x = cell_x + (px_per_cell - w) * 0.5f;
-      dl->AddText(ImGui::GetFont(), size, ImVec2(x, origin.y + (font_px - size)), lc, t.c_str());
+      dl->AddText(ImGui::GetFont(), size, ImVec2(x, flat_y + (font_px - size)), lc, t.c_str());
       if (t != full) {
-        label_tip(ImVec2(cell_x, origin.y), ImVec2(cell_x + px_per_cell, origin.y + line_h), full);
+        label_tip(ImVec2(cell_x, flat_y), ImVec2(cell_x + px_per_cell, flat_y + line_h), full);
         ++labels_cut;
       }
     }

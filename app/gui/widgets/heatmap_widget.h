@@ -19,6 +19,9 @@ struct HeatmapOptions {
   // export): row labels as wide as the longest word, column tokens too wide
   // for their cells upwards above them, rather than cut to "jo…".
   bool whole_labels = false;
+  // At least this much height for the column labels: heatmaps side by side
+  // in one equation keep their cells level when one writes words upwards.
+  float column_band = 0.0f;
   bool interactive = true;    // false: a thumbnail (the all-heads grid)
   float dim = 1.0f;           // < 1: a stage the step-through has not reached
   int reveal = -1;            // cells shown so far by a step animation
