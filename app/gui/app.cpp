@@ -467,7 +467,7 @@ void AppState::restore_snapshot() {
 }
 
 const StageDiff* AppState::difference(StageId stage, std::uint64_t& version, bool on_screen) {
-  if (!compare.snapshot || !compare.show) return nullptr;
+  if (!compare.snapshot || !compare.show || !doc->engine().not_held(stage).empty()) return nullptr;
   auto& cached = compare.diffs[stage];
   const std::uint64_t now = doc->engine().version(stage) * 1024u + compare.taken;
   const bool computed = cached.version != 0 && (cached.diff.difference.size() != 0 || cached.diff.shape_changed);

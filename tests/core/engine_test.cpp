@@ -310,3 +310,30 @@ TEST(Engine, ARecomputeAfterAMaskCellEditBuildsTheCausalMaskAgain) {
   }();
   for (int h = 0; h < 2; ++h) EXPECT_EQ(Matrix(e.stage(head(StageKind::Weights, h))), Matrix(fresh.stage(head(StageKind::Weights, h))));
 }
+
+TEST(Engine, RefusesAStageItDoesNotHoldByName) {
+  const Scenario s = random_scenario(3, options(5, 4, 1, 4, MaskKind::Causal));
+  Engine e;
+  e.recompute_all(s);
+  const StageId weights = StageId::of_head(StageKind::Weights, 0);
+  EXPECT_EQ(e.not_held(weights), "");
+  StageId grad = weights;
+  grad.role = Role::Gradient;
+  StageId later = weights;
+  later.layer = 5;
+  const StageId head3 = StageId::of_head(StageKind::Weights, 3);
+  EXPECT_EQ(e.not_held(grad), "grad.weights[0]: gradients are not computed yet; the engine holds the values of one layer");
+  EXPECT_EQ(e.not_held(later), "L5.weights[0]: the engine computes one layer (layer 0), not layer 5");
+  EXPECT_EQ(e.not_held(head3), "weights[3]: expected a head from 0 to 0, found 3");
+  // Never the values of some other stage: a gradient id is not the values.
+  for (const StageId id : {grad, later, head3}) {
+    EXPECT_THROW(e.stage(id), StageNotHeld) << to_string(id);
+    EXPECT_THROW(e.version(id), StageNotHeld) << to_string(id);
+    EXPECT_THROW(e.rows(id, 0, 1), StageNotHeld) << to_string(id);
+  }
+  try {
+    e.stage(grad);
+  } catch (const StageNotHeld& refused) {
+    EXPECT_STREQ(refused.what(), e.not_held(grad).c_str());
+  }
+}

@@ -183,6 +183,8 @@ float displayed_cell_px(float cell_px, float max_px, int rows, int cols) {
 HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& opt) {
   HeatmapEvents ev;
   const Document& doc = *state.doc;
+  // (a head the scenario no longer has, for the frame a change of heads takes to reach the layout)
+  if (!doc.engine().not_held(id).empty()) return ev;
   const StageInfo& info = state.stage_info(id);
   const bool showing_difference = opt.difference != nullptr;
   // The values are fetched only when something reads them: a derived stage

@@ -150,6 +150,14 @@ class Cancelled : public std::runtime_error {
   Cancelled() : std::runtime_error("the computation was cancelled") {}
 };
 
+// A stage id the engine does not hold: another layer (an engine computes one
+// layer, layer 0), a gradient (not computed yet) or a head it does not have.
+// Never answered with some other stage's values.
+class StageNotHeld : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 class Engine {
  public:
   // How many scaled, masked or weights matrices stage() keeps materialized.
@@ -190,7 +198,12 @@ class Engine {
   // The current value of any stage (inputs included). Per-head views are
   // windows onto the shared storage; scaled, masked and weights are
   // materialized on demand (see above), so this is not thread-safe.
+  // Throws StageNotHeld for an id of another layer, a gradient or a head
+  // out of range (as rows() and version() do).
   MatrixView stage(StageId id) const;
+
+  // Why `id` is not held ("grad.weights[0]: …"), or "" when it is.
+  std::string not_held(StageId id) const;
 
   // Rows [first, first + count) of a stage (clamped to the stage), computed
   // without materializing the whole of a derived one: the head view of a

@@ -370,7 +370,29 @@ void Engine::weights_row_kept(int h, Index i, float* w, KeptExps& kept, const st
   scale_exps(h, i, e, w, n);
 }
 
+std::string Engine::not_held(StageId id) const {
+  if (id.role != Role::Value)
+    return to_string(id) + ": gradients are not computed yet; the engine holds the values of one layer";
+  if (id.layer != 0)
+    return to_string(id) + ": the engine computes one layer (layer 0), not layer " + std::to_string(id.layer);
+  if (is_per_head(id.kind) && (id.head < 0 || id.head >= dims_.heads))
+    return to_string(id) + ": expected a head from 0 to " + std::to_string(dims_.heads - 1) + ", found " +
+           std::to_string(id.head);
+  return {};
+}
+
+namespace {
+
+void require_held(const Engine& engine, StageId id) {
+  // (two comparisons on the way of every read; the message only when refused)
+  if (id.role != Role::Value || id.layer != 0 || (is_per_head(id.kind) && (id.head < 0 || id.head >= engine.dims().heads)))
+    throw StageNotHeld(engine.not_held(id));
+}
+
+}  // namespace
+
 Matrix Engine::rows(StageId id, Index first, Index count) const {
+  require_held(*this, id);
   const bool derived_kind = id.kind == StageKind::Scaled || id.kind == StageKind::Capped || id.kind == StageKind::PositionBias ||
                             id.kind == StageKind::Masked || id.kind == StageKind::Weights;
   if (!derived_kind) {
@@ -428,6 +450,7 @@ MatrixView Engine::derived(StageId id) const {
 }
 
 MatrixView Engine::stage(StageId id) const {
+  require_held(*this, id);
   if (projected_on_demand(id.kind)) return projection_on_demand(id);
   if (read_only_ && is_per_head(id.kind)) release_whole_projection();
   const Scenario& s = *scenario_;
@@ -472,6 +495,7 @@ MatrixView Engine::stage(StageId id) const {
 }
 
 std::uint64_t Engine::version(StageId id) const {
+  require_held(*this, id);
   const auto h = is_per_head(id.kind) ? static_cast<std::size_t>(id.head) : 0u;
   // A head's block of Q, K or V shares the version its head's block of the
   // whole matrix is kept under.
