@@ -7,13 +7,12 @@
 #include "gfx/fonts.h"
 #include "gfx/screenshot.h"
 #include "logic/steps.h"
-#include "logic/interp_probe.h"
 #include "logic/block_derivation.h"
 #include "logic/derivation.h"
 #include "logic/provenance.h"
-#include "attention_lab/json_text.h"
 #include "attention_lab/scenario_io.h"
 #include "panels/panels.h"
+#include "probe_writer.h"
 #include "slide_export.h"
 
 #include <GLFW/glfw3.h>
@@ -25,7 +24,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <tuple>
 #include <utility>
 
@@ -1309,249 +1307,8 @@ std::string App::export_now() {
   return r.error;
 }
 
-// A small JSON snapshot of the UI for the GUI tests (--probe FILE): where
-// each heatmap is on screen, what is hovered and selected, the inspector text.
-// Model mode for the probe: null, or the layer, the tokens and this frame's predictions.
-std::string App::model_probe() const {
-  const ModelState& m = state_.model;
-  if (!m.open()) return "null";
-  const ModelSession& s = *m.session;
-  std::ostringstream o;
-  o << "{\"layer\": " << s.layer() << ", \"head\": " << state_.focused_head << ", \"layers\": " << s.model().config.layers << ", \"T\": " << s.T()
-    << ", \"text\": " << json_text::quote(m.text) << ", \"row\": " << m.predicted_row()
-    << ", \"predictions_revision_current\": "
-    << (m.predictions.current(m.prediction_key(state_.doc->revision())) ? "true" : "false")
-    << ", \"problem\": " << json_text::quote(m.predictions.problem) << ", \"kept_layers\": [";
-  bool first_kept = true;
-  const std::string run = ModelState::run_key(m.text, m.ablations());
-  for (const auto& [key, kept] : m.kept_layers)
-    if (key.first == run) o << (std::exchange(first_kept, false) ? "" : ", ") << key.second;
-  o << "], \"kept_without_stages\": [";  // per kept layer of this text, as above
-  first_kept = true;
-  for (const auto& [key, kept] : m.kept_layers)
-    if (key.first == run)
-      o << (std::exchange(first_kept, false) ? "" : ", ") << (kept.doc->stages_released() ? "true" : "false");
-  o << "], \"reused_layers\": " << s.reused_layers() << ", \"ablations\": [";
-  for (std::size_t i = 0; i < m.ablations().size(); ++i) o << (i ? ", " : "") << json_text::quote(to_spec(m.ablations()[i]));
-  o << "], \"predictions\": [";
-  for (std::size_t i = 0; i < m.predictions.top.size(); ++i) {
-    const Prediction& p = m.predictions.top[i];
-    o << (i ? ", " : "") << "{\"id\": " << p.id << ", \"token\": " << json_text::quote(s.tokenizer().token_text(p.id))
-      << ", \"p\": " << p.probability << ", \"before\": " << p.before << "}";
-  }
-  o << "], \"head_scores\": {";  // layers × heads per kind, as detect-heads --json writes them
-  for (const HeadKind kind : kHeadKinds) {
-    const Matrix& hs = s.head_scores().of(kind);
-    o << (kind == kHeadKinds[0] ? "" : ", ") << json_text::quote(to_string(kind)) << ": [";
-    for (Eigen::Index l = 0; l < hs.rows(); ++l) {
-      o << (l ? ", " : "") << '[';
-      for (Eigen::Index h = 0; h < hs.cols(); ++h) o << (h ? ", " : "") << hs(l, h);
-      o << ']';
-    }
-    o << ']';
-  }
-  o << "}, \"block\": ";
-  const ModelState::Block& b = m.block;
-  if (!b.trace || b.session != &s) {
-    o << "null";
-  } else {
-    // Per stage: its shape, version and a checksum (the sum of its values), so a test sees what changed.
-    o << "{\"layer\": " << b.trace->layer() << ", \"rows_recomputed\": " << b.rows_recomputed
-      << ", \"problem\": " << json_text::quote(b.problem) << ", \"stages\": {";
-    bool first = true;
-    for (const BlockStageInfo& i : b.trace->stages()) {
-      const Matrix& v = b.trace->values(i.stage);
-      o << (first ? "" : ", ") << json_text::quote(i.key) << ": {\"rows\": " << v.rows() << ", \"cols\": " << v.cols()
-        << ", \"version\": " << b.trace->version(i.stage) << ", \"sum\": " << (v.size() ? static_cast<double>(v.sum()) : 0.0)
-        << "}";
-      first = false;
-    }
-    const auto cell = [&](const std::optional<ModelState::BlockCell>& c) {
-      if (!c) return std::string("null");
-      const BlockStageInfo* i = b.trace->info(c->stage);
-      return "{\"stage\": " + json_text::quote(i ? i->key : "") + ", \"row\": " + std::to_string(c->row) +
-             ", \"col\": " + std::to_string(c->col) + "}";
-    };
-    const auto shown = b.hovered ? b.hovered : b.selected;
-    const Derivation d = shown ? derive_block(*b.trace, shown->stage, shown->row, shown->col, s.token_labels(), s.unedited_attention())
-                               : Derivation{};
-    o << "}, \"hovered\": " << cell(b.hovered) << ", \"selected\": " << cell(b.selected)
-      << ", \"inspector\": " << json_text::quote(d.title) << ", \"inspector_numbers\": " << json_text::quote(d.numbers)
-      << ", \"inspector_note\": " << json_text::quote(d.note) << "}";
-  }
-  o << "}";
-  return o.str();
-}
-
 void App::write_probe() const {
-  if (state_.options.probe.empty()) return;
-  std::ostringstream out;
-  auto cell = [&](const std::optional<CellRef>& c) {
-    if (!c) return std::string("null");
-    return "{\"stage\": \"" + to_string(c->stage) + "\", \"row\": " + std::to_string(c->row) +
-           ", \"col\": " + std::to_string(c->col) + "}";
-  };
-  auto rect = [](const Rect& r) {
-    std::ostringstream o;
-    o << "[" << r.x0 << ", " << r.y0 << ", " << r.x1 << ", " << r.y1 << "]";
-    return o.str();
-  };
-  // The labels as shown (an unnamed one as its index), at most 64 of them.
-  auto label_list = [&](LabelKind kind) {
-    const Scenario& s = state_.doc->scenario();
-    const int count = kind == LabelKind::Token      ? s.T()
-                      : kind == LabelKind::KeyToken ? static_cast<int>(s.X_kv.rows())
-                                                    : s.d_model();
-    const int n = std::min(count, 64);
-    std::string list = "[";
-    for (int i = 0; i < n; ++i)
-      list += (i ? ", " : "") + json_text::quote(kind == LabelKind::Token      ? s.token_label(i)
-                                                 : kind == LabelKind::KeyToken ? s.key_label(i)
-                                                                               : s.feature_label(i));
-    return list + "]";
-  };
-  // The sinks' logits, or null when they are off.
-  auto sink_list = [&] {
-    const Scenario& s = state_.doc->scenario();
-    if (!s.use_sinks) return std::string("null");
-    std::ostringstream o;
-    o << "[";
-    for (Eigen::Index h = 0; h < s.sinks.cols(); ++h) o << (h ? ", " : "") << s.sinks(0, h);
-    return o.str() + "]";
-  };
-  // What the head view drew last (lines run from left_x at a query's y to right_x at a key's).
-  auto head_view = [&] {
-    const HeadViewState& hv = state_.head_view;
-    auto tokens = [](const std::vector<HeadViewState::DrawnToken>& list) {
-      std::ostringstream o;
-      o << "[";
-      for (std::size_t i = 0; i < list.size(); ++i)
-        o << (i ? ", " : "") << "{\"index\": " << list[i].index << ", \"label\": " << json_text::quote(list[i].label)
-          << ", \"y\": " << list[i].y << "}";
-      return o.str() + "]";
-    };
-    std::ostringstream o;
-    o << "{\"left_x\": " << hv.left_x << ", \"right_x\": " << hv.right_x << ", \"queries\": " << tokens(hv.drawn_queries)
-      << ", \"keys\": " << tokens(hv.drawn_keys) << "}";
-    return o.str();
-  };
-  const std::optional<CellRef> inspected = state_.hovered ? state_.hovered : state_.selected;
-  const Derivation derivation =
-      inspected ? derive(*state_.doc, inspected->stage, inspected->row, inspected->col) : Derivation{};
-  out << "{\"hovered\": " << cell(state_.hovered) << ", \"selected\": " << cell(state_.selected)
-      << ", \"lit\": " << state_.lit.size() << ", \"step\": " << state_.step << ", \"playing\": " << (state_.playing ? "true" : "false") << ", \"modified\": "
-      << (state_.doc->modified() ? "true" : "false") << ", \"undo\": " << (state_.doc->can_undo() ? "true" : "false")
-      << ", \"inspector\": " << json_text::quote(derivation.title)
-      << ", \"inspector_formula\": " << json_text::quote(derivation.formula) << ", \"frame\": " << ImGui::GetFrameCount()
-      << ", \"busy\": " << (state_.busy() ? "true" : "false") << ", \"cancel_button\": [" << state_.cancel_button.x0
-      << ", " << state_.cancel_button.y0 << ", " << state_.cancel_button.x1 << ", " << state_.cancel_button.y1
-      << "], \"T\": " << state_.doc->scenario().T() << ", \"mask\": "
-      << json_text::quote(std::string(to_string(state_.doc->scenario().mask_kind)) +
-                          (state_.doc->scenario().mask_kind == MaskKind::Window
-                               ? " " + std::to_string(state_.doc->scenario().window) : std::string()))
-      << ", \"alibi\": " << (state_.doc->scenario().alibi ? "true" : "false")
-      << ", \"kv_heads\": " << state_.doc->scenario().dims().kv_heads
-      << ", \"rope\": " << (state_.doc->scenario().rope.on ? "true" : "false")
-      << ", \"softcap\": " << state_.doc->scenario().softcap
-      << ", \"qk_norm\": " << json_text::quote(to_string(state_.doc->scenario().qk_norm.scope))
-      << ", \"sinks\": " << sink_list() << ", \"head_view\": " << head_view() << ", \"lesson_step\": "
-      << (state_.lesson.lesson ? state_.lesson.step + 1 : 0) << ", \"quiz\": "
-      << (state_.quiz.round ? json_text::quote(to_string(state_.quiz.round->question.cell)) : std::string("null"))
-      << ", \"quiz_truth\": " << (state_.quiz.round ? state_.quiz.round->question.truth : 0.0)
-      << ", \"quiz_question\": " << json_text::quote(state_.quiz.round ? state_.quiz.round->question.text : std::string())
-      << ", \"quiz_answer\": " << json_text::quote(state_.quiz.answer)
-      << ", \"quiz_focused\": " << (state_.quiz.answer_focused ? "true" : "false")
-      << ", \"quiz_hint\": " << (state_.quiz.asking() && state_.quiz.hint ? "true" : "false")
-      << ", \"quiz_solved\": " << (state_.quiz.round && state_.quiz.round->solved ? "true" : "false")
-      << ", \"quiz_revealed\": " << (state_.quiz.round && state_.quiz.round->revealed ? "true" : "false")
-      << ", \"quiz_message\": " << json_text::quote(state_.quiz.message)
-      << ", \"quiz_answer_box\": " << rect(state_.quiz.answer_box) << ", \"quiz_hint_button\": " << rect(state_.quiz.hint_button)
-      << ", \"inspector_area\": " << rect(state_.inspector_rect)
-      << ", \"quiz_show_button\": " << rect(state_.quiz.show_button)
-      << ", \"blank\": " << (state_.blank ? "true" : "false") << ", \"softmax_row\": " << state_.softmax.row
-      << ", \"centre_view\": " << static_cast<int>(state_.centre)
-      << ", \"centre_overflow_x\": " << state_.centre_overflow_x << ", \"centre_overflow_y\": " << state_.centre_overflow_y
-      << ", \"quiz_right\": " << state_.quiz.tally.right << ", \"quiz_asked\": " << state_.quiz.tally.asked
-      << ", \"presenter\": " << (state_.presenter ? "true" : "false") << ", \"texture_uploads\": " << state_.texture_uploads
-      << ", \"edits_applied\": " << state_.edits_applied
-      << ", \"typing\": " << (state_.typing.open ? cell(state_.typing.cell) : std::string("null"))
-      << ", \"snapshot\": " << (state_.compare.snapshot ? "true" : "false")
-      << ", \"snapshot_of\": " << json_text::quote(state_.compare.of_text)
-      << ", \"snapshot_T\": " << (state_.compare.snapshot ? state_.compare.snapshot->scenario->T() : 0)
-      << ", \"difference_heatmaps\": " << state_.difference_heatmaps.now.size()
-      << ", \"confirm_quit\": " << (state_.unsaved_question && state_.unsaved_question->verb == "quit" ? "true" : "false")
-      << ", \"unsaved_question\": "
-      << (state_.unsaved_question ? json_text::quote(state_.unsaved_question->verb) : std::string("null"))
-      << ", \"status\": " << json_text::quote(state_.status)
-      << ", \"last_export\": {\"path\": " << json_text::quote(state_.last_export.path)
-      << ", \"width\": " << state_.last_export.width << ", \"height\": " << state_.last_export.height << "}"
-      << ", \"file_dialog\": " << (state_.file_dialog.mode != FileDialogMode::Closed ? "true" : "false")
-      << ", \"popup\": " << (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId) ? "true" : "false")
-      << ", \"file_dialog_error\": " << json_text::quote(state_.file_dialog.error)
-      << ", \"text_input\": " << (ImGui::GetIO().WantTextInput ? "true" : "false")
-      << ", \"tokens\": " << label_list(LabelKind::Token)
-      << ", \"features\": " << label_list(LabelKind::Feature)
-      << ", \"key_tokens\": " << label_list(LabelKind::KeyToken) << ", \"T_k\": " << state_.doc->scenario().X_kv.rows()
-      << ", \"renaming\": "
-      << (state_.rename.open ? "{\"kind\": \"" +
-                                   std::string(state_.rename.kind == LabelKind::Feature    ? "feature"
-                                               : state_.rename.kind == LabelKind::KeyToken ? "key token"
-                                                                                           : "token") +
-                                   "\", \"index\": " + std::to_string(state_.rename.index) +
-                                   ", \"editing\": " + (state_.rename.editing ? "true" : "false") +
-                                   ", \"text\": " + json_text::quote(state_.rename.buffer) + "}"
-                             : std::string("null"))
-      << ", \"recovery\": {\"file\": "
-      << json_text::quote(state_.recovery.file())
-      << ", \"autosaves\": " << state_.recovery.autosaves << ", \"offered\": " << state_.recovery.offered.size()
-      << ", \"error\": " << json_text::quote(state_.recovery.error) << "}"
-      << ", \"frame_times\": " << state_.frame_times.to_json()
-      << ", \"model\": " << model_probe() << ", \"interp\": " << interp_probe_json(state_.interp)
-      << ", \"import_report\": " << json_text::quote(state_.import_report)
-      << ", \"items\": {";
-  for (auto it = state_.probe_items.begin(); it != state_.probe_items.end(); ++it)
-    out << (it == state_.probe_items.begin() ? "" : ", ") << json_text::quote(it->first) << ": [" << it->second.x0
-        << ", " << it->second.y0 << ", " << it->second.x1 << ", " << it->second.y1 << "]";
-  out << "}";
-  const Rect& c = state_.centre_rect;
-  out << ", \"centre\": [" << c.x0 << ", " << c.y0 << ", " << c.x1 << ", " << c.y1 << "]"
-      << ", \"lesson_text_clipped\": " << (state_.lesson.lesson && state_.lesson.text_clipped ? "true" : "false")
-      << ", \"lesson_text_folded\": " << (state_.lesson.lesson && state_.lesson.folded_this_frame ? "true" : "false")
-      << ", \"lesson_text_folded_by\": "
-      << json_text::quote(!state_.lesson.lesson || !state_.lesson.folded_this_frame ? ""
-                          : state_.lesson.text_folded                               ? "you"
-                                                                                    : "slide")
-      << ", \"what_if\": " << json_text::quote(state_.lesson.set_aside.summary)
-      << ", \"what_if_carried\": " << (state_.lesson.carried ? "true" : "false")
-      << ", \"lesson_steps\": " << (state_.lesson.lesson ? state_.lesson.lesson->steps.size() : 0u)
-      << ", \"slide\": " << (showing_slide(state_) ? "true" : "false") << ", \"slide_cell\": " << state_.slide_cell
-      << ", \"slide_page\": " << (showing_slide(state_) ? state_.slide.page + 1 : 1)
-      << ", \"slide_pages\": " << (showing_slide(state_) ? state_.slide.pages : 1)
-      << ", \"slide_room\": " << json_text::quote(state_.slide.room)
-      << ", \"lesson_show\": [";
-  if (state_.lesson.lesson && state_.lesson.step >= 0 &&
-      state_.lesson.step < static_cast<int>(state_.lesson.lesson->steps.size())) {
-    const auto& show = state_.lesson.lesson->steps[static_cast<std::size_t>(state_.lesson.step)].show;
-    for (std::size_t i = 0; i < show.size(); ++i) out << (i ? ", " : "") << json_text::quote(to_string(show[i]));
-  }
-  out << "], \"heatmaps\": [";
-  bool first = true;
-  for (const auto& d : state_.drawn) {
-    out << (first ? "" : ", ") << "{\"stage\": \"" << to_string(d.stage) << "\", \"x0\": " << d.rect.x0
-        << ", \"y0\": " << d.rect.y0 << ", \"x1\": " << d.rect.x1 << ", \"y1\": " << d.rect.y1
-        << ", \"rows\": " << d.rows << ", \"cols\": " << d.cols << ", \"transposed\": " << (d.transposed ? "true" : "false")
-        << ", \"cell_px\": " << d.cell_px << ", \"values_printed\": " << d.values_printed << ", \"values_cut\": " << d.values_cut << ", \"labels_cut\": " << d.labels_cut << "}";
-    first = false;
-  }
-  out << "]}\n";
-  // Written beside and renamed over, so a test reading between frames never
-  // sees a half-written file. No fsync: this is rewritten every frame.
-  const std::string partial = state_.options.probe + ".partial";
-  std::ofstream file(partial);
-  file << out.str();
-  file.close();
-  std::error_code ignored;
-  if (file) std::filesystem::rename(partial, state_.options.probe, ignored);  // a short write keeps the last good one
+  if (!state_.options.probe.empty()) write_probe_file(state_, state_.options.probe);
 }
 
 }  // namespace attention_lab::gui

@@ -44,7 +44,6 @@ class App {
   void handle_shortcuts();
   void update_provenance();
   void write_probe() const;
-  std::string model_probe() const;
 
   void change_font_scale(float factor);
 
