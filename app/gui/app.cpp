@@ -1,5 +1,7 @@
 #include "app.h"
 
+#include "attention_lab/cell_ref.h"
+#include "attention_lab/hook_names.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/model_cache.h"
 #include "attention_lab/presets.h"
@@ -275,14 +277,11 @@ void AppState::apply_deferred_select() {
   if (!deferred_select) return;
   const CellRef c = *deferred_select;
   deferred_select.reset();
-  const MatrixView m = doc->stage(c.stage);
-  if (c.row < m.rows() && c.col < m.cols()) {
+  // (a head, a setting or a cell the scenario does not have: named, never read)
+  if (const std::string problem = cell_problem(doc->scenario(), c); problem.empty())
     selected = c;
-  } else {
-    error_popup = "--select: expected a cell within " + to_string(c.stage) + " (" + std::to_string(m.rows()) + " × " +
-                  std::to_string(m.cols()) + "), found row " + std::to_string(c.row) + ", column " +
-                  std::to_string(c.col) + ".";
-  }
+  else
+    error_popup = "--select: " + problem + ".";
 }
 
 void AppState::open_model(ModelRequest request) {
@@ -777,15 +776,21 @@ std::string App::init(GLFWwindow* window) {
   if (!o.select.empty()) {
     // STAGE:ROW:COL
     const auto a = o.select.rfind(':'), b = a == std::string::npos ? a : o.select.rfind(':', a - 1);
-    const auto id = b == std::string::npos ? std::nullopt : parse_stage_id(o.select.substr(0, b));
-    if (!id) return "--select: expected STAGE:ROW:COL such as scores[0]:2:1, found '" + o.select + "'";
+    auto id = b == std::string::npos ? std::nullopt : parse_stage_id(o.select.substr(0, b));
+    // A model's layer L is shown as a scenario, layer 0: "blocks.L.…" names it when L is --layer.
+    if (id && !o.model.empty() && id->layer == o.layer) id->layer = 0;
+    if (!id) {
+      const auto hook = b == std::string::npos ? std::nullopt : read_hook_name(o.select.substr(0, b));
+      if (hook && !hook->id) return "--select: " + hook->problem;
+      return "--select: expected STAGE:ROW:COL such as scores[0]:2:1, found '" + o.select + "'";
+    }
     const int r = std::atoi(o.select.substr(b + 1, a - b - 1).c_str()), c = std::atoi(o.select.substr(a + 1).c_str());
     if (r < 0 || c < 0) return "--select: expected a row and a column from 0, found '" + o.select + "'";
     if (state_.job) {
       state_.deferred_select = CellRef{*id, r, c};  // a model or a big scenario: checked when it is in
     } else {
-      const MatrixView m = state_.doc->stage(*id);
-      if (r >= m.rows() || c >= m.cols()) return "--select: cell outside " + to_string(*id);
+      if (const std::string problem = cell_problem(state_.doc->scenario(), CellRef{*id, r, c}); !problem.empty())
+        return "--select: " + problem;
       state_.selected = CellRef{*id, r, c};
     }
   }

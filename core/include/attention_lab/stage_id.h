@@ -49,7 +49,8 @@ struct StageId {
 // ("grad.weights[3]", "L5.grad.weights[3]"), so every id of a one-layer
 // scenario reads as before.
 std::string to_string(StageId id);
-// Inverse of to_string; nullopt when the text names no stage.
+// Inverse of to_string; nullopt when the text names no stage. TransformerLens
+// hook names are read too ("blocks.5.attn.hook_pattern[3]": hook_names.h).
 std::optional<StageId> parse_stage_id(std::string_view text);
 
 // The name used in ids and in trace files ("scores", "W_q").

@@ -1,5 +1,6 @@
 #include "attention_lab/stage_id.h"
 
+#include "attention_lab/hook_names.h"
 #include "attention_lab/stage_registry.h"
 
 #include <charconv>
@@ -33,6 +34,8 @@ bool whole_number(std::string_view digits, int& out) {
 }  // namespace
 
 std::optional<StageId> parse_stage_id(std::string_view text) {
+  // TransformerLens's names too (hook_names.h): "blocks.0.attn.hook_pattern[2]"
+  if (auto hook = read_hook_name(text)) return hook->id;
   int layer = 0;
   if (text.size() > 1 && text[0] == 'L' && text[1] >= '0' && text[1] <= '9') {
     const auto dot = text.find('.');

@@ -1,6 +1,7 @@
 #include "attention_lab/lesson.h"
 
 #include "attention_lab/engine.h"
+#include "attention_lab/hook_names.h"
 #include "attention_lab/excerpt.h"
 #include "attention_lab/limits.h"
 #include "attention_lab/presets.h"
@@ -146,6 +147,7 @@ StageId read_stage(const json& j, const std::string& where, const Scenario& s) {
   const std::string example = "expected a stage id such as \"scores[0]\"";
   if (!j.is_string()) fail_field(where + ": " + example + ", found " + found(j));
   const auto id = parse_stage_id(j.get<std::string>());
+  if (const auto hook = read_hook_name(j.get<std::string>()); hook && !hook->id) fail_field(where + ": " + hook->problem);
   if (!id)
     fail_field(where + ": " + example + ", found " + found(j) + ": " + stage_suggestion(s, j.get<std::string>()));
   return *id;
