@@ -23,7 +23,9 @@ namespace {
 constexpr const char* kUsage = R"(attention-lab-cli — compute and inspect every stage of self-attention
 
 usage:
-  attention-lab-cli trace SCENARIO.json [-o TRACE.json]   every stage as JSON (stdout by default)
+  attention-lab-cli trace SCENARIO.json [--grad] [-o TRACE.json]
+                                                          every stage as JSON (stdout by default); --grad adds
+                                                          the scenario's "loss" and the gradient of every stage
   attention-lab-cli validate FILE.json                    check a scenario or a lesson file (every step's
                                                           scenario, and each step as a slide at 1280x720:
                                                           numbers too small to print, a quiz whose inputs
@@ -109,6 +111,7 @@ struct Args {
   std::vector<std::string> positional;
   std::string output;  // -o
   bool no_slides = false;  // validate --no-slides
+  bool grad = false;       // trace --grad
 };
 
 // Parses [positional…] [-o FILE]; returns an error message or "".
@@ -120,6 +123,8 @@ std::string parse_args(const std::vector<std::string>& args, std::size_t first, 
       parsed.output = args[++i];
     } else if (a == "--no-slides") {
       parsed.no_slides = true;
+    } else if (a == "--grad") {
+      parsed.grad = true;
     } else if (a.size() > 1 && a[0] == '-') {
       return "unknown option '" + a + "'";
     } else {
@@ -164,7 +169,23 @@ int cmd_trace(const Args& a, std::ostream& out, std::ostream& err) {
   engine.recompute_all(*r.scenario);
   for (const auto& w : engine.warnings()) err << "warning: " << w.message << '\n';
   std::ostringstream text;
-  write_trace(text, engine, *r.scenario);
+  if (!a.grad) {
+    write_trace(text, engine, *r.scenario);
+    return emit(text.str(), a.output, out, err);
+  }
+  // --grad: the loss the scenario names, and the gradient of every stage
+  if (!r.scenario->loss) {
+    err << "attention-lab-cli: " << a.positional[0]
+        << ": trace --grad: the scenario has no \"loss\" (add one: {\"kind\": \"attend\", \"head\": 0, \"targets\": […]} "
+           "or {\"kind\": \"mse\", \"target\": […]}, docs/formats.md)\n";
+    return kExitBadInput;
+  }
+  if (const std::string problem = gradients_problem(*r.scenario, *r.scenario->loss); !problem.empty()) {
+    err << "attention-lab-cli: " << a.positional[0] << ": trace --grad: " << problem << '\n';
+    return kExitBadInput;
+  }
+  const Gradients grads = backward(engine, *r.scenario, *r.scenario->loss);
+  write_trace(text, engine, *r.scenario, [&](std::ostream& o) { write_gradients(o, grads, *r.scenario); });
   return emit(text.str(), a.output, out, err);
 }
 
@@ -301,6 +322,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   Args a;
   if (auto e = parse_args(args, 1, a); !e.empty()) return usage_error(err, cmd + ": " + e);
   if (a.no_slides && cmd != "validate") return usage_error(err, cmd + ": --no-slides is validate's (a lesson's slides)");
+  if (a.grad && cmd != "trace") return usage_error(err, cmd + ": --grad is trace's (a scenario's gradients)");
   if (cmd == "trace") return cmd_trace(a, out, err);
   if (cmd == "validate") return cmd_validate(a, out, err);
   if (cmd == "preset") return cmd_preset(a, out, err);

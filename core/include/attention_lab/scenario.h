@@ -3,6 +3,7 @@
 // pins and file metadata. The engine computes every stage from it; nothing in
 // here is derived.
 
+#include "attention_lab/loss.h"
 #include "attention_lab/matrix.h"
 #include "attention_lab/shared_matrix.h"
 #include "attention_lab/stage_id.h"
@@ -11,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -175,6 +177,9 @@ struct Scenario {
   // or 1 as in most textbooks (x₁ … x_T). Only what is shown; stage ids and
   // cell addresses in files always count from 0.
   int index_base = 0;
+
+  // What the numbers should have been, for the gradients (gradients.h); none: no loss.
+  std::optional<Loss> loss;
 
   // Seed of the generator that fills cells a dimension change creates.
   std::uint64_t seed = 0x5eedULL;

@@ -6,6 +6,7 @@
 // ("Q_unrotated" with RoPE, "position_bias" with ALiBi…) only when it is on.
 
 #include "attention_lab/engine.h"
+#include "attention_lab/gradients.h"
 
 #include <functional>
 #include <ostream>
@@ -21,5 +22,10 @@ inline constexpr const char* kTraceFormat = "attention-lab/trace@1";
 // as `  "key": value,\n` (trace --model adds "model").
 void write_trace(std::ostream& out, const Engine& engine, const Scenario& scenario,
                  const std::function<void(std::ostream&)>& extra = {});
+
+// `  "loss": L,\n  "grad": {…},\n`: the gradients in the trace's own layout
+// ("grad": {"X", "W_q", …, "heads": [{"scores", "weights", …}], "concat",
+// "output"}), each stage that has one; for write_trace's `extra`.
+void write_gradients(std::ostream& out, const Gradients& grads, const Scenario& scenario);
 
 }  // namespace attention_lab

@@ -201,10 +201,46 @@ void read_qk_norm(const json& j, std::size_t wq, std::size_t wk, int heads, cons
   s.k_norm = read_vector(j["k"], where + ".k", whole ? wk : dk, whole ? k_what : "d_k: one gain per dimension of a head");
 }
 
+// "loss": {"kind": "mse", "target": T × d_out} or {"kind": "attend", "head": h, "targets": [T keys]}.
+// Its sizes are checked where it is used (gradients_problem), not here: an
+// edit of T after it was set must not make the saved file unreadable.
+Loss read_loss(const json& j) {
+  if (!j.is_object()) fail_field("loss: expected an object such as {\"kind\": \"attend\", \"head\": 0, \"targets\": […]}, found " + type_of(j));
+  if (!j.contains("kind") || !j["kind"].is_string()) fail_field("loss.kind: expected \"mse\" or \"attend\"");
+  const std::string kind = j["kind"].get<std::string>();
+  Loss loss;
+  const auto only = [&](std::initializer_list<const char*> keys) {
+    for (const auto& [key, value] : j.items())
+      if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) == keys.end())
+        fail_field("loss." + key + ": not a key of a \"" + kind + "\" loss");
+  };
+  if (kind == "mse") {
+    only({"kind", "target"});
+    if (!j.contains("target")) fail_field("loss.target: missing (the T x d_out output an mse loss wants)");
+    loss.kind = LossKind::Mse;
+    loss.target = read_matrix(j["target"], "loss.target", limits::kMaxTokens, "T", limits::kMaxModelDim, "d_out");
+  } else if (kind == "attend") {
+    only({"kind", "head", "targets"});
+    loss.kind = LossKind::Attend;
+    loss.head = j.contains("head") ? read_int(j["head"], "loss.head", 0, limits::kMaxHeads - 1) : 0;
+    if (!j.contains("targets") || !j["targets"].is_array()) fail_field("loss.targets: expected a list of T key indices");
+    const json& t = j["targets"];
+    if (t.size() > static_cast<std::size_t>(limits::kMaxTokens))
+      fail_field("loss.targets: expected at most " + std::to_string(limits::kMaxTokens) + " keys, found " + std::to_string(t.size()));
+    for (std::size_t i = 0; i < t.size(); ++i)
+      loss.targets.push_back(read_int(t[i], "loss.targets[" + std::to_string(i) + "]", 0, limits::kMaxTokens - 1));
+  } else if (kind == "next_token") {
+    fail_field("loss.kind: \"next_token\" is not computed yet (expected \"mse\" or \"attend\")");
+  } else {
+    fail_field("loss.kind: expected \"mse\" or \"attend\", found " + j["kind"].dump());
+  }
+  return loss;
+}
+
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> keys = {"X", "X_kv", "tokens_kv", "W_q", "W_k", "W_v", "heads", "kv_heads", "rope", "qk_norm", "b_q", "b_k", "b_v", "W_o", "b_o",
                                                 "mask", "scale", "scale_factor", "softcap", "temperature", "alibi", "sinks", "tokens", "features", "title",
-                                                "description", "symbols", "index_base", "attention_lab"};
+                                                "description", "symbols", "index_base", "loss", "attention_lab"};
   return keys;
 }
 
@@ -429,6 +465,7 @@ Scenario parse_object(const json& root) {
       }
     }
   }
+  if (root.contains("loss")) s.loss = read_loss(root["loss"]);
   for (const auto& [key, value] : root.items()) {
     const auto& known = known_keys();
     if (std::find(known.begin(), known.end(), key) == known.end()) s.unknown_fields.emplace_back(key, value.dump());
@@ -581,6 +618,19 @@ std::string scenario_to_json(const Scenario& s) {
   }
   if (s.use_w_o) key("W_o"), json_text::write_matrix(out, s.W_o.get(), 2);
   if (s.use_output_bias) key("b_o"), json_text::write_row(out, s.b_o.get(), 0);
+  if (s.loss) {
+    key("loss");
+    out << "{\"kind\": " << quote(to_string(s.loss->kind));
+    if (s.loss->kind == LossKind::Mse) {
+      out << ", \"target\": ";
+      json_text::write_matrix(out, s.loss->target.get(), 4);
+    } else {
+      out << ", \"head\": " << s.loss->head << ", \"targets\": [";
+      for (std::size_t i = 0; i < s.loss->targets.size(); ++i) out << (i ? ", " : "") << s.loss->targets[i];
+      out << ']';
+    }
+    out << '}';
+  }
   key("attention_lab");
   out << "{\"seed\": " << s.seed << ", \"pins\": [";
   bool first_pin = true;

@@ -51,4 +51,45 @@ void write_trace(std::ostream& out, const Engine& engine, const Scenario& scenar
   out << "]\n}\n";
 }
 
+void write_gradients(std::ostream& out, const Gradients& grads, const Scenario& scenario) {
+  using json_text::quote;
+  using json_text::write_matrix;
+  out << "  \"loss\": ";
+  json_text::write_number(out, static_cast<float>(grads.loss));
+  out << ",\n  \"grad\": {";
+  bool first = true;
+  const auto member = [&](const char* name, const Matrix& m, int indent) {
+    out << (first ? "\n" : ",\n") << std::string(static_cast<std::size_t>(indent), ' ') << quote(name) << ": ";
+    write_matrix(out, m, indent);
+    first = false;
+  };
+  // (the weights too, which the value trace leaves to the scenario file: their gradients are what training uses)
+  const auto top = [&](Trace where) {
+    for (const StageSpec& sp : all_stages())
+      if ((sp.trace == where || (where == Trace::Top && sp.trace == Trace::No)) && !sp.per_head &&
+          setting_on(scenario, sp.requires_setting))
+        if (const Matrix* g = grads.find(StageId::input(sp.kind))) member(sp.id_name, *g, 4);
+  };
+  top(Trace::Top);
+  out << (first ? "\n" : ",\n") << "    \"heads\": [";
+  first = true;
+  for (int h = 0; h < scenario.heads; ++h) {
+    out << (h ? ", {" : "{");
+    bool first_in_head = true;
+    for (const StageSpec& sp : all_stages()) {
+      if (sp.trace != Trace::InHead || !setting_on(scenario, sp.requires_setting)) continue;
+      const Matrix* g = grads.find(StageId::of_head(sp.kind, h));
+      if (!g) continue;
+      out << (first_in_head ? "\n" : ",\n") << "      " << quote(sp.id_name) << ": ";
+      write_matrix(out, *g, 6);
+      first_in_head = false;
+    }
+    out << "\n    }";
+  }
+  out << "]";
+  first = false;
+  top(Trace::AfterHeads);
+  out << "\n  },\n";
+}
+
 }  // namespace attention_lab

@@ -1,0 +1,41 @@
+#pragma once
+// The backward pass of one attention layer: ∂L/∂(every stage) for a loss
+// (loss.h), each under its stage's id with Role::Gradient
+// ("grad.weights[0]"). The rules, stage by stage (tokens are rows):
+//   O = C·W_o + b_o:  ∂C = ∂O·W_oᵀ, ∂W_o = Cᵀ·∂O, ∂b_o = Σ rows of ∂O
+//   Cₕ = Aₕ·Vₕ:       ∂Aₕ = ∂Cₕ·Vₕᵀ, ∂Vₕ = Aₕᵀ·∂Cₕ
+//   A = softmax(Ŝ):   ∂Ŝᵢⱼ = Aᵢⱼ(∂Aᵢⱼ − Σₖ Aᵢₖ ∂Aᵢₖ)   (0 where the mask forbids)
+//   Ŝ = S′ + B + mask: ∂S′ = ∂Ŝ (the bias and the mask are constants)
+//   S′ = S / (√d_k·τ): ∂S = ∂S′ / (√d_k·τ)
+//   Sₕ = Qₕ·Kₕᵀ:      ∂Qₕ = ∂Sₕ·Kₕ, ∂Kₕ = ∂Sₕᵀ·Qₕ
+//   Q = X·W_q + b_q:  ∂W_q = Xᵀ·∂Q, ∂b_q = Σ rows of ∂Q, ∂X += ∂Q·W_qᵀ (and K, V)
+// Settings whose backward pass is not written yet are refused by name
+// (gradients_problem), never answered with a gradient that leaves them out.
+
+#include "attention_lab/engine.h"
+#include "attention_lab/loss.h"
+#include "attention_lab/scenario.h"
+
+#include <map>
+#include <string>
+
+namespace attention_lab {
+
+struct Gradients {
+  double loss = 0.0;
+  std::map<StageId, Matrix> of;  // ids with Role::Gradient
+
+  // ∂L/∂(stage `id`, a value id or a gradient id), or nullptr when it has none.
+  const Matrix* find(StageId id) const;
+};
+
+// Why the gradients of `s` under `loss` cannot be computed (a setting whose
+// backward pass is not written yet, a target of the wrong shape, a key the
+// mask forbids), or "" when they can.
+std::string gradients_problem(const Scenario& s, const Loss& loss);
+
+// The loss and every gradient; `engine` holds `s` computed. Throws
+// std::invalid_argument with gradients_problem's message when it is not "".
+Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss);
+
+}  // namespace attention_lab

@@ -1,0 +1,259 @@
+// The backward pass against PyTorch autograd in float64: every
+// tests/golden/fixtures/<name>.grad-<loss>.json (tests/golden/generate_gradients.py)
+// holds a golden scenario's loss and ∂L/∂(every stage); the engine's
+// gradients must match them, in-process and through `trace --grad`.
+//
+// Tolerance, per cell: |ours − reference| ≤ 1e-3·|reference| + 1e-5·max|any gradient|.
+// A gradient is a longer chain of float32 steps than a forward stage (a
+// softmax's backward subtracts a row's weighted sum), so it is ten times
+// looser than golden_test.cpp's; a wrong rule (a missed 1/√d_k, a transposed
+// product, a forgotten head) is off by percent, not by 1e-3. The absolute
+// term is the scale of all the fixture's gradients, not of the one stage:
+// ∂b_k is zero exactly (a softmax ignores what adds the same to a whole
+// row), and ours is the float32 rounding of a sum of terms of that scale.
+
+#include "attention_lab/gradients.h"
+#include "attention_lab/presets.h"
+#include "attention_lab/scenario_io.h"
+
+#include "cli/cli_run.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+using namespace attention_lab;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path& gradient_fixture_dir() {
+  static const fs::path dir = fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "golden" / "fixtures";
+  return dir;
+}
+
+std::vector<std::string> gradient_fixtures() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(gradient_fixture_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string file = it->path().filename().string();
+    if (file.find(".grad-") != std::string::npos && file.ends_with(".json")) names.push_back(file.substr(0, file.size() - 5));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+nlohmann::json read_json_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot open");
+  return nlohmann::json::parse(in);
+}
+
+Eigen::MatrixXd reference_matrix(const nlohmann::json& rows) {
+  Eigen::MatrixXd m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows[0].size()));
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (std::size_t c = 0; c < rows[r].size(); ++c) m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = rows[r][c].get<double>();
+  return m;
+}
+
+// The fixture's scenario with its loss, read as a scenario file would be.
+Scenario scenario_with_loss(const nlohmann::json& fixture) {
+  nlohmann::json file = read_json_file(gradient_fixture_dir() / fixture["scenario"].get<std::string>());
+  file["loss"] = fixture["loss"];
+  const LoadResult r = parse_scenario(file.dump());
+  if (!r.scenario) throw std::runtime_error(r.error);
+  return *r.scenario;
+}
+
+::testing::AssertionResult close_to(const Matrix& ours, const Eigen::MatrixXd& ref, const std::string& what, double scale) {
+  if (ours.rows() != ref.rows() || ours.cols() != ref.cols())
+    return ::testing::AssertionFailure() << what << ": " << ours.rows() << " x " << ours.cols() << ", reference " << ref.rows()
+                                         << " x " << ref.cols();
+  for (Eigen::Index r = 0; r < ref.rows(); ++r)
+    for (Eigen::Index c = 0; c < ref.cols(); ++c) {
+      const double a = ours(r, c), b = ref(r, c);
+      if (!(std::abs(a - b) <= 1e-3 * std::abs(b) + 1e-5 * scale))
+        return ::testing::AssertionFailure() << what << "[" << r << "][" << c << "]: " << a << ", reference " << b;
+    }
+  return ::testing::AssertionSuccess();
+}
+
+// Our gradient of every stage the reference names, in the trace's layout.
+// The largest magnitude of any gradient in `grad`.
+double gradient_scale(const nlohmann::json& grad) {
+  double scale = 0.0;
+  for (const auto& [name, value] : grad.items()) {
+    if (name == "heads") {
+      for (const auto& head : value)
+        for (const auto& [stage, rows] : head.items()) scale = std::max(scale, reference_matrix(rows).cwiseAbs().maxCoeff());
+    } else {
+      scale = std::max(scale, reference_matrix(value).cwiseAbs().maxCoeff());
+    }
+  }
+  return scale;
+}
+
+void expect_gradients_match(const nlohmann::json& grad, const std::function<const Matrix*(StageId)>& ours) {
+  const double scale = gradient_scale(grad);
+  for (const auto& [name, value] : grad.items()) {
+    if (name == "heads") {
+      for (std::size_t h = 0; h < value.size(); ++h)
+        for (const auto& [stage, rows] : value[h].items()) {
+          const auto id = parse_stage_id(stage + "[" + std::to_string(h) + "]");
+          ASSERT_TRUE(id) << stage;
+          const Matrix* m = ours(*id);
+          ASSERT_NE(m, nullptr) << "no gradient of " << to_string(*id);
+          EXPECT_TRUE(close_to(*m, reference_matrix(rows), "grad." + to_string(*id), scale));
+        }
+      continue;
+    }
+    const auto id = parse_stage_id(name);
+    ASSERT_TRUE(id) << name;
+    const Matrix* m = ours(*id);
+    ASSERT_NE(m, nullptr) << "no gradient of " << name;
+    EXPECT_TRUE(close_to(*m, reference_matrix(value), "grad." + name, scale));
+  }
+}
+
+}  // namespace
+
+TEST(GradientFixtures, AreThere) {
+  EXPECT_GE(gradient_fixtures().size(), 20u) << "run tests/golden/generate_gradients.py";
+}
+
+class GradientsMatchAutograd : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GradientsMatchAutograd, OnEveryStageOf) {
+  const nlohmann::json fixture = read_json_file(gradient_fixture_dir() / (GetParam() + ".json"));
+  const Scenario s = scenario_with_loss(fixture);
+  ASSERT_TRUE(s.loss);
+  ASSERT_EQ(gradients_problem(s, *s.loss), "");
+  Engine engine;
+  engine.recompute_all(s);
+  const Gradients g = backward(engine, s, *s.loss);
+  const double L = fixture["expected"]["loss"].get<double>();
+  EXPECT_NEAR(g.loss, L, 1e-5 * std::max(1.0, std::abs(L)));
+  expect_gradients_match(fixture["expected"]["grad"], [&](StageId id) { return g.find(id); });
+}
+
+TEST_P(GradientsMatchAutograd, ThroughTraceGrad) {
+  const nlohmann::json fixture = read_json_file(gradient_fixture_dir() / (GetParam() + ".json"));
+  const fs::path dir = fs::temp_directory_path() / ("grad-" + GetParam() + "-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path file = dir / "scenario.json";
+  std::ofstream(file) << scenario_to_json(scenario_with_loss(fixture));
+  const test::CliResult r = test::run_cli({"trace", file.string(), "--grad"});
+  fs::remove_all(dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json trace = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(trace["loss"].get<double>(), fixture["expected"]["loss"].get<double>(), 1e-5);
+  // the trace's own names for the gradients, in float32 text
+  std::map<StageId, Matrix> read;
+  for (const auto& [name, value] : trace["grad"].items()) {
+    if (name == "heads") {
+      for (std::size_t h = 0; h < value.size(); ++h)
+        for (const auto& [stage, rows] : value[h].items())
+          read[*parse_stage_id(stage + "[" + std::to_string(h) + "]")] = reference_matrix(rows).cast<float>();
+    } else {
+      read[*parse_stage_id(name)] = reference_matrix(value).cast<float>();
+    }
+  }
+  expect_gradients_match(fixture["expected"]["grad"], [&](StageId id) {
+    const auto it = read.find(id);
+    return it == read.end() ? nullptr : &it->second;
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, GradientsMatchAutograd, ::testing::ValuesIn(gradient_fixtures()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(Gradients, SettingsWithoutABackwardPassAreRefusedByName) {
+  Scenario s = *make_preset("fat-cat");
+  Loss loss;
+  loss.kind = LossKind::Attend;
+  loss.targets.assign(static_cast<std::size_t>(s.T()), 0);
+  EXPECT_EQ(gradients_problem(s, loss), "");
+  Scenario rope = s;
+  rope.rope.on = true;
+  EXPECT_EQ(gradients_problem(rope, loss), "RoPE: its backward pass is not written yet, so no gradient is computed (turn it off)");
+  Engine engine;
+  engine.recompute_all(rope);
+  EXPECT_THROW(backward(engine, rope, loss), std::invalid_argument);
+  Scenario sinks = s;
+  sinks.use_sinks = true;
+  sinks.sinks = Matrix::Zero(1, 1);
+  EXPECT_NE(gradients_problem(sinks, loss).find("attention sinks"), std::string::npos);
+  Scenario pinned = s;
+  pinned.pins[PinKey{StageId::of_head(StageKind::Scores, 0), 0, 0}] = 1.0f;
+  EXPECT_NE(gradients_problem(pinned, loss).find("pins"), std::string::npos);
+  // a key the causal mask forbids: the loss would be infinite
+  Loss forbidden = loss;
+  forbidden.targets[1] = 5;
+  EXPECT_EQ(gradients_problem(s, forbidden),
+            "loss.targets[1]: row 1 may not attend to key 5 (the mask forbids it), so its loss would be infinite");
+  Loss short_list = loss;
+  short_list.targets.pop_back();
+  EXPECT_NE(gradients_problem(s, short_list).find("loss.targets: expected 7 keys"), std::string::npos);
+  Loss mse;
+  mse.target = Matrix::Zero(2, 2);
+  EXPECT_NE(gradients_problem(s, mse).find("loss.target: expected 7 x 4"), std::string::npos);
+}
+
+TEST(Gradients, TheScenarioFileKeepsItsLoss) {
+  Scenario s = *make_preset("fat-cat");
+  Loss loss;
+  loss.kind = LossKind::Attend;
+  loss.head = 0;
+  loss.targets = {0, 0, 1, 2, 2, 0, 4};
+  s.loss = loss;
+  const std::string text = scenario_to_json(s);
+  EXPECT_NE(text.find("\"loss\": {\"kind\": \"attend\", \"head\": 0, \"targets\": [0, 0, 1, 2, 2, 0, 4]}"), std::string::npos) << text;
+  const LoadResult back = parse_scenario(text);
+  ASSERT_TRUE(back.scenario) << back.error;
+  EXPECT_EQ(back.scenario->loss, s.loss);
+  for (const auto& [bad, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"kind": "next_token"})", "loss.kind: \"next_token\" is not computed yet"},
+           {R"({"kind": "hinge"})", "loss.kind: expected \"mse\" or \"attend\", found \"hinge\""},
+           {R"({"kind": "attend", "targets": [0], "weight": 2})", "loss.weight: not a key of a \"attend\" loss"},
+           {R"({"kind": "mse"})", "loss.target: missing"}}) {
+    std::string wrong = text;
+    const std::string was = "{\"kind\": \"attend\", \"head\": 0, \"targets\": [0, 0, 1, 2, 2, 0, 4]}";
+    wrong.replace(wrong.find(was), was.size(), bad);
+    const LoadResult r = parse_scenario(wrong);
+    EXPECT_FALSE(r.scenario) << bad;
+    EXPECT_NE(r.error.find(message), std::string::npos) << r.error;
+  }
+}
+
+TEST(Gradients, TraceGradSaysWhyNot) {
+  const fs::path dir = fs::temp_directory_path() / ("grad-why-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Scenario s = *make_preset("fat-cat");
+  std::ofstream(dir / "no-loss.json") << scenario_to_json(s);
+  s.rope.on = true;
+  Loss loss;
+  loss.kind = LossKind::Attend;
+  loss.targets.assign(7, 0);
+  s.loss = loss;
+  std::ofstream(dir / "rope.json") << scenario_to_json(s);
+  const test::CliResult none = test::run_cli({"trace", (dir / "no-loss.json").string(), "--grad"});
+  const test::CliResult rope = test::run_cli({"trace", (dir / "rope.json").string(), "--grad"});
+  const test::CliResult other = test::run_cli({"validate", (dir / "rope.json").string(), "--grad"});
+  fs::remove_all(dir);
+  EXPECT_EQ(none.code, cli::kExitBadInput);
+  EXPECT_NE(none.err.find("trace --grad: the scenario has no \"loss\""), std::string::npos) << none.err;
+  EXPECT_EQ(rope.code, cli::kExitBadInput);
+  EXPECT_NE(rope.err.find("trace --grad: RoPE: its backward pass is not written yet"), std::string::npos) << rope.err;
+  EXPECT_NE(other.err.find("--grad is trace's"), std::string::npos) << other.err;
+}
