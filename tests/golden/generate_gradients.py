@@ -5,10 +5,10 @@ How to rerun (from the repository root, after generate_golden.py):
 
     /usr/bin/python3 tests/golden/generate_gradients.py
 
-Use /usr/bin/python3 (PyTorch 1.13). For every golden scenario whose settings
-the engine's backward pass covers (no RoPE, q/k norm, soft-cap, sinks,
-grouped K/V heads, cross-attention or pins: those are refused by name, and
-tests/core/gradients_test.cpp checks that too), it writes
+Use /usr/bin/python3 (PyTorch 1.13). For every golden scenario (every variant:
+RoPE, the q/k norm, soft-caps, ALiBi, sinks, grouped K/V heads, cross-attention,
+windows; the engine refuses only pins and a RoPE scaling, by name, which
+tests/core/gradients_test.cpp checks), it writes
 tests/golden/fixtures/<name>.grad-<loss>.json:
 
   {"scenario": "<name>.scenario.json", "loss": {…the scenario file's "loss"…},
@@ -34,46 +34,106 @@ sys.path.insert(0, HERE)
 import generate_golden as golden  # noqa: E402
 
 FIXTURES = golden.FIXTURES
-UNSUPPORTED = ("rope", "qk_norm", "softcap", "sinks", "X_kv")
-
-
 def supported(s):
-    return all(s[k] is None for k in ("rope", "qk_norm", "softcap", "sinks", "X_kv")) and s["kv_heads"] == s["heads"]
+    return not (s["rope"] or {}).get("scaling")
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+
+def rotate_every_two(x):
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack([-x2, x1], dim=-1).reshape(x.shape)
+
+
+def apply_rope(x, rope, T):
+    """golden.apply_rope in torch (the angles are constants)."""
+    if rope.get("dims") and rope["dims"] < x.shape[1]:
+        r = rope["dims"]
+        return torch.cat([apply_rope(x[:, :r], {**rope, "dims": None}, T), x[:, r:]], dim=1)
+    d = x.shape[1]
+    theta = float(golden.f32(rope.get("theta", 10000.0)))
+    inv_freq = 1.0 / (theta ** (np.arange(0, d, 2, dtype=np.float64) / d))
+    freqs = np.outer(np.arange(T, dtype=np.float64), inv_freq)
+    if rope.get("pairs", "half") == "half":
+        emb = torch.tensor(np.concatenate([freqs, freqs], axis=-1))
+        return x * torch.cos(emb) + rotate_half(x) * torch.sin(emb)
+    emb = torch.tensor(np.repeat(freqs, 2, axis=-1))
+    return x * torch.cos(emb) + rotate_every_two(x) * torch.sin(emb)
+
+
+def qk_norm(P, g, norm, blocks, d_k):
+    """golden.qk_norm in torch, with the gain g a leaf."""
+    eps = float(golden.f32(norm.get("eps", 1e-6)))
+    if norm["scope"] == "whole":
+        return P / torch.sqrt((P * P).mean(dim=1, keepdim=True) + eps) * g
+    parts = []
+    for b in range(blocks):
+        x = P[:, b * d_k:(b + 1) * d_k]
+        parts.append(x / torch.sqrt((x * x).mean(dim=1, keepdim=True) + eps) * g)
+    return torch.cat(parts, dim=1)
 
 
 def forward(s, leaves, loss):
-    """The engine's math in torch; returns (loss, every stage by our trace names)."""
+    """The engine's math in torch (golden.reference's rules); returns (loss, every stage by our trace names)."""
     X, Wq, Wk, Wv = leaves["X"], leaves["W_q"], leaves["W_k"], leaves["W_v"]
-    H = s["heads"]
-    T = X.shape[0]
+    Xkv = leaves["X_kv"] if "X_kv" in leaves else X
+    H, KV = s["heads"], s["kv_heads"]
+    T, Tk = X.shape[0], Xkv.shape[0]
     d_k = Wq.shape[1] // H
-    d_v = Wv.shape[1] // H
-    Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    d_v = Wv.shape[1] // KV
+    Q, K, V = X @ Wq, Xkv @ Wk, Xkv @ Wv
     if "b_q" in leaves:
         Q, K, V = Q + leaves["b_q"], K + leaves["b_k"], V + leaves["b_v"]
-    stages = {"Q": Q, "K": K, "V": V}
+    stages = {}
+    if s["qk_norm"] is not None:
+        stages["Q_proj"], stages["K_proj"] = Q, K
+        Q = qk_norm(Q, leaves["q_norm"], s["qk_norm"], H, d_k)
+        K = qk_norm(K, leaves["k_norm"], s["qk_norm"], KV, d_k)
+    if s["rope"] is not None:
+        stages["Q_unrotated"], stages["K_unrotated"] = Q, K
+        Q = torch.cat([apply_rope(Q[:, i * d_k:(i + 1) * d_k], s["rope"], T) for i in range(H)], dim=1)
+        K = torch.cat([apply_rope(K[:, g * d_k:(g + 1) * d_k], s["rope"], Tk) for g in range(KV)], dim=1)
+    stages.update({"Q": Q, "K": K, "V": V})
     mask = torch.tensor(s["mask"] != 0)
     any_allowed = mask.any(dim=1, keepdim=True)
     heads, contexts = [], []
     for i in range(H):
-        Qi, Ki, Vi = Q[:, i * d_k:(i + 1) * d_k], K[:, i * d_k:(i + 1) * d_k], V[:, i * d_v:(i + 1) * d_v]
+        g = i // (H // KV)
+        Qi, Ki, Vi = Q[:, i * d_k:(i + 1) * d_k], K[:, g * d_k:(g + 1) * d_k], V[:, g * d_v:(g + 1) * d_v]
         scores = Qi @ Ki.T
         if s["scale"] and s["scale_factor"] is not None:
             scaled = scores * s["scale_factor"]
         else:
             scaled = scores / math.sqrt(d_k) if s["scale"] else scores
         scaled = scaled / s["temperature"]
+        head = {"Q": Qi, "K": Ki, "V": Vi, "scores": scores, "scaled": scaled}
         plus = scaled
+        if s["softcap"] is not None:
+            plus = s["softcap"] * torch.tanh(scaled / s["softcap"])
+            head["capped"] = plus
         if s["alibi"]:
             m = float(golden.f32(golden.get_slopes(H)[i]))
-            plus = scaled + torch.tensor([[m * (k - q) for k in range(T)] for q in range(T)])
+            plus = plus + torch.tensor([[m * (k - q) for k in range(Tk)] for q in range(T)])
         masked = torch.where(mask, plus, torch.tensor(-math.inf))
         # a row that allows no key gets weights 0 (the engine's convention, not NaN)
         safe = torch.where(any_allowed, masked, torch.zeros_like(masked))
-        weights = torch.where(any_allowed, torch.softmax(safe, dim=1), torch.zeros_like(masked))
+        if s["sinks"] is not None:
+            sink = leaves["sinks"][0, i].expand(T, 1)
+            both = torch.softmax(torch.cat([safe, sink], dim=1), dim=1)
+            weights = torch.where(any_allowed, both[:, :Tk], torch.zeros_like(masked))
+        else:
+            weights = torch.where(any_allowed, torch.softmax(safe, dim=1), torch.zeros_like(masked))
         context = weights @ Vi
-        head = {"Q": Qi, "K": Ki, "V": Vi, "scores": scores, "scaled": scaled, "masked": masked, "weights": weights,
-                "context": context}
+        if s["rope"] is not None:
+            head["Q_unrotated"] = stages["Q_unrotated"][:, i * d_k:(i + 1) * d_k]
+            head["K_unrotated"] = stages["K_unrotated"][:, g * d_k:(g + 1) * d_k]
+        if s["qk_norm"] is not None:
+            head["Q_proj"] = stages["Q_proj"][:, i * d_k:(i + 1) * d_k]
+            head["K_proj"] = stages["K_proj"][:, g * d_k:(g + 1) * d_k]
+        head.update({"masked": masked, "weights": weights, "context": context})
         heads.append(head)
         contexts.append(context)
     concat = torch.cat(contexts, dim=1)
@@ -89,40 +149,73 @@ def forward(s, leaves, loss):
     return L, stages
 
 
+HEAD_KEYS = ("Q", "K", "V", "Q_unrotated", "K_unrotated", "Q_proj", "K_proj", "scores", "scaled", "capped", "masked",
+             "weights", "context")
+TOP_KEYS = ("Q", "K", "V", "Q_unrotated", "K_unrotated", "Q_proj", "K_proj")
+LEAF_KEYS = ("X", "X_kv", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "W_o", "b_o", "sinks", "q_norm", "k_norm")
+
+
+def leaf_values(s):
+    out = {k: s[k] for k in ("X", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "W_o", "b_o") if s.get(k) is not None}
+    if s["X_kv"] is not None:
+        out["X_kv"] = s["X_kv"]
+    if s["sinks"] is not None:
+        out["sinks"] = np.atleast_2d(s["sinks"])
+    if s["qk_norm"] is not None:
+        out["q_norm"] = np.atleast_2d(golden.f32(s["qk_norm"]["q"]))
+        out["k_norm"] = np.atleast_2d(golden.f32(s["qk_norm"]["k"]))
+    return out
+
+
 def gradients(s, loss):
-    names = ["X", "W_q", "W_k", "W_v"] + (["b_q", "b_k", "b_v"] if "b_q" in s else [])
-    names += [k for k in ("W_o", "b_o") if s[k] is not None]
-    leaves = {k: torch.tensor(np.array(s[k]), requires_grad=True) for k in names}
+    leaves = {k: torch.tensor(np.array(v), requires_grad=True) for k, v in leaf_values(s).items()}
     L, stages = forward(s, leaves, loss)
-    kept = [stages["Q"], stages["K"], stages["V"], stages["concat"], stages["output"]]
+    kept = [stages[k] for k in TOP_KEYS + ("concat", "output") if k in stages]
     for h in stages["heads"]:
-        kept += [h[k] for k in ("Q", "K", "V", "scores", "scaled", "masked", "weights", "context")]
+        kept += [h[k] for k in HEAD_KEYS if k in h]
     for t in kept:
-        t.retain_grad()
+        if t.requires_grad:
+            t.retain_grad()
     L.backward()
     return float(L), leaves, stages
 
 
 def check_forward(s, stages):
     ref = golden.reference(s)
-    worst = max(float(np.max(np.abs(np.nan_to_num(ref["output"]) - stages["output"].detach().numpy()))), 0.0)
+    worst = float(np.max(np.abs(ref["output"] - stages["output"].detach().numpy())))
     for h, rh in zip(stages["heads"], ref["heads"]):
         worst = max(worst, float(np.max(np.abs(rh["weights"] - h["weights"].detach().numpy()))))
     return worst
 
 
+def short(x):
+    """Nine significant digits: the test's tolerance is 1e-3 of a value."""
+    x = float(x)
+    assert math.isfinite(x), x
+    return "%.9g" % x
+
+
 def grad_text(L, leaves, stages):
-    fmt = golden.num
+    fmt = short
     g = lambda t: t.grad.numpy() if t.grad is not None else np.zeros(tuple(t.shape))  # noqa: E731
     out = ['  "expected": {', f'    "loss": {fmt(L)},', '    "grad": {']
-    parts = [f'      "{k}": {golden.matrix_text(np.atleast_2d(g(leaves[k])), fmt, 6)}'
-             for k in ("X", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "W_o", "b_o") if k in leaves]
-    parts += [f'      "{k}": {golden.matrix_text(g(stages[k]), fmt, 6)}' for k in ("Q", "K", "V")]
+    parts = [f'      "{k}": {golden.matrix_text(np.atleast_2d(g(leaves[k])), fmt, 6)}' for k in LEAF_KEYS if k in leaves]
+    parts += [f'      "{k}": {golden.matrix_text(g(stages[k]), fmt, 6)}' for k in TOP_KEYS if k in stages]
+    # A head's Q, K, V (and their forms before RoPE and the norm) are views of
+    # the whole matrix: their gradient is its block of the whole's, the total
+    # derivative (with grouped heads, K[h] is the K/V head's, summed over the
+    # query heads that share it).
+    H = len(stages["heads"])
+    KV = stages["K"].shape[1] // stages["heads"][0]["K"].shape[1]
+    def view_grad(key, i, h):
+        width = h[key].shape[1]
+        block = i if key.startswith("Q") else i // (H // KV)
+        return g(stages[key])[:, block * width:(block + 1) * width]
     heads = []
-    for h in stages["heads"]:
-        heads.append("{\n" + ",\n".join(f'        "{k}": {golden.matrix_text(g(h[k]), fmt, 8)}'
-                                        for k in ("Q", "K", "V", "scores", "scaled", "masked", "weights", "context"))
-                     + "\n      }")
+    for i, h in enumerate(stages["heads"]):
+        heads.append("{\n" + ",\n".join(
+            f'        "{k}": {golden.matrix_text(view_grad(k, i, h) if k in TOP_KEYS else g(h[k]), fmt, 8)}'
+            for k in HEAD_KEYS if k in h) + "\n      }")
     parts.append('      "heads": [' + ", ".join(heads) + "]")
     parts += [f'      "{k}": {golden.matrix_text(g(stages[k]), fmt, 6)}' for k in ("concat", "output")]
     out.append(",\n".join(parts))
@@ -134,7 +227,7 @@ def grad_text(L, leaves, stages):
 def losses(name, s):
     T = s["X"].shape[0]
     out = []
-    allowed = [[j for j in range(T) if s["mask"][i][j] != 0] for i in range(T)]
+    allowed = [[j for j in range(s["mask"].shape[1]) if s["mask"][i][j] != 0] for i in range(T)]
     if all(allowed):
         out.append(("attend", {"kind": "attend", "head": 0, "targets": [row[0] for row in allowed]}))
     d_out = s["W_o"].shape[1] if s["W_o"] is not None else s["W_v"].shape[1]

@@ -9,8 +9,14 @@
 //   S′ = S / (√d_k·τ): ∂S = ∂S′ / (√d_k·τ)
 //   Sₕ = Qₕ·Kₕᵀ:      ∂Qₕ = ∂Sₕ·Kₕ, ∂Kₕ = ∂Sₕᵀ·Qₕ
 //   Q = X·W_q + b_q:  ∂W_q = Xᵀ·∂Q, ∂b_q = Σ rows of ∂Q, ∂X += ∂Q·W_qᵀ (and K, V)
-// Settings whose backward pass is not written yet are refused by name
-// (gradients_problem), never answered with a gradient that leaves them out.
+// and through every variant: grouped K/V heads (∂K of a K/V head sums over
+// the query heads that read it), a sink (one more logit: ∂s = −Σᵢ σᵢ Σₖ Aᵢₖ∂Aᵢₖ),
+// the soft-cap (slope 1 − (capped/c)²), RoPE (the rotation's transpose: turned
+// back by −φ), the q/k norm (RMSNorm's backward, and its gains), and
+// cross-attention (K and V back to X_kv). A head's Q[h], K[h] and V[h] are
+// views: their gradient is the block of the whole's (the total derivative).
+// Pins and a RoPE scaling are refused by name (gradients_problem), never
+// answered with a gradient that leaves them out.
 
 #include "attention_lab/engine.h"
 #include "attention_lab/loss.h"

@@ -28,16 +28,53 @@ StageId grad_of(StageId id) {
   return id;
 }
 
+// RoPE backward: the rotation's transpose turns ∂Q back by −φ, pair by pair,
+// in each `block`-wide head of `d` (rows are positions).
+Matrix unrotate(const Scenario& s, const Dims& d, const Matrix& grad) {
+  Matrix out = grad;
+  const int rw = d.rotary_dims();
+  for (Index r = 0; r < grad.rows(); ++r)
+    for (Index c0 = 0; c0 + d.d_k <= grad.cols(); c0 += d.d_k)
+      for (int pair = 0; pair < rw / 2; ++pair) {
+        const auto [i, j] = rope_pair(s.rope.pairs, rw, pair);
+        const double angle = rope_angle(s.rope, rw, pair, static_cast<int>(r));
+        const float cs = static_cast<float>(std::cos(angle)), sn = static_cast<float>(std::sin(angle));
+        const float gi = grad(r, c0 + i), gj = grad(r, c0 + j);
+        out(r, c0 + i) = gi * cs + gj * sn;
+        out(r, c0 + j) = -gi * sn + gj * cs;
+      }
+  return out;
+}
+
+// q/k norm backward: y = x·g/√(mean(x²) + ε) over each span of `n` values of
+// a row (a head's d_k, or the whole row); returns ∂x and adds to ∂g.
+Matrix unnorm(const MatrixView& x, const Matrix& dy, const Matrix& gain, bool whole, int n, float eps, Matrix& dgain) {
+  Matrix dx(x.rows(), x.cols());
+  for (Index r = 0; r < x.rows(); ++r)
+    for (Index c0 = 0; c0 + n <= x.cols(); c0 += n) {
+      double mean_square = 0.0, dot = 0.0;
+      for (Index k = 0; k < n; ++k) mean_square += static_cast<double>(x(r, c0 + k)) * static_cast<double>(x(r, c0 + k));
+      mean_square /= static_cast<double>(n);
+      const double inv = 1.0 / std::sqrt(mean_square + static_cast<double>(eps));
+      for (Index k = 0; k < n; ++k) {
+        const Index gk = whole ? c0 + k : k;
+        dot += static_cast<double>(dy(r, c0 + k)) * static_cast<double>(gain(0, gk)) * static_cast<double>(x(r, c0 + k));
+        dgain(0, gk) += static_cast<float>(static_cast<double>(dy(r, c0 + k)) * static_cast<double>(x(r, c0 + k)) * inv);
+      }
+      for (Index k = 0; k < n; ++k) {
+        const Index gk = whole ? c0 + k : k;
+        dx(r, c0 + k) = static_cast<float>(inv * static_cast<double>(gain(0, gk)) * static_cast<double>(dy(r, c0 + k)) -
+                                           static_cast<double>(x(r, c0 + k)) * inv * inv * inv / static_cast<double>(n) * dot);
+      }
+    }
+  return dx;
+}
+
 }  // namespace
 
 std::string gradients_problem(const Scenario& s, const Loss& loss) {
   const Dims d = s.dims();
-  if (s.rope.on) return not_yet("RoPE");
-  if (s.qk_norm.on()) return not_yet("the q/k norm");
-  if (s.softcap > 0.0f) return not_yet("soft-capped scores");
-  if (s.use_sinks) return not_yet("attention sinks");
-  if (d.kv_heads != d.heads) return not_yet("grouped K/V heads");
-  if (s.cross()) return not_yet("cross-attention");
+  if (s.rope.on && s.rope.scaling != RopeScaling::None) return not_yet("RoPE with a scaling");
   if (!s.pins.empty()) return "pins: a pinned cell is a constant the gradients would have to stop at; not computed yet (clear the pins)";
   if (loss.kind == LossKind::Mse) {
     if (loss.target.rows() != d.T || loss.target.cols() != d.d_out)
@@ -65,15 +102,17 @@ std::string gradients_problem(const Scenario& s, const Loss& loss) {
 Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss) {
   if (const std::string problem = gradients_problem(s, loss); !problem.empty()) throw std::invalid_argument(problem);
   const Dims d = s.dims();
-  const Index T = d.T, dk = d.d_k, dv = d.d_v, H = d.heads;
+  const Index T = d.T, Tk = d.T_k, dk = d.d_k, dv = d.d_v, H = d.heads, KV = d.kv_heads;
   auto value = [&](StageKind k, int h = 0) { return engine.stage(is_per_head(k) ? StageId::of_head(k, h) : StageId::input(k)); };
   Gradients g;
   auto put = [&](StageId id, Matrix m) { g.of[grad_of(id)] = std::move(m); };
+  auto put_head = [&](StageKind k, int h, Matrix m) { put(StageId::of_head(k, h), std::move(m)); };
+  auto put_layer = [&](StageKind k, Matrix m) { put(StageId::input(k), std::move(m)); };
 
-  // ∂L/∂O and ∂L/∂A of the judged head, from the loss
+  // ∂L/∂O, or ∂L/∂A of the judged head, from the loss
   const MatrixView O = value(StageKind::Output);
   Matrix dO = Matrix::Zero(O.rows(), O.cols());
-  Matrix dA_loss;  // Attend: ∂L/∂A of loss.head
+  Matrix dA_loss;
   if (loss.kind == LossKind::Mse) {
     const Matrix diff = O - loss.target.get();
     const double n = static_cast<double>(diff.size());
@@ -90,64 +129,109 @@ Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss) {
     }
     g.loss = sum / static_cast<double>(T);
   }
-  put(StageId::input(StageKind::Output), dO);
+  put_layer(StageKind::Output, dO);
 
   // O = C·W_o + b_o
   const MatrixView C = value(StageKind::Concat);
-  Matrix dC;
+  Matrix dC = dO;
   if (s.use_w_o) {
     dC = dO * s.W_o.get().transpose();
-    put(StageId::input(StageKind::W_o), C.transpose() * dO);
-  } else {
-    dC = dO;
+    put_layer(StageKind::W_o, C.transpose() * dO);
   }
-  if (s.use_output_bias) put(StageId::input(StageKind::b_o), dO.colwise().sum());
-  put(StageId::input(StageKind::Concat), dC);
+  if (s.use_output_bias) put_layer(StageKind::b_o, dO.colwise().sum());
+  put_layer(StageKind::Concat, dC);
 
+  // each head, back to the Q, K and V that enter it (K and V summed over the
+  // query heads that share a K/V head)
   const double divisor = score_divisor(s);
-  Matrix dQ = Matrix::Zero(T, H * dk), dK = Matrix::Zero(T, H * dk), dV = Matrix::Zero(T, H * dv);
+  Matrix dQ = Matrix::Zero(T, H * dk), dK = Matrix::Zero(Tk, KV * dk), dV = Matrix::Zero(Tk, KV * dv);
+  Matrix dSinks = Matrix::Zero(1, H);
   for (int h = 0; h < H; ++h) {
+    const int kvh = d.kv_head(h);
     const Matrix dCh = dC.middleCols(h * dv, dv);
-    put(StageId::of_head(StageKind::Context, h), dCh);
+    put_head(StageKind::Context, h, dCh);
     const MatrixView A = value(StageKind::Weights, h);
-    const MatrixView Vh = value(StageKind::HeadV, h);
-    Matrix dA = dCh * Vh.transpose();
+    Matrix dA = dCh * value(StageKind::HeadV, h).transpose();
     if (loss.kind == LossKind::Attend && h == loss.head) dA += dA_loss;
-    put(StageId::of_head(StageKind::Weights, h), dA);
-    const Matrix dVh = A.transpose() * dCh;
-    put(StageId::of_head(StageKind::HeadV, h), dVh);
-    dV.middleCols(h * dv, dv) = dVh;
-    // softmax backward, row by row (a forbidden key has A = 0, so ∂Ŝ = 0 there)
+    put_head(StageKind::Weights, h, dA);
+    dV.middleCols(kvh * dv, dv) += A.transpose() * dCh;
+    // softmax backward, row by row (a forbidden key has A = 0, so ∂Ŝ = 0 there);
+    // a sink is one more logit whose share σ nothing downstream reads
     const Eigen::VectorXf row_dot = (A.array() * dA.array()).rowwise().sum();
     const Matrix dMasked = (A.array() * (dA.colwise() - row_dot).array()).matrix();
-    put(StageId::of_head(StageKind::Masked, h), dMasked);
-    put(StageId::of_head(StageKind::Scaled, h), dMasked);
-    const Matrix dS = dMasked / static_cast<float>(divisor);
-    put(StageId::of_head(StageKind::Scores, h), dS);
-    const MatrixView Qh = value(StageKind::HeadQ, h), Kh = value(StageKind::HeadK, h);
-    const Matrix dQh = dS * Kh, dKh = dS.transpose() * Qh;
-    put(StageId::of_head(StageKind::HeadQ, h), dQh);
-    put(StageId::of_head(StageKind::HeadK, h), dKh);
-    dQ.middleCols(h * dk, dk) = dQh;
-    dK.middleCols(h * dk, dk) = dKh;
+    put_head(StageKind::Masked, h, dMasked);
+    if (s.use_sinks) {
+      const MatrixView share = value(StageKind::SinkShare, h);
+      dSinks(0, h) = -(share.col(0).array() * row_dot.array()).sum();
+    }
+    // the bias and the mask are constants; the soft-cap c·tanh(x/c) has slope 1 − (capped/c)²
+    Matrix dScaled = dMasked;
+    if (s.softcap > 0.0f) {
+      put_head(StageKind::Capped, h, dMasked);
+      const MatrixView capped = value(StageKind::Capped, h);
+      dScaled = (dMasked.array() * (1.0f - (capped.array() / s.softcap).square())).matrix();
+    }
+    put_head(StageKind::Scaled, h, dScaled);
+    const Matrix dS = dScaled / static_cast<float>(divisor);
+    put_head(StageKind::Scores, h, dS);
+    dQ.middleCols(h * dk, dk) = dS * value(StageKind::HeadK, h);
+    dK.middleCols(kvh * dk, dk) += dS.transpose() * value(StageKind::HeadQ, h);
   }
-  put(StageId::input(StageKind::Q), dQ);
-  put(StageId::input(StageKind::K), dK);
-  put(StageId::input(StageKind::V), dV);
+  if (s.use_sinks) put_layer(StageKind::Sinks, dSinks);
+  // a head's Q, K and V are views of the whole: their gradients are its blocks (K and V: the K/V head's)
+  const auto head_views = [&](StageKind q_kind, StageKind k_kind, const Matrix& q, const Matrix& k) {
+    for (int h = 0; h < H; ++h) {
+      put_head(q_kind, h, q.middleCols(h * dk, dk));
+      put_head(k_kind, h, k.middleCols(d.kv_head(h) * dk, dk));
+    }
+  };
+  for (int h = 0; h < H; ++h) put_head(StageKind::HeadV, h, dV.middleCols(d.kv_head(h) * dv, dv));
+  head_views(StageKind::HeadQ, StageKind::HeadK, dQ, dK);
+  put_layer(StageKind::Q, dQ);
+  put_layer(StageKind::K, dK);
+  put_layer(StageKind::V, dV);
 
-  // the projections: Q = X·W_q + b_q, and K, V
-  const MatrixView X = value(StageKind::X);
-  Matrix dX = Matrix::Zero(X.rows(), X.cols());
-  const StageKind weights[] = {StageKind::W_q, StageKind::W_k, StageKind::W_v};
-  const StageKind biases[] = {StageKind::b_q, StageKind::b_k, StageKind::b_v};
-  const Matrix* grads[] = {&dQ, &dK, &dV};
-  for (int i = 0; i < 3; ++i) {
-    const MatrixView W = value(weights[i]);
-    put(StageId::input(weights[i]), X.transpose() * *grads[i]);
-    if (s.use_bias) put(StageId::input(biases[i]), grads[i]->colwise().sum());
-    dX += *grads[i] * W.transpose();
+  // RoPE, then the q/k norm, back to the projections
+  Matrix dQp = dQ, dKp = dK;
+  if (s.rope.on) {
+    dQp = unrotate(s, d, dQ);
+    dKp = unrotate(s, d, dK);
+    put_layer(StageKind::QUnrotated, dQp);
+    put_layer(StageKind::KUnrotated, dKp);
+    head_views(StageKind::HeadQUnrotated, StageKind::HeadKUnrotated, dQp, dKp);
   }
-  put(StageId::input(StageKind::X), dX);
+  if (s.qk_norm.on()) {
+    const bool whole = s.qk_norm.scope == QkNormScope::Whole;
+    Matrix dgq = Matrix::Zero(1, s.q_norm.cols()), dgk = Matrix::Zero(1, s.k_norm.cols());
+    const MatrixView Pq = value(StageKind::QProjected), Pk = value(StageKind::KProjected);
+    dQp = unnorm(Pq, dQp, s.q_norm.get(), whole, whole ? static_cast<int>(Pq.cols()) : d.d_k, s.qk_norm.eps, dgq);
+    dKp = unnorm(Pk, dKp, s.k_norm.get(), whole, whole ? static_cast<int>(Pk.cols()) : d.d_k, s.qk_norm.eps, dgk);
+    put_layer(StageKind::QNorm, dgq);
+    put_layer(StageKind::KNorm, dgk);
+    put_layer(StageKind::QProjected, dQp);
+    put_layer(StageKind::KProjected, dKp);
+    head_views(StageKind::HeadQProjected, StageKind::HeadKProjected, dQp, dKp);
+  }
+
+  // the projections: Q = X·W_q + b_q, K and V from X (X_kv with cross-attention)
+  const MatrixView X = value(StageKind::X);
+  const MatrixView Xkv = s.cross() ? value(StageKind::X_kv) : X;
+  Matrix dX = dQp * s.W_q.get().transpose();
+  Matrix dXkv = dKp * s.W_k.get().transpose() + dV * s.W_v.get().transpose();
+  put_layer(StageKind::W_q, X.transpose() * dQp);
+  put_layer(StageKind::W_k, Xkv.transpose() * dKp);
+  put_layer(StageKind::W_v, Xkv.transpose() * dV);
+  if (s.use_bias) {
+    put_layer(StageKind::b_q, dQp.colwise().sum());
+    put_layer(StageKind::b_k, dKp.colwise().sum());
+    put_layer(StageKind::b_v, dV.colwise().sum());
+  }
+  if (s.cross()) {
+    put_layer(StageKind::X_kv, std::move(dXkv));
+  } else {
+    dX += dXkv;
+  }
+  put_layer(StageKind::X, std::move(dX));
   return g;
 }
 
