@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "bench.h"
+#include "fit_command.h"
 #include "interp_commands.h"
 #include "model_commands.h"
 #include "slide_check.h"
@@ -26,6 +27,11 @@ usage:
   attention-lab-cli trace SCENARIO.json [--grad] [-o TRACE.json]
                                                           every stage as JSON (stdout by default); --grad adds
                                                           the scenario's "loss" and the gradient of every stage
+  attention-lab-cli fit SCENARIO.json [--steps N] [--optimizer sgd|momentum|adam|adamw] [--lr X]
+        [--weight-decay X] [--momentum X] [--train W_q,W_k,W_v] [-o TRAINED.json]
+                                                          train the scenario's matrices on its "loss": one
+                                                          JSON line per step (loss, gradient norms, update
+                                                          ratios); the trained scenario to -o
   attention-lab-cli validate FILE.json                    check a scenario or a lesson file (every step's
                                                           scenario, and each step as a slide at 1280x720:
                                                           numbers too small to print, a quiz whose inputs
@@ -319,6 +325,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "cache") return cmd_cache(rest, out, err);
   if (cmd == "extract") return cmd_extract(rest, out, err);
   if (cmd == "trace" && names_a_model(rest)) return cmd_trace_model(rest, out, err);
+  if (cmd == "fit") return cmd_fit(rest, out, err);
   Args a;
   if (auto e = parse_args(args, 1, a); !e.empty()) return usage_error(err, cmd + ": " + e);
   if (a.no_slides && cmd != "validate") return usage_error(err, cmd + ": --no-slides is validate's (a lesson's slides)");
