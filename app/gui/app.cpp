@@ -764,6 +764,7 @@ std::string App::init(GLFWwindow* window) {
   if (o.view == "heads") state_.centre = CentreView::HeadView;
   if (o.view == "softmax") state_.centre = CentreView::SoftmaxUpClose;
   if (o.view == "sqrt-dk") state_.centre = CentreView::SqrtDkExperiment;
+  if (o.view == "train") state_.centre = CentreView::Train;
   // The model's own views open once it is in (it loads in the background).
   if (o.view == "model") state_.centre_when_model_opens = CentreView::Model;
   if (o.view == "block") state_.centre_when_model_opens = CentreView::Block;
@@ -809,7 +810,7 @@ bool App::waiting_on_work() const {
 }
 
 bool App::animating() const {
-  if (state_.playing) return true;
+  if (state_.playing || state_.train.run.playing) return true;
   if (state_.step < 0) return false;
   const auto& step = steps()[static_cast<std::size_t>(state_.step)];
   return step.animation != StepAnimation::None && state_.clock.animation_elapsed(state_.step_started) < 6.0;
@@ -1066,6 +1067,7 @@ void draw_centre_view(AppState& state) {
     case CentreView::HeadView: draw_head_view_panel(state); break;
     case CentreView::SoftmaxUpClose: draw_softmax_panel(state); break;
     case CentreView::SqrtDkExperiment: draw_sqrt_dk_panel(state); break;
+    case CentreView::Train: draw_train_panel(state); break;
     case CentreView::Model: draw_model_view(state); break;
     case CentreView::Block: draw_block_view(state); break;
     case CentreView::Interpret: draw_interp_view(state); break;
@@ -1189,6 +1191,7 @@ void App::frame() {
     tab("Head view", CentreView::HeadView);
     tab("Softmax up close", CentreView::SoftmaxUpClose);
     tab("Why √d_k", CentreView::SqrtDkExperiment);
+    tab("Train", CentreView::Train);
     if (state_.model.open()) {
       tab("Model", CentreView::Model);
       tab("Block", CentreView::Block);
@@ -1200,8 +1203,8 @@ void App::frame() {
   // text in one view does not wrap at the width of the wide pipeline (a
   // window's content width is last frame's, so it would stay that wide).
   static constexpr const char* kViewChild[] = {"pipeline", "head view", "softmax up close", "why sqrt dk", "model", "block",
-                                               "interpret"};
-  static_assert(std::size(kViewChild) == static_cast<std::size_t>(CentreView::Interpret) + 1, "a child name for every view");
+                                               "interpret", "train"};
+  static_assert(std::size(kViewChild) == static_cast<std::size_t>(CentreView::Train) + 1, "a child name for every view");
   if ((state_.centre == CentreView::Model || state_.centre == CentreView::Block || state_.centre == CentreView::Interpret) &&
       !state_.model.open())
     state_.centre = CentreView::Pipeline;

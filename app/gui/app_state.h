@@ -18,6 +18,7 @@
 #include "gfx/gl_texture.h"
 #include "gfx/heatmap_renderer.h"
 #include "interp_state.h"
+#include "logic/training_run.h"
 #include "logic/animation_clock.h"
 #include "logic/export_names.h"
 #include "logic/frame_histogram.h"
@@ -340,7 +341,16 @@ struct ModelState {
 };
 
 // Which view fills the centre of the window.
-enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment, Model, Block, Interpret };
+// (the probe writes a view as its number: a new one goes last)
+enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment, Model, Block, Interpret, Train };
+
+// The Train tab: the run, and what a Reset goes back to.
+struct TrainState {
+  TrainingRun run;
+  std::uint64_t gesture = 0;  // the run's undo entry (0: none yet)
+  std::shared_ptr<const Scenario> before_run;  // the scenario when the run began
+  int loss_head = 0;          // the head a new "attend" loss judges
+};
 
 struct AppState {
   Options options;
@@ -384,6 +394,7 @@ struct AppState {
   std::vector<DrawnHeatmap> drawn;
   HeadViewState head_view;
   SqrtDkState sqrt_dk;
+  TrainState train;
   SoftmaxCloseUp softmax;
   CompareState compare;
   QuizState quiz;

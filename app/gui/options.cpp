@@ -27,7 +27,7 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
   --select STAGE:R:C   select a cell, e.g. --select scores[0]:2:1
   --lesson NAME|FILE   open a lesson: {lessons}, or a lesson .json file
   --lesson-step N      start the lesson at step N
-  --view NAME          open a centre view: pipeline, heads, softmax, sqrt-dk, or
+  --view NAME          open a centre view: pipeline, heads, softmax, sqrt-dk, train, or
                        (with --model) model, block or interp
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
                        (with --size: a window of that size, e.g. to rehearse a projector)
@@ -124,9 +124,9 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       if (!value(v) || !to_int(v, n) || n < 1) return {std::nullopt, "--lesson-step: expected a whole number ≥ 1, found '" + v + "'"};
       o.lesson_step = n - 1;
     } else if (a == "--view") {
-      if (!value(o.view) || (o.view != "pipeline" && o.view != "heads" && o.view != "softmax" && o.view != "sqrt-dk" &&
+      if (!value(o.view) || (o.view != "pipeline" && o.view != "heads" && o.view != "softmax" && o.view != "sqrt-dk" && o.view != "train" &&
                              o.view != "model" && o.view != "block" && o.view != "interp"))
-        return {std::nullopt, "--view: expected pipeline, heads, softmax, sqrt-dk, or model, block or interp (with --model), found '" +
+        return {std::nullopt, "--view: expected pipeline, heads, softmax, sqrt-dk, train, or model, block or interp (with --model), found '" +
                                   o.view + "'"};
     } else if (a == "--export") {
       if (!value(o.export_target) || !value(o.export_path))

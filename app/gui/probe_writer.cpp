@@ -255,6 +255,14 @@ json probe_json(const AppState& state) {
   out["items"] = items;
   out["centre"] = rect_json(state.centre_rect);
   lesson_json(state, out);
+  const TrainingRun& run = state.train.run;
+  out["train"] = {{"has_loss", static_cast<bool>(s.loss)},
+                  {"steps", run.steps()},
+                  {"playing", run.playing},
+                  {"first_loss", run.history().loss.empty() ? 0.0f : run.history().loss.front()},
+                  {"last_loss", run.history().loss.empty() ? 0.0f : run.history().loss.back()},
+                  {"message", run.message},
+                  {"W_q_sum", static_cast<double>(s.W_q.get().sum())}};
   out["heatmaps"] = heatmaps_json(state);
   return out;
 }

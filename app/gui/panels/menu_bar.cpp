@@ -225,6 +225,7 @@ void draw_menu_bar(AppState& state) {
     centre_item("Head view", CentreView::HeadView);
     centre_item("Softmax up close", CentreView::SoftmaxUpClose);
     centre_item("Why √d_k", CentreView::SqrtDkExperiment);
+    centre_item("Train", CentreView::Train);
     if (state.model.open()) {
       centre_item("Model", CentreView::Model);
       centre_item("Block", CentreView::Block);

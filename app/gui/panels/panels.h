@@ -17,6 +17,7 @@ void draw_pipeline_panel(AppState& state);
 void draw_head_view_panel(AppState& state);
 void draw_softmax_panel(AppState& state);
 void draw_sqrt_dk_panel(AppState& state);
+void draw_train_panel(AppState& state);
 // Model mode: the model, its text, the focused layer, the predictions and
 // the layers × heads overview (centre tab "Model").
 void draw_model_view(AppState& state);

@@ -55,6 +55,11 @@ class Trainer {
   // message when they are not "".
   TrainStep step(const Engine& engine, const Scenario& s, const Loss& loss);
 
+  // New settings for the next steps (a learning rate changed mid-run, as
+  // torch allows): the optimizer's moments are kept; a matrix newly trained
+  // starts with fresh ones.
+  void adjust(TrainSettings settings) { settings_ = std::move(settings); }
+
   int steps() const { return steps_; }
   const TrainSettings& settings() const { return settings_; }
 
