@@ -18,6 +18,8 @@
 
 #include "cli/cli_run.h"
 
+#include "golden_support.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -33,29 +35,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path& gradient_fixture_dir() {
-  static const fs::path dir = fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "golden" / "fixtures";
-  return dir;
-}
-
-std::vector<std::string> gradient_fixtures() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (fs::directory_iterator it(gradient_fixture_dir(), ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string file = it->path().filename().string();
-    if (file.find(".grad-") != std::string::npos && file.ends_with(".json")) names.push_back(file.substr(0, file.size() - 5));
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-nlohmann::json read_json_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot open");
-  return nlohmann::json::parse(in);
-}
-
-Eigen::MatrixXd reference_matrix(const nlohmann::json& rows) {
+Eigen::MatrixXd autograd_matrix(const nlohmann::json& rows) {
   Eigen::MatrixXd m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows[0].size()));
   for (std::size_t r = 0; r < rows.size(); ++r)
     for (std::size_t c = 0; c < rows[r].size(); ++c) m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = rows[r][c].get<double>();
@@ -64,7 +44,7 @@ Eigen::MatrixXd reference_matrix(const nlohmann::json& rows) {
 
 // The fixture's scenario with its loss, read as a scenario file would be.
 Scenario scenario_with_loss(const nlohmann::json& fixture) {
-  nlohmann::json file = read_json_file(gradient_fixture_dir() / fixture["scenario"].get<std::string>());
+  nlohmann::json file = test::read_golden_json(test::golden_dir() / fixture["scenario"].get<std::string>());
   file["loss"] = fixture["loss"];
   const LoadResult r = parse_scenario(file.dump());
   if (!r.scenario) throw std::runtime_error(r.error);
@@ -91,9 +71,9 @@ double gradient_scale(const nlohmann::json& grad) {
   for (const auto& [name, value] : grad.items()) {
     if (name == "heads") {
       for (const auto& head : value)
-        for (const auto& [stage, rows] : head.items()) scale = std::max(scale, reference_matrix(rows).cwiseAbs().maxCoeff());
+        for (const auto& [stage, rows] : head.items()) scale = std::max(scale, autograd_matrix(rows).cwiseAbs().maxCoeff());
     } else {
-      scale = std::max(scale, reference_matrix(value).cwiseAbs().maxCoeff());
+      scale = std::max(scale, autograd_matrix(value).cwiseAbs().maxCoeff());
     }
   }
   return scale;
@@ -109,7 +89,7 @@ void expect_gradients_match(const nlohmann::json& grad, const std::function<cons
           ASSERT_TRUE(id) << stage;
           const Matrix* m = ours(*id);
           ASSERT_NE(m, nullptr) << "no gradient of " << to_string(*id);
-          EXPECT_TRUE(close_to(*m, reference_matrix(rows), "grad." + to_string(*id), scale));
+          EXPECT_TRUE(close_to(*m, autograd_matrix(rows), "grad." + to_string(*id), scale));
         }
       continue;
     }
@@ -117,20 +97,20 @@ void expect_gradients_match(const nlohmann::json& grad, const std::function<cons
     ASSERT_TRUE(id) << name;
     const Matrix* m = ours(*id);
     ASSERT_NE(m, nullptr) << "no gradient of " << name;
-    EXPECT_TRUE(close_to(*m, reference_matrix(value), "grad." + name, scale));
+    EXPECT_TRUE(close_to(*m, autograd_matrix(value), "grad." + name, scale));
   }
 }
 
 }  // namespace
 
 TEST(GradientFixtures, AreThere) {
-  EXPECT_GE(gradient_fixtures().size(), 60u) << "run tests/golden/generate_gradients.py";
+  EXPECT_GE(test::golden_files_of(".grad-").size(), 60u) << "run tests/golden/generate_gradients.py";
 }
 
 class GradientsMatchAutograd : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GradientsMatchAutograd, OnEveryStageOf) {
-  const nlohmann::json fixture = read_json_file(gradient_fixture_dir() / (GetParam() + ".json"));
+  const nlohmann::json fixture = test::read_golden_json(test::golden_dir() / (GetParam() + ".json"));
   const Scenario s = scenario_with_loss(fixture);
   ASSERT_TRUE(s.loss);
   ASSERT_EQ(gradients_problem(s, *s.loss), "");
@@ -143,7 +123,7 @@ TEST_P(GradientsMatchAutograd, OnEveryStageOf) {
 }
 
 TEST_P(GradientsMatchAutograd, ThroughTraceGrad) {
-  const nlohmann::json fixture = read_json_file(gradient_fixture_dir() / (GetParam() + ".json"));
+  const nlohmann::json fixture = test::read_golden_json(test::golden_dir() / (GetParam() + ".json"));
   const fs::path dir = fs::temp_directory_path() / ("grad-" + GetParam() + "-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path file = dir / "scenario.json";
@@ -159,9 +139,9 @@ TEST_P(GradientsMatchAutograd, ThroughTraceGrad) {
     if (name == "heads") {
       for (std::size_t h = 0; h < value.size(); ++h)
         for (const auto& [stage, rows] : value[h].items())
-          read[*parse_stage_id(stage + "[" + std::to_string(h) + "]")] = reference_matrix(rows).cast<float>();
+          read[*parse_stage_id(stage + "[" + std::to_string(h) + "]")] = autograd_matrix(rows).cast<float>();
     } else {
-      read[*parse_stage_id(name)] = reference_matrix(value).cast<float>();
+      read[*parse_stage_id(name)] = autograd_matrix(value).cast<float>();
     }
   }
   expect_gradients_match(fixture["expected"]["grad"], [&](StageId id) {
@@ -170,13 +150,8 @@ TEST_P(GradientsMatchAutograd, ThroughTraceGrad) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, GradientsMatchAutograd, ::testing::ValuesIn(gradient_fixtures()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '.', '_');
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Golden, GradientsMatchAutograd, ::testing::ValuesIn(test::golden_files_of(".grad-")),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return test::golden_test_name(info.param); });
 
 TEST(Gradients, SettingsWithoutABackwardPassAreRefusedByName) {
   Scenario s = *make_preset("fat-cat");

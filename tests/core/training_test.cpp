@@ -13,6 +13,8 @@
 
 #include "cli/cli_run.h"
 
+#include "golden_support.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -29,28 +31,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path& training_fixture_dir() {
-  static const fs::path dir = fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "golden" / "fixtures";
-  return dir;
-}
-
-std::vector<std::string> training_fixtures() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (fs::directory_iterator it(training_fixture_dir(), ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string file = it->path().filename().string();
-    if (file.find(".fit-") != std::string::npos && file.ends_with(".json")) names.push_back(file.substr(0, file.size() - 5));
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-nlohmann::json read_training_json(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot open");
-  return nlohmann::json::parse(in);
-}
-
 StageKind kind_named(const std::string& name) {
   const auto id = parse_stage_id(name);
   if (!id) throw std::runtime_error("no stage " + name);
@@ -64,13 +44,13 @@ void apply_step(Scenario& s, const TrainStep& step) {
 
 }  // namespace
 
-TEST(TrainingFixtures, AreThere) { EXPECT_GE(training_fixtures().size(), 16u) << "run tests/golden/generate_training.py"; }
+TEST(TrainingFixtures, AreThere) { EXPECT_GE(test::golden_files_of(".fit-").size(), 16u) << "run tests/golden/generate_training.py"; }
 
 class TrainerMatchesTorchOptim : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TrainerMatchesTorchOptim, StepForStep) {
-  const nlohmann::json fixture = read_training_json(training_fixture_dir() / (GetParam() + ".json"));
-  nlohmann::json file = read_training_json(training_fixture_dir() / fixture["scenario"].get<std::string>());
+  const nlohmann::json fixture = test::read_golden_json(test::golden_dir() / (GetParam() + ".json"));
+  nlohmann::json file = test::read_golden_json(test::golden_dir() / fixture["scenario"].get<std::string>());
   file["loss"] = fixture["loss"];
   const LoadResult r = parse_scenario(file.dump());
   ASSERT_TRUE(r.scenario) << r.error;
@@ -109,13 +89,8 @@ TEST_P(TrainerMatchesTorchOptim, StepForStep) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, TrainerMatchesTorchOptim, ::testing::ValuesIn(training_fixtures()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '.', '_');
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Golden, TrainerMatchesTorchOptim, ::testing::ValuesIn(test::golden_files_of(".fit-")),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return test::golden_test_name(info.param); });
 
 TEST(Trainer, ALearningRateThatDivergesStopsTheRunAndNamesTheMatrix) {
   Scenario s = *make_preset("fat-cat");

@@ -35,49 +35,49 @@ constexpr std::string_view kBlockHooks[] = {"hook_resid_pre", "hook_resid_mid", 
                                             "ln1.hook_scale", "ln2.hook_scale", "ln2.hook_normalized", "mlp.hook_pre",
                                             "mlp.hook_post",  "attn.hook_result"};
 
-bool whole_number(std::string_view digits, int& out) {
+bool hook_number(std::string_view digits, int& out) {
   if (digits.empty()) return false;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
   return ec == std::errc{} && end == digits.data() + digits.size() && out >= 0;
 }
 
-HookRead refused(std::string_view text, const std::string& why) { return {std::nullopt, std::string(text) + ": " + why}; }
+HookRead hook_refused(std::string_view text, const std::string& why) { return {std::nullopt, std::string(text) + ": " + why}; }
 
 }  // namespace
 
 std::optional<HookRead> read_hook_name(std::string_view text) {
   if (text.starts_with("hook_") || text.starts_with("ln_final."))
-    return refused(text, "a hook of the model around its blocks (the embeddings, the final norm), not of one attention "
+    return hook_refused(text, "a hook of the model around its blocks (the embeddings, the final norm), not of one attention "
                          "layer; a scenario's stages are those of blocks.L.attn");
   if (!text.starts_with("blocks.")) return std::nullopt;
   const std::string_view full = text;
   text.remove_prefix(7);
   const auto dot = text.find('.');
   int layer = 0;
-  if (dot == std::string_view::npos || !whole_number(text.substr(0, dot), layer))
-    return refused(full, "expected blocks.L.… with L the layer, a whole number");
+  if (dot == std::string_view::npos || !hook_number(text.substr(0, dot), layer))
+    return hook_refused(full, "expected blocks.L.… with L the layer, a whole number");
   text.remove_prefix(dot + 1);
   int head = -1;
   if (const auto open = text.find('['); open != std::string_view::npos) {
-    if (text.back() != ']' || !whole_number(text.substr(open + 1, text.size() - open - 2), head))
-      return refused(full, "expected a head as a whole number in [ ], as in blocks.0.attn.hook_pattern[0]");
+    if (text.back() != ']' || !hook_number(text.substr(open + 1, text.size() - open - 2), head))
+      return hook_refused(full, "expected a head as a whole number in [ ], as in blocks.0.attn.hook_pattern[0]");
     text = text.substr(0, open);
   }
   for (const AttentionHook& h : kHooks) {
     if (text != h.suffix) continue;
     if (head >= 0 && !h.per_head)
-      return refused(full, std::string(h.suffix) + " holds every head together; it takes no [head]");
+      return hook_refused(full, std::string(h.suffix) + " holds every head together; it takes no [head]");
     if (head < 0 && !h.whole)
-      return refused(full, "TransformerLens holds every head here, our stages one each: add the head, as blocks." +
+      return hook_refused(full, "TransformerLens holds every head here, our stages one each: add the head, as blocks." +
                                std::to_string(layer) + "." + std::string(h.suffix) + "[0]");
     StageId id{head >= 0 ? *h.per_head : *h.whole, head >= 0 ? head : 0, layer, Role::Value};
     return HookRead{id, {}};
   }
   for (const std::string_view b : kBlockHooks)
     if (text == b)
-      return refused(full, "a stage of the block around the attention (the Block view of a model), not of the attention "
+      return hook_refused(full, "a stage of the block around the attention (the Block view of a model), not of the attention "
                            "layer a scenario holds");
-  return refused(full, "not a TransformerLens hook we know; the attention's are ln1.hook_normalized, attn.hook_q, "
+  return hook_refused(full, "not a TransformerLens hook we know; the attention's are ln1.hook_normalized, attn.hook_q, "
                        "attn.hook_k, attn.hook_v, attn.hook_rot_q, attn.hook_rot_k, attn.hook_attn_scores[h], "
                        "attn.hook_pattern[h], attn.hook_z and hook_attn_out");
 }
