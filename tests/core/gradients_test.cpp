@@ -151,7 +151,7 @@ TEST_P(GradientsMatchAutograd, ThroughTraceGrad) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, GradientsMatchAutograd, ::testing::ValuesIn(test::golden_files_of(".grad-")),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return test::golden_test_name(info.param); });
+                         [](const ::testing::TestParamInfo<std::string>& tested) { return test::golden_test_name(tested.param); });
 
 TEST(Gradients, SettingsWithoutABackwardPassAreRefusedByName) {
   Scenario s = *make_preset("fat-cat");

@@ -90,7 +90,7 @@ TEST_P(TrainerMatchesTorchOptim, StepForStep) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, TrainerMatchesTorchOptim, ::testing::ValuesIn(test::golden_files_of(".fit-")),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return test::golden_test_name(info.param); });
+                         [](const ::testing::TestParamInfo<std::string>& tested) { return test::golden_test_name(tested.param); });
 
 TEST(Trainer, ALearningRateThatDivergesStopsTheRunAndNamesTheMatrix) {
   Scenario s = *make_preset("fat-cat");
@@ -195,4 +195,30 @@ TEST(FitCommand, TrainsWritesOneLineAStepAndTheTrainedScenario) {
     EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
   }
   fs::remove_all(dir);
+}
+
+TEST(Trainer, AMatrixThatChangesShapeStartsFreshMoments) {
+  Scenario s = *make_preset("fat-cat");
+  Loss loss;
+  loss.kind = LossKind::Attend;
+  loss.targets = {0, 0, 1, 2, 2, 0, 4};
+  for (const OptimizerKind kind : {OptimizerKind::Momentum, OptimizerKind::Adam}) {
+    TrainSettings settings;
+    settings.optimizer = kind;
+    Trainer trainer(settings);
+    Engine engine;
+    engine.recompute_all(s);
+    ASSERT_EQ(trainer.step(engine, s, loss).error, "");
+    // d_k from 4 to 2: W_q, W_k and W_v are narrower now
+    Scenario narrower = s;
+    narrower.W_q = s.W_q.get().leftCols(2);
+    narrower.W_k = s.W_k.get().leftCols(2);
+    narrower.W_v = s.W_v.get().leftCols(2);
+    Engine again;
+    again.recompute_all(narrower);
+    const TrainStep step = trainer.step(again, narrower, loss);
+    ASSERT_EQ(step.error, "");
+    ASSERT_EQ(step.updated.size(), 3u);
+    EXPECT_EQ(step.updated[0].second.cols(), 2);
+  }
 }

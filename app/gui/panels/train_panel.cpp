@@ -148,12 +148,14 @@ void draw_controls(AppState& state) {
   if (ImGui::Button("Reset")) {
     // back to the matrices before the run, as one edit (Ctrl+Z undoes the reset)
     run.playing = false;
+    // (only the matrices the run trained: an edit of another one meanwhile stays)
     const std::uint64_t g = state.doc->begin_gesture();
-    for (const StageSpec& sp : all_stages())
-      if (sp.input && sp.member && (t.before_run.get()->*sp.member).get() != (state.doc->scenario().*sp.member).get() &&
-          (t.before_run.get()->*sp.member).rows() == (state.doc->scenario().*sp.member).rows() &&
-          (t.before_run.get()->*sp.member).cols() == (state.doc->scenario().*sp.member).cols())
-        state.apply(SetMatrix{StageId::input(sp.kind), t.before_run.get()->*sp.member, "reset training"}, g);
+    for (const auto& [kind, norms] : run.history().grad_norm) {
+      const SharedMatrix& was = t.before_run.get()->*spec(kind).member;
+      const Matrix& now = (state.doc->scenario().*spec(kind).member).get();
+      if (was.rows() == now.rows() && was.cols() == now.cols() && was.get() != now)
+        state.apply(SetMatrix{StageId::input(kind), was, "reset training"}, g);
+    }
     run.restart();
     t.gesture = 0;
     t.before_run.reset();

@@ -56,8 +56,8 @@ class Trainer {
   TrainStep step(const Engine& engine, const Scenario& s, const Loss& loss);
 
   // New settings for the next steps (a learning rate changed mid-run, as
-  // torch allows): the optimizer's moments are kept; a matrix newly trained
-  // starts with fresh ones.
+  // torch allows): the optimizer's moments are kept; a matrix newly trained,
+  // or one whose shape changed (T, d_k…), starts with fresh ones.
   void adjust(TrainSettings settings) { settings_ = std::move(settings); }
 
   int steps() const { return steps_; }

@@ -210,9 +210,11 @@ Loss read_loss(const json& j) {
   const std::string kind = j["kind"].get<std::string>();
   Loss loss;
   const auto only = [&](std::initializer_list<const char*> keys) {
-    for (const auto& [key, value] : j.items())
+    for (const auto& item : j.items()) {
+      const std::string& key = item.key();  // (a name, not a structured binding: clang's lambdas cannot capture those)
       if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) == keys.end())
         fail_field("loss." + key + ": not a key of a \"" + kind + "\" loss");
+    }
   };
   if (kind == "mse") {
     only({"kind", "target"});

@@ -68,7 +68,9 @@ TrainStep Trainer::step(const Engine& engine, const Scenario& s, const Loss& los
       case OptimizerKind::Momentum: {
         g += o.weight_decay * p;
         Eigen::MatrixXd& buf = first[k];
-        buf = buf.size() == 0 ? g : Eigen::MatrixXd(o.momentum * buf + g);  // torch: the first step's buffer is the gradient
+        // torch: the first step's buffer is the gradient (and so after a change of the matrix's shape)
+        const bool fresh = buf.rows() != g.rows() || buf.cols() != g.cols();
+        buf = fresh ? g : Eigen::MatrixXd(o.momentum * buf + g);
         next = p - o.learning_rate * buf;
         break;
       }
@@ -78,7 +80,7 @@ TrainStep Trainer::step(const Engine& engine, const Scenario& s, const Loss& los
         else g += o.weight_decay * p;
         Eigen::MatrixXd& m = first[k];
         Eigen::MatrixXd& v = second[k];
-        if (m.size() == 0) m = Eigen::MatrixXd::Zero(p.rows(), p.cols()), v = m;
+        if (m.rows() != p.rows() || m.cols() != p.cols()) m = Eigen::MatrixXd::Zero(p.rows(), p.cols()), v = m;  // new, or resized
         m = o.beta1 * m + (1.0 - o.beta1) * g;
         v = o.beta2 * v + (1.0 - o.beta2) * g.cwiseProduct(g);
         const double c1 = 1.0 - std::pow(o.beta1, t), c2 = 1.0 - std::pow(o.beta2, t);
