@@ -37,6 +37,14 @@ StageKind kind_named(const std::string& name) {
   return id->kind;
 }
 
+// fat-cat's head 0 asked to look at: 'the' → 'the', 'fat' → 'the', 'cat' → 'fat', 'sat' → 'cat', …
+Loss fat_cat_attend() {
+  Loss loss;
+  loss.kind = LossKind::Attend;
+  loss.targets = {0, 0, 1, 2, 2, 0, 4};
+  return loss;
+}
+
 // Applies a step's new matrices to the scenario, as the CLI does.
 void apply_step(Scenario& s, const TrainStep& step) {
   for (const auto& [kind, m] : step.updated) s.*(spec(kind).member) = SharedMatrix(m);
@@ -94,9 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Golden, TrainerMatchesTorchOptim, ::testing::ValuesIn(t
 
 TEST(Trainer, ALearningRateThatDivergesStopsTheRunAndNamesTheMatrix) {
   Scenario s = *make_preset("fat-cat");
-  Loss loss;
-  loss.kind = LossKind::Attend;
-  loss.targets = {0, 0, 1, 2, 2, 0, 4};
+  const Loss loss = fat_cat_attend();
   TrainSettings settings;
   settings.optimizer = OptimizerKind::Sgd;
   settings.learning_rate = 1e40;  // past float32's range
@@ -128,9 +134,7 @@ TEST(Trainer, RefusesWhatItCannotTrainByName) {
 TEST(Trainer, AttentionLearnsWhereToLook) {
   // seed 004: train W_q and W_k only; 'sat' (row 3) should come to look at 'cat' (key 2)
   Scenario s = *make_preset("fat-cat");
-  Loss loss;
-  loss.kind = LossKind::Attend;
-  loss.targets = {0, 0, 1, 2, 2, 0, 4};
+  const Loss loss = fat_cat_attend();
   TrainSettings settings;
   settings.trained = {StageKind::W_q, StageKind::W_k};
   settings.learning_rate = 0.05;
@@ -155,9 +159,7 @@ TEST(FitCommand, TrainsWritesOneLineAStepAndTheTrainedScenario) {
   const fs::path dir = fs::temp_directory_path() / ("fit-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   Scenario s = *make_preset("fat-cat");
-  Loss loss;
-  loss.kind = LossKind::Attend;
-  loss.targets = {0, 0, 1, 2, 2, 0, 4};
+  const Loss loss = fat_cat_attend();
   s.loss = loss;
   std::ofstream(dir / "in.json") << scenario_to_json(s);
   const std::string in = (dir / "in.json").string(), trained = (dir / "trained.json").string();
@@ -199,9 +201,7 @@ TEST(FitCommand, TrainsWritesOneLineAStepAndTheTrainedScenario) {
 
 TEST(Trainer, AMatrixThatChangesShapeStartsFreshMoments) {
   Scenario s = *make_preset("fat-cat");
-  Loss loss;
-  loss.kind = LossKind::Attend;
-  loss.targets = {0, 0, 1, 2, 2, 0, 4};
+  const Loss loss = fat_cat_attend();
   for (const OptimizerKind kind : {OptimizerKind::Momentum, OptimizerKind::Adam}) {
     TrainSettings settings;
     settings.optimizer = kind;
