@@ -17,7 +17,7 @@ namespace attention_lab::gui {
 
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 json cell_json(const std::optional<CellRef>& c) {
   if (!c) return nullptr;
@@ -179,7 +179,7 @@ void lesson_json(const AppState& state, json& out) {
 
 }  // namespace
 
-json probe_json(const AppState& state) {
+nlohmann::ordered_json probe_json(const AppState& state) {
   const Scenario& s = state.doc->scenario();
   const std::optional<CellRef> inspected = state.hovered ? state.hovered : state.selected;
   const Derivation derivation = inspected ? derive(*state.doc, inspected->stage, inspected->row, inspected->col) : Derivation{};
@@ -273,7 +273,7 @@ void write_probe_file(const AppState& state, const std::string& path) {
   const std::string partial = path + ".partial";
   std::ofstream file(partial);
   // (a label that is not UTF-8 is written with U+FFFD, never a failed frame)
-  file << probe_json(state).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  file << probe_json(state).dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
   file.close();
   std::error_code ignored;
   if (file) std::filesystem::rename(partial, path, ignored);  // a short write keeps the last good one

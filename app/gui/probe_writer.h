@@ -13,7 +13,9 @@
 
 namespace attention_lab::gui {
 
-nlohmann::json probe_json(const AppState& state);
+// Keys in the order written (ordered_json): tests compare a member's text,
+// such as "hovered": {"stage": "X", "row": 2, "col": 1}.
+nlohmann::ordered_json probe_json(const AppState& state);
 
 // Writes probe_json(state) beside `path` and renames it over, so a reader
 // between frames never sees half a file.

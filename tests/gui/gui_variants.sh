@@ -167,7 +167,7 @@ stop_app
 # 9. Gemma 2's soft-cap with a click: the capped scores S″ are a heatmap of
 #    their own, derived as c·tanh(S′/c); typing 2 into c caps them harder.
 start_app --preset fat-cat --step 4
-[ "$(get softcap)" = 0 ] || fail "fat-cat starts with soft-cap $(get softcap)"
+python3 "$here/probe.py" "$probe" wait softcap 0 5 || fail "fat-cat starts with soft-cap $(get softcap)"  # (a number: 0 or 0.0)
 click_item "soft-cap"
 python3 "$here/probe.py" "$probe" wait softcap 50 || fail "clicking 'soft-cap scores' did not cap at 50 ($(get softcap))"
 until_drawn "capped[0]" yes || fail "with the soft-cap on, no capped[0] heatmap is drawn"
