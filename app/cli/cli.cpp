@@ -2,6 +2,7 @@
 
 #include "bench.h"
 #include "fit_command.h"
+#include "train_command.h"
 #include "interp_commands.h"
 #include "model_commands.h"
 #include "slide_check.h"
@@ -32,6 +33,11 @@ usage:
                                                           train the scenario's matrices on its "loss": one
                                                           JSON line per step (loss, gradient norms, update
                                                           ratios); the trained scenario to -o
+  attention-lab-cli train RUN.json [--steps N] [-o MODEL_DIR]
+                                                          train a tiny GPT from scratch on copy, reverse,
+                                                          sort or induction (RUN.json: docs/formats.md):
+                                                          one JSON line per logged step; the model saved as
+                                                          a GPT-2 folder that --model opens
   attention-lab-cli validate FILE.json                    check a scenario or a lesson file (every step's
                                                           scenario, and each step as a slide at 1280x720:
                                                           numbers too small to print, a quiz whose inputs
@@ -326,6 +332,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "extract") return cmd_extract(rest, out, err);
   if (cmd == "trace" && names_a_model(rest)) return cmd_trace_model(rest, out, err);
   if (cmd == "fit") return cmd_fit(rest, out, err);
+  if (cmd == "train") return cmd_train(rest, out, err);
   Args a;
   if (auto e = parse_args(args, 1, a); !e.empty()) return usage_error(err, cmd + ": " + e);
   if (a.no_slides && cmd != "validate") return usage_error(err, cmd + ": --no-slides is validate's (a lesson's slides)");
