@@ -3,6 +3,7 @@
 
 #include "model_bench.h"
 #include "plain_attention.h"
+#include "train_bench.h"
 
 #include "cli.h"
 
@@ -789,6 +790,7 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
 }  // namespace
 
 int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (wants_train_bench(args)) return run_train_bench(args, out, err);
   if (wants_interp_bench(args)) return run_interp_bench(args, out, err);
   if (wants_model_bench(args)) return run_model_bench(args, out, err);
   Options o;

@@ -3,6 +3,10 @@
 // are single products over all of them; attention runs per sequence and head.
 #include "attention_lab/tiny_gpt.h"
 
+#include "attention_lab/gemm.h"
+#include "base/parallel.h"
+
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -83,12 +87,48 @@ void layer_norm_backward(const Matrix& x, const NormCache& c, const Matrix& w, c
 }
 
 constexpr float kGeluC = 0.7978845608028654f;  // √(2/π)
+constexpr float kGeluA = 0.044715f;
 
-float gelu(float x) { return 0.5f * x * (1.0f + std::tanh(kGeluC * (x + 0.044715f * x * x * x))); }
-float gelu_grad(float x) {
-  const float t = std::tanh(kGeluC * (x + 0.044715f * x * x * x));
-  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * 0.044715f * x * x);
+// GPT-2's GELU, 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))), with Eigen's
+// vectorized tanh; the tanh is kept for the backward pass.
+void gelu(const Matrix& x, Matrix& tanh_out, Matrix& out) {
+  tanh_out = (kGeluC * (x.array() + kGeluA * x.array().cube())).tanh().matrix();
+  out = (0.5f * x.array() * (1.0f + tanh_out.array())).matrix();
 }
+
+// grad *= GELU'(x), from the forward pass's tanh.
+void gelu_backward(const Matrix& x, const Matrix& t, Matrix& grad) {
+  const auto xa = x.array(), ta = t.array();
+  grad.array() *= 0.5f * (1.0f + ta) + 0.5f * xa * (1.0f - ta.square()) * kGeluC * (1.0f + 3.0f * kGeluA * xa.square());
+}
+
+// Parts a batch is cut into (TinyGpt::run).
+constexpr int kParts = 4;
+
+// c = a·b (b transposed: a·bᵀ), or c += with `accumulate`, on the project's
+// GEMM (gemm.h): the packed kernel where the CPU has it, on the calling
+// thread inside a part.
+void product(const Matrix& a, const Matrix& b, bool b_transposed, Matrix& c, bool accumulate = false) {
+  const Eigen::Index n = b_transposed ? b.rows() : b.cols();
+  if (!accumulate) c.resize(a.rows(), n);
+  gemm(static_cast<int>(a.rows()), static_cast<int>(n), static_cast<int>(a.cols()), a.data(), static_cast<int>(a.cols()),
+       b.data(), static_cast<int>(b.cols()), b_transposed, c.data(), static_cast<int>(c.cols()), accumulate);
+}
+
+// aᵀ, copied in tiles that stay in the cache (a plain copy reads a column at a time).
+Matrix transposed(const Matrix& a) {
+  constexpr Eigen::Index kTile = 16;
+  Matrix t(a.cols(), a.rows());
+  for (Eigen::Index i0 = 0; i0 < a.rows(); i0 += kTile)
+    for (Eigen::Index j0 = 0; j0 < a.cols(); j0 += kTile) {
+      const Eigen::Index rows = std::min(kTile, a.rows() - i0), cols = std::min(kTile, a.cols() - j0);
+      t.block(j0, i0, cols, rows) = a.block(i0, j0, rows, cols).transpose();
+    }
+  return t;
+}
+
+// g += aᵀ·b: a weight's gradient from its input and its output's gradient.
+void add_weight_gradient(const Matrix& a, const Matrix& b, Matrix& g) { product(transposed(a), b, false, g, true); }
 
 struct LayerCache {
   Matrix input;  // the residual stream entering the layer
@@ -98,7 +138,7 @@ struct LayerCache {
   Matrix context;              // N × d, the heads side by side
   Matrix mid;                  // input + attention
   NormCache ln2;
-  Matrix fc_pre, fc_act;       // N × d_ff
+  Matrix fc_pre, fc_tanh, fc_act;  // N × d_ff
 };
 
 }  // namespace
@@ -182,67 +222,77 @@ std::string TinyGpt::check_batch(const TokenBatch& b) const {
   return "";
 }
 
-TinyGptPass TinyGpt::run(const TokenBatch& batch, bool backward, bool keep_weights) {
-  if (const std::string p = check_batch(batch); !p.empty()) throw std::invalid_argument(p);
-  const int B = batch.rows, T = batch.length, N = B * T, d = shape_.d_model, H = shape_.heads, dh = shape_.d_head();
-  const int L = shape_.layers;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  auto P = [&](int i) -> Matrix& { return params_[static_cast<std::size_t>(i)].value; };
-  auto G = [&](int i) -> Matrix& { return params_[static_cast<std::size_t>(i)].grad; };
+namespace {
 
-  // Embeddings.
+// What one part of a batch (a few of its sequences) gives back.
+struct PartResult {
+  double loss_sum = 0.0;
+  std::vector<float> position_loss;
+  std::vector<std::vector<Matrix>> weights;  // [layer][sequence·heads + head]
+  std::vector<Matrix> grads;                 // per parameter
+};
+
+// The forward pass of sequences [first, first + rows) of `batch`, and with
+// `backward` the gradient of (their losses summed) / `counted` into out.grads.
+void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, const TokenBatch& batch, int first,
+              int rows, int counted, bool backward, bool keep_weights, PartResult& out) {
+  const int B = rows, T = batch.length, N = B * T, d = shape.d_model, H = shape.heads, dh = shape.d_head();
+  const int L = shape.layers;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const int* ids = &batch.ids[static_cast<std::size_t>(first * T)];
+  const int* targets = &batch.targets[static_cast<std::size_t>(first * T)];
+  auto P = [&](int i) -> const Matrix& { return params[static_cast<std::size_t>(i)].value; };
+  auto G = [&](int i) -> Matrix& { return out.grads[static_cast<std::size_t>(i)]; };
+
   Matrix x(N, d);
-  for (int r = 0; r < N; ++r) x.row(r) = P(kWte).row(batch.ids[static_cast<std::size_t>(r)]) + P(kWpe).row(r % T);
+  for (int r = 0; r < N; ++r) x.row(r) = P(kWte).row(ids[r]) + P(kWpe).row(r % T);
 
   std::vector<LayerCache> caches(static_cast<std::size_t>(L));
   for (int l = 0; l < L; ++l) {
     LayerCache& c = caches[static_cast<std::size_t>(l)];
     c.input = x;
-    c.ln1 = layer_norm(x, P(layer_param(l, kLn1W)), P(layer_param(l, kLn1B)), shape_.norm_eps);
-    c.qkv.noalias() = c.ln1.out * P(layer_param(l, kAttnW));
+    c.ln1 = layer_norm(x, P(layer_param(l, kLn1W)), P(layer_param(l, kLn1B)), shape.norm_eps);
+    product(c.ln1.out, P(layer_param(l, kAttnW)), false, c.qkv);
     c.qkv.rowwise() += P(layer_param(l, kAttnB)).row(0);
     c.probs.assign(static_cast<std::size_t>(B * H), Matrix());
     c.context.resize(N, d);
-#pragma omp parallel for schedule(static) if (static_cast<double>(B) * H * T * T * dh * 4 > (1 << 19))
     for (int bh = 0; bh < B * H; ++bh) {
       const int b = bh / H, h = bh % H;
-      const auto q = c.qkv.block(b * T, h * dh, T, dh);
-      const auto k = c.qkv.block(b * T, d + h * dh, T, dh);
-      const auto v = c.qkv.block(b * T, 2 * d + h * dh, T, dh);
-      Matrix s = (q * k.transpose()) * scale;
+      const float* q = c.qkv.data() + static_cast<std::ptrdiff_t>(b * T) * 3 * d + h * dh;  // rows 3·d apart
+      const float* k = q + d;
+      const float* v = q + 2 * d;
+      Matrix a(T, T);
+      gemm(T, T, dh, q, 3 * d, k, 3 * d, true, a.data(), T);
+      a *= scale;
       for (int i = 0; i < T; ++i) {  // causal: query i sees keys 0…i
-        const float m = s.row(i).head(i + 1).maxCoeff();
-        s.row(i).head(i + 1) = (s.row(i).head(i + 1).array() - m).exp().matrix();
-        s.row(i).head(i + 1) /= s.row(i).head(i + 1).sum();
-        s.row(i).tail(T - i - 1).setZero();
+        auto seen = a.row(i).head(i + 1);
+        seen = (seen.array() - seen.maxCoeff()).exp().matrix();
+        seen /= seen.sum();
+        a.row(i).tail(T - i - 1).setZero();
       }
-      c.context.block(b * T, h * dh, T, dh).noalias() = s * v;
-      c.probs[static_cast<std::size_t>(bh)] = std::move(s);
+      gemm(T, dh, T, a.data(), T, v, 3 * d, false, c.context.data() + static_cast<std::ptrdiff_t>(b * T) * d + h * dh, d);
+      c.probs[static_cast<std::size_t>(bh)] = std::move(a);
     }
     c.mid = x;
-    c.mid.noalias() += c.context * P(layer_param(l, kProjW));
+    product(c.context, P(layer_param(l, kProjW)), false, c.mid, true);
     c.mid.rowwise() += P(layer_param(l, kProjB)).row(0);
-    c.ln2 = layer_norm(c.mid, P(layer_param(l, kLn2W)), P(layer_param(l, kLn2B)), shape_.norm_eps);
-    c.fc_pre.noalias() = c.ln2.out * P(layer_param(l, kFcW));
+    c.ln2 = layer_norm(c.mid, P(layer_param(l, kLn2W)), P(layer_param(l, kLn2B)), shape.norm_eps);
+    product(c.ln2.out, P(layer_param(l, kFcW)), false, c.fc_pre);
     c.fc_pre.rowwise() += P(layer_param(l, kFcB)).row(0);
-    c.fc_act = c.fc_pre.unaryExpr([](float v) { return gelu(v); });
+    gelu(c.fc_pre, c.fc_tanh, c.fc_act);
     x = c.mid;
-    x.noalias() += c.fc_act * P(layer_param(l, kFcProjW));
+    product(c.fc_act, P(layer_param(l, kFcProjW)), false, x, true);
     x.rowwise() += P(layer_param(l, kFcProjB)).row(0);
   }
   const int lnf = kFirstLayer + L * kPerLayer;
-  const NormCache final_norm = layer_norm(x, P(lnf), P(lnf + 1), shape_.norm_eps);
+  const NormCache final_norm = layer_norm(x, P(lnf), P(lnf + 1), shape.norm_eps);
   Matrix logits;
-  logits.noalias() = final_norm.out * P(kWte).transpose();
+  product(final_norm.out, P(kWte), true, logits);
 
   // Cross-entropy; `logits` becomes ∂loss/∂logits.
-  TinyGptPass pass;
-  pass.position_loss.assign(static_cast<std::size_t>(N), 0.0f);
-  int counted = 0;
-  for (int r = 0; r < N; ++r) counted += batch.targets[static_cast<std::size_t>(r)] >= 0;
-  double total = 0.0;
+  out.position_loss.assign(static_cast<std::size_t>(N), 0.0f);
   for (int r = 0; r < N; ++r) {
-    const int target = batch.targets[static_cast<std::size_t>(r)];
+    const int target = targets[r];
     auto row = logits.row(r);
     if (target < 0) {
       row.setZero();
@@ -252,70 +302,127 @@ TinyGptPass TinyGpt::run(const TokenBatch& batch, bool backward, bool keep_weigh
     row = (row.array() - m).exp().matrix();
     const double sum = row.cast<double>().sum();
     const double nll = std::log(sum) - std::log(static_cast<double>(row(target)));
-    pass.position_loss[static_cast<std::size_t>(r)] = static_cast<float>(nll);
-    total += nll;
+    out.position_loss[static_cast<std::size_t>(r)] = static_cast<float>(nll);
+    out.loss_sum += nll;
     row /= static_cast<float>(sum);
     row(target) -= 1.0f;
     row /= static_cast<float>(counted);
   }
-  pass.loss = counted > 0 ? total / counted : 0.0;
-  if (keep_weights) {
-    pass.weights.resize(static_cast<std::size_t>(L));
-    for (int l = 0; l < L; ++l) pass.weights[static_cast<std::size_t>(l)] = caches[static_cast<std::size_t>(l)].probs;
-  }
-  if (!backward) return pass;
+  // The weights go to `out` once the backward pass no longer needs them.
+  auto keep = [&] {
+    if (!keep_weights) return;
+    out.weights.resize(static_cast<std::size_t>(L));
+    for (int l = 0; l < L; ++l) out.weights[static_cast<std::size_t>(l)] = std::move(caches[static_cast<std::size_t>(l)].probs);
+  };
+  if (!backward) return keep();
 
-  for (TinyParam& p : params_) p.grad.setZero();
+  out.grads.clear();
+  for (const TinyParam& p : params) out.grads.push_back(Matrix::Zero(p.value.rows(), p.value.cols()));
   const Matrix& dlogits = logits;
-  G(kWte).noalias() += dlogits.transpose() * final_norm.out;
-  Matrix dnorm = dlogits * P(kWte);
+  add_weight_gradient(dlogits, final_norm.out, G(kWte));
+  Matrix dnorm;
+  product(dlogits, P(kWte), false, dnorm);
   Matrix dx = Matrix::Zero(N, d);
   layer_norm_backward(x, final_norm, P(lnf), dnorm, dx, G(lnf), G(lnf + 1));
 
   for (int l = L - 1; l >= 0; --l) {
     const LayerCache& c = caches[static_cast<std::size_t>(l)];
     // MLP: x = mid + gelu(ln2(mid)·W_fc + b)·W_proj + b.
-    G(layer_param(l, kFcProjW)).noalias() += c.fc_act.transpose() * dx;
+    add_weight_gradient(c.fc_act, dx, G(layer_param(l, kFcProjW)));
     G(layer_param(l, kFcProjB)) += dx.colwise().sum();
-    Matrix dfc = dx * P(layer_param(l, kFcProjW)).transpose();
-    dfc.array() *= c.fc_pre.unaryExpr([](float v) { return gelu_grad(v); }).array();
-    G(layer_param(l, kFcW)).noalias() += c.ln2.out.transpose() * dfc;
+    Matrix dfc;
+    product(dx, P(layer_param(l, kFcProjW)), true, dfc);
+    gelu_backward(c.fc_pre, c.fc_tanh, dfc);
+    add_weight_gradient(c.ln2.out, dfc, G(layer_param(l, kFcW)));
     G(layer_param(l, kFcB)) += dfc.colwise().sum();
-    const Matrix dln2 = dfc * P(layer_param(l, kFcW)).transpose();
+    Matrix dln2;
+    product(dfc, P(layer_param(l, kFcW)), true, dln2);
     Matrix dmid = dx;  // the residual path
     layer_norm_backward(c.mid, c.ln2, P(layer_param(l, kLn2W)), dln2, dmid, G(layer_param(l, kLn2W)),
                         G(layer_param(l, kLn2B)));
     // Attention: mid = input + context·W_o + b.
-    G(layer_param(l, kProjW)).noalias() += c.context.transpose() * dmid;
+    add_weight_gradient(c.context, dmid, G(layer_param(l, kProjW)));
     G(layer_param(l, kProjB)) += dmid.colwise().sum();
-    const Matrix dcontext = dmid * P(layer_param(l, kProjW)).transpose();
+    Matrix dcontext;
+    product(dmid, P(layer_param(l, kProjW)), true, dcontext);
     Matrix dqkv(N, 3 * d);
-#pragma omp parallel for schedule(static) if (static_cast<double>(B) * H * T * T * dh * 8 > (1 << 19))
     for (int bh = 0; bh < B * H; ++bh) {
       const int b = bh / H, h = bh % H;
       const Matrix& a = c.probs[static_cast<std::size_t>(bh)];
-      const auto q = c.qkv.block(b * T, h * dh, T, dh);
-      const auto k = c.qkv.block(b * T, d + h * dh, T, dh);
-      const auto v = c.qkv.block(b * T, 2 * d + h * dh, T, dh);
-      const auto dctx = dcontext.block(b * T, h * dh, T, dh);
-      const Matrix da = dctx * v.transpose();
-      dqkv.block(b * T, 2 * d + h * dh, T, dh).noalias() = a.transpose() * dctx;
+      const std::ptrdiff_t row0 = static_cast<std::ptrdiff_t>(b * T);
+      const float* q = c.qkv.data() + row0 * 3 * d + h * dh;  // rows 3·d apart
+      const float* k = q + d;
+      const float* v = q + 2 * d;
+      float* dq = dqkv.data() + row0 * 3 * d + h * dh;
+      float* dk = dq + d;
+      float* dv = dq + 2 * d;
+      const float* dctx = dcontext.data() + row0 * d + h * dh;  // rows d apart
+      Matrix da(T, T);
+      gemm(T, T, dh, dctx, d, v, 3 * d, true, da.data(), T);
+      using Block = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+      using ConstBlock = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+      Block(dv, T, dh, Eigen::OuterStride<>(3 * d)).noalias() =
+          a.transpose() * ConstBlock(dctx, T, dh, Eigen::OuterStride<>(d));
       // softmax backward: ∂L/∂Sᵢⱼ = Aᵢⱼ(∂L/∂Aᵢⱼ − Σₖ Aᵢₖ ∂L/∂Aᵢₖ); masked cells have A = 0.
       const Eigen::VectorXf row_dot = (a.array() * da.array()).rowwise().sum();
-      Matrix ds = (a.array() * (da.array().colwise() - row_dot.array())).matrix() * scale;
-      dqkv.block(b * T, h * dh, T, dh).noalias() = ds * k;
-      dqkv.block(b * T, d + h * dh, T, dh).noalias() = ds.transpose() * q;
+      const Matrix ds = (a.array() * (da.array().colwise() - row_dot.array())).matrix() * scale;
+      gemm(T, dh, T, ds.data(), T, k, 3 * d, false, dq, 3 * d);
+      Block(dk, T, dh, Eigen::OuterStride<>(3 * d)).noalias() = ds.transpose() * ConstBlock(q, T, dh, Eigen::OuterStride<>(3 * d));
     }
-    G(layer_param(l, kAttnW)).noalias() += c.ln1.out.transpose() * dqkv;
+    add_weight_gradient(c.ln1.out, dqkv, G(layer_param(l, kAttnW)));
     G(layer_param(l, kAttnB)) += dqkv.colwise().sum();
-    const Matrix dln1 = dqkv * P(layer_param(l, kAttnW)).transpose();
+    Matrix dln1;
+    product(dqkv, P(layer_param(l, kAttnW)), true, dln1);
     dx = dmid;
     layer_norm_backward(c.input, c.ln1, P(layer_param(l, kLn1W)), dln1, dx, G(layer_param(l, kLn1W)),
                         G(layer_param(l, kLn1B)));
   }
   for (int r = 0; r < N; ++r) {
-    G(kWte).row(batch.ids[static_cast<std::size_t>(r)]) += dx.row(r);
+    G(kWte).row(ids[r]) += dx.row(r);
     G(kWpe).row(r % T) += dx.row(r);
+  }
+  keep();
+}
+
+}  // namespace
+
+TinyGptPass TinyGpt::run(const TokenBatch& batch, bool backward, bool keep_weights) {
+  if (const std::string p = check_batch(batch); !p.empty()) throw std::invalid_argument(p);
+  int counted = 0;
+  for (int t : batch.targets) counted += t >= 0;
+  // The batch is cut into a fixed number of parts, each computed by one
+  // thread with its own gradients, summed in part order: two cores work on
+  // large products instead of waiting on each other between small ones, and
+  // a run gives the same numbers whatever the number of threads.
+  const int parts = std::min(batch.rows, kParts);
+  std::vector<PartResult> results(static_cast<std::size_t>(parts));
+  const double flops = 6.0 * static_cast<double>(parameter_count()) * batch.rows * batch.length;
+#pragma omp parallel for schedule(static) if (parts > 1 && parallel::worth_threads(flops))
+  for (int part = 0; part < parts; ++part) {
+    const int first = batch.rows * part / parts, end = batch.rows * (part + 1) / parts;
+    run_part(shape_, params_, batch, first, end - first, counted, backward, keep_weights,
+             results[static_cast<std::size_t>(part)]);
+  }
+  TinyGptPass pass;
+  for (PartResult& r : results) {
+    pass.loss += r.loss_sum;
+    pass.position_loss.insert(pass.position_loss.end(), r.position_loss.begin(), r.position_loss.end());
+  }
+  pass.loss = counted > 0 ? pass.loss / counted : 0.0;
+  if (keep_weights) {
+    pass.weights.resize(static_cast<std::size_t>(shape_.layers));
+    for (PartResult& r : results)
+      for (std::size_t l = 0; l < r.weights.size(); ++l)
+        for (Matrix& a : r.weights[l]) pass.weights[l].push_back(std::move(a));
+  }
+  if (backward) {
+    const int n = static_cast<int>(params_.size());
+#pragma omp parallel for schedule(dynamic) if (parts > 1 && parallel::worth_threads(flops))
+    for (int i = 0; i < n; ++i) {
+      Matrix& grad = params_[static_cast<std::size_t>(i)].grad;
+      grad = results[0].grads[static_cast<std::size_t>(i)];
+      for (std::size_t part = 1; part < results.size(); ++part) grad += results[part].grads[static_cast<std::size_t>(i)];
+    }
   }
   return pass;
 }
@@ -330,18 +437,28 @@ void AdamW::step(std::vector<TinyParam>& params) {
     }
   }
   ++steps_;
-  const AdamWSettings& s = settings_;
+  const AdamWSettings s = settings_;
   const double correction1 = 1.0 - std::pow(s.beta1, steps_), correction2 = 1.0 - std::pow(s.beta2, steps_);
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    TinyParam& p = params[i];
-    const Eigen::MatrixXd g = p.grad.cast<double>();
-    first_[i] = s.beta1 * first_[i] + (1.0 - s.beta1) * g;
-    second_[i] = s.beta2 * second_[i] + (1.0 - s.beta2) * g.cwiseProduct(g);
-    Eigen::MatrixXd w = p.value.cast<double>();
-    if (p.decays && s.weight_decay > 0.0) w *= 1.0 - s.learning_rate * s.weight_decay;
-    const Eigen::ArrayXXd denom = (second_[i].array() / correction2).sqrt() + s.eps;
-    w.array() -= (s.learning_rate / correction1) * first_[i].array() / denom;
-    p.value = w.cast<float>();
+  const double step_size = s.learning_rate / correction1, root2 = std::sqrt(correction2);
+  std::size_t total = 0;
+  for (const TinyParam& p : params) total += static_cast<std::size_t>(p.value.size());
+  const int n = static_cast<int>(params.size());
+  // torch.optim.AdamW's arithmetic, in float64 for the moments; each tensor on its own.
+#pragma omp parallel for schedule(dynamic) if (parallel::worth_threads(20.0 * static_cast<double>(total)))
+  for (int i = 0; i < n; ++i) {
+    TinyParam& p = params[static_cast<std::size_t>(i)];
+    double* m = first_[static_cast<std::size_t>(i)].data();
+    double* v = second_[static_cast<std::size_t>(i)].data();
+    float* w = p.value.data();
+    const float* g = p.grad.data();
+    const double decay = p.decays ? 1.0 - s.learning_rate * s.weight_decay : 1.0;
+    for (Eigen::Index k = 0; k < p.value.size(); ++k) {
+      const double gk = static_cast<double>(g[k]);
+      m[k] = s.beta1 * m[k] + (1.0 - s.beta1) * gk;
+      v[k] = s.beta2 * v[k] + (1.0 - s.beta2) * gk * gk;
+      const double denom = std::sqrt(v[k]) / root2 + s.eps;
+      w[k] = static_cast<float>(static_cast<double>(w[k]) * decay - step_size * m[k] / denom);
+    }
   }
 }
 
