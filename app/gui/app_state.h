@@ -18,6 +18,7 @@
 #include "gfx/gl_texture.h"
 #include "gfx/heatmap_renderer.h"
 #include "interp_state.h"
+#include "logic/model_training_job.h"
 #include "logic/training_run.h"
 #include "logic/animation_clock.h"
 #include "logic/export_names.h"
@@ -346,6 +347,11 @@ enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment, Mo
 
 // The Train tab: the run, and what a Reset goes back to.
 struct TrainState {
+  // The tab trains this layer's matrices, or a tiny Transformer from scratch.
+  bool whole_model = false;
+  TinyTrainConfig model_config;                  // the next tiny model's run
+  std::unique_ptr<ModelTrainingJob> model_job;   // the tiny model's run (null: none yet)
+  std::string model_message;                     // where it was saved, or why not
   TrainingRun run;
   std::uint64_t gesture = 0;  // the run's undo entry (0: none yet)
   std::shared_ptr<const Scenario> before_run;  // the scenario when the run began

@@ -88,6 +88,7 @@ json model_json(const AppState& state) {
   json out = {{"layer", s.layer()},
               {"head", state.focused_head},
               {"layers", s.model().config.layers},
+              {"path", s.model().source.string()},
               {"T", s.T()},
               {"text", m.text},
               {"row", m.predicted_row()},
@@ -263,6 +264,24 @@ nlohmann::ordered_json probe_json(const AppState& state) {
                   {"last_loss", run.history().loss.empty() ? 0.0f : run.history().loss.back()},
                   {"message", run.message},
                   {"W_q_sum", static_cast<double>(s.W_q.get().sum())}};
+  json model_run = {{"whole_model", state.train.whole_model},
+                    {"task", to_string(state.train.model_config.task)},
+                    {"started", static_cast<bool>(state.train.model_job)}};
+  if (state.train.model_job) {
+    const ModelTrainingJob::View v = state.train.model_job->view();
+    model_run["running"] = state.train.model_job->running();
+    model_run["steps"] = v.steps;
+    model_run["target"] = v.target;
+    model_run["error"] = v.error;
+    model_run["message"] = state.train.model_message;
+    if (!v.logs.empty()) {
+      model_run["first_loss"] = v.logs.front().eval_loss;
+      model_run["loss"] = v.logs.back().eval_loss;
+      model_run["random_loss"] = v.logs.back().random_loss;
+      model_run["repeat_loss"] = v.logs.back().repeat_loss;
+    }
+  }
+  out["train_model"] = model_run;
   out["heatmaps"] = heatmaps_json(state);
   return out;
 }

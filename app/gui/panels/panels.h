@@ -18,6 +18,15 @@ void draw_head_view_panel(AppState& state);
 void draw_softmax_panel(AppState& state);
 void draw_sqrt_dk_panel(AppState& state);
 void draw_train_panel(AppState& state);
+// The Train tab's choice between this layer's matrices and a tiny
+// Transformer from scratch; true when the latter is chosen.
+bool draw_train_choice(AppState& state);
+// The Train tab's tiny Transformer trained from scratch (model_train_panel.cpp).
+void draw_model_training(AppState& state);
+// One curve with its last value; hovering shows the step and the value.
+// `steps`: the step of each value (empty: 1, 2, 3 …).
+void draw_curve(const char* label, const std::vector<float>& v, float width, float height,
+                const std::vector<int>& steps = {});
 // Model mode: the model, its text, the focused layer, the predictions and
 // the layers × heads overview (centre tab "Model").
 void draw_model_view(AppState& state);

@@ -172,21 +172,6 @@ void draw_controls(AppState& state) {
   }
 }
 
-// One curve with its last value; hovering shows the step and the value.
-void draw_curve(const char* label, const std::vector<float>& v, float width, float height) {
-  if (v.empty()) return;
-  const std::string last = format_number(v.back(), 4);
-  ImGui::PlotLines(("##" + std::string(label)).c_str(), v.data(), static_cast<int>(v.size()), 0, nullptr, FLT_MAX, FLT_MAX,
-                   ImVec2(width, height));
-  if (ImGui::IsItemHovered()) {
-    const float x = (ImGui::GetIO().MousePos.x - ImGui::GetItemRectMin().x) / std::max(1.0f, ImGui::GetItemRectSize().x);
-    const int i = std::clamp(static_cast<int>(x * static_cast<float>(v.size())), 0, static_cast<int>(v.size()) - 1);
-    ImGui::SetTooltip("%s at step %d: %s", label, i + 1, format_number(v[static_cast<std::size_t>(i)], 4).c_str());
-  }
-  ImGui::SameLine();
-  ImGui::Text("%s %s", label, last.c_str());
-}
-
 // What learns, as it learns: the judged head's weights (or the output) and
 // every trained matrix, hoverable and editable as in the pipeline.
 void draw_learning_matrices(AppState& state) {
@@ -247,7 +232,24 @@ void draw_norm_curves(AppState& state) {
 
 }  // namespace
 
+// One curve with its last value; hovering shows the step and the value.
+void draw_curve(const char* label, const std::vector<float>& v, float width, float height, const std::vector<int>& steps) {
+  if (v.empty()) return;
+  const std::string last = format_number(v.back(), 4);
+  ImGui::PlotLines(("##" + std::string(label)).c_str(), v.data(), static_cast<int>(v.size()), 0, nullptr, FLT_MAX, FLT_MAX,
+                   ImVec2(width, height));
+  if (ImGui::IsItemHovered()) {
+    const float x = (ImGui::GetIO().MousePos.x - ImGui::GetItemRectMin().x) / std::max(1.0f, ImGui::GetItemRectSize().x);
+    const int i = std::clamp(static_cast<int>(x * static_cast<float>(v.size())), 0, static_cast<int>(v.size()) - 1);
+    const int step = steps.size() == v.size() ? steps[static_cast<std::size_t>(i)] : i + 1;
+    ImGui::SetTooltip("%s at step %d: %s", label, step, format_number(v[static_cast<std::size_t>(i)], 4).c_str());
+  }
+  ImGui::SameLine();
+  ImGui::Text("%s %s", label, last.c_str());
+}
+
 void draw_train_panel(AppState& state) {
+  if (draw_train_choice(state)) return draw_model_training(state);
   draw_loss_section(state);
   draw_settings_section(state);
   draw_controls(state);

@@ -28,9 +28,10 @@ const char* to_string(TrainTask task);
 struct TinyTrainConfig {
   TrainTask task = TrainTask::Induction;
   int length = 16;  // tokens of the question (copy, reverse, sort) or of each half (induction)
-  TinyGptShape shape;  // context and vocab follow from the task
-  int batch = 16;
-  int steps = 1000;
+  // layers, heads, d_model, d_ff, vocab, context (the context follows from the task)
+  TinyGptShape shape{2, 4, 64, 256, 64, 32};
+  int batch = 32;
+  int steps = 2000;
   AdamWSettings optimizer{1e-3, 0.9, 0.98, 1e-8, 0.01};
   std::uint64_t seed = 1;
   int log_every = 50;  // steps between logged lines (and the last step)
