@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "model_args.h"
 
+#include "attention_lab/gemm.h"
 #include "attention_lab/matrix.h"
 #include "attention_lab/tiny_gpt.h"
 
@@ -43,9 +44,10 @@ double step_flops(const TrainSize& s) {
   return 3.0 * (s.layers * per_layer + 2.0 * N * d * s.vocab);
 }
 
-// The best GFLOP/s of this build's Eigen GEMM on the step's largest product
-// shape, one product per thread at once, as the step computes them (each
-// thread its part of the batch, a quarter of its rows).
+// The best GFLOP/s of the GEMM the step uses (gemm.h: the packed kernel where
+// the CPU has it) on the step's largest product shape, one product per
+// thread at once, as the step computes them (each thread its part of the
+// batch, a quarter of its rows).
 double gemm_gflops(const TrainSize& s, int threads) {
   const int N = s.batch * s.context / 4, d = s.d_model;
   double best = std::numeric_limits<double>::infinity();
@@ -55,7 +57,7 @@ double gemm_gflops(const TrainSize& s, int threads) {
     {
       const Matrix a = Matrix::Constant(N, d, 0.5f), b = Matrix::Constant(d, 4 * d, 0.25f);
       Matrix c(N, 4 * d);
-      for (int i = 0; i < 10; ++i) c.noalias() = a * b;
+      for (int i = 0; i < 10; ++i) gemm(N, 4 * d, d, a.data(), d, b.data(), 4 * d, false, c.data(), 4 * d);
     }
     best = std::min(best, ms_since(start) / 10.0);
   }

@@ -7,6 +7,7 @@
 #include "base/parallel.h"
 
 #include <algorithm>
+#include <malloc.h>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -130,6 +131,10 @@ Matrix transposed(const Matrix& a) {
 // g += aᵀ·b: a weight's gradient from its input and its output's gradient.
 void add_weight_gradient(const Matrix& a, const Matrix& b, Matrix& g) { product(transposed(a), b, false, g, true); }
 
+// A head's block of rows of a wider matrix (Q of one head inside Q|K|V).
+using Block = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+using ConstBlock = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+
 struct LayerCache {
   Matrix input;  // the residual stream entering the layer
   NormCache ln1;
@@ -161,6 +166,17 @@ std::string tiny_gpt_shape_problem(const TinyGptShape& s) {
 
 TinyGpt::TinyGpt(TinyGptShape shape, std::uint64_t seed) : shape_(shape) {
   if (const std::string p = tiny_gpt_shape_problem(shape); !p.empty()) throw std::invalid_argument(p);
+  // Every step allocates the same activations (megabytes each) and frees
+  // them. glibc maps blocks that large afresh and trims the heap's top, so
+  // each step paid the kernel to fault zeroed pages back in: 12 % of a step
+  // at d_model 128, T 128 (perf). Kept by malloc instead, they are reused.
+  // Process-wide and idempotent; it only keeps freed memory for reuse.
+  static const bool tuned = [] {
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    return true;
+  }();
+  (void)tuned;
   NormalSource rng{seed};
   const int d = shape.d_model, f = shape.d_ff;
   const double sigma = 0.02, residual_sigma = 0.02 / std::sqrt(2.0 * shape.layers);
@@ -270,7 +286,9 @@ void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, c
         seen /= seen.sum();
         a.row(i).tail(T - i - 1).setZero();
       }
-      gemm(T, dh, T, a.data(), T, v, 3 * d, false, c.context.data() + static_cast<std::ptrdiff_t>(b * T) * d + h * dh, d);
+      // A is lower triangular (causal): the triangular product skips the zeros.
+      Block(c.context.data() + static_cast<std::ptrdiff_t>(b * T) * d + h * dh, T, dh, Eigen::OuterStride<>(d)).noalias() =
+          a.triangularView<Eigen::Lower>() * ConstBlock(v, T, dh, Eigen::OuterStride<>(3 * d));
       c.probs[static_cast<std::size_t>(bh)] = std::move(a);
     }
     c.mid = x;
@@ -359,15 +377,15 @@ void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, c
       const float* dctx = dcontext.data() + row0 * d + h * dh;  // rows d apart
       Matrix da(T, T);
       gemm(T, T, dh, dctx, d, v, 3 * d, true, da.data(), T);
-      using Block = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
-      using ConstBlock = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
       Block(dv, T, dh, Eigen::OuterStride<>(3 * d)).noalias() =
-          a.transpose() * ConstBlock(dctx, T, dh, Eigen::OuterStride<>(d));
+          a.transpose().triangularView<Eigen::Upper>() * ConstBlock(dctx, T, dh, Eigen::OuterStride<>(d));
       // softmax backward: ∂L/∂Sᵢⱼ = Aᵢⱼ(∂L/∂Aᵢⱼ − Σₖ Aᵢₖ ∂L/∂Aᵢₖ); masked cells have A = 0.
       const Eigen::VectorXf row_dot = (a.array() * da.array()).rowwise().sum();
       const Matrix ds = (a.array() * (da.array().colwise() - row_dot.array())).matrix() * scale;
-      gemm(T, dh, T, ds.data(), T, k, 3 * d, false, dq, 3 * d);
-      Block(dk, T, dh, Eigen::OuterStride<>(3 * d)).noalias() = ds.transpose() * ConstBlock(q, T, dh, Eigen::OuterStride<>(3 * d));
+      Block(dq, T, dh, Eigen::OuterStride<>(3 * d)).noalias() =
+          ds.triangularView<Eigen::Lower>() * ConstBlock(k, T, dh, Eigen::OuterStride<>(3 * d));
+      Block(dk, T, dh, Eigen::OuterStride<>(3 * d)).noalias() =
+          ds.transpose().triangularView<Eigen::Upper>() * ConstBlock(q, T, dh, Eigen::OuterStride<>(3 * d));
     }
     add_weight_gradient(c.ln1.out, dqkv, G(layer_param(l, kAttnW)));
     G(layer_param(l, kAttnB)) += dqkv.colwise().sum();
