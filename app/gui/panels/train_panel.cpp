@@ -128,6 +128,9 @@ void draw_controls(AppState& state) {
     if (t.gesture == 0) {
       t.gesture = state.doc->begin_gesture();
       t.before_run = std::make_shared<Scenario>(state.doc->scenario());
+      // Compare shows the run's before and after: every stage's change since it began.
+      state.take_snapshot();
+      if (state.compare.snapshot) state.set_status("Compare: every stage shows its change since the run began");
     }
   };
   const auto apply = [&state](const Edit& e, std::uint64_t gesture) { return state.apply(e, gesture); };
