@@ -13,6 +13,7 @@
 #include "attention_lab/snapshot.h"
 #include "attention_lab/stage_info.h"
 #include "attention_lab/sqrt_dk_experiment.h"
+#include "attention_lab/sqrt_dk_training.h"
 #include "autosave.h"
 #include "background_job.h"
 #include "gfx/gl_texture.h"
@@ -143,6 +144,10 @@ struct SqrtDkState {
   SqrtDkResult result;
   Histogram scaled_own_axis;  // the same scaled products on their own ±4 axis
   bool same_axis = true;
+  // The same question as two training runs, with and without the scaling.
+  bool training = false;
+  SqrtDkTrainingOptions train_options;
+  SqrtDkTrainingResult train_result;  // recomputed when the options change
 };
 
 // Softmax up close: which row, and the temperature being previewed.

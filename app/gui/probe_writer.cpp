@@ -282,6 +282,12 @@ nlohmann::ordered_json probe_json(const AppState& state) {
     }
   }
   out["train_model"] = model_run;
+  const SqrtDkTrainingResult& sq = state.sqrt_dk.train_result;
+  out["sqrt_dk_training"] = {{"shown", state.sqrt_dk.training},
+                             {"d_k", sq.options.d_k},
+                             {"scaled_loss", sq.scaled.loss.empty() ? 0.0 : sq.scaled.loss.back()},
+                             {"unscaled_loss", sq.unscaled.loss.empty() ? 0.0 : sq.unscaled.loss.back()},
+                             {"summary", sq.summary}};
   out["heatmaps"] = heatmaps_json(state);
   return out;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# A tiny Transformer trained from scratch in the Train tab, with real input:
+# Training, with real input. A tiny Transformer trained from scratch in the Train tab:
 # choose it, make it small, Start (a thread of its own: the window keeps
 # drawing), Pause part way, Play on to the last step, the loss has fallen;
-# Open in model mode saves a GPT-2 folder and opens it as a model.
+# Open in model mode saves a GPT-2 folder and opens it as a model. Then the
+# Why √d_k tab's experiment as two training runs.
 # usage: gui_train_model.sh APP_BINARY [OUT_DIR]
 set -u
 export XVFB_SCREEN=${XVFB_SCREEN:-1920x1080x24}  # room for the 1920x1080 window
@@ -47,6 +48,23 @@ for app_size in 1280x720 1920x1080; do
   # The trained model opens in model mode: 1 layer, 3 tokens, from the folder it was saved to.
   click_item "train model open"
   model_check "m['layers'] == 1 and 'trained' in m['path']" 60 || fail "Open in model mode did not open the model ($(run message))"
+  stop_app
+done
+
+# The Why √d_k tab's experiment as two training runs: at d_k = 64 the run
+# without the scaling stalls, and the sentence under the curves says so.
+for app_size in 1280x720 1920x1080; do
+  start_app --preset fat-cat --view sqrt-dk
+  click_item "sqrt dk training"
+  probe_check "p['sqrt_dk_training']['shown']" || fail "clicking 'as training' did not show the runs"
+  click_item "sqrt dk train 64"
+  probe_check "p['sqrt_dk_training']['d_k'] == 64" || fail "d_k = 64 gave d_k $(get sqrt_dk_training)"
+  probe_check "p['sqrt_dk_training']['unscaled_loss'] > 1.5 * p['sqrt_dk_training']['scaled_loss']" ||
+    fail "at d_k = 64 the unscaled run did not lag ($(get sqrt_dk_training))"
+  probe_check "'learns more slowly' in p['sqrt_dk_training']['summary']" ||
+    fail "the sentence does not say what the runs show ($(get sqrt_dk_training))"
+  settle 3
+  shot "sqrt-dk-training-$app_size"
   stop_app
 done
 

@@ -41,8 +41,75 @@ void draw_histogram(const char* title, const Histogram& h, ImU32 colour, ImVec2 
 
 }  // namespace
 
+// The experiment as training: two runs from the same start, with and without 1/√d_k.
+void draw_sqrt_dk_training(AppState& state) {
+  SqrtDkState& x = state.sqrt_dk;
+  SqrtDkTrainingOptions& o = x.train_options;
+  push_wrap_at_visible_edge();
+  ImGui::TextUnformatted(
+      "Teach one head to look at the word before (judged by its output, through V) by gradient descent on W_q and "
+      "W_k, twice from the same start: with the scores divided by √d_k and without. Try d_k = 4, then 64.");
+  ImGui::PopTextWrapPos();
+  bool changed = x.train_result.scaled.loss.empty() && x.train_result.error.empty();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  changed |= ImGui::SliderInt("d_k##train", &o.d_k, 1, 256, "%d", ImGuiSliderFlags_Logarithmic);
+  state.note_item("sqrt dk train d_k");
+  for (const int preset : {4, 64}) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton(("d_k = " + std::to_string(preset)).c_str())) o.d_k = preset, changed = true;
+    state.note_item("sqrt dk train " + std::to_string(preset));
+  }
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  changed |= ImGui::SliderInt("steps##train", &o.steps, 10, 1000, "%d", ImGuiSliderFlags_Logarithmic);
+  same_line_if_fits(ImGui::GetFontSize() * 22);
+  float lr = static_cast<float>(o.learning_rate);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  if (ImGui::SliderFloat("learning rate##train", &lr, 1e-3f, 1.0f, "%.3g", ImGuiSliderFlags_Logarithmic))
+    o.learning_rate = static_cast<double>(lr), changed = true;
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Other start")) ++o.seed, changed = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Other random X and weights (seed %llu)", static_cast<unsigned long long>(o.seed + 1));
+  if (changed) x.train_result = run_sqrt_dk_training(o);  // two small runs: milliseconds
+  const SqrtDkTrainingResult& r = x.train_result;
+  if (!r.error.empty()) {
+    text_colored(gfx::Accent::Error, "%s", r.error.c_str());
+    return;
+  }
+  const auto curve = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+  const float em = ImGui::GetFontSize(), w = std::min(em * 16, (visible_width_left() - em * 24) * 0.5f);
+  const struct {
+    const char* what;
+    const std::vector<double>& scaled;
+    const std::vector<double>& unscaled;
+  } rows[] = {{"loss", r.scaled.loss, r.unscaled.loss},
+              {"entropy of the weights rows", r.scaled.entropy, r.unscaled.entropy},
+              {"gradient through the softmax", r.scaled.softmax_gradient, r.unscaled.softmax_gradient}};
+  for (const auto& row : rows) {
+    ImGui::BeginGroup();
+    draw_curve((std::string(row.what) + ", scaled").c_str(), curve(row.scaled), w, em * 3.5f);
+    ImGui::EndGroup();
+    same_line_if_fits(w + em * 16);
+    ImGui::BeginGroup();
+    draw_curve((std::string(row.what) + ", not scaled").c_str(), curve(row.unscaled), w, em * 3.5f);
+    ImGui::EndGroup();
+  }
+  state.note_item("sqrt dk train curves");
+  push_wrap_at_visible_edge();
+  ImGui::TextUnformatted(r.summary.c_str());
+  for (const SqrtDkTrainingRun* run : {&r.scaled, &r.unscaled})
+    if (!run->error.empty()) text_colored(gfx::Accent::Warning, "%s: %s", run == &r.scaled ? "scaled" : "not scaled", run->error.c_str());
+  ImGui::PopTextWrapPos();
+}
+
 void draw_sqrt_dk_panel(AppState& state) {
   SqrtDkState& x = state.sqrt_dk;
+  if (ImGui::RadioButton("dot products", !x.training)) x.training = false;
+  state.note_item("sqrt dk products");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("as training", x.training)) x.training = true;
+  state.note_item("sqrt dk training");
+  ImGui::Separator();
+  if (x.training) return draw_sqrt_dk_training(state);
   push_wrap_at_visible_edge();
   ImGui::TextUnformatted(
       "Draw many random query and key vectors of length d with entries from N(0, 1) and look at their dot products. "
