@@ -5,6 +5,7 @@
 #include "attention_lab/lesson.h"
 #include "attention_lab/scenario_io.h"
 #include "attention_lab/stage_info.h"
+#include "attention_lab/tiny_training.h"
 #include "attention_lab/trace_io.h"
 #include "attention_lab/transformer_model.h"
 
@@ -261,6 +262,18 @@ bool same_value(T a, T b) {
 }
 
 }  // namespace
+
+std::string check_train_run(std::string_view bytes) {
+  const std::string name = "run.json";
+  std::string error;
+  const TinyTrainConfig c = parse_tiny_train_config(std::string(bytes), name, error);
+  if (!error.empty()) return refusal_problem(error, name);
+  if (const std::string p = tiny_gpt_shape_problem(c.shape); !p.empty()) return "a shape the model refuses: " + p;
+  if (c.shape.context != task_context(c.task, c.length)) return "a context the task does not make";
+  if (c.batch < 1 || c.steps < 0 || c.log_every < 1) return "a batch, steps or log_every out of range";
+  if (!(c.optimizer.learning_rate > 0.0) || !std::isfinite(c.optimizer.learning_rate)) return "a learning rate not above 0";
+  return {};
+}
 
 std::string check_safetensors(std::string_view bytes) {
   const std::string name = "fuzz.safetensors";

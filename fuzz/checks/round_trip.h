@@ -40,6 +40,11 @@ std::string check_safetensors(std::string_view bytes);
 // heads, GPT-2's d_model = heads·d_head, an even d_head for RoPE, …).
 std::string check_model_config(std::string_view bytes);
 
+// A training run's JSON (parse_tiny_train_config): refused with a short
+// message naming run.json, or a run whose sizes fit together (a shape
+// tiny_gpt_shape_problem accepts, the context the task makes).
+std::string check_train_run(std::string_view bytes);
+
 // Settings every target applies first: one thread (Eigen and OpenMP), so a
 // run is repeatable, and a small memory budget, so a file asking for a huge
 // size is refused by the same check users get instead of tripping the

@@ -12,6 +12,8 @@
 #include "scoped_env.h"
 #include "temp_dir.h"
 
+#include "attention_lab/tiny_training.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -88,6 +90,18 @@ TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheSafetensorsCheck) {
   }
   for (const auto& f : files_in(kFuzzDir / "regressions" / "safetensors"))
     EXPECT_EQ(fuzz::check_safetensors(attention_lab::test::read_text(f)), "") << f;
+}
+
+TEST(FuzzCorpus, EverySeedOfATrainingRunParsesAndPassesItsCheck) {
+  const auto seeds = files_in(kFuzzDir / "corpus" / "train_run");
+  ASSERT_GE(seeds.size(), 4u);
+  for (const auto& f : seeds) {
+    std::string error;
+    parse_tiny_train_config(attention_lab::test::read_text(f), f.filename().string(), error);
+    EXPECT_EQ(error, "") << f << ": a seed should parse";
+    EXPECT_EQ(fuzz::check_train_run(attention_lab::test::read_text(f)), "") << f;
+  }
+  EXPECT_EQ(fuzz::check_train_run("{\"heads\": 7}"), "");  // refused by name: passes the check
 }
 
 TEST(FuzzCorpus, EverySeedAndRegressionInputPassesTheModelConfigCheck) {

@@ -58,7 +58,7 @@ TEST(TinyTrainConfig, ReadsEverySettingAndDerivesTheContext) {
   EXPECT_EQ(sort.shape.vocab, 3);
   EXPECT_EQ(sort.length, 6);
   EXPECT_EQ(sort.shape.d_ff, 96);
-  EXPECT_EQ(parsed("{}", error).shape.context, 32);
+  EXPECT_EQ(parsed("{}", error).shape.context, 64);
 }
 
 TEST(TinyTrainConfig, RefusesWhatItDoesNotReadByName) {

@@ -64,7 +64,7 @@ void draw_model_settings(AppState& state) {
         c.task = task;
         if (task == TrainTask::Sort) c.length = 6, c.shape.vocab = 3;
         if (task == TrainTask::Copy || task == TrainTask::Reverse) c.length = 6, c.shape.vocab = 10;
-        if (task == TrainTask::Induction) c.length = 16, c.shape.vocab = 64;
+        if (task == TrainTask::Induction) c.length = 32, c.shape.vocab = 64;
       }
     ImGui::EndCombo();
   }

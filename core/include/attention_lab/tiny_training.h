@@ -27,9 +27,9 @@ const char* to_string(TrainTask task);
 
 struct TinyTrainConfig {
   TrainTask task = TrainTask::Induction;
-  int length = 16;  // tokens of the question (copy, reverse, sort) or of each half (induction)
+  int length = 32;  // tokens of the question (copy, reverse, sort) or of the random part (induction)
   // layers, heads, d_model, d_ff, vocab, context (the context follows from the task)
-  TinyGptShape shape{2, 4, 64, 256, 64, 32};
+  TinyGptShape shape{2, 4, 64, 256, 64, 64};
   int batch = 32;
   int steps = 2000;
   AdamWSettings optimizer{1e-3, 0.9, 0.98, 1e-8, 0.01};

@@ -2,31 +2,14 @@
 // save_pretrained writes one: model mode and transformers' GPT2LMHeadModel
 // read it with the same names and layouts as any GPT-2 checkpoint.
 #include "attention_lab/hook_cache.h"
+#include "attention_lab/scenario_io.h"  // write_file_atomically
 #include "attention_lab/tiny_training.h"
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <system_error>
 
 namespace attention_lab {
-namespace {
-
-std::string write_file(const std::filesystem::path& path, const std::string& bytes) {
-  // Written beside and renamed over: a folder never holds half a file.
-  const std::filesystem::path partial = path.string() + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) return partial.string() + ": cannot write";
-  }
-  std::error_code ec;
-  std::filesystem::rename(partial, path, ec);
-  return ec ? path.string() + ": cannot write: " + ec.message() : "";
-}
-
-}  // namespace
-
 std::string save_tiny_gpt(const TinyGpt& model, const std::filesystem::path& folder) {
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
@@ -65,10 +48,10 @@ std::string save_tiny_gpt(const TinyGpt& model, const std::filesystem::path& fol
   nlohmann::ordered_json vocab;
   for (int i = 0; i < s.vocab; ++i) vocab[std::to_string(i)] = i;
 
-  if (std::string e = write_file(folder / "config.json", config.dump(2) + "\n"); !e.empty()) return e;
-  if (std::string e = write_file(folder / "model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}})); !e.empty())
+  if (std::string e = write_file_atomically(folder / "config.json", config.dump(2) + "\n"); !e.empty()) return e;
+  if (std::string e = write_file_atomically(folder / "model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}})); !e.empty())
     return e;
-  return write_file(folder / "vocab.json", vocab.dump() + "\n");
+  return write_file_atomically(folder / "vocab.json", vocab.dump() + "\n");
 }
 
 }  // namespace attention_lab
