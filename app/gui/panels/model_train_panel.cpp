@@ -56,7 +56,9 @@ bool int_setting(AppState& state, const char* label, const char* item, int& valu
 
 void draw_model_settings(AppState& state) {
   TinyTrainConfig& c = state.train.model_config;
+  push_wrap_at_visible_edge();
   ImGui::TextDisabled("A GPT-2 (learned positions, LayerNorm, GELU MLP) trained from scratch with AdamW:");
+  ImGui::PopTextWrapPos();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   if (ImGui::BeginCombo("task", to_string(c.task))) {
     for (const TrainTask task : kTasks)
@@ -204,8 +206,10 @@ void draw_model_curves(AppState& state) {
                         format_number(static_cast<float>(last.repeat_loss), 3).c_str(), format_number(static_cast<float>(last.random_loss), 3).c_str());
   ImGui::PopTextWrapPos();
   ImGui::Separator();
+  push_wrap_at_visible_edge();
   ImGui::TextDisabled("Each head's induction score (its weight on the token after the earlier copy of the current one) "
                       "and previous-token score, on the repeat:");
+  ImGui::PopTextWrapPos();
   for (std::size_t l = 0; l < last.induction_score.size(); ++l)
     for (std::size_t h = 0; h < last.induction_score[l].size(); ++h) {
       std::vector<float> induction_curve, previous_curve;
@@ -213,7 +217,9 @@ void draw_model_curves(AppState& state) {
         induction_curve.push_back(static_cast<float>(log.induction_score[l][h]));
         previous_curve.push_back(static_cast<float>(log.previous_token_score[l][h]));
       }
-      if (h > 0) same_line_if_fits(em * 16);
+      // a curve, its label and its value ("L0H3 previous 6.5246e-04"), and the gap to the next
+      const float group = em * 7 + ImGui::GetStyle().ItemSpacing.x * 2 + ImGui::CalcTextSize("L00H00 induction 0.00000e-00").x;
+      if (h > 0) same_line_if_fits(group);
       ImGui::BeginGroup();
       const std::string name = "L" + std::to_string(l) + "H" + std::to_string(h);
       draw_curve((name + " induction").c_str(), induction_curve, em * 7, em * 2.5f, steps);
