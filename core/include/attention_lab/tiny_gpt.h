@@ -77,6 +77,8 @@ class TinyGpt {
   // parameter's grad is set to ∂loss/∂parameter. `keep_weights` fills the
   // pass's attention weights.
   TinyGptPass run(const TokenBatch& batch, bool backward, bool keep_weights = false);
+  // The same forward pass without gradients; the parameters are untouched.
+  TinyGptPass evaluate(const TokenBatch& batch, bool keep_weights = false) const;
 
   // Why `batch` does not fit this model (an id outside the vocabulary, a
   // sequence longer than the context), or "".

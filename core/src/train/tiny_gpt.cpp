@@ -404,45 +404,63 @@ void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, c
 
 }  // namespace
 
-TinyGptPass TinyGpt::run(const TokenBatch& batch, bool backward, bool keep_weights) {
-  if (const std::string p = check_batch(batch); !p.empty()) throw std::invalid_argument(p);
+namespace {
+
+// The loss of `batch` (and with `backward` each part's gradients, left in
+// `parts`). The batch is cut into a fixed number of parts, each computed by
+// one thread with its own gradients, summed in part order by the caller:
+// two cores work on large products instead of waiting on each other between
+// small ones, and a run gives the same numbers whatever the number of threads.
+TinyGptPass run_parts(const TinyGptShape& shape, const std::vector<TinyParam>& params, double flops,
+                      const TokenBatch& batch, bool backward, bool keep_weights, std::vector<PartResult>& parts) {
   int counted = 0;
   for (int t : batch.targets) counted += t >= 0;
-  // The batch is cut into a fixed number of parts, each computed by one
-  // thread with its own gradients, summed in part order: two cores work on
-  // large products instead of waiting on each other between small ones, and
-  // a run gives the same numbers whatever the number of threads.
-  const int parts = std::min(batch.rows, kParts);
-  std::vector<PartResult> results(static_cast<std::size_t>(parts));
-  const double flops = 6.0 * static_cast<double>(parameter_count()) * batch.rows * batch.length;
-#pragma omp parallel for schedule(static) if (parts > 1 && parallel::worth_threads(flops))
-  for (int part = 0; part < parts; ++part) {
-    const int first = batch.rows * part / parts, end = batch.rows * (part + 1) / parts;
-    run_part(shape_, params_, batch, first, end - first, counted, backward, keep_weights,
-             results[static_cast<std::size_t>(part)]);
+  const int n = std::min(batch.rows, kParts);
+  parts.assign(static_cast<std::size_t>(n), PartResult());
+#pragma omp parallel for schedule(static) if (n > 1 && parallel::worth_threads(flops))
+  for (int part = 0; part < n; ++part) {
+    const int first = batch.rows * part / n, end = batch.rows * (part + 1) / n;
+    run_part(shape, params, batch, first, end - first, counted, backward, keep_weights, parts[static_cast<std::size_t>(part)]);
   }
   TinyGptPass pass;
-  for (PartResult& r : results) {
+  for (PartResult& r : parts) {
     pass.loss += r.loss_sum;
     pass.position_loss.insert(pass.position_loss.end(), r.position_loss.begin(), r.position_loss.end());
   }
   pass.loss = counted > 0 ? pass.loss / counted : 0.0;
   if (keep_weights) {
-    pass.weights.resize(static_cast<std::size_t>(shape_.layers));
-    for (PartResult& r : results)
+    pass.weights.resize(static_cast<std::size_t>(shape.layers));
+    for (PartResult& r : parts)
       for (std::size_t l = 0; l < r.weights.size(); ++l)
         for (Matrix& a : r.weights[l]) pass.weights[l].push_back(std::move(a));
   }
+  return pass;
+}
+
+}  // namespace
+
+TinyGptPass TinyGpt::run(const TokenBatch& batch, bool backward, bool keep_weights) {
+  if (const std::string p = check_batch(batch); !p.empty()) throw std::invalid_argument(p);
+  const double flops = 6.0 * static_cast<double>(parameter_count()) * batch.rows * batch.length;
+  std::vector<PartResult> parts;
+  TinyGptPass pass = run_parts(shape_, params_, flops, batch, backward, keep_weights, parts);
   if (backward) {
     const int n = static_cast<int>(params_.size());
-#pragma omp parallel for schedule(dynamic) if (parts > 1 && parallel::worth_threads(flops))
+#pragma omp parallel for schedule(dynamic) if (parts.size() > 1 && parallel::worth_threads(flops))
     for (int i = 0; i < n; ++i) {
       Matrix& grad = params_[static_cast<std::size_t>(i)].grad;
-      grad = results[0].grads[static_cast<std::size_t>(i)];
-      for (std::size_t part = 1; part < results.size(); ++part) grad += results[part].grads[static_cast<std::size_t>(i)];
+      grad = parts[0].grads[static_cast<std::size_t>(i)];
+      for (std::size_t part = 1; part < parts.size(); ++part) grad += parts[part].grads[static_cast<std::size_t>(i)];
     }
   }
   return pass;
+}
+
+TinyGptPass TinyGpt::evaluate(const TokenBatch& batch, bool keep_weights) const {
+  if (const std::string p = check_batch(batch); !p.empty()) throw std::invalid_argument(p);
+  std::vector<PartResult> parts;
+  return run_parts(shape_, params_, 2.0 * static_cast<double>(parameter_count()) * batch.rows * batch.length, batch,
+                   false, keep_weights, parts);
 }
 
 void AdamW::step(std::vector<TinyParam>& params) {

@@ -200,9 +200,8 @@ TinyTrainLog TinyTrainingRun::measure(double training_loss) const {
   TinyTrainLog log;
   log.step = optimizer_.steps();
   log.loss = training_loss;
-  TinyGpt& model = const_cast<TinyGpt&>(model_);  // a forward pass only: no parameter changes
   const bool induction = config_.task == TrainTask::Induction;
-  const TinyGptPass pass = model.run(eval_batch_, false, induction);
+  const TinyGptPass pass = model_.evaluate(eval_batch_, induction);
   log.eval_loss = pass.loss;
   if (!induction) return log;
   const int T = 2 * config_.length, rows = eval_batch_.rows, H = config_.shape.heads;
