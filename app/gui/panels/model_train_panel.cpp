@@ -74,18 +74,22 @@ void draw_model_settings(AppState& state) {
   push_wrap_at_visible_edge();
   ImGui::TextDisabled("%s", task_help(c.task));
   ImGui::PopTextWrapPos();
+  // The settings flow onto the next line where the panel is narrow (1024×768, a projector's large text).
+  const auto next = [](const char* label) {
+    same_line_if_fits(ImGui::GetFontSize() * 7 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x);
+  };
   int_setting(state, "layers", "train model layers", c.shape.layers, 1, 8, "Transformer blocks");
-  ImGui::SameLine();
+  next("heads");
   int_setting(state, "heads", "train model heads", c.shape.heads, 1, 16, "attention heads per block (divides d_model)");
-  ImGui::SameLine();
+  next("d_model");
   int_setting(state, "d_model", "train model d_model", c.shape.d_model, 8, 512, "width of the residual stream");
   int_setting(state, "length", "train model length", c.length, 2, 256, "tokens of the question, or of the random part");
-  ImGui::SameLine();
+  next("vocabulary");
   int_setting(state, "vocabulary", "train model vocab", c.shape.vocab, 2, 4096, "token ids 0 … vocabulary − 1");
-  ImGui::SameLine();
+  next("batch");
   int_setting(state, "batch", "train model batch", c.batch, 1, 256, "sequences per step");
   int_setting(state, "steps", "train model steps", c.steps, 1, 100000, "steps of the run");
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFontSize() * 9 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("learning rate").x);
   float lr = static_cast<float>(c.optimizer.learning_rate);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   if (ImGui::SliderFloat("learning rate##model", &lr, 1e-4f, 1e-1f, "%.4g", ImGuiSliderFlags_Logarithmic))
@@ -141,11 +145,12 @@ void draw_model_controls(AppState& state) {
     ImGui::SetTooltip("Pause first. Saves the model as it is now (config.json, model.safetensors, vocab.json) and "
                       "opens it: every stage of every layer, ablations and patching, as for any checkpoint.");
   state.note_item("train model open");
-  ImGui::SameLine();
+  const float bar = ImGui::GetFontSize() * 16;  // room for "step 10000 of 10000, 123.4 s"
+  same_line_if_fits(bar);
   const float fraction = v.target > 0 ? static_cast<float>(v.steps) / static_cast<float>(v.target) : 0.0f;
   const std::string progress = "step " + std::to_string(v.steps) + " of " + std::to_string(v.target) +
                                (v.logs.empty() ? "" : ", " + format_number(static_cast<float>(v.logs.back().seconds), 3) + " s");
-  ImGui::ProgressBar(fraction, ImVec2(std::min(ImGui::GetFontSize() * 16, visible_width_left()), 0), progress.c_str());
+  ImGui::ProgressBar(fraction, ImVec2(bar, 0), progress.c_str());
   state.note_item("train model progress");
   if (!v.error.empty()) {
     push_wrap_at_visible_edge();
