@@ -104,7 +104,7 @@ void expect_gradients_match(const nlohmann::json& grad, const std::function<cons
 }  // namespace
 
 TEST(GradientFixtures, AreThere) {
-  EXPECT_GE(test::golden_files_of(".grad-").size(), 60u) << "run tests/golden/generate_gradients.py";
+  EXPECT_GE(test::golden_files_of(".grad-").size(), 95u) << "run tests/golden/generate_gradients.py";
 }
 
 class GradientsMatchAutograd : public ::testing::TestWithParam<std::string> {};
@@ -198,8 +198,11 @@ TEST(Gradients, TheScenarioFileKeepsItsLoss) {
   ASSERT_TRUE(back.scenario) << back.error;
   EXPECT_EQ(back.scenario->loss, s.loss);
   for (const auto& [bad, message] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"kind": "next_token"})", "loss.kind: \"next_token\" is not computed yet"},
-           {R"({"kind": "hinge"})", "loss.kind: expected \"mse\" or \"attend\", found \"hinge\""},
+           {R"({"kind": "next_token", "targets": [0]})", "loss.W_U: missing"},
+           {R"({"kind": "next_token", "W_U": [[1, 2], [3, 4]], "targets": [0, 2]})",
+            "loss.targets[1]: expected a whole number from 0 to 1, found 2"},
+           {R"({"kind": "next_token", "W_U": [[1]], "targets": [0], "head": 0})", "loss.head: not a key of a \"next_token\" loss"},
+           {R"({"kind": "hinge"})", "loss.kind: expected \"mse\", \"attend\" or \"next_token\", found \"hinge\""},
            {R"({"kind": "attend", "targets": [0], "weight": 2})", "loss.weight: not a key of a \"attend\" loss"},
            {R"({"kind": "mse"})", "loss.target: missing"}}) {
     std::string wrong = text;
@@ -209,6 +212,42 @@ TEST(Gradients, TheScenarioFileKeepsItsLoss) {
     EXPECT_FALSE(r.scenario) << bad;
     EXPECT_NE(r.error.find(message), std::string::npos) << r.error;
   }
+}
+
+TEST(Gradients, ANextTokenLossRoundTripsAndNamesAWrongShape) {
+  Scenario s = *make_preset("fat-cat");  // T 7, d_out 4
+  Loss loss;
+  loss.kind = LossKind::NextToken;
+  Matrix W_U(4, 3);
+  W_U << 0.5f, -1.0f, 0.25f, 1.0f, 0.0f, -0.5f, 0.125f, 0.75f, -0.25f, -1.5f, 2.0f, 0.0f;
+  loss.W_U = W_U;
+  loss.targets = {1, 2, 0, 0, 1, 2, 1};
+  s.loss = loss;
+  EXPECT_EQ(gradients_problem(s, loss), "");
+  const LoadResult back = parse_scenario(scenario_to_json(s));
+  ASSERT_TRUE(back.scenario) << back.error;
+  EXPECT_EQ(back.scenario->loss, s.loss);
+  Loss wrong_rows = loss;
+  wrong_rows.W_U = Matrix::Ones(3, 3);
+  EXPECT_EQ(gradients_problem(s, wrong_rows),
+            "loss.W_U: expected 4 rows (d_out, one per output column) and a column per token, found 3 x 3");
+  Loss short_list = loss;
+  short_list.targets.pop_back();
+  EXPECT_EQ(gradients_problem(s, short_list), "loss.targets: expected 7 token ids (one per row, T), found 6");
+  Loss outside = loss;
+  outside.targets[4] = 3;
+  EXPECT_EQ(gradients_problem(s, outside),
+            "loss.targets[4]: expected a token id from 0 to 2 (W_U's columns, the vocabulary), found 3");
+  // the loss by hand: −(1/T) Σᵢ log softmax(Oᵢ·W_U)[tᵢ], in double
+  Engine engine;
+  engine.recompute_all(s);
+  const Matrix logits = Matrix(engine.stage(StageId::input(StageKind::Output))) * W_U;
+  double expected = 0.0;
+  for (int i = 0; i < 7; ++i) {
+    const Eigen::VectorXd row = logits.row(i).transpose().cast<double>();
+    expected -= row(loss.targets[static_cast<std::size_t>(i)]) - std::log(row.array().exp().sum());
+  }
+  EXPECT_NEAR(backward(engine, s, loss).loss, expected / 7.0, 1e-6);
 }
 
 TEST(Gradients, TraceGradSaysWhyNot) {
@@ -224,6 +263,14 @@ TEST(Gradients, TraceGradSaysWhyNot) {
   loss.targets.assign(7, 0);
   s.loss = loss;
   std::ofstream(dir / "rope.json") << scenario_to_json(s);
+  Scenario lm = *make_preset("fat-cat");
+  Loss next;
+  next.kind = LossKind::NextToken;
+  next.W_U = Matrix::Ones(2, 5);  // d_out is 4
+  next.targets.assign(7, 0);
+  lm.loss = next;
+  std::ofstream(dir / "lm.json") << scenario_to_json(lm);
+  const test::CliResult wrong_shape = test::run_cli({"trace", (dir / "lm.json").string(), "--grad"});
   const test::CliResult none = test::run_cli({"trace", (dir / "no-loss.json").string(), "--grad"});
   const test::CliResult rope = test::run_cli({"trace", (dir / "rope.json").string(), "--grad"});
   const test::CliResult other = test::run_cli({"validate", (dir / "rope.json").string(), "--grad"});
@@ -232,5 +279,7 @@ TEST(Gradients, TraceGradSaysWhyNot) {
   EXPECT_NE(none.err.find("trace --grad: the scenario has no \"loss\""), std::string::npos) << none.err;
   EXPECT_EQ(rope.code, cli::kExitBadInput);
   EXPECT_NE(rope.err.find("trace --grad: RoPE with a scaling: its backward pass is not written yet"), std::string::npos) << rope.err;
+  EXPECT_EQ(wrong_shape.code, cli::kExitBadInput);
+  EXPECT_NE(wrong_shape.err.find("trace --grad: loss.W_U: expected 4 rows"), std::string::npos) << wrong_shape.err;
   EXPECT_NE(other.err.find("--grad is trace's"), std::string::npos) << other.err;
 }

@@ -14,8 +14,9 @@ tests/golden/fixtures/<name>.grad-<loss>.json:
   {"scenario": "<name>.scenario.json", "loss": {…the scenario file's "loss"…},
    "expected": {"loss": L, "grad": {"X", "W_q", …, "heads": [{…}], "concat", "output"}}}
 
-with two losses: "attend" (head 0, row i attends to the first key its mask
-allows; left out when a row allows none) and "mse" (a seeded random target).
+with three losses: "attend" (head 0, row i attends to the first key its mask
+allows; left out when a row allows none), "mse" (a seeded random target) and
+"next_token" (a seeded random d_out × 7 unembedding W_U and random targets).
 The forward pass here is written in torch from the same rules as
 generate_golden.py's reference and checked against it to 1e-12 before its
 gradients are taken. Deterministic: rerunning rewrites the files byte for byte.
@@ -143,6 +144,9 @@ def forward(s, leaves, loss):
     stages.update({"heads": heads, "concat": concat, "output": output})
     if loss["kind"] == "mse":
         L = ((output - torch.tensor(np.array(loss["target"]))) ** 2).mean()
+    elif loss["kind"] == "next_token":
+        logits = output @ torch.tensor(np.array(loss["W_U"]))
+        L = torch.nn.functional.cross_entropy(logits, torch.tensor(loss["targets"]))
     else:
         A = heads[loss["head"]]["weights"]
         L = -sum(torch.log(A[r, j]) for r, j in enumerate(loss["targets"])) / T
@@ -234,6 +238,10 @@ def losses(name, s):
     rng = np.random.default_rng(sum(map(ord, name)))
     target = golden.f32(rng.uniform(-1.0, 1.0, size=(T, d_out)))
     out.append(("mse", {"kind": "mse", "target": [[float(v) for v in row] for row in target]}))
+    vocab = 7
+    W_U = golden.f32(rng.uniform(-1.0, 1.0, size=(d_out, vocab)))
+    targets = [int(t) for t in rng.integers(0, vocab, size=T)]
+    out.append(("next_token", {"kind": "next_token", "W_U": [[float(v) for v in row] for row in W_U], "targets": targets}))
     return out
 
 

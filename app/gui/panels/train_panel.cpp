@@ -42,6 +42,11 @@ void draw_loss_section(AppState& state) {
     ImGui::Text("Head %s should attend: %s", s.shown_index(s.loss->head).c_str(), rows.c_str());
     ImGui::TextDisabled("Loss: the mean over rows of −log of that weight (cross-entropy of each weights row).");
     ImGui::PopTextWrapPos();
+  } else if (s.loss && s.loss->kind == LossKind::NextToken) {
+    push_wrap_at_visible_edge();
+    ImGui::Text("Each row should predict its next token: logits = output · W_U (%d tokens), cross-entropy against the "
+                "targets the scenario file gives.", static_cast<int>(s.loss->W_U.cols()));
+    ImGui::PopTextWrapPos();
   } else if (s.loss) {
     ImGui::TextUnformatted("The output should equal the target the scenario file gives (mean squared error).");
   } else {

@@ -44,4 +44,9 @@ std::string gradients_problem(const Scenario& s, const Loss& loss);
 // std::invalid_argument with gradients_problem's message when it is not "".
 Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss);
 
+// A next_token loss on output `O`: ∂L/∂logits (T × vocabulary, the
+// softmax of each row of O·W_U less its target's one-hot, over T), and the
+// loss in `value` when given. `loss` has passed gradients_problem.
+Matrix next_token_logit_gradient(const MatrixView& O, const Loss& loss, double* value = nullptr);
+
 }  // namespace attention_lab

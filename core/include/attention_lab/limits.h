@@ -15,6 +15,7 @@ inline constexpr int kMaxTokens = 4096;     // T
 inline constexpr int kMaxModelDim = 2048;   // d_model, and the output width d_out
 inline constexpr int kMaxHeads = 32;        // h
 inline constexpr int kMaxHeadDim = 1024;    // d_k and d_v
+inline constexpr int kMaxLossVocabulary = 4096;  // the columns of a next_token loss's W_U
 inline constexpr int kMaxProjectionWidth = 4096;  // h·d_k and h·d_v
 inline constexpr int kMaxTokenLabelLength = 64;   // bytes of one token label
 // A checkpoint's config.json (a real one is a few KB; read whole before parsing).

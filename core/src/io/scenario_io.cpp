@@ -201,12 +201,13 @@ void read_qk_norm(const json& j, std::size_t wq, std::size_t wk, int heads, cons
   s.k_norm = read_vector(j["k"], where + ".k", whole ? wk : dk, whole ? k_what : "d_k: one gain per dimension of a head");
 }
 
-// "loss": {"kind": "mse", "target": T × d_out} or {"kind": "attend", "head": h, "targets": [T keys]}.
+// "loss": {"kind": "mse", "target": T × d_out}, {"kind": "attend", "head": h, "targets": [T keys]}
+// or {"kind": "next_token", "W_U": d_out × vocabulary, "targets": [T token ids]}.
 // Its sizes are checked where it is used (gradients_problem), not here: an
 // edit of T after it was set must not make the saved file unreadable.
 Loss read_loss(const json& j) {
   if (!j.is_object()) fail_field("loss: expected an object such as {\"kind\": \"attend\", \"head\": 0, \"targets\": […]}, found " + type_of(j));
-  if (!j.contains("kind") || !j["kind"].is_string()) fail_field("loss.kind: expected \"mse\" or \"attend\"");
+  if (!j.contains("kind") || !j["kind"].is_string()) fail_field("loss.kind: expected \"mse\", \"attend\" or \"next_token\"");
   const std::string kind = j["kind"].get<std::string>();
   Loss loss;
   const auto only = [&](std::initializer_list<const char*> keys) {
@@ -232,9 +233,19 @@ Loss read_loss(const json& j) {
     for (std::size_t i = 0; i < t.size(); ++i)
       loss.targets.push_back(read_int(t[i], "loss.targets[" + std::to_string(i) + "]", 0, limits::kMaxTokens - 1));
   } else if (kind == "next_token") {
-    fail_field("loss.kind: \"next_token\" is not computed yet (expected \"mse\" or \"attend\")");
+    only({"kind", "W_U", "targets"});
+    loss.kind = LossKind::NextToken;
+    if (!j.contains("W_U")) fail_field("loss.W_U: missing (the d_out x vocabulary unembedding: logits = output · W_U)");
+    loss.W_U = read_matrix(j["W_U"], "loss.W_U", limits::kMaxModelDim, "d_out", limits::kMaxLossVocabulary, "vocabulary");
+    if (!j.contains("targets") || !j["targets"].is_array()) fail_field("loss.targets: expected a list of T token ids");
+    const json& t = j["targets"];
+    if (t.size() > static_cast<std::size_t>(limits::kMaxTokens))
+      fail_field("loss.targets: expected at most " + std::to_string(limits::kMaxTokens) + " token ids, found " + std::to_string(t.size()));
+    const int vocab = static_cast<int>(loss.W_U.cols());
+    for (std::size_t i = 0; i < t.size(); ++i)
+      loss.targets.push_back(read_int(t[i], "loss.targets[" + std::to_string(i) + "]", 0, vocab - 1));
   } else {
-    fail_field("loss.kind: expected \"mse\" or \"attend\", found " + j["kind"].dump());
+    fail_field("loss.kind: expected \"mse\", \"attend\" or \"next_token\", found " + j["kind"].dump());
   }
   return loss;
 }
@@ -626,6 +637,12 @@ std::string scenario_to_json(const Scenario& s) {
     if (s.loss->kind == LossKind::Mse) {
       out << ", \"target\": ";
       json_text::write_matrix(out, s.loss->target.get(), 4);
+    } else if (s.loss->kind == LossKind::NextToken) {
+      out << ", \"W_U\": ";
+      json_text::write_matrix(out, s.loss->W_U.get(), 4);
+      out << ", \"targets\": [";
+      for (std::size_t i = 0; i < s.loss->targets.size(); ++i) out << (i ? ", " : "") << s.loss->targets[i];
+      out << ']';
     } else {
       out << ", \"head\": " << s.loss->head << ", \"targets\": [";
       for (std::size_t i = 0; i < s.loss->targets.size(); ++i) out << (i ? ", " : "") << s.loss->targets[i];

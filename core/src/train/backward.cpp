@@ -7,7 +7,14 @@
 
 namespace attention_lab {
 
-const char* to_string(LossKind kind) { return kind == LossKind::Mse ? "mse" : "attend"; }
+const char* to_string(LossKind kind) {
+  switch (kind) {
+    case LossKind::Mse: return "mse";
+    case LossKind::Attend: return "attend";
+    case LossKind::NextToken: return "next_token";
+  }
+  return "?";
+}
 
 const Matrix* Gradients::find(StageId id) const {
   id.role = Role::Gradient;
@@ -72,6 +79,27 @@ Matrix unnorm(const MatrixView& x, const Matrix& dy, const Matrix& gain, bool wh
 
 }  // namespace
 
+Matrix next_token_logit_gradient(const MatrixView& O, const Loss& loss, double* value) {
+  const Matrix logits = O * loss.W_U.get();
+  const Index T = logits.rows();
+  Matrix dLogits(T, logits.cols());
+  double sum = 0.0;
+  for (Index i = 0; i < T; ++i) {
+    // a stable log-softmax, in double: the loss is a difference of large numbers otherwise
+    const double top = static_cast<double>(logits.row(i).maxCoeff());
+    double z = 0.0;
+    for (Index v = 0; v < logits.cols(); ++v) z += std::exp(static_cast<double>(logits(i, v)) - top);
+    const Index t = loss.targets[static_cast<std::size_t>(i)];
+    sum -= static_cast<double>(logits(i, t)) - top - std::log(z);
+    for (Index v = 0; v < logits.cols(); ++v) {
+      const double p = std::exp(static_cast<double>(logits(i, v)) - top) / z;
+      dLogits(i, v) = static_cast<float>((p - (v == t ? 1.0 : 0.0)) / static_cast<double>(T));
+    }
+  }
+  if (value) *value = sum / static_cast<double>(T);
+  return dLogits;
+}
+
 std::string gradients_problem(const Scenario& s, const Loss& loss) {
   const Dims d = s.dims();
   if (s.rope.on && s.rope.scaling != RopeScaling::None) return not_yet("RoPE with a scaling");
@@ -80,6 +108,19 @@ std::string gradients_problem(const Scenario& s, const Loss& loss) {
     if (loss.target.rows() != d.T || loss.target.cols() != d.d_out)
       return "loss.target: expected " + std::to_string(d.T) + " x " + std::to_string(d.d_out) + " (T x d_out), found " +
              std::to_string(loss.target.rows()) + " x " + std::to_string(loss.target.cols());
+    return {};
+  }
+  if (loss.kind == LossKind::NextToken) {
+    if (loss.W_U.rows() != d.d_out || loss.W_U.cols() < 1)
+      return "loss.W_U: expected " + std::to_string(d.d_out) + " rows (d_out, one per output column) and a column per token, found " +
+             std::to_string(loss.W_U.rows()) + " x " + std::to_string(loss.W_U.cols());
+    if (static_cast<int>(loss.targets.size()) != d.T)
+      return "loss.targets: expected " + std::to_string(d.T) + " token ids (one per row, T), found " + std::to_string(loss.targets.size());
+    const int vocab = static_cast<int>(loss.W_U.cols());
+    for (int i = 0; i < d.T; ++i)
+      if (const int t = loss.targets[static_cast<std::size_t>(i)]; t < 0 || t >= vocab)
+        return "loss.targets[" + std::to_string(i) + "]: expected a token id from 0 to " + std::to_string(vocab - 1) +
+               " (W_U's columns, the vocabulary), found " + std::to_string(t);
     return {};
   }
   if (loss.head < 0 || loss.head >= d.heads)
@@ -118,6 +159,10 @@ Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss) {
     const double n = static_cast<double>(diff.size());
     g.loss = static_cast<double>(diff.cast<double>().squaredNorm()) / n;
     dO = diff * static_cast<float>(2.0 / n);
+  } else if (loss.kind == LossKind::NextToken) {
+    // logits = O·W_U; ∂L/∂logitsᵢ = (softmax(logitsᵢ) − onehot(targetᵢ)) / T; ∂O = ∂logits·W_Uᵀ
+    const Matrix dLogits = next_token_logit_gradient(O, loss, &g.loss);
+    dO = dLogits * loss.W_U.get().transpose();
   } else {
     const MatrixView A = value(StageKind::Weights, loss.head);
     dA_loss = Matrix::Zero(A.rows(), A.cols());
