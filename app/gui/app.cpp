@@ -11,6 +11,7 @@
 #include "logic/steps.h"
 #include "logic/block_derivation.h"
 #include "logic/derivation.h"
+#include "logic/gradient_derivation.h"
 #include "logic/provenance.h"
 #include "attention_lab/scenario_io.h"
 #include "panels/panels.h"
@@ -761,6 +762,8 @@ std::string App::init(GLFWwindow* window) {
   state_.clock.set_finished(picture);
   state_.model.predictions_in_place = picture;
   if (o.presenter) toggle_presenter(!o.size_given);  // --size: a window of that size, to rehearse a projector
+  if (o.show == "gradients") state_.gradient_view = GradientView::Gradients;
+  if (o.show == "both") state_.gradient_view = GradientView::Both;
   if (o.view == "heads") state_.centre = CentreView::HeadView;
   if (o.view == "softmax") state_.centre = CentreView::SoftmaxUpClose;
   if (o.view == "sqrt-dk") state_.centre = CentreView::SqrtDkExperiment;
@@ -790,8 +793,16 @@ std::string App::init(GLFWwindow* window) {
     if (state_.job) {
       state_.deferred_select = CellRef{*id, r, c};  // a model or a big scenario: checked when it is in
     } else {
-      if (const std::string problem = cell_problem(state_.doc->scenario(), CellRef{*id, r, c}); !problem.empty())
-        return "--select: " + problem;
+      // a gradient cell: the cell of its stage, of a scenario whose loss has gradients
+      StageId value = *id;
+      value.role = Role::Value;
+      const Scenario& sc = state_.doc->scenario();
+      if (const std::string problem = cell_problem(sc, CellRef{value, r, c}); !problem.empty()) return "--select: " + problem;
+      if (id->role == Role::Gradient) {
+        if (!sc.loss) return "--select: " + to_string(*id) + ": the scenario has no loss, so no gradients";
+        if (const std::string problem = gradients_problem(sc, *sc.loss); !problem.empty()) return "--select: " + problem;
+        if (!has_gradient(id->kind)) return "--select: " + to_string(*id) + ": a constant, which has no gradient";
+      }
       state_.selected = CellRef{*id, r, c};
     }
   }
@@ -950,6 +961,11 @@ void App::handle_shortcuts() {
         case GLFW_KEY_O: state_.unless_unsaved_work("open", shift ? action_open_model_dialog : action_open_dialog); break;
         case GLFW_KEY_Q: request_close(); break;
         case GLFW_KEY_T: state_.take_snapshot(); break;
+        case GLFW_KEY_G:
+          state_.gradient_view = next_gradient_view(state_.gradient_view);
+          state_.set_status(std::string("The Pipeline shows ") + to_string(state_.gradient_view) +
+                            (state_.gradient_view == GradientView::Values ? "" : " (of the scenario's loss)"));
+          break;
         case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: change_font_scale(Settings::kFontStep); break;
         case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: change_font_scale(1.0f / Settings::kFontStep); break;
         default: break;
@@ -1026,7 +1042,7 @@ void App::handle_shortcuts() {
         state_.set_status(state_.pointer_spotlight ? "Pointer ring on (presenter mode)" : "Pointer ring off");
         break;
       case GLFW_KEY_ENTER: case GLFW_KEY_KP_ENTER:
-        if (state_.selected && state_.selected->stage.kind != StageKind::Mask) {
+        if (state_.selected && state_.selected->stage.kind != StageKind::Mask && state_.selected->stage.role == Role::Value) {
           state_.typing.cell = *state_.selected;
           state_.typing.open_requested = true;
         }
@@ -1057,6 +1073,12 @@ void App::update_provenance() {
       const int row = static_cast<int>(elapsed * std::max(1.5, static_cast<double>(m.rows()) / 4.0));
       if (row < m.rows()) source = CellRef{id, row, 0};
     }
+  }
+  if (source && source->stage.role == Role::Gradient) {
+    // a gradient is made of later gradients (and the values they multiply): provenance going backwards
+    const Gradients* g = state_.gradients.get(*state_.doc);
+    state_.lit = g ? derive_gradient(*state_.doc, *g, source->stage, source->row, source->col).sources : std::vector<Lit>{};
+    return;
   }
   state_.lit = source ? provenance(state_.doc->scenario(), source->stage, source->row, source->col) : std::vector<Lit>{};
 }

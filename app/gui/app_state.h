@@ -21,6 +21,7 @@
 #include "interp_state.h"
 #include "logic/model_training_job.h"
 #include "logic/training_run.h"
+#include "logic/gradient_store.h"
 #include "logic/animation_clock.h"
 #include "logic/export_names.h"
 #include "logic/frame_histogram.h"
@@ -406,6 +407,9 @@ struct AppState {
   HeadViewState head_view;
   SqrtDkState sqrt_dk;
   TrainState train;
+  // The Pipeline's values, the loss's gradient of each stage, or both (Ctrl+G).
+  GradientView gradient_view = GradientView::Values;
+  GradientStore gradients;
   SoftmaxCloseUp softmax;
   CompareState compare;
   QuizState quiz;

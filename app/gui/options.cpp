@@ -29,6 +29,8 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
   --lesson-step N      start the lesson at step N
   --view NAME          open a centre view: pipeline, heads, softmax, sqrt-dk, train, or
                        (with --model) model, block or interp
+  --show WHAT          what the Pipeline shows of each stage: values (default), gradients
+                       (of the scenario's loss, ∂L/∂stage) or both (Ctrl+G cycles)
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
                        (with --size: a window of that size, e.g. to rehearse a projector)
   --export WHAT OUT.png  render WHAT off screen, write it to OUT.png and exit: a stage
@@ -123,6 +125,9 @@ ParsedOptions parse_options(const std::vector<std::string>& args) {
       int n = 0;
       if (!value(v) || !to_int(v, n) || n < 1) return {std::nullopt, "--lesson-step: expected a whole number ≥ 1, found '" + v + "'"};
       o.lesson_step = n - 1;
+    } else if (a == "--show") {
+      if (!value(o.show) || (o.show != "values" && o.show != "gradients" && o.show != "both"))
+        return {std::nullopt, "--show: expected values, gradients or both, found '" + o.show + "'"};
     } else if (a == "--view") {
       if (!value(o.view) || (o.view != "pipeline" && o.view != "heads" && o.view != "softmax" && o.view != "sqrt-dk" && o.view != "train" &&
                              o.view != "model" && o.view != "block" && o.view != "interp"))

@@ -26,6 +26,7 @@ struct Options {
   std::string lesson;          // --lesson NAME|FILE
   int lesson_step = 0;         // --lesson-step N (1-based on the command line)
   std::string view;            // --view pipeline|heads|softmax|sqrt-dk: the centre view to open
+  std::string show;            // --show values|gradients|both: what the Pipeline shows of each stage
   bool presenter = false;      // --presenter: start in presenter mode (F5)
   std::string export_target;   // --export STAGE|step|view OUT.png: write that PNG off screen and exit
   std::string export_path;

@@ -3,6 +3,7 @@
 #include "attention_lab/stage_info.h"
 #include "logic/block_derivation.h"
 #include "logic/derivation.h"
+#include "logic/gradient_derivation.h"
 #include "logic/interp_probe.h"
 #include "panels/panels.h"
 
@@ -183,7 +184,12 @@ void lesson_json(const AppState& state, json& out) {
 nlohmann::ordered_json probe_json(const AppState& state) {
   const Scenario& s = state.doc->scenario();
   const std::optional<CellRef> inspected = state.hovered ? state.hovered : state.selected;
-  const Derivation derivation = inspected ? derive(*state.doc, inspected->stage, inspected->row, inspected->col) : Derivation{};
+  const Gradients* grads = state.gradients.current(*state.doc);
+  const Derivation derivation =
+      !inspected                                   ? Derivation{}
+      : inspected->stage.role == Role::Value       ? derive(*state.doc, inspected->stage, inspected->row, inspected->col)
+      : grads                                      ? derive_gradient(*state.doc, *grads, inspected->stage, inspected->row, inspected->col).text
+                                                   : Derivation{};
   json out = json::object();
   out["hovered"] = cell_json(state.hovered);
   out["selected"] = cell_json(state.selected);
@@ -194,6 +200,10 @@ nlohmann::ordered_json probe_json(const AppState& state) {
   out["undo"] = state.doc->can_undo();
   out["inspector"] = derivation.title;
   out["inspector_formula"] = derivation.formula;
+  out["inspector_numbers"] = derivation.numbers;
+  out["gradients"] = {{"view", to_string(state.gradient_view)},
+                      {"loss", grads ? json(grads->loss) : json(nullptr)},
+                      {"problem", state.gradients.problem()}};
   out["frame"] = ImGui::GetFrameCount();
   out["busy"] = state.busy();
   out["cancel_button"] = rect_json(state.cancel_button);

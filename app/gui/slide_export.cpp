@@ -180,7 +180,7 @@ ExportResult render_export(AppState& state, const ExportRequest& request) {
   state.hovered.reset();
   state.hovered_last_frame.reset();
   if (request.with_highlights) {
-    state.lit = state.selected ? provenance(state.doc->scenario(), state.selected->stage, state.selected->row,
+    state.lit = state.selected && state.selected->stage.role == Role::Value ? provenance(state.doc->scenario(), state.selected->stage, state.selected->row,
                                             state.selected->col)
                                : std::vector<Lit>{};
   } else {

@@ -37,6 +37,23 @@ std::string compact_cell_value(const std::string& formatted) {
   return formatted.substr(0, digits_at) + formatted.substr(digits_at + 1);
 }
 
+std::string format_significant(float v, int digits) {
+  if (std::isnan(v) || std::isinf(v)) return format_number(v, digits);
+  if (v == 0.0f) return "0";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(std::fabs(v)));
+  return (v < 0 ? "−" : "") + std::string(buf);
+}
+
+std::string power_of_ten(int exponent) {
+  static const char* const kDigits[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+  std::string out = "×10";
+  if (exponent < 0) out += "⁻";
+  const std::string digits = std::to_string(exponent < 0 ? -exponent : exponent);
+  for (const char d : digits) out += kDigits[d - '0'];
+  return out;
+}
+
 std::string format_factor(float v, int digits) {
   const std::string s = format_number(v, digits);
   return v < 0 ? "(" + s + ")" : s;

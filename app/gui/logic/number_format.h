@@ -17,6 +17,11 @@ std::string format_cell_value(float v, int digits = 2);
 // The same value without its leading zero ("−.4", ".25"), as plots print it
 // where a cell has no room for "−0.4"; other numbers are returned as they are.
 std::string compact_cell_value(const std::string& formatted);
+// `digits` significant digits, whatever the magnitude: a gradient of 0.0036
+// reads "0.0036", not "0.00" ("3.6e-05" below 1e-4); a true minus sign.
+std::string format_significant(float v, int digits = 3);
+// A power of ten as a heatmap's title writes it: −2 → "×10⁻²".
+std::string power_of_ten(int exponent);
 // Wraps negatives in parentheses for products: "(−0.31)".
 std::string format_factor(float v, int digits = 2);
 // A share as a percentage with `decimals` decimals: 0.123 → "12.3 %". A share

@@ -165,7 +165,7 @@ void draw_head_view_panel(AppState& state) {
                 (0.5f + 5.5f * l.weight) * em);
 
   // The selected weight cell, if it is one of these lines, stands out.
-  if (state.selected && state.selected->stage.kind == StageKind::Weights) {
+  if (state.selected && state.selected->stage.kind == StageKind::Weights && state.selected->stage.role == Role::Value) {
     const auto& c = *state.selected;
     if (c.row >= layout.first_token && c.row < layout.first_token + layout.token_count && c.col >= layout.first_token &&
         c.col < layout.first_token + layout.token_count)

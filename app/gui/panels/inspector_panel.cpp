@@ -5,6 +5,7 @@
 #include "attention_lab/stage_info.h"
 #include "logic/block_derivation.h"
 #include "logic/derivation.h"
+#include "logic/gradient_derivation.h"
 #include "logic/number_format.h"
 #include "logic/text_fit.h"
 
@@ -75,6 +76,17 @@ void draw_inspector_panel(AppState& state) {
     ImGui::TextUnformatted("Hover a cell to see where its number comes from. Click to keep it selected (Esc clears).");
     ImGui::TextDisabled("Drag a cell up or down to change it; double-click or Enter to type a value.");
     ImGui::PopTextWrapPos();
+  } else if (cell->stage.role == Role::Gradient) {
+    const Gradients* g = state.gradients.get(doc);
+    const Derivation d = g ? derive_gradient(doc, *g, cell->stage, cell->row, cell->col).text : Derivation{};
+    const StageInfo& info = state.stage_info(cell->stage);
+    text_between_terms(d.title, gfx::Accent::Highlight);
+    text_between_terms(info.name, std::nullopt, true);
+    text_between_terms("= " + d.formula);
+    text_between_terms("= " + d.numbers);
+    if (!d.note.empty()) text_between_terms(d.note, gfx::Accent::Pin);
+    ImGui::Spacing();
+    text_between_terms(info.formula, std::nullopt, true);
   } else {
     const Derivation d = derive(doc, cell->stage, cell->row, cell->col);
     const StageInfo& info = state.stage_info(cell->stage);

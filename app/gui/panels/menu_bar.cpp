@@ -191,9 +191,11 @@ void draw_menu_bar(AppState& state) {
       ImGui::SetTooltip("What the centre shows for this step, drawn off screen at 1×, 2× or 4×");
     if (ImGui::MenuItem("Export view as PNG…")) action_export_png_dialog(state, ExportTarget{ExportKind::View, {}});
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The whole centre view (all of the pipeline, not only what is scrolled into view)");
-    if (ImGui::MenuItem("Export selected matrix as PNG…", nullptr, false, state.selected.has_value()))
+    // (a gradient is drawn, not exported: its numbers are in `trace --grad`)
+    const bool value_selected = state.selected && state.selected->stage.role == Role::Value;
+    if (ImGui::MenuItem("Export selected matrix as PNG…", nullptr, false, value_selected))
       action_export_png_dialog(state, ExportTarget{ExportKind::Stage, state.selected->stage});
-    if (ImGui::MenuItem("Export selected matrix as CSV…", nullptr, false, state.selected.has_value()))
+    if (ImGui::MenuItem("Export selected matrix as CSV…", nullptr, false, value_selected))
       action_export_csv_dialog(state, state.selected->stage);
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) state.unless_unsaved_work("quit", [](AppState& s) { s.quit = true; });
@@ -233,6 +235,14 @@ void draw_menu_bar(AppState& state) {
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Presenter mode", "F5", state.presenter)) state.toggle_presenter_requested = true;
+    if (ImGui::BeginMenu("Pipeline shows")) {
+      for (const GradientView v : {GradientView::Values, GradientView::Gradients, GradientView::Both})
+        if (ImGui::MenuItem(to_string(v), v == next_gradient_view(state.gradient_view) ? "Ctrl+G" : nullptr,
+                            state.gradient_view == v))
+          state.gradient_view = v;
+      ImGui::EndMenu();
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each stage's values, the loss's gradient of it (∂L/∂stage), or both");
     if (ImGui::MenuItem("Compare: take snapshot", "Ctrl+T")) state.take_snapshot();
     ImGui::MenuItem("Compare: show differences", nullptr, &state.compare.show, state.compare.snapshot.has_value());
     ImGui::Separator();

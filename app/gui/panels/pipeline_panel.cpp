@@ -1,6 +1,7 @@
 #include "panels/panels.h"
 
 #include "attention_lab/stage_info.h"
+#include "logic/number_format.h"
 #include "logic/pipeline_layout.h"
 #include "logic/steps.h"
 #include "widgets/heatmap_widget.h"
@@ -85,6 +86,43 @@ bool scroll_to_cell(const AppState& state, const CellRef& cell) {
   return false;
 }
 
+// Values, gradients or both, with the loss they are the gradients of. Shown
+// when the scenario has a loss or gradients were asked for.
+void draw_gradient_bar(AppState& state) {
+  const Scenario& s = state.doc->scenario();
+  if (!s.loss && state.gradient_view == GradientView::Values) return;
+  ImGui::TextDisabled("Show:");
+  static const struct {
+    GradientView view;
+    const char* label;
+    const char* tip;
+  } kViews[] = {{GradientView::Values, "values", "Every stage's numbers (Ctrl+G: values, gradients, both)"},
+                {GradientView::Gradients, "gradients", "∂L/∂(each stage): how the loss changes as each number goes up"},
+                {GradientView::Both, "both", "Each stage's values, with its gradient under them"}};
+  for (const auto& v : kViews) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(v.label, state.gradient_view == v.view)) state.gradient_view = v.view;
+    state.note_item(std::string("show ") + v.label);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.tip);
+  }
+  if (state.gradient_view == GradientView::Values) return;
+  const Gradients* g = state.gradients.get(*state.doc);
+  ImGui::SameLine(0, 18);
+  if (g) {
+    ImGui::Text("loss L = %s (%s)", format_number(static_cast<float>(g->loss), 4).c_str(), to_string(s.loss->kind));
+    // (on its own line, wrapped, when the view is too narrow for it beside the loss)
+    const char* key = "red: the loss rises as the number grows; blue: it falls";
+    same_line_if_fits(ImGui::CalcTextSize(key).x + 18.0f);
+    push_wrap_at_visible_edge();
+    ImGui::TextDisabled("%s", key);
+    ImGui::PopTextWrapPos();
+  } else {
+    push_wrap_at_visible_edge();
+    text_colored(gfx::Accent::Warning, "No gradients: %s", state.gradients.problem().c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
 }  // namespace
 
 void draw_pipeline_panel(AppState& state) {
@@ -96,6 +134,8 @@ void draw_pipeline_panel(AppState& state) {
     state.equations_head = head;
   }
   const std::vector<EquationLine>& lines = state.equations;
+  draw_gradient_bar(state);
+  const Gradients* grads = state.gradient_view != GradientView::Values ? state.gradients.get(*state.doc) : nullptr;
   const float cell = fitted_cell_px(state, ImGui::GetWindowHeight());
 
   const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
@@ -140,8 +180,18 @@ void draw_pipeline_panel(AppState& state) {
     const bool is_current = current_step >= 0 && (step == current_step || id.kind == focus);
     const ImVec2 before = ImGui::GetCursorScreenPos();
     ImGui::BeginGroup();
-    const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, id, opt));
-    if (ev.hovered) state.hovered = ev.hovered;
+    // The loss's gradient of the stage, instead of its values or under them;
+    // a constant (the mask, RoPE's angles) has none and fades back.
+    const Matrix* grad = grads ? grads->find(id) : nullptr;
+    if (state.gradient_view == GradientView::Gradients && grad) {
+      draw_gradient_heatmap(state, id, opt, *grad, state.gradients.version());
+    } else {
+      HeatmapOptions value_opt = opt;
+      if (state.gradient_view == GradientView::Gradients && grads) value_opt.dim = std::min(opt.dim, 0.35f);
+      const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, id, value_opt));
+      if (ev.hovered) state.hovered = ev.hovered;
+      if (state.gradient_view == GradientView::Both && grad) draw_gradient_heatmap(state, id, opt, *grad, state.gradients.version());
+    }
     // Compare: the change since the snapshot, right under the value.
     // Off screen it keeps its last difference: at T=1024 diffing every
     // changed stage each frame of a drag made Compare crawl.

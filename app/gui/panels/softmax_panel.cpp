@@ -105,7 +105,7 @@ void draw_softmax_panel(AppState& state) {
   // Follow the selection: a selected cell of any stage with a row per token
   // (X, Q, the scores, the context, the output, …) shows that token's row
   // here, and a per-head stage's cell that head.
-  if (state.selected && sc.follow_selection && has_token_rows(state.selected->stage.kind) &&
+  if (state.selected && sc.follow_selection && state.selected->stage.role == Role::Value && has_token_rows(state.selected->stage.kind) &&
       state.selected->row >= 0 && state.selected->row < s.T()) {
     sc.row = state.selected->row;
     if (is_per_head(state.selected->stage.kind)) state.focused_head = state.selected->stage.head;

@@ -184,9 +184,14 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   HeatmapEvents ev;
   const Document& doc = *state.doc;
   // (a head the scenario no longer has, for the frame a change of heads takes to reach the layout)
-  if (!doc.engine().not_held(id).empty()) return ev;
+  StageId value_id = id;
+  value_id.role = Role::Value;
+  if (!doc.engine().not_held(value_id).empty()) return ev;
   const StageInfo& info = state.stage_info(id);
   const bool showing_difference = opt.difference != nullptr;
+  const bool showing_gradient = opt.gradient != nullptr && id.role == Role::Gradient;
+  // a difference or a gradient: signed numbers of the stage's shape that are not its values
+  const bool signed_overlay = showing_difference || showing_gradient;
   // The values are fetched only when something reads them: a derived stage
   // (scaled, masked, weights) costs an exp per cell to materialize, and the
   // texture and colour range of an unchanged stage are cached already. (At
@@ -194,11 +199,18 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // 12 million weights every frame.)
   std::optional<MatrixView> fetched;
   const auto values = [&]() -> const MatrixView& {
-    if (!fetched) fetched.emplace(showing_difference ? MatrixView(opt.difference->difference) : doc.stage(id));
+    if (!fetched)
+      fetched.emplace(showing_difference ? MatrixView(opt.difference->difference)
+                      : showing_gradient ? MatrixView(*opt.gradient)
+                                         : doc.stage(id));
     return *fetched;
   };
-  const int rows = showing_difference ? static_cast<int>(opt.difference->difference.rows()) : info.rows;
-  const int cols = showing_difference ? static_cast<int>(opt.difference->difference.cols()) : info.cols;
+  const int rows = showing_difference ? static_cast<int>(opt.difference->difference.rows())
+                   : showing_gradient ? static_cast<int>(opt.gradient->rows())
+                                      : info.rows;
+  const int cols = showing_difference ? static_cast<int>(opt.difference->difference.cols())
+                   : showing_gradient ? static_cast<int>(opt.gradient->cols())
+                                      : info.cols;
   const int shown_rows = opt.transposed ? cols : rows, shown_cols = opt.transposed ? rows : cols;
   if (rows == 0 || cols == 0) return ev;
 
@@ -208,7 +220,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // have IDs of their own, so one appearing after the first edit of a drag
   // leaves the IDs of the value copies, and the drag, where they were.
   ImGui::PushID(to_string(id).c_str());
-  ImGui::PushID(showing_difference ? "difference" : "value");
+  ImGui::PushID(showing_difference ? "difference" : showing_gradient ? "gradient" : "value");
   ImGui::PushID(state.heatmap_instances[{id, showing_difference}]++);
   ImGui::BeginGroup();
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -226,9 +238,22 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   const float col_label_h =
       !opt.show_labels ? 0.0f : std::max(turned.on ? turned.band : ImGui::GetTextLineHeight(), opt.column_band);
 
+  // A gradient's cells print its numbers times a power of ten when they are
+  // all small (0.0036 would read "0.00"): the title says "×10⁻²", the
+  // colours and the inspector keep the real numbers.
+  int print_exponent = 0;
+  if (showing_gradient) {
+    auto& range_of = state.colour_ranges[id];
+    if (range_of.first != opt.gradient_version) range_of = {opt.gradient_version, colour_range(ValueDomain::Signed, values())};
+    if (range_of.second > 0.0f && range_of.second < 0.1f)
+      print_exponent = static_cast<int>(std::floor(std::log10(range_of.second)));
+  }
+  const float print_scale = print_exponent == 0 ? 1.0f : std::pow(10.0f, static_cast<float>(-print_exponent));
+
   // Title: symbol and shape, e.g. "Q  7×4"; the full name and formula in the tooltip.
   std::string title = std::string(opt.title_override ? opt.title_override : info.symbol.c_str()) + (opt.transposed ? "ᵀ" : "");
   if (opt.show_labels) title += "  " + std::to_string(shown_rows) + "×" + std::to_string(shown_cols);
+  if (print_exponent != 0) title += "  " + power_of_ten(print_exponent);
   if (showing_difference) {
     // "Δ S₀: largest change [2,1] +0.31", so the eye knows where to look.
     const StageDiff& d = *opt.difference;
@@ -368,12 +393,14 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   // Several cells per pixel: upload a pooled copy (max |v| per block) instead.
   const float cells_per_px = (vis[2] - vis[0]) / rect.width();
   const int pool = cells_per_px > 1.0f ? static_cast<int>(std::ceil(cells_per_px)) : 1;
-  const std::uint64_t version = showing_difference ? opt.difference_version : doc.engine().version(id);
+  const std::uint64_t version = showing_difference ? opt.difference_version
+                                : showing_gradient ? opt.gradient_version
+                                                   : doc.engine().version(id);
   auto& tex = state.textures[{id, pool * 2 + (showing_difference ? 1 : 0)}];
   // Weights are coloured on the scale chosen for them (linear, log, per row):
   // the texture holds the mapped values, so it changes with the scale too.
   const ColourScale scale =
-      !showing_difference && info.domain == ValueDomain::Probability ? state.colour_scale(id) : ColourScale::Linear;
+      !signed_overlay && info.domain == ValueDomain::Probability ? state.colour_scale(id) : ColourScale::Linear;
   const int decades = log_decades(doc.scenario().T());
   const std::uint64_t key = (version * 4096u + static_cast<std::uint64_t>(pool)) * 4u + static_cast<std::uint64_t>(scale);
   // (while the button is down: a drag whose heatmap left the screen ends
@@ -396,7 +423,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     ++state.texture_uploads;
   }
   // A difference is signed whatever the stage holds: blue went down, red went up.
-  const ValueDomain domain = showing_difference ? ValueDomain::Signed : info.domain;
+  const ValueDomain domain = signed_overlay ? ValueDomain::Signed : info.domain;
   const int colormap = colormap_for(domain);
   float range = 1.0f;
   if (showing_difference) {
@@ -474,14 +501,16 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         if (opt.reveal >= 0 && sr * shown_cols + scn >= opt.reveal) continue;
         const int r = opt.transposed ? scn : sr, c = opt.transposed ? sr : scn;
         const Rect cr = cell_rect(rect, view, rows, cols, Cell{r, c}, opt.transposed);
-        if (!showing_difference && state.quiz_hides(id, r, c)) {  // the answer or a copy of it: "?" below
+        if (!signed_overlay && state.quiz_hides(id, r, c)) {  // the answer or a copy of it: "?" below
           hidden_copies.push_back(cr);
           continue;
         }
         if (cr.x0 >= p0.x - 1 && cr.x1 <= p1.x + 1 && cr.y0 >= p0.y - 1 && cr.y1 <= p1.y + 1) shown.push_back({cr, values()(r, c), r});
       }
     const auto text_of = [&](float v, int digits) {
-      return std::isinf(v) && v < 0 ? std::string("−∞") : colormap == 2 ? std::string(v != 0.0f ? "1" : "0") : format_cell_value(v, digits);
+      return std::isinf(v) && v < 0 ? std::string("−∞")
+             : colormap == 2        ? std::string(v != 0.0f ? "1" : "0")
+                                    : format_cell_value(v * print_scale, digits);
     };
     const auto width_at = [&](const std::string& t, float size) { return ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, t.c_str()).x; };
     // One precision and one text size for every cell on screen, so a negative
@@ -530,7 +559,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
                   text_colour_on(colour_under(s)), t.c_str());
     }
   }
-  if (!is_input(id.kind) && !sc.pins.empty()) {
+  if (!signed_overlay && !is_input(id.kind) && !sc.pins.empty()) {
     // Only this stage's pins: never a loop over every cell of a big matrix.
     for (const auto& entry : sc.pins) {
       const std::optional<Cell> at = pinned_cell(sc, id, entry.first);
@@ -562,7 +591,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     const Rect cr = cell_rect(rect, view, rows, cols, Cell{state.hovered->row, state.hovered->col}, opt.transposed);
     dl->AddRect(ImVec2(cr.x0 - 3, cr.y0 - 3), ImVec2(cr.x1 + 3, cr.y1 + 3), IM_COL32(255, 140, 0, 255), 2.0f, 0, 5.0f);
     const float v = values()(state.hovered->row, state.hovered->col);
-    const std::string t = std::isinf(v) && v < 0 ? "−∞" : format_number(v, 3);
+    const std::string t = std::isinf(v) && v < 0 ? "−∞" : showing_gradient ? format_significant(v) : format_number(v, 3);
     const float big = ImGui::GetFontSize() * 1.6f;
     const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(big, FLT_MAX, 0.0f, t.c_str());
     const ImVec2 at(cr.x1 + 8, cr.y0 - ts.y - 4);
@@ -605,7 +634,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         state.selected = ev.hovered;
         // the registry's word on it (StageInfo::editability); the mask toggles on release, concat
         // is pinned through each head's context
-        const bool editable = opt.editable && !showing_difference && id.kind != StageKind::Mask &&
+        const bool editable = opt.editable && !signed_overlay && id.kind != StageKind::Mask &&
                               id.kind != StageKind::Concat && info.editability != Editability::ReadOnly;
         if (editable)
           state.drag = DragState{*ev.hovered, state.doc->begin_gesture(), values()(ev.hovered->row, ev.hovered->col),
@@ -615,7 +644,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     if (ImGui::IsItemActive() && state.panning == id && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 0.0f)) {
       view.pan_by(io.MouseDelta.x, io.MouseDelta.y, rect, shown_rows, shown_cols);
     }
-    if (ImGui::IsItemActive() && !showing_difference && state.drag && state.drag->cell.stage == id) {
+    if (ImGui::IsItemActive() && !signed_overlay && state.drag && state.drag->cell.stage == id) {
       DragState& d = *state.drag;
       // The inspector follows the cell being changed, not the one the mouse
       // passes over on its way up or down.
@@ -630,13 +659,13 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
     }
     if (ImGui::IsItemDeactivated()) {
       // Only a left click toggles a mask cell: the right click that opens the menu must not.
-      if (id.kind == StageKind::Mask && opt.editable && !showing_difference && ev.hovered && state.panning != id &&
+      if (id.kind == StageKind::Mask && opt.editable && !signed_overlay && ev.hovered && state.panning != id &&
           ImGui::IsMouseReleased(ImGuiMouseButton_Left))
         ev.edits.push_back({mask_toggle(ev.hovered->row, ev.hovered->col, values()(ev.hovered->row, ev.hovered->col)), 0});
       state.drag.reset();
       if (state.panning == id) state.panning.reset();
     }
-    if (hovered && opt.editable && !showing_difference && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && ev.hovered &&
+    if (hovered && opt.editable && !signed_overlay && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && ev.hovered &&
         id.kind != StageKind::Mask && id.kind != StageKind::Concat) {
       state.drag.reset();
       state.typing.cell = *ev.hovered;
@@ -649,7 +678,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
       const std::optional<CellRef> on =
           state.context_cell && state.context_cell->stage == id ? state.context_cell : std::optional<CellRef>{};
       if (ImGui::MenuItem("Reset zoom", nullptr, false, !view.is_reset())) view.reset();
-      if (info.domain == ValueDomain::Probability && !showing_difference && ImGui::BeginMenu("Colour scale")) {
+      if (info.domain == ValueDomain::Probability && !signed_overlay && ImGui::BeginMenu("Colour scale")) {
         for (const ColourScale cs : kColourScales)
           if (ImGui::MenuItem(to_string(cs), nullptr, scale == cs)) state.colour_scales[id] = cs;
         ImGui::EndMenu();
@@ -658,16 +687,18 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
         ImGui::SetClipboardText(matrix_to_csv(values(), info.row_labels, info.col_labels).c_str());
         state.set_status("Copied " + info.id_text + " (" + std::to_string(rows) + "×" + std::to_string(cols) + ") to the clipboard");
       }
-      if (ImGui::MenuItem("Export CSV…")) action_export_csv_dialog(state, id);
-      state.note_item("Export CSV…");
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("With the tokens as row and column headers");
-      if (ImGui::MenuItem("Export PNG…")) action_export_png_dialog(state, ExportTarget{ExportKind::Stage, id});
-      state.note_item("Export PNG…");
-      if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Drawn off screen at 1×, 2× or 4×, with title, labels and colour bar");
-      if (on && !is_input(id.kind) && pinned(sc, id, on->row, on->col) && ImGui::MenuItem("Unpin this cell"))
+      if (!signed_overlay) {
+        if (ImGui::MenuItem("Export CSV…")) action_export_csv_dialog(state, id);
+        state.note_item("Export CSV…");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("With the tokens as row and column headers");
+        if (ImGui::MenuItem("Export PNG…")) action_export_png_dialog(state, ExportTarget{ExportKind::Stage, id});
+        state.note_item("Export PNG…");
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("Drawn off screen at 1×, 2× or 4×, with title, labels and colour bar");
+      }
+      if (on && !signed_overlay && !is_input(id.kind) && pinned(sc, id, on->row, on->col) && ImGui::MenuItem("Unpin this cell"))
         ev.edits.push_back({SetPin{PinKey{id, on->row, on->col}, std::nullopt}, 0});
-      if (is_input(id.kind) && id.kind != StageKind::Mask && ImGui::MenuItem("Randomize (seeded)")) {
+      if (!signed_overlay && is_input(id.kind) && id.kind != StageKind::Mask && ImGui::MenuItem("Randomize (seeded)")) {
         const int fan_in = id.kind == StageKind::W_o ? rows : sc.d_model();
         const auto seed = sc.seed + doc.engine().version(id) * 7919u;
         ev.edits.push_back({SetMatrix{id, seeded_matrix(seed, id.kind, rows, cols, fan_in), "randomize"}, 0});
@@ -677,7 +708,7 @@ HeatmapEvents draw_heatmap(AppState& state, StageId id, const HeatmapOptions& op
   }
 
   // A token or feature label renames it on a double-click (the pointer says so on hover).
-  if (opt.show_labels && opt.interactive && !showing_difference && ImGui::IsWindowHovered()) {
+  if (opt.show_labels && opt.interactive && !signed_overlay && ImGui::IsWindowHovered()) {
     const auto hit = label_at(rect, label_w, col_label_h, vis, shown_rows, shown_cols, io.MousePos.x, io.MousePos.y);
     if (const auto name = hit ? label_name(info, opt.transposed, *hit) : std::nullopt) {
       ImGui::SetMouseCursor(ImGuiMouseCursor_TextInput);
@@ -721,6 +752,18 @@ void draw_difference_heatmap(AppState& state, StageId id, const HeatmapOptions& 
   opt.difference_version = version;
   opt.reveal = -1;
   if (const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, id, opt)); ev.hovered) state.hovered = ev.hovered;
+}
+
+void draw_gradient_heatmap(AppState& state, StageId value_id, const HeatmapOptions& value_opt, const Matrix& g,
+                           std::uint64_t version) {
+  HeatmapOptions opt = value_opt;
+  opt.gradient = &g;
+  opt.gradient_version = version;
+  opt.reveal = -1;
+  opt.editable = false;
+  StageId id = value_id;
+  id.role = Role::Gradient;
+  if (const HeatmapEvents ev = draw_heatmap(state, id, opt); ev.hovered) state.hovered = ev.hovered;
 }
 
 HeatmapEvents apply_heatmap_edits(AppState& state, HeatmapEvents events) {

@@ -34,6 +34,10 @@ struct HeatmapOptions {
   // Compare: draw this stage's change since the snapshot instead of its values.
   const StageDiff* difference = nullptr;
   std::uint64_t difference_version = 0;  // changes whenever the difference does
+  // A gradient: the stage id drawn is a gradient id ("grad.scores[0]") and
+  // these its numbers (GradientStore), signed and read-only.
+  const Matrix* gradient = nullptr;
+  std::uint64_t gradient_version = 0;  // changes whenever the gradients do
 };
 
 struct HeatmapEvents {
@@ -67,6 +71,12 @@ void draw_difference_heatmap(AppState& state, StageId id, const HeatmapOptions& 
 // when the rows shown are named (tokens, or features once one has a name),
 // as wide as the widest index (or a bias row's one word) otherwise. Both grow with the font, so a
 // presenter's larger labels are not cut to two letters.
+// The loss's gradient of stage `value_id` (gradient `g`, of version
+// `version`), drawn like its value (`value_opt`) under the id
+// "grad.<stage>"; hovering a cell of it sets state.hovered to that id.
+void draw_gradient_heatmap(AppState& state, StageId value_id, const HeatmapOptions& value_opt, const Matrix& g,
+                           std::uint64_t version);
+
 float row_label_width(const StageInfo& info, const Scenario& scenario, bool transposed, bool whole_words = false);
 
 // With whole_labels, a heatmap whose cells are narrower than `turn_below`

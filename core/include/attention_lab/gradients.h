@@ -21,6 +21,7 @@
 #include "attention_lab/engine.h"
 #include "attention_lab/loss.h"
 #include "attention_lab/scenario.h"
+#include "attention_lab/stage_info.h"
 
 #include <map>
 #include <string>
@@ -43,6 +44,15 @@ std::string gradients_problem(const Scenario& s, const Loss& loss);
 // The loss and every gradient; `engine` holds `s` computed. Throws
 // std::invalid_argument with gradients_problem's message when it is not "".
 Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss);
+
+// Whether a stage of this kind has a gradient: the mask, RoPE's angles,
+// ALiBi's bias and a sink's share are constants the loss does not reach back to.
+bool has_gradient(StageKind kind);
+
+// A gradient stage ("grad.scores[0]") for people: symbol ∂L/∂S₀, its name,
+// the backward rule of the whole matrix; signed and read-only.
+// describe_stage answers gradient ids with it.
+StageInfo describe_gradient(const Scenario& s, StageId id);
 
 // A next_token loss on output `O`: ∂L/∂logits (T × vocabulary, the
 // softmax of each row of O·W_U less its target's one-hot, over T), and the

@@ -1,5 +1,7 @@
 #include "attention_lab/stage_info.h"
 
+#include "attention_lab/gradients.h"
+
 #include "attention_lab/stage_registry.h"
 
 #include <algorithm>
@@ -65,6 +67,7 @@ Labels side_labels(const Scenario& s, SideLabels kind, int n, int head) {
 }  // namespace
 
 StageInfo describe_stage(const Scenario& s, StageId id) {
+  if (id.role == Role::Gradient) return describe_gradient(s, id);
   const Dims d = s.dims();
   const StageSpec& sp = spec(id.kind);
   const int h = sp.per_head ? id.head : 0;
