@@ -251,12 +251,20 @@ void draw_pipeline_panel(AppState& state) {
     }
   };
 
+  // Gradients alone do not obey the forward equations (∂Q·∂Kᵀ is not ∂S):
+  // their operators give way to an arrow where "=" was, the way the
+  // gradient flows, from the result back to what made it.
+  const bool backward_only = state.gradient_view == GradientView::Gradients && grads;
   auto draw_operator = [&](const std::string& text, float height) {
     const ImVec2 size = ImGui::CalcTextSize(text.c_str());
     const ImVec2 p = ImGui::GetCursorScreenPos();
     ImGui::Dummy(ImVec2(size.x + 10, height));
-    ImGui::GetWindowDrawList()->AddText(ImVec2(p.x + 5, p.y + std::max(0.0f, (height - size.y) * 0.5f)),
-                                        ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+    const bool equals = text.find('=') != std::string::npos || text.find("→") != std::string::npos;
+    if (backward_only && !equals) return;
+    const char* shown = backward_only ? "←" : text.c_str();
+    const float shown_w = ImGui::CalcTextSize(shown).x;
+    ImGui::GetWindowDrawList()->AddText(ImVec2(p.x + 5 + (size.x - shown_w) * 0.5f, p.y + std::max(0.0f, (height - size.y) * 0.5f)),
+                                        ImGui::GetColorU32(backward_only ? ImGuiCol_TextDisabled : ImGuiCol_Text), shown);
   };
 
   // Equations flow like text: a short one shares the row with the previous

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Gradients in the Pipeline with real input: a click in the Train tab gives
+# the scenario a loss; "gradients" above the equations draws ∂L/∂ of every
+# stage; hovering ∂L/∂W_q[1,0] writes its rule with the numbers and lights
+# the cells it is made of; Ctrl+G shows values and gradients both; Ctrl+Z
+# takes the loss back and the bar says there are no gradients.
+# usage: gui_gradients.sh APP_BINARY [OUT_DIR]
+set -u
+export XVFB_SCREEN=${XVFB_SCREEN:-1920x1080x24}  # room for the 1920x1080 window
+source "$(dirname "$0")/run_in_xvfb.sh"
+app=$1 out=${2:-}
+source "$(dirname "$0")/app_session.sh"
+# scroll_to STAGE ROW COL: the wheel over the pipeline's right margin (over
+# a heatmap it would zoom it) until that cell is well inside the window
+scroll_to() {
+  local x y height=${app_size#*x} margin
+  margin=$(python3 -c "import json,sys; c = json.load(open(sys.argv[1]))['centre']; print(int(c[2]) - 25)" "$probe")
+  for _ in $(seq 40); do
+    read -r x y < <(python3 "$here/probe.py" "$probe" cell "$1" "$2" "$3" 2>/dev/null) || y=$((height * 2))
+    [ "$y" -gt 120 ] && [ "$y" -lt $((height - 160)) ] && return 0
+    xdotool mousemove --window "$wid" "$margin" $((height / 2))
+    if [ "$y" -le 120 ]; then xdotool click 4; else xdotool click 5; fi
+    settle 2
+  done
+  return 1
+}
+
+for app_size in 1280x720 1920x1080; do
+  start_app --preset fat-cat --view train
+  click_item "train previous"
+  probe_check "p['train']['has_loss']" || fail "clicking 'the previous word' gave no loss ($(state))"
+  click_item "tab Pipeline"
+  probe_check "p['centre_view'] == 0" || fail "the Pipeline tab did not open ($(get centre_view))"
+
+  # 1. Gradients instead of values: every heatmap of the first equation is a gradient
+  click_item "show gradients"
+  probe_check "p['gradients']['view'] == 'gradients' and p['gradients']['loss'] is not None" ||
+    fail "'gradients' showed $(get gradients)"
+  probe_check "any(h['stage'] == 'grad.W_q' for h in p['heatmaps']) and not any(h['stage'] == 'W_q' for h in p['heatmaps'])" ||
+    fail "the Pipeline does not draw ∂L/∂W_q in place of W_q"
+
+  # 2. Hover a gradient cell: its backward rule, its numbers, the cells it comes from
+  inspect_cell grad.W_q 1 0 "∂L/∂W_q[1,0]" "X[i,1]·∂L/∂Q[i,0]"
+  probe_check "p['inspector_numbers'].count('×') >= 4 and p['lit'] >= 2" ||
+    fail "∂L/∂W_q[1,0] shows '$(get inspector_numbers)' and lights $(get lit) sources"
+  scroll_to "grad.scores[0]" 2 1 || fail "∂L/∂S₀ never scrolled into view"
+  inspect_cell "grad.scores[0]" 2 1 "∂L/∂S₀[2,1]" "∂L/∂S′₀[2,1]"
+  settle 3
+  shot "gradients-$app_size"
+  python3 "$here/png_check.py" 1920 1080 "$out/gradients-$app_size.png" || fail "the gradients' screenshot is blank"
+
+  # 3. Ctrl+G: values and gradients both
+  xdotool mousemove --window "$wid" 5 400
+  xdotool key ctrl+g
+  probe_check "p['gradients']['view'] == 'both'" || fail "Ctrl+G after gradients shows $(get gradients)"
+  probe_check "any(h['stage'] == 'grad.W_q' for h in p['heatmaps']) and any(h['stage'] == 'W_q' for h in p['heatmaps'])" ||
+    fail "'both' does not draw W_q and ∂L/∂W_q"
+
+  # 4. Ctrl+Z takes the loss back: no gradients, and the bar says why
+  xdotool key ctrl+z
+  probe_check "p['gradients']['loss'] is None and 'no loss' in p['gradients']['problem']" ||
+    fail "after Ctrl+Z the gradients are $(get gradients)"
+  probe_check "not any(h['stage'].startswith('grad.') for h in p['heatmaps'])" || fail "gradients are drawn without a loss"
+  stop_app
+done
+
+[ $fails -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }
