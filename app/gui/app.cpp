@@ -660,6 +660,21 @@ void AppState::go_to_lesson_step(int target) {
   quiz.round.reset();
   if (st.quiz) start_quiz(st.quiz->cell, st.quiz->tolerance, st.quiz->question);
   CentreView wanted = CentreView::Pipeline;
+  gradient_view = st.pipeline == LessonPipeline::Gradients ? GradientView::Gradients
+                  : st.pipeline == LessonPipeline::Both    ? GradientView::Both
+                                                           : GradientView::Values;
+  if (st.train) {
+    // the Train tab, set up for the learner to press Play (a run of this step's numbers)
+    TrainSettings& o = train.run.settings;
+    o.optimizer = st.train->optimizer;
+    o.learning_rate = st.train->learning_rate;
+    o.trained = st.train->matrices;
+    train.run.restart();
+    train.run.playing = false;
+    train.gesture = 0;
+    train.before_run.reset();
+    wanted = CentreView::Train;
+  }
   if (st.experiment_d) {
     sqrt_dk.options.d = *st.experiment_d;
     sqrt_dk.result = {};

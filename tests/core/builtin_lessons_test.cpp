@@ -3,6 +3,9 @@
 // quiz, and the numbers the texts quote are the engine's.
 
 #include "attention_lab/document.h"
+#include "attention_lab/gradients.h"
+#include "attention_lab/stage_registry.h"
+#include "attention_lab/training.h"
 #include "attention_lab/lesson.h"
 #include "attention_lab/quiz.h"
 #include "attention_lab/softmax_breakdown.h"
@@ -44,12 +47,13 @@ int step_titled(const Lesson& lesson, const std::string& title) {
 
 }  // namespace
 
-TEST(BuiltInLessons, TheSixLessonsAreThereInTeachingOrder) {
+TEST(BuiltInLessons, TheSevenLessonsAreThereInTeachingOrder) {
   const auto files = lesson_files(lessons_dir());
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(f.filename().string());
   EXPECT_EQ(names, (std::vector<std::string>{"attention-from-scratch.json", "why-sqrt-dk.json", "causal-masking.json",
-                                             "many-heads.json", "cross-attention.json", "positions.json"}));
+                                             "many-heads.json", "cross-attention.json", "positions.json",
+                                             "how-attention-learns.json"}));
 }
 
 TEST(BuiltInLessons, EveryFileInTheFolderIsALessonThatLoads) {
@@ -64,7 +68,7 @@ TEST(BuiltInLessons, EveryFileInTheFolderIsALessonThatLoads) {
       EXPECT_EQ(validate_lesson(*l.lesson), "") << entry.path();
     }
   }
-  EXPECT_EQ(count, 6);
+  EXPECT_EQ(count, 7);
 }
 
 TEST(BuiltInLessons, EveryStepAppliesThroughADocumentAsTheAppDoes) {
@@ -80,7 +84,16 @@ TEST(BuiltInLessons, EveryStepAppliesThroughADocumentAsTheAppDoes) {
       EXPECT_TRUE(scenarios_identical(doc.scenario(), scenario_at_step(lesson, static_cast<int>(i))))
           << path << " step " << i;
       for (const StageId id : step.show) EXPECT_EQ(stage_problem(doc.scenario(), id), "") << path << " step " << i;
-      for (const CellRef& c : step.highlight) EXPECT_EQ(cell_problem(doc.scenario(), c), "") << path << " step " << i;
+      for (const CellRef& c : step.highlight) {
+        // a highlighted gradient: its stage's cell, of a scenario whose loss has gradients
+        CellRef value = c;
+        value.stage.role = Role::Value;
+        EXPECT_EQ(cell_problem(doc.scenario(), value), "") << path << " step " << i;
+        if (c.stage.role == Role::Gradient) {
+          ASSERT_TRUE(doc.scenario().loss.has_value()) << path << " step " << i;
+          EXPECT_EQ(gradients_problem(doc.scenario(), *doc.scenario().loss), "") << path << " step " << i;
+        }
+      }
       if (step.softmax_row) {
         EXPECT_EQ(softmax_breakdown(doc, step.softmax_row->head, step.softmax_row->row).error, "") << path;
       }
@@ -335,6 +348,61 @@ double from_printed_numbers(const Document& doc, const CellRef& q) {
 }
 
 }  // namespace
+
+TEST(BuiltInLessons, HowAttentionLearnsQuotesTheEnginesNumbers) {
+  const Lesson l = load("how-attention-learns.json");
+  ASSERT_EQ(l.steps.size(), 7u);
+  // the gradient of `stage`'s cell at `step`, and the loss there
+  const auto grad_at = [&](int step, const char* stage, int row, int col) {
+    const Scenario s = scenario_at_step(l, step);
+    Engine engine;
+    engine.recompute_all(s);
+    const Gradients g = backward(engine, s, *s.loss);
+    return std::pair<float, double>{(*g.find(*parse_stage_id(stage)))(row, col), g.loss};
+  };
+  const auto quotes = [&](int step, const std::string& text) {
+    std::string all;
+    for (const LessonStep& st = l.steps[static_cast<std::size_t>(step)]; const std::string& part : {st.text, st.formula}) all += part;
+    return all.find(text) != std::string::npos;
+  };
+  EXPECT_NEAR(at_step(l, 0, "weights[0]", 2, 1), 0.614, 5e-4);
+  EXPECT_NEAR(grad_at(0, "weights[0]", 2, 1).second, 1.148, 5e-4);
+  EXPECT_TRUE(quotes(0, "0.614") && quotes(0, "L = 1.148"));
+  EXPECT_NEAR(grad_at(1, "weights[0]", 2, 1).first, -0.233, 5e-4);
+  EXPECT_TRUE(quotes(1, "−1/(7 × 0.614) = −0.233"));
+  EXPECT_NEAR(grad_at(2, "masked[0]", 2, 1).first, -0.0551, 5e-5);
+  EXPECT_NEAR(grad_at(2, "scores[0]", 2, 1).first, -0.0276, 5e-5);
+  EXPECT_TRUE(quotes(2, "= −0.0551") && quotes(2, "−0.0276"));
+  EXPECT_NEAR(grad_at(3, "W_q", 1, 0).first, -0.0472, 5e-5);
+  EXPECT_NEAR(grad_at(3, "Q", 1, 0).first, -0.0335, 5e-5);
+  EXPECT_TRUE(quotes(3, "= −0.0472") && quotes(3, "−0.0335"));
+  // the step by hand: W_q[1,0] − 1 × its gradient, and the loss after it
+  const float stepped = at_step(l, 4, "W_q", 1, 0);
+  EXPECT_NEAR(stepped, 1.4f - grad_at(3, "W_q", 1, 0).first, 1e-4);
+  EXPECT_NEAR(grad_at(4, "W_q", 1, 0).second, 1.146, 5e-4);
+  EXPECT_TRUE(quotes(4, "= 1.447") && quotes(4, "from 1.148 to 1.146"));
+  EXPECT_NEAR(at_step(l, 5, "Q", 1, 0), 1.447, 5e-4);
+  // "about 0.59 after 50 steps" of SGD with η = 1 on W_q, W_k and W_v, as the Train tab runs it
+  const LessonStep& play = l.steps[6];
+  ASSERT_TRUE(play.train.has_value());
+  TrainSettings settings;
+  settings.optimizer = play.train->optimizer;
+  settings.learning_rate = play.train->learning_rate;
+  settings.trained = play.train->matrices;
+  Trainer trainer(settings);
+  Scenario s = scenario_at_step(l, 6);
+  double loss = 0.0;
+  for (int i = 0; i <= 50; ++i) {
+    Engine engine;
+    engine.recompute_all(s);
+    const TrainStep t = trainer.step(engine, s, *s.loss);
+    ASSERT_EQ(t.error, "");
+    loss = t.loss;  // before step i + 1: after 50 steps at i = 50
+    for (const auto& [kind, m] : t.updated) s.*spec(kind).member = m;
+  }
+  EXPECT_NEAR(loss, 0.59, 0.01);
+  EXPECT_TRUE(quotes(6, "about 0.59 after 50 steps"));
+}
 
 TEST(BuiltInLessons, EveryQuizAcceptsTheAnswerWorkedOutFromThePrintedNumbers) {
   int quizzes = 0;

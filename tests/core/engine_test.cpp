@@ -322,7 +322,7 @@ TEST(Engine, RefusesAStageItDoesNotHoldByName) {
   StageId later = weights;
   later.layer = 5;
   const StageId head3 = StageId::of_head(StageKind::Weights, 3);
-  EXPECT_EQ(e.not_held(grad), "grad.weights[0]: gradients are not computed yet; the engine holds the values of one layer");
+  EXPECT_EQ(e.not_held(grad), "grad.weights[0]: the engine holds the values of one layer; gradients come from the backward pass of a loss");
   EXPECT_EQ(e.not_held(later), "L5.weights[0]: the engine computes one layer (layer 0), not layer 5");
   EXPECT_EQ(e.not_held(head3), "weights[3]: expected a head from 0 to 0, found 3");
   // Never the values of some other stage: a gradient id is not the values.

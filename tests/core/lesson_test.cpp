@@ -4,6 +4,7 @@
 
 #include "attention_lab/document.h"
 #include "attention_lab/lesson.h"
+#include "attention_lab/presets.h"
 #include "attention_lab/scenario_io.h"
 
 #include "temp_dir.h"
@@ -65,6 +66,57 @@ constexpr const char* kFatCatStages =
 }  // namespace
 
 // [SECTION] Good files
+
+TEST(Lesson, AStepMayShowGradientsHighlightOneAndOpenTheTrainTab) {
+  json j = base_lesson();
+  j.erase("preset");
+  json s = json::parse(scenario_to_json(*make_preset("fat-cat")));
+  s["loss"] = {{"kind", "attend"}, {"head", 0}, {"targets", {0, 0, 1, 2, 3, 4, 5}}};
+  j["scenario"] = s;
+  j["steps"][1] = {{"title", "Second"}, {"text", "The gradient."}, {"pipeline", "both"},
+                   {"highlight", {{{"stage", "grad.W_q"}, {"row", 1}, {"col", 0}}}},
+                   {"train", {{"optimizer", "adamw"}, {"learning_rate", 0.05}, {"matrices", {"W_q", "W_k"}}}}};
+  const LoadedLesson l = parse(j);
+  ASSERT_TRUE(l.lesson.has_value()) << l.error;
+  const LessonStep& step = l.lesson->steps[1];
+  EXPECT_EQ(step.pipeline, LessonPipeline::Both);
+  EXPECT_EQ(l.lesson->steps[0].pipeline, LessonPipeline::Values);
+  ASSERT_EQ(step.highlight.size(), 1u);
+  EXPECT_EQ(step.highlight[0].stage, (StageId{StageKind::W_q, 0, 0, Role::Gradient}));
+  ASSERT_TRUE(step.train.has_value());
+  EXPECT_EQ(step.train->optimizer, OptimizerKind::AdamW);
+  EXPECT_EQ(step.train->learning_rate, 0.05);
+  EXPECT_EQ(step.train->matrices, (std::vector<StageKind>{StageKind::W_q, StageKind::W_k}));
+
+  // what a lesson may not do with gradients, each refused by name
+  json quiz = j;
+  quiz["steps"][1]["quiz"] = {{"stage", "grad.W_q"}, {"row", 0}, {"col", 0}};
+  EXPECT_NE(parse(quiz).error.find("steps[1].quiz.stage: expected a stage's values here, found the gradient \"grad.W_q\""),
+            std::string::npos) << parse(quiz).error;
+  json show = j;
+  show["steps"][1]["show"] = {"grad.W_q"};
+  EXPECT_NE(parse(show).error.find("a gradient is drawn in the Pipeline"), std::string::npos) << parse(show).error;
+  json constant = j;
+  constant["steps"][1]["highlight"] = {{{"stage", "grad.mask"}, {"row", 0}, {"col", 0}}};
+  EXPECT_NE(parse(constant).error.find("grad.mask: a constant, which has no gradient"), std::string::npos) << parse(constant).error;
+  json bad_view = j;
+  bad_view["steps"][1]["pipeline"] = "grads";
+  EXPECT_EQ(parse(bad_view).error, "steps[1].pipeline: expected \"values\", \"gradients\" or \"both\", found \"grads\"");
+  json bad_rate = j;
+  bad_rate["steps"][1]["train"]["learning_rate"] = 0;
+  EXPECT_EQ(parse(bad_rate).error, "steps[1].train.learning_rate: expected a number greater than 0, at most 10, found 0");
+  json bad_matrix = j;
+  bad_matrix["steps"][1]["train"]["matrices"] = {"X"};
+  EXPECT_NE(parse(bad_matrix).error.find("steps[1].train.matrices[0]: expected a weight the run can train"), std::string::npos)
+      << parse(bad_matrix).error;
+  // without a loss there are no gradients to show or highlight
+  const json no_loss = with_step_field(1, "pipeline", "gradients");
+  EXPECT_EQ(parse(no_loss).error, "steps[1].pipeline: the scenario has no \"loss\" at this step, so no gradients");
+  json no_loss_cell = base_lesson();
+  no_loss_cell["steps"][1]["highlight"] = {{{"stage", "grad.W_q"}, {"row", 1}, {"col", 0}}};
+  EXPECT_EQ(parse(no_loss_cell).error,
+            "steps[1].highlight[0].stage: grad.W_q: the scenario has no \"loss\" at this step, so no gradients");
+}
 
 TEST(Lesson, EveryFieldOfAStepIsRead) {
   const json j = json::parse(R"json({
@@ -500,7 +552,7 @@ TEST(LessonBadInput, EveryStepNeedsATitleAndText) {
 TEST(LessonBadInput, AMisspelledStepKeyIsReported) {
   expect_error(with_step_field(1, "hightlight", json::array()),
                "steps[1].hightlight: unknown key (expected one of title, text, formula, show, highlight, apply, try, "
-               "quiz, experiment, softmax, comment)");
+               "quiz, experiment, softmax, pipeline, train, comment)");
 }
 
 TEST(LessonBadInput, ShownStagesMustExistAtThatStep) {

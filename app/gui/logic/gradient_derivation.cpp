@@ -17,12 +17,16 @@ using K = StageKind;
 std::string num(float v) { return format_significant(v); }
 std::string fac(float v) { return v < 0 ? "(" + num(v) + ")" : num(v); }
 
-// "a₀×b₀ + a₁×b₁ + …", at most kMaxTermsShown terms.
+// A gradient's sum runs over the tokens: up to eight of them are written
+// whole (a seven-word sentence's ∂W_q), more are cut to their first terms.
+constexpr int kTermsShown = 8;
+
+// "a₀×b₀ + a₁×b₁ + …", at most kTermsShown terms.
 std::string dot_sum(const RowVector& a, const RowVector& b) {
   std::string s;
   const auto n = a.size();
-  for (Eigen::Index i = 0; i < n && i < kMaxTermsShown; ++i) s += (i ? " + " : "") + fac(a[i]) + "×" + fac(b[i]);
-  if (n > kMaxTermsShown) s += " + … (" + std::to_string(n) + " terms)";
+  for (Eigen::Index i = 0; i < n && i < kTermsShown; ++i) s += (i ? " + " : "") + fac(a[i]) + "×" + fac(b[i]);
+  if (n > kTermsShown) s += " + … (" + std::to_string(n) + " terms)";
   return s;
 }
 std::string dot_terms(const RowVector& a, const RowVector& b, float total) { return dot_sum(a, b) + " = " + num(total); }
@@ -78,8 +82,8 @@ RowVector column(const Matrix& m, int c) { return m.col(c).transpose(); }
 std::string column_sum(const Matrix& m, int c) {
   std::string text;
   const auto n = m.rows();
-  for (Eigen::Index i = 0; i < n && i < kMaxTermsShown; ++i) text += (i ? " + " : "") + fac(m(i, c));
-  if (n > kMaxTermsShown) text += " + … (" + std::to_string(n) + " terms)";
+  for (Eigen::Index i = 0; i < n && i < kTermsShown; ++i) text += (i ? " + " : "") + fac(m(i, c));
+  if (n > kTermsShown) text += " + … (" + std::to_string(n) + " terms)";
   return text;
 }
 

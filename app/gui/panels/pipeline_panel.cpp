@@ -167,10 +167,11 @@ void draw_pipeline_panel(AppState& state) {
       if (!shown.empty() && std::find(shown.begin(), shown.end(), id) == shown.end()) opt.dim = 0.3f;
       // Bring the step's subject into view: its quiz's "?", else its
       // highlighted cell's stage, else its last shown stage.
-      const StageId subject = state.quiz.asking()            ? state.quiz.round->question.cell.stage
-                              : !lesson_step.highlight.empty() ? lesson_step.highlight.front().stage
-                              : !shown.empty()                 ? shown.back()
-                                                               : StageId::input(StageKind::X);
+      StageId subject = state.quiz.asking()            ? state.quiz.round->question.cell.stage
+                        : !lesson_step.highlight.empty() ? lesson_step.highlight.front().stage
+                        : !shown.empty()                 ? shown.back()
+                                                         : StageId::input(StageKind::X);
+      subject.role = Role::Value;  // a highlighted gradient is drawn with its stage's values (or in their place)
       scroll_here = state.scroll_to_step && id == subject;
     } else if (state.quiz.asking()) {
       // "Quiz me" on the pipeline: bring its "?" into view

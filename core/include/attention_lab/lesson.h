@@ -8,6 +8,7 @@
 #include "attention_lab/cell_ref.h"
 #include "attention_lab/edit.h"
 #include "attention_lab/scenario.h"
+#include "attention_lab/training.h"
 #include "attention_lab/stage_id.h"
 
 #include <filesystem>
@@ -38,6 +39,17 @@ struct LessonQuiz {
   std::string question;     // what to ask; may be empty (then the app names the cell)
 };
 
+// What the Pipeline shows at a step: each stage's values, the loss's
+// gradient of it (∂L/∂stage), or both.
+enum class LessonPipeline { Values, Gradients, Both };
+
+// A step that opens the Train tab, set up for the learner to press Play.
+struct LessonTraining {
+  OptimizerKind optimizer = OptimizerKind::Sgd;
+  double learning_rate = 0.1;
+  std::vector<StageKind> matrices = {StageKind::W_q, StageKind::W_k, StageKind::W_v};
+};
+
 struct LessonStep {
   std::string title;
   std::string text;     // plain words; may contain line breaks
@@ -56,6 +68,9 @@ struct LessonStep {
   // "softmax up close" on this row. nullopt: the step does not ask for them.
   std::optional<int> experiment_d;
   std::optional<LessonRow> softmax_row;
+  // "pipeline": what the Pipeline shows (a gradient is highlighted there).
+  LessonPipeline pipeline = LessonPipeline::Values;
+  std::optional<LessonTraining> train;  // "train": open the Train tab, set up to Play
   std::string try_prompt;  // "try": something for the learner to do; may be empty
   std::optional<LessonQuiz> quiz;
 };

@@ -372,7 +372,7 @@ void Engine::weights_row_kept(int h, Index i, float* w, KeptExps& kept, const st
 
 std::string Engine::not_held(StageId id) const {
   if (id.role != Role::Value)
-    return to_string(id) + ": gradients are not computed yet; the engine holds the values of one layer";
+    return to_string(id) + ": the engine holds the values of one layer; gradients come from the backward pass of a loss";
   if (id.layer != 0)
     return to_string(id) + ": the engine computes one layer (layer 0), not layer " + std::to_string(id.layer);
   if (is_per_head(id.kind) && (id.head < 0 || id.head >= dims_.heads))

@@ -14,7 +14,8 @@ std::string to_string(const CellRef& cell) {
 std::string stage_problem(const Scenario& scenario, StageId stage) {
   const std::string name = to_string(stage);
   if (stage.layer != 0) return name + ": a scenario is one layer (layer 0); there is no layer " + std::to_string(stage.layer);
-  if (stage.role != Role::Value) return name + ": gradients are not computed yet; only values can be shown";
+  if (stage.role != Role::Value)
+    return name + ": a gradient is drawn in the Pipeline (View ▸ Pipeline shows, or a lesson step's \"pipeline\"), not here";
   const auto stages = pipeline(scenario);
   if (std::find(stages.begin(), stages.end(), stage) != stages.end()) return {};
   if (is_per_head(stage.kind)) {

@@ -1,5 +1,7 @@
 #include "attention_lab/lesson.h"
 
+#include "attention_lab/gradients.h"
+
 #include "attention_lab/engine.h"
 #include "attention_lab/hook_names.h"
 #include "attention_lab/excerpt.h"
@@ -162,17 +164,44 @@ void require_stage(const Scenario& s, StageId id, const std::string& where) {
          (is_per_head(id.kind) ? ": " + stage_suggestion(s, to_string(id)) : std::string()));
 }
 
-// {"stage": …, "row": r, "col": c} with the row and column inside the stage's shape.
+// Why the gradient stage `id` has no cell at this step ("" when it has):
+// the scenario needs a loss whose gradients can be computed.
+std::string gradient_problem(const Scenario& s, StageId id) {
+  if (!has_gradient(id.kind)) return to_string(id) + ": a constant, which has no gradient";
+  if (!s.loss) return to_string(id) + ": the scenario has no \"loss\" at this step, so no gradients";
+  if (auto problem = gradients_problem(s, *s.loss); !problem.empty()) return to_string(id) + ": no gradients (" + problem + ")";
+  return {};
+}
+
+// A cell's problem at this step, for values and gradients alike.
+std::string any_cell_problem(const Scenario& s, const CellRef& cell) {
+  if (cell.stage.role != Role::Gradient) return cell_problem(s, cell);
+  if (auto problem = gradient_problem(s, cell.stage); !problem.empty()) return problem;
+  CellRef value = cell;
+  value.stage.role = Role::Value;
+  return cell_problem(s, value);
+}
+
+// {"stage": …, "row": r, "col": c} with the row and column inside the stage's
+// shape; a gradient ("grad.W_q") only where `gradients` allows it.
 CellRef read_cell(const json& j, const std::string& where, const Scenario& s, const std::vector<std::string>& keys,
-                  bool (*allowed)(StageKind), const char* what_stage) {
+                  bool (*allowed)(StageKind), const char* what_stage, bool gradients = false) {
   if (!j.is_object()) fail_field(where + ": expected {\"stage\": \"weights[0]\", \"row\": r, \"col\": c}, found " + found(j));
   check_keys(j, where, keys);
   const std::string hint = " (expected {\"stage\": …, \"row\": …, \"col\": …})";
   CellRef cell;
   cell.stage = read_stage(require_key(j, "stage", where, hint), where + ".stage", s);
+  if (cell.stage.role == Role::Gradient) {
+    if (!gradients)
+      fail_field(where + ".stage: expected a stage's values here, found the gradient " + found(j["stage"]) +
+                 " (a gradient may be highlighted, with \"pipeline\": \"gradients\" or \"both\")");
+    if (auto problem = gradient_problem(s, cell.stage); !problem.empty()) fail_field(where + ".stage: " + problem);
+  }
+  StageId value = cell.stage;
+  value.role = Role::Value;
   if (allowed && !allowed(cell.stage.kind)) fail_field(where + ".stage: expected " + what_stage + ", found " + found(j["stage"]));
-  require_stage(s, cell.stage, where + ".stage");
-  const StageShape shape = stage_shape(s, cell.stage);
+  require_stage(s, value, where + ".stage");
+  const StageShape shape = stage_shape(s, value);
   const std::string of = " (" + to_string(cell.stage) + " is " + std::to_string(shape.rows) + " x " +
                          std::to_string(shape.cols) + " at this step)";
   cell.row = read_int(require_key(j, "row", where, hint), where + ".row", 0, shape.rows - 1, of);
@@ -229,7 +258,7 @@ void check_step_view(const Scenario& s, const LessonStep& step, const std::strin
   for (std::size_t i = 0; i < step.show.size(); ++i)
     require_stage(s, step.show[i], where + ".show[" + std::to_string(i) + "]");
   for (std::size_t i = 0; i < step.highlight.size(); ++i)
-    if (auto problem = cell_problem(s, step.highlight[i]); !problem.empty())
+    if (auto problem = any_cell_problem(s, step.highlight[i]); !problem.empty())
       fail_field(where + ".highlight[" + std::to_string(i) + "]: " + problem);
   if (step.softmax_row) check_softmax_row(s, *step.softmax_row, where + ".softmax");
   if (step.experiment_d) check_experiment(*step.experiment_d, where + ".experiment");
@@ -251,7 +280,7 @@ const std::vector<std::string>& top_keys() {
 
 const std::vector<std::string>& step_keys() {
   static const std::vector<std::string> keys = {"title", "text", "formula", "show", "highlight", "apply",
-                                                "try", "quiz", "experiment", "softmax", "comment"};
+                                                "try", "quiz", "experiment", "softmax", "pipeline", "train", "comment"};
   return keys;
 }
 
@@ -361,6 +390,40 @@ class Parser {
       fail_field(refused + ", found a path that leads to " + excerpt(target.string(), 200));
   }
 
+  // {"optimizer": "sgd", "learning_rate": 0.5, "matrices": ["W_q", "W_k", "W_v"]}, every key optional.
+  LessonTraining read_training(const json& v, const std::string& w) {
+    if (!v.is_object()) fail_field(w + ": expected {\"optimizer\": \"sgd\", \"learning_rate\": 0.5, \"matrices\": [\"W_q\", …]}, found " + found(v));
+    check_keys(v, w, {"optimizer", "learning_rate", "matrices"});
+    LessonTraining t;
+    if (v.contains("optimizer")) {
+      const std::string name = read_string(v["optimizer"], w + ".optimizer", true);
+      const auto kind = parse_optimizer(name);
+      if (!kind) fail_field(w + ".optimizer: expected \"sgd\", \"momentum\", \"adam\" or \"adamw\", found " + found(v["optimizer"]));
+      t.optimizer = *kind;
+    }
+    if (v.contains("learning_rate")) {
+      const json& lr = v["learning_rate"];
+      if (!lr.is_number() || !(lr.get<double>() > 0.0) || !(lr.get<double>() <= 10.0))
+        fail_field(w + ".learning_rate: expected a number greater than 0, at most 10, found " + found(lr));
+      t.learning_rate = lr.get<double>();
+    }
+    if (v.contains("matrices")) {
+      const json& list = v["matrices"];
+      if (!list.is_array() || list.empty()) fail_field(w + ".matrices: expected a list of input matrices such as [\"W_q\", \"W_k\"], found " + found(list));
+      t.matrices.clear();
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string wi = w + ".matrices[" + std::to_string(i) + "]";
+        const StageId id = read_stage(list[i], wi, current_);
+        if (!is_input(id.kind) || id.kind == StageKind::X || id.kind == StageKind::X_kv || id.kind == StageKind::Mask ||
+            id.role != Role::Value)
+          fail_field(wi + ": expected a weight the run can train (W_q, W_k, W_v, W_o, a bias, sinks or a q/k norm), found " + found(list[i]));
+        require_stage(current_, id, wi);
+        t.matrices.push_back(id.kind);
+      }
+    }
+    return t;
+  }
+
   LessonStep read_step(const json& j, const std::string& where) {
     if (!j.is_object()) fail_field(where + ": expected a step object {\"title\": …, \"text\": …}, found " + found(j));
     check_keys(j, where, step_keys());
@@ -396,8 +459,20 @@ class Parser {
              found(list));
       for (std::size_t i = 0; i < list.size(); ++i)
         step.highlight.push_back(read_cell(list[i], where + ".highlight[" + std::to_string(i) + "]", current_,
-                                           {"stage", "row", "col"}, nullptr, ""));
+                                           {"stage", "row", "col"}, nullptr, "", true));
     }
+    if (j.contains("pipeline")) {
+      const std::string w = where + ".pipeline";
+      const std::string v = read_string(j["pipeline"], w, true);
+      if (v == "values") step.pipeline = LessonPipeline::Values;
+      else if (v == "gradients") step.pipeline = LessonPipeline::Gradients;
+      else if (v == "both") step.pipeline = LessonPipeline::Both;
+      else fail_field(w + ": expected \"values\", \"gradients\" or \"both\", found " + found(j["pipeline"]));
+      if (step.pipeline != LessonPipeline::Values)
+        if (auto problem = gradient_problem(current_, StageId::input(StageKind::Output)); !problem.empty())
+          fail_field(w + ": " + problem.substr(problem.find(": ") + 2));
+    }
+    if (j.contains("train")) step.train = read_training(j["train"], where + ".train");
     if (j.contains("softmax")) {
       const std::string w = where + ".softmax";
       const json& v = j["softmax"];
