@@ -39,7 +39,7 @@ int cmd_train(const std::vector<std::string>& args, std::ostream& out, std::ostr
     }
   }
   if (a.values.count("-o")) {
-    if (const std::string e = save_tiny_gpt(run.model(), a.values["-o"]); !e.empty()) {
+    if (const std::string e = save_tiny_gpt(run.model(), a.values["-o"], config.corpus ? &config.corpus->alphabet : nullptr); !e.empty()) {
       err << "attention-lab-cli: train: " << e << '\n';
       return kExitFailure;
     }

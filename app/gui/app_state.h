@@ -91,7 +91,7 @@ struct WordsField {
   char buffer[limits::kMaxTokenLabelLength + 1] = {};
 };
 
-enum class FileDialogMode { Closed, Open, OpenModel, ImportWeights, SaveAs, ExportCsv, ExportPng, OpenPrompts };
+enum class FileDialogMode { Closed, Open, OpenModel, ImportWeights, SaveAs, ExportCsv, ExportPng, OpenPrompts, OpenTrainingText };
 
 struct FileDialogState {
   FileDialogMode mode = FileDialogMode::Closed;

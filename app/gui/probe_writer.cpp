@@ -276,7 +276,12 @@ nlohmann::ordered_json probe_json(const AppState& state) {
                   {"W_q_sum", static_cast<double>(s.W_q.get().sum())}};
   json model_run = {{"whole_model", state.train.whole_model},
                     {"task", to_string(state.train.model_config.task)},
-                    {"started", static_cast<bool>(state.train.model_job)}};
+                    {"started", static_cast<bool>(state.train.model_job)},
+                    {"vocab", state.train.model_config.shape.vocab}};
+  if (const auto& corpus = state.train.model_config.corpus) {
+    model_run["text_file"] = corpus->file.string();
+    model_run["text_chars"] = corpus->ids.size();
+  }
   if (state.train.model_job) {
     const ModelTrainingJob::View v = state.train.model_job->view();
     model_run["running"] = state.train.model_job->running();

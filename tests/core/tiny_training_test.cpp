@@ -62,10 +62,10 @@ TEST(TinyTrainConfig, ReadsEverySettingAndDerivesTheContext) {
 }
 
 TEST(TinyTrainConfig, RefusesWhatItDoesNotReadByName) {
-  EXPECT_EQ(problem(R"({"task": "translate"})"), "run.json: \"task\": expected copy, reverse, sort or induction, found \"translate\"");
+  EXPECT_EQ(problem(R"({"task": "translate"})"), "run.json: \"task\": expected copy, reverse, sort, induction or text, found \"translate\"");
   EXPECT_EQ(problem(R"({"lr": 0.1})"),
             "run.json: \"lr\": not a setting of a training run (task, length, vocab, layers, heads, d_model, d_ff, batch, "
-            "steps, learning_rate, beta1, beta2, eps, weight_decay, seed, log_every)");
+            "steps, learning_rate, beta1, beta2, eps, weight_decay, seed, log_every, text_file)");
   EXPECT_EQ(problem(R"({"heads": 3})"), "run.json: heads: expected a number that divides d_model (64), found 3");
   EXPECT_EQ(problem(R"({"learning_rate": 0})"), "run.json: \"learning_rate\": expected a number above 0 and below 10, found 0");
   EXPECT_EQ(problem(R"({"batch": 2.5})"), "run.json: \"batch\": expected a whole number from 1 to 4096, found 2.5");
@@ -171,6 +171,90 @@ TEST(TinyTraining, SavedFolderOpensInModelModeAndComputesTheSameLoss) {
     loss -= std::log(static_cast<double>(p(one.targets[static_cast<std::size_t>(t)])));
   }
   EXPECT_NEAR(loss / 7.0, pass.loss, 1e-5);
+}
+
+// [SECTION] The text task: a character-level language model of a file
+
+namespace {
+
+// A text whose next character is often predictable, with two- and three-byte characters.
+std::string sample_text() {
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "the fat cat sat on the mat. le café est très bon — ";
+  return text;
+}
+
+}  // namespace
+
+TEST(TinyTextTask, ReadsAFileAsCharactersAndRefusesWhatIsNotUtf8) {
+  test::TempDir dir;
+  write(dir / "text.txt", "aé b\nba");
+  std::string error;
+  const auto corpus = load_text_corpus(dir / "text.txt", 4, error);
+  ASSERT_TRUE(corpus) << error;
+  EXPECT_EQ(corpus->alphabet, (std::vector<std::string>{"\n", " ", "a", "b", "é"}));
+  EXPECT_EQ(corpus->ids, (std::vector<int>{2, 4, 1, 3, 0, 3, 2}));
+  write(dir / "latin1.txt", std::string("caf\xE9 au lait"));
+  EXPECT_FALSE(load_text_corpus(dir / "latin1.txt", 4, error));
+  EXPECT_NE(error.find("expected UTF-8 text, found a byte that is not (0xE9 at byte 3)"), std::string::npos) << error;
+  EXPECT_FALSE(load_text_corpus(dir / "text.txt", 7, error));
+  EXPECT_NE(error.find("expected at least 8 characters (a window of \"length\" 7 and the one after it), found 7"),
+            std::string::npos) << error;
+  write(dir / "one.txt", "aaaaaaaa");
+  EXPECT_FALSE(load_text_corpus(dir / "one.txt", 4, error));
+  EXPECT_NE(error.find("expected at least 2 distinct characters"), std::string::npos) << error;
+  EXPECT_FALSE(load_text_corpus(dir / "missing.txt", 4, error));
+  EXPECT_NE(error.find("missing.txt"), std::string::npos) << error;
+}
+
+TEST(TinyTextTask, TheRunFileNamesItsTextRelativeToItself) {
+  test::TempDir dir;
+  write(dir / "text.txt", sample_text());
+  write(dir / "run.json", R"({"task": "text", "text_file": "text.txt", "length": 16, "d_model": 32})");
+  std::string error;
+  const TinyTrainConfig c = read_tiny_train_config(dir / "run.json", error);
+  ASSERT_EQ(error, "");
+  ASSERT_TRUE(c.corpus);
+  EXPECT_EQ(c.shape.vocab, static_cast<int>(c.corpus->alphabet.size()));
+  EXPECT_EQ(c.shape.context, 16);
+  EXPECT_EQ(problem(R"({"task": "text"})"), "run.json: \"text_file\": expected the path of a UTF-8 text file for the text task, found nothing");
+  EXPECT_EQ(problem(R"({"task": "text", "text_file": "x.txt", "vocab": 30})"),
+            "run.json: \"vocab\": the text task's vocabulary is its file's characters; leave \"vocab\" out");
+  EXPECT_EQ(problem(R"({"task": "copy", "text_file": "x.txt"})"),
+            "run.json: \"text_file\": only the text task reads a file (this run's task is copy)");
+  EXPECT_NE(problem(R"({"task": "text", "text_file": "/no/such/file.txt"})").find("run.json: \"text_file\": /no/such/file.txt"),
+            std::string::npos);
+}
+
+TEST(TinyTextTask, EachPositionPredictsTheNextCharacterAndTheLossFalls) {
+  test::TempDir dir;
+  write(dir / "text.txt", sample_text());
+  write(dir / "run.json", R"({"task": "text", "text_file": "text.txt", "length": 24, "layers": 1, "heads": 2,
+      "d_model": 32, "batch": 16, "steps": 150, "learning_rate": 0.01})");
+  std::string error;
+  const TinyTrainConfig c = read_tiny_train_config(dir / "run.json", error);
+  ASSERT_EQ(error, "");
+  std::uint64_t state = 7;
+  const TokenBatch b = task_batch(c, 3, state);
+  ASSERT_EQ(b.length, 24);
+  for (int r = 0; r < 3; ++r)
+    for (int t = 0; t + 1 < 24; ++t)  // a window of the text: each target is the next window character
+      EXPECT_EQ(b.targets[static_cast<std::size_t>(r * 24 + t)], b.ids[static_cast<std::size_t>(r * 24 + t + 1)]);
+  TinyTrainingRun run(c);
+  const double first = run.step();
+  for (int i = 1; i < c.steps; ++i) run.step();
+  const double last = run.measure(0.0).eval_loss;
+  EXPECT_NEAR(first, std::log(static_cast<double>(c.shape.vocab)), 0.3) << "untrained: a guess among the characters";
+  EXPECT_LT(last, 0.5 * first) << "a text this repetitive is learned";
+  // saved with its characters as the vocabulary, which model mode's tokenizer reads
+  ASSERT_EQ(save_tiny_gpt(run.model(), dir / "model", &c.corpus->alphabet), "");
+  const nlohmann::json vocab = nlohmann::json::parse(std::ifstream(dir / "model" / "vocab.json"));
+  EXPECT_EQ(vocab["é"].get<int>(), static_cast<int>(std::find(c.corpus->alphabet.begin(), c.corpus->alphabet.end(), "é") -
+                                                     c.corpus->alphabet.begin()));
+  std::string tokenizer_error;
+  const auto tokenizer = Tokenizer::load(dir / "model", c.shape.vocab, tokenizer_error);
+  ASSERT_TRUE(tokenizer) << tokenizer_error;
+  EXPECT_EQ(tokenizer->encode("c a f é").ids.size(), 4u);
 }
 
 TEST(TinyTrainingCli, TrainsLogsJsonLinesAndSaves) {

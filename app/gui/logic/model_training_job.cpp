@@ -64,7 +64,7 @@ ModelTrainingJob::View ModelTrainingJob::view() const {
 
 std::string ModelTrainingJob::save(const std::filesystem::path& folder) {
   pause();
-  return save_tiny_gpt(run_.model(), folder);
+  return save_tiny_gpt(run_.model(), folder, config_.corpus ? &config_.corpus->alphabet : nullptr);
 }
 
 }  // namespace attention_lab::gui

@@ -30,6 +30,7 @@ const char* title_of(FileDialogMode mode) {
     case FileDialogMode::ExportCsv: return "Export matrix as CSV";
     case FileDialogMode::ExportPng: return "Export PNG";
     case FileDialogMode::OpenPrompts: return "Open prompts (one a line)";
+    case FileDialogMode::OpenTrainingText: return "Open a text to train on (UTF-8)";
     case FileDialogMode::Closed: break;
   }
   return "";
@@ -44,7 +45,7 @@ const char* extension_of(FileDialogMode mode);
 // Dialogs that read a file (the others write one and suggest a name).
 bool reads_a_file(FileDialogMode mode) {
   return mode == FileDialogMode::Open || mode == FileDialogMode::OpenModel || mode == FileDialogMode::ImportWeights ||
-         mode == FileDialogMode::OpenPrompts;
+         mode == FileDialogMode::OpenPrompts || mode == FileDialogMode::OpenTrainingText;
 }
 
 // The files a dialog lists.
@@ -58,7 +59,7 @@ const char* extension_of(FileDialogMode mode) {
     case FileDialogMode::ExportCsv: return ".csv";
     case FileDialogMode::ExportPng: return ".png";
     case FileDialogMode::OpenModel: return ".safetensors";
-    case FileDialogMode::OpenPrompts: return ".txt";
+    case FileDialogMode::OpenPrompts: case FileDialogMode::OpenTrainingText: return ".txt";
     default: return ".json";
   }
 }
@@ -123,6 +124,17 @@ std::string finish(AppState& state, const std::string& path) {
       return {};
     }
     case FileDialogMode::OpenPrompts: return load_prompts(state, path);
+    case FileDialogMode::OpenTrainingText: {
+      TinyTrainConfig& c = state.train.model_config;
+      std::string error;
+      auto corpus = load_text_corpus(path, c.length, error);
+      if (!corpus) return error;
+      c.task = TrainTask::Text;
+      c.shape.vocab = static_cast<int>(corpus->alphabet.size());
+      c.corpus = std::move(corpus);
+      state.set_status("Training text: " + path);
+      return {};
+    }
     case FileDialogMode::ExportPng:
       // Rendered off screen after this frame: the dialog is never in the picture.
       state.pending_export = ExportRequest{state.file_dialog.export_target, path, state.file_dialog.export_scale,

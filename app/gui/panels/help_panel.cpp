@@ -68,6 +68,7 @@ void draw_help_windows(AppState& state) {
           {"Ctrl+O", "open a scenario or lesson (asks first when there are unsaved changes)"},
           {"Ctrl+S / Ctrl+Shift+S", "save / save as"},
           {"Ctrl+T", "take a snapshot to compare against (Compare)"},
+          {"Ctrl+G", "the Pipeline shows values, gradients of the loss, or both"},
           {"Ctrl+= / Ctrl+-", "bigger / smaller text and cells"},
           {"Q (quiz)", "type the answer (or click the answer box); Enter checks"},
           {"H (quiz)", "hint after a wrong answer: the cells it is made from light up"},

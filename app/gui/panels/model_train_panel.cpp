@@ -10,6 +10,8 @@
 
 #include <imgui.h>
 
+#include <optional>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -19,7 +21,7 @@ namespace attention_lab::gui {
 
 namespace {
 
-constexpr TrainTask kTasks[] = {TrainTask::Induction, TrainTask::Copy, TrainTask::Reverse, TrainTask::Sort};
+constexpr TrainTask kTasks[] = {TrainTask::Induction, TrainTask::Copy, TrainTask::Reverse, TrainTask::Sort, TrainTask::Text};
 
 const char* task_help(TrainTask task) {
   switch (task) {
@@ -29,6 +31,9 @@ const char* task_help(TrainTask task) {
     case TrainTask::Copy: return "A few tokens, then the same tokens again: the loss is on the copy.";
     case TrainTask::Reverse: return "A few tokens, then the same tokens backwards.";
     case TrainTask::Sort: return "Six digits from {0, 1, 2}, then the same digits sorted (minGPT's demo).";
+    case TrainTask::Text:
+      return "A text file, one character a token: each position predicts the next character (minGPT's char "
+             "demo). The vocabulary is the file's characters.";
   }
   return "";
 }
@@ -67,6 +72,7 @@ void draw_model_settings(AppState& state) {
         if (task == TrainTask::Sort) c.length = 6, c.shape.vocab = 3;
         if (task == TrainTask::Copy || task == TrainTask::Reverse) c.length = 6, c.shape.vocab = 10;
         if (task == TrainTask::Induction) c.length = 32, c.shape.vocab = 64;
+        if (task == TrainTask::Text) c.length = 64;
       }
     ImGui::EndCombo();
   }
@@ -74,6 +80,25 @@ void draw_model_settings(AppState& state) {
   push_wrap_at_visible_edge();
   ImGui::TextDisabled("%s", task_help(c.task));
   ImGui::PopTextWrapPos();
+  if (c.task == TrainTask::Text) {
+    if (ImGui::Button("Text file…")) {
+      state.file_dialog.mode = FileDialogMode::OpenTrainingText;
+      state.file_dialog.name[0] = '\0';
+      state.file_dialog.just_opened = true;
+    }
+    state.note_item("train model text file");
+    ImGui::SameLine();
+    push_wrap_at_visible_edge();
+    if (c.corpus)
+      ImGui::TextDisabled("%s: %zu characters, %zu different", c.corpus->file.filename().string().c_str(), c.corpus->ids.size(),
+                          c.corpus->alphabet.size());
+    else
+      text_colored(gfx::Accent::Warning, "Choose a UTF-8 text file to learn from.");
+    ImGui::PopTextWrapPos();
+    if (c.corpus) c.shape.vocab = static_cast<int>(c.corpus->alphabet.size());
+  } else {
+    c.corpus.reset();
+  }
   // The settings flow onto the next line where the panel is narrow (1024×768, a projector's large text).
   const auto next = [](const char* label) {
     same_line_if_fits(ImGui::GetFontSize() * 7 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x);
@@ -83,9 +108,12 @@ void draw_model_settings(AppState& state) {
   int_setting(state, "heads", "train model heads", c.shape.heads, 1, 16, "attention heads per block (divides d_model)");
   next("d_model");
   int_setting(state, "d_model", "train model d_model", c.shape.d_model, 8, 512, "width of the residual stream");
-  int_setting(state, "length", "train model length", c.length, 2, 256, "tokens of the question, or of the random part");
+  int_setting(state, "length", "train model length", c.length, 2, 256,
+              c.task == TrainTask::Text ? "characters each position sees (the context)" : "tokens of the question, or of the random part");
   next("vocabulary");
+  ImGui::BeginDisabled(c.task == TrainTask::Text);  // the file's characters
   int_setting(state, "vocabulary", "train model vocab", c.shape.vocab, 2, 4096, "token ids 0 … vocabulary − 1");
+  ImGui::EndDisabled();
   next("batch");
   int_setting(state, "batch", "train model batch", c.batch, 1, 256, "sequences per step");
   int_setting(state, "steps", "train model steps", c.steps, 1, 100000, "steps of the run");
@@ -100,10 +128,14 @@ void draw_model_settings(AppState& state) {
   c.log_every = std::max(1, c.steps / 200);  // about 200 points on each curve
 }
 
-void draw_model_controls(AppState& state) {
+// Returns what the run's thread has done, copied once a frame (the curves draw it too).
+std::optional<ModelTrainingJob::View> draw_model_controls(AppState& state) {
   TrainState& t = state.train;
   TinyTrainConfig& c = t.model_config;
-  const std::string problem = tiny_gpt_shape_problem(c.shape);
+  std::string problem = tiny_gpt_shape_problem(c.shape);
+  if (c.task == TrainTask::Text && !c.corpus) problem = "Choose a text file first.";
+  if (c.corpus && c.corpus->ids.size() <= static_cast<std::size_t>(c.length))
+    problem = "The text has " + std::to_string(c.corpus->ids.size()) + " characters: fewer than length + 1.";
   ImGui::BeginDisabled(!problem.empty());
   if (ImGui::Button(t.model_job ? "New run" : "Start")) {
     t.model_job = std::make_unique<ModelTrainingJob>(c);
@@ -117,7 +149,7 @@ void draw_model_controls(AppState& state) {
   state.note_item("train model start");
   if (!t.model_job) {
     if (!problem.empty()) text_colored(gfx::Accent::Warning, "%s", problem.c_str());
-    return;
+    return std::nullopt;
   }
   ModelTrainingJob& job = *t.model_job;
   const ModelTrainingJob::View v = job.view();
@@ -162,6 +194,7 @@ void draw_model_controls(AppState& state) {
     ImGui::TextDisabled("%s", t.model_message.c_str());
     ImGui::PopTextWrapPos();
   }
+  return v;
 }
 
 // The first logged step where the repeat's loss fell below half the random part's, or −1.
@@ -171,10 +204,8 @@ int in_context_step(const std::vector<TinyTrainLog>& logs) {
   return -1;
 }
 
-void draw_model_curves(AppState& state) {
-  if (!state.train.model_job) return;
-  const ModelTrainingJob::View v = state.train.model_job->view();
-  if (v.logs.empty()) return;
+void draw_model_curves(AppState& state, const ModelTrainingJob::View& v) {
+  if (!state.train.model_job || v.logs.empty()) return;
   const bool induction = state.train.model_job->config().task == TrainTask::Induction;
   std::vector<int> steps;
   std::vector<float> loss, eval, random_part, repeat;
@@ -248,8 +279,7 @@ bool draw_train_choice(AppState& state) {
 
 void draw_model_training(AppState& state) {
   draw_model_settings(state);
-  draw_model_controls(state);
-  draw_model_curves(state);
+  if (const auto view = draw_model_controls(state)) draw_model_curves(state, *view);
 }
 
 }  // namespace attention_lab::gui

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,24 @@ namespace attention_lab {
 // repeat is predictable only by finding the earlier copy of the current
 // token and reading what followed it (an induction head). The period varies
 // so that no head can find the copy by position alone: with a fixed one a
-// first-layer head learns "look length − 1 back" instead.
-enum class TrainTask { Copy, Reverse, Sort, Induction };
+// first-layer head learns "look length − 1 back" instead. text: windows of
+// `length` characters of a text file, each position predicting the next
+// character (a character-level language model, as minGPT's char demo).
+enum class TrainTask { Copy, Reverse, Sort, Induction, Text };
 const char* to_string(TrainTask task);
+
+// A text file as characters: its alphabet (each character a UTF-8 string,
+// sorted by code point) and the text as indices into it.
+struct TextCorpus {
+  std::filesystem::path file;
+  std::vector<std::string> alphabet;
+  std::vector<int> ids;
+};
+
+// Reads a UTF-8 text file of at most 16 MiB and 4096 distinct characters,
+// with at least `length` + 1 characters; null and `error` set (naming the
+// file, and the byte where its UTF-8 breaks) otherwise.
+std::shared_ptr<const TextCorpus> load_text_corpus(const std::filesystem::path& file, int length, std::string& error);
 
 struct TinyTrainConfig {
   TrainTask task = TrainTask::Induction;
@@ -35,18 +51,23 @@ struct TinyTrainConfig {
   AdamWSettings optimizer{1e-3, 0.9, 0.98, 1e-8, 0.01};
   std::uint64_t seed = 1;
   int log_every = 50;  // steps between logged lines (and the last step)
+  // The text task's characters (its vocabulary is their alphabet); null for the others.
+  std::shared_ptr<const TextCorpus> corpus;
 };
 
 // The sequence length the task makes: 2·length − 1 (copy, reverse, sort:
-// the last answer token is never read) or 2·length (induction).
+// the last answer token is never read), 2·length (induction) or length (text).
 int task_context(TrainTask task, int length);
 
 // Reads a run's JSON: "task", "length", "vocab", "layers", "heads",
 // "d_model", "d_ff", "batch", "steps", "learning_rate", "beta1", "beta2",
-// "eps", "weight_decay", "seed", "log_every". `error` names the key, the
-// expected and the found; "" when read.
-TinyTrainConfig parse_tiny_train_config(const std::string& json_text, const std::string& where, std::string& error);
-// The same, from a file (at most 1 MiB).
+// "eps", "weight_decay", "seed", "log_every", and for the text task
+// "text_file" (relative to `base_dir`; its alphabet is the vocabulary, so
+// "vocab" is refused there). `error` names the key, the expected and the
+// found; "" when read.
+TinyTrainConfig parse_tiny_train_config(const std::string& json_text, const std::string& where, std::string& error,
+                                        const std::filesystem::path& base_dir = {});
+// The same, from a file (at most 1 MiB); a text_file is relative to its folder.
 TinyTrainConfig read_tiny_train_config(const std::filesystem::path& path, std::string& error);
 
 // `rows` sequences of the task, drawn from `state` (advanced).
@@ -100,7 +121,9 @@ std::string to_json_line(const TinyTrainLog& log, TrainTask task);
 
 // Writes `model` as a Hugging Face GPT-2 folder: config.json,
 // model.safetensors (F32, Conv1D [in, out], the head tied to wte) and
-// vocab.json (token i is the word "i"). Creates the folder; "" or an error.
-std::string save_tiny_gpt(const TinyGpt& model, const std::filesystem::path& folder);
+// vocab.json (token i is the word "i", or with `alphabet` its character).
+// Creates the folder; "" or an error.
+std::string save_tiny_gpt(const TinyGpt& model, const std::filesystem::path& folder,
+                          const std::vector<std::string>* alphabet = nullptr);
 
 }  // namespace attention_lab

@@ -10,7 +10,7 @@
 #include <system_error>
 
 namespace attention_lab {
-std::string save_tiny_gpt(const TinyGpt& model, const std::filesystem::path& folder) {
+std::string save_tiny_gpt(const TinyGpt& model, const std::filesystem::path& folder, const std::vector<std::string>* alphabet) {
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
   if (ec) return folder.string() + ": cannot create the folder: " + ec.message();
@@ -46,7 +46,8 @@ std::string save_tiny_gpt(const TinyGpt& model, const std::filesystem::path& fol
     tensors.push_back(std::move(t));
   }
   nlohmann::ordered_json vocab;
-  for (int i = 0; i < s.vocab; ++i) vocab[std::to_string(i)] = i;
+  for (int i = 0; i < s.vocab; ++i)
+    vocab[alphabet ? (*alphabet)[static_cast<std::size_t>(i)] : std::to_string(i)] = i;
 
   if (std::string e = write_file_atomically(folder / "config.json", config.dump(2) + "\n"); !e.empty()) return e;
   if (std::string e = write_file_atomically(folder / "model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}})); !e.empty())

@@ -26,7 +26,8 @@ int random_token(std::uint64_t& state, int vocab) { return static_cast<int>(next
 
 const std::vector<std::pair<TrainTask, const char*>>& task_names() {
   static const std::vector<std::pair<TrainTask, const char*>> names = {
-      {TrainTask::Copy, "copy"}, {TrainTask::Reverse, "reverse"}, {TrainTask::Sort, "sort"}, {TrainTask::Induction, "induction"}};
+      {TrainTask::Copy, "copy"}, {TrainTask::Reverse, "reverse"}, {TrainTask::Sort, "sort"}, {TrainTask::Induction, "induction"},
+      {TrainTask::Text, "text"}};
   return names;
 }
 
@@ -76,9 +77,64 @@ const char* to_string(TrainTask task) {
   return "?";
 }
 
-int task_context(TrainTask task, int length) { return task == TrainTask::Induction ? 2 * length : 2 * length - 1; }
+int task_context(TrainTask task, int length) {
+  return task == TrainTask::Induction ? 2 * length : task == TrainTask::Text ? length : 2 * length - 1;
+}
 
-TinyTrainConfig parse_tiny_train_config(const std::string& json_text, const std::string& where, std::string& error) {
+std::shared_ptr<const TextCorpus> load_text_corpus(const std::filesystem::path& file, int length, std::string& error) {
+  constexpr std::uintmax_t kMaxBytes = 16u << 20;
+  constexpr std::size_t kMaxAlphabet = 4096;
+  const io::TextFile text = io::read_text_file(file, kMaxBytes);
+  if (!text.error.empty()) {
+    error = text.error;
+    return nullptr;
+  }
+  // UTF-8 into characters, each kept as its bytes
+  std::vector<std::string> chars;
+  const std::string& t = text.text;
+  for (std::size_t i = 0; i < t.size();) {
+    const auto lead = static_cast<unsigned char>(t[i]);
+    const std::size_t n = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    bool ok = n > 0 && i + n <= t.size();
+    for (std::size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(t[i + k]) >> 6) == 0x2;
+    if (!ok) {
+      error = file.string() + ": expected UTF-8 text, found a byte that is not (0x" +
+              [&] { char b[8]; std::snprintf(b, sizeof b, "%02X", lead); return std::string(b); }() + " at byte " +
+              std::to_string(i) + ")";
+      return nullptr;
+    }
+    chars.push_back(t.substr(i, n));
+    i += n;
+  }
+  if (chars.size() < static_cast<std::size_t>(length) + 1) {
+    error = file.string() + ": expected at least " + std::to_string(length + 1) + " characters (a window of \"length\" " +
+            std::to_string(length) + " and the one after it), found " + std::to_string(chars.size());
+    return nullptr;
+  }
+  auto corpus = std::make_shared<TextCorpus>();
+  corpus->file = file;
+  corpus->alphabet = chars;
+  // (UTF-8's byte order is its code points' order)
+  std::sort(corpus->alphabet.begin(), corpus->alphabet.end());
+  corpus->alphabet.erase(std::unique(corpus->alphabet.begin(), corpus->alphabet.end()), corpus->alphabet.end());
+  if (corpus->alphabet.size() > kMaxAlphabet) {
+    error = file.string() + ": expected at most " + std::to_string(kMaxAlphabet) + " distinct characters, found " +
+            std::to_string(corpus->alphabet.size());
+    return nullptr;
+  }
+  if (corpus->alphabet.size() < 2) {
+    error = file.string() + ": expected at least 2 distinct characters, found 1";
+    return nullptr;
+  }
+  corpus->ids.reserve(chars.size());
+  for (const std::string& c : chars)
+    corpus->ids.push_back(static_cast<int>(std::lower_bound(corpus->alphabet.begin(), corpus->alphabet.end(), c) -
+                                           corpus->alphabet.begin()));
+  return corpus;
+}
+
+TinyTrainConfig parse_tiny_train_config(const std::string& json_text, const std::string& where, std::string& error,
+                                        const std::filesystem::path& base_dir) {
   TinyTrainConfig c;
   error.clear();
   const io::JsonDocument doc = io::parse_json_document(json_text, "training run");
@@ -97,12 +153,29 @@ TinyTrainConfig parse_tiny_train_config(const std::string& json_text, const std:
       const auto it = std::find_if(names.begin(), names.end(),
                                    [&](const auto& n) { return t->is_string() && t->get<std::string>() == n.second; });
       if (it == names.end())
-        io::fail_field(where + ": \"task\": expected copy, reverse, sort or induction, found " + excerpt(t->dump(), 40));
+        io::fail_field(where + ": \"task\": expected copy, reverse, sort, induction or text, found " + excerpt(t->dump(), 40));
       c.task = it->first;
     }
     if (c.task == TrainTask::Sort) c.shape.vocab = 3, c.length = 6;  // minGPT's demo, unless the file says otherwise
     if (c.task == TrainTask::Copy || c.task == TrainTask::Reverse) c.shape.vocab = 10, c.length = 6;
+    if (c.task == TrainTask::Text) c.length = 64;
     r.integer("length", c.length, 2, 1024);
+    if (c.task == TrainTask::Text) {
+      // the file's characters are the vocabulary
+      if (r.get("vocab")) io::fail_field(where + ": \"vocab\": the text task's vocabulary is its file's characters; leave \"vocab\" out");
+      const nlohmann::json* f = r.get("text_file");
+      if (!f || !f->is_string() || f->get<std::string>().empty())
+        io::fail_field(where + ": \"text_file\": expected the path of a UTF-8 text file for the text task, found " +
+                       (f ? excerpt(f->dump(), 40) : std::string("nothing")));
+      std::filesystem::path file = f->get<std::string>();
+      if (file.is_relative() && !base_dir.empty()) file = base_dir / file;
+      std::string problem;
+      c.corpus = load_text_corpus(file, c.length, problem);
+      if (!c.corpus) io::fail_field(where + ": \"text_file\": " + problem);
+      c.shape.vocab = static_cast<int>(c.corpus->alphabet.size());
+    } else if (r.get("text_file")) {
+      io::fail_field(where + ": \"text_file\": only the text task reads a file (this run's task is " + to_string(c.task) + ")");
+    }
     r.integer("vocab", c.shape.vocab, 2, 65536);
     r.integer("layers", c.shape.layers, 1, 64);
     r.integer("heads", c.shape.heads, 1, 256);
@@ -124,7 +197,7 @@ TinyTrainConfig parse_tiny_train_config(const std::string& json_text, const std:
       if (!r.read.count(key))
         io::fail_field(where + ": \"" + excerpt(key, 40) +
                        "\": not a setting of a training run (task, length, vocab, layers, heads, d_model, d_ff, batch, "
-                       "steps, learning_rate, beta1, beta2, eps, weight_decay, seed, log_every)");
+                       "steps, learning_rate, beta1, beta2, eps, weight_decay, seed, log_every, text_file)");
     c.shape.context = task_context(c.task, c.length);
     if (const std::string p = tiny_gpt_shape_problem(c.shape); !p.empty()) io::fail_field(where + ": " + p);
   } catch (const io::FieldError& e) {
@@ -139,7 +212,7 @@ TinyTrainConfig read_tiny_train_config(const std::filesystem::path& path, std::s
     error = file.error;
     return {};
   }
-  return parse_tiny_train_config(file.text, path.string(), error);
+  return parse_tiny_train_config(file.text, path.string(), error, path.parent_path());
 }
 
 TokenBatch task_batch(const TinyTrainConfig& c, int rows, std::uint64_t& state) {
@@ -149,6 +222,19 @@ TokenBatch task_batch(const TinyTrainConfig& c, int rows, std::uint64_t& state) 
   b.length = T;
   b.ids.assign(static_cast<std::size_t>(rows * T), 0);
   b.targets.assign(static_cast<std::size_t>(rows * T), -1);
+  if (c.task == TrainTask::Text) {
+    // a window of n characters at a random place, each predicting the next
+    const std::vector<int>& text = c.corpus->ids;
+    const auto places = static_cast<std::uint64_t>(text.size() - static_cast<std::size_t>(n));
+    for (int r = 0; r < rows; ++r) {
+      const std::size_t at = static_cast<std::size_t>(next_random(state) % places);
+      for (int t = 0; t < n; ++t) {
+        b.ids[static_cast<std::size_t>(r * T + t)] = text[at + static_cast<std::size_t>(t)];
+        b.targets[static_cast<std::size_t>(r * T + t)] = text[at + static_cast<std::size_t>(t) + 1];
+      }
+    }
+    return b;
+  }
   std::vector<int> seq(static_cast<std::size_t>(2 * n));
   const bool induction = c.task == TrainTask::Induction;
   if (induction) b.period.assign(static_cast<std::size_t>(rows), n);
