@@ -34,6 +34,8 @@ std::string dot_terms(const RowVector& a, const RowVector& b, float total) { ret
 // What one gradient cell's rule needs: the scenario, its values and its
 // gradients by kind and head, and how to name and light them.
 struct Cell {
+  Cell(const Document& document, const Gradients& gradients, StageId stage, int row, int col)
+      : doc(document), g(gradients), id(stage), r(row), c(col) {}
   const Document& doc;
   const Gradients& g;
   StageId id;
@@ -205,36 +207,133 @@ void unnorm(Cell& x, K projected, K after, int col) {
   x.out.sources.push_back(Lit{x.value_id(projected, 0), x.r, -1, -1, -1});
 }
 
+// ∂L/∂O from the loss: mse, next_token (through W_U), or 0 for attend.
+void output_rule(Cell& x) {
+  const Scenario& s = x.s;
+  const Dims& d = x.d;
+  Derivation& t = x.out.text;
+  if (!s.loss || s.loss->kind == LossKind::Attend) {
+    t.formula = "0";
+    t.numbers = x.result();
+    t.note = "The loss judges a head's weights, not the output: nothing flows back from here.";
+    return;
+  }
+  if (s.loss->kind == LossKind::Mse) {
+    const float o = x.val(K::Output)(x.r, x.c), y = s.loss->target.get()(x.r, x.c);
+    t.formula = "2·(" + x.sym(K::Output) + x.at(x.r, x.c) + " − target" + x.at(x.r, x.c) + ") / (T·d_out)";
+    t.numbers = "2×(" + num(o) + " − " + fac(y) + ") / " + std::to_string(d.T * d.d_out) +
+                " = " + x.result();
+    x.light_cell(x.value_id(K::Output, 0), x.r, x.c);
+    return;
+  }
+  const Matrix dLogits = next_token_logit_gradient(x.val(K::Output), *s.loss);
+  const Matrix& W_U = s.loss->W_U.get();
+  t.formula = "Σᵥ ∂L/∂logits[" + x.ix(x.r) + ",v]·W_U[" + x.ix(x.c) + ",v]";
+  t.numbers = dot_terms(dLogits.row(x.r), W_U.row(x.c), x.me());
+  t.note = "∂L/∂logits[" + x.ix(x.r) + ",v] = (softmax of the row's logits − 1 at its target " +
+           std::to_string(s.loss->targets[static_cast<std::size_t>(x.r)]) + ") / T: the predicted share of each token, less the one it should be.";
+  x.light_row(x.value_id(K::Output, 0), x.r);
+}
+
+// ∂L/∂A from the context (and the attend loss at a row's target key).
+void weights_rule(Cell& x, int h) {
+  const Scenario& s = x.s;
+  const Dims& d = x.d;
+  Derivation& t = x.out.text;
+  const Matrix& dC = x.grad(K::Context, h);
+  const MatrixView V = x.val(K::HeadV, h);
+  t.formula = "Σ_c " + x.gsym(K::Context, h) + "[" + x.ix(x.r) + ",c]·" + x.sym(K::HeadV, h) + "[" + x.ix(x.c) + ",c]";
+  const bool target = s.loss && s.loss->kind == LossKind::Attend && s.loss->head == h &&
+                      s.loss->targets[static_cast<std::size_t>(x.r)] == x.c;
+  if (target) {
+    const float a = x.val(K::Weights, h)(x.r, x.c);
+    const float through = RowVector(dC.row(x.r)).dot(RowVector(V.row(x.c)));
+    t.formula += " − 1/(T·" + x.sym(K::Weights, h) + x.at(x.r, x.c) + ")";
+    t.numbers = "(" + dot_sum(dC.row(x.r), V.row(x.c)) + ") − 1/(" + std::to_string(d.T) + "×" + num(a) +
+                ") = " + fac(through) + " − " + num(1.0f / (static_cast<float>(d.T) * a)) +
+                " = " + x.result();
+    t.note = "This is the key the loss wants row " + x.ix(x.r) + " to attend to: raising its weight lowers the loss.";
+  } else {
+    t.numbers = dot_terms(dC.row(x.r), V.row(x.c), x.me());
+  }
+  x.light_row(x.grad_id(K::Context, h), x.r);
+  x.light_row(x.value_id(K::HeadV, h), x.c);
+}
+
+// Softmax's backward.
+void masked_rule(Cell& x, int h) {
+  Derivation& t = x.out.text;
+  const MatrixView A = x.val(K::Weights, h);
+  const Matrix& dA = x.grad(K::Weights, h);
+  const RowVector a = A.row(x.r), da = dA.row(x.r);
+  const float row_dot = a.dot(da);
+  const std::string As = x.sym(K::Weights, h), gA = x.gsym(K::Weights, h);
+  t.formula = As + x.at(x.r, x.c) + "·(" + gA + x.at(x.r, x.c) + " − Σₖ " + As + "[" + x.ix(x.r) + ",k]·" + gA + "[" +
+              x.ix(x.r) + ",k])";
+  t.numbers = num(a[x.c]) + "×(" + fac(da[x.c]) + " − " + fac(row_dot) + ") = " +
+              x.result();
+  t.note = "Σₖ " + As + "·" + gA + " over row " + x.ix(x.r) + " = " + dot_terms(a, da, row_dot) +
+           ". Softmax's backward: a weight's score moves the loss only by how its gradient differs from the row's average.";
+  x.light_row(x.value_id(K::Weights, h), x.r);
+  x.light_row(x.grad_id(K::Weights, h), x.r);
+}
+
+// Through the soft-cap (tanh's slope), or straight from the masked scores.
+void scaled_rule(Cell& x, int h) {
+  const Scenario& s = x.s;
+  Derivation& t = x.out.text;
+  if (s.softcap > 0.0f) {
+    const float capped = x.val(K::Capped, h)(x.r, x.c), dcap = x.grad(K::Capped, h)(x.r, x.c);
+    t.formula = x.gsym(K::Capped, h) + x.at(x.r, x.c) + "·(1 − (" + x.sym(K::Capped, h) + x.at(x.r, x.c) + "/" +
+                num(s.softcap) + ")²)";
+    t.numbers = fac(dcap) + "×(1 − (" + fac(capped) + "/" + num(s.softcap) +
+                ")²) = " + x.result();
+    x.light_cell(x.grad_id(K::Capped, h), x.r, x.c);
+    x.light_cell(x.value_id(K::Capped, h), x.r, x.c);
+  } else {
+    t.formula = x.gsym(K::Masked, h) + x.at(x.r, x.c);
+    t.numbers = x.result();
+    t.note = "The bias and the mask add constants: the gradient passes through unchanged.";
+    x.light_cell(x.grad_id(K::Masked, h), x.r, x.c);
+  }
+}
+
+// A column of the whole Q, K or V: the block of the head view that holds it.
+void head_block_rule(Cell& x) {
+  const Dims& d = x.d;
+  Derivation& t = x.out.text;
+  const bool v = x.id.kind == K::V;
+  const int width = v ? d.d_v : d.d_k, block = x.c / width;
+  // the query head whose view holds this column (K, V: the first one reading the K/V head)
+  int head = block;
+  if (x.id.kind != K::Q)
+    for (head = 0; head < d.heads && d.kv_head(head) != block; ++head) {}
+  const K view = x.id.kind == K::Q ? K::HeadQ : v ? K::HeadV : K::HeadK;
+  t.formula = x.gsym(view, head) + x.at(x.r, x.c % width);
+  t.numbers = x.result();
+  x.light_cell(x.grad_id(view, head), x.r, x.c % width);
+}
+
+// A sink's logit, one per head.
+void sinks_rule(Cell& x) {
+  Derivation& t = x.out.text;
+  // −Σᵢ σᵢ·(Σₖ Aᵢₖ·∂Aᵢₖ): a sink's logit takes share σᵢ of row i and gives nothing back
+  const MatrixView share = x.val(K::SinkShare, x.c), A = x.val(K::Weights, x.c);
+  const Matrix& dA = x.grad(K::Weights, x.c);
+  RowVector sigma(A.rows()), row_dot(A.rows());
+  for (Eigen::Index i = 0; i < A.rows(); ++i) sigma[i] = share(i, 0), row_dot[i] = RowVector(A.row(i)).dot(RowVector(dA.row(i)));
+  t.formula = "−Σᵢ σᵢ·(Σₖ " + x.sym(K::Weights, x.c) + "ᵢₖ·" + x.gsym(K::Weights, x.c) + "ᵢₖ)";
+  t.numbers = "−(" + dot_sum(sigma, row_dot) + ") = " + x.result();
+  x.light_col(x.value_id(K::SinkShare, x.c), 0);
+}
+
 void derive_cell(Cell& x) {
   const Scenario& s = x.s;
   const Dims& d = x.d;
   const int h = is_per_head(x.id.kind) ? x.id.head : 0;
   Derivation& t = x.out.text;
   switch (x.id.kind) {
-    case K::Output: {
-      if (!s.loss || s.loss->kind == LossKind::Attend) {
-        t.formula = "0";
-        t.numbers = x.result();
-        t.note = "The loss judges a head's weights, not the output: nothing flows back from here.";
-        break;
-      }
-      if (s.loss->kind == LossKind::Mse) {
-        const float o = x.val(K::Output)(x.r, x.c), y = s.loss->target.get()(x.r, x.c);
-        t.formula = "2·(" + x.sym(K::Output) + x.at(x.r, x.c) + " − target" + x.at(x.r, x.c) + ") / (T·d_out)";
-        t.numbers = "2×(" + num(o) + " − " + fac(y) + ") / " + std::to_string(d.T * d.d_out) +
-                    " = " + x.result();
-        x.light_cell(x.value_id(K::Output, 0), x.r, x.c);
-        break;
-      }
-      const Matrix dLogits = next_token_logit_gradient(x.val(K::Output), *s.loss);
-      const Matrix& W_U = s.loss->W_U.get();
-      t.formula = "Σᵥ ∂L/∂logits[" + x.ix(x.r) + ",v]·W_U[" + x.ix(x.c) + ",v]";
-      t.numbers = dot_terms(dLogits.row(x.r), W_U.row(x.c), x.me());
-      t.note = "∂L/∂logits[" + x.ix(x.r) + ",v] = (softmax of the row's logits − 1 at its target " +
-               std::to_string(s.loss->targets[static_cast<std::size_t>(x.r)]) + ") / T: the predicted share of each token, less the one it should be.";
-      x.light_row(x.value_id(K::Output, 0), x.r);
-      break;
-    }
+    case K::Output: output_rule(x); break;
     case K::W_o: weight(x, K::Concat, K::Output); break;
     case K::b_o: bias(x, K::Output); break;
     case K::Concat:
@@ -251,65 +350,15 @@ void derive_cell(Cell& x) {
       t.numbers = x.result();
       x.light_cell(x.grad_id(K::Concat, 0), x.r, h * d.d_v + x.c);
       break;
-    case K::Weights: {
-      const Matrix& dC = x.grad(K::Context, h);
-      const MatrixView V = x.val(K::HeadV, h);
-      t.formula = "Σ_c " + x.gsym(K::Context, h) + "[" + x.ix(x.r) + ",c]·" + x.sym(K::HeadV, h) + "[" + x.ix(x.c) + ",c]";
-      const bool target = s.loss && s.loss->kind == LossKind::Attend && s.loss->head == h &&
-                          s.loss->targets[static_cast<std::size_t>(x.r)] == x.c;
-      if (target) {
-        const float a = x.val(K::Weights, h)(x.r, x.c);
-        const float through = RowVector(dC.row(x.r)).dot(RowVector(V.row(x.c)));
-        t.formula += " − 1/(T·" + x.sym(K::Weights, h) + x.at(x.r, x.c) + ")";
-        t.numbers = "(" + dot_sum(dC.row(x.r), V.row(x.c)) + ") − 1/(" + std::to_string(d.T) + "×" + num(a) +
-                    ") = " + fac(through) + " − " + num(1.0f / (static_cast<float>(d.T) * a)) +
-                    " = " + x.result();
-        t.note = "This is the key the loss wants row " + x.ix(x.r) + " to attend to: raising its weight lowers the loss.";
-      } else {
-        t.numbers = dot_terms(dC.row(x.r), V.row(x.c), x.me());
-      }
-      x.light_row(x.grad_id(K::Context, h), x.r);
-      x.light_row(x.value_id(K::HeadV, h), x.c);
-      break;
-    }
-    case K::Masked: {
-      const MatrixView A = x.val(K::Weights, h);
-      const Matrix& dA = x.grad(K::Weights, h);
-      const RowVector a = A.row(x.r), da = dA.row(x.r);
-      const float row_dot = a.dot(da);
-      const std::string As = x.sym(K::Weights, h), gA = x.gsym(K::Weights, h);
-      t.formula = As + x.at(x.r, x.c) + "·(" + gA + x.at(x.r, x.c) + " − Σₖ " + As + "[" + x.ix(x.r) + ",k]·" + gA + "[" +
-                  x.ix(x.r) + ",k])";
-      t.numbers = num(a[x.c]) + "×(" + fac(da[x.c]) + " − " + fac(row_dot) + ") = " +
-                  x.result();
-      t.note = "Σₖ " + As + "·" + gA + " over row " + x.ix(x.r) + " = " + dot_terms(a, da, row_dot) +
-               ". Softmax's backward: a weight's score moves the loss only by how its gradient differs from the row's average.";
-      x.light_row(x.value_id(K::Weights, h), x.r);
-      x.light_row(x.grad_id(K::Weights, h), x.r);
-      break;
-    }
+    case K::Weights: weights_rule(x, h); break;
+    case K::Masked: masked_rule(x, h); break;
     case K::Capped:
       t.formula = x.gsym(K::Masked, h) + x.at(x.r, x.c);
       t.numbers = x.result();
       t.note = "The bias and the mask add constants: the gradient passes through unchanged.";
       x.light_cell(x.grad_id(K::Masked, h), x.r, x.c);
       break;
-    case K::Scaled:
-      if (s.softcap > 0.0f) {
-        const float capped = x.val(K::Capped, h)(x.r, x.c), dcap = x.grad(K::Capped, h)(x.r, x.c);
-        t.formula = x.gsym(K::Capped, h) + x.at(x.r, x.c) + "·(1 − (" + x.sym(K::Capped, h) + x.at(x.r, x.c) + "/" +
-                    num(s.softcap) + ")²)";
-        t.numbers = fac(dcap) + "×(1 − (" + fac(capped) + "/" + num(s.softcap) +
-                    ")²) = " + x.result();
-        x.light_cell(x.grad_id(K::Capped, h), x.r, x.c);
-        x.light_cell(x.value_id(K::Capped, h), x.r, x.c);
-      } else {
-        t.formula = x.gsym(K::Masked, h) + x.at(x.r, x.c);
-        t.numbers = x.result();
-        t.note = "The bias and the mask add constants: the gradient passes through unchanged.";
-        x.light_cell(x.grad_id(K::Masked, h), x.r, x.c);
-      }
-      break;
+    case K::Scaled: scaled_rule(x, h); break;
     case K::Scores: {
       const float ds = x.grad(K::Scaled, h)(x.r, x.c);
       t.formula = x.gsym(K::Scaled, h) + x.at(x.r, x.c) + " / " + num(static_cast<float>(score_divisor(s)));
@@ -328,19 +377,7 @@ void derive_cell(Cell& x) {
     }
     case K::HeadK: shared_head(x, K::HeadK, d.kv_head(h)); break;
     case K::HeadV: shared_head(x, K::HeadV, d.kv_head(h)); break;
-    case K::Q: case K::K: case K::V: {
-      const bool v = x.id.kind == K::V;
-      const int width = v ? d.d_v : d.d_k, block = x.c / width;
-      // the query head whose view holds this column (K, V: the first one reading the K/V head)
-      int head = block;
-      if (x.id.kind != K::Q)
-        for (head = 0; head < d.heads && d.kv_head(head) != block; ++head) {}
-      const K view = x.id.kind == K::Q ? K::HeadQ : v ? K::HeadV : K::HeadK;
-      t.formula = x.gsym(view, head) + x.at(x.r, x.c % width);
-      t.numbers = x.result();
-      x.light_cell(x.grad_id(view, head), x.r, x.c % width);
-      break;
-    }
+    case K::Q: case K::K: case K::V: head_block_rule(x); break;
     case K::QUnrotated: unrotate(x, K::Q, x.c); break;
     case K::KUnrotated: unrotate(x, K::K, x.c); break;
     case K::HeadQUnrotated: unrotate(x, K::Q, h * d.d_k + x.c); break;
@@ -369,17 +406,7 @@ void derive_cell(Cell& x) {
       else input_row(x, {{q_made(s), K::W_q}, {k_made(s), K::W_k}, {K::V, K::W_v}});
       break;
     case K::X_kv: input_row(x, {{k_made(s), K::W_k}, {K::V, K::W_v}}); break;
-    case K::Sinks: {
-      // −Σᵢ σᵢ·(Σₖ Aᵢₖ·∂Aᵢₖ): a sink's logit takes share σᵢ of row i and gives nothing back
-      const MatrixView share = x.val(K::SinkShare, x.c), A = x.val(K::Weights, x.c);
-      const Matrix& dA = x.grad(K::Weights, x.c);
-      RowVector sigma(A.rows()), row_dot(A.rows());
-      for (Eigen::Index i = 0; i < A.rows(); ++i) sigma[i] = share(i, 0), row_dot[i] = RowVector(A.row(i)).dot(RowVector(dA.row(i)));
-      t.formula = "−Σᵢ σᵢ·(Σₖ " + x.sym(K::Weights, x.c) + "ᵢₖ·" + x.gsym(K::Weights, x.c) + "ᵢₖ)";
-      t.numbers = "−(" + dot_sum(sigma, row_dot) + ") = " + x.result();
-      x.light_col(x.value_id(K::SinkShare, x.c), 0);
-      break;
-    }
+    case K::Sinks: sinks_rule(x); break;
     case K::Mask: case K::RopeAngle: case K::PositionBias: case K::SinkShare: break;
   }
 }
