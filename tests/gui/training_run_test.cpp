@@ -75,3 +75,47 @@ TEST(TrainingRun, AttendTargetsStayWhereTheMaskAllows) {
   EXPECT_EQ(attend_targets(causal, "first"), (std::vector<int>(7, 0)));
   EXPECT_EQ(attend_targets(causal, "itself"), (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
 }
+
+// Playing computes its steps on a thread, from a copy of the scenario: the
+// same steps as advance() takes on the document, to the bit, applied when
+// poll() finds them done.
+TEST(TrainingRun, StepsOnTheThreadEqualStepsOnTheDocument) {
+  Document here(fat_cat_with_loss()), there(fat_cat_with_loss());
+  TrainingRun direct, threaded;
+  for (TrainingRun* r : {&direct, &threaded}) r->settings.optimizer = OptimizerKind::Adam, r->settings.learning_rate = 0.05;
+  const std::uint64_t g1 = here.begin_gesture(), g2 = there.begin_gesture();
+  EXPECT_EQ(direct.advance(here, 12, applier(here), g1), 12);
+  threaded.playing = true;
+  int applied = 0;
+  for (int batch = 0; batch < 3; ++batch) {
+    threaded.play_steps(there, 4);
+    EXPECT_TRUE(threaded.computing());
+    EXPECT_EQ(threaded.advance(there, 1, applier(there), g2), 0) << "no step on the document while the thread computes";
+    while (threaded.computing()) applied += threaded.poll(there, applier(there), g2);
+  }
+  EXPECT_EQ(applied, 12);
+  EXPECT_EQ(threaded.history().loss, direct.history().loss);
+  EXPECT_EQ(there.scenario().W_q.get(), here.scenario().W_q.get());
+  EXPECT_EQ(there.scenario().W_k.get(), here.scenario().W_k.get());
+  ASSERT_TRUE(there.undo());  // still one undo entry for the run
+  EXPECT_FALSE(there.can_undo());
+}
+
+// An edit while the thread computes: its steps started from matrices the
+// document no longer has, so they are dropped and the next batch starts from the edit.
+TEST(TrainingRun, StepsComputedBeforeAnEditAreDropped) {
+  Document doc(fat_cat_with_loss());
+  TrainingRun run;
+  run.playing = true;
+  run.play_steps(doc, 3);
+  doc.apply(SetCell{StageId::input(StageKind::W_q), 0, 0, 2.5f});
+  int applied = 0;
+  while (run.computing()) applied += run.poll(doc, applier(doc), 0);
+  EXPECT_EQ(applied, 0);
+  EXPECT_EQ(run.steps(), 0);
+  EXPECT_EQ(doc.scenario().W_q.get()(0, 0), 2.5f);
+  run.play_steps(doc, 2);
+  while (run.computing()) applied += run.poll(doc, applier(doc), 0);
+  EXPECT_EQ(applied, 2);
+  EXPECT_NE(doc.scenario().W_q.get()(0, 0), 2.5f);
+}

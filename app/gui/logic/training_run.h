@@ -3,10 +3,13 @@
 // the curves it drew (loss, and per trained matrix the gradient norm and the
 // update-to-data ratio), and whether it is playing. Each step's new matrices
 // go back as SetMatrix edits under one gesture, so a whole run is one undo
-// entry and the pipeline animates as the matrices learn.
+// entry and the pipeline animates as the matrices learn. While it plays, the
+// steps are computed on a thread of their own (play_steps, poll): at T = 1024
+// a step takes longer than a frame, and the window stays live meanwhile.
 
 #include "attention_lab/document.h"
 #include "attention_lab/training.h"
+#include "logic/task_thread.h"
 
 #include <cstdint>
 #include <functional>
@@ -39,6 +42,16 @@ class TrainingRun {
   // `message` saying why. Returns the steps taken.
   int advance(const Document& doc, int n, const ApplyEdit& apply, std::uint64_t gesture);
 
+  // Playing: starts up to `n` steps on a thread of their own, from a copy of
+  // `doc`'s scenario, unless steps are being computed already (or the run
+  // cannot go on: then it stops, with `message` saying why).
+  void play_steps(const Document& doc, int n);
+  // The steps the thread finished, applied as advance() applies its own;
+  // dropped when `doc` changed meanwhile (an edit, an undo: they were
+  // computed from matrices it no longer has). Returns the steps applied.
+  int poll(const Document& doc, const ApplyEdit& apply, std::uint64_t gesture);
+  bool computing() const { return batch_.running() || batch_pending_; }
+
   // A fresh optimizer (its moments forgotten) and empty curves.
   void restart();
 
@@ -46,8 +59,23 @@ class TrainingRun {
   int steps() const { return static_cast<int>(history_.loss.size()); }
 
  private:
+  // Whether the run can take a step on `s`; stops with the reason if not.
+  bool can_step(const Scenario& s);
+  void record(const TrainStep& step);
+
+  // Steps computed on the thread: each step's numbers, the matrices after
+  // the last, the optimizer after them, and the document's revision they
+  // started from.
+  struct Batch {
+    std::vector<TrainStep> steps;
+    std::optional<Trainer> trainer;
+    std::string error;
+  };
   std::optional<Trainer> trainer_;
   TrainingHistory history_;
+  TaskThread<Batch> batch_;
+  bool batch_pending_ = false;
+  std::uint64_t batch_revision_ = 0;
 };
 
 // The attend targets the Train tab offers when the scenario has no loss:

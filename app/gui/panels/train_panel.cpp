@@ -36,10 +36,14 @@ void draw_loss_section(AppState& state) {
   ImGui::TextDisabled("What should it learn?");
   if (s.loss && s.loss->kind == LossKind::Attend) {
     push_wrap_at_visible_edge();
+    // (a long text names its first rows and counts the rest: the Train tab's controls stay in view)
+    constexpr int kRowsNamed = 12;
+    const int n = std::min(s.T(), static_cast<int>(s.loss->targets.size()));
     std::string rows;
-    for (int i = 0; i < s.T() && i < static_cast<int>(s.loss->targets.size()); ++i)
+    for (int i = 0; i < n && i < kRowsNamed; ++i)
       rows += (i ? ", '" : "'") + s.token_label(i) + "' → '" + s.key_label(s.loss->targets[static_cast<std::size_t>(i)]) + "'";
-    ImGui::Text("Head %s should attend: %s", s.shown_index(s.loss->head).c_str(), rows.c_str());
+    if (n > kRowsNamed) rows += ", … and " + std::to_string(n - kRowsNamed) + " more rows (the scenario file lists every one)";
+    ImGui::TextUnformatted(("Head " + s.shown_index(s.loss->head) + " should attend: " + rows).c_str());
     ImGui::TextDisabled("Loss: the mean over rows of −log of that weight (cross-entropy of each weights row).");
     ImGui::PopTextWrapPos();
   } else if (s.loss && s.loss->kind == LossKind::NextToken) {
@@ -145,11 +149,13 @@ void draw_controls(AppState& state) {
   }
   state.note_item("train play");
   ImGui::SameLine();
+  ImGui::BeginDisabled(run.computing());
   if (ImGui::Button("One step")) {
     begin();
     run.playing = false;
     run.advance(*state.doc, 1, apply, t.gesture);
   }
+  ImGui::EndDisabled();
   state.note_item("train step");
   ImGui::SameLine();
   ImGui::BeginDisabled(!t.before_run);
@@ -172,7 +178,12 @@ void draw_controls(AppState& state) {
   state.note_item("train reset");
   ImGui::SameLine();
   ImGui::TextDisabled("step %d", run.steps());
-  if (run.playing && !state.busy()) run.advance(*state.doc, run.steps_per_frame, apply, t.gesture);
+  // Steps are computed on a thread of their own; a finished batch is applied
+  // here (after a Pause too), and a playing run starts the next.
+  if (!state.busy()) {
+    run.poll(*state.doc, apply, t.gesture);
+    if (run.playing) run.play_steps(*state.doc, run.steps_per_frame);
+  }
   if (!run.message.empty()) {
     push_wrap_at_visible_edge();
     text_colored(gfx::Accent::Warning, "%s", run.message.c_str());
