@@ -373,6 +373,16 @@ TEST(BuiltInLessons, HowAttentionLearnsQuotesTheEnginesNumbers) {
   EXPECT_NEAR(grad_at(2, "masked[0]", 2, 1).first, -0.0551, 5e-5);
   EXPECT_NEAR(grad_at(2, "scores[0]", 2, 1).first, -0.0276, 5e-5);
   EXPECT_TRUE(quotes(2, "= −0.0551") && quotes(2, "−0.0276"));
+  {  // the row's average gradient Σₖ A·∂L/∂A, which the text gives as −0.143
+    const Scenario s = scenario_at_step(l, 2);
+    Engine engine;
+    engine.recompute_all(s);
+    const Gradients g = backward(engine, s, *s.loss);
+    const RowVector a = engine.stage(*parse_stage_id("weights[0]")).row(2);
+    const RowVector da = g.find(*parse_stage_id("weights[0]"))->row(2);
+    EXPECT_NEAR(a.dot(da), -0.143, 5e-4);
+    EXPECT_TRUE(quotes(2, "(−0.233 − (−0.143))") && quotes(2, "−0.143 = Σₖ A·∂L/∂A"));
+  }
   EXPECT_NEAR(grad_at(3, "W_q", 1, 0).first, -0.0472, 5e-5);
   EXPECT_NEAR(grad_at(3, "Q", 1, 0).first, -0.0335, 5e-5);
   EXPECT_TRUE(quotes(3, "= −0.0472") && quotes(3, "−0.0335"));

@@ -128,8 +128,18 @@ TEST(WrapTokens, FillsALineBeforeBreaking) {
   EXPECT_EQ(lines, expected);
 }
 
-TEST(WrapTokens, ATermWiderThanTheLineStaysWhole) {
+TEST(WrapTokens, ATermWiderThanTheLineBreaksRatherThanRunOffTheEdge) {
+  // a word: between its characters (the panel would cut it at its edge, unseen)
   const auto lines = wrap_tokens(formula_tokens("123456789.123 + 1"), 40.0f, ten_px);
-  const std::vector<std::string> expected = {"123456789.123", "+ 1"};
+  const std::vector<std::string> expected = {"1234", "5678", "9.12", "3", "+ 1"};
   EXPECT_EQ(lines, expected);
+  // a group in parentheses: at its own spaces first, every character kept
+  const auto group = wrap_tokens(formula_tokens("0.614×((−0.233) − (−0.143)) = −0.0551"), 160.0f, ten_px);
+  std::string joined;
+  for (const auto& l : group) {
+    EXPECT_LE(ten_px(l), 160.0f) << l;
+    joined += (joined.empty() ? "" : " ") + l;
+  }
+  EXPECT_EQ(joined, "0.614×((−0.233) − (−0.143)) = −0.0551");
+  EXPECT_EQ(group.front(), "0.614×((−0.233)");
 }

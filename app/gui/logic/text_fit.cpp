@@ -89,17 +89,57 @@ std::vector<std::string> formula_tokens(std::string_view text) {
   return tokens;
 }
 
+namespace {
+
+// A piece too wide for a line, in pieces that fit: at its spaces (a group in
+// parentheses), and a word still too wide between its characters.
+std::vector<std::string> split_wide(const std::string& t, float width, const TextMeasure& measure) {
+  std::vector<std::string> pieces;
+  for (std::size_t i = 0; i < t.size();) {
+    const std::size_t end = std::min(t.find(' ', i), t.size());
+    std::string word = t.substr(i, end - i);
+    i = end + 1;
+    if (word.empty()) continue;
+    if (measure(word) <= width) {
+      pieces.push_back(std::move(word));
+      continue;
+    }
+    std::string part;
+    for (std::size_t k = 0; k < word.size();) {
+      // one UTF-8 character
+      std::size_t n = 1;
+      while (k + n < word.size() && (static_cast<unsigned char>(word[k + n]) & 0xC0) == 0x80) ++n;
+      const std::string ch = word.substr(k, n);
+      if (!part.empty() && measure(part + ch) > width) pieces.push_back(std::move(part)), part.clear();
+      part += ch;
+      k += n;
+    }
+    if (!part.empty()) pieces.push_back(std::move(part));
+  }
+  return pieces;
+}
+
+}  // namespace
+
 std::vector<std::string> wrap_tokens(const std::vector<std::string>& tokens, float width, const TextMeasure& measure) {
   std::vector<std::string> lines;
-  for (const std::string& t : tokens) {
+  const auto add = [&](const std::string& t) {
     if (!lines.empty()) {
       std::string longer = lines.back() + " " + t;
       if (measure(longer) <= width) {
         lines.back() = std::move(longer);
-        continue;
+        return;
       }
     }
     lines.push_back(t);
+  };
+  for (const std::string& t : tokens) {
+    if (measure(t) <= width) {
+      add(t);
+      continue;
+    }
+    // wider than a line: broken, rather than cut off by the panel's edge
+    for (const std::string& piece : split_wide(t, width, measure)) add(piece);
   }
   return lines;
 }

@@ -35,7 +35,8 @@ std::size_t utf8_prefix(std::string_view text, std::size_t max_bytes);
 std::vector<std::string> formula_tokens(std::string_view text);
 
 // Greedy wrap of `tokens` (joined by single spaces) into lines no wider than
-// `width`; a token wider than `width` gets a line of its own, uncut.
+// `width`. A token wider than `width` breaks at its own spaces, and a word
+// still too wide between its characters: no line runs past the edge.
 std::vector<std::string> wrap_tokens(const std::vector<std::string>& tokens, float width, const TextMeasure& measure);
 
 }  // namespace attention_lab::gui

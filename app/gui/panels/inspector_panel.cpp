@@ -30,6 +30,23 @@ void text_between_terms(const std::string& text, std::optional<gfx::Accent> colo
   }
 }
 
+// A derivation as the inspector writes it: the cell, the stage's name, the
+// rule, its numbers (or, when `numbers_withheld` is given, why not), a note,
+// and a closing paragraph in grey.
+void draw_derivation(const Derivation& d, const std::string& name, const std::string& closing,
+                     const char* numbers_withheld = nullptr) {
+  text_between_terms(d.title, gfx::Accent::Highlight);
+  text_between_terms(name, std::nullopt, true);
+  text_between_terms("= " + d.formula);
+  if (numbers_withheld)
+    text_between_terms(numbers_withheld, std::nullopt, true);
+  else
+    text_between_terms("= " + d.numbers);
+  if (!d.note.empty()) text_between_terms(d.note, gfx::Accent::Pin);
+  ImGui::Spacing();
+  text_between_terms(closing, std::nullopt, true);
+}
+
 // A cell of the Block tab (embeddings, norms, residual sums, the MLP).
 void draw_block_cell(AppState& state, const ModelState::BlockCell& cell) {
   const BlockTrace* t = state.model_block();
@@ -43,13 +60,7 @@ void draw_block_cell(AppState& state, const ModelState::BlockCell& cell) {
     d.note = "X[" + std::to_string(cell.row) + "," + std::to_string(cell.col) + "] of the Pipeline was edited to " +
              format_number(X(cell.row, cell.col), 3) + ": the attention used that value.";
   const BlockStageInfo& info = *t->info(cell.stage);
-  text_between_terms(d.title, gfx::Accent::Highlight);
-  text_between_terms(info.name, std::nullopt, true);
-  text_between_terms("= " + d.formula);
-  text_between_terms("= " + d.numbers);
-  if (!d.note.empty()) text_between_terms(d.note, gfx::Accent::Pin);
-  ImGui::Spacing();
-  text_between_terms(info.explanation, std::nullopt, true);
+  draw_derivation(d, info.name, info.explanation);
 }
 
 }  // namespace
@@ -80,26 +91,14 @@ void draw_inspector_panel(AppState& state) {
     const Gradients* g = state.gradients.get(doc);
     const Derivation d = g ? derive_gradient(doc, *g, cell->stage, cell->row, cell->col).text : Derivation{};
     const StageInfo& info = state.stage_info(cell->stage);
-    text_between_terms(d.title, gfx::Accent::Highlight);
-    text_between_terms(info.name, std::nullopt, true);
-    text_between_terms("= " + d.formula);
-    text_between_terms("= " + d.numbers);
-    if (!d.note.empty()) text_between_terms(d.note, gfx::Accent::Pin);
-    ImGui::Spacing();
-    text_between_terms(info.formula, std::nullopt, true);
+    draw_derivation(d, info.name, info.formula);
   } else {
     const Derivation d = derive(doc, cell->stage, cell->row, cell->col);
     const StageInfo& info = state.stage_info(cell->stage);
-    text_between_terms(d.title, gfx::Accent::Highlight);
-    text_between_terms(info.name, std::nullopt, true);
-    text_between_terms("= " + d.formula);
-    if (state.quiz_feeds(cell->stage, cell->row, cell->col))
-      text_between_terms("Its numbers include the quiz's answer: they show once it is answered.", std::nullopt, true);
-    else
-      text_between_terms("= " + d.numbers);
-    if (!d.note.empty()) text_between_terms(d.note, gfx::Accent::Pin);
-    ImGui::Spacing();
-    text_between_terms(info.explanation, std::nullopt, true);
+    draw_derivation(d, info.name, info.explanation,
+                    state.quiz_feeds(cell->stage, cell->row, cell->col)
+                        ? "Its numbers include the quiz's answer: they show once it is answered."
+                        : nullptr);
   }
 
   ImGui::Separator();

@@ -123,6 +123,27 @@ void draw_gradient_bar(AppState& state) {
   }
 }
 
+// Stage `id` as the view asks: its values, the loss's gradient of it in
+// their place, or both, the gradient under the values; a constant (the
+// mask, RoPE's angles) has no gradient and fades back. Returns where the
+// gradient heatmap starts (−1: none drawn), for a lesson to scroll to.
+float draw_values_or_gradient(AppState& state, StageId id, const HeatmapOptions& opt, const Gradients* grads) {
+  const Matrix* grad = grads ? grads->find(id) : nullptr;
+  if (state.gradient_view == GradientView::Gradients && grad) {
+    const float top = ImGui::GetCursorScreenPos().y;
+    draw_gradient_heatmap(state, id, opt, *grad, state.gradients.version());
+    return top;
+  }
+  HeatmapOptions value_opt = opt;
+  if (state.gradient_view == GradientView::Gradients && grads) value_opt.dim = std::min(opt.dim, 0.35f);
+  const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, id, value_opt));
+  if (ev.hovered) state.hovered = ev.hovered;
+  if (state.gradient_view != GradientView::Both || !grad) return -1.0f;
+  const float top = ImGui::GetCursorScreenPos().y;
+  draw_gradient_heatmap(state, id, opt, *grad, state.gradients.version());
+  return top;
+}
+
 }  // namespace
 
 void draw_pipeline_panel(AppState& state) {
@@ -160,7 +181,7 @@ void draw_pipeline_panel(AppState& state) {
     const int step = step_of(id.kind);
     if (current_step >= 0 && step > current_step) opt.dim = 0.18f;
     // A lesson step names the stages it is about; the others fade back.
-    bool scroll_here = false;
+    bool scroll_here = false, subject_is_gradient = false;
     if (state.lesson.lesson) {
       const auto& lesson_step = state.lesson.lesson->steps[static_cast<std::size_t>(state.lesson.step)];
       const auto& shown = lesson_step.show;
@@ -171,7 +192,9 @@ void draw_pipeline_panel(AppState& state) {
                         : !lesson_step.highlight.empty() ? lesson_step.highlight.front().stage
                         : !shown.empty()                 ? shown.back()
                                                          : StageId::input(StageKind::X);
-      subject.role = Role::Value;  // a highlighted gradient is drawn with its stage's values (or in their place)
+      // a highlighted gradient is drawn with its stage's values (or in their place)
+      subject_is_gradient = subject.role == Role::Gradient;
+      subject.role = Role::Value;
       scroll_here = state.scroll_to_step && id == subject;
     } else if (state.quiz.asking()) {
       // "Quiz me" on the pipeline: bring its "?" into view
@@ -181,18 +204,7 @@ void draw_pipeline_panel(AppState& state) {
     const bool is_current = current_step >= 0 && (step == current_step || id.kind == focus);
     const ImVec2 before = ImGui::GetCursorScreenPos();
     ImGui::BeginGroup();
-    // The loss's gradient of the stage, instead of its values or under them;
-    // a constant (the mask, RoPE's angles) has none and fades back.
-    const Matrix* grad = grads ? grads->find(id) : nullptr;
-    if (state.gradient_view == GradientView::Gradients && grad) {
-      draw_gradient_heatmap(state, id, opt, *grad, state.gradients.version());
-    } else {
-      HeatmapOptions value_opt = opt;
-      if (state.gradient_view == GradientView::Gradients && grads) value_opt.dim = std::min(opt.dim, 0.35f);
-      const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, id, value_opt));
-      if (ev.hovered) state.hovered = ev.hovered;
-      if (state.gradient_view == GradientView::Both && grad) draw_gradient_heatmap(state, id, opt, *grad, state.gradients.version());
-    }
+    const float gradient_top = draw_values_or_gradient(state, id, opt, grads);
     // Compare: the change since the snapshot, right under the value.
     // Off screen it keeps its last difference: at T=1024 diffing every
     // changed stage each frame of a drag made Compare crawl.
@@ -216,6 +228,10 @@ void draw_pipeline_panel(AppState& state) {
         // Asked again next frame until the "?" is on screen (a few frames at most).
         const bool shown = scroll_to_cell(state, state.quiz.round->question.cell);
         if (shown || ++state.scroll_retries > 30) state.scroll_to_step = false, state.scroll_retries = 0;
+      } else if (subject_is_gradient && gradient_top >= 0.0f) {
+        // the highlighted gradient's heatmap near the top of the view
+        ImGui::SetScrollFromPosY(gradient_top - ImGui::GetWindowPos().y, 0.05f);
+        state.scroll_to_step = false;
       } else {
         ImGui::SetScrollHereY(0.3f);
         state.scroll_to_step = false;

@@ -1,4 +1,5 @@
 #include "attention_lab/scenario.h"
+#include "attention_lab/number_text.h"
 
 #include "attention_lab/limits.h"
 #include "attention_lab/stage_info.h"
@@ -109,19 +110,9 @@ double rope_frequency(const Rope& rope, int d_k, int pair) {
   return inv_freq;
 }
 
-namespace {
-
-std::string short_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
-}  // namespace
-
 std::string rope_frequency_formula(const Rope& rope, int d_k, int pair) {
   const std::string power = "θ^(−" + std::to_string(2 * pair) + "/" + std::to_string(d_k) + ")";
-  const std::string divided = power + " ÷ " + short_text(static_cast<double>(rope.factor));
+  const std::string divided = power + " ÷ " + significant(static_cast<double>(rope.factor), 4);
   switch (rope.scaling) {
     case RopeScaling::None: return power;
     case RopeScaling::Linear: return divided;
@@ -129,7 +120,7 @@ std::string rope_frequency_formula(const Rope& rope, int d_k, int pair) {
       const Llama3Band b = llama3_band(rope, unscaled_frequency(rope, d_k, pair));
       if (b.smooth == 0.0) return divided;
       if (b.smooth == 1.0) return power;
-      return "(" + short_text(b.smooth) + " + " + short_text(1.0 - b.smooth) + "/" + short_text(static_cast<double>(rope.factor)) +
+      return "(" + significant(b.smooth, 4) + " + " + significant(1.0 - b.smooth, 4) + "/" + significant(static_cast<double>(rope.factor), 4) +
              ")·" + power;
     }
   }
@@ -139,16 +130,16 @@ std::string rope_frequency_formula(const Rope& rope, int d_k, int pair) {
 std::string rope_scaling_note(const Rope& rope, int d_k, int pair) {
   switch (rope.scaling) {
     case RopeScaling::None: return {};
-    case RopeScaling::Linear: return "linear scaling: every frequency divided by " + short_text(static_cast<double>(rope.factor));
+    case RopeScaling::Linear: return "linear scaling: every frequency divided by " + significant(static_cast<double>(rope.factor), 4);
     case RopeScaling::Llama3: {
       const Llama3Band b = llama3_band(rope, unscaled_frequency(rope, d_k, pair));
-      const std::string w = "Llama 3 scaling: pair " + std::to_string(pair) + "'s wavelength " + short_text(b.wavelength);
-      if (b.smooth == 0.0) return w + " is over " + short_text(b.low) + ", so its frequency is divided by " +
-                                  short_text(static_cast<double>(rope.factor));
-      if (b.smooth == 1.0) return w + " is under " + short_text(b.high) + ", so its frequency is kept";
-      return w + " is between " + short_text(b.high) + " and " + short_text(b.low) + ", so its frequency is blended: " +
-             short_text(b.smooth) + " of it kept, " + short_text(1.0 - b.smooth) + " of it divided by " +
-             short_text(static_cast<double>(rope.factor));
+      const std::string w = "Llama 3 scaling: pair " + std::to_string(pair) + "'s wavelength " + significant(b.wavelength, 4);
+      if (b.smooth == 0.0) return w + " is over " + significant(b.low, 4) + ", so its frequency is divided by " +
+                                  significant(static_cast<double>(rope.factor), 4);
+      if (b.smooth == 1.0) return w + " is under " + significant(b.high, 4) + ", so its frequency is kept";
+      return w + " is between " + significant(b.high, 4) + " and " + significant(b.low, 4) + ", so its frequency is blended: " +
+             significant(b.smooth, 4) + " of it kept, " + significant(1.0 - b.smooth, 4) + " of it divided by " +
+             significant(static_cast<double>(rope.factor), 4);
     }
   }
   return {};

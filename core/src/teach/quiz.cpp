@@ -1,4 +1,5 @@
 #include "attention_lab/quiz.h"
+#include "attention_lab/number_text.h"
 
 #include "attention_lab/engine.h"
 
@@ -16,13 +17,6 @@
 namespace attention_lab {
 
 namespace {
-
-// A number as a learner would read it: four significant digits.
-std::string short_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
 
 
 // For a weights stage, the head's masked scores and how many keys each row
@@ -226,8 +220,8 @@ namespace {
 // allowed error of a value above 1 is a share of it ("within 0.2367" of a
 // 5 % tolerance is 4.733), so it is said as that share.
 std::string tolerance_words(double truth, double tolerance) {
-  if (std::fabs(truth) <= 1.0) return "within ±" + short_number(tolerance);
-  return "within " + short_number(100.0 * tolerance) + " %";
+  if (std::fabs(truth) <= 1.0) return "within ±" + significant(tolerance, 4);
+  return "within " + significant(100.0 * tolerance, 4) + " %";
 }
 
 // Whether `answer` is `truth` rounded to the `decimals` typed: at most half a
@@ -261,14 +255,14 @@ AnswerCheck check_answer(const Question& q, std::string_view text) {
         out.from_screen_decimals = f.decimals;
         break;
       }
-  const std::string truth = short_number(q.truth);
+  const std::string truth = significant(q.truth, 4);
   const std::string cell = q.name.empty() ? to_string(q.cell) : q.name;
-  const std::string said = short_number(*answer);
+  const std::string said = significant(*answer, 4);
   const int decimals = decimals_typed(text);
   out.too_coarse = !out.correct && rounded_truth(*answer, q.truth, decimals);
   if (screen)
     out.message = "Right: from the numbers on screen, rounded to " + std::to_string(screen->decimals) +
-                  (screen->decimals == 1 ? " decimal" : " decimals") + ", that is " + short_number(screen->value) +
+                  (screen->decimals == 1 ? " decimal" : " decimals") + ", that is " + significant(screen->value, 4) +
                   " (you said " + said + "); with every digit " + cell + " is " + truth + ".";
   else if (out.correct)
     out.message = "Right: " + cell + " is " + truth + " (you said " + said + ").";
@@ -314,7 +308,7 @@ void QuizRound::reveal(QuizTally& tally) {
 std::string QuizRound::solution() const {
   if (!over()) return {};
   const std::string cell = question.name.empty() ? to_string(question.cell) : question.name;
-  return "The answer: " + cell + " = " + short_number(question.truth) + ".";
+  return "The answer: " + cell + " = " + significant(question.truth, 4) + ".";
 }
 
 }  // namespace attention_lab

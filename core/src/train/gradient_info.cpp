@@ -3,6 +3,7 @@
 // rules backward.cpp computes, written for people.
 
 #include "attention_lab/gradients.h"
+#include "attention_lab/number_text.h"
 #include "attention_lab/stage_info.h"
 #include "attention_lab/stage_registry.h"
 
@@ -12,12 +13,6 @@
 namespace attention_lab {
 
 namespace {
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 // The rule, with the value stages' own symbols ("S₀", "W_q"); ∂ stands for ∂L/∂.
 std::string backward_rule(const Scenario& s, StageId id) {
@@ -57,9 +52,9 @@ std::string backward_rule(const Scenario& s, StageId id) {
     case K::Capped: return me + " = " + g(K::Masked) + " (the bias and the mask are constants)";
     case K::Scaled:
       if (s.softcap > 0.0f)
-        return me + " = " + g(K::Capped) + "·(1 − (" + sym(K::Capped) + "/" + number(s.softcap) + ")²)  (tanh's slope)";
+        return me + " = " + g(K::Capped) + "·(1 − (" + sym(K::Capped) + "/" + significant(s.softcap, 3) + ")²)  (tanh's slope)";
       return me + " = " + g(K::Masked) + " (the bias and the mask are constants)";
-    case K::Scores: return me + " = " + g(K::Scaled) + " / " + number(score_divisor(s));
+    case K::Scores: return me + " = " + g(K::Scaled) + " / " + significant(score_divisor(s), 3);
     case K::HeadQ: return me + " = " + g(K::Scores) + "·" + sym(K::HeadK);
     case K::HeadK:
       return me + " = Σ over the query heads that read it of " + g(K::Scores) + "ᵀ·" + sym(K::HeadQ);

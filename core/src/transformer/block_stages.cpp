@@ -1,4 +1,5 @@
 #include "attention_lab/block_stages.h"
+#include "attention_lab/number_text.h"
 
 #include "attention_lab/transformer_forward.h"
 
@@ -79,17 +80,6 @@ BlockStage mlp_norm_input_stage(const ModelConfig& c) { return c.parallel_residu
 BlockStage attention_added_stage(const ModelConfig& c) { return c.post_norms ? BlockStage::PostAttn : BlockStage::Attention; }
 BlockStage mlp_added_stage(const ModelConfig& c) { return c.post_norms ? BlockStage::PostMlp : BlockStage::Down; }
 
-namespace {
-
-// A model's factor in a stage's formula, "·0.125" (six significant digits).
-std::string factor_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-}  // namespace
-
 std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
   using S = BlockStage;
   const bool gated = c.gated_mlp;
@@ -97,7 +87,7 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
   t.push_back({S::TokenEmbedding, "embed.token", true, "E", "token embeddings", "W_te[id_r, c]",
                "Each token's row of the embedding table: the model's starting vector for that token, the same wherever it appears.",
                BlockWidth::Model, false, false, {}});
-  const std::string embedding_scale = c.embedding_scale != 1.0f ? "·" + factor_text(static_cast<double>(c.embedding_scale)) : "";
+  const std::string embedding_scale = c.embedding_scale != 1.0f ? "·" + significant(static_cast<double>(c.embedding_scale), 6) : "";
   if (c.learned_positions()) {
     t.push_back({S::Position, "embed.position", true, "P", "position embeddings", "W_pe[r, c]",
                  "A learned vector per position, added so the model can tell the first 'the' from the second.",
@@ -109,7 +99,7 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
   } else if (!embedding_scale.empty()) {
     t.push_back({S::Embedded, "embed", true, "E" + embedding_scale, "scaled token embeddings (the input of layer 0)",
                  "E[r,c]" + embedding_scale,
-                 "This model multiplies its embeddings by " + factor_text(static_cast<double>(c.embedding_scale)) +
+                 "This model multiplies its embeddings by " + significant(static_cast<double>(c.embedding_scale), 6) +
                      " before the first layer (its configuration's embedding scale).",
                  BlockWidth::Model, false, false, {{S::TokenEmbedding, BlockFeed::Cell}}});
   }
@@ -130,7 +120,7 @@ std::vector<BlockStageInfo> block_stage_table(const ModelConfig& c) {
   const S added = attention_added_stage(c), mlp_in = mlp_input_stage(c);
   const std::string a = c.post_norms ? "nₐ" : "a", n2 = c.pre_norms ? "n₂" : "h";
   // Granite scales what each residual sum adds
-  const std::string residual_scale = c.residual_scale != 1.0f ? "·" + factor_text(static_cast<double>(c.residual_scale)) : "";
+  const std::string residual_scale = c.residual_scale != 1.0f ? "·" + significant(static_cast<double>(c.residual_scale), 6) : "";
   t.push_back({S::Residual, "residual", false, "h", "residual sum after the attention",
                "x[r,c] + " + a + "[r,c]" + residual_scale,
                "Attention does not replace a token's vector: it adds to it (the residual connection).", BlockWidth::Model,
