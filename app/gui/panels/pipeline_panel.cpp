@@ -107,9 +107,11 @@ void draw_gradient_bar(AppState& state) {
   }
   if (state.gradient_view == GradientView::Values) return;
   const Gradients* g = state.gradients.get(*state.doc);
-  ImGui::SameLine(0, 18);
   if (g) {
-    ImGui::Text("loss L = %s (%s)", format_number(static_cast<float>(g->loss), 4).c_str(), to_string(s.loss->kind));
+    // (each part beside the last where the view is wide enough, else on a line of its own)
+    const std::string loss = "loss L = " + format_number(static_cast<float>(g->loss), 4) + " (" + to_string(s.loss->kind) + ")";
+    same_line_if_fits(ImGui::CalcTextSize(loss.c_str()).x + 18.0f);
+    ImGui::TextUnformatted(loss.c_str());
     // (on its own line, wrapped, when the view is too narrow for it beside the loss)
     const char* key = "red: the loss rises as the number grows; blue: it falls";
     same_line_if_fits(ImGui::CalcTextSize(key).x + 18.0f);
@@ -117,6 +119,7 @@ void draw_gradient_bar(AppState& state) {
     ImGui::TextDisabled("%s", key);
     ImGui::PopTextWrapPos();
   } else {
+    ImGui::SameLine(0, 18);
     push_wrap_at_visible_edge();
     text_colored(gfx::Accent::Warning, "No gradients: %s", state.gradients.problem().c_str());
     ImGui::PopTextWrapPos();
