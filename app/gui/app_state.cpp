@@ -350,7 +350,7 @@ const ModelState::Cached& AppState::model_predictions() {
     c.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return c;
   }
-  // Shown meanwhile: the last result, if it is of this session and layer, marked as updating.
+  // Shown meanwhile: the last result, if it is of the same ModelSession (model and text) and layer, marked as updating.
   if (c.key.session != s || c.key.layer != s->layer()) c = {};
   c.key.session = s;
   c.key.layer = s->layer();
