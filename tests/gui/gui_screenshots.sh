@@ -6,6 +6,8 @@ source "$(dirname "$0")/run_in_xvfb.sh"
 app=$1
 out=${2:-$(mktemp -d)}
 mkdir -p "$out"
+# State and settings of its own: never the user's, nor a neighbouring test's.
+export XDG_STATE_HOME="$out/state" XDG_CONFIG_HOME="$out/config"
 here=$(cd "$(dirname "$0")" && pwd)
 fails=0
 shots=()

@@ -6,13 +6,22 @@
 # lesson and size, stepped with PageDown from the first page to the last (as
 # a clicker does) and back with PageUp; every wait is on the app's probe,
 # never on time alone.
-# usage: gui_slides.sh APP_BINARY LESSONS_DIR [OUT_DIR]
+# usage: gui_slides.sh APP_BINARY LESSONS_DIR [OUT_DIR [PART]]
+# PART is one projector size (1024x768 or 1280x720: every step of every
+# lesson at that size) or "text" (text sizes, the windowed slide); without it,
+# all three. (ctest runs each part as a test of its own, side by side.)
 set -u
 source "$(dirname "$0")/run_in_xvfb.sh"
-app=$1 lessons=$2 out=${3:-}
+app=$1 lessons=$2 out=${3:-} part=${4:-all}
 source "$(dirname "$0")/app_session.sh"
+case "$part" in
+  all) sizes=(1024x768 1280x720) ;;
+  1024x768|1280x720) sizes=("$part") ;;
+  text) sizes=() ;;
+  *) echo "gui_slides.sh: PART must be 1024x768, 1280x720 or text, found '$part'" >&2; exit 2 ;;
+esac
 
-for size in 1024x768 1280x720; do
+for size in "${sizes[@]}"; do
   for file in "$lessons"/*.json; do
     name=$(basename "$file" .json)
     app_size=$size start_app --lesson "$name" --presenter
@@ -45,6 +54,7 @@ for size in 1024x768 1280x720; do
   done
 done
 
+if [ "$part" = all ] || [ "$part" = text ]; then
 # Ctrl+plus and Ctrl+minus make a small slide's matrices larger and smaller
 # with its text (one mask: cells under the 2.5-lines cap), and a full slide
 # keeps cells of at least 22 px whatever the text size.
@@ -83,5 +93,6 @@ python3 "$here/probe.py" "$probe" wait slide false || fail "P did not switch to 
 xdotool key p
 python3 "$here/probe.py" "$probe" wait slide true || fail "P again did not come back to the slide"
 stop_app
+fi
 
 [ "$fails" -eq 0 ] && echo "PASS: every lesson step is a slide that fits" || { echo "$fails failure(s); see $out"; exit 1; }

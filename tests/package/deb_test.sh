@@ -30,6 +30,8 @@ done
 [ "$(dpkg-deb -f "$deb" Recommends)" = "libopenblas0-openmp, libegl-mesa0" ] ||
   fail "Recommends is '$(dpkg-deb -f "$deb" Recommends)', expected 'libopenblas0-openmp, libegl-mesa0'"
 
+# State and settings of its own: never the user's, nor a neighbouring test's.
+export XDG_STATE_HOME="$out/state" XDG_CONFIG_HOME="$out/config"
 app=$tree/usr/bin/attention-lab cli=$tree/usr/bin/attention-lab-cli
 version=$(dpkg-deb -f "$deb" Version)
 "$cli" --version | grep -qx "attention-lab-cli ${version%-*}" || fail "attention-lab-cli --version is not ${version%-*}"

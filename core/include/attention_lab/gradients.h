@@ -41,9 +41,19 @@ struct Gradients {
 // mask forbids), or "" when they can.
 std::string gradients_problem(const Scenario& s, const Loss& loss);
 
+// What of `s` itself has no backward pass yet, whatever the loss (a pin, a
+// RoPE scaling), or "".
+std::string gradients_problem(const Scenario& s);
+
 // The loss and every gradient; `engine` holds `s` computed. Throws
 // std::invalid_argument with gradients_problem's message when it is not "".
 Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss);
+
+// Every gradient when ∂L/∂O comes from outside the layer: a model's loss
+// through the layers above it (model_gradient.h). `dO` is T × d_out and
+// `loss` the loss's value; s's own loss, if any, is not read. Throws
+// std::invalid_argument when gradients_problem(s) is not "" or dO's shape is wrong.
+Gradients backward_from_output(const Engine& engine, const Scenario& s, const Matrix& dO, double loss);
 
 // Whether a stage of this kind has a gradient: the mask, RoPE's angles,
 // ALiBi's bias and a sink's share are constants the loss does not reach back to.

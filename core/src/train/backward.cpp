@@ -100,10 +100,15 @@ Matrix next_token_logit_gradient(const MatrixView& O, const Loss& loss, double* 
   return dLogits;
 }
 
-std::string gradients_problem(const Scenario& s, const Loss& loss) {
-  const Dims d = s.dims();
+std::string gradients_problem(const Scenario& s) {
   if (s.rope.on && s.rope.scaling != RopeScaling::None) return not_yet("RoPE with a scaling");
   if (!s.pins.empty()) return "pins: a pinned cell is a constant the gradients would have to stop at; not computed yet (clear the pins)";
+  return {};
+}
+
+std::string gradients_problem(const Scenario& s, const Loss& loss) {
+  const Dims d = s.dims();
+  if (std::string problem = gradients_problem(s); !problem.empty()) return problem;
   if (loss.kind == LossKind::Mse) {
     if (loss.target.rows() != d.T || loss.target.cols() != d.d_out)
       return "loss.target: expected " + std::to_string(d.T) + " x " + std::to_string(d.d_out) + " (T x d_out), found " +
@@ -140,43 +145,25 @@ std::string gradients_problem(const Scenario& s, const Loss& loss) {
   return {};
 }
 
-Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss) {
-  if (const std::string problem = gradients_problem(s, loss); !problem.empty()) throw std::invalid_argument(problem);
+namespace {
+
+// A stage's values in `engine`.
+MatrixView value_of(const Engine& engine, StageKind k, int h = 0) {
+  return engine.stage(is_per_head(k) ? StageId::of_head(k, h) : StageId::input(k));
+}
+
+// Every gradient from ∂L/∂O back to X, into g (whose loss is set); `dA_loss`
+// (may be empty) adds to ∂L/∂A of head `attend_head`: the attend loss.
+void backward_from(const Engine& engine, const Scenario& s, Matrix dO, const Matrix& dA_loss, int attend_head,
+                   Gradients& g) {
   const Dims d = s.dims();
   const Index T = d.T, Tk = d.T_k, dk = d.d_k, dv = d.d_v, H = d.heads, KV = d.kv_heads;
-  auto value = [&](StageKind k, int h = 0) { return engine.stage(is_per_head(k) ? StageId::of_head(k, h) : StageId::input(k)); };
-  Gradients g;
+  auto value = [&](StageKind k, int h = 0) { return value_of(engine, k, h); };
   auto put = [&](StageId id, Matrix m) { g.of[grad_of(id)] = std::move(m); };
   auto put_head = [&](StageKind k, int h, Matrix m) { put(StageId::of_head(k, h), std::move(m)); };
   auto put_layer = [&](StageKind k, Matrix m) { put(StageId::input(k), std::move(m)); };
-
-  // ∂L/∂O, or ∂L/∂A of the judged head, from the loss
-  const MatrixView O = value(StageKind::Output);
-  Matrix dO = Matrix::Zero(O.rows(), O.cols());
-  Matrix dA_loss;
-  if (loss.kind == LossKind::Mse) {
-    const Matrix diff = O - loss.target.get();
-    const double n = static_cast<double>(diff.size());
-    g.loss = static_cast<double>(diff.cast<double>().squaredNorm()) / n;
-    dO = diff * static_cast<float>(2.0 / n);
-  } else if (loss.kind == LossKind::NextToken) {
-    // logits = O·W_U; ∂L/∂logitsᵢ = (softmax(logitsᵢ) − onehot(targetᵢ)) / T; ∂O = ∂logits·W_Uᵀ
-    const Matrix dLogits = next_token_logit_gradient(O, loss, &g.loss);
-    dO = dLogits * loss.W_U.get().transpose();
-  } else {
-    const MatrixView A = value(StageKind::Weights, loss.head);
-    dA_loss = Matrix::Zero(A.rows(), A.cols());
-    double sum = 0.0;
-    for (Index i = 0; i < T; ++i) {
-      const Index j = loss.targets[static_cast<std::size_t>(i)];
-      sum -= std::log(static_cast<double>(A(i, j)));
-      dA_loss(i, j) = static_cast<float>(-1.0 / (static_cast<double>(T) * static_cast<double>(A(i, j))));
-    }
-    g.loss = sum / static_cast<double>(T);
-  }
   put_layer(StageKind::Output, dO);
 
-  // O = C·W_o + b_o
   const MatrixView C = value(StageKind::Concat);
   Matrix dC = dO;
   if (s.use_w_o) {
@@ -197,7 +184,7 @@ Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss) {
     put_head(StageKind::Context, h, dCh);
     const MatrixView A = value(StageKind::Weights, h);
     Matrix dA = dCh * value(StageKind::HeadV, h).transpose();
-    if (loss.kind == LossKind::Attend && h == loss.head) dA += dA_loss;
+    if (h == attend_head) dA += dA_loss;
     put_head(StageKind::Weights, h, dA);
     dV.middleCols(kvh * dv, dv) += A.transpose() * dCh;
     // softmax backward, row by row (a forbidden key has A = 0, so ∂Ŝ = 0 there);
@@ -277,6 +264,54 @@ Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss) {
     dX += dXkv;
   }
   put_layer(StageKind::X, std::move(dX));
+}
+
+}  // namespace
+
+Gradients backward_from_output(const Engine& engine, const Scenario& s, const Matrix& dO, double loss) {
+  if (const std::string problem = gradients_problem(s); !problem.empty()) throw std::invalid_argument(problem);
+  const Dims d = s.dims();
+  if (dO.rows() != d.T || dO.cols() != d.d_out)
+    throw std::invalid_argument("dO: expected " + std::to_string(d.T) + " x " + std::to_string(d.d_out) +
+                                " (T x d_out), found " + std::to_string(dO.rows()) + " x " + std::to_string(dO.cols()));
+  Gradients g;
+  g.loss = loss;
+  backward_from(engine, s, dO, Matrix(), -1, g);
+  return g;
+}
+
+Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss) {
+  if (const std::string problem = gradients_problem(s, loss); !problem.empty()) throw std::invalid_argument(problem);
+  const Dims d = s.dims();
+  const Index T = d.T;
+  auto value = [&](StageKind k, int h = 0) { return value_of(engine, k, h); };
+  Gradients g;
+
+  // ∂L/∂O, or ∂L/∂A of the judged head, from the loss
+  const MatrixView O = value(StageKind::Output);
+  Matrix dO = Matrix::Zero(O.rows(), O.cols());
+  Matrix dA_loss;
+  if (loss.kind == LossKind::Mse) {
+    const Matrix diff = O - loss.target.get();
+    const double n = static_cast<double>(diff.size());
+    g.loss = static_cast<double>(diff.cast<double>().squaredNorm()) / n;
+    dO = diff * static_cast<float>(2.0 / n);
+  } else if (loss.kind == LossKind::NextToken) {
+    // logits = O·W_U; ∂L/∂logitsᵢ = (softmax(logitsᵢ) − onehot(targetᵢ)) / T; ∂O = ∂logits·W_Uᵀ
+    const Matrix dLogits = next_token_logit_gradient(O, loss, &g.loss);
+    dO = dLogits * loss.W_U.get().transpose();
+  } else {
+    const MatrixView A = value(StageKind::Weights, loss.head);
+    dA_loss = Matrix::Zero(A.rows(), A.cols());
+    double sum = 0.0;
+    for (Index i = 0; i < T; ++i) {
+      const Index j = loss.targets[static_cast<std::size_t>(i)];
+      sum -= std::log(static_cast<double>(A(i, j)));
+      dA_loss(i, j) = static_cast<float>(-1.0 / (static_cast<double>(T) * static_cast<double>(A(i, j))));
+    }
+    g.loss = sum / static_cast<double>(T);
+  }
+  backward_from(engine, s, std::move(dO), dA_loss, loss.kind == LossKind::Attend ? loss.head : -1, g);
   return g;
 }
 
