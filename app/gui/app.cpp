@@ -139,16 +139,8 @@ std::string App::init(GLFWwindow* window) {
     if (state_.job) {
       state_.deferred_select = CellRef{*id, r, c};  // a model or a big scenario: checked when it is in
     } else {
-      // a gradient cell: the cell of its stage, of a scenario whose loss has gradients
-      StageId value = *id;
-      value.role = Role::Value;
-      const Scenario& sc = state_.doc->scenario();
-      if (const std::string problem = cell_problem(sc, CellRef{value, r, c}); !problem.empty()) return "--select: " + problem;
-      if (id->role == Role::Gradient) {
-        if (!sc.loss) return "--select: " + to_string(*id) + ": the scenario has no loss, so no gradients";
-        if (const std::string problem = gradients_problem(sc, *sc.loss); !problem.empty()) return "--select: " + problem;
-        if (!has_gradient(id->kind)) return "--select: " + to_string(*id) + ": a constant, which has no gradient";
-      }
+      if (const std::string problem = state_.selection_problem(CellRef{*id, r, c}); !problem.empty())
+        return "--select: " + problem;
       state_.selected = CellRef{*id, r, c};
     }
   }
@@ -470,7 +462,9 @@ void draw_busy_overlay(AppState& state) {
   }
 }
 
-void App::frame() {
+// What a frame settles before anything is drawn: the clock, last frame's
+// lists, work that finished, the quiz and the gradients' model.
+void App::start_frame() {
   state_.clock.advance(ImGui::GetTime());
   state_.probe_items.clear();
   state_.heatmap_instances.clear();
@@ -481,6 +475,11 @@ void App::frame() {
   if (auto run = std::exchange(state_.next_frame, nullptr)) run(state_);
   state_.poll_job();
   state_.sync_quiz();  // after a job that changed the document, before anything checks an answer
+  state_.sync_model_loss();
+}
+
+void App::frame() {
+  start_frame();
   autosave_frame(state_);
   handle_shortcuts();
   if (state_.toggle_presenter_requested) state_.toggle_presenter_requested = false, toggle_presenter();

@@ -41,6 +41,7 @@ class App {
   void toggle_presenter(bool full_screen = true);
 
  private:
+  void start_frame();  // frame()'s bookkeeping before anything is drawn
   void handle_shortcuts();
   void update_provenance();
   void write_probe() const;

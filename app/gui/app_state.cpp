@@ -276,13 +276,25 @@ void AppState::poll_job() {
   }
 }
 
+std::string AppState::selection_problem(const CellRef& c) {
+  // a gradient cell: the cell of its stage, of a scenario (or model) whose loss has gradients
+  StageId value = c.stage;
+  value.role = Role::Value;
+  if (std::string problem = cell_problem(doc->scenario(), CellRef{value, c.row, c.col}); !problem.empty()) return problem;
+  if (c.stage.role != Role::Gradient) return {};
+  if (!has_gradient(c.stage.kind)) return to_string(c.stage) + ": a constant, which has no gradient";
+  sync_model_loss();
+  if (!gradients.get(*doc)) return to_string(c.stage) + ": no gradients: " + gradients.problem();
+  return {};
+}
+
 // --select given with a model or a big scenario: the cell, once its stage is in.
 void AppState::apply_deferred_select() {
   if (!deferred_select) return;
   const CellRef c = *deferred_select;
   deferred_select.reset();
   // (a head, a setting or a cell the scenario does not have: named, never read)
-  if (const std::string problem = cell_problem(doc->scenario(), c); problem.empty())
+  if (const std::string problem = selection_problem(c); problem.empty())
     selected = c;
   else
     error_popup = "--select: " + problem + ".";
@@ -482,6 +494,15 @@ const StageDiff* AppState::difference(StageId stage, std::uint64_t& version, boo
   }
   version = now;
   return cached.diff.shape_changed ? nullptr : &cached.diff;
+}
+
+void AppState::sync_model_loss() {
+  const ModelSession* session = model.session.get();
+  if (!session) return gradients.set_model(std::nullopt);
+  ModelLoss loss{session->model_ptr(), session->ids(), session->layer(), ""};
+  if (!session->ablations().empty())
+    loss.refused = "ablations: the model's gradients with heads or layers ablated are not computed yet (clear the ablations)";
+  gradients.set_model(std::move(loss));
 }
 
 }  // namespace attention_lab::gui

@@ -558,6 +558,12 @@ struct AppState {
   void start_quiz(std::optional<CellRef> cell, double tolerance = kDefaultQuizTolerance, std::string text = {});
   void restore_snapshot();  // an undoable edit back to Compare's snapshot
   void sync_quiz();
+  // Tells the gradients which model (if any) the document is a layer of: in
+  // model mode they are of the model's next-token loss. Once a frame.
+  void sync_model_loss();
+  // Why cell `c` cannot be selected (a stage, head or cell the scenario does
+  // not have; a gradient cell with no gradients, or of a constant), or "".
+  std::string selection_problem(const CellRef& c);
   void check_quiz_answer();
   void show_quiz_answer();
   bool quiz_hides(StageId stage, int row, int col) const;

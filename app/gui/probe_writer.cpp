@@ -203,6 +203,8 @@ nlohmann::ordered_json probe_json(const AppState& state) {
   out["inspector_numbers"] = derivation.numbers;
   out["gradients"] = {{"view", to_string(state.gradient_view)},
                       {"loss", grads ? json(grads->loss) : json(nullptr)},
+                      // whose loss: the scenario's own, or (model mode) the model's next-token loss
+                      {"of", grads ? (grads->outside.empty() ? "scenario" : "model") : ""},
                       {"problem", state.gradients.problem()}};
   out["frame"] = ImGui::GetFrameCount();
   out["busy"] = state.busy();

@@ -9,6 +9,7 @@
 
 #include "attention_lab/head_detectors.h"
 #include "attention_lab/logit_lens.h"
+#include "attention_lab/model_gradient.h"
 #include "attention_lab/tokenizer.h"
 #include "attention_lab/transformer_forward.h"
 #include "reference_json.h"
@@ -157,6 +158,43 @@ TEST(KjvGpt2, TheLogitLensReadsEveryLayerAsTheReference) {
   const ModelForward f = run_model(*k.model, std::vector<int>(ids.begin(), ids.begin() + 5), 1);
   EXPECT_EQ(early.back().top[0].id, argmax(f.logits.row(0)));
   EXPECT_THROW(logit_lens(*k.model, ids, static_cast<int>(ids.size()), 3), std::invalid_argument);
+}
+
+// The model's next-token loss (what the gradients in model mode are of) is
+// the mean cross-entropy transformers' float64 logits give, and its
+// gradient at every layer's attention output agrees with central
+// differences of that loss.
+TEST(KjvGpt2, ItsLossIsTransformersAndItsLayerGradientsAreTheLossesSlopes) {
+  REQUIRE_KJV();
+  const Kjv& k = kjv();
+  const std::vector<int> ids = k.expected["ids"].get<std::vector<int>>();
+  const Matrix logits = test::matrix_of(k.expected["logits"]);
+  double want = 0.0;
+  for (std::size_t i = 0; i + 1 < ids.size(); ++i) {
+    const auto row = logits.row(static_cast<Eigen::Index>(i)).cast<double>();
+    const double top = row.maxCoeff();
+    want += std::log((row.array() - top).exp().sum()) + top - row(ids[i + 1]);
+  }
+  want /= static_cast<double>(ids.size() - 1);
+  std::string error;
+  const auto grad = ModelGradient::make(*k.model, error);
+  ASSERT_TRUE(grad) << error;
+  const ModelForward f = run_model(*k.model, ids, 1);
+  for (int layer = 0; layer < k.model->config.layers; ++layer) {
+    const LayerOutputGradient g = grad->at_layer(ids, layer, nullptr);
+    EXPECT_NEAR(g.loss, want, 1e-4 * want) << "layer " << layer;
+    // the layer's own attention output, and cells moved by ±ε from it
+    const Matrix normed = attention_input(*k.model, layer, f.residual[static_cast<std::size_t>(layer)]);
+    const Matrix out = attention(*k.model, layer, normed);
+    for (const auto& [r, c] : {std::pair{3, 7}, {12, 100}, {29, 255}}) {
+      const float eps = 0.05f;
+      Matrix up = out, down = out;
+      up(r, c) += eps;
+      down(r, c) -= eps;
+      const double slope = (grad->at_layer(ids, layer, &up).loss - grad->at_layer(ids, layer, &down).loss) / (2.0 * eps);
+      EXPECT_NEAR(g.d_output(r, c), slope, 2e-3 * std::abs(slope) + 2e-5) << "layer " << layer << " [" << r << "," << c << "]";
+    }
+  }
 }
 
 }  // namespace

@@ -212,6 +212,13 @@ void output_rule(Cell& x) {
   const Scenario& s = x.s;
   const Dims& d = x.d;
   Derivation& t = x.out.text;
+  if (!x.g.outside.empty()) {
+    t.formula = x.gsym(K::Output) + x.at(x.r, x.c) + ", from the rest of the model";
+    t.numbers = x.result();
+    t.note = "∂L/∂O comes from " + x.g.outside + ": the model's backward pass through this layer's MLP, the layers "
+             "after it, the final norm and the head, run from this output as it is now (edits and all).";
+    return;
+  }
   if (!s.loss || s.loss->kind == LossKind::Attend) {
     t.formula = "0";
     t.numbers = x.result();

@@ -5,10 +5,13 @@
 
 #include "attention_lab/document.h"
 #include "attention_lab/gradients.h"
+#include "attention_lab/model_gradient.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attention_lab::gui {
 
@@ -18,11 +21,29 @@ const char* to_string(GradientView view);  // "values", "gradients", "both"
 // Values → gradients → both → values (Ctrl+G).
 GradientView next_gradient_view(GradientView view);
 
+// Model mode's loss: the model's next-token loss on its text, reaching the
+// focused layer's attention output from the layers after it (model_gradient.h).
+struct ModelLoss {
+  std::shared_ptr<const TransformerModel> model;
+  std::vector<int> ids;
+  int layer = 0;
+  std::string refused;  // why the model's gradients are not computed now (its ablations), or ""
+  friend bool operator==(const ModelLoss& a, const ModelLoss& b) {
+    return a.model == b.model && a.ids == b.ids && a.layer == b.layer && a.refused == b.refused;
+  }
+};
+
 class GradientStore {
  public:
-  // The gradients of `doc` now; null when its scenario has no loss or they
-  // cannot be computed (problem() says why).
+  // The gradients of `doc` now: under its scenario's loss, or else (in model
+  // mode) the model's; null when there is none or they cannot be computed
+  // (problem() says why).
   const Gradients* get(const Document& doc);
+  // The model the document's scenario is a layer of (nullopt: none). The
+  // gradients follow it; the float copy of a model's weights the backward
+  // pass reads is made once per model, when gradients are first asked for.
+  void set_model(std::optional<ModelLoss> model);
+  bool has_model() const { return model_.has_value(); }
   // What get() last gave, if it was for `doc` as it is now (null otherwise):
   // for readers that may not compute (the probe).
   const Gradients* current(const Document& doc) const {
@@ -39,6 +60,13 @@ class GradientStore {
   std::optional<Gradients> gradients_;
   std::string problem_;
   std::uint64_t version_ = 0;
+  std::optional<ModelLoss> model_;
+  // The backward pass of model_'s model (made on first use), or why not.
+  const TransformerModel* gradient_model_ = nullptr;
+  std::unique_ptr<ModelGradient> gradient_;
+  std::string gradient_error_;
+
+  void compute_model_gradients(const Document& doc);
 };
 
 }  // namespace attention_lab::gui

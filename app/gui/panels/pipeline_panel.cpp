@@ -90,7 +90,7 @@ bool scroll_to_cell(const AppState& state, const CellRef& cell) {
 // when the scenario has a loss or gradients were asked for.
 void draw_gradient_bar(AppState& state) {
   const Scenario& s = state.doc->scenario();
-  if (!s.loss && state.gradient_view == GradientView::Values) return;
+  if (!s.loss && !state.gradients.has_model() && state.gradient_view == GradientView::Values) return;
   ImGui::TextDisabled("Show:");
   static const struct {
     GradientView view;
@@ -109,9 +109,12 @@ void draw_gradient_bar(AppState& state) {
   const Gradients* g = state.gradients.get(*state.doc);
   if (g) {
     // (each part beside the last where the view is wide enough, else on a line of its own)
-    const std::string loss = "loss L = " + format_number(static_cast<float>(g->loss), 4) + " (" + to_string(s.loss->kind) + ")";
+    const std::string loss = "loss L = " + format_number(static_cast<float>(g->loss), 4) + " (" +
+                             (s.loss ? to_string(s.loss->kind) : "the model's next-token loss") + ")";
     same_line_if_fits(ImGui::CalcTextSize(loss.c_str()).x + 18.0f);
     ImGui::TextUnformatted(loss.c_str());
+    if (ImGui::IsItemHovered() && !g->outside.empty())
+      ImGui::SetTooltip("%s, differentiated back through the layers after this one to its output", g->outside.c_str());
     // (on its own line, wrapped, when the view is too narrow for it beside the loss)
     const char* key = "red: the loss rises as the number grows; blue: it falls";
     same_line_if_fits(ImGui::CalcTextSize(key).x + 18.0f);

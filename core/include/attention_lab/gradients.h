@@ -31,6 +31,9 @@ namespace attention_lab {
 struct Gradients {
   double loss = 0.0;
   std::map<StageId, Matrix> of;  // ids with Role::Gradient
+  // Where ∂L/∂O came from when not from the scenario's loss
+  // (backward_from_output): the loss, said for people; "" otherwise.
+  std::string outside;
 
   // ∂L/∂(stage `id`, a value id or a gradient id), or nullptr when it has none.
   const Matrix* find(StageId id) const;
@@ -53,7 +56,8 @@ Gradients backward(const Engine& engine, const Scenario& s, const Loss& loss);
 // through the layers above it (model_gradient.h). `dO` is T × d_out and
 // `loss` the loss's value; s's own loss, if any, is not read. Throws
 // std::invalid_argument when gradients_problem(s) is not "" or dO's shape is wrong.
-Gradients backward_from_output(const Engine& engine, const Scenario& s, const Matrix& dO, double loss);
+Gradients backward_from_output(const Engine& engine, const Scenario& s, const Matrix& dO, double loss,
+                               std::string outside);
 
 // Whether a stage of this kind has a gradient: the mask, RoPE's angles,
 // ALiBi's bias and a sink's share are constants the loss does not reach back to.

@@ -66,6 +66,12 @@ class TinyGpt {
   // projections σ 0.02/√(2·layers); biases 0, norm gains 1), reproducibly from `seed`.
   TinyGpt(TinyGptShape shape, std::uint64_t seed);
 
+  // A model from its parameters, named, ordered and shaped as the
+  // constructor above makes them (a GPT-2 checkpoint's: model_gradient.h);
+  // their grads may be empty. Throws std::invalid_argument naming the first
+  // that is not as expected.
+  TinyGpt(TinyGptShape shape, std::vector<TinyParam> params);
+
   const TinyGptShape& shape() const { return shape_; }
   std::vector<TinyParam>& params() { return params_; }
   const std::vector<TinyParam>& params() const { return params_; }
@@ -79,6 +85,14 @@ class TinyGpt {
   TinyGptPass run(const TokenBatch& batch, bool backward, bool keep_weights = false);
   // The same forward pass without gradients; the parameters are untouched.
   TinyGptPass evaluate(const TokenBatch& batch, bool keep_weights = false) const;
+
+  // ∂loss/∂(layer `layer`'s attention output) for the one sequence of
+  // `batch` (T × d_model: ∂loss/∂ of the residual stream just after the
+  // attention's sum), and the loss in `loss`. No parameter's gradient is made
+  // and the layers before `layer` keep nothing for a backward pass. With
+  // `attention_out` (T × d_model) the layer outputs it instead of its own,
+  // and the layers after it run from it.
+  Matrix attention_output_gradient(const TokenBatch& batch, int layer, const Matrix* attention_out, double& loss) const;
 
   // Why `batch` does not fit this model (an id outside the vocabulary, a
   // sequence longer than the context), or "".

@@ -268,7 +268,8 @@ void backward_from(const Engine& engine, const Scenario& s, Matrix dO, const Mat
 
 }  // namespace
 
-Gradients backward_from_output(const Engine& engine, const Scenario& s, const Matrix& dO, double loss) {
+Gradients backward_from_output(const Engine& engine, const Scenario& s, const Matrix& dO, double loss,
+                               std::string outside) {
   if (const std::string problem = gradients_problem(s); !problem.empty()) throw std::invalid_argument(problem);
   const Dims d = s.dims();
   if (dO.rows() != d.T || dO.cols() != d.d_out)
@@ -276,6 +277,7 @@ Gradients backward_from_output(const Engine& engine, const Scenario& s, const Ma
                                 " (T x d_out), found " + std::to_string(dO.rows()) + " x " + std::to_string(dO.cols()));
   Gradients g;
   g.loss = loss;
+  g.outside = std::move(outside);
   backward_from(engine, s, dO, Matrix(), -1, g);
   return g;
 }

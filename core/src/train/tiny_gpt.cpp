@@ -148,6 +148,42 @@ struct LayerCache {
 
 }  // namespace
 
+namespace {
+
+// How a parameter starts: GPT-2's initialisation.
+enum class Init { Normal, ResidualNormal, Ones, Zeros };
+
+// One parameter's place in params_: its Hugging Face name, shape and start.
+struct ParamSlot {
+  std::string name;
+  int rows, cols;
+  bool decays;
+  Init init;
+};
+
+// Every parameter in params_'s order: the embeddings, twelve per layer (LayerParam's order), the final norm.
+std::vector<ParamSlot> param_slots(const TinyGptShape& shape) {
+  const int d = shape.d_model, f = shape.d_ff;
+  std::vector<ParamSlot> slots{{"transformer.wte.weight", shape.vocab, d, true, Init::Normal},
+                               {"transformer.wpe.weight", shape.context, d, true, Init::Normal}};
+  for (int l = 0; l < shape.layers; ++l) {
+    const std::string h = "transformer.h." + std::to_string(l) + ".";
+    const std::vector<ParamSlot> layer{
+        {h + "ln_1.weight", 1, d, false, Init::Ones},         {h + "ln_1.bias", 1, d, false, Init::Zeros},
+        {h + "attn.c_attn.weight", d, 3 * d, true, Init::Normal}, {h + "attn.c_attn.bias", 1, 3 * d, false, Init::Zeros},
+        {h + "attn.c_proj.weight", d, d, true, Init::ResidualNormal}, {h + "attn.c_proj.bias", 1, d, false, Init::Zeros},
+        {h + "ln_2.weight", 1, d, false, Init::Ones},         {h + "ln_2.bias", 1, d, false, Init::Zeros},
+        {h + "mlp.c_fc.weight", d, f, true, Init::Normal},    {h + "mlp.c_fc.bias", 1, f, false, Init::Zeros},
+        {h + "mlp.c_proj.weight", f, d, true, Init::ResidualNormal}, {h + "mlp.c_proj.bias", 1, d, false, Init::Zeros}};
+    slots.insert(slots.end(), layer.begin(), layer.end());
+  }
+  slots.push_back({"transformer.ln_f.weight", 1, d, false, Init::Ones});
+  slots.push_back({"transformer.ln_f.bias", 1, d, false, Init::Zeros});
+  return slots;
+}
+
+}  // namespace
+
 std::string tiny_gpt_shape_problem(const TinyGptShape& s) {
   auto positive = [](const char* name, int v) -> std::string {
     return v > 0 ? "" : std::string(name) + ": expected a positive number, found " + std::to_string(v);
@@ -178,32 +214,36 @@ TinyGpt::TinyGpt(TinyGptShape shape, std::uint64_t seed) : shape_(shape) {
   }();
   (void)tuned;
   NormalSource rng{seed};
-  const int d = shape.d_model, f = shape.d_ff;
   const double sigma = 0.02, residual_sigma = 0.02 / std::sqrt(2.0 * shape.layers);
-  auto add = [&](std::string name, Matrix value, bool decays) {
-    TinyParam p{std::move(name), std::move(value), Matrix(), decays};
-    p.grad = Matrix::Zero(p.value.rows(), p.value.cols());
+  for (const ParamSlot& slot : param_slots(shape)) {
+    TinyParam p{slot.name, Matrix(), Matrix(), slot.decays};
+    switch (slot.init) {
+      case Init::Normal: p.value = normal_matrix(rng, slot.rows, slot.cols, sigma); break;
+      case Init::ResidualNormal: p.value = normal_matrix(rng, slot.rows, slot.cols, residual_sigma); break;
+      case Init::Ones: p.value = Matrix::Ones(slot.rows, slot.cols); break;
+      case Init::Zeros: p.value = Matrix::Zero(slot.rows, slot.cols); break;
+    }
+    p.grad = Matrix::Zero(slot.rows, slot.cols);
     params_.push_back(std::move(p));
-  };
-  add("transformer.wte.weight", normal_matrix(rng, shape.vocab, d, sigma), true);
-  add("transformer.wpe.weight", normal_matrix(rng, shape.context, d, sigma), true);
-  for (int l = 0; l < shape.layers; ++l) {
-    const std::string h = "transformer.h." + std::to_string(l) + ".";
-    add(h + "ln_1.weight", Matrix::Ones(1, d), false);
-    add(h + "ln_1.bias", Matrix::Zero(1, d), false);
-    add(h + "attn.c_attn.weight", normal_matrix(rng, d, 3 * d, sigma), true);
-    add(h + "attn.c_attn.bias", Matrix::Zero(1, 3 * d), false);
-    add(h + "attn.c_proj.weight", normal_matrix(rng, d, d, residual_sigma), true);
-    add(h + "attn.c_proj.bias", Matrix::Zero(1, d), false);
-    add(h + "ln_2.weight", Matrix::Ones(1, d), false);
-    add(h + "ln_2.bias", Matrix::Zero(1, d), false);
-    add(h + "mlp.c_fc.weight", normal_matrix(rng, d, f, sigma), true);
-    add(h + "mlp.c_fc.bias", Matrix::Zero(1, f), false);
-    add(h + "mlp.c_proj.weight", normal_matrix(rng, f, d, residual_sigma), true);
-    add(h + "mlp.c_proj.bias", Matrix::Zero(1, d), false);
   }
-  add("transformer.ln_f.weight", Matrix::Ones(1, d), false);
-  add("transformer.ln_f.bias", Matrix::Zero(1, d), false);
+}
+
+TinyGpt::TinyGpt(TinyGptShape shape, std::vector<TinyParam> params) : shape_(shape) {
+  if (const std::string p = tiny_gpt_shape_problem(shape); !p.empty()) throw std::invalid_argument(p);
+  const std::vector<ParamSlot> slots = param_slots(shape);
+  if (params.size() != slots.size())
+    throw std::invalid_argument("parameters: expected " + std::to_string(slots.size()) + " (a GPT-2 of " +
+                                std::to_string(shape.layers) + " layers), found " + std::to_string(params.size()));
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const ParamSlot& want = slots[i];
+    TinyParam& p = params[i];
+    if (p.name != want.name) throw std::invalid_argument("parameter " + std::to_string(i) + ": expected " + want.name + ", found " + p.name);
+    if (p.value.rows() != want.rows || p.value.cols() != want.cols)
+      throw std::invalid_argument(p.name + ": expected " + std::to_string(want.rows) + " x " + std::to_string(want.cols) +
+                                  ", found " + std::to_string(p.value.rows()) + " x " + std::to_string(p.value.cols()));
+    p.decays = want.decays;
+  }
+  params_ = std::move(params);
 }
 
 TinyParam* TinyGpt::find(const std::string& name) {
@@ -248,10 +288,20 @@ struct PartResult {
   std::vector<Matrix> grads;                 // per parameter
 };
 
+// TinyGpt::attention_output_gradient's request: the layer, the attention
+// output it should have instead of its own (null: its own), and the answer.
+struct StreamGradient {
+  int layer = 0;
+  const Matrix* attention_out = nullptr;
+  Matrix d_attention_out;
+};
+
 // The forward pass of sequences [first, first + rows) of `batch`, and with
 // `backward` the gradient of (their losses summed) / `counted` into out.grads.
+// With `stream` (and `backward`), no parameter's gradient: the pass goes back
+// only as far as stream->layer's attention output and leaves ∂loss/∂ of it there.
 void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, const TokenBatch& batch, int first,
-              int rows, int counted, bool backward, bool keep_weights, PartResult& out) {
+              int rows, int counted, bool backward, bool keep_weights, PartResult& out, StreamGradient* stream = nullptr) {
   const int B = rows, T = batch.length, N = B * T, d = shape.d_model, H = shape.heads, dh = shape.d_head();
   const int L = shape.layers;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
@@ -266,34 +316,39 @@ void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, c
   std::vector<LayerCache> caches(static_cast<std::size_t>(L));
   for (int l = 0; l < L; ++l) {
     LayerCache& c = caches[static_cast<std::size_t>(l)];
-    c.input = x;
-    c.ln1 = layer_norm(x, P(layer_param(l, kLn1W)), P(layer_param(l, kLn1B)), shape.norm_eps);
-    product(c.ln1.out, P(layer_param(l, kAttnW)), false, c.qkv);
-    c.qkv.rowwise() += P(layer_param(l, kAttnB)).row(0);
-    c.probs.assign(static_cast<std::size_t>(B * H), Matrix());
-    c.context.resize(N, d);
-    for (int bh = 0; bh < B * H; ++bh) {
-      const int b = bh / H, h = bh % H;
-      const float* q = c.qkv.data() + static_cast<std::ptrdiff_t>(b * T) * 3 * d + h * dh;  // rows 3·d apart
-      const float* k = q + d;
-      const float* v = q + 2 * d;
-      Matrix a(T, T);
-      gemm(T, T, dh, q, 3 * d, k, 3 * d, true, a.data(), T);
-      a *= scale;
-      for (int i = 0; i < T; ++i) {  // causal: query i sees keys 0…i
-        auto seen = a.row(i).head(i + 1);
-        seen = (seen.array() - seen.maxCoeff()).exp().matrix();
-        seen /= seen.sum();
-        a.row(i).tail(T - i - 1).setZero();
+    if (stream && l == stream->layer && stream->attention_out) {
+      // The layer's attention output as given (an edited layer): the layers after it run from it.
+      c.mid = x + *stream->attention_out;
+    } else {
+      c.input = x;
+      c.ln1 = layer_norm(x, P(layer_param(l, kLn1W)), P(layer_param(l, kLn1B)), shape.norm_eps);
+      product(c.ln1.out, P(layer_param(l, kAttnW)), false, c.qkv);
+      c.qkv.rowwise() += P(layer_param(l, kAttnB)).row(0);
+      c.probs.assign(static_cast<std::size_t>(B * H), Matrix());
+      c.context.resize(N, d);
+      for (int bh = 0; bh < B * H; ++bh) {
+        const int b = bh / H, h = bh % H;
+        const float* q = c.qkv.data() + static_cast<std::ptrdiff_t>(b * T) * 3 * d + h * dh;  // rows 3·d apart
+        const float* k = q + d;
+        const float* v = q + 2 * d;
+        Matrix a(T, T);
+        gemm(T, T, dh, q, 3 * d, k, 3 * d, true, a.data(), T);
+        a *= scale;
+        for (int i = 0; i < T; ++i) {  // causal: query i sees keys 0…i
+          auto seen = a.row(i).head(i + 1);
+          seen = (seen.array() - seen.maxCoeff()).exp().matrix();
+          seen /= seen.sum();
+          a.row(i).tail(T - i - 1).setZero();
+        }
+        // A is lower triangular (causal): the triangular product skips the zeros.
+        Block(c.context.data() + static_cast<std::ptrdiff_t>(b * T) * d + h * dh, T, dh, Eigen::OuterStride<>(d)).noalias() =
+            a.triangularView<Eigen::Lower>() * ConstBlock(v, T, dh, Eigen::OuterStride<>(3 * d));
+        c.probs[static_cast<std::size_t>(bh)] = std::move(a);
       }
-      // A is lower triangular (causal): the triangular product skips the zeros.
-      Block(c.context.data() + static_cast<std::ptrdiff_t>(b * T) * d + h * dh, T, dh, Eigen::OuterStride<>(d)).noalias() =
-          a.triangularView<Eigen::Lower>() * ConstBlock(v, T, dh, Eigen::OuterStride<>(3 * d));
-      c.probs[static_cast<std::size_t>(bh)] = std::move(a);
+      c.mid = x;
+      product(c.context, P(layer_param(l, kProjW)), false, c.mid, true);
+      c.mid.rowwise() += P(layer_param(l, kProjB)).row(0);
     }
-    c.mid = x;
-    product(c.context, P(layer_param(l, kProjW)), false, c.mid, true);
-    c.mid.rowwise() += P(layer_param(l, kProjB)).row(0);
     c.ln2 = layer_norm(c.mid, P(layer_param(l, kLn2W)), P(layer_param(l, kLn2B)), shape.norm_eps);
     product(c.ln2.out, P(layer_param(l, kFcW)), false, c.fc_pre);
     c.fc_pre.rowwise() += P(layer_param(l, kFcB)).row(0);
@@ -301,6 +356,7 @@ void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, c
     x = c.mid;
     product(c.fc_act, P(layer_param(l, kFcProjW)), false, x, true);
     x.rowwise() += P(layer_param(l, kFcProjB)).row(0);
+    if (stream && l < stream->layer) c = LayerCache();  // the backward pass stops before it
   }
   const int lnf = kFirstLayer + L * kPerLayer;
   const NormCache final_norm = layer_norm(x, P(lnf), P(lnf + 1), shape.norm_eps);
@@ -334,33 +390,54 @@ void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, c
   };
   if (!backward) return keep();
 
+  // Without parameter gradients (a stream's), each lands in a scratch matrix of its shape.
+  const bool param_grads = stream == nullptr;
   out.grads.clear();
-  for (const TinyParam& p : params) out.grads.push_back(Matrix::Zero(p.value.rows(), p.value.cols()));
+  for (const TinyParam& p : params)
+    out.grads.push_back(param_grads ? Matrix::Zero(p.value.rows(), p.value.cols()) : Matrix());
+  Matrix scratch;
+  auto G_or_scratch = [&](int i) -> Matrix& {
+    if (param_grads) return G(i);
+    const Matrix& v = P(i);
+    scratch.setZero(v.rows(), v.cols());
+    return scratch;
+  };
+  auto add_param_gradient = [&](const Matrix& a, const Matrix& b, int i) {
+    if (param_grads) add_weight_gradient(a, b, G(i));
+  };
+  auto add_bias_gradient = [&](const Matrix& dy, int i) {
+    if (param_grads) G(i) += dy.colwise().sum();
+  };
   const Matrix& dlogits = logits;
-  add_weight_gradient(dlogits, final_norm.out, G(kWte));
+  add_param_gradient(dlogits, final_norm.out, kWte);
   Matrix dnorm;
   product(dlogits, P(kWte), false, dnorm);
   Matrix dx = Matrix::Zero(N, d);
-  layer_norm_backward(x, final_norm, P(lnf), dnorm, dx, G(lnf), G(lnf + 1));
+  layer_norm_backward(x, final_norm, P(lnf), dnorm, dx, G_or_scratch(lnf), G_or_scratch(lnf + 1));
 
   for (int l = L - 1; l >= 0; --l) {
     const LayerCache& c = caches[static_cast<std::size_t>(l)];
     // MLP: x = mid + gelu(ln2(mid)·W_fc + b)·W_proj + b.
-    add_weight_gradient(c.fc_act, dx, G(layer_param(l, kFcProjW)));
-    G(layer_param(l, kFcProjB)) += dx.colwise().sum();
+    add_param_gradient(c.fc_act, dx, layer_param(l, kFcProjW));
+    add_bias_gradient(dx, layer_param(l, kFcProjB));
     Matrix dfc;
     product(dx, P(layer_param(l, kFcProjW)), true, dfc);
     gelu_backward(c.fc_pre, c.fc_tanh, dfc);
-    add_weight_gradient(c.ln2.out, dfc, G(layer_param(l, kFcW)));
-    G(layer_param(l, kFcB)) += dfc.colwise().sum();
+    add_param_gradient(c.ln2.out, dfc, layer_param(l, kFcW));
+    add_bias_gradient(dfc, layer_param(l, kFcB));
     Matrix dln2;
     product(dfc, P(layer_param(l, kFcW)), true, dln2);
     Matrix dmid = dx;  // the residual path
-    layer_norm_backward(c.mid, c.ln2, P(layer_param(l, kLn2W)), dln2, dmid, G(layer_param(l, kLn2W)),
-                        G(layer_param(l, kLn2B)));
+    layer_norm_backward(c.mid, c.ln2, P(layer_param(l, kLn2W)), dln2, dmid, G_or_scratch(layer_param(l, kLn2W)),
+                        G_or_scratch(layer_param(l, kLn2B)));
+    if (stream && l == stream->layer) {
+      // mid = input + attention output: ∂loss/∂(attention output) is ∂loss/∂mid.
+      stream->d_attention_out = std::move(dmid);
+      return keep();
+    }
     // Attention: mid = input + context·W_o + b.
-    add_weight_gradient(c.context, dmid, G(layer_param(l, kProjW)));
-    G(layer_param(l, kProjB)) += dmid.colwise().sum();
+    add_param_gradient(c.context, dmid, layer_param(l, kProjW));
+    add_bias_gradient(dmid, layer_param(l, kProjB));
     Matrix dcontext;
     product(dmid, P(layer_param(l, kProjW)), true, dcontext);
     Matrix dqkv(N, 3 * d);
@@ -387,13 +464,13 @@ void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, c
       Block(dk, T, dh, Eigen::OuterStride<>(3 * d)).noalias() =
           ds.transpose().triangularView<Eigen::Upper>() * ConstBlock(q, T, dh, Eigen::OuterStride<>(3 * d));
     }
-    add_weight_gradient(c.ln1.out, dqkv, G(layer_param(l, kAttnW)));
-    G(layer_param(l, kAttnB)) += dqkv.colwise().sum();
+    add_param_gradient(c.ln1.out, dqkv, layer_param(l, kAttnW));
+    add_bias_gradient(dqkv, layer_param(l, kAttnB));
     Matrix dln1;
     product(dqkv, P(layer_param(l, kAttnW)), true, dln1);
     dx = dmid;
-    layer_norm_backward(c.input, c.ln1, P(layer_param(l, kLn1W)), dln1, dx, G(layer_param(l, kLn1W)),
-                        G(layer_param(l, kLn1B)));
+    layer_norm_backward(c.input, c.ln1, P(layer_param(l, kLn1W)), dln1, dx, G_or_scratch(layer_param(l, kLn1W)),
+                        G_or_scratch(layer_param(l, kLn1B)));
   }
   for (int r = 0; r < N; ++r) {
     G(kWte).row(ids[r]) += dx.row(r);
@@ -461,6 +538,25 @@ TinyGptPass TinyGpt::evaluate(const TokenBatch& batch, bool keep_weights) const 
   std::vector<PartResult> parts;
   return run_parts(shape_, params_, 2.0 * static_cast<double>(parameter_count()) * batch.rows * batch.length, batch,
                    false, keep_weights, parts);
+}
+
+Matrix TinyGpt::attention_output_gradient(const TokenBatch& batch, int layer, const Matrix* attention_out,
+                                           double& loss) const {
+  if (const std::string p = check_batch(batch); !p.empty()) throw std::invalid_argument(p);
+  if (batch.rows != 1) throw std::invalid_argument("batch: expected one sequence, found " + std::to_string(batch.rows));
+  if (layer < 0 || layer >= shape_.layers)
+    throw std::invalid_argument("layer: expected 0 to " + std::to_string(shape_.layers - 1) + ", found " + std::to_string(layer));
+  if (attention_out && (attention_out->rows() != batch.length || attention_out->cols() != shape_.d_model))
+    throw std::invalid_argument("attention output: expected " + std::to_string(batch.length) + " x " +
+                                std::to_string(shape_.d_model) + ", found " + std::to_string(attention_out->rows()) + " x " +
+                                std::to_string(attention_out->cols()));
+  int counted = 0;
+  for (int t : batch.targets) counted += t >= 0;
+  StreamGradient stream{layer, attention_out, Matrix()};
+  PartResult part;
+  run_part(shape_, params_, batch, 0, 1, std::max(counted, 1), true, false, part, &stream);
+  loss = counted > 0 ? part.loss_sum / counted : 0.0;
+  return std::move(stream.d_attention_out);
 }
 
 void AdamW::step(std::vector<TinyParam>& params) {

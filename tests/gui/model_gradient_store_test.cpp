@@ -1,0 +1,105 @@
+// The gradients in model mode: the Pipeline's gradient stages are of the
+// model's next-token loss, reaching the focused layer from the layers after
+// it, and follow every edit of the layer; what is not computed is said.
+
+#include "logic/gradient_derivation.h"
+#include "logic/gradient_store.h"
+
+#include "attention_lab/model_session.h"
+#include "attention_lab/tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace attention_lab;
+using namespace attention_lab::gui;
+
+namespace {
+
+const std::filesystem::path kGradientFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
+const std::vector<int> kGradientIds = {3, 14, 15, 9, 2, 6, 53};
+
+struct LayerOfModel {
+  std::shared_ptr<ModelSession> session;
+  std::unique_ptr<Document> doc;
+  ModelLoss loss() const { return ModelLoss{session->model_ptr(), session->ids(), session->layer(), ""}; }
+};
+
+LayerOfModel open_layer(const char* name, int layer) {
+  LoadedModel m = load_model(kGradientFixtures / name);
+  if (!m.model) throw std::runtime_error(m.error);
+  std::string error;
+  auto t = Tokenizer::load(kGradientFixtures / name, m.model->config.vocab, error);
+  if (!t) throw std::runtime_error(error);
+  LayerOfModel f;
+  f.session = ModelSession::start(m.model, t, kGradientIds, layer, nullptr, error);
+  if (!f.session) throw std::runtime_error(error);
+  f.doc = std::make_unique<Document>(std::move(f.session->scenario().scenario));
+  return f;
+}
+
+}  // namespace
+
+TEST(ModelGradientStore, GradientsAreOfTheModelsNextTokenLossAndFollowEdits) {
+  LayerOfModel f = open_layer("gpt2-conv1d", 1);
+  GradientStore store;
+  store.set_model(f.loss());
+  const Gradients* g = store.get(*f.doc);
+  ASSERT_NE(g, nullptr) << store.problem();
+  EXPECT_NE(g->outside.find("next-token loss"), std::string::npos) << g->outside;
+  EXPECT_NEAR(g->loss, 5.194771460097243, 1e-5);  // PyTorch's, tests/models/fixtures/gpt2-conv1d/gradients.json
+
+  // the same as the backward pass run by hand from the document's output
+  std::string error;
+  const auto model_gradient = ModelGradient::make(f.session->model(), error);
+  ASSERT_TRUE(model_gradient) << error;
+  const Matrix output = f.doc->stage(StageId::input(StageKind::Output));
+  const LayerOutputGradient want = model_gradient->at_layer(kGradientIds, 1, &output);
+  EXPECT_EQ(*g->find(StageId::input(StageKind::Output)), want.d_output);
+
+  // its cell says where it comes from
+  const GradientCell cell = derive_gradient(*f.doc, *g, StageId{StageKind::Output, 0, 0, Role::Gradient}, 2, 3);
+  EXPECT_NE(cell.text.formula.find("from the rest of the model"), std::string::npos) << cell.text.formula;
+
+  // an edit of the layer changes its output, the loss and every gradient
+  const std::uint64_t version = store.version();
+  const double before = g->loss;
+  f.doc->apply(SetCell{StageId::input(StageKind::W_v), 0, 0, 2.5f});
+  const Gradients* edited = store.get(*f.doc);
+  ASSERT_NE(edited, nullptr) << store.problem();
+  EXPECT_NE(store.version(), version);
+  EXPECT_GT(std::abs(edited->loss - before), 1e-6);
+  const Matrix edited_output = f.doc->stage(StageId::input(StageKind::Output));
+  EXPECT_EQ(*edited->find(StageId::input(StageKind::Output)), model_gradient->at_layer(kGradientIds, 1, &edited_output).d_output);
+
+  // the scenario's own loss, once set, is what the gradients are of
+  Loss attend;
+  attend.kind = LossKind::Attend;
+  attend.targets = {0, 0, 1, 2, 3, 4, 5};
+  auto with_loss = std::make_shared<Scenario>(f.doc->scenario());
+  with_loss->loss = attend;
+  f.doc->apply(ReplaceScenario{with_loss, "set the loss"});
+  ASSERT_NE(store.get(*f.doc), nullptr) << store.problem();
+  EXPECT_EQ(store.get(*f.doc)->outside, "");
+}
+
+TEST(ModelGradientStore, WhatIsNotComputedIsSaid) {
+  LayerOfModel f = open_layer("gpt2-conv1d", 0);
+  GradientStore store;
+  ModelLoss refused = f.loss();
+  refused.refused = "ablations: not computed yet";
+  store.set_model(refused);
+  EXPECT_EQ(store.get(*f.doc), nullptr);
+  EXPECT_EQ(store.problem(), "ablations: not computed yet");
+  store.set_model(f.loss());
+  EXPECT_NE(store.get(*f.doc), nullptr) << store.problem();
+  store.set_model(std::nullopt);
+  EXPECT_EQ(store.get(*f.doc), nullptr);
+  EXPECT_NE(store.problem().find("no loss"), std::string::npos) << store.problem();
+
+  LayerOfModel untied = open_layer("mingpt-linear-bf16", 0);
+  store.set_model(untied.loss());
+  EXPECT_EQ(store.get(*untied.doc), nullptr);
+  EXPECT_NE(store.problem().find("untied"), std::string::npos) << store.problem();
+}
