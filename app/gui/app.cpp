@@ -299,11 +299,7 @@ void App::handle_shortcuts() {
         case GLFW_KEY_O: state_.unless_unsaved_work("open", shift ? action_open_model_dialog : action_open_dialog); break;
         case GLFW_KEY_Q: request_close(); break;
         case GLFW_KEY_T: state_.take_snapshot(); break;
-        case GLFW_KEY_G:
-          state_.gradient_view = next_gradient_view(state_.gradient_view);
-          state_.set_status(std::string("The Pipeline shows ") + to_string(state_.gradient_view) +
-                            (state_.gradient_view == GradientView::Values ? "" : " (of the scenario's loss)"));
-          break;
+        case GLFW_KEY_G: state_.cycle_gradient_view(); break;
         case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: change_font_scale(Settings::kFontStep); break;
         case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: change_font_scale(1.0f / Settings::kFontStep); break;
         default: break;

@@ -505,4 +505,12 @@ void AppState::sync_model_loss() {
   gradients.set_model(std::move(loss));
 }
 
+void AppState::cycle_gradient_view() {
+  gradient_view = next_gradient_view(gradient_view);
+  const char* of = gradient_view == GradientView::Values                  ? ""
+                   : doc->scenario().loss || !gradients.has_model() ? " (of the scenario's loss)"
+                                                                       : " (of the model's next-token loss)";
+  set_status(std::string("The Pipeline shows ") + to_string(gradient_view) + of);
+}
+
 }  // namespace attention_lab::gui

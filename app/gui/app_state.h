@@ -561,6 +561,8 @@ struct AppState {
   // Tells the gradients which model (if any) the document is a layer of: in
   // model mode they are of the model's next-token loss. Once a frame.
   void sync_model_loss();
+  // Ctrl+G: values → gradients → both, said in the status line.
+  void cycle_gradient_view();
   // Why cell `c` cannot be selected (a stage, head or cell the scenario does
   // not have; a gradient cell with no gradients, or of a constant), or "".
   std::string selection_problem(const CellRef& c);

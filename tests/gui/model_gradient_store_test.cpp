@@ -73,6 +73,14 @@ TEST(ModelGradientStore, GradientsAreOfTheModelsNextTokenLossAndFollowEdits) {
   const Matrix edited_output = f.doc->stage(StageId::input(StageKind::Output));
   EXPECT_EQ(*edited->find(StageId::input(StageKind::Output)), model_gradient->at_layer(kGradientIds, 1, &edited_output).d_output);
 
+  // undone, the loss and the gradients are those before the edit (to float32
+  // rounding: the engine's single-cell updates and their undo round differently
+  // from a full recompute, within 1e-5: tests/core/incremental_test.cpp)
+  ASSERT_TRUE(f.doc->undo());
+  ASSERT_NE(store.get(*f.doc), nullptr) << store.problem();
+  EXPECT_NEAR(store.get(*f.doc)->loss, before, 1e-6);
+  EXPECT_TRUE(store.get(*f.doc)->find(StageId::input(StageKind::Output))->isApprox(want.d_output, 1e-4f));
+
   // the scenario's own loss, once set, is what the gradients are of
   Loss attend;
   attend.kind = LossKind::Attend;

@@ -31,7 +31,9 @@ std::string backward_rule(const Scenario& s, StageId id) {
   const std::string me = g(id.kind);
   switch (id.kind) {
     case K::Output:
-      if (!s.loss || s.loss->kind == LossKind::Mse) return me + " = 2·(" + sym(K::Output) + " − target) / (T·d_out)";
+      // (no loss of its own: a model's layer, whose ∂O the layers after it send back: model_gradient.h)
+      if (!s.loss) return me + ": from the loss beyond the layer (a model's: through the layers after it)";
+      if (s.loss->kind == LossKind::Mse) return me + " = 2·(" + sym(K::Output) + " − target) / (T·d_out)";
       if (s.loss->kind == LossKind::NextToken)
         return me + " = (softmax(" + sym(K::Output) + "·W_U) − one-hot(targets))·W_Uᵀ / T";
       return me + " = 0 (the loss judges head " + s.shown_index(s.loss->head) + "'s weights, not the output)";
