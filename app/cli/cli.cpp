@@ -62,11 +62,13 @@ SmolLM, SmolLM3):
   attention-lab-cli model-info MODEL [--json]             architecture, layers, heads, K/V heads, sizes,
                                                           dtype, parameters, bytes
   attention-lab-cli tokenize MODEL TEXT                   {"ids": […], "tokens": […]}
-  attention-lab-cli trace --model MODEL (--text TEXT | --ids I,J,…) [--layer L] [--all-logits] [-o OUT]
+  attention-lab-cli trace --model MODEL (--text TEXT | --ids I,J,…) [--layer L] [--all-logits] [--grad] [-o OUT]
                                                           layer L's attention as a trace (every stage),
                                                           plus "model": ids, tokens, every layer's input
                                                           and output, logits (the last row only when the
-                                                          vocabulary is over 4096, unless --all-logits)
+                                                          vocabulary is over 4096, unless --all-logits);
+                                                          --grad adds the model's next-token "loss" and the
+                                                          gradient of every stage of layer L (GPT-2 layout)
   attention-lab-cli generate --model MODEL (--text TEXT | --ids I,J,…) --n N [--json]
                                                           greedy: append the N most likely next tokens
   attention-lab-cli extract --model MODEL (--text TEXT | --ids I,J,…) [--layer L] -o SCENARIO.json

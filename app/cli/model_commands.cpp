@@ -4,7 +4,9 @@
 #include "model_args.h"
 
 #include "attention_lab/engine.h"
+#include "attention_lab/gradients.h"
 #include "attention_lab/json_text.h"
+#include "attention_lab/model_gradient.h"
 #include "attention_lab/scenario_io.h"
 #include "attention_lab/tokenizer.h"
 #include "attention_lab/trace_io.h"
@@ -14,6 +16,7 @@
 #include <charconv>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace attention_lab::cli {
@@ -154,7 +157,7 @@ int cmd_generate(const std::vector<std::string>& args, std::ostream& out, std::o
 
 int cmd_trace_model(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--layer", "-o"}, {"--all-logits"}, a); !e.empty())
+  if (auto e = parse(args, {"--model", "--text", "--ids", "--layer", "-o"}, {"--all-logits", "--grad"}, a); !e.empty())
     return fail(err, "trace: " + e + " (see --help)");
   Opened o;
   Encoded ids;
@@ -179,9 +182,25 @@ int cmd_trace_model(const std::vector<std::string>& args, std::ostream& out, std
   const bool all_rows = a.flags.count("--all-logits") || m.config.vocab <= kAllLogitsUpToVocab;
   const int first_row = all_rows ? 0 : T - 1;
   const Matrix logit_rows = logits(m, residual.back(), first_row, T - first_row);
+  // --grad: the model's next-token loss and the gradient of every stage of the layer
+  std::optional<Gradients> grads;
+  if (a.flags.count("--grad")) {
+    std::string problem;
+    const auto backward = ModelGradient::make(m, problem);
+    if (!backward) return fail(err, "trace --grad: " + problem);
+    if (problem = gradients_problem(ls.scenario); !problem.empty()) return fail(err, "trace --grad: " + problem);
+    try {
+      const Matrix output = engine.stage(StageId::input(StageKind::Output));
+      const LayerOutputGradient g = backward->at_layer(ids.ids, layer, &output);
+      grads = backward_from_output(engine, ls.scenario, g.d_output, g.loss, "the model's next-token loss");
+    } catch (const std::invalid_argument& e) {
+      return fail(err, std::string("trace --grad: ") + e.what());
+    }
+  }
 
   std::ostringstream text;
   write_trace(text, engine, ls.scenario, [&](std::ostream& s) {
+    if (grads) write_gradients(s, *grads, ls.scenario);
     s << "  \"model\": {\n    \"source\": " << quote(m.source.string()) << ",\n    \"layer\": " << layer
       << ",\n    \"ids\": ";
     write_ints(s, ids.ids);

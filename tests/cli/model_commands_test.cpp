@@ -11,6 +11,8 @@
 #include "core/model_fixture_paths.h"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -167,6 +169,30 @@ TEST(CliModel, NanoSortTokenizesItsVocabularyAndSorts) {
   const CliRun g = cli_run({"generate", "--model", kNano.string(), "--text", "2 1 0 2 1 0", "--n", "6"});
   ASSERT_EQ(g.code, 0) << g.err;
   EXPECT_EQ(g.out, "2 1 0 2 1 0 0 0 1 1 2 2\n");
+}
+
+// trace --model --grad: the model's next-token loss and every stage's
+// gradient, PyTorch autograd's (tests/models/generate_model_gradients.py).
+TEST(CliModel, TraceGradOfAModelLayerIsAutogradsOfItsNextTokenLoss) {
+  const CliRun r = cli_run(with({"trace", "--model", fixture("gpt2-conv1d"), "--layer", "1", "--grad"}, kIdArgs));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  std::ifstream in(std::filesystem::path(fixture("gpt2-conv1d")) / "gradients.json");
+  const json want = json::parse(in);
+  EXPECT_NEAR(j["loss"].get<double>(), want["loss"].get<double>(), 1e-5);
+  const json& layer = want["layers"][1];
+  EXPECT_TRUE(near(j["grad"]["W_q"], layer["d_W_q"].get<std::vector<std::vector<double>>>(), "grad.W_q"));
+  EXPECT_TRUE(near(j["grad"]["X"], layer["d_X"].get<std::vector<std::vector<double>>>(), "grad.X"));
+  EXPECT_TRUE(near(j["grad"]["output"], layer["d_attention_out"].get<std::vector<std::vector<double>>>(), "grad.output"));
+  for (std::size_t h = 0; h < 4; ++h)
+    EXPECT_TRUE(near(j["grad"]["heads"][h]["weights"], layer["d_weights"][h].get<std::vector<std::vector<double>>>(),
+                     "grad.heads[" + std::to_string(h) + "].weights"));
+  EXPECT_TRUE(j["model"].contains("logits"));
+  // a layout without the backward pass, and a text with no next token: exit 2, named
+  EXPECT_TRUE(refused_in_one_line(cli_run(with({"trace", "--model", fixture("mingpt-linear-bf16"), "--grad"}, kIdArgs)),
+                                  "an lm_head of its own (untied)"));
+  EXPECT_TRUE(refused_in_one_line(cli_run({"trace", "--model", fixture("gpt2-conv1d"), "--ids", "3", "--grad"}),
+                                  "expected at least two tokens"));
 }
 
 TEST(CliModel, BadArgumentsAreOneLineWithExit2) {
