@@ -155,7 +155,7 @@ std::string App::init(GLFWwindow* window) {
 
 bool App::waiting_on_work() const {
   return state_.busy() || (state_.model.prediction_worker && state_.model.prediction_worker->working()) ||
-         state_.interp.patch_task.running() || state_.interp.attribution_task.running();
+         state_.interp.patch_task.running() || state_.interp.attribution_task.running() || state_.gradients.computing();
 }
 
 bool App::animating() const {

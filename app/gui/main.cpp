@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
         app.after_render(fb_w, fb_h);
         // Screenshots and measurements are of finished results, not of the progress overlay.
-        const bool finished_result = !app.state().busy();
+        const bool finished_result = !app.state().busy() && !app.state().gradients.computing();
         if (finished_result) ++frame;
         ++drawn;
         const bool last_frame = frame >= std::max(opts.frames, 2);

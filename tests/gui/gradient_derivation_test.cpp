@@ -144,11 +144,11 @@ TEST_P(GradientDerivation, PrintsNumbersThatMakeTheGradient) {
           if (t.rfind("−", 0) == 0) t.replace(0, std::string("−").size(), "-");
           return t;
         }());
-        EXPECT_NEAR(shown, m(r, c), 5e-3 * std::fabs(m(r, c)) + 1e-12) << where << ": " << cell.text.numbers;
+        EXPECT_NEAR(shown, m(r, c), 5e-3 * static_cast<double>(std::fabs(m(r, c))) + 1e-12) << where << ": " << cell.text.numbers;
         for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
           const double v = Arithmetic(parts[i], false).value(), bound = Arithmetic(parts[i], true).value();
           // each printed number is rounded to 3 significant digits (off by up to 0.5 %)
-          EXPECT_NEAR(v, m(r, c), 1e-2 * bound + 5e-3 * std::fabs(m(r, c)) + 1e-9)
+          EXPECT_NEAR(v, m(r, c), 1e-2 * bound + 5e-3 * static_cast<double>(std::fabs(m(r, c))) + 1e-9)
               << where << ": " << cell.text.formula << " = " << cell.text.numbers;
         }
         ++checked;

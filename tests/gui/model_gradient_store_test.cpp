@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
@@ -110,4 +112,49 @@ TEST(ModelGradientStore, WhatIsNotComputedIsSaid) {
   store.set_model(untied.loss());
   EXPECT_EQ(store.get(*untied.doc), nullptr);
   EXPECT_NE(store.problem().find("untied"), std::string::npos) << store.problem();
+}
+
+// A large model's part runs on its thread: nothing (and "computing") until
+// the result for the document as it is now is in; an edit made meanwhile is
+// computed next, and only its gradients are shown.
+TEST(ModelGradientStore, OnItsThreadTheGradientsAreOfTheDocumentAsItIsNow) {
+  LayerOfModel f = open_layer("gpt2-conv1d", 1);
+  GradientStore sync, threaded;
+  sync.set_model(f.loss());
+  threaded.set_model(f.loss());
+  threaded.set_thread_above(0.0);
+  auto wait = [&] {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (std::chrono::steady_clock::now() < give_up) {
+      if (const Gradients* g = threaded.get(*f.doc)) return g;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return static_cast<const Gradients*>(nullptr);
+  };
+  EXPECT_EQ(threaded.get(*f.doc), nullptr);
+  EXPECT_TRUE(threaded.computing());
+  EXPECT_NE(threaded.problem().find("computing"), std::string::npos) << threaded.problem();
+  const Gradients* g = wait();
+  ASSERT_NE(g, nullptr) << threaded.problem();
+  EXPECT_FALSE(threaded.computing());
+  EXPECT_EQ(g->loss, sync.get(*f.doc)->loss);
+  EXPECT_EQ(*g->find(StageId::input(StageKind::W_q)), *sync.get(*f.doc)->find(StageId::input(StageKind::W_q)));
+
+  // two edits while the first computes: the gradients that arrive are the last state's
+  f.doc->apply(SetCell{StageId::input(StageKind::W_v), 0, 0, 2.5f});
+  EXPECT_EQ(threaded.get(*f.doc), nullptr);
+  f.doc->apply(SetCell{StageId::input(StageKind::W_v), 0, 1, -1.5f});
+  g = wait();
+  ASSERT_NE(g, nullptr) << threaded.problem();
+  EXPECT_EQ(g->loss, sync.get(*f.doc)->loss);
+  EXPECT_EQ(*g->find(StageId::input(StageKind::Output)), *sync.get(*f.doc)->find(StageId::input(StageKind::Output)));
+
+  // a model without the backward pass says so once its thread has tried
+  LayerOfModel untied = open_layer("mingpt-linear-bf16", 0);
+  threaded.set_model(untied.loss());
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (threaded.get(*untied.doc) == nullptr && threaded.computing() && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(threaded.get(*untied.doc), nullptr);
+  EXPECT_NE(threaded.problem().find("untied"), std::string::npos) << threaded.problem();
 }

@@ -26,6 +26,7 @@ void GradientStore::set_model(std::optional<ModelLoss> model) {
   if (model == model_) return;
   model_ = std::move(model);
   version_ = 0;  // computed again on the next get()
+  pending_ = false;
   if (!model_ || model_->model.get() != gradient_model_) {
     gradient_.reset();
     gradient_model_ = nullptr;
@@ -48,32 +49,97 @@ void GradientStore::compute_model_gradients(const Document& doc) {
                std::to_string(s.dims().T) + " rows";
     return;
   }
-  if (gradient_model_ != model_->model.get()) {
-    gradient_model_ = model_->model.get();
-    gradient_ = ModelGradient::make(*model_->model, gradient_error_);
-  }
-  if (!gradient_) {
+  if (gradient_model_ == model_->model.get() && !gradient_) {
     problem_ = gradient_error_;
     return;
   }
+  const double work = static_cast<double>(model_->model->parameters) * static_cast<double>(model_->ids.size());
+  // (below it, on the UI thread: no "computing" flicker while a small model's cell is dragged)
+  if (work > thread_above_) return start_model_part(doc);
+  if (gradient_model_ != model_->model.get()) {
+    gradient_model_ = model_->model.get();
+    gradient_ = ModelGradient::make(*model_->model, gradient_error_);
+    if (!gradient_) {
+      problem_ = gradient_error_;
+      return;
+    }
+  }
   try {
     const Matrix output = doc.engine().stage(StageId::input(StageKind::Output));
-    const LayerOutputGradient out = gradient_->at_layer(model_->ids, model_->layer, &output);
-    gradients_ = backward_from_output(doc.engine(), s, out.d_output, out.loss,
-                                      "the model's next-token loss, the mean over its " + std::to_string(out.positions) +
-                                          " positions with a next token");
+    finish_model_part(doc, gradient_->at_layer(model_->ids, model_->layer, &output));
   } catch (const std::invalid_argument& e) {
     problem_ = e.what();
   }
 }
 
+void GradientStore::start_model_part(const Document& doc) {
+  pending_ = true;
+  problem_ = "computing the model's gradients (its layers after this one, forward and back)…";
+  if (model_task_.running()) return;  // poll_model_part starts this revision's when that one ends
+  const bool have = gradient_model_ == model_->model.get();
+  model_task_.start([revision = doc.revision(), model = model_->model, ids = model_->ids, layer = model_->layer,
+                     gradient = have ? gradient_ : nullptr,
+                     output = Matrix(doc.engine().stage(StageId::input(StageKind::Output)))](const auto&) {
+    ModelPart part;
+    part.model = model.get();
+    part.layer = layer;
+    part.ids = ids;
+    part.revision = revision;
+    part.gradient = gradient;
+    if (!part.gradient) part.gradient = ModelGradient::make(*model, part.error);
+    if (part.gradient) part.out = part.gradient->at_layer(ids, layer, &output);
+    return part;
+  });
+}
+
+void GradientStore::finish_model_part(const Document& doc, const LayerOutputGradient& out) {
+  gradients_ = backward_from_output(doc.engine(), doc.scenario(), out.d_output, out.loss,
+                                    "the model's next-token loss, the mean over its " + std::to_string(out.positions) +
+                                        " positions with a next token");
+  problem_.clear();
+}
+
+void GradientStore::poll_model_part(const Document& doc) {
+  std::string error;
+  std::optional<ModelPart> part = model_task_.take(error);
+  if (!part) {
+    if (!error.empty() && pending_) pending_ = false, problem_ = error;
+    return;
+  }
+  // (a result for a model, layer or text no longer shown is dropped; the
+  // backward pass it made is kept if it is of the model shown)
+  const bool same_model = model_ && part->model == model_->model.get();
+  if (same_model && gradient_model_ != part->model) {
+    gradient_model_ = part->model;
+    gradient_ = part->gradient;
+    gradient_error_ = part->error;
+  }
+  if (!pending_ || doc_ != &doc) return;
+  if (!same_model || part->layer != model_->layer || part->ids != model_->ids) return start_model_part(doc);
+  if (!part->gradient) {
+    pending_ = false;
+    problem_ = part->error;
+  } else if (!error.empty()) {
+    pending_ = false;
+    problem_ = error;
+  } else if (part->revision == doc.revision() && revision_ == doc.revision()) {
+    pending_ = false;
+    ++version_;
+    finish_model_part(doc, part->out);
+  } else {
+    start_model_part(doc);  // the document moved on while it computed: its state now
+  }
+}
+
 const Gradients* GradientStore::get(const Document& doc) {
+  poll_model_part(doc);
   if (doc_ != &doc || revision_ != doc.revision() || version_ == 0) {
     doc_ = &doc;
     revision_ = doc.revision();
     ++version_;
     gradients_.reset();
     problem_.clear();
+    pending_ = false;
     const Scenario& s = doc.scenario();
     if (!s.loss && model_) {
       compute_model_gradients(doc);

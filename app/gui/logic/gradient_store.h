@@ -6,6 +6,7 @@
 #include "attention_lab/document.h"
 #include "attention_lab/gradients.h"
 #include "attention_lab/model_gradient.h"
+#include "logic/task_thread.h"
 
 #include <cstdint>
 #include <memory>
@@ -42,8 +43,20 @@ class GradientStore {
   // The model the document's scenario is a layer of (nullopt: none). The
   // gradients follow it; the float copy of a model's weights the backward
   // pass reads is made once per model, when gradients are first asked for.
+  //
+  // A model's part of the backward pass (all the layers after the focused
+  // one) takes seconds at GPT-2 size and T = 1024: above a few hundred
+  // million multiply-adds it runs on a thread of its own. Until the result
+  // for the document as it is now is in, get() gives null and problem() says
+  // it is computing (never the gradients of an earlier state); a request
+  // made meanwhile is computed when the running one ends (its result dropped).
   void set_model(std::optional<ModelLoss> model);
   bool has_model() const { return model_.has_value(); }
+  // A model's gradients are computing on their thread.
+  bool computing() const { return model_task_.running() || pending_; }
+  // Above how much work (the model's parameters × T) the model's part runs
+  // on its thread (the default: about a tenth of a second of it).
+  void set_thread_above(double parameter_tokens) { thread_above_ = parameter_tokens; }
   // What get() last gave, if it was for `doc` as it is now (null otherwise):
   // for readers that may not compute (the probe).
   const Gradients* current(const Document& doc) const {
@@ -63,10 +76,26 @@ class GradientStore {
   std::optional<ModelLoss> model_;
   // The backward pass of model_'s model (made on first use), or why not.
   const TransformerModel* gradient_model_ = nullptr;
-  std::unique_ptr<ModelGradient> gradient_;
+  std::shared_ptr<const ModelGradient> gradient_;
   std::string gradient_error_;
+  // The model's part on its thread: ∂L/∂O for a document revision.
+  struct ModelPart {
+    const TransformerModel* model = nullptr;  // what it is of: the model, layer and text
+    int layer = 0;
+    std::vector<int> ids;
+    std::uint64_t revision = 0;
+    std::shared_ptr<const ModelGradient> gradient;  // made by the task when it was not yet
+    std::string error;                              // why it could not be made
+    LayerOutputGradient out;
+  };
+  TaskThread<ModelPart> model_task_;
+  bool pending_ = false;
+  double thread_above_ = 2e7;  // the current revision's model part is computing or waits for the thread
 
   void compute_model_gradients(const Document& doc);
+  void start_model_part(const Document& doc);
+  void finish_model_part(const Document& doc, const LayerOutputGradient& out);
+  void poll_model_part(const Document& doc);
 };
 
 }  // namespace attention_lab::gui

@@ -124,7 +124,10 @@ void draw_gradient_bar(AppState& state) {
   } else {
     ImGui::SameLine(0, 18);
     push_wrap_at_visible_edge();
-    text_colored(gfx::Accent::Warning, "No gradients: %s", state.gradients.problem().c_str());
+    if (state.gradients.computing())
+      ImGui::TextDisabled("Gradients: %s", state.gradients.problem().c_str());
+    else
+      text_colored(gfx::Accent::Warning, "No gradients: %s", state.gradients.problem().c_str());
     ImGui::PopTextWrapPos();
   }
 }
