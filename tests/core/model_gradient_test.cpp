@@ -54,13 +54,19 @@ std::unique_ptr<ComputedLayer> computed_layer(const TransformerModel& model, con
   return out;
 }
 
-TEST(ModelGradient, EachLayersOutputGradientIsAutogradsInFloat64) {
-  const auto model = open_gradient_fixture("gpt2-conv1d");
-  const nlohmann::json ref = reference_gradients();
+// The GPT-2 fixture, its backward pass and PyTorch's gradients of it.
+struct GradientFixture {
+  std::shared_ptr<const TransformerModel> model = open_gradient_fixture("gpt2-conv1d");
+  nlohmann::json ref = reference_gradients();
+  std::vector<int> ids = ref["ids"].get<std::vector<int>>();
   std::string error;
-  const auto grad = ModelGradient::make(*model, error);
-  ASSERT_TRUE(grad) << error;
-  const std::vector<int> ids = ref["ids"].get<std::vector<int>>();
+  std::unique_ptr<ModelGradient> grad = ModelGradient::make(*model, error);
+};
+
+TEST(ModelGradient, EachLayersOutputGradientIsAutogradsInFloat64) {
+  const GradientFixture f;
+  ASSERT_TRUE(f.grad) << f.error;
+  const auto& [model, ref, ids, error, grad] = f;
   for (int layer = 0; layer < model->config.layers; ++layer) {
     const LayerOutputGradient g = grad->at_layer(ids, layer, nullptr);
     EXPECT_NEAR(g.loss, ref["loss"].get<double>(), 1e-5);
@@ -71,12 +77,9 @@ TEST(ModelGradient, EachLayersOutputGradientIsAutogradsInFloat64) {
 }
 
 TEST(ModelGradient, CarriedThroughTheLayersScenarioGivesEveryStagesGradient) {
-  const auto model = open_gradient_fixture("gpt2-conv1d");
-  const nlohmann::json ref = reference_gradients();
-  std::string error;
-  const auto grad = ModelGradient::make(*model, error);
-  ASSERT_TRUE(grad) << error;
-  const std::vector<int> ids = ref["ids"].get<std::vector<int>>();
+  const GradientFixture f;
+  ASSERT_TRUE(f.grad) << f.error;
+  const auto& [model, ref, ids, error, grad] = f;
   for (int layer = 0; layer < model->config.layers; ++layer) {
     const nlohmann::json& want = ref["layers"][static_cast<std::size_t>(layer)];
     const auto computed = computed_layer(*model, ids, layer);
@@ -95,13 +98,10 @@ TEST(ModelGradient, CarriedThroughTheLayersScenarioGivesEveryStagesGradient) {
 }
 
 TEST(ModelGradient, AnEditedAttentionOutputRunsTheLaterLayersFromTheEdit) {
-  const auto model = open_gradient_fixture("gpt2-conv1d");
-  const nlohmann::json ref = reference_gradients();
+  const GradientFixture f;
+  ASSERT_TRUE(f.grad) << f.error;
+  const auto& [model, ref, ids, error, grad] = f;
   const nlohmann::json& edit = ref["edited"];
-  std::string error;
-  const auto grad = ModelGradient::make(*model, error);
-  ASSERT_TRUE(grad) << error;
-  const std::vector<int> ids = ref["ids"].get<std::vector<int>>();
   const int layer = edit["layer"].get<int>();
   const auto computed = computed_layer(*model, ids, layer);
   Matrix edited = computed->engine.stage(StageId::input(StageKind::Output));

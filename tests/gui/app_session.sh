@@ -20,6 +20,13 @@ shot() {
   xwd -root -silent >"$out/$1.xwd" && python3 "$here/xwd_to_png.py" "$out/$1.xwd" "$out/$1.png" && rm -f "$out/$1.xwd" &&
     echo "screenshot: $out/$1.png"
 }
+# shot_of_screen NAME WHAT: after 3 more frames, the whole X screen (a
+# 1920x1080 Xvfb) as $out/NAME.png, which must not be blank (WHAT names it).
+shot_of_screen() {
+  settle 3
+  shot "$1"
+  python3 "$here/png_check.py" 1920 1080 "$out/$1.png" || fail "the screenshot of $2 is blank"
+}
 # settle [N]: waits until the app has drawn N (default 3) more frames, so
 # positions read from the probe are those of a finished layout.
 settle() {

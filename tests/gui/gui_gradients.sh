@@ -51,9 +51,7 @@ for app_size in 1280x720 1920x1080; do
     fail "∂L/∂W_q[1,0] shows '$(get inspector_numbers)' and lights $(get lit) sources"
   scroll_to "grad.scores[0]" 2 1 || fail "∂L/∂S₀ never scrolled into view"
   inspect_cell "grad.scores[0]" 2 1 "∂L/∂S₀[2,1]" "∂L/∂S′₀[2,1]"
-  settle 3
-  shot "gradients-$app_size"
-  python3 "$here/png_check.py" 1920 1080 "$out/gradients-$app_size.png" || fail "the gradients' screenshot is blank"
+  shot_of_screen "gradients-$app_size" "the gradients"
 
   # 3. Ctrl+G: values and gradients both
   xdotool mousemove --window "$wid" 5 400
@@ -82,9 +80,7 @@ for app_size in 1280x720 1920x1080; do
   inspect_cell grad.W_q 1 0 "∂L/∂W_q[1,0]" "X[i,1]·∂L/∂Q[i,0]"
   scroll_to "grad.output" 2 3 || fail "∂L/∂O never scrolled into view"
   inspect_cell grad.output 2 3 "∂L/∂O[2,3]" "from the rest of the model"
-  settle 3
-  shot "model-gradients-$app_size"
-  python3 "$here/png_check.py" 1920 1080 "$out/model-gradients-$app_size.png" || fail "the model's gradients' screenshot is blank"
+  shot_of_screen "model-gradients-$app_size" "the model's gradients"
 
   # an edit of W_v (in "both", its values are drawn): the loss follows it
   xdotool mousemove --window "$wid" 5 400

@@ -29,9 +29,7 @@ for app_size in 1280x720 1920x1080; do
     fail "the loss fell from $(train first_loss) only to $(train last_loss)"
   [ "$(train W_q_sum)" != "$w_q" ] || fail "training left W_q as it was"
   probe_check "p['snapshot']" || fail "the run took no Compare snapshot of the matrices before it"
-  settle 3
-  shot "train-$app_size"
-  python3 "$here/png_check.py" 1920 1080 "$out/train-$app_size.png" || fail "the Train tab's screenshot is blank"
+  shot_of_screen "train-$app_size" "the Train tab"
 
   # 3. One Ctrl+Z: the run and the loss's edit are two entries; the first takes the whole run back.
   xdotool mousemove --window "$wid" 5 400

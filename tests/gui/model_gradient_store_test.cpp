@@ -4,6 +4,7 @@
 
 #include "logic/gradient_derivation.h"
 #include "logic/gradient_store.h"
+#include "model_layer_support.h"
 
 #include "attention_lab/model_session.h"
 #include "attention_lab/tokenizer.h"
@@ -19,27 +20,12 @@ using namespace attention_lab::gui;
 
 namespace {
 
-const std::filesystem::path kGradientFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
-const std::vector<int> kGradientIds = {3, 14, 15, 9, 2, 6, 53};
-
-struct LayerOfModel {
-  std::shared_ptr<ModelSession> session;
-  std::unique_ptr<Document> doc;
+// A fixture's layer and the model loss the app gives its gradient store.
+struct LayerOfModel : test::ModelLayer {
   ModelLoss loss() const { return ModelLoss{session->model_ptr(), session->ids(), session->layer(), ""}; }
 };
 
-LayerOfModel open_layer(const char* name, int layer) {
-  LoadedModel m = load_model(kGradientFixtures / name);
-  if (!m.model) throw std::runtime_error(m.error);
-  std::string error;
-  auto t = Tokenizer::load(kGradientFixtures / name, m.model->config.vocab, error);
-  if (!t) throw std::runtime_error(error);
-  LayerOfModel f;
-  f.session = ModelSession::start(m.model, t, kGradientIds, layer, nullptr, error);
-  if (!f.session) throw std::runtime_error(error);
-  f.doc = std::make_unique<Document>(std::move(f.session->scenario().scenario));
-  return f;
-}
+LayerOfModel open_layer(const char* name, int layer) { return LayerOfModel{test::open_model_layer(name, layer)}; }
 
 }  // namespace
 
@@ -57,7 +43,7 @@ TEST(ModelGradientStore, GradientsAreOfTheModelsNextTokenLossAndFollowEdits) {
   const auto model_gradient = ModelGradient::make(f.session->model(), error);
   ASSERT_TRUE(model_gradient) << error;
   const Matrix output = f.doc->stage(StageId::input(StageKind::Output));
-  const LayerOutputGradient want = model_gradient->at_layer(kGradientIds, 1, &output);
+  const LayerOutputGradient want = model_gradient->at_layer(test::kModelFixtureIds, 1, &output);
   EXPECT_EQ(*g->find(StageId::input(StageKind::Output)), want.d_output);
 
   // its cell says where it comes from
@@ -73,7 +59,7 @@ TEST(ModelGradientStore, GradientsAreOfTheModelsNextTokenLossAndFollowEdits) {
   EXPECT_NE(store.version(), version);
   EXPECT_GT(std::abs(edited->loss - before), 1e-6);
   const Matrix edited_output = f.doc->stage(StageId::input(StageKind::Output));
-  EXPECT_EQ(*edited->find(StageId::input(StageKind::Output)), model_gradient->at_layer(kGradientIds, 1, &edited_output).d_output);
+  EXPECT_EQ(*edited->find(StageId::input(StageKind::Output)), model_gradient->at_layer(test::kModelFixtureIds, 1, &edited_output).d_output);
 
   // undone, the loss and the gradients are those before the edit (to float32
   // rounding: the engine's single-cell updates and their undo round differently

@@ -3,6 +3,7 @@
 // computes collapse into the newest, whose result is the one that arrives.
 
 #include "logic/prediction_worker.h"
+#include "model_layer_support.h"
 
 #include "attention_lab/document.h"
 #include "attention_lab/tokenizer.h"
@@ -18,25 +19,10 @@ using namespace attention_lab::gui;
 
 namespace {
 
-const std::filesystem::path kFixtures = ATTENTION_LAB_MODEL_FIXTURES_DIR;
-const std::vector<int> kIds = {3, 14, 15, 9, 2, 6, 53};
 
-struct Fixture {
-  std::shared_ptr<ModelSession> session;
-  std::unique_ptr<Document> doc;
-};
-
-Fixture open_fixture() {
-  LoadedModel m = load_model(kFixtures / "gpt2-conv1d");
-  if (!m.model) throw std::runtime_error(m.error);
-  std::string error;
-  auto t = Tokenizer::load(kFixtures / "gpt2-conv1d", m.model->config.vocab, error);
-  if (!t) throw std::runtime_error(error);
-  Fixture f;
-  f.session = ModelSession::start(m.model, t, kIds, 0, nullptr, error);
-  if (!f.session) throw std::runtime_error(error);
-  LayerScenario ls = f.session->scenario();
-  f.doc = std::make_unique<Document>(std::move(ls.scenario));
+// The GPT-2 fixture's layer 0, whose unedited output is the document's.
+test::ModelLayer open_fixture() {
+  test::ModelLayer f = test::open_model_layer("gpt2-conv1d", 0);
   f.session->set_unedited_attention(Matrix(f.doc->stage(StageId::input(StageKind::Output))));
   return f;
 }
@@ -57,7 +43,7 @@ std::optional<PredictionWorker::Result> wait_for(PredictionWorker& w) {
 }  // namespace
 
 TEST(PredictionWorker, AResultIsTheSessionsPredictionsOfThatOutput) {
-  Fixture f = open_fixture();
+  test::ModelLayer f = open_fixture();
   ASSERT_EQ(f.doc->apply(SetPin{PinKey{StageId::of_head(StageKind::Weights, 0), 6, 0}, 1.0f}), "");
   const Matrix pinned = output_of(*f.doc);
   PredictionWorker w;
@@ -82,7 +68,7 @@ TEST(PredictionWorker, AResultIsTheSessionsPredictionsOfThatOutput) {
 }
 
 TEST(PredictionWorker, RequestsMadeWhileOneComputesEndWithTheNewest) {
-  Fixture f = open_fixture();
+  test::ModelLayer f = open_fixture();
   PredictionWorker w;
   std::uint64_t last = 0;
   for (int i = 0; i < 20; ++i) {  // a drag: an edit and a request a frame
@@ -103,7 +89,7 @@ TEST(PredictionWorker, RequestsMadeWhileOneComputesEndWithTheNewest) {
 }
 
 TEST(PredictionWorker, DestroyingItWithARequestWaitingEndsCleanly) {
-  Fixture f = open_fixture();
+  test::ModelLayer f = open_fixture();
   const long owners = f.session.use_count();
   {
     PredictionWorker w;
