@@ -183,7 +183,9 @@ ThreadSetting::~ThreadSetting() {
 
 }  // namespace bench
 
-namespace {
+// The bench of one layer (named, not anonymous: its `using` declarations stay
+// in it when a unity build puts the CLI's files in one translation unit).
+namespace layer_bench {
 
 using bench::fixed;
 using bench::format_ms;
@@ -787,9 +789,10 @@ void print_table(std::ostream& out, const Options& o, int threads, const Results
   if (r.busy()) out << busy_warning(r) << '\n';
 }
 
-}  // namespace
+}  // namespace layer_bench
 
 int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  using namespace layer_bench;
   if (wants_train_bench(args)) return run_train_bench(args, out, err);
   if (wants_interp_bench(args)) return run_interp_bench(args, out, err);
   if (wants_model_bench(args)) return run_model_bench(args, out, err);

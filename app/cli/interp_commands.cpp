@@ -1,6 +1,7 @@
 #include "interp_commands.h"
 
 #include "cli.h"
+#include "bench.h"
 #include "model_args.h"
 
 #include "attention_lab/ablation.h"
@@ -101,12 +102,6 @@ std::size_t shown_width(const std::string& text) {
 std::string pad(const std::string& text, std::size_t width) {
   const std::size_t shown = shown_width(text);
   return std::string(width > shown ? width - shown : 0, ' ') + text;
-}
-
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
 }
 
 // The prompts of --prompts FILE (read_prompts' rules); a status other than
@@ -382,8 +377,8 @@ int cmd_ablate(const std::vector<std::string>& args, std::ostream& out, std::ost
     s << "the next token after '" << t.label(input.ids.back()) << "' (" << row << ") with " << specs_text << " ablated\n"
       << "  token               p before   p after   logit before → after\n";
     for (const int id : shown)
-      s << "  " << std::left << std::setw(18) << ("'" + t.label(id) + "'") << std::right << std::setw(10) << fixed(p0(id), 4)
-        << std::setw(10) << fixed(p1(id), 4) << "   " << fixed(before(id), 3) << " → " << fixed(after(id), 3) << '\n';
+      s << "  " << std::left << std::setw(18) << ("'" + t.label(id) + "'") << std::right << std::setw(10) << bench::fixed(p0(id), 4)
+        << std::setw(10) << bench::fixed(p1(id), 4) << "   " << bench::fixed(before(id), 3) << " → " << bench::fixed(after(id), 3) << '\n';
   }
   return emit_text(s.str(), a, out, err);
 }
@@ -574,12 +569,12 @@ int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostr
     s << "activation patching, clean → corrupted ("
       << (batch ? "the mean over " + std::to_string(pairs.size()) + " pairs of " + a.values.at("--prompts")
                 : std::to_string(pairs[0].ids.size()) + " tokens")
-      << "); metric " << metric_text << ": clean " << fixed(sweeps[0].clean, 4) << ", corrupted "
-      << fixed(sweeps[0].corrupted, 4) << "; shown normalised: 0 = corrupted, 1 = clean\n";
+      << "); metric " << metric_text << ": clean " << bench::fixed(sweeps[0].clean, 4) << ", corrupted "
+      << bench::fixed(sweeps[0].corrupted, 4) << "; shown normalised: 0 = corrupted, 1 = clean\n";
     if (batch)
       for (std::size_t i = 0; i < pairs.size(); ++i)
-        s << "  line " << pairs[i].line << ": " << metric_of(metrics[i]) << " clean " << fixed(per_pair[i][0].clean, 4)
-          << ", corrupted " << fixed(per_pair[i][0].corrupted, 4) << '\n';
+        s << "  line " << pairs[i].line << ": " << metric_of(metrics[i]) << " clean " << bench::fixed(per_pair[i][0].clean, 4)
+          << ", corrupted " << bench::fixed(per_pair[i][0].corrupted, 4) << '\n';
     for (std::size_t i = 0; i < sweeps.size(); ++i) {
       const PatchSweep& w = sweeps[i];
       const Eigen::MatrixXd n = w.normalised();
@@ -588,7 +583,7 @@ int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostr
       for (int b = 0; b < blocks; ++b) {
         s << '\n' << to_string(w.kind) << " (layer × " << (by_position ? "position" : "head")
           << (blocks > 1 ? ", position " + std::to_string(b) + " '" + labels[static_cast<std::size_t>(b)] + "'" : "")
-          << (b == 0 ? ", " + fixed(seconds[i], 2) + " s" : "") << "):\n      ";
+          << (b == 0 ? ", " + bench::fixed(seconds[i], 2) + " s" : "") << "):\n      ";
         const int width = static_cast<int>(by_position ? n.cols() : w.heads);
         std::vector<std::string> heads;
         std::size_t column = 6;  // each column as wide as the longest token label, whole
@@ -602,7 +597,7 @@ int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostr
           s << std::setw(6) << std::left << ("L" + std::to_string(l)) << std::right;
           for (int col = 0; col < width; ++col) {
             const double v = n(l, static_cast<Eigen::Index>(b) * width + col);
-            s << pad(std::isfinite(v) ? fixed(v, 2) : "—", column + 1);
+            s << pad(std::isfinite(v) ? bench::fixed(v, 2) : "—", column + 1);
           }
           s << '\n';
         }
@@ -706,22 +701,22 @@ int cmd_attribute(const std::vector<std::string>& args, std::ostream& out, std::
     if (batch) {
       s << "direct logit attribution, the mean over " << prompts.size() << " prompts of " << a.values.at("--prompts")
         << " (each at its last token, of " << (token.given ? "'" + t.label(token.id) + "'" : std::string("its predicted token"))
-        << "): " << fixed(d.logit, 4) << (c.logit_softcap > 0.0 ? " (before the soft-cap)" : "") << '\n';
+        << "): " << bench::fixed(d.logit, 4) << (c.logit_softcap > 0.0 ? " (before the soft-cap)" : "") << '\n';
       for (std::size_t i = 0; i < prompts.size(); ++i)
-        s << "  line " << prompts[i].line << ": " << named(each[i]) << " = " << fixed(each[i].logit, 4) << '\n';
+        s << "  line " << prompts[i].line << ": " << named(each[i]) << " = " << bench::fixed(each[i].logit, 4) << '\n';
     } else {
       s << "direct logit attribution of " << named(d) << " after '" << t.label(prompts[0].ids[static_cast<std::size_t>(row)])
-        << "' (" << row << "): " << fixed(d.logit, 4) << (c.logit_softcap > 0.0 ? " (before the soft-cap)" : "") << '\n';
+        << "' (" << row << "): " << bench::fixed(d.logit, 4) << (c.logit_softcap > 0.0 ? " (before the soft-cap)" : "") << '\n';
     }
-    s << "  = embeddings " << fixed(d.embeddings, 3) << " + heads " << fixed(d.heads.sum(), 3) << " + attention biases "
-      << fixed(d.attention_bias.sum(), 3) << " + MLPs " << fixed(d.mlp.sum(), 3) << " + constant " << fixed(d.constant, 3)
+    s << "  = embeddings " << bench::fixed(d.embeddings, 3) << " + heads " << bench::fixed(d.heads.sum(), 3) << " + attention biases "
+      << bench::fixed(d.attention_bias.sum(), 3) << " + MLPs " << bench::fixed(d.mlp.sum(), 3) << " + constant " << bench::fixed(d.constant, 3)
       << "\n\nheads (layer × head), then the attention bias and the MLP of each layer:\n      ";
     for (int h = 0; h < c.heads; ++h) s << std::setw(8) << ("h" + std::to_string(h));
     s << std::setw(9) << "bias" << std::setw(9) << "MLP" << '\n';
     for (int l = 0; l < c.layers; ++l) {
       s << std::setw(6) << std::left << ("L" + std::to_string(l)) << std::right;
-      for (int h = 0; h < c.heads; ++h) s << std::setw(8) << fixed(d.heads(l, h), 2);
-      s << std::setw(9) << fixed(d.attention_bias(l), 2) << std::setw(9) << fixed(d.mlp(l), 2) << '\n';
+      for (int h = 0; h < c.heads; ++h) s << std::setw(8) << bench::fixed(d.heads(l, h), 2);
+      s << std::setw(9) << bench::fixed(d.attention_bias(l), 2) << std::setw(9) << bench::fixed(d.mlp(l), 2) << '\n';
     }
   }
   return emit_text(s.str(), a, out, err);
@@ -798,7 +793,7 @@ int cmd_cache(const std::vector<std::string>& args, std::ostream& out, std::ostr
         return kExitFailure;
       }
   }
-  out << "cached " << tensors.size() << " tensors (" << fixed(static_cast<double>(bytes) / 1e6, 2) << " MB, float32) of "
+  out << "cached " << tensors.size() << " tensors (" << bench::fixed(static_cast<double>(bytes) / 1e6, 2) << " MB, float32) of "
       << prompts.size() << (prompts.size() == 1 ? " prompt" : " prompts") << " of " << prompts[0].size() << " tokens\n";
   return kExitOk;
 }

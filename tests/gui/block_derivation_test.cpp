@@ -2,6 +2,7 @@
 // both families explained with its own numbers, ending in the cell's value.
 
 #include "logic/block_derivation.h"
+#include "gui_test_support.h"
 #include "logic/number_format.h"
 
 #include "attention_lab/transformer_forward.h"
@@ -12,6 +13,7 @@
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace {
 
@@ -34,10 +36,6 @@ Opened open(const char* name, int layer) {
   o.trace = std::make_unique<BlockTrace>(m.model, kIds, layer, x);
   o.trace->update(o.attention);
   return o;
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // which colormap a stage uses and the range its colours span.
 
 #include "logic/colormap.h"
+#include "gui_test_support.h"
 
 #include "attention_lab/presets.h"
 
@@ -12,10 +13,10 @@
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 float brightness(Rgb c) { return 0.299f * c.r + 0.587f * c.g + 0.114f * c.b; }
 

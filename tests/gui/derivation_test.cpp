@@ -3,6 +3,7 @@
 // engine's values, formatted as the app formats them.
 
 #include "logic/derivation.h"
+#include "gui_test_support.h"
 
 #include "attention_lab/presets.h"
 #include "attention_lab/stage_info.h"
@@ -16,18 +17,13 @@
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace {
 
-Document open(const char* preset) { return Document(*make_preset(preset)); }
 
-StageId in(StageKind k) { return StageId::input(k); }
-StageId head(StageKind k, int h) { return StageId::of_head(k, h); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-bool ends_with(const std::string& text, const std::string& end) {
-  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
-}
 std::size_t count(const std::string& text, const std::string& part) {
   std::size_t n = 0;
   for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;

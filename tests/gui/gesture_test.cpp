@@ -2,6 +2,7 @@
 // and what it really does to a Document, undo included.
 
 #include "logic/gesture.h"
+#include "gui_test_support.h"
 
 #include "attention_lab/document.h"
 #include "attention_lab/presets.h"
@@ -13,13 +14,11 @@
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace {
 
-Document open(const char* preset) { return Document(*make_preset(preset)); }
 
-StageId in(StageKind k) { return StageId::input(k); }
-StageId head(StageKind k, int h) { return StageId::of_head(k, h); }
 
 }  // namespace
 

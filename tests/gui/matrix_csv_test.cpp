@@ -2,6 +2,7 @@
 // the same bits, and −∞ as "-inf" so spreadsheets and numpy read it.
 
 #include "logic/matrix_csv.h"
+#include "gui_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -15,10 +16,10 @@
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 std::vector<std::vector<std::string>> cells(const std::string& csv) {
   std::vector<std::vector<std::string>> out;

@@ -2,6 +2,7 @@
 // words a learner reads, exponents for the very small and very large.
 
 #include "logic/number_format.h"
+#include "gui_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +11,9 @@
 #include <string>
 
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace {
-constexpr float kInf = std::numeric_limits<float>::infinity();
 const std::string kMinus = "\xE2\x88\x92";  // U+2212
 }  // namespace
 

@@ -2,6 +2,7 @@
 // is the result of exactly one equation, with the right operands and operators.
 
 #include "logic/pipeline_layout.h"
+#include "gui_test_support.h"
 #include "logic/steps.h"
 
 #include "attention_lab/presets.h"
@@ -16,31 +17,15 @@
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace {
 
-Scenario preset(const char* name) { return *make_preset(name); }
 
-StageId head(StageKind k, int h) { return StageId::of_head(k, h); }
 
-// "Q[0] · K[0]ᵀ = scores[0] ÷ √4  = scaled[0] …": matrices by id, operators as drawn.
-std::string text(const EquationLine& line) {
-  std::string s;
-  for (const Term& t : line.terms) {
-    if (!s.empty()) s += ' ';
-    s += t.kind == Term::Kind::Matrix ? to_string(t.stage) + (t.transposed ? "ᵀ" : "") : t.text;
-  }
-  return s;
-}
-
-std::string text(const std::vector<EquationLine>& lines) {
-  std::string s;
-  for (const auto& line : lines) s += text(line) + "\n";
-  return s;
-}
 
 bool has_line_containing(const std::vector<EquationLine>& lines, const std::string& part) {
-  return std::any_of(lines.begin(), lines.end(), [&](const auto& l) { return text(l).find(part) != std::string::npos; });
+  return std::any_of(lines.begin(), lines.end(), [&](const auto& l) { return equation_text(l).find(part) != std::string::npos; });
 }
 
 // A matrix is a result when the operator before it ends an expression ("=", "softmax →").
@@ -75,9 +60,9 @@ std::vector<StageId> expected_results(const Scenario& s, int h) {
 
 TEST(PipelineLayout, TheFatCatProjectionsAreXTimesTheirWeights) {
   const auto lines = pipeline_equations(preset("fat-cat"), 0);
-  EXPECT_TRUE(has_line_containing(lines, "X · W_q = Q")) << text(lines);
-  EXPECT_TRUE(has_line_containing(lines, "X · W_k = K")) << text(lines);
-  EXPECT_TRUE(has_line_containing(lines, "X · W_v = V")) << text(lines);
+  EXPECT_TRUE(has_line_containing(lines, "X · W_q = Q")) << equation_text(lines);
+  EXPECT_TRUE(has_line_containing(lines, "X · W_k = K")) << equation_text(lines);
+  EXPECT_TRUE(has_line_containing(lines, "X · W_v = V")) << equation_text(lines);
 }
 
 TEST(PipelineLayout, TheFatCatHeadIsOneChainFromScoresToOutput) {
@@ -85,7 +70,7 @@ TEST(PipelineLayout, TheFatCatHeadIsOneChainFromScoresToOutput) {
   EXPECT_TRUE(has_line_containing(lines,
                                   "Q[0] · K[0]ᵀ = scores[0] ÷ √4  = scaled[0] + mask mask = masked[0] softmax → "
                                   "weights[0] · V[0] = context[0] = output (no W_o)"))
-      << text(lines);
+      << equation_text(lines);
 }
 
 TEST(PipelineLayout, TheScoresTermUsesKTransposedAndNothingElseIsTransposed) {
@@ -107,9 +92,9 @@ TEST(PipelineLayout, TheScoresTermUsesKTransposedAndNothingElseIsTransposed) {
 
 TEST(PipelineLayout, BiasesAreAddedToTheProjectionsWhenOn) {
   const auto lines = pipeline_equations(preset("naive"), 0);
-  EXPECT_TRUE(has_line_containing(lines, "X · W_q + b_q = Q")) << text(lines);
-  EXPECT_TRUE(has_line_containing(lines, "X · W_k + b_k = K")) << text(lines);
-  EXPECT_TRUE(has_line_containing(lines, "X · W_v + b_v = V")) << text(lines);
+  EXPECT_TRUE(has_line_containing(lines, "X · W_q + b_q = Q")) << equation_text(lines);
+  EXPECT_TRUE(has_line_containing(lines, "X · W_k + b_k = K")) << equation_text(lines);
+  EXPECT_TRUE(has_line_containing(lines, "X · W_v + b_v = V")) << equation_text(lines);
 }
 
 TEST(PipelineLayout, EveryComputedStageOfTheFocusedHeadIsTheResultOfExactlyOneEquation) {
@@ -123,9 +108,9 @@ TEST(PipelineLayout, EveryComputedStageOfTheFocusedHeadIsTheResultOfExactlyOneEq
         const auto it = results.find(id);
         EXPECT_TRUE(it != results.end() && it->second == 1)
             << name << " head " << h << ": " << to_string(id) << " is a result "
-            << (it == results.end() ? 0 : it->second) << " times\n" << text(lines);
+            << (it == results.end() ? 0 : it->second) << " times\n" << equation_text(lines);
       }
-      EXPECT_EQ(results.size(), expected.size()) << name << " head " << h << "\n" << text(lines);
+      EXPECT_EQ(results.size(), expected.size()) << name << " head " << h << "\n" << equation_text(lines);
     }
   }
 }
@@ -143,7 +128,7 @@ TEST(PipelineLayout, TheStageEveryStepIsAboutIsAnEquationsTerm) {
                            [&](const Term& t) { return t.kind == Term::Kind::Matrix && t.stage.kind == shown; });
       });
       EXPECT_TRUE(drawn) << name << ": step \"" << step.title << "\" is about " << to_string(StageId{shown, 0})
-                         << ", which no equation draws\n" << text(lines);
+                         << ", which no equation draws\n" << equation_text(lines);
     }
   }
   EXPECT_EQ(shown_focus(preset("fat-cat"), StageKind::Concat), StageKind::Context);
@@ -162,8 +147,8 @@ TEST(PipelineLayout, NoOtherHeadAppearsExceptAsAPartOfTheConcatenation) {
         const Term& t = line.terms[i];
         if (t.kind != Term::Kind::Matrix || !is_per_head(t.stage.kind) || t.stage.head == h) continue;
         // concat = [C₀ | C₁ | C₂ | C₃] needs every head's context, and only as its operands
-        EXPECT_TRUE(is_concat && t.stage.kind == StageKind::Context) << "head " << h << ": " << text(line);
-        EXPECT_TRUE(i == 0 || line.terms[i - 1].text == "|") << "head " << h << ": " << text(line);
+        EXPECT_TRUE(is_concat && t.stage.kind == StageKind::Context) << "head " << h << ": " << equation_text(line);
+        EXPECT_TRUE(i == 0 || line.terms[i - 1].text == "|") << "head " << h << ": " << equation_text(line);
       }
     }
   }
@@ -174,7 +159,7 @@ TEST(PipelineLayout, TheFocusedHeadsChainUsesOnlyItsOwnStages) {
   EXPECT_TRUE(has_line_containing(lines,
                                   "Q[2] · K[2]ᵀ = scores[2] ÷ √4  = scaled[2] + mask mask = masked[2] softmax → "
                                   "weights[2] · V[2] = context[2]"))
-      << text(lines);
+      << equation_text(lines);
 }
 
 TEST(PipelineLayout, MultiHeadConcatenatesEveryHeadAndProjectsWithWo) {
@@ -182,7 +167,7 @@ TEST(PipelineLayout, MultiHeadConcatenatesEveryHeadAndProjectsWithWo) {
     const auto lines = pipeline_equations(preset("multi-head"), h);
     EXPECT_TRUE(has_line_containing(lines,
                                     "context[0] | context[1] | context[2] | context[3] = concat · W_o = output"))
-        << "head " << h << "\n" << text(lines);
+        << "head " << h << "\n" << equation_text(lines);
   }
 }
 
@@ -192,7 +177,7 @@ TEST(PipelineLayout, AScenarioWithoutScalingSaysTimesOne) {
   EXPECT_TRUE(has_line_containing(pipeline_equations(s, 0), "scores[0] × 1  = scaled[0]"));
   s.temperature = 0.5f;
   EXPECT_TRUE(has_line_containing(pipeline_equations(s, 0), "scores[0] ÷ τ=0.5  = scaled[0]"))
-      << text(pipeline_equations(s, 0));
+      << equation_text(pipeline_equations(s, 0));
 }
 
 TEST(PipelineLayout, OutputBiasIsAddedAfterTheProjection) {
@@ -200,7 +185,7 @@ TEST(PipelineLayout, OutputBiasIsAddedAfterTheProjection) {
   s.use_output_bias = true;
   s.b_o = Matrix::Zero(1, 16);
   EXPECT_TRUE(has_line_containing(pipeline_equations(s, 0), "concat · W_o + b_o = output"))
-      << text(pipeline_equations(s, 0));
+      << equation_text(pipeline_equations(s, 0));
 }
 
 TEST(PipelineLayout, WithoutWoTheOutputReadsAsAnEquationWithTheNoteAfterIt) {
@@ -208,13 +193,13 @@ TEST(PipelineLayout, WithoutWoTheOutputReadsAsAnEquationWithTheNoteAfterIt) {
     Scenario s = preset(name);
     s.use_w_o = false;
     const auto lines = pipeline_equations(s, 0);
-    EXPECT_TRUE(has_line_containing(lines, "context[0] = output (no W_o)")) << name << "\n" << text(lines);
-    EXPECT_FALSE(has_line_containing(lines, "(no W_o)  =")) << text(lines);
+    EXPECT_TRUE(has_line_containing(lines, "context[0] = output (no W_o)")) << name << "\n" << equation_text(lines);
+    EXPECT_FALSE(has_line_containing(lines, "(no W_o)  =")) << equation_text(lines);
   }
   Scenario multi = preset("multi-head");
   multi.use_w_o = false;
   EXPECT_TRUE(has_line_containing(pipeline_equations(multi, 0), "= concat = output (no W_o)"))
-      << text(pipeline_equations(multi, 0));
+      << equation_text(pipeline_equations(multi, 0));
 }
 
 namespace {
@@ -247,7 +232,7 @@ TEST(PipelineLayout, AWrappedEquationContinuesWithItsOperatorNeverWithAFreshEqua
           EXPECT_EQ(starts.front(), 0u);
           const auto rows = rows_of(line, starts);
           for (std::size_t k = 0; k < rows.size(); ++k) {
-            const std::string shown = text(EquationLine{rows[k]});
+            const std::string shown = equation_text(EquationLine{rows[k]});
             if (k > 0) {
               EXPECT_TRUE(may_break_before(rows[k].front())) << name << " row " << row << ": '" << shown << "' starts a continuation";
             }

@@ -3,6 +3,7 @@
 // the same pass yields the colour range.
 
 #include "logic/colormap.h"
+#include "gui_test_support.h"
 #include "logic/pooling.h"
 
 #include <gtest/gtest.h>
@@ -13,10 +14,10 @@
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // The definition, one block at a time.

@@ -2,6 +2,7 @@
 // operands the engine multiplies, adds or normalises.
 
 #include "logic/provenance.h"
+#include "gui_test_support.h"
 
 #include "attention_lab/presets.h"
 #include "attention_lab/stage_info.h"
@@ -14,6 +15,7 @@
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace attention_lab {
 std::ostream& operator<<(std::ostream& os, const CellSource& l) {
@@ -24,10 +26,7 @@ std::ostream& operator<<(std::ostream& os, const CellSource& l) {
 
 namespace {
 
-Scenario preset(const char* name) { return *make_preset(name); }
 
-StageId in(StageKind k) { return StageId::input(k); }
-StageId head(StageKind k, int h) { return StageId::of_head(k, h); }
 
 Lit row(StageId id, int r) { return {id, r, -1, -1, -1}; }
 Lit col(StageId id, int c) { return {id, -1, c, -1, -1}; }

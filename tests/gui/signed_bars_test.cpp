@@ -2,6 +2,7 @@
 // red, negatives down in blue (the heatmaps' RdBu ends), −∞ as a stub.
 
 #include "logic/signed_bars.h"
+#include "gui_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +10,9 @@
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace {
-constexpr float kInf = std::numeric_limits<float>::infinity();
 RowVector row(std::initializer_list<float> v) {
   RowVector r(static_cast<Eigen::Index>(v.size()));
   Eigen::Index i = 0;

@@ -2,6 +2,7 @@
 // and a cell size at which every box fits the centre area.
 
 #include "logic/slide_layout.h"
+#include "gui_test_support.h"
 
 #include "attention_lab/presets.h"
 #include "attention_lab/stage_info.h"
@@ -13,29 +14,15 @@
 
 using namespace attention_lab;
 using namespace attention_lab::gui;
+using namespace attention_lab::gui_test;
 
 namespace {
 
-Scenario preset(const char* name) { return *make_preset(name); }
 
 std::vector<StageId> ids(std::initializer_list<const char*> names) {
   std::vector<StageId> out;
   for (const char* n : names) out.push_back(*parse_stage_id(n));
   return out;
-}
-
-// "weights[0] · V[0] = context[0]", one line per equation.
-std::string text(const std::vector<EquationLine>& lines) {
-  std::string s;
-  for (const auto& line : lines) {
-    std::string l;
-    for (const Term& t : line.terms) {
-      if (!l.empty()) l += ' ';
-      l += t.kind == Term::Kind::Matrix ? to_string(t.stage) + (t.transposed ? "ᵀ" : "") : t.text;
-    }
-    s += l + "\n";
-  }
-  return s;
 }
 
 SlideBox matrix_box(float rows, float cols) {
@@ -59,48 +46,48 @@ bool inside(const PlacedBox& p, const SlideArea& a) {
 // [SECTION] slide_equations
 
 TEST(SlideEquations, WeightsValuesAndContextAreOneEquation) {
-  EXPECT_EQ(text(slide_equations(preset("fat-cat"), ids({"weights[0]", "V[0]", "context[0]"}))),
+  EXPECT_EQ(equation_text(slide_equations(preset("fat-cat"), ids({"weights[0]", "V[0]", "context[0]"}))),
             "weights[0] · V[0] = context[0]\n");
 }
 
 TEST(SlideEquations, AWeightMatrixBringsItsInputAndItsResult) {
-  EXPECT_EQ(text(slide_equations(preset("fat-cat"), ids({"X", "W_q", "Q"}))), "X · W_q = Q\n");
-  EXPECT_EQ(text(slide_equations(preset("fat-cat"), ids({"W_q", "Q"}))), "X · W_q = Q\n");
+  EXPECT_EQ(equation_text(slide_equations(preset("fat-cat"), ids({"X", "W_q", "Q"}))), "X · W_q = Q\n");
+  EXPECT_EQ(equation_text(slide_equations(preset("fat-cat"), ids({"W_q", "Q"}))), "X · W_q = Q\n");
 }
 
 TEST(SlideEquations, TheScoresAreQTimesKTransposed) {
-  EXPECT_EQ(text(slide_equations(preset("fat-cat"), ids({"Q[0]", "K[0]", "scores[0]"}))), "Q[0] · K[0]ᵀ = scores[0]\n");
+  EXPECT_EQ(equation_text(slide_equations(preset("fat-cat"), ids({"Q[0]", "K[0]", "scores[0]"}))), "Q[0] · K[0]ᵀ = scores[0]\n");
 }
 
 TEST(SlideEquations, OneStageAloneIsShownAlone) {
-  EXPECT_EQ(text(slide_equations(preset("fat-cat"), ids({"X"}))), "X\n");
-  EXPECT_EQ(text(slide_equations(preset("fat-cat"), ids({"mask"}))), "mask\n");
+  EXPECT_EQ(equation_text(slide_equations(preset("fat-cat"), ids({"X"}))), "X\n");
+  EXPECT_EQ(equation_text(slide_equations(preset("fat-cat"), ids({"mask"}))), "mask\n");
 }
 
 TEST(SlideEquations, ResultsNobodyAskedForBecomeAnEllipsis) {
   const auto lines = slide_equations(preset("fat-cat"), ids({"W_q", "Q", "scores[0]", "weights[0]"}));
-  EXPECT_EQ(text(lines), "X · W_q = Q\nscores[0] → … → masked[0] softmax → weights[0]\n");
+  EXPECT_EQ(equation_text(lines), "X · W_q = Q\nscores[0] → … → masked[0] softmax → weights[0]\n");
 }
 
 TEST(SlideEquations, TheMaskIsAddedToTheScaledScores) {
-  EXPECT_EQ(text(slide_equations(preset("fat-cat"), ids({"mask", "scaled[0]", "masked[0]"}))),
+  EXPECT_EQ(equation_text(slide_equations(preset("fat-cat"), ids({"mask", "scaled[0]", "masked[0]"}))),
             "scaled[0] + mask mask = masked[0]\n");
 }
 
 TEST(SlideEquations, FourHeadsWeightsAreFourPiecesInTheOrderAsked) {
   const auto lines = slide_equations(preset("multi-head"), ids({"weights[0]", "weights[1]", "weights[2]", "weights[3]"}));
-  EXPECT_EQ(text(lines), "weights[0]\nweights[1]\nweights[2]\nweights[3]\n");
+  EXPECT_EQ(equation_text(lines), "weights[0]\nweights[1]\nweights[2]\nweights[3]\n");
 }
 
 TEST(SlideEquations, TheHeadsContextsAreConcatenatedOnce) {
   const auto lines =
       slide_equations(preset("multi-head"), ids({"context[0]", "context[1]", "context[2]", "context[3]", "concat"}));
-  EXPECT_EQ(text(lines), "context[0] | context[1] | context[2] | context[3] = concat\n");
+  EXPECT_EQ(equation_text(lines), "context[0] | context[1] | context[2] | context[3] = concat\n");
 }
 
 TEST(SlideEquations, QBlocksAskedForAloneAreTheSplitOfQ) {
   const auto lines = slide_equations(preset("multi-head"), ids({"X", "W_q", "Q", "Q[0]", "Q[1]", "Q[2]", "Q[3]"}));
-  EXPECT_EQ(text(lines), "X · W_q = Q = Q[0] | Q[1] | Q[2] | Q[3]\n");
+  EXPECT_EQ(equation_text(lines), "X · W_q = Q = Q[0] | Q[1] | Q[2] | Q[3]\n");
 }
 
 TEST(SlideEquations, EveryWantedStageOfEveryBuiltInShapeIsOnTheSlide) {
@@ -116,7 +103,7 @@ TEST(SlideEquations, EveryWantedStageOfEveryBuiltInShapeIsOnTheSlide) {
         bool found = false;
         for (const auto& l : lines)
           for (const Term& t : l.terms) found = found || (t.kind == Term::Kind::Matrix && t.stage == w);
-        EXPECT_TRUE(found) << name << ": " << to_string(w) << " missing from\n" << text(lines);
+        EXPECT_TRUE(found) << name << ": " << to_string(w) << " missing from\n" << equation_text(lines);
       }
     }
   }
@@ -265,13 +252,13 @@ EquationLine line_of(std::initializer_list<const char*> items) {
 
 TEST(SlidePages, AChainIsCutAfterEachResultWhichStartsTheNextStatement) {
   const auto parts = split_statements(line_of({"scaled[0]", "+ mask", "mask", "=", "masked[0]", "softmax →", "weights[0]"}));
-  EXPECT_EQ(text(parts), "scaled[0] + mask mask = masked[0]\nmasked[0] softmax → weights[0]\n");
+  EXPECT_EQ(equation_text(parts), "scaled[0] + mask mask = masked[0]\nmasked[0] softmax → weights[0]\n");
 }
 
 TEST(SlidePages, AnOperandIsNeverCutFromItsProduct) {
   // "X · W_q" is not a statement: the cut comes after Q, the product's result.
   const auto parts = split_statements(line_of({"X", "·", "W_q", "=", "Q", "=", "Q[0]", "|", "Q[1]"}));
-  EXPECT_EQ(text(parts), "X · W_q = Q\nQ = Q[0] | Q[1]\n");
+  EXPECT_EQ(equation_text(parts), "X · W_q = Q\nQ = Q[0] | Q[1]\n");
   EXPECT_EQ(split_statements(line_of({"weights[0]", "·", "V[0]", "=", "context[0]"})).size(), 1u);
 }
 
@@ -319,13 +306,13 @@ TEST(SlideEquations, WithOneHeadTheWholeMatrixAndTheHeadsBlockLayOutAlike) {
   // One head: Q and Q[0] are one matrix; either name gives the equation, in the name given.
   const Scenario s = preset("fat-cat");
   ASSERT_EQ(s.heads, 1);
-  EXPECT_EQ(text(slide_equations(s, ids({"Q[0]", "K[0]", "scores[0]"}))), "Q[0] · K[0]ᵀ = scores[0]\n");
-  EXPECT_EQ(text(slide_equations(s, ids({"Q", "K", "scores[0]"}))), "Q · Kᵀ = scores[0]\n");
-  EXPECT_EQ(text(slide_equations(s, ids({"weights[0]", "V", "context[0]"}))), "weights[0] · V = context[0]\n");
+  EXPECT_EQ(equation_text(slide_equations(s, ids({"Q[0]", "K[0]", "scores[0]"}))), "Q[0] · K[0]ᵀ = scores[0]\n");
+  EXPECT_EQ(equation_text(slide_equations(s, ids({"Q", "K", "scores[0]"}))), "Q · Kᵀ = scores[0]\n");
+  EXPECT_EQ(equation_text(slide_equations(s, ids({"weights[0]", "V", "context[0]"}))), "weights[0] · V = context[0]\n");
   // The whole matrix stays the result of its projection when the step shows that.
-  EXPECT_EQ(text(slide_equations(s, ids({"X", "W_q", "Q[0]"}))), "X · W_q = Q[0]\n");
+  EXPECT_EQ(equation_text(slide_equations(s, ids({"X", "W_q", "Q[0]"}))), "X · W_q = Q[0]\n");
   // A block alone is not split from a matrix it equals.
-  EXPECT_EQ(text(slide_equations(s, ids({"V[0]"}))), "V[0]\n");
+  EXPECT_EQ(equation_text(slide_equations(s, ids({"V[0]"}))), "V[0]\n");
 }
 
 TEST(SlideLayout, BalancedRowsNeverPutATallerBoxWhereItNoLongerFits) {
