@@ -17,7 +17,8 @@
 
 namespace attention_lab::cli {
 
-namespace {
+// (named, not anonymous: a unity build puts the CLI's files in one translation unit)
+namespace interp_bench_parts {
 
 using Clock = std::chrono::steady_clock;
 
@@ -79,13 +80,15 @@ double resid_sweep_from_layer_0(const TransformerModel& m, const std::vector<int
   return seconds_since(start);
 }
 
-}  // namespace
+}  // namespace interp_bench_parts
 
 bool wants_interp_bench(const std::vector<std::string>& args) {
+  using namespace interp_bench_parts;
   return std::find(args.begin(), args.end(), "--interp") != args.end();
 }
 
 std::string interp_bench_usage() {
+  using namespace interp_bench_parts;
   return R"(usage: attention-lab-cli bench --model MODEL --interp [--T N] [--detect-T N] [--json]
 
 Times the interpretability operations on a checkpoint, with seeded random
@@ -102,6 +105,7 @@ token ids (the corrupted prompt differs from the clean one at one position):
 }
 
 int run_interp_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  using namespace interp_bench_parts;
   Options o;
   if (std::string e = parse_options(args, o); !e.empty()) return interp_bench_error(err, e);
   if (o.help) {

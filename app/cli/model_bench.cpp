@@ -34,7 +34,8 @@
 
 namespace attention_lab::cli {
 
-namespace {
+// (named, not anonymous: a unity build puts the CLI's files in one translation unit)
+namespace model_bench_parts {
 
 using Clock = std::chrono::steady_clock;
 using bench::fixed;
@@ -492,14 +493,24 @@ void print_table(std::ostream& out, const Setup& su, const Results& r) {
   if (r.busy()) out << busy_warning(r) << '\n';
 }
 
-}  // namespace
+// What the options lack or exceed once read, or "".
+std::string options_problem(const Options& o) {
+  if (!o.model_given) return "--model: expected a model folder or .safetensors file";
+  if (o.T > limits::kMaxTokens)
+    return "--T " + std::to_string(o.T) + " is above the size limit (T <= " + std::to_string(limits::kMaxTokens) + ")";
+  return {};
+}
+
+}  // namespace model_bench_parts
 
 bool wants_model_bench(const std::vector<std::string>& args) {
+  using namespace model_bench_parts;
   return std::any_of(args.begin(), args.end(),
                      [](const std::string& a) { return a == "--model" || a.rfind("--model=", 0) == 0; });
 }
 
 std::string model_bench_usage() {
+  using namespace model_bench_parts;
   return R"(usage: attention-lab-cli bench --model MODEL [--T N] [--layer L] [--threads K] [--runs N] [--json]
 
 Times a checkpoint (a Hugging Face folder or .safetensors file, as model-info
@@ -537,6 +548,7 @@ more runs). Progress goes to stderr.
 }
 
 int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  using namespace model_bench_parts;
   Options o;
   o.threads = bench::hardware_threads();
   if (auto e = parse_options(args, o); !e.empty()) return model_bench_error(err, e);
@@ -544,10 +556,7 @@ int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std
     out << model_bench_usage();
     return kExitOk;
   }
-  if (!o.model_given) return model_bench_error(err, "--model: expected a model folder or .safetensors file");
-  if (o.T > limits::kMaxTokens)
-    return model_bench_error(err, "--T " + std::to_string(o.T) + " is above the size limit (T <= " +
-                                      std::to_string(limits::kMaxTokens) + ")");
+  if (auto e = options_problem(o); !e.empty()) return model_bench_error(err, e);
 
   const int threads = bench::have_openmp() ? o.threads : 1;
   if (!bench::have_openmp() && o.threads_given && o.threads > 1)

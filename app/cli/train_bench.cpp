@@ -20,7 +20,8 @@
 #include <random>
 
 namespace attention_lab::cli {
-namespace {
+// (named, not anonymous: a unity build puts the CLI's files in one translation unit)
+namespace train_bench_parts {
 
 struct TrainSize {
   const char* name;
@@ -96,13 +97,15 @@ nlohmann::json run_peer(const std::string& script, const TrainSize& s, int steps
   }
 }
 
-}  // namespace
+}  // namespace train_bench_parts
 
 bool wants_train_bench(const std::vector<std::string>& args) {
+  using namespace train_bench_parts;
   return std::find(args.begin(), args.end(), "--train") != args.end();
 }
 
 int run_train_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  using namespace train_bench_parts;
   ModelArgs a;
   if (auto e = parse(args, {"--steps", "--runs", "--peer"}, {"--train", "--json"}, a); !e.empty())
     return fail(err, "bench --train: " + e);
