@@ -16,7 +16,7 @@ MAX_FUNCTION_LINES = 150
 
 # path: the most lines it may have until it is split
 OVER_FILES = {
-    "app/cli/interp_commands.cpp": 807,
+    "app/cli/interp_commands.cpp": 801,
 }
 
 # (path, function name): the most lines it may have until it is split
@@ -26,16 +26,15 @@ OVER_FUNCTIONS = {
     ("app/gui/logic/derivation.cpp", "derive_in_our_letters"): 347,
     ("core/src/io/scenario_io.cpp", "parse_object"): 229,
     ("app/cli/interp_commands.cpp", "cmd_patch"): 222,
-    ("app/gui/app.cpp", "App::frame"): 191,
+    ("app/gui/app.cpp", "App::frame"): 182,
     ("app/gui/panels/pipeline_panel.cpp", "draw_pipeline_panel"): 183,
     ("app/gui/panels/controls_panel.cpp", "draw_controls_panel"): 187,
     ("app/gui/panels/head_view_panel.cpp", "draw_head_view_panel"): 182,
     ("app/gui/panels/interp_panel.cpp", "draw_patching"): 175,
-    ("app/cli/model_bench.cpp", "run_model_bench"): 165,
-    ("app/gui/app.cpp", "App::handle_shortcuts"): 163,
+    ("app/cli/model_bench.cpp", "run_model_bench"): 163,
+    ("app/gui/app.cpp", "App::handle_shortcuts"): 159,
     ("core/src/doc/edit.cpp", "resize"): 154,
     ("app/gui/main.cpp", "main"): 151,
-    # the registry's table of stages: data, one entry per stage kind
 }
 
 NOT_A_FUNCTION = re.compile(r"(namespace|struct|class|enum|union|extern|//|#|template)\b")
