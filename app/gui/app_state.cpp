@@ -284,7 +284,8 @@ std::string AppState::selection_problem(const CellRef& c) {
   if (c.stage.role != Role::Gradient) return {};
   if (!has_gradient(c.stage.kind)) return to_string(c.stage) + ": a constant, which has no gradient";
   sync_model_loss();
-  if (!gradients.get(*doc)) return to_string(c.stage) + ": no gradients: " + gradients.problem();
+  // (a model's gradients may still be computing on their thread: the cell is there once they are in)
+  if (!gradients.get(*doc) && !gradients.computing()) return to_string(c.stage) + ": no gradients: " + gradients.problem();
   return {};
 }
 
