@@ -30,7 +30,8 @@ usage: attention-lab [SCENARIO.json | LESSON.json] [options]
   --view NAME          open a centre view: pipeline, heads, softmax, sqrt-dk, train, or
                        (with --model) model, block or interp
   --show WHAT          what the Pipeline shows of each stage: values (default), gradients
-                       (of the scenario's loss, or a model's, ∂L/∂stage) or both (Ctrl+G cycles)
+                       (of the scenario's loss, or a model's: ∂L/∂stage) or both
+                       (Ctrl+G cycles)
   --presenter          start in presenter mode (F5): full screen, large fonts, light theme
                        (with --size: a window of that size, e.g. to rehearse a projector)
   --export WHAT OUT.png  render WHAT off screen, write it to OUT.png and exit: a stage
