@@ -38,3 +38,25 @@ build_preset() {
   cmake -S "$root" --preset "$preset" >/dev/null
   cmake --build "$root/build/$preset" -j2
 }
+
+# The sanitizer suite's binaries: no GUI binary, no benchmarks (scripts/test's asan stage).
+build_asan_targets() {
+  local root
+  root=$(repo_root)
+  cmake -S "$root" --preset asan >/dev/null
+  cmake --build "$root/build/asan" -j2 --target core_tests gui_logic_tests attention-lab-cli
+}
+
+# build_fuzz_targets TARGET…: the libFuzzer binaries named (fuzz_TARGET; scripts/fuzz).
+build_fuzz_targets() {
+  local root
+  root=$(repo_root)
+  cmake -S "$root" --preset fuzz >/dev/null
+  cmake --build "$root/build/fuzz" -j2 --target "${@/#/fuzz_}"
+}
+
+# fuzz_target_names: every target under fuzz/targets/, one per line.
+fuzz_target_names() {
+  local f
+  for f in "$(repo_root)"/fuzz/targets/*.cpp; do basename "$f" .cpp; done
+}
