@@ -1,4 +1,5 @@
 #include "logic/derivation.h"
+#include "logic/dot_product_text.h"
 
 #include "attention_lab/softcap.h"
 #include "attention_lab/stage_info.h"
@@ -17,12 +18,7 @@ namespace {
 
 // "a₀×b₀ + a₁×b₁ + …", showing at most `limit` terms.
 std::string dot_sum(const RowVector& a, const RowVector& b, int limit = kMaxTermsShown) {
-  std::string s;
-  const auto n = a.size();
-  for (Eigen::Index i = 0; i < n && i < limit; ++i)
-    s += (i ? " + " : "") + format_factor(a[i]) + "×" + format_factor(b[i]);
-  if (n > limit) s += " + … (" + std::to_string(n) + " terms)";
-  return s;
+  return dot_product_text(a, b, limit, [](float v) { return format_factor(v); });
 }
 
 // "a₀×b₀ + a₁×b₁ + … = total".

@@ -1,4 +1,5 @@
 #include "logic/gradient_derivation.h"
+#include "logic/dot_product_text.h"
 
 #include "attention_lab/stage_info.h"
 #include "attention_lab/stage_registry.h"
@@ -14,27 +15,21 @@ using K = StageKind;
 
 // Gradients are often small (0.0036): their numbers are written to three
 // significant digits, never rounded to "0.00".
-std::string num(float v) { return format_significant(v); }
-std::string fac(float v) { return v < 0 ? "(" + num(v) + ")" : num(v); }
+std::string sig(float v) { return format_significant(v); }
+std::string sig_factor(float v) { return v < 0 ? "(" + sig(v) + ")" : sig(v); }
 
 // A gradient's sum runs over the tokens: up to eight of them are written
 // whole (a seven-word sentence's ∂W_q), more are cut to their first terms.
 constexpr int kTermsShown = 8;
 
 // "a₀×b₀ + a₁×b₁ + …", at most kTermsShown terms.
-std::string dot_sum(const RowVector& a, const RowVector& b) {
-  std::string s;
-  const auto n = a.size();
-  for (Eigen::Index i = 0; i < n && i < kTermsShown; ++i) s += (i ? " + " : "") + fac(a[i]) + "×" + fac(b[i]);
-  if (n > kTermsShown) s += " + … (" + std::to_string(n) + " terms)";
-  return s;
-}
-std::string dot_terms(const RowVector& a, const RowVector& b, float total) { return dot_sum(a, b) + " = " + num(total); }
+std::string grad_sum(const RowVector& a, const RowVector& b) { return dot_product_text(a, b, kTermsShown, &sig_factor); }
+std::string grad_terms(const RowVector& a, const RowVector& b, float total) { return grad_sum(a, b) + " = " + sig(total); }
 
 // What one gradient cell's rule needs: the scenario, its values and its
 // gradients by kind and head, and how to name and light them.
-struct Cell {
-  Cell(const Document& document, const Gradients& gradients, StageId stage, int row, int col)
+struct GradientCellRule {
+  GradientCellRule(const Document& document, const Gradients& gradients, StageId stage, int row, int col)
       : doc(document), g(gradients), id(stage), r(row), c(col) {}
   const Document& doc;
   const Gradients& g;
@@ -71,7 +66,7 @@ struct Cell {
   void light_cell(StageId stage, int row, int col) { out.sources.push_back(Lit{stage, -1, -1, row, col}); }
 
   float me() const { return g.find(id)->operator()(r, c); }
-  std::string result() const { return num(me()); }
+  std::string result() const { return sig(me()); }
 };
 
 // The Q and K the projections make: before the q/k norm, else before RoPE.
@@ -84,22 +79,22 @@ RowVector column(const Matrix& m, int c) { return m.col(c).transpose(); }
 std::string column_sum(const Matrix& m, int c) {
   std::string text;
   const auto n = m.rows();
-  for (Eigen::Index i = 0; i < n && i < kTermsShown; ++i) text += (i ? " + " : "") + fac(m(i, c));
+  for (Eigen::Index i = 0; i < n && i < kTermsShown; ++i) text += (i ? " + " : "") + sig_factor(m(i, c));
   if (n > kTermsShown) text += " + … (" + std::to_string(n) + " terms)";
   return text;
 }
 
 // X (or X_kv) times a weight: ∂W[a,b] = Σᵢ X[i,a]·∂P[i,b].
-void weight(Cell& x, K input, K made) {
+void weight(GradientCellRule& x, K input, K made) {
   const MatrixView X = x.val(input);
   const Matrix& dP = x.grad(made);
   x.out.text.formula = "Σᵢ " + x.sym(input) + "[i," + x.ix(x.r) + "]·" + x.gsym(made) + "[i," + x.ix(x.c) + "]";
-  x.out.text.numbers = dot_terms(column(X, x.r), column(dP, x.c), x.me());
+  x.out.text.numbers = grad_terms(column(X, x.r), column(dP, x.c), x.me());
   x.light_col(x.value_id(input, 0), x.r);
   x.light_col(x.grad_id(made, 0), x.c);
 }
 
-void bias(Cell& x, K made) {
+void bias(GradientCellRule& x, K made) {
   const Matrix& dP = x.grad(made);
   x.out.text.formula = "Σᵢ " + x.gsym(made) + "[i," + x.ix(x.c) + "]";
   x.out.text.numbers = column_sum(dP, x.c) + " = " + x.result();
@@ -108,7 +103,7 @@ void bias(Cell& x, K made) {
 
 // A row of an input back through the projections that read it:
 // ∂X[r,a] = Σ_b ∂P[r,b]·W[a,b] summed over (P, W).
-void input_row(Cell& x, const std::vector<std::pair<K, K>>& products) {
+void input_row(GradientCellRule& x, const std::vector<std::pair<K, K>>& products) {
   std::string formula, numbers, parts;
   for (const auto& [made, w] : products) {
     const Matrix& dP = x.grad(made);
@@ -116,8 +111,8 @@ void input_row(Cell& x, const std::vector<std::pair<K, K>>& products) {
     if (!formula.empty()) formula += " + ", numbers += " + ", parts += " + ";
     formula += "Σⱼ " + x.gsym(made) + "[" + x.ix(x.r) + ",j]·" + x.sym(w) + "[" + x.ix(x.c) + ",j]";
     const RowVector a = dP.row(x.r), b = W.row(x.c);
-    numbers += "(" + dot_sum(a, b) + ")";
-    parts += fac(a.dot(b));
+    numbers += "(" + grad_sum(a, b) + ")";
+    parts += sig_factor(a.dot(b));
     x.light_row(x.grad_id(made, 0), x.r);
     x.light_row(x.value_id(w, 0), x.c);
   }
@@ -126,7 +121,7 @@ void input_row(Cell& x, const std::vector<std::pair<K, K>>& products) {
 }
 
 // K or V of a K/V head, back from every query head that reads it.
-void shared_head(Cell& x, K kind, int kv) {
+void shared_head(GradientCellRule& x, K kind, int kv) {
   const bool is_k = kind == K::HeadK;
   RowVector a, b;
   std::string formula;
@@ -146,12 +141,12 @@ void shared_head(Cell& x, K kind, int kv) {
     x.light_col(is_k ? x.value_id(K::HeadQ, h) : x.grad_id(K::Context, h), x.c);
   }
   x.out.text.formula = formula;
-  x.out.text.numbers = dot_terms(a, b, x.me());
+  x.out.text.numbers = grad_terms(a, b, x.me());
   if (x.d.heads != x.d.kv_heads) x.out.text.note = "Grouped heads: every query head that reads this K/V head adds its part.";
 }
 
 // RoPE's transpose: the cell's dimension and its partner, turned back by −φ.
-void unrotate(Cell& x, K after, int col) {
+void unrotate(GradientCellRule& x, K after, int col) {
   const int dk = x.d.d_k, rw = x.d.rotary_dims(), dim = col % dk, base = col - dim;
   const Matrix& dQ = x.grad(after);
   const StageId src = x.grad_id(after, 0);
@@ -169,13 +164,13 @@ void unrotate(Cell& x, K after, int col) {
   const std::string gs = x.gsym(after);
   if (dim == i) {
     x.out.text.formula = gs + x.at(x.r, base + i) + "·cos φ + " + gs + x.at(x.r, base + j) + "·sin φ";
-    x.out.text.numbers = fac(gi) + "×" + fac(cs) + " + " + fac(gj) + "×" + fac(sn);
+    x.out.text.numbers = sig_factor(gi) + "×" + sig_factor(cs) + " + " + sig_factor(gj) + "×" + sig_factor(sn);
   } else {
     x.out.text.formula = "−" + gs + x.at(x.r, base + i) + "·sin φ + " + gs + x.at(x.r, base + j) + "·cos φ";
-    x.out.text.numbers = "−" + fac(gi) + "×" + fac(sn) + " + " + fac(gj) + "×" + fac(cs);
+    x.out.text.numbers = "−" + sig_factor(gi) + "×" + sig_factor(sn) + " + " + sig_factor(gj) + "×" + sig_factor(cs);
   }
   x.out.text.numbers += " = " + x.result();
-  x.out.text.note = "φ = " + std::to_string(x.r) + "·θ of pair " + std::to_string(pair) + " = " + num(static_cast<float>(phi)) +
+  x.out.text.note = "φ = " + std::to_string(x.r) + "·θ of pair " + std::to_string(pair) + " = " + sig(static_cast<float>(phi)) +
                     " rad: the forward pass turned this pair by +φ, so its gradient turns back by −φ.";
   x.light_cell(src, x.r, base + i);
   x.light_cell(src, x.r, base + j);
@@ -183,7 +178,7 @@ void unrotate(Cell& x, K after, int col) {
 
 // RMSNorm's backward over the span of `n` values holding the cell (a head's
 // d_k, or the whole row): ∂x = g·∂y/rms − x·Σₖ(gₖ·∂yₖ·xₖ)/(n·rms³).
-void unnorm(Cell& x, K projected, K after, int col) {
+void unnorm(GradientCellRule& x, K projected, K after, int col) {
   const bool whole = x.s.qk_norm.scope == QkNormScope::Whole;
   const MatrixView P = x.val(projected);
   const Matrix& dY = x.grad(after);
@@ -200,15 +195,15 @@ void unnorm(Cell& x, K projected, K after, int col) {
   const std::string gs = x.gsym(after), xs = x.sym(projected);
   x.out.text.formula = "g·" + gs + x.at(x.r, col) + "/rms − " + xs + x.at(x.r, col) + "·Σₖ gₖ·" + gs + "ₖ·" + xs + "ₖ / (" +
                        std::to_string(n) + "·rms³)";
-  x.out.text.numbers = fac(gk) + "×" + fac(dy) + "/" + num(static_cast<float>(rms)) + " − " +
-                       fac(xv) + "×" + num(static_cast<float>(dot)) + "/(" + std::to_string(n) + "×" +
-                       num(static_cast<float>(rms * rms * rms)) + ") = " + x.result();
+  x.out.text.numbers = sig_factor(gk) + "×" + sig_factor(dy) + "/" + sig(static_cast<float>(rms)) + " − " +
+                       sig_factor(xv) + "×" + sig(static_cast<float>(dot)) + "/(" + std::to_string(n) + "×" +
+                       sig(static_cast<float>(rms * rms * rms)) + ") = " + x.result();
   x.out.sources.push_back(Lit{x.grad_id(after, 0), x.r, -1, -1, -1});
   x.out.sources.push_back(Lit{x.value_id(projected, 0), x.r, -1, -1, -1});
 }
 
 // ∂L/∂O from the loss: mse, next_token (through W_U), or 0 for attend.
-void output_rule(Cell& x) {
+void output_rule(GradientCellRule& x) {
   const Scenario& s = x.s;
   const Dims& d = x.d;
   Derivation& t = x.out.text;
@@ -228,7 +223,7 @@ void output_rule(Cell& x) {
   if (s.loss->kind == LossKind::Mse) {
     const float o = x.val(K::Output)(x.r, x.c), y = s.loss->target.get()(x.r, x.c);
     t.formula = "2·(" + x.sym(K::Output) + x.at(x.r, x.c) + " − target" + x.at(x.r, x.c) + ") / (T·d_out)";
-    t.numbers = "2×(" + num(o) + " − " + fac(y) + ") / " + std::to_string(d.T * d.d_out) +
+    t.numbers = "2×(" + sig(o) + " − " + sig_factor(y) + ") / " + std::to_string(d.T * d.d_out) +
                 " = " + x.result();
     x.light_cell(x.value_id(K::Output, 0), x.r, x.c);
     return;
@@ -236,14 +231,14 @@ void output_rule(Cell& x) {
   const Matrix dLogits = next_token_logit_gradient(x.val(K::Output), *s.loss);
   const Matrix& W_U = s.loss->W_U.get();
   t.formula = "Σᵥ ∂L/∂logits[" + x.ix(x.r) + ",v]·W_U[" + x.ix(x.c) + ",v]";
-  t.numbers = dot_terms(dLogits.row(x.r), W_U.row(x.c), x.me());
+  t.numbers = grad_terms(dLogits.row(x.r), W_U.row(x.c), x.me());
   t.note = "∂L/∂logits[" + x.ix(x.r) + ",v] = (softmax of the row's logits − 1 at its target " +
            std::to_string(s.loss->targets[static_cast<std::size_t>(x.r)]) + ") / T: the predicted share of each token, less the one it should be.";
   x.light_row(x.value_id(K::Output, 0), x.r);
 }
 
 // ∂L/∂A from the context (and the attend loss at a row's target key).
-void weights_rule(Cell& x, int h) {
+void weights_rule(GradientCellRule& x, int h) {
   const Scenario& s = x.s;
   const Dims& d = x.d;
   Derivation& t = x.out.text;
@@ -256,19 +251,19 @@ void weights_rule(Cell& x, int h) {
     const float a = x.val(K::Weights, h)(x.r, x.c);
     const float through = RowVector(dC.row(x.r)).dot(RowVector(V.row(x.c)));
     t.formula += " − 1/(T·" + x.sym(K::Weights, h) + x.at(x.r, x.c) + ")";
-    t.numbers = "(" + dot_sum(dC.row(x.r), V.row(x.c)) + ") − 1/(" + std::to_string(d.T) + "×" + num(a) +
-                ") = " + fac(through) + " − " + num(1.0f / (static_cast<float>(d.T) * a)) +
+    t.numbers = "(" + grad_sum(dC.row(x.r), V.row(x.c)) + ") − 1/(" + std::to_string(d.T) + "×" + sig(a) +
+                ") = " + sig_factor(through) + " − " + sig(1.0f / (static_cast<float>(d.T) * a)) +
                 " = " + x.result();
     t.note = "This is the key the loss wants row " + x.ix(x.r) + " to attend to: raising its weight lowers the loss.";
   } else {
-    t.numbers = dot_terms(dC.row(x.r), V.row(x.c), x.me());
+    t.numbers = grad_terms(dC.row(x.r), V.row(x.c), x.me());
   }
   x.light_row(x.grad_id(K::Context, h), x.r);
   x.light_row(x.value_id(K::HeadV, h), x.c);
 }
 
 // Softmax's backward.
-void masked_rule(Cell& x, int h) {
+void masked_rule(GradientCellRule& x, int h) {
   Derivation& t = x.out.text;
   const MatrixView A = x.val(K::Weights, h);
   const Matrix& dA = x.grad(K::Weights, h);
@@ -277,23 +272,23 @@ void masked_rule(Cell& x, int h) {
   const std::string As = x.sym(K::Weights, h), gA = x.gsym(K::Weights, h);
   t.formula = As + x.at(x.r, x.c) + "·(" + gA + x.at(x.r, x.c) + " − Σₖ " + As + "[" + x.ix(x.r) + ",k]·" + gA + "[" +
               x.ix(x.r) + ",k])";
-  t.numbers = num(a[x.c]) + "×(" + fac(da[x.c]) + " − " + fac(row_dot) + ") = " +
+  t.numbers = sig(a[x.c]) + "×(" + sig_factor(da[x.c]) + " − " + sig_factor(row_dot) + ") = " +
               x.result();
-  t.note = "Σₖ " + As + "·" + gA + " over row " + x.ix(x.r) + " = " + dot_terms(a, da, row_dot) +
+  t.note = "Σₖ " + As + "·" + gA + " over row " + x.ix(x.r) + " = " + grad_terms(a, da, row_dot) +
            ". Softmax's backward: a weight's score moves the loss only by how its gradient differs from the row's average.";
   x.light_row(x.value_id(K::Weights, h), x.r);
   x.light_row(x.grad_id(K::Weights, h), x.r);
 }
 
 // Through the soft-cap (tanh's slope), or straight from the masked scores.
-void scaled_rule(Cell& x, int h) {
+void scaled_rule(GradientCellRule& x, int h) {
   const Scenario& s = x.s;
   Derivation& t = x.out.text;
   if (s.softcap > 0.0f) {
     const float capped = x.val(K::Capped, h)(x.r, x.c), dcap = x.grad(K::Capped, h)(x.r, x.c);
     t.formula = x.gsym(K::Capped, h) + x.at(x.r, x.c) + "·(1 − (" + x.sym(K::Capped, h) + x.at(x.r, x.c) + "/" +
-                num(s.softcap) + ")²)";
-    t.numbers = fac(dcap) + "×(1 − (" + fac(capped) + "/" + num(s.softcap) +
+                sig(s.softcap) + ")²)";
+    t.numbers = sig_factor(dcap) + "×(1 − (" + sig_factor(capped) + "/" + sig(s.softcap) +
                 ")²) = " + x.result();
     x.light_cell(x.grad_id(K::Capped, h), x.r, x.c);
     x.light_cell(x.value_id(K::Capped, h), x.r, x.c);
@@ -306,7 +301,7 @@ void scaled_rule(Cell& x, int h) {
 }
 
 // A column of the whole Q, K or V: the block of the head view that holds it.
-void head_block_rule(Cell& x) {
+void head_block_rule(GradientCellRule& x) {
   const Dims& d = x.d;
   Derivation& t = x.out.text;
   const bool v = x.id.kind == K::V;
@@ -322,7 +317,7 @@ void head_block_rule(Cell& x) {
 }
 
 // A sink's logit, one per head.
-void sinks_rule(Cell& x) {
+void sinks_rule(GradientCellRule& x) {
   Derivation& t = x.out.text;
   // −Σᵢ σᵢ·(Σₖ Aᵢₖ·∂Aᵢₖ): a sink's logit takes share σᵢ of row i and gives nothing back
   const MatrixView share = x.val(K::SinkShare, x.c), A = x.val(K::Weights, x.c);
@@ -330,11 +325,11 @@ void sinks_rule(Cell& x) {
   RowVector sigma(A.rows()), row_dot(A.rows());
   for (Eigen::Index i = 0; i < A.rows(); ++i) sigma[i] = share(i, 0), row_dot[i] = RowVector(A.row(i)).dot(RowVector(dA.row(i)));
   t.formula = "−Σᵢ σᵢ·(Σₖ " + x.sym(K::Weights, x.c) + "ᵢₖ·" + x.gsym(K::Weights, x.c) + "ᵢₖ)";
-  t.numbers = "−(" + dot_sum(sigma, row_dot) + ") = " + x.result();
+  t.numbers = "−(" + grad_sum(sigma, row_dot) + ") = " + x.result();
   x.light_col(x.value_id(K::SinkShare, x.c), 0);
 }
 
-void derive_cell(Cell& x) {
+void derive_cell(GradientCellRule& x) {
   const Scenario& s = x.s;
   const Dims& d = x.d;
   const int h = is_per_head(x.id.kind) ? x.id.head : 0;
@@ -368,8 +363,8 @@ void derive_cell(Cell& x) {
     case K::Scaled: scaled_rule(x, h); break;
     case K::Scores: {
       const float ds = x.grad(K::Scaled, h)(x.r, x.c);
-      t.formula = x.gsym(K::Scaled, h) + x.at(x.r, x.c) + " / " + num(static_cast<float>(score_divisor(s)));
-      t.numbers = fac(ds) + " / " + num(static_cast<float>(score_divisor(s))) + " = " + x.result();
+      t.formula = x.gsym(K::Scaled, h) + x.at(x.r, x.c) + " / " + sig(static_cast<float>(score_divisor(s)));
+      t.numbers = sig_factor(ds) + " / " + sig(static_cast<float>(score_divisor(s))) + " = " + x.result();
       x.light_cell(x.grad_id(K::Scaled, h), x.r, x.c);
       break;
     }
@@ -377,7 +372,7 @@ void derive_cell(Cell& x) {
       const Matrix& dS = x.grad(K::Scores, h);
       const MatrixView Kh = x.val(K::HeadK, h);
       t.formula = "Σⱼ " + x.gsym(K::Scores, h) + "[" + x.ix(x.r) + ",j]·" + x.sym(K::HeadK, h) + "[j," + x.ix(x.c) + "]";
-      t.numbers = dot_terms(dS.row(x.r), column(Kh, x.c), x.me());
+      t.numbers = grad_terms(dS.row(x.r), column(Kh, x.c), x.me());
       x.light_row(x.grad_id(K::Scores, h), x.r);
       x.light_col(x.value_id(K::HeadK, h), x.c);
       break;
@@ -423,7 +418,7 @@ void derive_cell(Cell& x) {
 GradientCell derive_gradient(const Document& doc, const Gradients& g, StageId id, int row, int col) {
   const Matrix* m = g.find(id);
   if (!m || row < 0 || col < 0 || row >= m->rows() || col >= m->cols()) return {};
-  Cell x{doc, g, id, row, col};
+  GradientCellRule x{doc, g, id, row, col};
   const StageInfo info = describe_stage(x.s, id);
   x.out.text.title = info.symbol + x.at(row, col);
   const StageSpec& sp = spec(id.kind);

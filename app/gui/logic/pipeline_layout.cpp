@@ -11,9 +11,6 @@ namespace attention_lab::gui {
 
 namespace {
 
-Term matrix(StageId id, bool transposed = false) { return {Term::Kind::Matrix, id, transposed, {}}; }
-Term op(std::string text) { return {Term::Kind::Operator, {}, false, std::move(text)}; }
-
 // The operator between a stage's inputs, given its kind.
 std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool continues) {
   std::vector<Term> t;
@@ -23,18 +20,18 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
     case StageKind::QUnrotated: case StageKind::KUnrotated:
     case StageKind::QProjected: case StageKind::KProjected:
       if (in.size() == 2 && in[1].kind == StageKind::RopeAngle) {  // with RoPE: Q and K are their unrotated selves, turned
-        t = {matrix(in[0]), op("RoPE: turn each pair by"), matrix(in[1]), op("→")};
+        t = {Term::matrix(in[0]), Term::op("RoPE: turn each pair by"), Term::matrix(in[1]), Term::op("→")};
         break;
       }
       if (in.size() == 2 && (in[1].kind == StageKind::QNorm || in[1].kind == StageKind::KNorm)) {  // the q/k norm
-        t = {matrix(in[0]), op(s.qk_norm.scope == QkNormScope::PerHead ? "÷ RMS per head, × gains" : "÷ RMS of the row, × gains"),
-             matrix(in[1]), op("→")};
+        t = {Term::matrix(in[0]), Term::op(s.qk_norm.scope == QkNormScope::PerHead ? "÷ RMS per head, × gains" : "÷ RMS of the row, × gains"),
+             Term::matrix(in[1]), Term::op("→")};
         break;
       }
-      t = {matrix(in[0]), op("·"), matrix(in[1])};
-      if (in.size() > 2) t.push_back(op("+")), t.push_back(matrix(in[2]));
+      t = {Term::matrix(in[0]), Term::op("·"), Term::matrix(in[1])};
+      if (in.size() > 2) t.push_back(Term::op("+")), t.push_back(Term::matrix(in[2]));
       break;
-    case StageKind::Scores: t = {matrix(in[0]), op("·"), matrix(in[1], true)}; break;
+    case StageKind::Scores: t = {Term::matrix(in[0]), Term::op("·"), Term::matrix(in[1], true)}; break;
     case StageKind::Scaled: {
       std::string text;
       if (s.scale && s.score_scale > 0.0f) {
@@ -49,34 +46,34 @@ std::vector<Term> right_hand_side(const Scenario& s, const StageInfo& info, bool
         std::snprintf(buf, sizeof buf, "%s÷ τ=%.2g", text.empty() ? "" : " ", static_cast<double>(s.temperature));
         text += buf;
       }
-      t = {matrix(in[0]), op(text.empty() ? "× 1" : text)};
+      t = {Term::matrix(in[0]), Term::op(text.empty() ? "× 1" : text)};
       break;
     }
     case StageKind::Capped: {
       char buf[48];
       std::snprintf(buf, sizeof buf, "soft-cap: %.4g·tanh(· / %.4g) →", static_cast<double>(s.softcap), static_cast<double>(s.softcap));
-      t = {matrix(in[0]), op(buf)};
+      t = {Term::matrix(in[0]), Term::op(buf)};
       break;
     }
     case StageKind::Masked:
-      t = {matrix(in[0])};
-      if (in.size() > 2) t.push_back(op("+")), t.push_back(matrix(in[2]));  // ALiBi's position bias
-      t.push_back(op("+ mask")), t.push_back(matrix(in[1]));
+      t = {Term::matrix(in[0])};
+      if (in.size() > 2) t.push_back(Term::op("+")), t.push_back(Term::matrix(in[2]));  // ALiBi's position bias
+      t.push_back(Term::op("+ mask")), t.push_back(Term::matrix(in[1]));
       break;
     case StageKind::Weights:
-      t = {matrix(in[0])};
-      if (in.size() > 1) t.push_back(op("with sink")), t.push_back(matrix(in[1]));  // attention sinks
-      t.push_back(op("softmax →"));
+      t = {Term::matrix(in[0])};
+      if (in.size() > 1) t.push_back(Term::op("with sink")), t.push_back(Term::matrix(in[1]));  // attention sinks
+      t.push_back(Term::op("softmax →"));
       break;
-    case StageKind::SinkShare: t = {matrix(in[0]), op("with sink"), matrix(in[1]), op("softmax → sink's share")}; break;
-    case StageKind::Context: t = {matrix(in[0]), op("·"), matrix(in[1])}; break;
+    case StageKind::SinkShare: t = {Term::matrix(in[0]), Term::op("with sink"), Term::matrix(in[1]), Term::op("softmax → sink's share")}; break;
+    case StageKind::Context: t = {Term::matrix(in[0]), Term::op("·"), Term::matrix(in[1])}; break;
     case StageKind::Concat:
-      for (std::size_t i = 0; i < in.size(); ++i) t.push_back(matrix(in[i])), t.push_back(op(i + 1 < in.size() ? "|" : ""));
+      for (std::size_t i = 0; i < in.size(); ++i) t.push_back(Term::matrix(in[i])), t.push_back(Term::op(i + 1 < in.size() ? "|" : ""));
       t.pop_back();
       break;
     case StageKind::Output:
-      t = {matrix(in[0])};
-      for (std::size_t i = 1; i < in.size(); ++i) t.push_back(op(in[i].kind == StageKind::W_o ? "·" : "+")), t.push_back(matrix(in[i]));
+      t = {Term::matrix(in[0])};
+      for (std::size_t i = 1; i < in.size(); ++i) t.push_back(Term::op(in[i].kind == StageKind::W_o ? "·" : "+")), t.push_back(Term::matrix(in[i]));
       break;  // without W_o: "C₀ = O (no W_o)", the note after the result (pipeline_equations)
     default: break;
   }
@@ -106,15 +103,15 @@ std::vector<EquationLine> pipeline_equations(const Scenario& s, int head) {
     const bool continues = !lines.empty() && first == previous;
     if (!continues) lines.emplace_back();
     auto rhs = right_hand_side(s, info, continues);
-    if (id.kind == StageKind::Output && s.heads == 1 && !continues) rhs[0] = matrix(first);
+    if (id.kind == StageKind::Output && s.heads == 1 && !continues) rhs[0] = Term::matrix(first);
     auto& terms = lines.back().terms;
     terms.insert(terms.end(), rhs.begin(), rhs.end());
-    if (!terms.empty() && terms.back().kind == Term::Kind::Matrix) terms.push_back(op("="));
+    if (!terms.empty() && terms.back().kind == Term::Kind::Matrix) terms.push_back(Term::op("="));
     // an operator that ends in an arrow ("softmax →") already leads to the result
     else if (!terms.empty() && !terms.back().text.ends_with("→") && terms.back().text.find("softmax") == std::string::npos)
       terms.back().text += "  =";
-    terms.push_back(matrix(id));
-    if (id.kind == StageKind::Output && info.inputs.size() == 1) terms.push_back(op("(no W_o)"));
+    terms.push_back(Term::matrix(id));
+    if (id.kind == StageKind::Output && info.inputs.size() == 1) terms.push_back(Term::op("(no W_o)"));
     previous = id;
   }
   return lines;

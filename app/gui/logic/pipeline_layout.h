@@ -20,6 +20,9 @@ struct Term {
   // A slide's page that repeats this matrix for context, smaller: another
   // page of the same statement shows it at full size (slide_panel.cpp).
   bool demoted = false;
+
+  static Term matrix(StageId id, bool transposed = false) { return {Kind::Matrix, id, transposed, {}}; }
+  static Term op(std::string text) { return {Kind::Operator, {}, false, std::move(text)}; }
 };
 
 struct EquationLine {

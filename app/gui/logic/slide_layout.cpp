@@ -16,8 +16,6 @@ namespace {
 
 bool is_head_view(StageKind k) { return spec(k).view == ViewKind::HeadSlice || spec(k).view == ViewKind::KVSlice; }
 
-Term matrix(StageId id) { return {Term::Kind::Matrix, id, false, {}}; }
-Term op(std::string text) { return {Term::Kind::Operator, {}, false, std::move(text)}; }
 
 // A matrix is the result of an expression when the operator before it ends
 // one ("… =", "softmax →"); the others are operands.
@@ -75,7 +73,7 @@ std::optional<EquationLine> cut(const EquationLine& line, const std::set<StageId
         for (std::size_t i = *skip_from + 1; i < segment_start; ++i)
           if (line.terms[i].kind == Term::Kind::Matrix) drops_a_matrix = true;
         if (drops_a_matrix) {
-          out.terms.push_back(op("→ … →"));
+          out.terms.push_back(Term::op("→ … →"));
           kept_until = segment_start - 1;
         }
         skip_from.reset();
@@ -196,19 +194,19 @@ std::vector<EquationLine> slide_equations(const Scenario& s, const std::vector<S
     if (!target) {
       chosen.emplace_back();
       target = &chosen.back();
-      target->terms.push_back(matrix(whole));
+      target->terms.push_back(Term::matrix(whole));
       remaining.erase(whole);
     }
-    target->terms.push_back(op("="));
+    target->terms.push_back(Term::op("="));
     for (std::size_t i = 0; i < blocks.size(); ++i) {
-      if (i > 0) target->terms.push_back(op("|"));
-      target->terms.push_back(matrix(blocks[i]));
+      if (i > 0) target->terms.push_back(Term::op("|"));
+      target->terms.push_back(Term::matrix(blocks[i]));
       remaining.erase(blocks[i]);
     }
   }
   // Whatever no equation shows (one head's concat is its context) stands alone.
   for (const StageId id : wanted)
-    if (remaining.count(id)) chosen.push_back(EquationLine{{matrix(id)}}), remaining.erase(id);
+    if (remaining.count(id)) chosen.push_back(EquationLine{{Term::matrix(id)}}), remaining.erase(id);
 
   // In the order of the step's list: a line's place is that of its first wanted stage.
   const auto rank = [&](const EquationLine& line) {
