@@ -10,6 +10,7 @@
 #include "attention_lab/tokenizer.h"
 
 #include "checks/tokenizer_check.h"
+#include "transformer/sentencepiece_charsmap.h"
 #include "temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -696,10 +698,10 @@ std::string from_base64(const std::string& in) {
   return out;
 }
 
-// expected.tsv: each sample (base64) and the ids spm_encode gave it.
-std::vector<std::pair<std::string, std::vector<int>>> sentencepiece_samples() {
+// DIR/expected.tsv: each sample (base64) and the ids spm_encode gave it.
+std::vector<std::pair<std::string, std::vector<int>>> sentencepiece_samples(const fs::path& dir = kSentencePiece) {
   std::vector<std::pair<std::string, std::vector<int>>> out;
-  std::istringstream lines(attention_lab::test::read_text(kSentencePiece / "expected.tsv"));
+  std::istringstream lines(attention_lab::test::read_text(dir / "expected.tsv"));
   for (std::string line; std::getline(lines, line);) {
     const auto tab = line.find('\t');
     std::vector<int> ids;
@@ -754,4 +756,64 @@ TEST(Tokenizer, ABrokenOrTooLargeTokenizerModelIsRefused) {
   attention_lab::test::write_text(dir / "tokenizer_config.json", R"({"add_bos_token": "yes"})");
   EXPECT_FALSE(Tokenizer::load(dir.path(), 420, error));
   EXPECT_NE(error.find("\"add_bos_token\": expected true or false"), std::string::npos) << error;
+}
+
+// libsentencepiece walks a model's normalization trie without bounds checks:
+// a broken one is refused before the library sees it.
+namespace charsmap_blobs {
+
+// A charsmap blob of these trie units and replacement bytes.
+std::string blob(const std::vector<std::uint32_t>& units, const std::string& replacements) {
+  const auto trie_bytes = static_cast<std::uint32_t>(units.size() * 4);
+  std::string b(4 + trie_bytes, '\0');
+  std::memcpy(b.data(), &trie_bytes, 4);
+  std::memcpy(b.data() + 4, units.data(), trie_bytes);
+  return b + replacements;
+}
+
+// A trie of one block (256 units) mapping the byte 'a' to replacement 0.
+std::vector<std::uint32_t> one_rule(std::uint32_t replacement_at) {
+  // From the root (offset 0), byte c reads unit c; a unit matches when its label is c.
+  std::vector<std::uint32_t> u(256, 0xFFu);  // label 0xFF: only unit 0xFF would match, so it gets another
+  u[0xFF] = 0x7Fu;
+  // Unit 'a': label 'a', a leaf, offset 'a', so the leaf's value is in unit 'a' ^ 'a' = 0.
+  u['a'] = static_cast<std::uint32_t>('a') | (1u << 8) | (static_cast<std::uint32_t>('a') << 10);
+  u[0] = replacement_at;  // the root (its offset bits 0 while the value is under 1024) and the leaf's value
+  return u;
+}
+
+}  // namespace charsmap_blobs
+
+TEST(Tokenizer, ATokenizerModelsNormalizationTrieIsWalkedBeforeTheLibraryTrustsIt) {
+  std::string error_of_nfkc;
+  using charsmap_blobs::blob;
+  using charsmap_blobs::one_rule;
+  EXPECT_EQ(attention_lab::charsmap_problem(blob(one_rule(0), std::string("A\0", 2))), "");
+  EXPECT_EQ(attention_lab::charsmap_problem(blob(one_rule(5), std::string("A\0", 2))),
+            "a replacement at byte 5 that does not end within the 2 bytes of replacements");
+  EXPECT_EQ(attention_lab::charsmap_problem(blob(one_rule(0), "A")),  // no NUL: read as a C string past the end
+            "a replacement at byte 0 that does not end within the 1 bytes of replacements");
+  std::vector<std::uint32_t> far = one_rule(0);
+  far[0] = 1024u << 10;  // the root's children start at unit 1024 of 256
+  EXPECT_EQ(attention_lab::charsmap_problem(blob(far, std::string("A\0", 2))), "the trie reaches unit 1279 of 256");
+  EXPECT_EQ(attention_lab::charsmap_problem(blob(far, "").substr(0, 1000)), "a trie of 1024 bytes in 996 bytes");
+  EXPECT_EQ(attention_lab::charsmap_problem("abc"), "shorter than its header (3 bytes)");
+
+  // Real rules pass (SentencePiece's default nmt_nfkc, about 240 KB: their
+  // ids are spm_encode's); the file the fuzzer found is refused by name.
+  const fs::path nfkc = fs::path(ATTENTION_LAB_TEST_DATA_DIR) / "tokenizer" / "sentencepiece-nfkc";
+  const std::string bytes = attention_lab::test::read_text(nfkc / "tokenizer.model");
+  EXPECT_EQ(attention_lab::sentencepiece_charsmap_problem(bytes), "");
+  const auto t = Tokenizer::from_sentencepiece_model(bytes, 200, false, false, error_of_nfkc);
+  ASSERT_TRUE(t) << error_of_nfkc;
+  const auto samples = sentencepiece_samples(nfkc);
+  ASSERT_EQ(samples.size(), 4u);
+  for (const auto& [text, ids] : samples) EXPECT_EQ(t->encode(text).ids, ids) << text;
+  std::string error;
+  const std::string broken =
+      attention_lab::test::read_text(fs::path(ATTENTION_LAB_FUZZ_DIR) / "regressions/sentencepiece/charsmap-trie-out-of-bounds.model");
+  EXPECT_FALSE(Tokenizer::from_sentencepiece_model(broken, 420, true, false, error));
+  EXPECT_NE(error.find("tokenizer.model: normalizer_spec.precompiled_charsmap (its normalization rules) is broken: "),
+            std::string::npos)
+      << error;
 }

@@ -1,6 +1,7 @@
 #include "transformer/sentencepiece_model.h"
 
 #include "io/json_document.h"
+#include "transformer/sentencepiece_charsmap.h"
 
 #include <sentencepiece_processor.h>
 
@@ -31,6 +32,11 @@ SentencePieceModel::~SentencePieceModel() = default;
 std::unique_ptr<SentencePieceModel> SentencePieceModel::from_bytes(const std::string& bytes, const std::string& name,
                                                                    int vocab_size, bool add_bos, bool add_eos,
                                                                    std::string& error) {
+  // The library would trust these rules and read past them: checked first.
+  if (auto problem = sentencepiece_charsmap_problem(bytes); !problem.empty()) {
+    error = name + ": " + problem;
+    return nullptr;
+  }
   std::unique_ptr<SentencePieceModel> m(new SentencePieceModel());
   try {
     if (const auto status = m->sp_->LoadFromSerializedProto(bytes); !status.ok()) {
