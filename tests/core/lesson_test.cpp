@@ -600,7 +600,8 @@ TEST(LessonBadInput, AChangeIsAnObjectWithOneKnownKey) {
                R"(steps[0].apply[0]: expected an object with one change such as {"mask": "causal"} or {"temperature": 0.5}, found an object with 2 keys)");
   expect_error(with_changes(json::parse(R"([{"tempreature": 2}])")),
                "steps[0].apply[0].tempreature: unknown key (expected one of mask, temperature, scale, bias, W_o, b_o, "
-               "alibi, sinks, rope, set, pin, clear_pins, T, d_model, heads, kv_heads, d_k, d_v, d_out, T_k, d_kv, focus_head)");
+               "alibi, sinks, rope, qk_norm, softcap, set, matrix, pin, pins, clear_pins, T, d_model, heads, kv_heads, "
+               "d_k, d_v, d_out, T_k, d_kv, token_label, feature_label, labels, scenario, focus_head)");
 }
 
 TEST(LessonBadInput, EachChangeChecksItsValue) {

@@ -27,6 +27,8 @@ std::string scenario_to_json(const Scenario& scenario);
 // optional), as the scenario key "rope" and lessons write it; `where` names
 // it in the error returned ("" when it reads).
 std::string parse_rope_setting(const std::string& json_text, const std::string& where, Rope& out);
+// The setting of `rope` in that form (its `on` aside): what parse_rope_setting reads back.
+std::string rope_setting_json(const Rope& rope);
 
 // Writes to a temporary file in the same folder, flushes it to disk, then
 // renames it over `path`: the old file survives any failure. Returns an error

@@ -503,6 +503,29 @@ std::string parse_rope_setting(const std::string& json_text, const std::string& 
   return {};
 }
 
+std::string rope_setting_json(const Rope& r) {
+  std::ostringstream out;
+  out.imbue(std::locale::classic());
+  out << "{\"theta\": ";
+  json_text::write_number(out, r.theta);
+  out << ", \"pairs\": " << json_text::quote(to_string(r.pairs));
+  if (r.dims > 0) out << ", \"dims\": " << r.dims;
+  if (r.scaling != RopeScaling::None) {
+    out << ", \"scaling\": {\"type\": " << json_text::quote(to_string(r.scaling)) << ", \"factor\": ";
+    json_text::write_number(out, r.factor);
+    if (r.scaling == RopeScaling::Llama3) {
+      out << ", \"low_freq_factor\": ";
+      json_text::write_number(out, r.low_freq_factor);
+      out << ", \"high_freq_factor\": ";
+      json_text::write_number(out, r.high_freq_factor);
+      out << ", \"original_max_position_embeddings\": " << r.original_max_positions;
+    }
+    out << '}';
+  }
+  out << "}";
+  return out.str();
+}
+
 LoadResult parse_scenario(const std::string& text) {
   LoadResult result;
   // The parser is iterative but dump() recurses once per level: an unknown key
@@ -570,26 +593,7 @@ std::string scenario_to_json(const Scenario& s) {
   }
   key("heads"), out << s.heads;
   if (s.kv_heads > 0) key("kv_heads"), out << s.kv_heads;
-  if (s.rope.on) {
-    key("rope");
-    out << "{\"theta\": ";
-    json_text::write_number(out, s.rope.theta);
-    out << ", \"pairs\": " << quote(to_string(s.rope.pairs));
-    if (s.rope.dims > 0) out << ", \"dims\": " << s.rope.dims;
-    if (s.rope.scaling != RopeScaling::None) {
-      out << ", \"scaling\": {\"type\": " << quote(to_string(s.rope.scaling)) << ", \"factor\": ";
-      json_text::write_number(out, s.rope.factor);
-      if (s.rope.scaling == RopeScaling::Llama3) {
-        out << ", \"low_freq_factor\": ";
-        json_text::write_number(out, s.rope.low_freq_factor);
-        out << ", \"high_freq_factor\": ";
-        json_text::write_number(out, s.rope.high_freq_factor);
-        out << ", \"original_max_position_embeddings\": " << s.rope.original_max_positions;
-      }
-      out << '}';
-    }
-    out << "}";
-  }
+  if (s.rope.on) key("rope"), out << rope_setting_json(s.rope);
   if (s.qk_norm.on()) {
     key("qk_norm");
     out << "{\"scope\": " << quote(to_string(s.qk_norm.scope)) << ", \"eps\": ";

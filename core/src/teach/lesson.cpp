@@ -10,7 +10,11 @@
 #include "attention_lab/scenario_io.h"
 #include "attention_lab/stage_info.h"
 #include "base/nearest.h"
+#include "attention_lab/edit_json.h"
+#include "io/edit_json_internal.h"
 #include "io/json_document.h"
+#include "io/json_fields.h"
+#include "io/json_stage_fields.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,181 +40,15 @@ namespace {
 using io::FieldError;
 using io::fail_field;
 
-// What a value is, for "found …": strings quoted (and cut), numbers as written.
-std::string found(const json& j) {
-  if (j.is_string()) {
-    std::string s = j.get<std::string>();
-    const bool cut = s.size() > 40;
-    if (cut) s.resize(40);
-    std::string quoted = json(s).dump(-1, ' ', false, json::error_handler_t::replace);
-    if (cut) quoted.insert(quoted.size() - 1, "…");
-    return quoted;
-  }
-  if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
-  if (j.is_null()) return "null";
-  if (j.is_array()) return "a list of " + std::to_string(j.size());
-  if (j.is_object()) return "an object";
-  return j.dump();
-}
-
-std::string read_string(const json& j, const std::string& where, bool non_empty) {
-  if (!j.is_string()) fail_field(where + ": expected a string, found " + found(j));
-  std::string s = j.get<std::string>();
-  if (non_empty && s.empty()) fail_field(where + ": expected some text, found an empty string");
-  return s;
-}
-
-double read_number(const json& j, const std::string& where) {
-  if (!j.is_number()) fail_field(where + ": expected a number, found " + found(j));
-  const double v = j.get<double>();
-  if (!std::isfinite(v) || std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
-    fail_field(where + ": expected a finite float32 number, found " + j.dump());
-  return v;
-}
-
-int read_int(const json& j, const std::string& where, int lo, int hi, const std::string& why = "") {
-  const std::string range = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + why;
-  if (!j.is_number()) fail_field(where + ": expected " + range + ", found " + found(j));
-  const double v = j.get<double>();
-  if (v != std::floor(v) || v < lo || v > hi) fail_field(where + ": expected " + range + ", found " + j.dump());
-  return static_cast<int>(v);
-}
-
 // A step's text: a string, or a list of paragraphs (joined by a blank line).
 std::string read_text(const json& j, const std::string& where) {
-  if (!j.is_array()) return read_string(j, where, true);
+  if (!j.is_array()) return io::read_string(j, where, true);
   if (j.empty()) fail_field(where + ": expected some text or a list of paragraphs, found an empty list");
   std::string text;
   for (std::size_t i = 0; i < j.size(); ++i)
-    text += (i ? "\n\n" : "") + read_string(j[i], where + "[" + std::to_string(i) + "]", true);
+    text += (i ? "\n\n" : "") + io::read_string(j[i], where + "[" + std::to_string(i) + "]", true);
   return text;
 }
-
-bool read_bool(const json& j, const std::string& where) {
-  if (!j.is_boolean()) fail_field(where + ": expected true or false, found " + found(j));
-  return j.get<bool>();
-}
-
-const json& require_key(const json& object, const char* key, const std::string& where, const std::string& hint) {
-  if (!object.contains(key)) fail_field(where + "." + key + ": missing" + hint);
-  return object[key];
-}
-
-// Unknown keys are reported: in a hand-written file they are usually typos.
-void check_keys(const json& object, const std::string& where, const std::vector<std::string>& known) {
-  for (const auto& [key, value] : object.items()) {
-    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    std::string list;
-    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-    fail_field((where.empty() ? "" : where + ".") + excerpt(key) + ": unknown key (expected one of " + list + ")");
-  }
-}
-
-// Appended to a head range: how many heads the scenario has at this step.
-std::string heads_note(const Scenario& s) {
-  return s.heads == 1 ? " (the scenario has 1 head at this step)"
-                      : " (the scenario has " + std::to_string(s.heads) + " heads at this step)";
-}
-
-// The stage ids of `s` in the order of the math, each head's stages folded
-// into one entry ("scores[0…3]"), for a message.
-std::string stage_list(const Scenario& s) {
-  std::vector<std::string> entries;
-  std::vector<StageKind> folded;
-  for (const StageId id : pipeline(s)) {
-    if (!is_per_head(id.kind)) {
-      entries.push_back(to_string(id));
-      continue;
-    }
-    if (std::find(folded.begin(), folded.end(), id.kind) != folded.end()) continue;
-    folded.push_back(id.kind);
-    std::string name = to_string(id);
-    name.resize(name.find('['));
-    entries.push_back(s.heads == 1 ? name + "[0]" : name + "[0…" + std::to_string(s.heads - 1) + "]");
-  }
-  std::string out;
-  for (const std::string& e : entries) out += (out.empty() ? "" : ", ") + e;
-  return out;
-}
-
-// "did you mean \"scores[0]\"? The stages at this step: …", for a stage id
-// the scenario at this step does not have.
-std::string stage_suggestion(const Scenario& s, const std::string& given) {
-  std::vector<std::string> ids;
-  for (const StageId id : pipeline(s)) ids.push_back(to_string(id));
-  const std::vector<std::string> near = nearest_names(given, ids, 1);
-  return (near.empty() ? std::string() : "did you mean \"" + near.front() + "\"? ") + "The stages at this step: " +
-         stage_list(s);
-}
-
-// A stage id given as text ("scores[0]") that the scenario at this step has;
-// the reason names heads or the setting that is off, and the nearest id.
-StageId read_stage(const json& j, const std::string& where, const Scenario& s) {
-  const std::string example = "expected a stage id such as \"scores[0]\"";
-  if (!j.is_string()) fail_field(where + ": " + example + ", found " + found(j));
-  const auto id = parse_stage_id(j.get<std::string>());
-  if (const auto hook = read_hook_name(j.get<std::string>()); hook && !hook->id) fail_field(where + ": " + hook->problem);
-  if (!id)
-    fail_field(where + ": " + example + ", found " + found(j) + ": " + stage_suggestion(s, j.get<std::string>()));
-  return *id;
-}
-
-// The stage must exist in `s`; the reason names heads or the setting that is off.
-void require_stage(const Scenario& s, StageId id, const std::string& where) {
-  if (auto problem = stage_problem(s, id); !problem.empty())
-    fail_field(where + ": expected a stage of the scenario at this step, found \"" + to_string(id) + "\" (" +
-         problem.substr(problem.find(": ") + 2) + ")" +
-         // A head that is not there: the nearest that is (a stage a setting turns off has its reason only).
-         (is_per_head(id.kind) ? ": " + stage_suggestion(s, to_string(id)) : std::string()));
-}
-
-// Why the gradient stage `id` has no cell at this step ("" when it has):
-// the scenario needs a loss whose gradients can be computed.
-std::string gradient_problem(const Scenario& s, StageId id) {
-  if (!has_gradient(id.kind)) return to_string(id) + ": a constant, which has no gradient";
-  if (!s.loss) return to_string(id) + ": the scenario has no \"loss\" at this step, so no gradients";
-  if (auto problem = gradients_problem(s, *s.loss); !problem.empty()) return to_string(id) + ": no gradients (" + problem + ")";
-  return {};
-}
-
-// A cell's problem at this step, for values and gradients alike.
-std::string any_cell_problem(const Scenario& s, const CellRef& cell) {
-  if (cell.stage.role != Role::Gradient) return cell_problem(s, cell);
-  if (auto problem = gradient_problem(s, cell.stage); !problem.empty()) return problem;
-  CellRef value = cell;
-  value.stage.role = Role::Value;
-  return cell_problem(s, value);
-}
-
-// {"stage": …, "row": r, "col": c} with the row and column inside the stage's
-// shape; a gradient ("grad.W_q") only where `gradients` allows it.
-CellRef read_cell(const json& j, const std::string& where, const Scenario& s, const std::vector<std::string>& keys,
-                  bool (*allowed)(StageKind), const char* what_stage, bool gradients = false) {
-  if (!j.is_object()) fail_field(where + ": expected {\"stage\": \"weights[0]\", \"row\": r, \"col\": c}, found " + found(j));
-  check_keys(j, where, keys);
-  const std::string hint = " (expected {\"stage\": …, \"row\": …, \"col\": …})";
-  CellRef cell;
-  cell.stage = read_stage(require_key(j, "stage", where, hint), where + ".stage", s);
-  if (cell.stage.role == Role::Gradient) {
-    if (!gradients)
-      fail_field(where + ".stage: expected a stage's values here, found the gradient " + found(j["stage"]) +
-                 " (a gradient may be highlighted, with \"pipeline\": \"gradients\" or \"both\")");
-    if (auto problem = gradient_problem(s, cell.stage); !problem.empty()) fail_field(where + ".stage: " + problem);
-  }
-  StageId value = cell.stage;
-  value.role = Role::Value;
-  if (allowed && !allowed(cell.stage.kind)) fail_field(where + ".stage: expected " + what_stage + ", found " + found(j["stage"]));
-  require_stage(s, value, where + ".stage");
-  const StageShape shape = stage_shape(s, value);
-  const std::string of = " (" + to_string(cell.stage) + " is " + std::to_string(shape.rows) + " x " +
-                         std::to_string(shape.cols) + " at this step)";
-  cell.row = read_int(require_key(j, "row", where, hint), where + ".row", 0, shape.rows - 1, of);
-  cell.col = read_int(require_key(j, "col", where, hint), where + ".col", 0, shape.cols - 1, of);
-  return cell;
-}
-
-bool is_input_kind(StageKind k) { return is_input(k); }
-bool is_computed_kind(StageKind k) { return !is_input(k); }
 
 // [SECTION] Checks shared by the parser and validate_lesson
 
@@ -236,7 +74,7 @@ void check_quiz_value(const Scenario& s, const LessonQuiz& quiz, const std::stri
 
 void check_softmax_row(const Scenario& s, const LessonRow& r, const std::string& where) {
   if (r.head < 0 || r.head >= s.heads)
-    fail_field(where + ".head: expected a whole number from 0 to " + std::to_string(s.heads - 1) + heads_note(s) +
+    fail_field(where + ".head: expected a whole number from 0 to " + std::to_string(s.heads - 1) + io::heads_note(s) +
          ", found " + std::to_string(r.head));
   if (r.row < 0 || r.row >= s.T())
     fail_field(where + ".row: expected a whole number from 0 to " + std::to_string(s.T() - 1) + " (T is " +
@@ -249,16 +87,16 @@ void check_experiment(int d, const std::string& where) {
 
 void check_focus(const Scenario& s, int head, const std::string& where) {
   if (head < 0 || head >= s.heads)
-    fail_field(where + ": expected a whole number from 0 to " + std::to_string(s.heads - 1) + heads_note(s) + ", found " +
+    fail_field(where + ": expected a whole number from 0 to " + std::to_string(s.heads - 1) + io::heads_note(s) + ", found " +
          std::to_string(head));
 }
 
 // Everything a step shows must exist once its changes are made.
 void check_step_view(const Scenario& s, const LessonStep& step, const std::string& where) {
   for (std::size_t i = 0; i < step.show.size(); ++i)
-    require_stage(s, step.show[i], where + ".show[" + std::to_string(i) + "]");
+    io::require_stage(s, step.show[i], where + ".show[" + std::to_string(i) + "]");
   for (std::size_t i = 0; i < step.highlight.size(); ++i)
-    if (auto problem = any_cell_problem(s, step.highlight[i]); !problem.empty())
+    if (auto problem = io::any_cell_problem(s, step.highlight[i]); !problem.empty())
       fail_field(where + ".highlight[" + std::to_string(i) + "]: " + problem);
   if (step.softmax_row) check_softmax_row(s, *step.softmax_row, where + ".softmax");
   if (step.experiment_d) check_experiment(*step.experiment_d, where + ".experiment");
@@ -284,10 +122,13 @@ const std::vector<std::string>& step_keys() {
   return keys;
 }
 
+// An entry of a step's "apply": any edit, or the head to show.
 const std::vector<std::string>& change_keys() {
-  static const std::vector<std::string> keys = {"mask", "temperature", "scale", "bias", "W_o", "b_o", "alibi", "sinks", "rope", "set",
-                                                "pin", "clear_pins", "T", "d_model", "heads", "kv_heads", "d_k", "d_v",
-                                                "d_out", "T_k", "d_kv", "focus_head"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = edit_keys();
+    k.emplace_back("focus_head");
+    return k;
+  }();
   return keys;
 }
 
@@ -302,16 +143,16 @@ class Parser {
   explicit Parser(std::filesystem::path base_dir) : base_dir_(std::move(base_dir)) {}
 
   Lesson parse(const json& root) {
-    if (!root.is_object()) fail_field("lesson: expected a JSON object { … }, found " + found(root));
+    if (!root.is_object()) fail_field("lesson: expected a JSON object { … }, found " + io::found(root));
     if (!root.contains("format"))
       fail_field("format: missing (a lesson file has \"format\": \"" + std::string(kLessonFormat) + "\")");
     if (!root["format"].is_string() || root["format"].get<std::string>() != kLessonFormat)
-      fail_field("format: expected \"" + std::string(kLessonFormat) + "\", found " + found(root["format"]));
-    check_keys(root, "", top_keys());
+      fail_field("format: expected \"" + std::string(kLessonFormat) + "\", found " + io::found(root["format"]));
+    io::check_keys(root, "", top_keys());
     if (!root.contains("title")) fail_field("title: missing (every lesson has a title)");
-    lesson_.title = read_string(root["title"], "title", true);
-    if (root.contains("description")) lesson_.description = read_string(root["description"], "description", false);
-    if (root.contains("comment")) read_string(root["comment"], "comment", false);
+    lesson_.title = io::read_string(root["title"], "title", true);
+    if (root.contains("description")) lesson_.description = io::read_string(root["description"], "description", false);
+    if (root.contains("comment")) io::read_string(root["comment"], "comment", false);
     read_scenario(root);
     // The lesson's letters for every step (over the scenario's own).
     if (root.contains("symbols"))
@@ -319,7 +160,7 @@ class Parser {
     if (root.contains("index_base")) lesson_.scenario.index_base = io::read_index_base(root["index_base"], "index_base");
     if (!root.contains("steps")) fail_field("steps: missing (a lesson has a list of steps)");
     const json& steps = root["steps"];
-    if (!steps.is_array()) fail_field("steps: expected a list of steps, found " + found(steps));
+    if (!steps.is_array()) fail_field("steps: expected a list of steps, found " + io::found(steps));
     if (steps.empty()) fail_field("steps: expected at least 1 step, found an empty list");
     current_ = lesson_.scenario;
     for (std::size_t i = 0; i < steps.size(); ++i)
@@ -338,13 +179,13 @@ class Parser {
            preset_names() + ")");
     if (has_preset) {
       const json& p = root["preset"];
-      if (!p.is_string()) fail_field("preset: expected one of " + preset_names() + ", found " + found(p));
+      if (!p.is_string()) fail_field("preset: expected one of " + preset_names() + ", found " + io::found(p));
       auto s = make_preset(p.get<std::string>());
       if (!s) {
         // A random-T-D-H that is too big says why (with the bytes it needs); other names list the presets.
         const std::string problem = preset_problem(p.get<std::string>());
         if (problem.rfind("random-", 0) == 0) fail_field("preset: " + problem);
-        fail_field("preset: expected one of " + preset_names() + ", found " + found(p));
+        fail_field("preset: expected one of " + preset_names() + ", found " + io::found(p));
       }
       lesson_.scenario = std::move(*s);
       lesson_.preset = p.get<std::string>();
@@ -358,7 +199,7 @@ class Parser {
       return;
     }
     if (!sc.is_string() || sc.get<std::string>().empty())
-      fail_field("scenario: expected a scenario object { … } or the path of a scenario file, found " + found(sc));
+      fail_field("scenario: expected a scenario object { … } or the path of a scenario file, found " + io::found(sc));
     const std::filesystem::path path = base_dir_ / sc.get<std::string>();  // an absolute path replaces base_dir_
     check_inside_lesson_folder(path, sc);
     LoadResult r = load_scenario(path);
@@ -367,7 +208,7 @@ class Parser {
       // partly from the lesson, so it is quoted as an excerpt.
       std::string why = r.error;
       if (why.rfind(path.string() + ": ", 0) == 0) why.erase(0, path.string().size() + 2);
-      fail_field("scenario " + found(sc) + ": " + excerpt(path.string(), 300) + ": " + why);
+      fail_field("scenario " + io::found(sc) + ": " + excerpt(path.string(), 300) + ": " + why);
     }
     lesson_.scenario = std::move(*r.scenario);
     lesson_.scenario_file = path;
@@ -380,7 +221,7 @@ class Parser {
   void check_inside_lesson_folder(const std::filesystem::path& path, const json& given) const {
     std::error_code ec;
     const auto folder = std::filesystem::weakly_canonical(base_dir_.empty() ? "." : base_dir_, ec);
-    const std::string refused = "scenario " + found(given) + ": expected a file inside the lesson's folder " +
+    const std::string refused = "scenario " + io::found(given) + ": expected a file inside the lesson's folder " +
                                 excerpt(folder.string(), 200);
     if (ec) fail_field(refused + ", found a folder that cannot be resolved (" + ec.message() + ")");
     const auto target = std::filesystem::weakly_canonical(path, ec);
@@ -392,32 +233,32 @@ class Parser {
 
   // {"optimizer": "sgd", "learning_rate": 0.5, "matrices": ["W_q", "W_k", "W_v"]}, every key optional.
   LessonTraining read_training(const json& v, const std::string& w) {
-    if (!v.is_object()) fail_field(w + ": expected {\"optimizer\": \"sgd\", \"learning_rate\": 0.5, \"matrices\": [\"W_q\", …]}, found " + found(v));
-    check_keys(v, w, {"optimizer", "learning_rate", "matrices"});
+    if (!v.is_object()) fail_field(w + ": expected {\"optimizer\": \"sgd\", \"learning_rate\": 0.5, \"matrices\": [\"W_q\", …]}, found " + io::found(v));
+    io::check_keys(v, w, {"optimizer", "learning_rate", "matrices"});
     LessonTraining t;
     if (v.contains("optimizer")) {
-      const std::string name = read_string(v["optimizer"], w + ".optimizer", true);
+      const std::string name = io::read_string(v["optimizer"], w + ".optimizer", true);
       const auto kind = parse_optimizer(name);
-      if (!kind) fail_field(w + ".optimizer: expected \"sgd\", \"momentum\", \"adam\" or \"adamw\", found " + found(v["optimizer"]));
+      if (!kind) fail_field(w + ".optimizer: expected \"sgd\", \"momentum\", \"adam\" or \"adamw\", found " + io::found(v["optimizer"]));
       t.optimizer = *kind;
     }
     if (v.contains("learning_rate")) {
       const json& lr = v["learning_rate"];
       if (!lr.is_number() || !(lr.get<double>() > 0.0) || !(lr.get<double>() <= 10.0))
-        fail_field(w + ".learning_rate: expected a number greater than 0, at most 10, found " + found(lr));
+        fail_field(w + ".learning_rate: expected a number greater than 0, at most 10, found " + io::found(lr));
       t.learning_rate = lr.get<double>();
     }
     if (v.contains("matrices")) {
       const json& list = v["matrices"];
-      if (!list.is_array() || list.empty()) fail_field(w + ".matrices: expected a list of input matrices such as [\"W_q\", \"W_k\"], found " + found(list));
+      if (!list.is_array() || list.empty()) fail_field(w + ".matrices: expected a list of input matrices such as [\"W_q\", \"W_k\"], found " + io::found(list));
       t.matrices.clear();
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string wi = w + ".matrices[" + std::to_string(i) + "]";
-        const StageId id = read_stage(list[i], wi, current_);
+        const StageId id = io::read_stage(list[i], wi, current_);
         if (!is_input(id.kind) || id.kind == StageKind::X || id.kind == StageKind::X_kv || id.kind == StageKind::Mask ||
             id.role != Role::Value)
-          fail_field(wi + ": expected a weight the run can train (W_q, W_k, W_v, W_o, a bias, sinks or a q/k norm), found " + found(list[i]));
-        require_stage(current_, id, wi);
+          fail_field(wi + ": expected a weight the run can train (W_q, W_k, W_v, W_o, a bias, sinks or a q/k norm), found " + io::found(list[i]));
+        io::require_stage(current_, id, wi);
         t.matrices.push_back(id.kind);
       }
     }
@@ -425,30 +266,30 @@ class Parser {
   }
 
   LessonStep read_step(const json& j, const std::string& where) {
-    if (!j.is_object()) fail_field(where + ": expected a step object {\"title\": …, \"text\": …}, found " + found(j));
-    check_keys(j, where, step_keys());
+    if (!j.is_object()) fail_field(where + ": expected a step object {\"title\": …, \"text\": …}, found " + io::found(j));
+    io::check_keys(j, where, step_keys());
     LessonStep step;
-    step.title = read_string(require_key(j, "title", where, " (every step has a title)"), where + ".title", true);
-    step.text = read_text(require_key(j, "text", where, " (every step explains something)"), where + ".text");
-    if (j.contains("formula")) step.formula = read_string(j["formula"], where + ".formula", false);
-    if (j.contains("try")) step.try_prompt = read_string(j["try"], where + ".try", false);
-    if (j.contains("comment")) read_string(j["comment"], where + ".comment", false);
+    step.title = io::read_string(io::require_key(j, "title", where, " (every step has a title)"), where + ".title", true);
+    step.text = read_text(io::require_key(j, "text", where, " (every step explains something)"), where + ".text");
+    if (j.contains("formula")) step.formula = io::read_string(j["formula"], where + ".formula", false);
+    if (j.contains("try")) step.try_prompt = io::read_string(j["try"], where + ".try", false);
+    if (j.contains("comment")) io::read_string(j["comment"], where + ".comment", false);
 
     // The changes come first: what the step shows is checked against the scenario they leave.
     if (j.contains("apply")) {
       const json& list = j["apply"];
-      if (!list.is_array()) fail_field(where + ".apply: expected a list of changes such as [{\"mask\": \"causal\"}], found " + found(list));
+      if (!list.is_array()) fail_field(where + ".apply: expected a list of changes such as [{\"mask\": \"causal\"}], found " + io::found(list));
       for (std::size_t i = 0; i < list.size(); ++i) read_change(list[i], where + ".apply[" + std::to_string(i) + "]", step);
     }
     if (step.focus_head) check_focus(current_, *step.focus_head, focus_where_);
 
     if (j.contains("show")) {
       const json& list = j["show"];
-      if (!list.is_array()) fail_field(where + ".show: expected a list of stage ids such as [\"X\", \"scores[0]\"], found " + found(list));
+      if (!list.is_array()) fail_field(where + ".show: expected a list of stage ids such as [\"X\", \"scores[0]\"], found " + io::found(list));
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string w = where + ".show[" + std::to_string(i) + "]";
-        const StageId id = read_stage(list[i], w, current_);
-        require_stage(current_, id, w);
+        const StageId id = io::read_stage(list[i], w, current_);
+        io::require_stage(current_, id, w);
         step.show.push_back(id);
       }
     }
@@ -456,50 +297,50 @@ class Parser {
       const json& list = j["highlight"];
       if (!list.is_array())
         fail_field(where + ".highlight: expected a list of cells such as [{\"stage\": \"weights[0]\", \"row\": 2, \"col\": 1}], found " +
-             found(list));
+             io::found(list));
       for (std::size_t i = 0; i < list.size(); ++i)
-        step.highlight.push_back(read_cell(list[i], where + ".highlight[" + std::to_string(i) + "]", current_,
+        step.highlight.push_back(io::read_cell(list[i], where + ".highlight[" + std::to_string(i) + "]", current_,
                                            {"stage", "row", "col"}, nullptr, "", true));
     }
     if (j.contains("pipeline")) {
       const std::string w = where + ".pipeline";
-      const std::string v = read_string(j["pipeline"], w, true);
+      const std::string v = io::read_string(j["pipeline"], w, true);
       if (v == "values") step.pipeline = LessonPipeline::Values;
       else if (v == "gradients") step.pipeline = LessonPipeline::Gradients;
       else if (v == "both") step.pipeline = LessonPipeline::Both;
-      else fail_field(w + ": expected \"values\", \"gradients\" or \"both\", found " + found(j["pipeline"]));
+      else fail_field(w + ": expected \"values\", \"gradients\" or \"both\", found " + io::found(j["pipeline"]));
       if (step.pipeline != LessonPipeline::Values)
-        if (auto problem = gradient_problem(current_, StageId::input(StageKind::Output)); !problem.empty())
+        if (auto problem = io::gradient_problem(current_, StageId::input(StageKind::Output)); !problem.empty())
           fail_field(w + ": " + problem.substr(problem.find(": ") + 2));
     }
     if (j.contains("train")) step.train = read_training(j["train"], where + ".train");
     if (j.contains("softmax")) {
       const std::string w = where + ".softmax";
       const json& v = j["softmax"];
-      if (!v.is_object()) fail_field(w + ": expected {\"head\": h, \"row\": r}, found " + found(v));
-      check_keys(v, w, {"head", "row"});
+      if (!v.is_object()) fail_field(w + ": expected {\"head\": h, \"row\": r}, found " + io::found(v));
+      io::check_keys(v, w, {"head", "row"});
       const std::string hint = " (expected {\"head\": h, \"row\": r})";
       LessonRow r;
-      r.head = read_int(require_key(v, "head", w, hint), w + ".head", 0, current_.heads - 1, heads_note(current_));
-      r.row = read_int(require_key(v, "row", w, hint), w + ".row", 0, current_.T() - 1,
+      r.head = io::read_int(io::require_key(v, "head", w, hint), w + ".head", 0, current_.heads - 1, io::heads_note(current_));
+      r.row = io::read_int(io::require_key(v, "row", w, hint), w + ".row", 0, current_.T() - 1,
                        " (T is " + std::to_string(current_.T()) + " at this step)");
       step.softmax_row = r;
     }
     if (j.contains("experiment")) {
       const std::string w = where + ".experiment";
       const json& v = j["experiment"];
-      if (!v.is_object()) fail_field(w + ": expected {\"d\": n}, found " + found(v));
-      check_keys(v, w, {"d"});
-      step.experiment_d = read_int(require_key(v, "d", w, " (expected {\"d\": n})"), w + ".d", 1, 1024);
+      if (!v.is_object()) fail_field(w + ": expected {\"d\": n}, found " + io::found(v));
+      io::check_keys(v, w, {"d"});
+      step.experiment_d = io::read_int(io::require_key(v, "d", w, " (expected {\"d\": n})"), w + ".d", 1, 1024);
     }
     if (j.contains("quiz")) {
       const std::string w = where + ".quiz";
       LessonQuiz quiz;
-      quiz.cell = read_cell(j["quiz"], w, current_, {"stage", "row", "col", "tolerance", "question"}, nullptr, "");
-      if (j["quiz"].contains("question")) quiz.question = read_string(j["quiz"]["question"], w + ".question", false);
+      quiz.cell = io::read_cell(j["quiz"], w, current_, {"stage", "row", "col", "tolerance", "question"}, nullptr, "");
+      if (j["quiz"].contains("question")) quiz.question = io::read_string(j["quiz"]["question"], w + ".question", false);
       if (j["quiz"].contains("tolerance")) {
         const json& t = j["quiz"]["tolerance"];
-        const double v = read_number(t, w + ".tolerance");
+        const double v = io::read_number(t, w + ".tolerance");
         if (!(v > 0.0)) fail_field(w + ".tolerance: expected a number greater than 0, found " + t.dump());
         quiz.tolerance = v;
       }
@@ -509,111 +350,21 @@ class Parser {
     return step;
   }
 
-  // One entry of "apply": an object with exactly one key naming the change.
+  // One entry of "apply": an object with exactly one key naming the change
+  // (an edit, edit_json.h), or "focus_head".
   void read_change(const json& j, const std::string& where, LessonStep& step) {
     const std::string example = "an object with one change such as {\"mask\": \"causal\"} or {\"temperature\": 0.5}";
-    if (!j.is_object()) fail_field(where + ": expected " + example + ", found " + found(j));
+    if (!j.is_object()) fail_field(where + ": expected " + example + ", found " + io::found(j));
     if (j.size() != 1)
       fail_field(where + ": expected " + example + ", found an object with " + std::to_string(j.size()) + " keys");
-    check_keys(j, where, change_keys());
+    io::check_keys(j, where, change_keys());
     const std::string key = j.begin().key();
     const json& v = j.begin().value();
     const std::string w = where + "." + key;
-    Scenario& s = current_;
-
-    auto toggle = [&](Toggle which) { apply(SetToggle{which, read_bool(v, w)}, where, key, step); };
-    auto dimension = [&](Dimension which, int max) {
-      apply(SetDimension{which, read_int(v, w, 1, max)}, where, key, step);
-    };
-    using namespace limits;
-    if (key == "mask") return apply(read_mask(v, w), where, key, step);
-    if (key == "temperature") {
-      const double t = read_number(v, w);
-      if (!(t > 0.0)) fail_field(w + ": expected a number greater than 0, found " + v.dump());
-      return apply(SetTemperature{static_cast<float>(t)}, where, key, step);
-    }
-    if (key == "scale") return toggle(Toggle::Scale);
-    if (key == "bias") return toggle(Toggle::Bias);
-    if (key == "W_o") return toggle(Toggle::OutputProjection);
-    if (key == "b_o") return toggle(Toggle::OutputBias);
-    if (key == "alibi") return toggle(Toggle::Alibi);
-    if (key == "sinks") return toggle(Toggle::Sinks);
-    if (key == "rope") {  // false, true (θ 10000, rotate_half) or {"theta": θ, "pairs": …}
-      Rope r;
-      if (v.is_boolean()) {
-        r.on = v.get<bool>();
-      } else if (v.is_object()) {
-        if (auto err = parse_rope_setting(v.dump(), w, r); !err.empty()) fail_field(err);
-      } else {
-        fail_field(w + ": expected true, false or {\"theta\": 10000, \"pairs\": \"half\"}, found " + found(v));
-      }
-      return apply(SetRope{r}, where, key, step);
-    }
-    if (key == "set") {
-      const CellRef cell = read_cell(v, w, s, {"stage", "row", "col", "value"}, &is_input_kind,
-                                     "an input such as \"X\", \"W_q\" or \"mask\" (computed stages are changed "
-                                     "with \"pin\")");
-      const double value = read_number(require_key(v, "value", w, " (the new value of the cell)"), w + ".value");
-      return apply(SetCell{cell.stage, cell.row, cell.col, static_cast<float>(value)}, where, key, step);
-    }
-    if (key == "pin") {
-      const CellRef cell = read_cell(v, w, s, {"stage", "row", "col", "value"}, &is_computed_kind,
-                                     "a computed stage such as \"scores[0]\" (inputs are changed with \"set\")");
-      const json& value = require_key(v, "value", w, " (a number, or null to unpin)");
-      std::optional<float> pinned;
-      if (!value.is_null()) pinned = static_cast<float>(read_number(value, w + ".value"));
-      return apply(SetPin{PinKey{cell.stage, cell.row, cell.col}, pinned}, where, key, step);
-    }
-    if (key == "clear_pins") {
-      if (!v.is_boolean() || !v.get<bool>()) fail_field(w + ": expected true, found " + found(v));
-      return apply(SetPins{}, where, key, step);
-    }
-    if (key == "T") return dimension(Dimension::T, kMaxTokens);
-    if (key == "d_model") return dimension(Dimension::d_model, kMaxModelDim);
-    if (key == "heads") return dimension(Dimension::heads, kMaxHeads);
-    if (key == "kv_heads") return dimension(Dimension::kv_heads, kMaxHeads);
-    if (key == "d_k") return dimension(Dimension::d_k, kMaxHeadDim);
-    if (key == "d_v") return dimension(Dimension::d_v, kMaxHeadDim);
-    if (key == "d_out") return dimension(Dimension::d_out, kMaxModelDim);
-    if (key == "T_k") return dimension(Dimension::T_k, kMaxTokens);
-    if (key == "d_kv") return dimension(Dimension::d_kv, kMaxModelDim);
+    if (key != "focus_head") return apply(io::read_edit_value(key, v, w, current_), where, key, step);
     // focus_head: a view setting, checked once the step's changes are made.
-    step.focus_head = read_int(v, w, 0, kMaxHeads - 1);
+    step.focus_head = io::read_int(v, w, 0, limits::kMaxHeads - 1);
     focus_where_ = w;
-  }
-
-  SetMask read_mask(const json& v, const std::string& w) const {
-    const int T = current_.T();
-    const std::string expected = "expected \"none\", \"causal\", {\"window\": W} or " + std::to_string(T) + " rows of " +
-                                 std::to_string(T) + " zeros and ones (T x T)";
-    if (v.is_string()) {
-      const std::string kind = v.get<std::string>();
-      if (kind == "none") return SetMask{MaskKind::None, std::nullopt};
-      if (kind == "causal") return SetMask{MaskKind::Causal, std::nullopt};
-      fail_field(w + ": " + expected + ", found " + found(v));
-    }
-    if (v.is_object()) {
-      if (v.size() != 1 || !v.contains("window")) fail_field(w + ": " + expected + ", found " + found(v));
-      const json& n = v["window"];
-      if (!n.is_number_integer() || n.get<long long>() < 1 || n.get<long long>() > limits::kMaxTokens)
-        fail_field(w + ".window: expected a whole number from 1 to " + std::to_string(limits::kMaxTokens) + ", found " + found(n));
-      return SetMask{MaskKind::Window, std::nullopt, static_cast<int>(n.get<long long>())};
-    }
-    if (!v.is_array()) fail_field(w + ": " + expected + ", found " + found(v));
-    if (v.size() != static_cast<std::size_t>(T)) fail_field(w + ": " + expected + ", found " + std::to_string(v.size()) + " rows");
-    Matrix m(T, T);
-    for (std::size_t r = 0; r < v.size(); ++r) {
-      const std::string wr = w + "[" + std::to_string(r) + "]";
-      if (!v[r].is_array() || v[r].size() != static_cast<std::size_t>(T))
-        fail_field(wr + ": expected a row of " + std::to_string(T) + " zeros and ones, found " + found(v[r]));
-      for (std::size_t c = 0; c < v[r].size(); ++c) {
-        const json& x = v[r][c];
-        if (!x.is_number() || (x.get<double>() != 0.0 && x.get<double>() != 1.0))
-          fail_field(wr + "[" + std::to_string(c) + "]: expected 0 or 1, found " + found(x));
-        m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = static_cast<float>(x.get<double>());
-      }
-    }
-    return SetMask{MaskKind::Custom, std::move(m)};
   }
 
   void apply(const Edit& edit, const std::string& where, const std::string& key, LessonStep& step) {
