@@ -5,6 +5,7 @@
 // are refused by name.
 
 #include "attention_lab/gradients.h"
+#include "attention_lab/engine.h"
 #include "attention_lab/model_gradient.h"
 #include "attention_lab/transformer_forward.h"
 #include "model_fixture_paths.h"
@@ -119,6 +120,24 @@ TEST(ModelGradient, LayoutsWithoutABackwardPassAreRefusedByName) {
   EXPECT_FALSE(ModelGradient::make(*open_gradient_fixture("llama-gqa"), error));
   EXPECT_NE(error.find("the llama family"), std::string::npos) << error;
   EXPECT_NE(model_gradient_problem(*open_gradient_fixture("qwen3-head-dim-bf16")), "");
+}
+
+// A window closing while the model's part computes: asked before each
+// layer's pass, a "stop" ends the work within one layer.
+TEST(ModelGradient, StopsBetweenLayersWhenAsked) {
+  const GradientFixture f;
+  ASSERT_TRUE(f.grad) << f.error;
+  const auto& [model, ref, ids, error, grad] = f;
+  int asked = 0;
+  const LayerOutputGradient whole = grad->at_layer(ids, 0, nullptr, [&asked] { return ++asked > 0; });
+  // Layer 0 of 2: forward through both, back through both to layer 0's output.
+  EXPECT_EQ(asked, 2 * model->config.layers);
+  EXPECT_EQ(whole.d_output, grad->at_layer(ids, 0, nullptr).d_output);  // asking changes nothing
+  for (int stop_at = 1; stop_at <= asked; ++stop_at) {
+    int calls = 0;
+    EXPECT_THROW((void)grad->at_layer(ids, 0, nullptr, [&] { return ++calls < stop_at; }), Cancelled) << stop_at;
+    EXPECT_EQ(calls, stop_at);
+  }
 }
 
 TEST(ModelGradient, BadArgumentsAreNamed) {

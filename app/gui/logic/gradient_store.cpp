@@ -79,7 +79,7 @@ void GradientStore::start_model_part(const Document& doc) {
   const bool have = gradient_model_ == model_->model.get();
   model_task_.start([revision = doc.revision(), model = model_->model, ids = model_->ids, layer = model_->layer,
                      gradient = have ? gradient_ : nullptr,
-                     output = Matrix(doc.engine().stage(StageId::input(StageKind::Output)))](const auto&) {
+                     output = Matrix(doc.engine().stage(StageId::input(StageKind::Output)))](const auto& progress) {
     ModelPart part;
     part.model = model.get();
     part.layer = layer;
@@ -87,7 +87,8 @@ void GradientStore::start_model_part(const Document& doc) {
     part.revision = revision;
     part.gradient = gradient;
     if (!part.gradient) part.gradient = ModelGradient::make(*model, part.error);
-    if (part.gradient) part.out = part.gradient->at_layer(ids, layer, &output);
+    // Asked between layers: closing the window (the task's cancel) stops it within one.
+    if (part.gradient) part.out = part.gradient->at_layer(ids, layer, &output, [&progress] { return progress(0.0); });
     return part;
   });
 }

@@ -15,6 +15,7 @@
 #include "attention_lab/tiny_gpt.h"
 #include "attention_lab/transformer_model.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,8 +42,11 @@ class ModelGradient {
   // tokens, at most the model's context). `attention_out` (may be null) is
   // that output as shown, edits and all: the later layers run from it, so
   // the gradient is of the model the user sees. Throws std::invalid_argument
-  // naming a bad argument.
-  LayerOutputGradient at_layer(const std::vector<int>& ids, int layer, const Matrix* attention_out) const;
+  // naming a bad argument. `keep_going` (may be empty) is asked before each
+  // layer's pass: false stops the work within one layer and throws Cancelled
+  // (engine.h), so a window that closes need not wait for the whole model.
+  LayerOutputGradient at_layer(const std::vector<int>& ids, int layer, const Matrix* attention_out,
+                               const std::function<bool()>& keep_going = {}) const;
 
  private:
   explicit ModelGradient(TinyGpt gpt) : gpt_(std::move(gpt)) {}

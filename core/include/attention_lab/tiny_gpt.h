@@ -11,6 +11,7 @@
 #include "attention_lab/matrix.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -91,8 +92,11 @@ class TinyGpt {
   // attention's sum), and the loss in `loss`. No parameter's gradient is made
   // and the layers before `layer` keep nothing for a backward pass. With
   // `attention_out` (T × d_model) the layer outputs it instead of its own,
-  // and the layers after it run from it.
-  Matrix attention_output_gradient(const TokenBatch& batch, int layer, const Matrix* attention_out, double& loss) const;
+  // and the layers after it run from it. `keep_going` (may be empty) is
+  // asked before each layer's pass, forward and back; when it says false the
+  // work stops there and throws Cancelled (engine.h).
+  Matrix attention_output_gradient(const TokenBatch& batch, int layer, const Matrix* attention_out, double& loss,
+                                   const std::function<bool()>& keep_going = {}) const;
 
   // Why `batch` does not fit this model (an id outside the vocabulary, a
   // sequence longer than the context), or "".

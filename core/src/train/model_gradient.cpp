@@ -86,7 +86,8 @@ std::unique_ptr<ModelGradient> ModelGradient::make(const TransformerModel& model
   }
 }
 
-LayerOutputGradient ModelGradient::at_layer(const std::vector<int>& ids, int layer, const Matrix* attention_out) const {
+LayerOutputGradient ModelGradient::at_layer(const std::vector<int>& ids, int layer, const Matrix* attention_out,
+                                            const std::function<bool()>& keep_going) const {
   const int T = static_cast<int>(ids.size());
   if (T < 2) throw std::invalid_argument("text: expected at least two tokens (the loss is of each token's next), found " + std::to_string(T));
   TokenBatch batch;
@@ -97,7 +98,7 @@ LayerOutputGradient ModelGradient::at_layer(const std::vector<int>& ids, int lay
   batch.targets.push_back(-1);  // the last token has no next token in the text
   LayerOutputGradient out;
   out.positions = T - 1;
-  out.d_output = gpt_.attention_output_gradient(batch, layer, attention_out, out.loss);
+  out.d_output = gpt_.attention_output_gradient(batch, layer, attention_out, out.loss, keep_going);
   return out;
 }
 

@@ -3,6 +3,7 @@
 // are single products over all of them; attention runs per sequence and head.
 #include "attention_lab/tiny_gpt.h"
 
+#include "attention_lab/engine.h"
 #include "attention_lab/gemm.h"
 #include "base/parallel.h"
 
@@ -294,6 +295,11 @@ struct StreamGradient {
   int layer = 0;
   const Matrix* attention_out = nullptr;
   Matrix d_attention_out;
+  const std::function<bool()>* keep_going = nullptr;  // asked before each layer, both ways; false: throw Cancelled
+
+  void check() const {
+    if (keep_going && *keep_going && !(*keep_going)()) throw Cancelled();
+  }
 };
 
 // The forward pass of sequences [first, first + rows) of `batch`, and with
@@ -315,6 +321,7 @@ void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, c
 
   std::vector<LayerCache> caches(static_cast<std::size_t>(L));
   for (int l = 0; l < L; ++l) {
+    if (stream) stream->check();
     LayerCache& c = caches[static_cast<std::size_t>(l)];
     if (stream && l == stream->layer && stream->attention_out) {
       // The layer's attention output as given (an edited layer): the layers after it run from it.
@@ -416,6 +423,7 @@ void run_part(const TinyGptShape& shape, const std::vector<TinyParam>& params, c
   layer_norm_backward(x, final_norm, P(lnf), dnorm, dx, G_or_scratch(lnf), G_or_scratch(lnf + 1));
 
   for (int l = L - 1; l >= 0; --l) {
+    if (stream) stream->check();
     const LayerCache& c = caches[static_cast<std::size_t>(l)];
     // MLP: x = mid + gelu(ln2(mid)·W_fc + b)·W_proj + b.
     add_param_gradient(c.fc_act, dx, layer_param(l, kFcProjW));
@@ -541,7 +549,7 @@ TinyGptPass TinyGpt::evaluate(const TokenBatch& batch, bool keep_weights) const 
 }
 
 Matrix TinyGpt::attention_output_gradient(const TokenBatch& batch, int layer, const Matrix* attention_out,
-                                           double& loss) const {
+                                           double& loss, const std::function<bool()>& keep_going) const {
   if (const std::string p = check_batch(batch); !p.empty()) throw std::invalid_argument(p);
   if (batch.rows != 1) throw std::invalid_argument("batch: expected one sequence, found " + std::to_string(batch.rows));
   if (layer < 0 || layer >= shape_.layers)
@@ -552,7 +560,7 @@ Matrix TinyGpt::attention_output_gradient(const TokenBatch& batch, int layer, co
                                 std::to_string(attention_out->cols()));
   int counted = 0;
   for (int t : batch.targets) counted += t >= 0;
-  StreamGradient stream{layer, attention_out, Matrix()};
+  StreamGradient stream{layer, attention_out, Matrix(), &keep_going};
   PartResult part;
   run_part(shape_, params_, batch, 0, 1, std::max(counted, 1), true, false, part, &stream);
   loss = counted > 0 ? part.loss_sum / counted : 0.0;
