@@ -17,6 +17,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cstdlib>
 #include <chrono>
@@ -24,6 +25,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string>
 
 namespace {
 
@@ -38,6 +40,34 @@ bool has_display() {
   const char* x11 = std::getenv("DISPLAY");
   const char* wayland = std::getenv("WAYLAND_DISPLAY");
   return (x11 && *x11) || (wayland && *wayland);
+}
+
+// `text` on one line: each line break a space.
+std::string one_line(const std::string& text) {
+  std::string line;
+  for (const char ch : text)
+    if (ch != '\n') line += ch;
+    else if (!line.empty() && line.back() != ' ') line += ' ';
+  return line;
+}
+
+// What the command line asked of the last frame: the export, the screenshot
+// (of the back buffer, fb_w × fb_h). 0, or 1 after saying what failed.
+int make_picture(App& app, const attention_lab::gui::Options& opts, int fb_w, int fb_h) {
+  int status = 0;
+  if (!opts.export_target.empty()) {
+    if (const auto export_error = app.export_now(); !export_error.empty()) {
+      std::fprintf(stderr, "attention-lab: %s\n", export_error.c_str());
+      status = 1;
+    }
+  }
+  if (!opts.screenshot.empty()) {
+    if (const auto shot_error = attention_lab::gfx::save_framebuffer_png(opts.screenshot, fb_w, fb_h); !shot_error.empty()) {
+      std::fprintf(stderr, "attention-lab: %s\n", shot_error.c_str());
+      status = 1;
+    }
+  }
+  return status;
 }
 
 }  // namespace
@@ -157,27 +187,11 @@ int main(int argc, char** argv) {
         // A picture asked for on the command line is not made of an error:
         // a model or file that did not open, a --select outside its stage.
         if (fixed_frames && last_frame && !app.state().error_popup.empty()) {
-          std::string message;  // on one line
-          for (const char ch : app.state().error_popup)
-            if (ch != '\n') message += ch;
-            else if (!message.empty() && message.back() != ' ') message += ' ';
-          std::fprintf(stderr, "attention-lab: %s\n", message.c_str());
+          std::fprintf(stderr, "attention-lab: %s\n", one_line(app.state().error_popup).c_str());
           status = 2;
           break;
         }
-        if (exporting && last_frame) {
-          if (const auto export_error = app.export_now(); !export_error.empty()) {
-            std::fprintf(stderr, "attention-lab: %s\n", export_error.c_str());
-            status = 1;
-          }
-        }
-        if (screenshot && last_frame) {
-          const auto shot_error = attention_lab::gfx::save_framebuffer_png(opts.screenshot, fb_w, fb_h);
-          if (!shot_error.empty()) {
-            std::fprintf(stderr, "attention-lab: %s\n", shot_error.c_str());
-            status = 1;
-          }
-        }
+        if ((exporting || screenshot) && last_frame) status = std::max(status, make_picture(app, opts, fb_w, fb_h));
         if ((fixed_frames || measuring) && last_frame && !opts.check_slides) break;  // (the check quits when done)
         if (const std::string t = app.state().window_title(); t != last_title) {
           surface->set_title(t);

@@ -31,8 +31,6 @@ OVER_FUNCTIONS = {
     ("app/gui/panels/interp_panel.cpp", "draw_patching"): 175,
     ("app/cli/model_bench.cpp", "run_model_bench"): 163,
     ("app/gui/app.cpp", "App::handle_shortcuts"): 159,
-    ("core/src/doc/edit.cpp", "resize"): 154,
-    ("app/gui/main.cpp", "main"): 151,
 }
 
 NOT_A_FUNCTION = re.compile(r"(namespace|struct|class|enum|union|extern|//|#|template)\b")

@@ -89,10 +89,11 @@ void regrow_in_place(SharedMatrix& m, int rows, int cols, int old_block, int new
   m = regrow_seeded(m, rows, cols, old_block, new_block, s.seed, kind, fan_in);
 }
 
-std::string resize(Scenario& s, Dimension which, int value) {
+// The dimensions `s` would have with `which` = `value`, in `n`; or why it cannot.
+std::string resized_dims(const Scenario& s, Dimension which, int value, Dims& n) {
   using namespace limits;
   const Dims d = s.dims();
-  Dims n = d;
+  n = d;
   auto bad = [&](int max) -> std::string {
     if (value >= 1 && value <= max) return {};
     std::string msg = std::string(to_string(which)) + ": expected 1 to " + std::to_string(max) + ", found " +
@@ -174,7 +175,11 @@ std::string resize(Scenario& s, Dimension which, int value) {
   if (which == Dimension::d_model && s.use_w_o && d.d_out == d.d_model) n.d_out = n.d_model;
   // Within the limits but more than this computer has: refuse before allocating.
   if (auto problem = memory_problem(n); !problem.empty()) return std::string(to_string(which)) + ": " + problem;
+  return {};
+}
 
+// Every input of `s` regrown from dimensions `d` to `n`, keeping what still fits.
+void regrow_inputs(Scenario& s, const Dims& d, const Dims& n) {
   regrow_in_place(s.X, n.T, n.d_model, 0, 0, s, StageKind::X, 1);
   if (s.cross()) regrow_in_place(s.X_kv, n.T_k, n.d_kv, 0, 0, s, StageKind::X_kv, 1);
   regrow_in_place(s.W_q, n.d_model, n.heads * n.d_k, d.d_k, n.d_k, s, StageKind::W_q, n.d_model);
@@ -222,9 +227,11 @@ std::string resize(Scenario& s, Dimension which, int value) {
   if (!s.features.empty()) s.features.resize(static_cast<std::size_t>(n.d_model));
   s.heads = n.heads;
   s.kv_heads = n.kv_heads == n.heads ? 0 : n.kv_heads;
+}
 
-  // Pins on Q, K and V move with their head block, as the weights' columns do;
-  // pins outside the new shapes no longer address anything.
+// Pins on Q, K and V move with their head block, as the weights' columns do;
+// pins outside the new shapes (from `d`) no longer address anything.
+void keep_fitting_pins(Scenario& s, const Dims& d) {
   const Dims now = s.dims();
   std::map<PinKey, float> kept;
   for (const auto& [key, v] : s.pins) {
@@ -241,6 +248,14 @@ std::string resize(Scenario& s, Dimension which, int value) {
     if (!head_gone && k.row < stage_rows(k.stage.kind, now) && k.col < stage_cols(k.stage.kind, now)) kept[k] = v;
   }
   s.pins = std::move(kept);
+}
+
+std::string resize(Scenario& s, Dimension which, int value) {
+  const Dims d = s.dims();
+  Dims n;
+  if (auto err = resized_dims(s, which, value, n); !err.empty()) return err;
+  regrow_inputs(s, d, n);
+  keep_fitting_pins(s, d);
   return {};
 }
 
