@@ -50,13 +50,11 @@ void write_head_scores(std::ostream& s, const HeadScores& scores, const ModelCon
 // Every head's previous-token, duplicate-token and induction scores.
 int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--prompts", "--repeat", "--seed", "-o"}, {"--json", "--csv"}, a);
-      !e.empty())
-    return fail(err, "detect-heads: " + e + " (see --help)");
-  if (!a.positional.empty()) return fail(err, "detect-heads: unexpected argument '" + a.positional[0] + "' (see --help)");
-  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "detect-heads: --json and --csv: expected one of them");
+  if (int status = read_model_options("detect-heads", args, {"--model", "--text", "--ids", "--prompts", "--repeat", "--seed", "-o"},
+                                      {"--json", "--csv"}, a, err);
+      status != kExitOk)
+    return status;
   const auto model = a.values.find("--model");
-  if (model == a.values.end()) return fail(err, "detect-heads: expected --model MODEL (see --help)");
   const bool repeat = a.values.count("--repeat") != 0;
   if (repeat + a.values.count("--text") + a.values.count("--ids") + a.values.count("--prompts") != 1)
     return fail(err, "detect-heads: expected one of --text TEXT, --ids I,J,…, --prompts FILE or --repeat N");
@@ -145,10 +143,10 @@ int cmd_detect_heads(const std::vector<std::string>& args, std::ostream& out, st
 // What the model would predict after each layer (the logit lens).
 int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--row", "--k", "--track", "--track-id", "-o"}, {"--json", "--csv"}, a);
-      !e.empty())
-    return fail(err, "logit-lens: " + e + " (see --help)");
-  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "logit-lens: --json and --csv: expected one of them");
+  if (int status = read_model_options("logit-lens", args, {"--model", "--text", "--ids", "--row", "--k", "--track", "--track-id", "-o"},
+                                      {"--json", "--csv"}, a, err);
+      status != kExitOk)
+    return status;
   Opened o;
   Encoded input;
   if (int status = prepare("logit-lens", a, o, input, err); status != kExitOk) return status;
@@ -208,9 +206,9 @@ int cmd_logit_lens(const std::vector<std::string>& args, std::ostream& out, std:
 // The last row's predictions with some parts of the model ablated.
 int cmd_ablate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--ablate", "--k", "-o"}, {"--json", "--csv"}, a); !e.empty())
-    return fail(err, "ablate: " + e + " (see --help)");
-  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "ablate: --json and --csv: expected one of them");
+  if (int status = read_model_options("ablate", args, {"--model", "--text", "--ids", "--ablate", "--k", "-o"}, {"--json", "--csv"}, a, err);
+      status != kExitOk)
+    return status;
   Opened o;
   Encoded input;
   if (int status = prepare("ablate", a, o, input, err); status != kExitOk) return status;
@@ -285,16 +283,12 @@ int cmd_ablate(const std::vector<std::string>& args, std::ostream& out, std::ost
 // Each head's, attention bias's and MLP's direct share of one token's logit.
 int cmd_attribute(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args,
-                     {"--model", "--text", "--ids", "--prompts", "--row", "--token", "--token-id", "--minus", "--minus-id", "-o"},
-                     {"--json", "--csv"}, a);
-      !e.empty())
-    return fail(err, "attribute: " + e + " (see --help)");
-  if (!a.positional.empty()) return fail(err, "attribute: unexpected argument '" + a.positional[0] + "' (see --help)");
-  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "attribute: --json and --csv: expected one of them");
-  const auto model = a.values.find("--model");
-  if (model == a.values.end()) return fail(err, "attribute: expected --model MODEL (see --help)");
-  const Opened o = open_model(model->second);
+  if (int status = read_model_options(
+          "attribute", args, {"--model", "--text", "--ids", "--prompts", "--row", "--token", "--token-id", "--minus", "--minus-id", "-o"},
+          {"--json", "--csv"}, a, err);
+      status != kExitOk)
+    return status;
+  const Opened o = open_model(a.values.at("--model"));
   if (!o.error.empty()) return fail(err, o.error);
   std::vector<Prompt> prompts;
   if (int status = inputs_option("attribute", a, o, PromptLayout::Single, prompts, err); status != kExitOk) return status;
@@ -400,12 +394,10 @@ int cmd_attribute(const std::vector<std::string>& args, std::ostream& out, std::
 // Named activations (TransformerLens hook names, globs) as safetensors or .npy.
 int cmd_cache(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args, {"--model", "--text", "--ids", "--prompts", "--hooks", "--npy", "-o"}, {"--list"}, a); !e.empty())
-    return fail(err, "cache: " + e + " (see --help)");
-  if (!a.positional.empty()) return fail(err, "cache: unexpected argument '" + a.positional[0] + "' (see --help)");
-  const auto model = a.values.find("--model");
-  if (model == a.values.end()) return fail(err, "cache: expected --model MODEL (see --help)");
-  const Opened o = open_model(model->second);
+  if (int status = read_model_options("cache", args, {"--model", "--text", "--ids", "--prompts", "--hooks", "--npy", "-o"}, {"--list"}, a, err);
+      status != kExitOk)
+    return status;
+  const Opened o = open_model(a.values.at("--model"));
   if (!o.error.empty()) return fail(err, o.error);
   const ModelConfig& c = o.model->config;
   if (a.flags.count("--list")) {  // every hook name this model has
@@ -453,7 +445,7 @@ int cmd_cache(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (const NamedTensor& t : tensors) bytes += t.values.size() * sizeof(float);
   if (const auto file = a.values.find("-o"); file != a.values.end()) {
     const std::string blob = safetensors_bytes(
-        tensors, {{"format", "pt"}, {"model", model->second}, {"ids", a.values.count("--prompts") ? "[" + ids_text + "]" : ids_text}});
+        tensors, {{"format", "pt"}, {"model", a.values.at("--model")}, {"ids", a.values.count("--prompts") ? "[" + ids_text + "]" : ids_text}});
     if (std::string e = write_file_atomically(file->second, blob); !e.empty()) {
       err << "attention-lab-cli: cache: " << e << '\n';
       return kExitFailure;

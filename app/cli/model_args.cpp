@@ -115,6 +115,15 @@ int emit_text(const std::string& text, const ModelArgs& a, std::ostream& out, st
   return kExitOk;
 }
 
+int read_model_options(const std::string& cmd, const std::vector<std::string>& args, const std::vector<std::string>& valued,
+                       const std::vector<std::string>& flags, ModelArgs& a, std::ostream& err) {
+  if (auto e = parse(args, valued, flags, a); !e.empty()) return fail(err, cmd + ": " + e + " (see --help)");
+  if (!a.positional.empty()) return fail(err, cmd + ": unexpected argument '" + a.positional[0] + "' (see --help)");
+  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, cmd + ": --json and --csv: expected one of them");
+  if (!a.values.count("--model")) return fail(err, cmd + ": expected --model MODEL (see --help)");
+  return kExitOk;
+}
+
 int prepare(const std::string& cmd, const ModelArgs& a, Opened& o, Encoded& ids, std::ostream& err) {
   if (!a.positional.empty()) return fail(err, cmd + ": unexpected argument '" + a.positional[0] + "' (see --help)");
   const auto model = a.values.find("--model");

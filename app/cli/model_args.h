@@ -28,6 +28,13 @@ int fail(std::ostream& err, const std::string& msg);
 std::string parse(const std::vector<std::string>& args, const std::vector<std::string>& valued,
                   const std::vector<std::string>& flags, ModelArgs& out);
 
+// A model command's options, as parse reads them, refused under the
+// command's name when one is unknown, an argument is not an option, both
+// --json and --csv are given, or --model is missing. kExitOk, or a status
+// after saying why not.
+int read_model_options(const std::string& cmd, const std::vector<std::string>& args, const std::vector<std::string>& valued,
+                       const std::vector<std::string>& flags, ModelArgs& a, std::ostream& err);
+
 // A number in its shortest round-trip form ("10000", "1e-05"); a float as a
 // float ("0.22", not 0.2199999988…).
 std::string shortest(double v);

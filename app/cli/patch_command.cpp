@@ -279,17 +279,13 @@ void write_patch_table(std::ostream& s, const Tokenizer& t, const PatchRequest& 
 
 int cmd_patch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ModelArgs a;
-  if (auto e = parse(args,
-                     {"--model", "--clean", "--clean-ids", "--corrupted", "--corrupted-ids", "--answer", "--answer-id",
-                      "--wrong", "--wrong-id", "--metric", "--kind", "--prompts", "-o"},
-                     {"--json", "--csv"}, a);
-      !e.empty())
-    return fail(err, "patch: " + e + " (see --help)");
-  if (!a.positional.empty()) return fail(err, "patch: unexpected argument '" + a.positional[0] + "' (see --help)");
-  if (a.flags.count("--json") && a.flags.count("--csv")) return fail(err, "patch: --json and --csv: expected one of them");
-  const auto model = a.values.find("--model");
-  if (model == a.values.end()) return fail(err, "patch: expected --model MODEL (see --help)");
-  const Opened o = open_model(model->second);
+  if (int status = read_model_options("patch", args,
+                                      {"--model", "--clean", "--clean-ids", "--corrupted", "--corrupted-ids", "--answer",
+                                       "--answer-id", "--wrong", "--wrong-id", "--metric", "--kind", "--prompts", "-o"},
+                                      {"--json", "--csv"}, a, err);
+      status != kExitOk)
+    return status;
+  const Opened o = open_model(a.values.at("--model"));
   if (!o.error.empty()) return fail(err, o.error);
   PatchRequest r;
   if (int status = read_patch_request(a, o, r, err); status != kExitOk) return status;
