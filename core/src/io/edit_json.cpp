@@ -8,6 +8,7 @@
 #include "io/json_fields.h"
 #include "io/json_stage_fields.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -54,6 +55,9 @@ constexpr std::array kLabelLists = {
 
 // [SECTION] Numbers and matrices
 
+// The longest side of any input an edit may set (T, T_k, d_model, h·d_k …).
+constexpr int kMaxMatrixSide = std::max({limits::kMaxTokens, limits::kMaxModelDim, limits::kMaxProjectionWidth});
+
 // A float as JSON in its shortest round-trip form: the double nearest to that
 // decimal, which the JSON writer prints as the same few digits.
 json number(float v) {
@@ -76,10 +80,12 @@ json matrix_json(const Matrix& m) {
 // Rows of finite float32 numbers, all the same length (an empty list: a 0 x 0 matrix).
 Matrix read_matrix(const json& j, const std::string& where) {
   if (!j.is_array()) io::fail_field(where + ": expected a list of rows of numbers, found " + io::found(j));
-  if (j.size() > static_cast<std::size_t>(limits::kMaxTokens + limits::kMaxModelDim))
-    io::fail_field(where + ": expected at most " + std::to_string(limits::kMaxTokens + limits::kMaxModelDim) + " rows, found " +
-                   std::to_string(j.size()));
+  const auto side = static_cast<std::size_t>(kMaxMatrixSide);
+  if (j.size() > side)
+    io::fail_field(where + ": expected at most " + std::to_string(side) + " rows (size limit), found " + std::to_string(j.size()));
   const std::size_t cols = j.empty() ? 0 : (j[0].is_array() ? j[0].size() : 0);
+  if (cols > side)
+    io::fail_field(where + "[0]: expected at most " + std::to_string(side) + " numbers (size limit), found " + std::to_string(cols));
   Matrix m(static_cast<Eigen::Index>(j.size()), static_cast<Eigen::Index>(cols));
   for (std::size_t r = 0; r < j.size(); ++r) {
     const std::string wr = where + "[" + std::to_string(r) + "]";
@@ -371,7 +377,7 @@ Edit read_edit_value(const std::string& key, const json& v, const std::string& w
       if (of == l.name) out.which = l.which, known = true;
     if (!known) fail_field(w + ".of: expected \"tokens\", \"features\" or \"tokens_kv\", found " + found(v["of"]));
     const json& list = require_key(v, "labels", w, hint);
-    if (!list.is_array() || list.size() > static_cast<std::size_t>(limits::kMaxTokens + limits::kMaxModelDim))
+    if (!list.is_array() || list.size() > static_cast<std::size_t>(std::max(limits::kMaxTokens, limits::kMaxModelDim)))
       fail_field(w + ".labels: expected a list of labels, found " + found(list));
     for (std::size_t i = 0; i < list.size(); ++i) out.labels.push_back(read_label(list[i], w + ".labels[" + std::to_string(i) + "]", static_cast<std::size_t>(limits::kMaxTokenLabelLength)));
     return out;
