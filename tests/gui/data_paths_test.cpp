@@ -52,8 +52,6 @@ class DataPaths : public ::testing::Test {
   fs::path root_;
 };
 
-}  // namespace
-
 TEST_F(DataPaths, AnInstallTreeIsFoundNextToItsExecutable) {
   const fs::path prefix = make_install("opt/attention", true);
   const auto in = inputs(prefix / "bin" / "attention-lab", make_source_tree());
@@ -138,3 +136,5 @@ TEST(DataPathsOfThisProcess, TheTestBinaryInTheBuildTreeFindsTheRealLessons) {
   EXPECT_TRUE(fs::is_regular_file(lessons_dir() / "order.txt")) << lessons_dir();
   for (int size : {16, 22, 24, 32, 48, 64, 128, 256}) EXPECT_FALSE(icon_path(size).empty()) << size;
 }
+
+}  // namespace

@@ -7,6 +7,7 @@
 #include "logic/number_format.h"
 #include "logic/signed_bars.h"
 #include "logic/text_fit.h"
+#include "widgets/rgb_colour.h"
 
 #include <imgui.h>
 
@@ -28,11 +29,6 @@ float widest_bar_label(std::initializer_list<const RowVector*> rows) {
   for (const RowVector* v : rows)
     for (Eigen::Index i = 0; i < v->size(); ++i) widest = std::max(widest, ImGui::CalcTextSize(bar_label((*v)[i]).c_str()).x);
   return widest;
-}
-
-ImU32 to_u32(Rgb c) {
-  return IM_COL32(static_cast<int>(c.r * 255.0f + 0.5f), static_cast<int>(c.g * 255.0f + 0.5f),
-                  static_cast<int>(c.b * 255.0f + 0.5f), 255);
 }
 
 // A masked key (−∞): no bar, since no height can stand for it, but a short

@@ -98,6 +98,7 @@ class EglSurface final : public Surface {
   void framebuffer_size(int& width, int& height) const override { width = width_, height = height_; }
   void end_frame(bool) override {}
   void set_title(const std::string&) override {}
+  double refresh_hz() const override { return 0.0; }  // no display: pictures are not paced
 
  private:
   EGLDisplay display_ = EGL_NO_DISPLAY;

@@ -111,6 +111,13 @@ class GlfwSurface final : public Surface {
 
   void set_title(const std::string& title) override { glfwSetWindowTitle(window_, title.c_str()); }
 
+  double refresh_hz() const override {
+    GLFWmonitor* monitor = glfwGetWindowMonitor(window_);  // full screen: its own monitor
+    if (monitor == nullptr) monitor = glfwGetPrimaryMonitor();
+    const GLFWvidmode* mode = monitor != nullptr ? glfwGetVideoMode(monitor) : nullptr;
+    return mode != nullptr ? mode->refreshRate : 0.0;
+  }
+
  private:
   GLFWwindow* window_;
 };

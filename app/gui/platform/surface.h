@@ -33,6 +33,8 @@ class Surface {
   // read, not swapped away).
   virtual void end_frame(bool present) = 0;
   virtual void set_title(const std::string& title) = 0;
+  // The display's refresh rate in Hz, or 0 when there is none or it is unknown.
+  virtual double refresh_hz() const = 0;
 };
 
 // The desktop window (hidden for --export). Empty with `error` set when there

@@ -9,6 +9,7 @@
 #include "logic/matrix_csv.h"
 #include "logic/pooling.h"
 #include "panels/panels.h"
+#include "widgets/rgb_colour.h"
 #include "logic/text_fit.h"
 #include "attention_lab/seeded_fill.h"
 
@@ -23,8 +24,6 @@
 namespace attention_lab::gui {
 
 namespace {
-
-ImU32 to_u32(Rgb c, float alpha = 1.0f) { return ImGui::ColorConvertFloat4ToU32(ImVec4(c.r, c.g, c.b, alpha)); }
 
 // Dark text on light cells, light text on dark ones.
 ImU32 text_colour_on(Rgb bg) {
