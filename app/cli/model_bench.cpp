@@ -547,6 +547,87 @@ more runs). Progress goes to stderr.
 )";
 }
 
+namespace model_bench_parts {
+
+// The full forward on the product backend in use, then on every other one, in this run.
+void measure_forwards(const TransformerModel& model, const std::vector<int>& ids, const Options& o, Progress& progress,
+                      Results& r) {
+  progress.begin("full forward of " + std::to_string(o.T) + " tokens");
+  auto t0 = Clock::now();
+  g_sink = run_model(model, ids, 1).logits(0, 0);
+  r.forward_first_ms = ms_since(t0);
+  const auto time_forward = [&] {
+    return bench::repeat(
+        [&] {
+          const auto start = Clock::now();
+          const ModelForward f = run_model(model, ids, 1);
+          const double ms = ms_since(start);
+          g_sink = f.logits(0, 0);
+          return ms;
+        },
+        0, o.runs, kMaxForwardRuns, kMinTotalMs);
+  };
+  r.forward = time_forward();
+  progress.end(median(r.forward), r.forward.size());
+  const GemmBackend used = gemm_backend();
+  for (const GemmBackend other : available_gemm_backends()) {
+    if (other == used) continue;
+    progress.begin(std::string("full forward on ") + to_string(other) + "'s products");
+    set_gemm_backend(other);
+    g_sink = run_model(model, ids, 1).logits(0, 0);  // warm-up (OpenBLAS starts its threads)
+    r.forward_on[other] = time_forward();
+    set_gemm_backend(used);
+    progress.end(median(r.forward_on[other]), r.forward_on[other].size());
+  }
+}
+
+// The focused layer as the app opens it (a session, a document), each kind
+// of edit followed by a prediction, and a pin in the last layer.
+void measure_session(const std::shared_ptr<const TransformerModel>& model, const std::shared_ptr<const Tokenizer>& tokenizer,
+                     const std::vector<int>& ids, const Setup& su, std::mt19937_64& rng, Progress& progress, Results& r) {
+  const int runs = su.o.runs;
+  std::string error;
+  progress.begin("start the session, layer " + std::to_string(su.layer));
+  const auto t0 = Clock::now();
+  std::unique_ptr<ModelSession> session = ModelSession::start(model, tokenizer, ids, su.layer, nullptr, error);
+  r.session_ms = ms_since(t0);
+  if (!session) throw std::runtime_error(error);
+  progress.end(r.session_ms);
+
+  // The focused layer as the app opens it: a document, the unedited output.
+  auto open_layer = [&](double& ms) {
+    const auto start = Clock::now();
+    LayerScenario layer = session->scenario();
+    if (!layer.error.empty()) throw std::runtime_error(layer.error);
+    auto doc = std::make_unique<Document>(std::move(layer.scenario));
+    session->set_unedited_attention(Matrix(doc->stage(StageId::input(StageKind::Output))));
+    ms = ms_since(start);
+    return doc;
+  };
+  progress.begin("layer " + std::to_string(su.layer) + " as a document");
+  std::unique_ptr<Document> doc = open_layer(r.document_ms);
+  progress.end(r.document_ms);
+
+  for (const EditInfo& e : kEdits) {
+    progress.begin("layer " + std::to_string(su.layer) + ": " + e.label + ", then predict");
+    r.edits.push_back(time_edits(e.kind, *doc, *session, runs, rng));
+    progress.end(median(r.edits.back().total), r.edits.back().total.size());
+  }
+  r.session_mib = session_bytes(*session) / kMiB;
+  r.document_mib = document_bytes(*doc) / kMiB;
+  doc.reset();
+
+  progress.begin("layer " + std::to_string(su.last_layer) + ": pin an attention weight, then predict");
+  session->set_layer(su.last_layer);
+  double last_open_ms = 0.0;
+  doc = open_layer(last_open_ms);
+  r.pin_last = time_edits(EditKind::WeightsPin, *doc, *session, runs, rng);
+  progress.end(median(r.pin_last.total), r.pin_last.total.size());
+  r.peak_rss_mib = peak_rss_mib();
+}
+
+}  // namespace model_bench_parts
+
 int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   using namespace model_bench_parts;
   Options o;
@@ -619,78 +700,9 @@ int run_model_bench(const std::vector<std::string>& args, std::ostream& out, std
     // What the weights take in memory: the mapped files (F16 and BF16 stay
     // in their type) and any block the loader made.
     r.weights_mib = static_cast<double>(model->weight_bytes + model->owned_bytes) / kMiB;
-
-    progress.begin("full forward of " + std::to_string(o.T) + " tokens");
-    t0 = Clock::now();
-    g_sink = run_model(*model, ids, 1).logits(0, 0);
-    r.forward_first_ms = ms_since(t0);
-    const auto time_forward = [&] {
-      return bench::repeat(
-          [&] {
-            const auto start = Clock::now();
-            const ModelForward f = run_model(*model, ids, 1);
-            const double ms = ms_since(start);
-            g_sink = f.logits(0, 0);
-            return ms;
-          },
-          0, o.runs, kMaxForwardRuns, kMinTotalMs);
-    };
-    r.forward = time_forward();
-    progress.end(median(r.forward), r.forward.size());
-
-    // The same forward on every other matrix-product backend, in this run.
-    const GemmBackend used = gemm_backend();
-    for (const GemmBackend other : available_gemm_backends()) {
-      if (other == used) continue;
-      progress.begin(std::string("full forward on ") + to_string(other) + "'s products");
-      set_gemm_backend(other);
-      g_sink = run_model(*model, ids, 1).logits(0, 0);  // warm-up (OpenBLAS starts its threads)
-      r.forward_on[other] = time_forward();
-      set_gemm_backend(used);
-      progress.end(median(r.forward_on[other]), r.forward_on[other].size());
-    }
-
-    progress.begin("start the session, layer " + std::to_string(su.layer));
-    t0 = Clock::now();
-    std::unique_ptr<ModelSession> session = ModelSession::start(model, tokenizer, ids, su.layer, nullptr, error);
-    r.session_ms = ms_since(t0);
-    if (!session) throw std::runtime_error(error);
-    progress.end(r.session_ms);
-
-    // The focused layer as the app opens it: a document, the unedited output.
-    auto open_layer = [&](double& ms) {
-      const auto start = Clock::now();
-      LayerScenario layer = session->scenario();
-      if (!layer.error.empty()) throw std::runtime_error(layer.error);
-      auto doc = std::make_unique<Document>(std::move(layer.scenario));
-      session->set_unedited_attention(Matrix(doc->stage(StageId::input(StageKind::Output))));
-      ms = ms_since(start);
-      return doc;
-    };
-    progress.begin("layer " + std::to_string(su.layer) + " as a document");
-    std::unique_ptr<Document> doc = open_layer(r.document_ms);
-    progress.end(r.document_ms);
-
-    for (const EditInfo& e : kEdits) {
-      progress.begin("layer " + std::to_string(su.layer) + ": " + e.label + ", then predict");
-      r.edits.push_back(time_edits(e.kind, *doc, *session, o.runs, rng));
-      progress.end(median(r.edits.back().total), r.edits.back().total.size());
-    }
-    r.session_mib = session_bytes(*session) / kMiB;
-    r.document_mib = document_bytes(*doc) / kMiB;
-    doc.reset();
-
-    progress.begin("layer " + std::to_string(su.last_layer) + ": pin an attention weight, then predict");
-    session->set_layer(su.last_layer);
-    double last_open_ms = 0.0;
-    doc = open_layer(last_open_ms);
-    r.pin_last = time_edits(EditKind::WeightsPin, *doc, *session, o.runs, rng);
-    progress.end(median(r.pin_last.total), r.pin_last.total.size());
-    r.peak_rss_mib = peak_rss_mib();
-
+    measure_forwards(*model, ids, o, progress, r);
+    measure_session(model, tokenizer, ids, su, rng, progress, r);
     // Last: its float32 weights are not the model's memory.
-    doc.reset();
-    session.reset();
     progress.begin("the forward's weight products alone");
     const std::vector<ProductShape> shapes = forward_products(*model, o.T);
     r.products_gflop = products_gflop(shapes);

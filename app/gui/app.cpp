@@ -226,14 +226,156 @@ bool editing_text() {
 }
 }  // namespace
 
+namespace {
+
+bool is_page_key(int key) { return key == GLFW_KEY_PAGE_DOWN || key == GLFW_KEY_PAGE_UP; }
+bool is_font_key(int key) {
+  return key == GLFW_KEY_EQUAL || key == GLFW_KEY_KP_ADD || key == GLFW_KEY_MINUS || key == GLFW_KEY_KP_SUBTRACT;
+}
+float font_step_of(int key) { return key == GLFW_KEY_EQUAL || key == GLFW_KEY_KP_ADD ? Settings::kFontStep : 1.0f / Settings::kFontStep; }
+
+}  // namespace
+
+void App::key_while_editing_text(int key, bool ctrl, bool shift) {
+  // Keys belong to the text field being edited, except the font size and,
+  // in the quiz's answer box, a clicker's PageDown/PageUp: a lecturer
+  // typing the room's answer can still move on. (In any other field, a
+  // word being renamed, turning the page would swap the scenario under
+  // the edit the field applies when it loses the keyboard.)
+  const bool page = is_page_key(key);
+  if (ctrl && is_font_key(key)) change_font_scale(font_step_of(key));
+  const bool no_popup = !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId);
+  if (page && state_.quiz.answer_focused && state_.lesson.lesson && no_popup)
+    key == GLFW_KEY_PAGE_DOWN ? state_.lesson_next() : state_.lesson_back();
+  // A clicker that sends arrows or Space, while the room's answer is still
+  // empty: the page turns (once typing has begun, they edit the answer).
+  const bool clicker_key = key == GLFW_KEY_RIGHT || key == GLFW_KEY_LEFT || (key == GLFW_KEY_SPACE && !shift);
+  if (clicker_key && state_.quiz.answer_focused && state_.quiz.answer[0] == 0 && state_.lesson.lesson && no_popup)
+    key == GLFW_KEY_LEFT ? state_.lesson_back() : state_.lesson_next();
+  // The value box: a page turn leaves it unapplied and turns the page.
+  if (page && state_.typing.open && state_.lesson.lesson) {
+    state_.typing.close_requested = true;
+    key == GLFW_KEY_PAGE_DOWN ? state_.lesson_next() : state_.lesson_back();
+  }
+}
+
+void App::key_while_a_dialog_asks(int key, bool ctrl) {
+  // A dialog waits for an answer (recover unsaved work, save before
+  // quitting, a problem): the document and the view stay as they are
+  // behind it. Only the text size may change. The recovery question after
+  // a crash in a lecture takes a clicker's keys too.
+  if (!state_.recovery.offered.empty() && std::string_view(ImGui::GetTopMostPopupModal()->Name) == kRecoveryDialogTitle) {
+    if (is_page_key(key) || key == GLFW_KEY_RIGHT || key == GLFW_KEY_LEFT || key == GLFW_KEY_ENTER ||
+        key == GLFW_KEY_KP_ENTER || key == GLFW_KEY_ESCAPE)
+      state_.recovery.key_answer =
+          key == GLFW_KEY_PAGE_DOWN || key == GLFW_KEY_RIGHT || key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER ? 1 : -1;
+  }
+  if (ctrl && is_font_key(key)) change_font_scale(font_step_of(key));
+}
+
+void App::ctrl_shortcut(int key, bool shift) {
+  switch (key) {
+    case GLFW_KEY_Z: shift ? state_.redo() : state_.undo(); break;
+    case GLFW_KEY_Y: state_.redo(); break;
+    case GLFW_KEY_S: shift ? action_save_as_dialog(state_) : action_save(state_); break;
+    case GLFW_KEY_O: state_.unless_unsaved_work("open", shift ? action_open_model_dialog : action_open_dialog); break;
+    case GLFW_KEY_Q: request_close(); break;
+    case GLFW_KEY_T: state_.take_snapshot(); break;
+    case GLFW_KEY_G: state_.cycle_gradient_view(); break;
+    case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: change_font_scale(Settings::kFontStep); break;
+    case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: change_font_scale(1.0f / Settings::kFontStep); break;
+    default: break;
+  }
+}
+
+bool App::lesson_key(int key, bool shift) {
+  if (key == GLFW_KEY_Q && state_.quiz.asking()) {
+    state_.quiz.focus_answer = true;  // type the answer now
+    return true;
+  }
+  if (key == GLFW_KEY_H && state_.quiz.asking() && state_.quiz.round->hint_offered()) {
+    state_.quiz.hint = true;
+    return true;
+  }
+  if (!state_.lesson.lesson) return false;
+  if (key == GLFW_KEY_C) {
+    if (shift) {
+      state_.lesson.carry_what_ifs = !state_.lesson.carry_what_ifs;
+      state_.set_status(state_.lesson.carry_what_ifs
+                            ? "What-ifs are carried into the next steps (Shift+C: each step starts from the lesson's numbers)"
+                            : "Each step starts from the lesson's numbers (Shift+C: carry what-ifs into the next steps)");
+    } else if (!state_.lesson.set_aside.edits.empty() && !state_.lesson.carried) {
+      state_.carry_what_if();
+    }
+    return true;
+  }
+  if (key == GLFW_KEY_N) {
+    // The slide gets the text's room, or the text comes back (also when the slide folded it).
+    if (state_.lesson_text_folded()) {
+      state_.lesson.text_folded = false;
+      state_.lesson.text_kept_open = true;
+    } else {
+      state_.lesson.text_folded = true;
+    }
+    return true;
+  }
+  // Presentation clickers send PageDown/PageUp; arrows work as well, and
+  // Space / Shift+Space and Backspace as in slide software (the
+  // step-through Space would play is hidden behind the lesson's slide).
+  const bool space = key == GLFW_KEY_SPACE;
+  if (key == GLFW_KEY_PAGE_DOWN || key == GLFW_KEY_RIGHT || (space && !shift)) {
+    state_.lesson_next();
+    return true;
+  }
+  if (key == GLFW_KEY_PAGE_UP || key == GLFW_KEY_LEFT || key == GLFW_KEY_BACKSPACE || (space && shift)) {
+    state_.lesson_back();
+    return true;
+  }
+  return false;
+}
+
+void App::view_key(int key) {
+  const int last = static_cast<int>(steps().size()) - 1;
+  switch (key) {
+    // (a clicker's PageDown/PageUp step as the arrows do: a lecturer
+    // presents the step-through without a lesson too)
+    case GLFW_KEY_RIGHT: case GLFW_KEY_PAGE_DOWN: step_to(state_, state_.step >= last ? -1 : state_.step + 1); break;
+    case GLFW_KEY_LEFT: case GLFW_KEY_PAGE_UP: step_to(state_, state_.step < 0 ? last : state_.step - 1); break;
+    case GLFW_KEY_SPACE:
+      state_.playing = !state_.playing;
+      if (state_.playing && (state_.step < 0 || state_.step == last)) step_to(state_, 0);
+      break;
+    case GLFW_KEY_ESCAPE: state_.selected.reset(), state_.model.block.selected.reset(); break;
+    case GLFW_KEY_P:  // a lesson step: its slide or the whole pipeline
+      if (state_.lesson.lesson) {
+        state_.lesson.whole_pipeline = !state_.lesson.whole_pipeline;
+        state_.scroll_to_step = state_.lesson.whole_pipeline;
+        state_.set_status(state_.lesson.whole_pipeline ? "Whole pipeline (P: back to the slide)" : "Slide of this step (P: the whole pipeline)");
+      }
+      break;
+    case GLFW_KEY_L:
+      state_.pointer_spotlight = !state_.pointer_spotlight;
+      state_.set_status(state_.pointer_spotlight ? "Pointer ring on (presenter mode)" : "Pointer ring off");
+      break;
+    case GLFW_KEY_ENTER: case GLFW_KEY_KP_ENTER:
+      if (state_.selected && state_.selected->stage.kind != StageKind::Mask && state_.selected->stage.role == Role::Value) {
+        state_.typing.cell = *state_.selected;
+        state_.typing.open_requested = true;
+      }
+      break;
+    default: break;
+  }
+}
+
+// Each key, by who owns it first: a blank screen, a text field, the value
+// box, a dialog, Ctrl shortcuts, popups, the lesson, then the view.
 void App::handle_shortcuts() {
   const std::vector<KeyPress> presses = std::move(key_presses_);
   key_presses_.clear();
-  const int last = static_cast<int>(steps().size()) - 1;
   for (const KeyPress& k : presses) {
     const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
     const bool shift = (k.mods & GLFW_MOD_SHIFT) != 0;
-    const bool page = k.key == GLFW_KEY_PAGE_DOWN || k.key == GLFW_KEY_PAGE_UP;
+    const bool page = is_page_key(k.key);
     const bool blank_key = !ctrl && (k.key == GLFW_KEY_B || k.key == GLFW_KEY_PERIOD || k.key == GLFW_KEY_KP_DECIMAL);
     if (state_.blank) {
       // A blank screen waits for its own key again, or for the clicker's
@@ -244,144 +386,24 @@ void App::handle_shortcuts() {
     }
     if (k.key == GLFW_KEY_F1) state_.show_help = !state_.show_help;
     if (k.key == GLFW_KEY_F5) toggle_presenter();
-    const bool font_key = ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD || k.key == GLFW_KEY_MINUS ||
-                                   k.key == GLFW_KEY_KP_SUBTRACT);
     if (editing_text()) {
-      // Keys belong to the text field being edited, except the font size and,
-      // in the quiz's answer box, a clicker's PageDown/PageUp: a lecturer
-      // typing the room's answer can still move on. (In any other field, a
-      // word being renamed, turning the page would swap the scenario under
-      // the edit the field applies when it loses the keyboard.)
-      if (font_key) change_font_scale(k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD ? Settings::kFontStep : 1.0f / Settings::kFontStep);
-      if (page && state_.quiz.answer_focused && state_.lesson.lesson &&
-          !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
-        k.key == GLFW_KEY_PAGE_DOWN ? state_.lesson_next() : state_.lesson_back();
-      // A clicker that sends arrows or Space, while the room's answer is still
-      // empty: the page turns (once typing has begun, they edit the answer).
-      const bool clicker_key = k.key == GLFW_KEY_RIGHT || k.key == GLFW_KEY_LEFT || (k.key == GLFW_KEY_SPACE && !shift);
-      if (clicker_key && state_.quiz.answer_focused && state_.quiz.answer[0] == 0 && state_.lesson.lesson &&
-          !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
-        k.key == GLFW_KEY_LEFT ? state_.lesson_back() : state_.lesson_next();
-      // The value box: a page turn leaves it unapplied and turns the page.
-      if (page && state_.typing.open && state_.lesson.lesson) {
-        state_.typing.close_requested = true;
-        k.key == GLFW_KEY_PAGE_DOWN ? state_.lesson_next() : state_.lesson_back();
-      }
-      continue;
-    }
-    if (state_.typing.open) {
+      key_while_editing_text(k.key, ctrl, shift);
+    } else if (state_.typing.open) {
       // The value box is open without the keyboard (it was not given it, or
       // lost it): Esc, Enter and a clicker's page keys still answer it.
       if (k.key == GLFW_KEY_ESCAPE || page) state_.typing.close_requested = true;
       if (k.key == GLFW_KEY_ENTER || k.key == GLFW_KEY_KP_ENTER) state_.typing.apply_requested = true;
       if (page && state_.lesson.lesson) k.key == GLFW_KEY_PAGE_DOWN ? state_.lesson_next() : state_.lesson_back();
-      continue;
-    }
-    if (ImGui::GetTopMostPopupModal()) {
-      // A dialog waits for an answer (recover unsaved work, save before
-      // quitting, a problem): the document and the view stay as they are
-      // behind it. Only the text size may change. The recovery question after
-      // a crash in a lecture takes a clicker's keys too.
-      if (!state_.recovery.offered.empty() && std::string_view(ImGui::GetTopMostPopupModal()->Name) == kRecoveryDialogTitle) {
-        if (page || k.key == GLFW_KEY_RIGHT || k.key == GLFW_KEY_LEFT || k.key == GLFW_KEY_ENTER ||
-            k.key == GLFW_KEY_KP_ENTER || k.key == GLFW_KEY_ESCAPE)
-          state_.recovery.key_answer =
-              k.key == GLFW_KEY_PAGE_DOWN || k.key == GLFW_KEY_RIGHT || k.key == GLFW_KEY_ENTER || k.key == GLFW_KEY_KP_ENTER ? 1 : -1;
-      }
-      if (font_key) change_font_scale(k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD ? Settings::kFontStep : 1.0f / Settings::kFontStep);
-      continue;
-    }
-    if (ctrl) {
-      switch (k.key) {
-        case GLFW_KEY_Z: shift ? state_.redo() : state_.undo(); break;
-        case GLFW_KEY_Y: state_.redo(); break;
-        case GLFW_KEY_S: shift ? action_save_as_dialog(state_) : action_save(state_); break;
-        case GLFW_KEY_O: state_.unless_unsaved_work("open", shift ? action_open_model_dialog : action_open_dialog); break;
-        case GLFW_KEY_Q: request_close(); break;
-        case GLFW_KEY_T: state_.take_snapshot(); break;
-        case GLFW_KEY_G: state_.cycle_gradient_view(); break;
-        case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: change_font_scale(Settings::kFontStep); break;
-        case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: change_font_scale(1.0f / Settings::kFontStep); break;
-        default: break;
-      }
-      continue;
-    }
-    if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) continue;  // popups own arrows, Enter, Esc
-    if (blank_key) {
+    } else if (ImGui::GetTopMostPopupModal()) {
+      key_while_a_dialog_asks(k.key, ctrl);
+    } else if (ctrl) {
+      ctrl_shortcut(k.key, shift);
+    } else if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) {
+      // popups own arrows, Enter, Esc
+    } else if (blank_key) {
       state_.blank = true;
-      continue;
-    }
-    if (k.key == GLFW_KEY_Q && state_.quiz.asking()) {
-      state_.quiz.focus_answer = true;  // type the answer now
-      continue;
-    }
-    if (k.key == GLFW_KEY_H && state_.quiz.asking() && state_.quiz.round->hint_offered()) {
-      state_.quiz.hint = true;
-      continue;
-    }
-    if (state_.lesson.lesson && k.key == GLFW_KEY_C) {
-      if (shift) {
-        state_.lesson.carry_what_ifs = !state_.lesson.carry_what_ifs;
-        state_.set_status(state_.lesson.carry_what_ifs
-                              ? "What-ifs are carried into the next steps (Shift+C: each step starts from the lesson's numbers)"
-                              : "Each step starts from the lesson's numbers (Shift+C: carry what-ifs into the next steps)");
-      } else if (!state_.lesson.set_aside.edits.empty() && !state_.lesson.carried) {
-        state_.carry_what_if();
-      }
-      continue;
-    }
-    if (state_.lesson.lesson && k.key == GLFW_KEY_N) {
-      // The slide gets the text's room, or the text comes back (also when the slide folded it).
-      if (state_.lesson_text_folded()) {
-        state_.lesson.text_folded = false;
-        state_.lesson.text_kept_open = true;
-      } else {
-        state_.lesson.text_folded = true;
-      }
-      continue;
-    }
-    if (state_.lesson.lesson) {
-      // Presentation clickers send PageDown/PageUp; arrows work as well, and
-      // Space / Shift+Space and Backspace as in slide software (the
-      // step-through Space would play is hidden behind the lesson's slide).
-      const bool space = k.key == GLFW_KEY_SPACE;
-      if (k.key == GLFW_KEY_PAGE_DOWN || k.key == GLFW_KEY_RIGHT || (space && !shift)) {
-        state_.lesson_next();
-        continue;
-      }
-      if (k.key == GLFW_KEY_PAGE_UP || k.key == GLFW_KEY_LEFT || k.key == GLFW_KEY_BACKSPACE || (space && shift)) {
-        state_.lesson_back();
-        continue;
-      }
-    }
-    switch (k.key) {
-      // (a clicker's PageDown/PageUp step as the arrows do: a lecturer
-      // presents the step-through without a lesson too)
-      case GLFW_KEY_RIGHT: case GLFW_KEY_PAGE_DOWN: step_to(state_, state_.step >= last ? -1 : state_.step + 1); break;
-      case GLFW_KEY_LEFT: case GLFW_KEY_PAGE_UP: step_to(state_, state_.step < 0 ? last : state_.step - 1); break;
-      case GLFW_KEY_SPACE:
-        state_.playing = !state_.playing;
-        if (state_.playing && (state_.step < 0 || state_.step == last)) step_to(state_, 0);
-        break;
-      case GLFW_KEY_ESCAPE: state_.selected.reset(), state_.model.block.selected.reset(); break;
-      case GLFW_KEY_P:  // a lesson step: its slide or the whole pipeline
-        if (state_.lesson.lesson) {
-          state_.lesson.whole_pipeline = !state_.lesson.whole_pipeline;
-          state_.scroll_to_step = state_.lesson.whole_pipeline;
-          state_.set_status(state_.lesson.whole_pipeline ? "Whole pipeline (P: back to the slide)" : "Slide of this step (P: the whole pipeline)");
-        }
-        break;
-      case GLFW_KEY_L:
-        state_.pointer_spotlight = !state_.pointer_spotlight;
-        state_.set_status(state_.pointer_spotlight ? "Pointer ring on (presenter mode)" : "Pointer ring off");
-        break;
-      case GLFW_KEY_ENTER: case GLFW_KEY_KP_ENTER:
-        if (state_.selected && state_.selected->stage.kind != StageKind::Mask && state_.selected->stage.role == Role::Value) {
-          state_.typing.cell = *state_.selected;
-          state_.typing.open_requested = true;
-        }
-        break;
-      default: break;
+    } else if (!lesson_key(k.key, shift)) {
+      view_key(k.key);
     }
   }
 }
@@ -474,6 +496,63 @@ void App::start_frame() {
   state_.sync_model_loss();
 }
 
+namespace {
+
+// The centre's tabs: the pipeline, the close-up views and, with a model open, its own.
+void draw_centre_tabs(AppState& state) {
+  if (!ImGui::BeginTabBar("centre views")) return;
+  const auto tab = [&](const char* label, CentreView view) {
+    // --view (or a lesson) picks the tab once; afterwards the user's clicks decide.
+    const ImGuiTabItemFlags flags = state.select_centre_tab && state.centre == view ? ImGuiTabItemFlags_SetSelected : 0;
+    const bool open = ImGui::BeginTabItem(label, nullptr, flags);
+    state.note_item(std::string("tab ") + label);
+    if (open) {
+      // A requested tab takes a frame or two to become the open one; until
+      // then the previously open tab must not overwrite the request.
+      if (!state.select_centre_tab) state.centre = view;
+      else if (state.centre == view) state.select_centre_tab = false;
+      ImGui::EndTabItem();
+    }
+  };
+  tab("Pipeline", CentreView::Pipeline);
+  tab("Head view", CentreView::HeadView);
+  tab("Softmax up close", CentreView::SoftmaxUpClose);
+  tab("Why √d_k", CentreView::SqrtDkExperiment);
+  tab("Train", CentreView::Train);
+  if (state.model.open()) {
+    tab("Model", CentreView::Model);
+    tab("Block", CentreView::Block);
+    tab("Interpret", CentreView::Interpret);
+  }
+  ImGui::EndTabBar();
+}
+
+// A modal message with an OK button, shown while `text` is not empty; OK,
+// Enter or Esc clear it. (Not the Enter that made it: that key is still down
+// in the frame the popup appears.)
+void message_popup(const char* title, std::string& text, float wrap, const char* note = nullptr) {
+  if (!text.empty() && !ImGui::IsPopupOpen(title)) ImGui::OpenPopup(title);
+  if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+  ImGui::PushTextWrapPos(wrap);
+  ImGui::TextUnformatted(text.c_str());
+  if (note) ImGui::TextDisabled("%s", note);
+  ImGui::PopTextWrapPos();
+  if (ImGui::Button("OK") ||
+      (!ImGui::IsWindowAppearing() && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
+                                       ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)))) {
+    text.clear();
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::EndPopup();
+}
+
+void draw_message_popups(AppState& state) {
+  message_popup("Problem", state.error_popup, 520.0f);
+  message_popup("Imported weights", state.import_report, 640.0f, "Edit ▸ Undo (Ctrl+Z) takes the import back.");
+}
+
+}  // namespace
+
 void App::frame() {
   start_frame();
   autosave_frame(state_);
@@ -535,33 +614,7 @@ void App::frame() {
   // The centre: the pipeline, or one of the close-up views, chosen by tabs.
   const float centre_w = ImGui::GetContentRegionAvail().x - (inspector_w > 0.0f ? inspector_w + 8 : 0.0f);
   ImGui::BeginChild("centre", ImVec2(centre_w, body_h), false);
-  if (ImGui::BeginTabBar("centre views")) {
-    const auto tab = [&](const char* label, CentreView view) {
-      // --view (or a lesson) picks the tab once; afterwards the user's clicks decide.
-      const ImGuiTabItemFlags flags =
-          state_.select_centre_tab && state_.centre == view ? ImGuiTabItemFlags_SetSelected : 0;
-      const bool open = ImGui::BeginTabItem(label, nullptr, flags);
-      state_.note_item(std::string("tab ") + label);
-      if (open) {
-        // A requested tab takes a frame or two to become the open one; until
-        // then the previously open tab must not overwrite the request.
-        if (!state_.select_centre_tab) state_.centre = view;
-        else if (state_.centre == view) state_.select_centre_tab = false;
-        ImGui::EndTabItem();
-      }
-    };
-    tab("Pipeline", CentreView::Pipeline);
-    tab("Head view", CentreView::HeadView);
-    tab("Softmax up close", CentreView::SoftmaxUpClose);
-    tab("Why √d_k", CentreView::SqrtDkExperiment);
-    tab("Train", CentreView::Train);
-    if (state_.model.open()) {
-      tab("Model", CentreView::Model);
-      tab("Block", CentreView::Block);
-      tab("Interpret", CentreView::Interpret);
-    }
-    ImGui::EndTabBar();
-  }
+  draw_centre_tabs(state_);
   // A child window per view: each keeps its own scroll position, and wrapped
   // text in one view does not wrap at the width of the wide pipeline (a
   // window's content width is last frame's, so it would stay that wide).
@@ -621,34 +674,7 @@ void App::frame() {
   draw_rename_popup(state_);
   draw_recovery_dialog(state_);
 
-  if (!state_.error_popup.empty()) ImGui::OpenPopup("Problem");
-  if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::PushTextWrapPos(520.0f);
-    ImGui::TextUnformatted(state_.error_popup.c_str());
-    ImGui::PopTextWrapPos();
-    // (not the Enter that made the error: it is still down in the frame the popup appears)
-    if (ImGui::Button("OK") ||
-        (!ImGui::IsWindowAppearing() && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
-                                         ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)))) {
-      state_.error_popup.clear();
-      ImGui::CloseCurrentPopup();
-    }
-    ImGui::EndPopup();
-  }
-  if (!state_.import_report.empty() && !ImGui::IsPopupOpen("Imported weights")) ImGui::OpenPopup("Imported weights");
-  if (ImGui::BeginPopupModal("Imported weights", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::PushTextWrapPos(640.0f);
-    ImGui::TextUnformatted(state_.import_report.c_str());
-    ImGui::TextDisabled("Edit ▸ Undo (Ctrl+Z) takes the import back.");
-    ImGui::PopTextWrapPos();
-    if (ImGui::Button("OK") ||
-        (!ImGui::IsWindowAppearing() && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
-                                         ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)))) {
-      state_.import_report.clear();
-      ImGui::CloseCurrentPopup();
-    }
-    ImGui::EndPopup();
-  }
+  draw_message_popups(state_);
   draw_unsaved_question(state_);
   ImGui::End();
   // A notch no heatmap took (or one it took: the same notch counts once) keeps the wheel gesture going.

@@ -43,6 +43,12 @@ class App {
  private:
   void start_frame();  // frame()'s bookkeeping before anything is drawn
   void handle_shortcuts();
+  // The parts of handle_shortcuts, by who owns the key.
+  void key_while_editing_text(int key, bool ctrl, bool shift);
+  void key_while_a_dialog_asks(int key, bool ctrl);
+  void ctrl_shortcut(int key, bool shift);
+  bool lesson_key(int key, bool shift);  // true: the lesson took it
+  void view_key(int key);
   void update_provenance();
   void write_probe() const;
 

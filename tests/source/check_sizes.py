@@ -20,17 +20,6 @@ OVER_FILES = {
 
 # (path, function name): the most lines it may have until it is split
 OVER_FUNCTIONS = {
-    ("app/gui/widgets/heatmap_widget.cpp", "draw_heatmap"): 563,
-    ("app/gui/panels/slide_panel.cpp", "draw_slide"): 347,
-    ("app/gui/logic/derivation.cpp", "derive_in_our_letters"): 347,
-    ("core/src/io/scenario_io.cpp", "parse_object"): 229,
-    ("app/gui/app.cpp", "App::frame"): 182,
-    ("app/gui/panels/pipeline_panel.cpp", "draw_pipeline_panel"): 183,
-    ("app/gui/panels/controls_panel.cpp", "draw_controls_panel"): 187,
-    ("app/gui/panels/head_view_panel.cpp", "draw_head_view_panel"): 182,
-    ("app/gui/panels/interp_panel.cpp", "draw_patching"): 175,
-    ("app/cli/model_bench.cpp", "run_model_bench"): 163,
-    ("app/gui/app.cpp", "App::handle_shortcuts"): 159,
 }
 
 NOT_A_FUNCTION = re.compile(r"(namespace|struct|class|enum|union|extern|//|#|template)\b")
@@ -84,8 +73,9 @@ def main(root):
         print("too long:", problem)
     if problems:
         return 1
-    print(f"sizes: every file within {MAX_FILE_LINES} lines and every function within {MAX_FUNCTION_LINES}, "
-          f"but the {len(OVER_FILES)} files and {len(OVER_FUNCTIONS)} functions listed to be split")
+    listed = len(OVER_FILES) + len(OVER_FUNCTIONS)
+    print(f"sizes: every file within {MAX_FILE_LINES} lines and every function within {MAX_FUNCTION_LINES}"
+          + (f", but the {len(OVER_FILES)} files and {len(OVER_FUNCTIONS)} functions listed to be split" if listed else ""))
     return 0
 
 

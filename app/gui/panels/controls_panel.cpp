@@ -160,13 +160,9 @@ void draw_qk_norm_controls(AppState& state, const Scenario& s) {
   ImGui::Unindent();
 }
 
-}  // namespace
-
-void draw_controls_panel(AppState& state) {
+// The model's predictions (model mode), the title and the presets.
+void draw_scenario_section(AppState& state) {
   const Scenario& s = state.doc->scenario();
-  const Dims d = s.dims();
-  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
-
   if (state.model.open()) {
     draw_model_predictions_section(state);
     ImGui::Separator();
@@ -186,8 +182,12 @@ void draw_controls_panel(AppState& state) {
     }
     ImGui::EndCombo();
   }
+}
 
-  ImGui::Separator();
+// T, d_model, heads, K/V heads, d_k, d_v (and d_out, T_k, d_kv where they exist).
+void draw_sizes_section(AppState& state) {
+  const Scenario& s = state.doc->scenario();
+  const Dims d = s.dims();
   ImGui::TextDisabled("Sizes");
   // A model's layer has the model's sizes: a changed one would cut the layer
   // off from the rest of the network (no predictions until undone), and a
@@ -213,11 +213,12 @@ void draw_controls_panel(AppState& state) {
                     "Cross-attention: width of X_kv's rows, and rows of W_k and W_v");
   }
   ImGui::EndDisabled();
+}
 
-  ImGui::Separator();
-  draw_words_section(state);
-
-  ImGui::Separator();
+// The mask, the scale, sinks, ALiBi, q/k norm, soft-cap, RoPE, temperature, biases, W_o and the weights' colours.
+void draw_attention_section(AppState& state) {
+  const Scenario& s = state.doc->scenario();
+  const Dims d = s.dims();
   ImGui::TextDisabled("Attention");
   // In the order of MaskKind.
   const char* kinds[] = {"none", "causal", "window", "custom"};
@@ -287,8 +288,12 @@ void draw_controls_panel(AppState& state) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("How attention weights map to colours:\nlinear: 0 to 1\nlog: orders of magnitude (for many tokens)\n"
                       "per row: each row divided by its largest weight\nRight-click a weights heatmap to set it alone.");
+}
 
-  ImGui::Separator();
+// A thumbnail of every head's weights (grouped by K/V head): a click focuses the head.
+void draw_heads_section(AppState& state) {
+  const Scenario& s = state.doc->scenario();
+  const Dims d = s.dims();
   ImGui::TextDisabled("Heads (click one to focus it)");
   // As many thumbnails per row as fit the panel.
   const float thumb = 56.0f;
@@ -319,9 +324,10 @@ void draw_controls_panel(AppState& state) {
     opt.title_override = label.c_str();
     if (apply_heatmap_edits(state, draw_heatmap(state, StageId::of_head(StageKind::Weights, h), opt)).clicked) state.focused_head = h;
   }
+}
 
-  ImGui::PopItemWidth();
-  ImGui::Separator();
+// Take a snapshot, restore it, show the differences, and of what it is.
+void draw_compare_section(AppState& state) {
   ImGui::TextDisabled("Compare");
   if (ImGui::Button("Take snapshot")) state.take_snapshot();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ctrl+T: remember every stage now; each stage then shows what changed since");
@@ -342,6 +348,24 @@ void draw_controls_panel(AppState& state) {
                    c.snapshot->scenario->T(), state.doc->scenario().T());
     ImGui::PopTextWrapPos();
   }
+}
+
+}  // namespace
+
+void draw_controls_panel(AppState& state) {
+  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
+  draw_scenario_section(state);
+  ImGui::Separator();
+  draw_sizes_section(state);
+  ImGui::Separator();
+  draw_words_section(state);
+  ImGui::Separator();
+  draw_attention_section(state);
+  ImGui::Separator();
+  draw_heads_section(state);
+  ImGui::PopItemWidth();
+  ImGui::Separator();
+  draw_compare_section(state);
   ImGui::Separator();
   if (ImGui::Button("Undo") && state.doc->can_undo()) state.undo();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ctrl+Z: %s", state.doc->can_undo() ? state.doc->undo_label().c_str() : "nothing to undo");

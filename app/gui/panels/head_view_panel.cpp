@@ -52,16 +52,15 @@ int head_legend(AppState& state, int heads) {
 
 }  // namespace
 
-void draw_head_view_panel(AppState& state) {
-  const Document& doc = *state.doc;
-  const Scenario& s = doc.scenario();
-  // queries on the left, keys on the right (with cross-attention: X_kv's rows, T_k of them)
-  const int T_q = s.T(), T_k = s.dims().T_k, T = std::max(T_q, T_k);
-  HeadViewState& hv = state.head_view;
+namespace {
 
+// The "all heads" switch and the head whose lines are drawn: chosen here as
+// well as in the heads grid (presenter mode hides that panel).
+void draw_head_choice(AppState& state) {
+  const Scenario& s = state.doc->scenario();
+  HeadViewState& hv = state.head_view;
   ImGui::Checkbox("all heads", &hv.all_heads);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Draw every head at once, one colour each");
-  // Which head: chosen here as well as in the heads grid (presenter mode hides that panel).
   if (hv.all_heads) {
     ImGui::SameLine();
     ImGui::TextDisabled(s.heads == 1 ? "%d head" : "%d heads", s.heads);
@@ -78,6 +77,46 @@ void draw_head_view_panel(AppState& state) {
     ImGui::SameLine();
     ImGui::TextDisabled("the only head");
   }
+}
+
+// Hovering a token prints its weights at the far end of its lines (every
+// token in the window, even those under 1 % that have no line): with
+// several heads drawn (`windows`: their weight rows), the mean over them.
+void draw_hovered_weights(const Scenario& s, const HeadViewLayout& layout, const std::vector<Matrix>& windows, int hover_query,
+                          int hover_key) {
+  const int T_q = s.T(), T_k = s.dims().T_k;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float line_h = ImGui::GetTextLineHeight();
+  const ImU32 bg = ImGui::GetColorU32(ImGuiCol_WindowBg, 0.85f), fg = ImGui::GetColorU32(ImGuiCol_Text);
+  for (int t = layout.first_token; t < layout.first_token + layout.token_count; ++t) {
+    if (hover_query >= 0 ? t >= T_k : t >= T_q) continue;  // no key (query) at this place
+    double sum = 0.0;
+    for (const Matrix& w : windows)
+      sum += static_cast<double>(hover_query >= 0 ? w(hover_query - layout.first_token, t)
+                                                  : w(t - layout.first_token, hover_key));
+    const std::string text = format_number(static_cast<float>(sum / static_cast<double>(windows.size())), 2);
+    const float tw = ImGui::CalcTextSize(text.c_str()).x;
+    const float x = hover_query >= 0 ? layout.right_x - tw - 6 : layout.left_x + 6;
+    const float y = layout.y_of(t) - line_h * 0.5f;
+    dl->AddRectFilled(ImVec2(x - 3, y - 1), ImVec2(x + tw + 3, y + line_h + 1), bg, 3.0f);
+    dl->AddText(ImVec2(x, y), fg, text.c_str());
+  }
+  if (windows.size() > 1)
+    ImGui::SetTooltip("'%s': mean weight over the %d heads drawn; hover a head in the legend for one head's",
+                      (hover_query >= 0 ? s.token_label(hover_query) : s.key_label(hover_key)).c_str(),
+                      static_cast<int>(windows.size()));
+}
+
+}  // namespace
+
+void draw_head_view_panel(AppState& state) {
+  const Document& doc = *state.doc;
+  const Scenario& s = doc.scenario();
+  // queries on the left, keys on the right (with cross-attention: X_kv's rows, T_k of them)
+  const int T_q = s.T(), T_k = s.dims().T_k, T = std::max(T_q, T_k);
+  HeadViewState& hv = state.head_view;
+
+  draw_head_choice(state);
   push_wrap_at_visible_edge();
   ImGui::TextDisabled("Left: the token asking (query). Right: the tokens it looks at (keys). Thicker = more weight. "
                       "Hover a token to see only its lines and their weights; click a line to select that weight.");
@@ -192,30 +231,7 @@ void draw_head_view_panel(AppState& state) {
     if (t < T_k) dl->AddText(ImVec2(layout.right_x + 6, y), t == hover_key ? lit : text, s.key_label(t).c_str());
   }
 
-  // Hovering a token prints its weights at the far end of its lines (every
-  // token in the window, even those under 1 % that have no line): with
-  // several heads drawn, the mean over them.
-  if ((hover_query >= 0 || hover_key >= 0) && !windows.empty()) {
-    const float line_h = ImGui::GetTextLineHeight();
-    const ImU32 bg = ImGui::GetColorU32(ImGuiCol_WindowBg, 0.85f), fg = ImGui::GetColorU32(ImGuiCol_Text);
-    for (int t = layout.first_token; t < layout.first_token + layout.token_count; ++t) {
-      if (hover_query >= 0 ? t >= T_k : t >= T_q) continue;  // no key (query) at this place
-      double sum = 0.0;
-      for (const Matrix& w : windows)
-        sum += static_cast<double>(hover_query >= 0 ? w(hover_query - layout.first_token, t)
-                                                    : w(t - layout.first_token, hover_key));
-      const std::string text = format_number(static_cast<float>(sum / static_cast<double>(windows.size())), 2);
-      const float tw = ImGui::CalcTextSize(text.c_str()).x;
-      const float x = hover_query >= 0 ? layout.right_x - tw - 6 : layout.left_x + 6;
-      const float y = layout.y_of(t) - line_h * 0.5f;
-      dl->AddRectFilled(ImVec2(x - 3, y - 1), ImVec2(x + tw + 3, y + line_h + 1), bg, 3.0f);
-      dl->AddText(ImVec2(x, y), fg, text.c_str());
-    }
-    if (windows.size() > 1)
-      ImGui::SetTooltip("'%s': mean weight over the %d heads drawn; hover a head in the legend for one head's",
-                        (hover_query >= 0 ? s.token_label(hover_query) : s.key_label(hover_key)).c_str(),
-                        static_cast<int>(windows.size()));
-  }
+  if ((hover_query >= 0 || hover_key >= 0) && !windows.empty()) draw_hovered_weights(s, layout, windows, hover_query, hover_key);
 
   // Click a line: select that weight everywhere (pipeline, inspector).
   const ImVec2 size(std::max(layout.right_x - origin.x + label_w, 1.0f),

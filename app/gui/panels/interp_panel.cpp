@@ -157,6 +157,73 @@ void take_compare(AppState& state) {
   state.select_centre_tab = true;
 }
 
+// A patching run's result, of the text it was run on: what was measured and
+// the grid of normalised metrics (positions × layers, or layers × heads).
+void draw_patching_result(AppState& state, const ModelSession& s) {
+  InterpState& in = state.interp;
+  const Tokenizer& t = s.tokenizer();
+  const PatchOutcome& r = *in.patch;
+  const PatchSweep& w = r.sweep;
+  const std::string answer_label = t.label(r.metric.answer), wrong_label = t.label(r.metric.wrong);
+  const std::string metric_text = r.metric.kind == PatchMetric::LogitDiff
+                                      ? "logit['" + answer_label + "'] − logit['" + wrong_label + "']"
+                                      : "p('" + answer_label + "')";
+  ImGui::Spacing();
+  push_wrap_at_visible_edge();
+  ImGui::Text("%s: %s. %s clean %.4f, corrupted %.4f. %d runs in %.2f s%s", to_string(w.kind), kind_meaning(w.kind),
+              metric_text.c_str(), w.clean, w.corrupted, static_cast<int>(w.metric.size()), r.seconds,
+              r.complete ? "" : " (cancelled: the cells not run are grey)");
+  ImGui::PopTextWrapPos();
+  const Eigen::MatrixXd n = w.normalised();
+  const std::vector<std::string> labels = s.token_labels();
+  ScoreGrid grid;
+  grid.id = "patch";
+  grid.colours = ScoreGrid::Colours::Diverging;
+  grid.range = 1.0;
+  if (by_position(w.kind)) {  // positions down (their tokens whole), layers across
+    grid.values = n.transpose();
+    for (int p = 0; p < w.positions; ++p) {
+      const int a = s.ids()[static_cast<std::size_t>(p)], b = r.corrupted[static_cast<std::size_t>(p)];
+      grid.row_labels.push_back(labels[static_cast<std::size_t>(p)] + (a != b ? " / " + t.label(b) : ""));
+    }
+    for (int l = 0; l < w.layers; ++l) grid.col_labels.push_back("L" + std::to_string(l));
+  } else {
+    const bool both = w.kind == PatchKind::HeadOutByPosition;
+    if (both) {
+      ImGui::SetNextItemWidth(260.0f * gfx::em());
+      in.shown_position = std::clamp(in.shown_position, 0, w.positions - 1);
+      char format[160];
+      std::snprintf(format, sizeof format, "position %%d '%s'", labels[static_cast<std::size_t>(in.shown_position)].c_str());
+      ImGui::SliderInt("##patch position", &in.shown_position, 0, w.positions - 1, format, ImGuiSliderFlags_AlwaysClamp);
+      state.note_item("interp position");
+    }
+    grid.values = both ? Eigen::MatrixXd(n.middleCols(static_cast<Eigen::Index>(in.shown_position) * w.heads, w.heads)) : n;
+    for (int l = 0; l < w.layers; ++l) grid.row_labels.push_back("L" + std::to_string(l));
+    for (int h = 0; h < w.heads; ++h) grid.col_labels.push_back(std::to_string(h));
+  }
+  const bool kv = w.kind == PatchKind::HeadK || w.kind == PatchKind::HeadV;
+  grid.tooltip = [&](int row, int col) {
+    const bool pos = by_position(w.kind);
+    const int l = pos ? col : row;
+    const int i = pos ? row : w.kind == PatchKind::HeadOutByPosition ? in.shown_position * w.heads + col : col;
+    char text[512];
+    if (pos)
+      std::snprintf(text, sizeof text, "layer %d, position %d '%s'\npatched: %s = %.4f\nnormalised %.4f (0 corrupted, 1 clean)",
+                    l, row, labels[static_cast<std::size_t>(row)].c_str(), metric_text.c_str(), w.metric(l, i), n(l, i));
+    else
+      std::snprintf(text, sizeof text, "layer %d, %s %d%s\npatched: %s = %.4f\nnormalised %.4f (0 corrupted, 1 clean)%s", l,
+                    kv ? "K/V head" : "head", col,
+                    w.kind == PatchKind::HeadOutByPosition ? (", position " + std::to_string(in.shown_position)).c_str() : "",
+                    metric_text.c_str(), w.metric(l, i), n(l, i), kv ? "" : "\nclick: focus this head");
+    return std::string(text);
+  };
+  if (!by_position(w.kind) && !kv) grid.context_menu = [&state](int l, int h) { draw_ablation_menu(state, l, h); };
+  GridCell hovered;
+  const GridCell hit = draw_score_grid(state, grid, &hovered);
+  if (hovered.valid()) in.hovered = "patch " + std::to_string(hovered.row) + " " + std::to_string(hovered.col);
+  if (hit.valid() && !by_position(w.kind) && !kv && !state.busy()) focus_head(state, hit.row, hit.col);
+}
+
 void draw_patching(AppState& state) {
   InterpState& in = state.interp;
   const std::shared_ptr<ModelSession>& session = state.model.session;
@@ -268,69 +335,7 @@ void draw_patching(AppState& state) {
     text_colored(gfx::Accent::Error, "%s", in.patch_error.c_str());
     ImGui::PopTextWrapPos();
   }
-  if (!in.patch || !same_model_and_text(*in.patch->session, s)) return;
-
-  // The result, of the text it was run on.
-  const PatchOutcome& r = *in.patch;
-  const PatchSweep& w = r.sweep;
-  const std::string answer_label = t.label(r.metric.answer), wrong_label = t.label(r.metric.wrong);
-  const std::string metric_text = r.metric.kind == PatchMetric::LogitDiff
-                                      ? "logit['" + answer_label + "'] − logit['" + wrong_label + "']"
-                                      : "p('" + answer_label + "')";
-  ImGui::Spacing();
-  push_wrap_at_visible_edge();
-  ImGui::Text("%s: %s. %s clean %.4f, corrupted %.4f. %d runs in %.2f s%s", to_string(w.kind), kind_meaning(w.kind),
-              metric_text.c_str(), w.clean, w.corrupted, static_cast<int>(w.metric.size()), r.seconds,
-              r.complete ? "" : " (cancelled: the cells not run are grey)");
-  ImGui::PopTextWrapPos();
-  const Eigen::MatrixXd n = w.normalised();
-  const std::vector<std::string> labels = s.token_labels();
-  ScoreGrid grid;
-  grid.id = "patch";
-  grid.colours = ScoreGrid::Colours::Diverging;
-  grid.range = 1.0;
-  if (by_position(w.kind)) {  // positions down (their tokens whole), layers across
-    grid.values = n.transpose();
-    for (int p = 0; p < w.positions; ++p) {
-      const int a = s.ids()[static_cast<std::size_t>(p)], b = r.corrupted[static_cast<std::size_t>(p)];
-      grid.row_labels.push_back(labels[static_cast<std::size_t>(p)] + (a != b ? " / " + t.label(b) : ""));
-    }
-    for (int l = 0; l < w.layers; ++l) grid.col_labels.push_back("L" + std::to_string(l));
-  } else {
-    const bool both = w.kind == PatchKind::HeadOutByPosition;
-    if (both) {
-      ImGui::SetNextItemWidth(260.0f * gfx::em());
-      in.shown_position = std::clamp(in.shown_position, 0, w.positions - 1);
-      char format[160];
-      std::snprintf(format, sizeof format, "position %%d '%s'", labels[static_cast<std::size_t>(in.shown_position)].c_str());
-      ImGui::SliderInt("##patch position", &in.shown_position, 0, w.positions - 1, format, ImGuiSliderFlags_AlwaysClamp);
-      state.note_item("interp position");
-    }
-    grid.values = both ? Eigen::MatrixXd(n.middleCols(static_cast<Eigen::Index>(in.shown_position) * w.heads, w.heads)) : n;
-    for (int l = 0; l < w.layers; ++l) grid.row_labels.push_back("L" + std::to_string(l));
-    for (int h = 0; h < w.heads; ++h) grid.col_labels.push_back(std::to_string(h));
-  }
-  const bool kv = w.kind == PatchKind::HeadK || w.kind == PatchKind::HeadV;
-  grid.tooltip = [&](int row, int col) {
-    const bool pos = by_position(w.kind);
-    const int l = pos ? col : row;
-    const int i = pos ? row : w.kind == PatchKind::HeadOutByPosition ? in.shown_position * w.heads + col : col;
-    char text[512];
-    if (pos)
-      std::snprintf(text, sizeof text, "layer %d, position %d '%s'\npatched: %s = %.4f\nnormalised %.4f (0 corrupted, 1 clean)",
-                    l, row, labels[static_cast<std::size_t>(row)].c_str(), metric_text.c_str(), w.metric(l, i), n(l, i));
-    else
-      std::snprintf(text, sizeof text, "layer %d, %s %d%s\npatched: %s = %.4f\nnormalised %.4f (0 corrupted, 1 clean)%s", l,
-                    kv ? "K/V head" : "head", col,
-                    w.kind == PatchKind::HeadOutByPosition ? (", position " + std::to_string(in.shown_position)).c_str() : "",
-                    metric_text.c_str(), w.metric(l, i), n(l, i), kv ? "" : "\nclick: focus this head");
-    return std::string(text);
-  };
-  if (!by_position(w.kind) && !kv) grid.context_menu = [&state](int l, int h) { draw_ablation_menu(state, l, h); };
-  GridCell hovered;
-  const GridCell hit = draw_score_grid(state, grid, &hovered);
-  if (hovered.valid()) in.hovered = "patch " + std::to_string(hovered.row) + " " + std::to_string(hovered.col);
-  if (hit.valid() && !by_position(w.kind) && !kv && !state.busy()) focus_head(state, hit.row, hit.col);
+  if (in.patch && same_model_and_text(*in.patch->session, s)) draw_patching_result(state, s);
 }
 
 void draw_attribution(AppState& state) {

@@ -155,6 +155,145 @@ float draw_values_or_gradient(AppState& state, StageId id, const HeatmapOptions&
 
 }  // namespace
 
+namespace {
+
+// What every matrix of this frame's pipeline shares.
+struct PipelineDrawing {
+  AppState& state;
+  const Gradients* grads = nullptr;  // shown beside or instead of the values, or null
+  float cell = 0.0f;
+  int current_step = -1;
+  StageKind focus = StageKind::X;  // the stage the current step is about, as the equations show it
+  bool step_seen = false;          // a stage of the current step was drawn this frame
+  float step_top = 0.0f;           // the first one's top, relative to the window
+};
+
+// Where the view should scroll to this frame, if to this stage.
+struct ScrollRequest {
+  bool here = false;
+  bool to_gradient = false;  // the subject is the stage's gradient (drawn with or instead of its values)
+};
+
+HeatmapOptions pipeline_matrix_options(const PipelineDrawing& p, StageId id, bool transposed, float column_band,
+                                       ScrollRequest& scroll) {
+  AppState& state = p.state;
+  const StageInfo& info = state.stage_info(id);
+  HeatmapOptions opt;
+  opt.cell_px = p.cell;
+  opt.max_px = max_px();
+  opt.transposed = transposed;
+  // Token labels whole: rows as wide as the longest word, column words too
+  // wide for their cells upwards, in a band every matrix of the equation keeps.
+  opt.whole_labels = true;
+  opt.column_band = column_band;
+  if (p.current_step >= 0 && step_of(id.kind) > p.current_step) opt.dim = 0.18f;
+  // A lesson step names the stages it is about; the others fade back.
+  if (state.lesson.lesson) {
+    const auto& lesson_step = state.lesson.lesson->steps[static_cast<std::size_t>(state.lesson.step)];
+    const auto& shown = lesson_step.show;
+    if (!shown.empty() && std::find(shown.begin(), shown.end(), id) == shown.end()) opt.dim = 0.3f;
+    // Bring the step's subject into view: its quiz's "?", else its
+    // highlighted cell's stage, else its last shown stage.
+    StageId subject = state.quiz.asking()            ? state.quiz.round->question.cell.stage
+                      : !lesson_step.highlight.empty() ? lesson_step.highlight.front().stage
+                      : !shown.empty()                 ? shown.back()
+                                                       : StageId::input(StageKind::X);
+    // a highlighted gradient is drawn with its stage's values (or in their place)
+    scroll.to_gradient = subject.role == Role::Gradient;
+    subject.role = Role::Value;
+    scroll.here = state.scroll_to_step && id == subject;
+  } else if (state.quiz.asking()) {
+    // "Quiz me" on the pipeline: bring its "?" into view
+    scroll.here = state.scroll_to_step && id == state.quiz.round->question.cell.stage;
+  }
+  opt.reveal = reveal_for(state, id.kind, transposed ? info.cols : info.rows, transposed ? info.rows : info.cols);
+  return opt;
+}
+
+// Compare: the change since the snapshot, right under the value. Off screen
+// it keeps its last difference: at T=1024 diffing every changed stage each
+// frame of a drag made Compare crawl.
+void draw_compare_under(AppState& state, StageId id, const HeatmapOptions& opt) {
+  std::uint64_t version = 0;
+  const ImVec2 below = ImGui::GetCursorScreenPos(), value_size = ImGui::GetItemRectSize();
+  const bool on_screen = ImGui::IsRectVisible(below, ImVec2(below.x + value_size.x, below.y + value_size.y));
+  const std::string& symbol = state.stage_info(id).symbol;
+  if (const StageDiff* d = state.difference(id, version, on_screen); d && !d->changed) {
+    ImGui::TextDisabled("Δ %s: no change", symbol.c_str());
+  } else if (d && state.drag && !state.difference_heatmaps.drawn_last_frame(id)) {
+    // A Δ heatmap appearing mid-drag would push everything below it, and
+    // the cell being dragged, down the screen: it waits for the release.
+    // As short as "no change", so it never widens the column either.
+    ImGui::TextDisabled("Δ %s: changing", symbol.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The difference heatmap appears when the drag ends.");
+  } else if (d) {
+    draw_difference_heatmap(state, id, opt, *d, version);
+  }
+}
+
+void scroll_to_subject(AppState& state, StageId id, const ScrollRequest& scroll, float gradient_top) {
+  if (state.quiz.asking() && state.quiz.round->question.cell.stage == id) {
+    // Asked again next frame until the "?" is on screen (a few frames at most).
+    const bool shown = scroll_to_cell(state, state.quiz.round->question.cell);
+    if (shown || ++state.scroll_retries > 30) state.scroll_to_step = false, state.scroll_retries = 0;
+  } else if (scroll.to_gradient && gradient_top >= 0.0f) {
+    // the highlighted gradient's heatmap near the top of the view
+    ImGui::SetScrollFromPosY(gradient_top - ImGui::GetWindowPos().y, 0.05f);
+    state.scroll_to_step = false;
+  } else {
+    ImGui::SetScrollHereY(0.3f);
+    state.scroll_to_step = false;
+  }
+}
+
+// A stage of the step being explained, just drawn from `before`: outlined,
+// and brought into view (the stage it is about whole, and its first stage,
+// ALiBi's bias before the masked scores, from its top when both fit). Asked
+// again each frame until it is there: the first frames after a step lay out
+// with last frame's widths, and rows move as they settle.
+void mark_current_step(PipelineDrawing& p, StageId id, ImVec2 before) {
+  AppState& state = p.state;
+  const float window_y = ImGui::GetWindowPos().y;
+  if (!p.step_seen) p.step_top = before.y - window_y;
+  p.step_seen = true;
+  if (state.scroll_to_step && id.kind == p.focus) {
+    const float view_h = ImGui::GetWindowHeight(), bottom = ImGui::GetItemRectMax().y - window_y;
+    // How far the view's top should move: at least enough to show the
+    // stage's bottom, at most what keeps the step's first top (or, when
+    // the two do not fit together, the stage's own top) in view; no move
+    // when that range allows it.
+    const float show_bottom = bottom - view_h * 0.95f, keep_first = p.step_top - view_h * 0.05f;
+    const float keep_top = before.y - window_y - view_h * 0.05f;
+    const float shift = show_bottom <= keep_first ? std::clamp(0.0f, show_bottom, keep_first)
+                                                  : std::clamp(0.0f, std::min(show_bottom, keep_top), keep_top);
+    const float target = std::clamp(ImGui::GetScrollY() + shift, 0.0f, std::max(0.0f, ImGui::GetScrollMaxY()));
+    // (How far the content can scroll is last frame's: a target at its end is trusted after a few frames.)
+    const bool placed = std::fabs(target - ImGui::GetScrollY()) < 2.0f && state.scroll_retries >= 2;
+    ImGui::SetScrollY(target);
+    if (placed || ++state.scroll_retries > 30) state.scroll_to_step = false, state.scroll_retries = 0;
+  }
+  const ImVec2 after = ImGui::GetItemRectMax();
+  const auto hl = gfx::accent(gfx::Accent::Highlight);
+  ImGui::GetWindowDrawList()->AddRect(ImVec2(before.x - 3, before.y - 2), ImVec2(after.x + 3, after.y + 1),
+                                      ImGui::GetColorU32(ImVec4(hl.r, hl.g, hl.b, 1.0f)), 4.0f, 0, 2.0f);
+}
+
+void draw_pipeline_matrix(PipelineDrawing& p, StageId id, bool transposed, float column_band) {
+  AppState& state = p.state;
+  ScrollRequest scroll;
+  const HeatmapOptions opt = pipeline_matrix_options(p, id, transposed, column_band, scroll);
+  const bool is_current = p.current_step >= 0 && (step_of(id.kind) == p.current_step || id.kind == p.focus);
+  const ImVec2 before = ImGui::GetCursorScreenPos();
+  ImGui::BeginGroup();
+  const float gradient_top = draw_values_or_gradient(state, id, opt, p.grads);
+  draw_compare_under(state, id, opt);
+  ImGui::EndGroup();
+  if (scroll.here) scroll_to_subject(state, id, scroll, gradient_top);
+  if (is_current) mark_current_step(p, id, before);
+}
+
+}  // namespace
+
 void draw_pipeline_panel(AppState& state) {
   const Scenario& s = state.doc->scenario();
   const int head = std::clamp(state.focused_head, 0, s.heads - 1);
@@ -165,131 +304,27 @@ void draw_pipeline_panel(AppState& state) {
   }
   const std::vector<EquationLine>& lines = state.equations;
   draw_gradient_bar(state);
-  const Gradients* grads = state.gradient_view != GradientView::Values ? state.gradients.get(*state.doc) : nullptr;
-  const float cell = fitted_cell_px(state, ImGui::GetWindowHeight());
-
+  PipelineDrawing p{state};
+  p.grads = state.gradient_view != GradientView::Values ? state.gradients.get(*state.doc) : nullptr;
+  p.cell = fitted_cell_px(state, ImGui::GetWindowHeight());
+  const float cell = p.cell;
   const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const int current_step = state.step;
-  // the stage the current step is about, as the equations show it
-  const StageKind focus = current_step >= 0 ? shown_focus(s, steps()[static_cast<std::size_t>(current_step)].focus)
-                                            : StageKind::X;
-
-  bool step_seen = false;  // a stage of the current step was drawn this frame
-  float step_top = 0.0f;   // the first one's top, relative to the window
-  // The inputs that every equation uses, first: X, then the mask.
-  auto draw_matrix = [&](StageId id, bool transposed, float column_band) {
-    const StageInfo& info = state.stage_info(id);
-    HeatmapOptions opt;
-    opt.cell_px = cell;
-    opt.max_px = max_px();
-    opt.transposed = transposed;
-    // Token labels whole: rows as wide as the longest word, column words too
-    // wide for their cells upwards, in a band every matrix of the equation keeps.
-    opt.whole_labels = true;
-    opt.column_band = column_band;
-    const int step = step_of(id.kind);
-    if (current_step >= 0 && step > current_step) opt.dim = 0.18f;
-    // A lesson step names the stages it is about; the others fade back.
-    bool scroll_here = false, subject_is_gradient = false;
-    if (state.lesson.lesson) {
-      const auto& lesson_step = state.lesson.lesson->steps[static_cast<std::size_t>(state.lesson.step)];
-      const auto& shown = lesson_step.show;
-      if (!shown.empty() && std::find(shown.begin(), shown.end(), id) == shown.end()) opt.dim = 0.3f;
-      // Bring the step's subject into view: its quiz's "?", else its
-      // highlighted cell's stage, else its last shown stage.
-      StageId subject = state.quiz.asking()            ? state.quiz.round->question.cell.stage
-                        : !lesson_step.highlight.empty() ? lesson_step.highlight.front().stage
-                        : !shown.empty()                 ? shown.back()
-                                                         : StageId::input(StageKind::X);
-      // a highlighted gradient is drawn with its stage's values (or in their place)
-      subject_is_gradient = subject.role == Role::Gradient;
-      subject.role = Role::Value;
-      scroll_here = state.scroll_to_step && id == subject;
-    } else if (state.quiz.asking()) {
-      // "Quiz me" on the pipeline: bring its "?" into view
-      scroll_here = state.scroll_to_step && id == state.quiz.round->question.cell.stage;
-    }
-    opt.reveal = reveal_for(state, id.kind, transposed ? info.cols : info.rows, transposed ? info.rows : info.cols);
-    const bool is_current = current_step >= 0 && (step == current_step || id.kind == focus);
-    const ImVec2 before = ImGui::GetCursorScreenPos();
-    ImGui::BeginGroup();
-    const float gradient_top = draw_values_or_gradient(state, id, opt, grads);
-    // Compare: the change since the snapshot, right under the value.
-    // Off screen it keeps its last difference: at T=1024 diffing every
-    // changed stage each frame of a drag made Compare crawl.
-    std::uint64_t version = 0;
-    const ImVec2 below = ImGui::GetCursorScreenPos(), value_size = ImGui::GetItemRectSize();
-    const bool on_screen = ImGui::IsRectVisible(below, ImVec2(below.x + value_size.x, below.y + value_size.y));
-    if (const StageDiff* d = state.difference(id, version, on_screen); d && !d->changed) {
-      ImGui::TextDisabled("Δ %s: no change", describe_stage(s, id).symbol.c_str());
-    } else if (d && state.drag && !state.difference_heatmaps.drawn_last_frame(id)) {
-      // A Δ heatmap appearing mid-drag would push everything below it, and
-      // the cell being dragged, down the screen: it waits for the release.
-      // As short as "no change", so it never widens the column either.
-      ImGui::TextDisabled("Δ %s: changing", describe_stage(s, id).symbol.c_str());
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("The difference heatmap appears when the drag ends.");
-    } else if (d) {
-      draw_difference_heatmap(state, id, opt, *d, version);
-    }
-    ImGui::EndGroup();
-    if (scroll_here) {
-      if (state.quiz.asking() && state.quiz.round->question.cell.stage == id) {
-        // Asked again next frame until the "?" is on screen (a few frames at most).
-        const bool shown = scroll_to_cell(state, state.quiz.round->question.cell);
-        if (shown || ++state.scroll_retries > 30) state.scroll_to_step = false, state.scroll_retries = 0;
-      } else if (subject_is_gradient && gradient_top >= 0.0f) {
-        // the highlighted gradient's heatmap near the top of the view
-        ImGui::SetScrollFromPosY(gradient_top - ImGui::GetWindowPos().y, 0.05f);
-        state.scroll_to_step = false;
-      } else {
-        ImGui::SetScrollHereY(0.3f);
-        state.scroll_to_step = false;
-      }
-    }
-    if (is_current) {
-      // Bring the step being explained into view: the stage it is about
-      // (the masked scores) whole, and its first stage (ALiBi's bias before
-      // them) from its top when both fit. Asked again each frame until it is
-      // there: the first frames after a step lay out with last frame's
-      // widths, and rows move as they settle.
-      const float window_y = ImGui::GetWindowPos().y;
-      if (!step_seen) step_top = before.y - window_y;
-      step_seen = true;
-      if (state.scroll_to_step && id.kind == focus) {
-        const float view_h = ImGui::GetWindowHeight(), bottom = ImGui::GetItemRectMax().y - window_y;
-        // How far the view's top should move: at least enough to show the
-        // stage's bottom, at most what keeps the step's first top (or, when
-        // the two do not fit together, the stage's own top) in view; no move
-        // when that range allows it.
-        const float show_bottom = bottom - view_h * 0.95f, keep_first = step_top - view_h * 0.05f;
-        const float keep_top = before.y - window_y - view_h * 0.05f;
-        const float shift = show_bottom <= keep_first ? std::clamp(0.0f, show_bottom, keep_first)
-                                                      : std::clamp(0.0f, std::min(show_bottom, keep_top), keep_top);
-        const float target = std::clamp(ImGui::GetScrollY() + shift, 0.0f, std::max(0.0f, ImGui::GetScrollMaxY()));
-        // (How far the content can scroll is last frame's: a target at its end is trusted after a few frames.)
-        const bool placed = std::fabs(target - ImGui::GetScrollY()) < 2.0f && state.scroll_retries >= 2;
-        ImGui::SetScrollY(target);
-        if (placed || ++state.scroll_retries > 30) state.scroll_to_step = false, state.scroll_retries = 0;
-      }
-      const ImVec2 after = ImGui::GetItemRectMax();
-      ImGui::GetWindowDrawList()->AddRect(ImVec2(before.x - 3, before.y - 2), ImVec2(after.x + 3, after.y + 1),
-                                          ImGui::GetColorU32(ImVec4(gfx::accent(gfx::Accent::Highlight).r, gfx::accent(gfx::Accent::Highlight).g, gfx::accent(gfx::Accent::Highlight).b, 1.0f)), 4.0f, 0, 2.0f);
-    }
-  };
+  p.current_step = state.step;
+  if (p.current_step >= 0) p.focus = shown_focus(s, steps()[static_cast<std::size_t>(p.current_step)].focus);
 
   // Gradients alone do not obey the forward equations (∂Q·∂Kᵀ is not ∂S):
   // their operators give way to an arrow where "=" was, the way the
   // gradient flows, from the result back to what made it.
-  const bool backward_only = state.gradient_view == GradientView::Gradients && grads;
+  const bool backward_only = state.gradient_view == GradientView::Gradients && p.grads;
   auto draw_operator = [&](const std::string& text, float height) {
     const ImVec2 size = ImGui::CalcTextSize(text.c_str());
-    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const ImVec2 at = ImGui::GetCursorScreenPos();
     ImGui::Dummy(ImVec2(size.x + 10, height));
     const bool equals = text.find('=') != std::string::npos || text.find("→") != std::string::npos;
     if (backward_only && !equals) return;
     const char* shown = backward_only ? "←" : text.c_str();
     const float shown_w = ImGui::CalcTextSize(shown).x;
-    ImGui::GetWindowDrawList()->AddText(ImVec2(p.x + 5 + (size.x - shown_w) * 0.5f, p.y + std::max(0.0f, (height - size.y) * 0.5f)),
+    ImGui::GetWindowDrawList()->AddText(ImVec2(at.x + 5 + (size.x - shown_w) * 0.5f, at.y + std::max(0.0f, (height - size.y) * 0.5f)),
                                         ImGui::GetColorU32(backward_only ? ImGuiCol_TextDisabled : ImGuiCol_Text), shown);
   };
 
@@ -332,7 +367,7 @@ void draw_pipeline_panel(AppState& state) {
       if (!first && std::find(row_starts.begin(), row_starts.end(), i) == row_starts.end()) ImGui::SameLine(0, 4);
       first = false;
       if (t.kind == Term::Kind::Matrix)
-        draw_matrix(t.stage, t.transposed, column_band);
+        draw_pipeline_matrix(p, t.stage, t.transposed, column_band);
       else
         draw_operator(t.text, line_height * 0.5f + ImGui::GetTextLineHeight() * 2 + 2.0f * band_drop);
     }

@@ -296,6 +296,331 @@ std::set<StageId> subjects_of(const Scenario& s, const LessonStep& step) {
   return out;
 }
 
+// Gaps grow with the text; a small slide's cells stop at 2.5 lines of it
+// (they grow with Ctrl+plus, not to fill a projector).
+SlideSpacing slide_spacing() {
+  SlideSpacing sp;
+  const float e = gfx::em();
+  sp.box_gap = 4.0f * e;
+  sp.group_gap = 24.0f * e;
+  sp.row_gap = 8.0f * e;
+  sp.max_cell = 2.5f * ImGui::GetFontSize();
+  return sp;
+}
+
+// A slide's boxes at the current font: one group per equation, the softmax
+// row right after the equation with its weights; and what each box draws.
+struct Built {
+  std::vector<SlideGroup> groups;
+  std::vector<std::vector<const Term*>> pieces;  // nullptr: the softmax row
+};
+
+// The room a slide settled on, with its lines, boxes and pages.
+struct Choice {
+  const Room* room = &kRooms[0];
+  // The lines cut for pages (`built` points into them; a moved vector keeps its elements).
+  std::vector<EquationLine> paged_lines;
+  Built built;
+  std::vector<std::vector<int>> pages;
+  float cell = 0.0f;  // the smallest page's cell size
+};
+
+// Measures one step's slide in each room (kRooms) until its stages are
+// readable: the boxes, the area a room gives, the lines cut into pages.
+class SlidePlanner {
+ public:
+  // `row`: the step's softmax row (may be null); `spacing`: read at every
+  // measurement (the zoom may change it between two).
+  SlidePlanner(AppState& state, const LessonStep& step, bool lesson, const SoftmaxBreakdown* row, SlideArea area,
+               const SlideSpacing& spacing)
+      : state_(state), s_(state.doc->scenario()), slide_(state.slide), subjects_(subjects_of(s_, step)), lesson_(lesson),
+        row_(row), area_(area), spacing_(spacing) {
+    comparing_ = state.compare.snapshot && state.compare.show;
+    if (row_) {
+      row_weights_ = StageId::of_head(StageKind::Weights, step.softmax_row->head);
+      row_metrics_ = measure_softmax_row(s_, *row_);
+    }
+    may_fold_ = lesson && !state.lesson.text_kept_open && slide_.fold_gain > 0.0f;
+    may_hide_inspector_ = lesson && state.presenter && !state.quiz.round && slide_.inspector_gain > 0.0f;
+  }
+
+  bool comparing() const { return comparing_; }
+  bool may_fold() const { return may_fold_; }
+  bool may_hide_inspector() const { return may_hide_inspector_; }
+  const SoftmaxRowBox& row_metrics() const { return row_metrics_; }
+
+  // (`with_row`: the softmax row goes right after the line with its weights,
+  // or at the end when no line has them; a line measured alone, to be cut into
+  // pages, leaves it out: the row is a group of its own, paged like a line.)
+  Built build(const std::vector<EquationLine>& lines, const Room& room, bool with_row = true) const {
+    Built b;
+    const auto add_row = [&] {
+      b.groups.push_back(SlideGroup{{softmax_box(row_metrics_, static_cast<int>(row_->weights.size()))}});
+      b.pieces.push_back({nullptr});
+    };
+    bool row_placed = false;
+    for (const EquationLine& line : lines) {
+      SlideGroup g;
+      std::vector<const Term*> p;
+      bool has_row_weights = false;
+      for (const Term& t : line.terms) {
+        if (t.kind == Term::Kind::Matrix) {
+          const bool lesser = (!subjects_.count(t.stage) || t.demoted) && room.lesser_scale < 1.0f;
+          g.boxes.push_back(matrix_box(state_, t.stage, t.transposed, room.colour_bars, comparing_, !lesser));
+          if (lesser) g.boxes.back().cell_scale = room.lesser_scale;
+          has_row_weights = has_row_weights || t.stage == row_weights_;
+        } else {
+          g.boxes.push_back(operator_box(t.text));
+        }
+        p.push_back(&t);
+      }
+      b.groups.push_back(std::move(g));
+      b.pieces.push_back(std::move(p));
+      if (row_ && with_row && has_row_weights && !row_placed) add_row(), row_placed = true;
+    }
+    if (row_ && with_row && !row_placed) add_row();
+    return b;
+  }
+
+  // The area a room gives: this frame's, less what the text and the
+  // inspector already gave, plus what that room takes.
+  SlideArea area_for(const Room& room) const {
+    SlideArea a = area_;
+    if (slide_.fold_applied) a.y1 -= slide_.fold_gain;
+    if (slide_.inspector_hidden) a.x1 -= slide_.inspector_gain;
+    if (room.fold && may_fold_) a.y1 += slide_.fold_gain;
+    if (room.no_inspector && may_hide_inspector_) a.x1 += slide_.inspector_gain;
+    return a;
+  }
+
+  // The ladder of rooms from `first`: the first whose layout is readable
+  // (cells of at least `least_cell`), or pages, or (pages that cannot be
+  // read either) every room without pages. `ratchet`: the slide's own
+  // choice, remembered for the step; false: a measurement only.
+  Choice ladder(int first, float least_cell, const SlideSpacing& sp, bool ratchet) const {
+    Choice c;
+    for (int r = first; r < static_cast<int>(std::size(kRooms)); ++r) {
+      const Room& room = kRooms[r];
+      if (!lesson_ && (room.fold || room.no_inspector || room.pages)) continue;
+      if (lesson_ && ratchet) slide_.least_room = r;
+      c.room = &room;
+      if (room.pages) {
+        in_pages(r, least_cell, sp, c);
+        continue;
+      }
+      c.built = build(slide_.lines, room);
+      c.pages = {all_groups(c.built)};
+      const SlideLayout l = layout_slide(c.built.groups, area_for(room), sp);
+      c.cell = l.cell;
+      if (l.fits && l.cell >= least_cell) break;
+    }
+    return c;
+  }
+
+ private:
+  static std::vector<int> all_groups(const Built& b) {
+    std::vector<int> all;
+    for (int g = 0; g < static_cast<int>(b.groups.size()); ++g) all.push_back(g);
+    return all;
+  }
+
+  bool readable(const EquationLine& line, const Room& room, const SlideArea& a, float least_cell) const {
+    const SlideLayout l = layout_slide(build({line}, room, false).groups, a, spacing_);
+    return l.fits && l.cell >= least_cell;
+  }
+
+  // A statement too big even alone, shown in turns: each page draws some of
+  // its stages at full size and repeats the others smaller ("concat · W_o"
+  // big, then "concat · W_o = output" with output big).
+  void in_turns(const EquationLine& line, const Room& room, const SlideArea& a, float least_cell,
+                std::vector<EquationLine>& out) const {
+    std::vector<std::size_t> big;  // the subjects of `line`, by term
+    for (std::size_t i = 0; i < line.terms.size(); ++i)
+      if (line.terms[i].kind == Term::Kind::Matrix && subjects_.count(line.terms[i].stage)) big.push_back(i);
+    std::size_t next = 0;
+    while (next < big.size()) {
+      // Full size from big[next] on, as many as stay readable (at least one).
+      std::size_t until = next + 1;
+      const auto variant = [&](std::size_t end) {
+        EquationLine v = line;
+        for (std::size_t k = 0; k < big.size(); ++k) v.terms[big[k]].demoted = k < next || k >= end;
+        // A page ends with its last full-size stage: what follows is for the next page.
+        if (end < big.size()) v.terms.resize(std::min(v.terms.size(), big[end - 1] + 1));
+        return v;
+      };
+      while (until < big.size() && readable(variant(until + 1), room, a, least_cell)) ++until;
+      out.push_back(variant(until));
+      next = until;
+    }
+  }
+
+  // A line too long to be readable alone is cut into statements, joined
+  // again as far as they stay readable (so a page repeats as little as it
+  // can); a statement still too big is shown in turns.
+  std::vector<EquationLine> page_lines(const Room& room, const SlideArea& a, float least_cell) const {
+    std::vector<EquationLine> out;
+    for (const EquationLine& line : slide_.lines) {
+      if (readable(line, room, a, least_cell)) {
+        out.push_back(line);
+        continue;
+      }
+      std::vector<EquationLine> merged;
+      for (EquationLine& part : split_statements(line)) {
+        if (!merged.empty()) {
+          EquationLine joined = merged.back();
+          joined.terms.insert(joined.terms.end(), part.terms.begin() + 1, part.terms.end());
+          if (readable(joined, room, a, least_cell)) {
+            merged.back() = std::move(joined);
+            continue;
+          }
+        }
+        merged.push_back(std::move(part));
+      }
+      for (const EquationLine& piece : merged) {
+        if (readable(piece, room, a, least_cell)) out.push_back(piece);
+        else in_turns(piece, room, a, least_cell, out);
+      }
+    }
+    return out;
+  }
+
+  // The last room, kRooms[r]: the lines in pages.
+  void in_pages(int r, float least_cell, const SlideSpacing& sp, Choice& c) const {
+    const Room& room = kRooms[r];
+    // Once the room is given, the pages are cut for the area as it is
+    // (the gains are estimates; the page must fit what shows).
+    const bool given = (room.fold && may_fold_) == slide_.fold_applied &&
+                       (room.no_inspector && may_hide_inspector_) == slide_.inspector_hidden;
+    const SlideArea page_area = given ? area_ : area_for(room);
+    c.paged_lines = page_lines(room, page_area, least_cell);
+    c.built = build(c.paged_lines, room);
+    c.pages = page_groups(c.built.groups, page_area, least_cell, sp);
+    c.cell = sp.max_cell;
+    for (const std::vector<int>& page : c.pages) {
+      std::vector<SlideGroup> groups;
+      for (const int g : page) groups.push_back(c.built.groups[static_cast<std::size_t>(g)]);
+      const SlideLayout l = layout_slide(groups, page_area, sp);
+      c.cell = std::min(c.cell, l.fits ? l.cell : 0.0f);
+    }
+    // Pages below the cells asked for. With the text zoomed large they may
+    // still print their numbers (22 px at the presenter's size): those
+    // pages. Too small even for that (the whole text kept open on a small
+    // screen): one page as large as the room allows beats many unreadable ones.
+    if (c.cell >= least_cell) return;
+    const Room& all_room = kRooms[r - 1];  // every room taken, no pages
+    Built one = build(slide_.lines, all_room);
+    const float one_cell = layout_slide(one.groups, area_for(all_room), sp).cell;
+    if (c.cell < kReadableCellPx || one_cell >= c.cell) {
+      c.room = &all_room;
+      c.built = std::move(one);
+      c.pages = {all_groups(c.built)};
+      c.cell = one_cell;
+    }
+  }
+
+  AppState& state_;
+  const Scenario& s_;
+  SlideState& slide_;
+  std::set<StageId> subjects_;
+  bool lesson_ = false;
+  const SoftmaxBreakdown* row_ = nullptr;
+  StageId row_weights_{};
+  SoftmaxRowBox row_metrics_;
+  bool comparing_ = false, may_fold_ = false, may_hide_inspector_ = false;
+  SlideArea area_;
+  const SlideSpacing& spacing_;
+};
+
+// A quiz step opens on its question: the page with the quiz's cell comes
+// first (the others follow in order), so the "?" is on screen as it asks.
+void put_quiz_page_first(const Scenario& s, const LessonStep& step, const Built& built, std::vector<std::vector<int>>& pages) {
+  if (!step.quiz || pages.size() < 2) return;
+  const StageId asked = whole_matrix(s, step.quiz->cell.stage);
+  const auto has_quiz = [&](const std::vector<int>& page) {
+    return std::any_of(page.begin(), page.end(), [&](int g) {
+      const auto& terms = built.pieces[static_cast<std::size_t>(g)];
+      return std::any_of(terms.begin(), terms.end(), [&](const Term* t) {
+        return t && t->kind == Term::Kind::Matrix && !t->demoted && whole_matrix(s, t->stage) == asked;
+      });
+    });
+  };
+  if (const auto at = std::find_if(pages.begin(), pages.end(), has_quiz); at != pages.end()) std::rotate(pages.begin(), at, at + 1);
+}
+
+// One matrix of the page at its place, and what it took beyond its box (for
+// next frame's layout: above its cells, so the cells of an equation stay on
+// one line, and below).
+void draw_slide_matrix(AppState& state, const Term& term, const PlacedBox& p, const SlideBox& box, const SlideLayout& layout,
+                       bool colour_bars, bool comparing) {
+  ImGui::SetCursorScreenPos(ImVec2(p.x, p.y));
+  HeatmapOptions opt;
+  opt.cell_px = p.cell;
+  opt.max_px = 1e9f;  // the layout already chose the size
+  opt.transposed = term.transposed;
+  opt.show_colour_bar = colour_bars;
+  opt.show_labels = p.cell >= layout.cell;  // a lesser stage, drawn smaller: no labels (matrix_box)
+  opt.whole_labels = true;  // (matrix_box leaves the row labels' room; the turned band is measured: chrome_correction)
+  ImGui::BeginGroup();
+  const std::size_t drawn_before = state.drawn.size();
+  const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, term.stage, opt));
+  if (ev.hovered) state.hovered = ev.hovered;
+  const float above = box.above_at(layout.cell);
+  const float cells_top = state.drawn.size() > drawn_before ? state.drawn[drawn_before].rect.y0 : p.y + above;
+  if (comparing) draw_difference(state, term.stage, opt);
+  ImGui::EndGroup();
+  const ImVec2 drawn = ImGui::GetItemRectSize();
+  auto& correction = state.slide.chrome_correction[chrome_key(term.stage, term.transposed, opt.show_labels)];
+  const float extra_w = std::max(0.0f, drawn.x - p.w);
+  const float extra_above = std::max(0.0f, cells_top - p.y - above);
+  const float extra_below = std::max(0.0f, drawn.y - p.h - extra_above);
+  if (extra_w > 0.5f || extra_above > 0.5f || extra_below > 0.5f)
+    correction = {std::min(correction.width + extra_w, 200.0f), std::min(correction.above + extra_above, 200.0f),
+                  std::min(correction.below + extra_below, 200.0f)};
+}
+
+// Under the equations, what the step's text may refer to that lives
+// elsewhere in the window (presenter mode hides the controls, a slide that
+// needs room the inspector): the engine's warnings ("row 0 may look at no
+// key"), and a temperature slider on a step that sets the temperature.
+struct SlideFooter {
+  std::vector<std::string> lines;
+  bool temperature_slider = false;
+  float height = 0.0f;
+};
+
+SlideFooter slide_footer(AppState& state, const LessonStep& step, bool lesson, float width) {
+  SlideFooter f;
+  f.lines = slide_warnings(state);
+  f.temperature_slider = lesson && std::any_of(step.apply.begin(), step.apply.end(), [](const Edit& e) {
+    return std::holds_alternative<SetTemperature>(e);
+  });
+  for (const std::string& line : f.lines)
+    f.height += ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
+  if (f.temperature_slider) f.height += ImGui::GetFrameHeightWithSpacing();
+  return f;
+}
+
+void draw_slide_footer(AppState& state, const SlideFooter& footer, const SlideArea& area) {
+  SlideState& slide = state.slide;
+  ImGui::SetCursorScreenPos(ImVec2(area.x0, area.y1 + ImGui::GetStyle().ItemSpacing.y));
+  ImGui::PushTextWrapPos(area.x1 - ImGui::GetWindowPos().x);
+  for (const std::string& line : footer.lines) text_colored(gfx::Accent::Warning, "%s", line.c_str());
+  ImGui::PopTextWrapPos();
+  if (footer.temperature_slider) {
+    float t = state.doc->scenario().temperature;
+    ImGui::SetNextItemWidth(std::min(area.width() * 0.4f, 360.0f * gfx::em()));
+    const bool changed = ImGui::SliderFloat("temperature τ", &t, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+    state.note_item("slide temperature");
+    if (ImGui::IsItemActivated()) state.temperature_gesture = state.doc->begin_gesture();
+    if (changed) state.apply(SetTemperature{t}, state.temperature_gesture);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The step's temperature τ: below 1 sharper, above 1 flatter (Ctrl+click to type)");
+  }
+  // The footer belongs to the slide's content (an export keeps it).
+  slide.content.x0 = std::min(slide.content.x0, area.x0);
+  slide.content.x1 = std::max(slide.content.x1, ImGui::GetItemRectMax().x);
+  slide.content.y1 = std::max(slide.content.y1, ImGui::GetItemRectMax().y);
+}
+
 // `source` and `index` name the step (a lesson file and its step, or the
 // step-through and its step), so its equations are cut once per document
 // revision, not every frame. Only a lesson's slide may page and take room
@@ -311,221 +636,23 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     slide.step = index;
     slide.lesson_path = source;
   }
-  const std::set<StageId> subjects = subjects_of(s, *step);
-
   std::optional<SoftmaxBreakdown> row;
   if (step->softmax_row) {
     row = softmax_breakdown(*state.doc, step->softmax_row->head, step->softmax_row->row);
     if (!row->error.empty()) row.reset();
   }
-  const StageId row_weights = row ? StageId::of_head(StageKind::Weights, step->softmax_row->head) : StageId{};
 
-  // The visible area of this view, less a margin that keeps the slide off its edges.
+  // The visible area of this view, less a margin that keeps the slide off
+  // its edges, and less the footer under the equations.
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float em = gfx::em();
-  const float margin = 3.0f * em;
+  const float margin = 3.0f * gfx::em();
   SlideArea area{origin.x + margin, origin.y + margin, origin.x + avail.x - margin, origin.y + avail.y - margin};
-  // Under the equations, what the step's text may refer to that lives
-  // elsewhere in the window (presenter mode hides the controls, a slide that
-  // needs room the inspector): the engine's warnings ("row 0 may look at no
-  // key"), and a temperature slider on a step that sets the temperature.
-  const std::vector<std::string> footer_lines = slide_warnings(state);
-  const bool temperature_slider = lesson && std::any_of(step->apply.begin(), step->apply.end(), [](const Edit& e) {
-    return std::holds_alternative<SetTemperature>(e);
-  });
-  float footer_h = 0.0f;
-  for (const std::string& line : footer_lines)
-    footer_h += ImGui::CalcTextSize(line.c_str(), nullptr, false, area.width()).y + ImGui::GetStyle().ItemSpacing.y;
-  if (temperature_slider) footer_h += ImGui::GetFrameHeightWithSpacing();
-  area.y1 -= footer_h;
-  // Gaps grow with the text; a small slide's cells stop at 2.5 lines of it
-  // (they grow with Ctrl+plus, not to fill a projector).
-  const auto slide_spacing = [] {
-    SlideSpacing sp;
-    const float e = gfx::em();
-    sp.box_gap = 4.0f * e;
-    sp.group_gap = 24.0f * e;
-    sp.row_gap = 8.0f * e;
-    sp.max_cell = 2.5f * ImGui::GetFontSize();
-    return sp;
-  };
+  const SlideFooter footer = slide_footer(state, *step, lesson, area.width());
+  area.y1 -= footer.height;
   SlideSpacing spacing = slide_spacing();
+  const SlidePlanner planner(state, *step, lesson, row ? &*row : nullptr, area, spacing);
 
-  // Boxes at the current font: one group per equation, the softmax row right
-  // after the equation with its weights.
-  const bool comparing = state.compare.snapshot && state.compare.show;
-  struct Built {
-    std::vector<SlideGroup> groups;
-    std::vector<std::vector<const Term*>> pieces;  // nullptr: the softmax row
-  };
-  SoftmaxRowBox row_metrics;
-  if (row) row_metrics = measure_softmax_row(s, *row);
-  // (`with_row`: the softmax row goes right after the line with its weights,
-  // or at the end when no line has them; a line measured alone, to be cut into
-  // pages, leaves it out: the row is a group of its own, paged like a line.)
-  const auto build = [&](const std::vector<EquationLine>& lines, const Room& room, bool with_row = true) {
-    Built b;
-    const auto add_row = [&] {
-      b.groups.push_back(SlideGroup{{softmax_box(row_metrics, static_cast<int>(row->weights.size()))}});
-      b.pieces.push_back({nullptr});
-    };
-    bool row_placed = false;
-    for (const EquationLine& line : lines) {
-      SlideGroup g;
-      std::vector<const Term*> p;
-      bool has_row_weights = false;
-      for (const Term& t : line.terms) {
-        if (t.kind == Term::Kind::Matrix) {
-          const bool lesser = (!subjects.count(t.stage) || t.demoted) && room.lesser_scale < 1.0f;
-          g.boxes.push_back(matrix_box(state, t.stage, t.transposed, room.colour_bars, comparing, !lesser));
-          if (lesser) g.boxes.back().cell_scale = room.lesser_scale;
-          has_row_weights = has_row_weights || t.stage == row_weights;
-        } else {
-          g.boxes.push_back(operator_box(t.text));
-        }
-        p.push_back(&t);
-      }
-      b.groups.push_back(std::move(g));
-      b.pieces.push_back(std::move(p));
-      if (row && with_row && has_row_weights && !row_placed) add_row(), row_placed = true;
-    }
-    if (row && with_row && !row_placed) add_row();
-    return b;
-  };
-
-  // The area each room gives: this frame's, less what the text and the
-  // inspector already gave, plus what that room takes.
-  const bool may_fold = lesson && !state.lesson.text_kept_open && slide.fold_gain > 0.0f;
-  const bool may_hide_inspector = lesson && state.presenter && !state.quiz.round && slide.inspector_gain > 0.0f;
-  const auto area_for = [&](const Room& room) {
-    SlideArea a = area;
-    if (slide.fold_applied) a.y1 -= slide.fold_gain;
-    if (slide.inspector_hidden) a.x1 -= slide.inspector_gain;
-    if (room.fold && may_fold) a.y1 += slide.fold_gain;
-    if (room.no_inspector && may_hide_inspector) a.x1 += slide.inspector_gain;
-    return a;
-  };
-
-  // A line too long to be readable alone is cut into statements, joined
-  // again as far as they stay readable (so a page repeats as little as it
-  // can). A statement still too big is shown in turns: each page draws some
-  // of its stages at full size and repeats the others smaller
-  // ("concat · W_o" big, then "concat · W_o = output" with output big).
-  const auto page_lines = [&](const Room& room, const SlideArea& a, float least_cell) {
-    const auto readable = [&](const EquationLine& line) {
-      const SlideLayout l = layout_slide(build({line}, room, false).groups, a, spacing);
-      return l.fits && l.cell >= least_cell;
-    };
-    const auto in_turns = [&](const EquationLine& line, std::vector<EquationLine>& out) {
-      std::vector<std::size_t> big;  // the subjects of `line`, by term
-      for (std::size_t i = 0; i < line.terms.size(); ++i)
-        if (line.terms[i].kind == Term::Kind::Matrix && subjects.count(line.terms[i].stage)) big.push_back(i);
-      std::size_t next = 0;
-      while (next < big.size()) {
-        // Full size from big[next] on, as many as stay readable (at least one).
-        std::size_t until = next + 1;
-        const auto variant = [&](std::size_t end) {
-          EquationLine v = line;
-          for (std::size_t k = 0; k < big.size(); ++k) v.terms[big[k]].demoted = k < next || k >= end;
-          // A page ends with its last full-size stage: what follows is for the next page.
-          if (end < big.size()) v.terms.resize(std::min(v.terms.size(), big[end - 1] + 1));
-          return v;
-        };
-        while (until < big.size() && readable(variant(until + 1))) ++until;
-        out.push_back(variant(until));
-        next = until;
-      }
-    };
-    std::vector<EquationLine> out;
-    for (const EquationLine& line : slide.lines) {
-      if (readable(line)) {
-        out.push_back(line);
-        continue;
-      }
-      std::vector<EquationLine> merged;
-      for (EquationLine& part : split_statements(line)) {
-        if (!merged.empty()) {
-          EquationLine joined = merged.back();
-          joined.terms.insert(joined.terms.end(), part.terms.begin() + 1, part.terms.end());
-          if (readable(joined)) {
-            merged.back() = std::move(joined);
-            continue;
-          }
-        }
-        merged.push_back(std::move(part));
-      }
-      for (const EquationLine& piece : merged) {
-        if (readable(piece)) out.push_back(piece);
-        else in_turns(piece, out);
-      }
-    }
-    return out;
-  };
-
-  // The ladder of rooms from `first`: the first whose layout is readable
-  // (cells of at least `least_cell`), or pages, or (pages that cannot be
-  // read either) every room without pages. `ratchet`: the slide's own
-  // choice, remembered for the step; false: a measurement only.
-  struct Choice {
-    const Room* room = &kRooms[0];
-    // The lines cut for pages (`built` points into them; a moved vector keeps its elements).
-    std::vector<EquationLine> paged_lines;
-    Built built;
-    std::vector<std::vector<int>> pages;
-    float cell = 0.0f;  // the smallest page's cell size
-  };
-  const auto ladder = [&](int first, float least_cell, const SlideSpacing& sp, bool ratchet) {
-    Choice c;
-    for (int r = first; r < static_cast<int>(std::size(kRooms)); ++r) {
-      const Room& room = kRooms[r];
-      if (!lesson && (room.fold || room.no_inspector || room.pages)) continue;
-      if (lesson && ratchet) slide.least_room = r;
-      const SlideArea a = area_for(room);
-      c.room = &room;
-      if (room.pages) {
-        // Once the room is given, the pages are cut for the area as it is
-        // (the gains are estimates; the page must fit what shows).
-        const bool given = (room.fold && may_fold) == slide.fold_applied &&
-                           (room.no_inspector && may_hide_inspector) == slide.inspector_hidden;
-        const SlideArea page_area = given ? area : a;
-        c.paged_lines = page_lines(room, page_area, least_cell);
-        c.built = build(c.paged_lines, room);
-        c.pages = page_groups(c.built.groups, page_area, least_cell, sp);
-        c.cell = sp.max_cell;
-        for (const std::vector<int>& page : c.pages) {
-          std::vector<SlideGroup> groups;
-          for (const int g : page) groups.push_back(c.built.groups[static_cast<std::size_t>(g)]);
-          const SlideLayout l = layout_slide(groups, page_area, sp);
-          c.cell = std::min(c.cell, l.fits ? l.cell : 0.0f);
-        }
-        // Pages below the cells asked for. With the text zoomed large they may
-        // still print their numbers (22 px at the presenter's size): those
-        // pages. Too small even for that (the whole text kept open on a small
-        // screen): one page as large as the room allows beats many unreadable ones.
-        if (c.cell < least_cell) {
-          const Room& all_room = kRooms[r - 1];  // every room taken, no pages
-          Built one = build(slide.lines, all_room);
-          const float one_cell = layout_slide(one.groups, area_for(all_room), sp).cell;
-          if (c.cell < kReadableCellPx || one_cell >= c.cell) {
-            c.room = &all_room;
-            c.built = std::move(one);
-            c.pages = {{}};
-            for (int g = 0; g < static_cast<int>(c.built.groups.size()); ++g) c.pages[0].push_back(g);
-            c.cell = one_cell;
-          }
-        }
-      } else {
-        c.built = build(slide.lines, room);
-        c.pages = {{}};
-        for (int g = 0; g < static_cast<int>(c.built.groups.size()); ++g) c.pages[0].push_back(g);
-        const SlideLayout l = layout_slide(c.built.groups, a, sp);
-        c.cell = l.cell;
-        if (l.fits && l.cell >= least_cell) break;
-      }
-    }
-    return c;
-  };
   if (const std::pair<float, float> now{ImGui::GetMainViewport()->Size.x * 10000.0f + ImGui::GetMainViewport()->Size.y,
                                         ImGui::GetFontSize()};
       now != slide.room_for || !lesson)
@@ -538,33 +665,19 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
   float least = least_readable_cell();
   if (std::fabs(zoom - 1.0f) > 0.01f) {
     ImGui::SetWindowFontScale(1.0f / zoom);
-    const Choice at_default = ladder(0, least_readable_cell(), slide_spacing(), false);
+    const Choice at_default = planner.ladder(0, least_readable_cell(), slide_spacing(), false);
     ImGui::SetWindowFontScale(1.0f);
     const float target = std::floor(at_default.cell * zoom);
     if (zoom > 1.0f) least = std::max(least, target);
     else least = spacing.max_cell = std::max(4.0f, target);
   }
-  const Choice choice = ladder(slide.least_room, least, spacing, true);
+  const Choice choice = planner.ladder(slide.least_room, least, spacing, true);
   const Room* chosen = choice.room;
   const Built& built = choice.built;
-  // A quiz step opens on its question: the page with the quiz's cell comes
-  // first (the others follow in order), so the "?" is on screen as it asks.
   std::vector<std::vector<int>> pages = choice.pages;
-  if (lesson && step->quiz && pages.size() > 1) {
-    const StageId asked = whole_matrix(s, step->quiz->cell.stage);
-    const auto has_quiz = [&](const std::vector<int>& page) {
-      return std::any_of(page.begin(), page.end(), [&](int g) {
-        const auto& terms = built.pieces[static_cast<std::size_t>(g)];
-        return std::any_of(terms.begin(), terms.end(), [&](const Term* t) {
-          return t && t->kind == Term::Kind::Matrix && !t->demoted && whole_matrix(s, t->stage) == asked;
-        });
-      });
-    };
-    if (const auto at = std::find_if(pages.begin(), pages.end(), has_quiz); at != pages.end())
-      std::rotate(pages.begin(), at, at + 1);
-  }
-  slide.want_fold = chosen->fold && may_fold;
-  slide.want_no_inspector = chosen->no_inspector && may_hide_inspector;
+  if (lesson) put_quiz_page_first(s, *step, built, pages);
+  slide.want_fold = chosen->fold && planner.may_fold();
+  slide.want_no_inspector = chosen->no_inspector && planner.may_hide_inspector();
   slide.room = chosen->name;
   slide.pages = static_cast<int>(pages.size());
   // Back from the next step: this step's last page, also while its page count
@@ -585,64 +698,19 @@ void draw_slide(AppState& state, const LessonStep* step, const std::string& sour
     const SlideBox& box = shown.groups[static_cast<std::size_t>(p.group)].boxes[static_cast<std::size_t>(p.box)];
     const Term* term = shown.pieces[static_cast<std::size_t>(p.group)][static_cast<std::size_t>(p.box)];
     if (!term) {
-      draw_softmax_row(state, *step->softmax_row, *row, row_metrics, ImVec2(p.x, p.y), layout.cell);
-      continue;
-    }
-    if (term->kind == Term::Kind::Operator) {
+      draw_softmax_row(state, *step->softmax_row, *row, planner.row_metrics(), ImVec2(p.x, p.y), layout.cell);
+    } else if (term->kind == Term::Kind::Operator) {
       const ImVec2 size = operator_text_size(term->text);
       ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), operator_font_size(),
                                           ImVec2(p.x + (p.w - size.x) * 0.5f, p.y + (p.h - size.y) * 0.5f),
                                           ImGui::GetColorU32(ImGuiCol_Text), term->text.c_str());
-      continue;
+    } else {
+      draw_slide_matrix(state, *term, p, box, layout, chosen->colour_bars, planner.comparing());
     }
-    ImGui::SetCursorScreenPos(ImVec2(p.x, p.y));
-    HeatmapOptions opt;
-    opt.cell_px = p.cell;
-    opt.max_px = 1e9f;  // the layout already chose the size
-    opt.transposed = term->transposed;
-    opt.show_colour_bar = chosen->colour_bars;
-    opt.show_labels = p.cell >= layout.cell;  // a lesser stage, drawn smaller: no labels (matrix_box)
-    opt.whole_labels = true;  // (matrix_box leaves the row labels' room; the turned band is measured: chrome_correction)
-    ImGui::BeginGroup();
-    const std::size_t drawn_before = state.drawn.size();
-    const HeatmapEvents ev = apply_heatmap_edits(state, draw_heatmap(state, term->stage, opt));
-    if (ev.hovered) state.hovered = ev.hovered;
-    const float above = box.above_at(layout.cell);
-    const float cells_top = state.drawn.size() > drawn_before ? state.drawn[drawn_before].rect.y0 : p.y + above;
-    if (comparing) draw_difference(state, term->stage, opt);
-    ImGui::EndGroup();
-    // What the heatmap took beyond the box, for next frame's layout: above
-    // its cells (so the cells of an equation stay on one line) and below.
-    const ImVec2 drawn = ImGui::GetItemRectSize();
-    auto& correction = slide.chrome_correction[chrome_key(term->stage, term->transposed, opt.show_labels)];
-    const float extra_w = std::max(0.0f, drawn.x - p.w);
-    const float extra_above = std::max(0.0f, cells_top - p.y - above);
-    const float extra_below = std::max(0.0f, drawn.y - p.h - extra_above);
-    if (extra_w > 0.5f || extra_above > 0.5f || extra_below > 0.5f)
-      correction = {std::min(correction.width + extra_w, 200.0f), std::min(correction.above + extra_above, 200.0f),
-                    std::min(correction.below + extra_below, 200.0f)};
   }
   if (!state.exporting_plain) outline_highlights(state, *step);
   slide.content = Rect{layout.bounds.x0, layout.bounds.y0, layout.bounds.x1, layout.bounds.y1};
-  if (footer_h > 0.0f) {
-    ImGui::SetCursorScreenPos(ImVec2(area.x0, area.y1 + ImGui::GetStyle().ItemSpacing.y));
-    ImGui::PushTextWrapPos(area.x1 - ImGui::GetWindowPos().x);
-    for (const std::string& line : footer_lines) text_colored(gfx::Accent::Warning, "%s", line.c_str());
-    ImGui::PopTextWrapPos();
-    if (temperature_slider) {
-      float t = s.temperature;
-      ImGui::SetNextItemWidth(std::min(area.width() * 0.4f, 360.0f * em));
-      const bool changed = ImGui::SliderFloat("temperature τ", &t, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
-      state.note_item("slide temperature");
-      if (ImGui::IsItemActivated()) state.temperature_gesture = state.doc->begin_gesture();
-      if (changed) state.apply(SetTemperature{t}, state.temperature_gesture);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("The step's temperature τ: below 1 sharper, above 1 flatter (Ctrl+click to type)");
-    }
-    // The footer belongs to the slide's content (an export keeps it).
-    slide.content.x0 = std::min(slide.content.x0, area.x0);
-    slide.content.x1 = std::max(slide.content.x1, ImGui::GetItemRectMax().x);
-    slide.content.y1 = std::max(slide.content.y1, ImGui::GetItemRectMax().y);
-  }
+  if (footer.height > 0.0f) draw_slide_footer(state, footer, area);
   // The view's content is exactly its area, so it never shows scroll bars for a slide that fits.
   ImGui::SetCursorScreenPos(origin);
   ImGui::Dummy(ImVec2(std::max(1.0f, avail.x - 1.0f), std::max(1.0f, layout.fits ? avail.y - 1.0f : layout.bounds.y1 - origin.y)));

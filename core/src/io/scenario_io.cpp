@@ -259,19 +259,18 @@ const std::vector<std::string>& known_keys() {
 
 constexpr const char* kOwnKey = "attention_lab";  // our own settings: pins, seed
 
-Scenario parse_object(const json& root) {
-  using namespace limits;
-  if (!root.is_object()) fail_field("scenario: expected a JSON object { … }, found " + type_of(root));
-  // A lesson (or a lesson that forgot its "format") opened as a scenario.
-  if (root.contains("steps") && !root.contains("X"))
-    fail_field("steps: expected a scenario (\"X\", \"W_q\", …), found what looks like a lesson (\"steps\" and no \"X\"): "
-               "a lesson file starts with \"format\": \"attention-lab/lesson@1\", which this one lacks");
-  for (const char* key : {"X", "W_q", "W_k", "W_v", "heads"})
-    if (!root.contains(key)) fail_field(std::string(key) + ": missing (required keys: X, W_q, W_k, W_v, heads)");
+// The widths the projections set, which the biases and W_o are checked against.
+struct ProjectionWidths {
+  std::size_t wq = 0, wk = 0, wv = 0;  // W_q's, W_k's and W_v's columns
+  std::size_t wc = 0;                  // the heads' contexts side by side: heads·d_v
+  const char* k_what = "heads*d_k";    // what W_k's columns are, as messages name them
+  const char* v_what = "heads*d_v";
+};
 
-  Scenario s;
+// X, heads, kv_heads, X_kv, W_q, W_k and W_v, RoPE and the q/k norm.
+ProjectionWidths read_projections(const json& root, Scenario& s) {
+  using namespace limits;
   s.X = read_matrix(root["X"], "X", kMaxTokens, "T", kMaxModelDim, "d_model");
-  const int T = s.T();
   const int D = s.d_model();
   s.heads = read_int(root["heads"], "heads", 1, kMaxHeads);
   const int H = s.heads;
@@ -298,94 +297,106 @@ Scenario parse_object(const json& root) {
   const int Dkv = s.cross() ? static_cast<int>(s.X_kv.cols()) : D;
   const std::string kv_rows = s.cross() ? "d_kv, the columns of X_kv" : "d_model, the columns of X";
   const int KV = s.kv_head_count();
-  const char* k_what = KV == H ? "heads*d_k" : "kv_heads*d_k";
-  const char* v_what = KV == H ? "heads*d_v" : "kv_heads*d_v";
+  ProjectionWidths w;
+  w.k_what = KV == H ? "heads*d_k" : "kv_heads*d_k";
+  w.v_what = KV == H ? "heads*d_v" : "kv_heads*d_v";
   s.W_q = read_weight("W_q", "heads*d_k", "d_k");
-  const auto wq = static_cast<std::size_t>(s.W_q.cols());
-  const auto wk = wq / static_cast<std::size_t>(H) * static_cast<std::size_t>(KV);
-  s.W_k = read_matrix(root["W_k"], "W_k", kMaxModelDim, "d_model", kMaxProjectionWidth, k_what);
-  if (s.W_k.rows() != Dkv || static_cast<std::size_t>(s.W_k.cols()) != wk)
+  w.wq = static_cast<std::size_t>(s.W_q.cols());
+  w.wk = w.wq / static_cast<std::size_t>(H) * static_cast<std::size_t>(KV);
+  s.W_k = read_matrix(root["W_k"], "W_k", kMaxModelDim, "d_model", kMaxProjectionWidth, w.k_what);
+  if (s.W_k.rows() != Dkv || static_cast<std::size_t>(s.W_k.cols()) != w.wk)
     fail_field("W_k: expected " + std::to_string(Dkv) + " rows (" + (s.cross() ? "d_kv" : "d_model") + ") x " +
-         std::to_string(wk) + " columns (" + k_what +
+         std::to_string(w.wk) + " columns (" + w.k_what +
          (KV == H ? ", like W_q" : ", d_k from W_q") + "), found " + std::to_string(s.W_k.rows()) + " x " +
          std::to_string(s.W_k.cols()));
-  s.W_v = read_matrix(root["W_v"], "W_v", kMaxModelDim, "d_model", kMaxProjectionWidth, v_what);
+  s.W_v = read_matrix(root["W_v"], "W_v", kMaxModelDim, "d_model", kMaxProjectionWidth, w.v_what);
   if (s.W_v.rows() != Dkv)
-    fail_field("W_v: expected " + std::to_string(Dkv) + " rows (" + kv_rows + ") x " + v_what +
+    fail_field("W_v: expected " + std::to_string(Dkv) + " rows (" + kv_rows + ") x " + w.v_what +
          " columns, found " + std::to_string(s.W_v.rows()) + " x " + std::to_string(s.W_v.cols()));
   if (s.W_v.cols() % KV != 0)
     fail_field(std::string("W_v: expected a column count divisible by ") + (KV == H ? "heads" : "kv_heads") + " (" +
          std::to_string(KV) + "), found " + std::to_string(s.W_v.cols()) + " columns");
-  const auto wv = static_cast<std::size_t>(s.W_v.cols());
-  const auto d_v = static_cast<int>(wv) / KV;
-  const auto wc = static_cast<std::size_t>(d_v) * static_cast<std::size_t>(H);  // the heads' contexts side by side
-  if (static_cast<int>(wq) / H > kMaxHeadDim || d_v > kMaxHeadDim)
+  w.wv = static_cast<std::size_t>(s.W_v.cols());
+  const auto d_v = static_cast<int>(w.wv) / KV;
+  w.wc = static_cast<std::size_t>(d_v) * static_cast<std::size_t>(H);
+  const int d_k = static_cast<int>(w.wq) / H;
+  if (d_k > kMaxHeadDim || d_v > kMaxHeadDim)
     fail_field("d_k, d_v: expected at most " + std::to_string(kMaxHeadDim) + " (size limit), found " +
-         std::to_string(static_cast<int>(wq) / H) + ", " + std::to_string(d_v));
+         std::to_string(d_k) + ", " + std::to_string(d_v));
   if (root.contains("rope")) {
     s.rope = read_rope(root["rope"], "rope");
-    if ((static_cast<int>(wq) / H) % 2 != 0)
-      fail_field("rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(static_cast<int>(wq) / H));
+    if (d_k % 2 != 0)
+      fail_field("rope: expected an even d_k (RoPE turns pairs of dimensions), found d_k = " + std::to_string(d_k));
   }
+  if (root.contains("qk_norm")) read_qk_norm(root["qk_norm"], w.wq, w.wk, H, w.k_what, s);
+  return w;
+}
 
-  if (root.contains("qk_norm")) read_qk_norm(root["qk_norm"], wq, wk, H, k_what, s);
-
-  const bool any_bias = root.contains("b_q") || root.contains("b_k") || root.contains("b_v");
-  if (any_bias) {
+// b_q, b_k, b_v, W_o and b_o.
+void read_biases_and_output(const json& root, const ProjectionWidths& w, Scenario& s) {
+  using namespace limits;
+  if (root.contains("b_q") || root.contains("b_k") || root.contains("b_v")) {
     // A missing bias next to given ones is zero, as in a layer with bias=False for one projection.
     auto bias = [&](const char* name, std::size_t width, const char* what) {
       return root.contains(name) ? read_vector(root[name], name, width, what) : Matrix::Zero(1, to_index(static_cast<int>(width)));
     };
-    s.b_q = bias("b_q", wq, "heads*d_k");
-    s.b_k = bias("b_k", wk, k_what);
-    s.b_v = bias("b_v", wv, v_what);
+    s.b_q = bias("b_q", w.wq, "heads*d_k");
+    s.b_k = bias("b_k", w.wk, w.k_what);
+    s.b_v = bias("b_v", w.wv, w.v_what);
     s.use_bias = true;
   }
   if (root.contains("W_o")) {
     s.W_o = read_matrix(root["W_o"], "W_o", kMaxProjectionWidth, "heads*d_v", kMaxModelDim, "d_out");
-    if (static_cast<std::size_t>(s.W_o.rows()) != wc)
-      fail_field("W_o: expected " + std::to_string(wc) + " rows (heads*d_v, the heads' contexts side by side), found " +
+    if (static_cast<std::size_t>(s.W_o.rows()) != w.wc)
+      fail_field("W_o: expected " + std::to_string(w.wc) + " rows (heads*d_v, the heads' contexts side by side), found " +
            std::to_string(s.W_o.rows()) + " x " + std::to_string(s.W_o.cols()));
     s.use_w_o = true;
   }
   if (root.contains("b_o")) {
-    const std::size_t d_out = s.use_w_o ? static_cast<std::size_t>(s.W_o.cols()) : wc;
+    const std::size_t d_out = s.use_w_o ? static_cast<std::size_t>(s.W_o.cols()) : w.wc;
     s.b_o = read_vector(root["b_o"], "b_o", d_out, s.use_w_o ? "d_out, the columns of W_o" : "heads*d_v, no W_o");
     s.use_output_bias = true;
   }
-  if (root.contains("mask")) {
-    const json& m = root["mask"];
-    if (m.is_string()) {
-      const auto kind = m.get<std::string>();
-      if (kind == "none") s.mask_kind = MaskKind::None;
-      else if (kind == "causal") s.mask_kind = MaskKind::Causal;
-      else fail_field("mask: expected \"none\", \"causal\", {\"window\": W} or a T x T list of rows of 0/1, found " + type_of(m));
-    } else if (m.is_object()) {
-      // name what is wrong with the object: the key it lacks or one it should not have
-      for (const auto& [key, value] : m.items())
-        if (key != "window")
-          fail_field("mask: expected {\"window\": W} (the keys each query sees, itself included), found the key " +
-               json(key).dump());
-      if (!m.contains("window"))
-        fail_field("mask: expected {\"window\": W} (the keys each query sees, itself included), found an object without "
-             "\"window\"");
-      s.window = read_int(m["window"], "mask.window", 1, kMaxTokens);
-      s.mask_kind = MaskKind::Window;
-    } else {
-      const int Tk = static_cast<int>(s.kv_source().rows());
-      s.custom_mask = read_matrix(m, "mask", kMaxTokens, "T", kMaxTokens, s.cross() ? "T_k" : "T");
-      if (s.custom_mask.rows() != T || s.custom_mask.cols() != Tk)
-        fail_field("mask: expected " + std::to_string(T) + " rows x " + std::to_string(Tk) + " columns (" +
-             (s.cross() ? "T x T_k" : "T x T") + "), found " + std::to_string(s.custom_mask.rows()) + " x " +
-             std::to_string(s.custom_mask.cols()));
-      for (Eigen::Index r = 0; r < T; ++r)
-        for (Eigen::Index c = 0; c < Tk; ++c)
-          if (s.custom_mask(r, c) != 0.0f && s.custom_mask(r, c) != 1.0f)
-            fail_field("mask[" + std::to_string(r) + "][" + std::to_string(c) + "]: expected 0 or 1, found " +
-                 m[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)].dump());
-      s.mask_kind = MaskKind::Custom;
-    }
+}
+
+// "mask": "none", "causal", {"window": W} or a T × T_k list of rows of 0/1.
+void read_mask_setting(const json& m, Scenario& s) {
+  using namespace limits;
+  if (m.is_string()) {
+    const auto kind = m.get<std::string>();
+    if (kind == "none") s.mask_kind = MaskKind::None;
+    else if (kind == "causal") s.mask_kind = MaskKind::Causal;
+    else fail_field("mask: expected \"none\", \"causal\", {\"window\": W} or a T x T list of rows of 0/1, found " + type_of(m));
+  } else if (m.is_object()) {
+    // name what is wrong with the object: the key it lacks or one it should not have
+    for (const auto& [key, value] : m.items())
+      if (key != "window")
+        fail_field("mask: expected {\"window\": W} (the keys each query sees, itself included), found the key " +
+             json(key).dump());
+    if (!m.contains("window"))
+      fail_field("mask: expected {\"window\": W} (the keys each query sees, itself included), found an object without "
+           "\"window\"");
+    s.window = read_int(m["window"], "mask.window", 1, kMaxTokens);
+    s.mask_kind = MaskKind::Window;
+  } else {
+    const int T = s.T();
+    const int Tk = static_cast<int>(s.kv_source().rows());
+    s.custom_mask = read_matrix(m, "mask", kMaxTokens, "T", kMaxTokens, s.cross() ? "T_k" : "T");
+    if (s.custom_mask.rows() != T || s.custom_mask.cols() != Tk)
+      fail_field("mask: expected " + std::to_string(T) + " rows x " + std::to_string(Tk) + " columns (" +
+           (s.cross() ? "T x T_k" : "T x T") + "), found " + std::to_string(s.custom_mask.rows()) + " x " +
+           std::to_string(s.custom_mask.cols()));
+    for (Eigen::Index r = 0; r < T; ++r)
+      for (Eigen::Index c = 0; c < Tk; ++c)
+        if (s.custom_mask(r, c) != 0.0f && s.custom_mask(r, c) != 1.0f)
+          fail_field("mask[" + std::to_string(r) + "][" + std::to_string(c) + "]: expected 0 or 1, found " +
+               m[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)].dump());
+    s.mask_kind = MaskKind::Custom;
   }
+}
+
+// What is done to the scores: scale, softcap, scale_factor, sinks, alibi, temperature.
+void read_score_settings(const json& root, Scenario& s) {
   if (root.contains("scale")) {
     const json& scale = root["scale"];
     if (!scale.is_boolean()) fail_field("scale: expected true or false, found " + type_of(scale));
@@ -403,7 +414,7 @@ Scenario parse_object(const json& root) {
                  root["scale_factor"].dump());
   }
   if (root.contains("sinks")) {
-    s.sinks = read_vector(root["sinks"], "sinks", static_cast<std::size_t>(H), "heads: one logit per head");
+    s.sinks = read_vector(root["sinks"], "sinks", static_cast<std::size_t>(s.heads), "heads: one logit per head");
     s.use_sinks = true;
   }
   if (root.contains("alibi")) {
@@ -414,29 +425,34 @@ Scenario parse_object(const json& root) {
     s.temperature = read_float(root["temperature"], "temperature");
     if (!(s.temperature > 0.0f)) fail_field("temperature: expected a number greater than 0, found " + root["temperature"].dump());
   }
-  // A list of `count` short labels, one per row (tokens) or column (features) of X.
-  auto read_labels = [&](const char* name, int count, const char* count_what, const char* noun) {
-    std::vector<std::string> out;
-    const json& t = root[name];
-    if (!t.is_array())
-      fail_field(std::string(name) + ": expected a list of " + std::to_string(count) + " strings, found " + type_of(t));
-    if (t.size() != static_cast<std::size_t>(count))
-      fail_field(std::string(name) + ": expected " + std::to_string(count) + " " + noun + " (" + count_what + "), found " +
-           std::to_string(t.size()));
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
-      if (!t[i].is_string()) fail_field(where + ": expected a string, found " + type_of(t[i]));
-      auto label = t[i].get<std::string>();
-      if (auto e = check_label_length(where, label); !e.empty()) fail_field(e);
-      out.push_back(std::move(label));
-    }
-    return out;
-  };
-  if (root.contains("tokens")) s.tokens = read_labels("tokens", T, "T, the rows of X", "labels");
-  if (root.contains("features")) s.features = read_labels("features", D, "d_model, the columns of X", "names");
+}
+
+// A list of `count` short labels, one per row (tokens) or column (features) of X.
+std::vector<std::string> read_labels(const json& root, const char* name, int count, const char* count_what, const char* noun) {
+  std::vector<std::string> out;
+  const json& t = root[name];
+  if (!t.is_array())
+    fail_field(std::string(name) + ": expected a list of " + std::to_string(count) + " strings, found " + type_of(t));
+  if (t.size() != static_cast<std::size_t>(count))
+    fail_field(std::string(name) + ": expected " + std::to_string(count) + " " + noun + " (" + count_what + "), found " +
+         std::to_string(t.size()));
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
+    if (!t[i].is_string()) fail_field(where + ": expected a string, found " + type_of(t[i]));
+    auto label = t[i].get<std::string>();
+    if (auto e = limits::check_label_length(where, label); !e.empty()) fail_field(e);
+    out.push_back(std::move(label));
+  }
+  return out;
+}
+
+// What the file calls things: tokens, features, tokens_kv, symbols, index_base, title, description.
+void read_names(const json& root, Scenario& s) {
+  if (root.contains("tokens")) s.tokens = read_labels(root, "tokens", s.T(), "T, the rows of X", "labels");
+  if (root.contains("features")) s.features = read_labels(root, "features", s.d_model(), "d_model, the columns of X", "names");
   if (root.contains("tokens_kv")) {
     if (!s.cross()) fail_field("tokens_kv: labels the rows of X_kv, but there is no \"X_kv\" (cross-attention)");
-    s.tokens_kv = read_labels("tokens_kv", static_cast<int>(s.X_kv.rows()), "T_k, the rows of X_kv", "labels");
+    s.tokens_kv = read_labels(root, "tokens_kv", static_cast<int>(s.X_kv.rows()), "T_k, the rows of X_kv", "labels");
   }
   if (root.contains("symbols")) s.symbols = io::read_symbol_names(root["symbols"], "symbols");
   if (root.contains("index_base")) s.index_base = io::read_index_base(root["index_base"], "index_base");
@@ -445,39 +461,56 @@ Scenario parse_object(const json& root) {
     if (!root[key].is_string()) fail_field(std::string(key) + ": expected a string, found " + type_of(root[key]));
     (key[0] == 't' ? s.title : s.description) = root[key].get<std::string>();
   }
-  if (root.contains(kOwnKey)) {
-    const json& own = root[kOwnKey];
-    if (!own.is_object()) fail_field(std::string(kOwnKey) + ": expected an object, found " + type_of(own));
-    if (own.contains("seed")) {
-      if (!own["seed"].is_number_unsigned()) fail_field("attention_lab.seed: expected a whole number ≥ 0, found " + type_of(own["seed"]));
-      s.seed = own["seed"].get<std::uint64_t>();
-    }
-    if (own.contains("pins")) {
-      const json& pins = own["pins"];
-      if (!pins.is_array()) fail_field("attention_lab.pins: expected a list, found " + type_of(pins));
-      const Dims d = s.dims();
-      for (std::size_t i = 0; i < pins.size(); ++i) {
-        const std::string w = "attention_lab.pins[" + std::to_string(i) + "]";
-        const json& p = pins[i];
-        if (!p.is_object() || !p.contains("stage") || !p["stage"].is_string())
-          fail_field(w + ": expected {\"stage\": \"scores[0]\", \"row\": r, \"col\": c, \"value\": v}, found " + type_of(p));
-        const auto id = parse_stage_id(p["stage"].get<std::string>());
-        // Files keep pins where they are stored: not on inputs, not on views (Q[h], concat).
-        const bool can_pin = id && pinnable(id->kind) &&
-                              spec(id->kind).view == ViewKind::Stored &&
-                              id->layer == 0 && id->role == Role::Value;
-        if (!can_pin) fail_field(w + ".stage: expected one of " + pinnable_stage_names() + ", found " + type_of(p["stage"]));
-        if (is_per_head(id->kind) && id->head >= H)
-          fail_field(w + ".stage: expected a head below " + std::to_string(H) + ", found \"" + to_string(*id) + "\"");
-        const int cols = stage_cols(id->kind, d);
-        if (!p.contains("row") || !p.contains("col") || !p.contains("value"))
-          fail_field(w + ": expected the keys row, col and value");
-        const int r = read_int(p["row"], w + ".row", 0, stage_rows(id->kind, d) - 1);
-        const int c = read_int(p["col"], w + ".col", 0, cols - 1);
-        s.pins[PinKey{*id, r, c}] = read_float(p["value"], w + ".value");
-      }
-    }
+}
+
+// "attention_lab": our own settings, the seed and the pins.
+void read_own_settings(const json& own, Scenario& s) {
+  if (!own.is_object()) fail_field(std::string(kOwnKey) + ": expected an object, found " + type_of(own));
+  if (own.contains("seed")) {
+    if (!own["seed"].is_number_unsigned()) fail_field("attention_lab.seed: expected a whole number ≥ 0, found " + type_of(own["seed"]));
+    s.seed = own["seed"].get<std::uint64_t>();
   }
+  if (!own.contains("pins")) return;
+  const json& pins = own["pins"];
+  if (!pins.is_array()) fail_field("attention_lab.pins: expected a list, found " + type_of(pins));
+  const Dims d = s.dims();
+  for (std::size_t i = 0; i < pins.size(); ++i) {
+    const std::string w = "attention_lab.pins[" + std::to_string(i) + "]";
+    const json& p = pins[i];
+    if (!p.is_object() || !p.contains("stage") || !p["stage"].is_string())
+      fail_field(w + ": expected {\"stage\": \"scores[0]\", \"row\": r, \"col\": c, \"value\": v}, found " + type_of(p));
+    const auto id = parse_stage_id(p["stage"].get<std::string>());
+    // Files keep pins where they are stored: not on inputs, not on views (Q[h], concat).
+    const bool can_pin = id && pinnable(id->kind) && spec(id->kind).view == ViewKind::Stored && id->layer == 0 &&
+                         id->role == Role::Value;
+    if (!can_pin) fail_field(w + ".stage: expected one of " + pinnable_stage_names() + ", found " + type_of(p["stage"]));
+    if (is_per_head(id->kind) && id->head >= s.heads)
+      fail_field(w + ".stage: expected a head below " + std::to_string(s.heads) + ", found \"" + to_string(*id) + "\"");
+    const int cols = stage_cols(id->kind, d);
+    if (!p.contains("row") || !p.contains("col") || !p.contains("value"))
+      fail_field(w + ": expected the keys row, col and value");
+    const int r = read_int(p["row"], w + ".row", 0, stage_rows(id->kind, d) - 1);
+    const int c = read_int(p["col"], w + ".col", 0, cols - 1);
+    s.pins[PinKey{*id, r, c}] = read_float(p["value"], w + ".value");
+  }
+}
+
+Scenario parse_object(const json& root) {
+  if (!root.is_object()) fail_field("scenario: expected a JSON object { … }, found " + type_of(root));
+  // A lesson (or a lesson that forgot its "format") opened as a scenario.
+  if (root.contains("steps") && !root.contains("X"))
+    fail_field("steps: expected a scenario (\"X\", \"W_q\", …), found what looks like a lesson (\"steps\" and no \"X\"): "
+               "a lesson file starts with \"format\": \"attention-lab/lesson@1\", which this one lacks");
+  for (const char* key : {"X", "W_q", "W_k", "W_v", "heads"})
+    if (!root.contains(key)) fail_field(std::string(key) + ": missing (required keys: X, W_q, W_k, W_v, heads)");
+
+  Scenario s;
+  const ProjectionWidths widths = read_projections(root, s);
+  read_biases_and_output(root, widths, s);
+  if (root.contains("mask")) read_mask_setting(root["mask"], s);
+  read_score_settings(root, s);
+  read_names(root, s);
+  if (root.contains(kOwnKey)) read_own_settings(root[kOwnKey], s);
   if (root.contains("loss")) s.loss = read_loss(root["loss"]);
   for (const auto& [key, value] : root.items()) {
     const auto& known = known_keys();
