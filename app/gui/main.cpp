@@ -134,22 +134,24 @@ int main(int argc, char** argv) {
       const bool measuring = !opts.frame_stats.empty();
       attention_lab::gui::FrameTimer timer;
       attention_lab::gui::FramePacer pacer(surface->refresh_hz());
-      const auto seconds_now = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+      const auto seconds_now = [] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+      };
       int frame = 0;  // frames of finished results
       int drawn = 0;  // every frame
       std::string last_title;
       while (!app.should_close()) {
-        // Idle windows sleep until input; animations and screenshots keep
-        // going. While work runs on another thread the window redraws four
-        // times a second for its progress (its end wakes it at once): drawn
-        // continuously by a software renderer, the frames took 40 % of the
-        // CPUs a model's forward pass needed, and at ten a second 15 %.
         // Interactive frames no faster than the display refreshes (see frame_pacer.h).
         if (!fixed_frames && !measuring) {
           if (const double wait = pacer.wait_before(seconds_now()); wait > 0.0)
             std::this_thread::sleep_for(std::chrono::duration<double>(wait));
           pacer.frame_started(seconds_now());
         }
+        // Idle windows sleep until input; animations and screenshots keep
+        // going. While work runs on another thread the window redraws four
+        // times a second for its progress (its end wakes it at once): drawn
+        // continuously by a software renderer, the frames took 40 % of the
+        // CPUs a model's forward pass needed, and at ten a second 15 %.
         timer.frame_started();
         surface->wait_for_events(fixed_frames || measuring || app.animating() || drawn < 3 || surface->input_pending(),
                                  app.waiting_on_work() ? kWorkRedrawSeconds : 0.25);
