@@ -514,16 +514,8 @@ void draw_centre_tabs(AppState& state) {
       ImGui::EndTabItem();
     }
   };
-  tab("Pipeline", CentreView::Pipeline);
-  tab("Head view", CentreView::HeadView);
-  tab("Softmax up close", CentreView::SoftmaxUpClose);
-  tab("Why √d_k", CentreView::SqrtDkExperiment);
-  tab("Train", CentreView::Train);
-  if (state.model.open()) {
-    tab("Model", CentreView::Model);
-    tab("Block", CentreView::Block);
-    tab("Interpret", CentreView::Interpret);
-  }
+  for (const CentreViewEntry& v : kCentreViews)
+    if (!v.needs_model || state.model.open()) tab(v.label, v.view);
   ImGui::EndTabBar();
 }
 

@@ -351,6 +351,24 @@ struct ModelState {
 // (the probe writes a view as its number: a new one goes last)
 enum class CentreView { Pipeline, HeadView, SoftmaxUpClose, SqrtDkExperiment, Model, Block, Interpret, Train };
 
+// The centre's views as the tabs and the View menu list them, in that order;
+// `needs_model`: listed only while a model is open.
+struct CentreViewEntry {
+  const char* label;
+  CentreView view;
+  bool needs_model;
+};
+inline constexpr CentreViewEntry kCentreViews[] = {
+    {"Pipeline", CentreView::Pipeline, false},
+    {"Head view", CentreView::HeadView, false},
+    {"Softmax up close", CentreView::SoftmaxUpClose, false},
+    {"Why √d_k", CentreView::SqrtDkExperiment, false},
+    {"Train", CentreView::Train, false},
+    {"Model", CentreView::Model, true},
+    {"Block", CentreView::Block, true},
+    {"Interpret", CentreView::Interpret, true},
+};
+
 // The Train tab: the run, and what a Reset goes back to.
 struct TrainState {
   // The tab trains this layer's matrices, or a tiny Transformer from scratch.

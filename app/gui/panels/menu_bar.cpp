@@ -223,16 +223,8 @@ void draw_menu_bar(AppState& state) {
     const auto centre_item = [&](const char* label, CentreView view) {
       if (ImGui::MenuItem(label, nullptr, state.centre == view)) state.centre = view, state.select_centre_tab = true;
     };
-    centre_item("Pipeline", CentreView::Pipeline);
-    centre_item("Head view", CentreView::HeadView);
-    centre_item("Softmax up close", CentreView::SoftmaxUpClose);
-    centre_item("Why √d_k", CentreView::SqrtDkExperiment);
-    centre_item("Train", CentreView::Train);
-    if (state.model.open()) {
-      centre_item("Model", CentreView::Model);
-      centre_item("Block", CentreView::Block);
-      centre_item("Interpret", CentreView::Interpret);
-    }
+    for (const CentreViewEntry& v : kCentreViews)
+      if (!v.needs_model || state.model.open()) centre_item(v.label, v.view);
     ImGui::Separator();
     if (ImGui::MenuItem("Presenter mode", "F5", state.presenter)) state.toggle_presenter_requested = true;
     if (ImGui::BeginMenu("Pipeline shows")) {
